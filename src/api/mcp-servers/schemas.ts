@@ -1,0 +1,80 @@
+// Wire shapes of tool servers (SPEC "Tool server"; fields beyond it follow the hosted API reference).
+import { z } from '@hono/zod-openapi';
+import type { Caller } from '../../core/caller.js';
+import { canInvoke } from '../../core/caller.js';
+import type { McpServer } from '../../core/mcp-servers/service.js';
+
+export const McpHeaderSchema = z
+  .object({
+    key: z.string().min(1).openapi({ description: 'Header name, for example `Authorization`.', example: 'Authorization' }),
+    value: z.string().openapi({ description: 'Header value; may be a secret such as a bearer token.', example: 'Bearer sk-...' }),
+  })
+  .openapi('McpServerHeader');
+
+const AuthType = z.enum(['headers', 'oauth']).openapi('AuthType', {
+  description: '`headers`: the stored headers are sent. `oauth`: the run principal’s OAuth access token is sent.',
+});
+
+export const CreateMcpServerRequest = z
+  .object({
+    name: z.string().trim().min(1, 'must not be blank').max(200).openapi({ example: 'Internal tools' }),
+    url: z.string().min(1).openapi({ description: 'http(s) URL of the server; trailing slashes are stripped.', example: 'https://tools.example.com/mcp' }),
+    headers: z.array(McpHeaderSchema).max(50).optional().openapi({ description: 'Credential headers attached to every call; stored encrypted.' }),
+    auth_type: AuthType.optional(),
+    oauth_provider_id: z.uuid().nullable().optional(),
+    vendor_id: z.string().max(200).optional(),
+    external_system_id: z.string().max(200).optional(),
+  })
+  .openapi('CreateMcpServerRequest');
+
+export const UpdateMcpServerRequest = z
+  .object({
+    name: z.string().trim().min(1, 'must not be blank').max(200).optional(),
+    url: z.string().min(1).optional(),
+    headers: z.array(McpHeaderSchema).max(50).optional().openapi({ description: 'Replaces the whole stored array.' }),
+    auth_type: AuthType.optional(),
+    oauth_provider_id: z.uuid().nullable().optional(),
+  })
+  .openapi('UpdateMcpServerRequest');
+
+export const McpServerSchema = z
+  .object({
+    id: z.uuid(),
+    tenant_id: z.uuid().openapi({ description: 'The workspace that owns the server.' }),
+    name: z.string(),
+    url: z.string(),
+    headers: z.array(McpHeaderSchema).optional().openapi({ description: 'Present only for callers with invoke permission (roles admin and member).' }),
+    auth_type: AuthType,
+    oauth_provider_id: z.uuid().nullable(),
+    oauth_mode: z.string().nullable(),
+    mcp_vendor_id: z.string().nullable(),
+    vendor_id: z.string().nullable(),
+    external_system_id: z.string().nullable(),
+    can_invoke: z.boolean().openapi({ description: 'Whether the caller may invoke this server.' }),
+    created_at: z.iso.datetime(),
+    updated_at: z.iso.datetime(),
+  })
+  .openapi('McpServer');
+
+export type McpServerBody = z.infer<typeof McpServerSchema>;
+
+/** The wire form of a tool server for this caller: headers only with invoke permission. */
+export function presentMcpServer(server: McpServer, caller: Caller): McpServerBody {
+  const invoke = canInvoke(caller.role);
+  return {
+    id: server.id,
+    tenant_id: server.workspaceId,
+    name: server.name,
+    url: server.url,
+    ...(invoke ? { headers: server.headers } : {}),
+    auth_type: server.authType,
+    oauth_provider_id: server.oauthProviderId,
+    oauth_mode: null,
+    mcp_vendor_id: null,
+    vendor_id: server.vendorId,
+    external_system_id: server.externalSystemId,
+    can_invoke: invoke,
+    created_at: server.createdAt.toISOString(),
+    updated_at: server.updatedAt.toISOString(),
+  };
+}

@@ -1,0 +1,32 @@
+// Operator commands talk to the database directly: the configured one, the embedded cluster of a
+// running server, or the embedded cluster started just for the command.
+import type { Config } from '../config/index.js';
+import { createServices, type Services } from '../core/services.js';
+import { createCipher, loadSecretKey } from '../core/secrets/cipher.js';
+import { ensureDatabase, runningEmbeddedDatabase, startEmbeddedDatabase } from '../db/embedded.js';
+import { openDatabase } from '../db/index.js';
+import { migrate } from '../db/migrate.js';
+import { createLogger } from '../logging.js';
+
+/** Run `work` with the services of the configured database, then close everything. */
+export async function withServices<T>(config: Config, work: (services: Services) => Promise<T>): Promise<T> {
+  let url = config.databaseUrl;
+  let stopEmbedded: (() => Promise<void>) | undefined;
+  if (!url) {
+    const embedded = (await runningEmbeddedDatabase(config.dataDir)) ?? (await startEmbeddedDatabase({ dir: config.dataDir }));
+    stopEmbedded = () => embedded.stop();
+    // A first command before any server start creates the database the server would create.
+    url = await ensureDatabase(embedded, 'hangar');
+  }
+  const database = openDatabase(url, { max: 2 });
+  try {
+    await migrate(database.pool);
+    const cipher = createCipher(await loadSecretKey({ configured: config.secretKey, dataDir: config.dataDir }));
+    const services = createServices({ db: database.db, cipher, logger: createLogger({ level: 'silent' }) });
+    await services.workspaces.ensureDefaultWorkspace();
+    return await work(services);
+  } finally {
+    await database.close();
+    await stopEmbedded?.();
+  }
+}

@@ -1,0 +1,128 @@
+// The `hangar` command.
+import { Command, Option } from 'commander';
+import { ConfigError, describeSettings, loadConfig, type Config } from '../config/index.js';
+import { WorkspaceAdminError } from '../core/workspaces/service.js';
+import { startHangar, VERSION } from '../server.js';
+import { withServices } from './database.js';
+import { table } from './table.js';
+
+const program = new Command('hangar')
+  .description('Hangar: a self-hostable agent runtime and deployment API.')
+  .version(VERSION)
+  .showHelpAfterError();
+
+/** Flags shared by every command that opens the database. */
+function withStorageFlags(cmd: Command): Command {
+  return cmd
+    .option('--data-dir <dir>', 'data directory (HANGAR_DATA_DIR; default .hangar)')
+    .option('--database-url <url>', 'external PostgreSQL (DATABASE_URL; default: embedded)');
+}
+
+function config(flags: Record<string, unknown>): Config {
+  return loadConfig({ flags, env: process.env });
+}
+
+withStorageFlags(program.command('serve'))
+  .description('Start the server (embedded PostgreSQL unless DATABASE_URL is set).')
+  .option('--port <port>', 'port (PORT; default 8124; 0 picks a free one)')
+  .option('--host <host>', 'interface (HOST; default 127.0.0.1)')
+  .option('--log-level <level>', 'log level (LOG_LEVEL; default info)')
+  .addOption(new Option('--role <role>', 'what this process runs (HANGAR_ROLE)').choices(['all', 'api', 'worker']))
+  .option('--worker-concurrency <n>', 'runs executed at once (HANGAR_WORKER_CONCURRENCY; default 32)')
+  .addHelpText('after', `\nSettings (flags win over environment variables):\n${describeSettings()}\n`)
+  .action(async (flags: Record<string, unknown>) => {
+    const hangar = await startHangar(config(flags));
+    process.stdout.write(`Hangar is listening on ${hangar.url} (API reference: ${hangar.url}/docs)\n`);
+    let stopping = false;
+    const stop = (signal: string) => {
+      if (stopping) return;
+      stopping = true;
+      process.stdout.write(`${signal}: draining requests and stopping…\n`);
+      hangar.close().then(
+        () => process.exit(0),
+        () => process.exit(1),
+      );
+    };
+    process.on('SIGINT', () => stop('SIGINT'));
+    process.on('SIGTERM', () => stop('SIGTERM'));
+  });
+
+const workspaces = program.command('workspaces').description('Manage workspaces (operator command; talks to the database).');
+
+withStorageFlags(workspaces.command('create <name>'))
+  .description('Create a workspace.')
+  .option('--no-preview-access', 'create it without access to the agent runtime (/v1/deepagents)')
+  .action(async (name: string, flags: Record<string, unknown> & { previewAccess: boolean }) => {
+    const ws = await withServices(config(flags), (s) => s.workspaces.createWorkspace(name, { previewAccess: flags.previewAccess }));
+    process.stdout.write(`Created workspace ${ws.name} (${ws.id}), preview access ${ws.previewAccess ? 'on' : 'off'}\n`);
+  });
+
+withStorageFlags(workspaces.command('list'))
+  .description('List workspaces.')
+  .action(async (flags: Record<string, unknown>) => {
+    const rows = await withServices(config(flags), (s) => s.workspaces.listWorkspaces());
+    process.stdout.write(
+      table(
+        ['ID', 'NAME', 'PREVIEW ACCESS', 'CREATED'],
+        rows.map((w) => [w.id, w.name + (w.isDefault ? ' (default)' : ''), w.previewAccess ? 'on' : 'off', w.createdAt.toISOString()]),
+      ),
+    );
+  });
+
+withStorageFlags(workspaces.command('set <name>'))
+  .description('Change a workspace setting.')
+  .addOption(new Option('--preview-access <state>', 'access to the agent runtime').choices(['on', 'off']).makeOptionMandatory())
+  .action(async (name: string, flags: Record<string, unknown> & { previewAccess: 'on' | 'off' }) => {
+    const ws = await withServices(config(flags), (s) => s.workspaces.setPreviewAccess(name, flags.previewAccess === 'on'));
+    process.stdout.write(`Workspace ${ws.name}: preview access ${ws.previewAccess ? 'on' : 'off'}\n`);
+  });
+
+const keys = program.command('keys').description('Manage API keys (operator command; talks to the database).');
+
+withStorageFlags(keys.command('create'))
+  .description('Create an API key and print it once.')
+  .option('--workspace <name>', 'workspace of the key', 'default')
+  .addOption(new Option('--role <role>', 'role of the key').choices(['admin', 'member', 'viewer']).default('member'))
+  .option('--principal <name>', 'who the key acts for (user memories and OAuth tokens are per principal); default: the key itself')
+  .option('--description <text>', 'a note to recognise the key by')
+  .action(async (flags: Record<string, unknown> & { workspace: string; role: 'admin' | 'member' | 'viewer'; principal?: string; description?: string }) => {
+    const { key, record } = await withServices(config(flags), (s) =>
+      s.workspaces.createKey({
+        workspace: flags.workspace,
+        role: flags.role,
+        ...(flags.principal ? { principal: flags.principal } : {}),
+        ...(flags.description ? { description: flags.description } : {}),
+      }),
+    );
+    process.stderr.write(`Created ${record.role} key ${record.id} in workspace ${record.workspaceName}. It is shown once:\n`);
+    process.stdout.write(`${key}\n`);
+  });
+
+withStorageFlags(keys.command('list'))
+  .description('List API keys (never the keys themselves).')
+  .option('--workspace <name>', 'only this workspace')
+  .action(async (flags: Record<string, unknown> & { workspace?: string }) => {
+    const rows = await withServices(config(flags), (s) => s.workspaces.listKeys(flags.workspace ? { workspace: flags.workspace } : {}));
+    process.stdout.write(
+      table(
+        ['ID', 'WORKSPACE', 'ROLE', 'PREFIX', 'PRINCIPAL', 'CREATED', 'REVOKED'],
+        rows.map((k) => [k.id, k.workspaceName, k.role, `${k.prefix}…`, k.principal, k.createdAt.toISOString(), k.revokedAt?.toISOString() ?? '']),
+      ),
+    );
+  });
+
+withStorageFlags(keys.command('revoke <id>'))
+  .description('Revoke an API key by id.')
+  .action(async (id: string, flags: Record<string, unknown>) => {
+    const key = await withServices(config(flags), (s) => s.workspaces.revokeKey(id));
+    process.stdout.write(`Revoked key ${key.id} (${key.role}, workspace ${key.workspaceName})\n`);
+  });
+
+program.parseAsync(process.argv).catch((error: unknown) => {
+  if (error instanceof ConfigError || error instanceof WorkspaceAdminError) {
+    process.stderr.write(`hangar: ${error.message}\n`);
+    process.exit(2);
+  }
+  process.stderr.write(`hangar: ${error instanceof Error ? error.message : String(error)}\n`);
+  process.exit(1);
+});

@@ -1,0 +1,153 @@
+// Server configuration: one table of settings, parsed once (flags > environment > defaults) and frozen.
+import path from 'node:path';
+import { z } from 'zod';
+
+/** One setting: where it comes from, how it is checked, and what it means (shown in `hangar serve --help`). */
+interface Setting<S extends z.ZodType> {
+  env: string;
+  flag?: string;
+  schema: S;
+  description: string;
+}
+
+const port = z.coerce.number().int().min(0).max(65535);
+const positiveInt = z.coerce.number().int().positive();
+const bool = z
+  .union([z.boolean(), z.enum(['true', 'false', '1', '0', 'yes', 'no'])])
+  .transform((v) => v === true || v === 'true' || v === '1' || v === 'yes');
+
+/** Every setting of the server. Adding one here adds it to parsing, `--help` and the README table. */
+export const settings = {
+  port: {
+    env: 'PORT',
+    flag: 'port',
+    schema: port.default(8124),
+    description: 'HTTP port to listen on (0 picks a free port).',
+  },
+  host: {
+    env: 'HOST',
+    flag: 'host',
+    schema: z.string().min(1).default('127.0.0.1'),
+    description: 'Interface to bind; use 0.0.0.0 to accept connections from other hosts.',
+  },
+  dataDir: {
+    env: 'HANGAR_DATA_DIR',
+    flag: 'data-dir',
+    schema: z.string().min(1).default('.hangar'),
+    description: 'Data directory: embedded PostgreSQL files, the generated secret key file.',
+  },
+  databaseUrl: {
+    env: 'DATABASE_URL',
+    flag: 'database-url',
+    schema: z
+      .string()
+      .regex(/^postgres(ql)?:\/\//, 'must be a postgres:// or postgresql:// URL')
+      .optional(),
+    description: 'PostgreSQL 14+ to use instead of the embedded database (required for several replicas).',
+  },
+  secretKey: {
+    env: 'HANGAR_SECRET_KEY',
+    schema: z
+      .string()
+      .regex(/^([0-9a-fA-F]{64}|[A-Za-z0-9+/_-]{43}=?)$/, 'must be 32 bytes as 64 hex characters or base64')
+      .optional(),
+    description:
+      'Key that encrypts secrets at rest (AES-256-GCM). Default: a key file generated in the data directory. Replicas must share it.',
+  },
+  bootstrapApiKey: {
+    env: 'HANGAR_BOOTSTRAP_API_KEY',
+    schema: z.string().min(16, 'must be at least 16 characters').optional(),
+    description: 'Make this exact key an admin key of the default workspace (for scripts and CI).',
+  },
+  bodyLimitBytes: {
+    env: 'HANGAR_BODY_LIMIT_BYTES',
+    schema: positiveInt.default(8 * 1024 * 1024),
+    description: 'Largest accepted request body in bytes; larger bodies get 413.',
+  },
+  logLevel: {
+    env: 'LOG_LEVEL',
+    flag: 'log-level',
+    schema: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+    description: 'Log level (JSON logs on standard output).',
+  },
+  role: {
+    env: 'HANGAR_ROLE',
+    flag: 'role',
+    schema: z.enum(['all', 'api', 'worker']).default('all'),
+    description: 'What this process runs: the API, the workers, or both.',
+  },
+  publicUrl: {
+    env: 'HANGAR_PUBLIC_URL',
+    schema: z.url({ protocol: /^https?$/ }).optional(),
+    description: 'URL at which clients reach this server (OAuth callbacks, links); defaults to the listen address.',
+  },
+  workerConcurrency: {
+    env: 'HANGAR_WORKER_CONCURRENCY',
+    flag: 'worker-concurrency',
+    schema: positiveInt.default(32),
+    description: 'Runs executed at once by this process.',
+  },
+  drainTimeoutMs: {
+    env: 'HANGAR_DRAIN_TIMEOUT_MS',
+    schema: positiveInt.default(10_000),
+    description: 'On SIGINT/SIGTERM, how long to wait for requests and runs to finish before stopping.',
+  },
+} satisfies Record<string, Setting<z.ZodType>>;
+
+type Settings = typeof settings;
+type Parsed = { [K in keyof Settings]: z.output<Settings[K]['schema']> };
+
+/** The parsed, frozen configuration of one server process. */
+export type Config = Readonly<Parsed & { dataDir: string }>;
+
+/** A setting that failed validation; the message names the setting the way the user set it. */
+export class ConfigError extends Error {
+  override name = 'ConfigError';
+}
+
+/**
+ * Parse configuration from command-line flags and environment variables.
+ * Flags win over the environment, which wins over defaults.
+ */
+export function loadConfig(input: {
+  flags?: Record<string, unknown>;
+  env?: Record<string, string | undefined>;
+  cwd?: string;
+}): Config {
+  const flags = input.flags ?? {};
+  const env = input.env ?? {};
+  const out: Record<string, unknown> = {};
+  const problems: string[] = [];
+  for (const [key, setting] of Object.entries(settings) as [keyof Settings, Setting<z.ZodType>][]) {
+    const fromFlag = setting.flag === undefined ? undefined : flags[camel(setting.flag)];
+    const raw = fromFlag ?? emptyToUndefined(env[setting.env]);
+    const result = setting.schema.safeParse(raw);
+    if (result.success) {
+      out[key] = result.data;
+    } else {
+      const source = fromFlag !== undefined ? `--${setting.flag}` : setting.env;
+      problems.push(`${source}: ${result.error.issues.map((i) => i.message).join('; ')}`);
+    }
+  }
+  if (problems.length > 0) throw new ConfigError(`invalid configuration:\n  ${problems.join('\n  ')}`);
+  out.dataDir = path.resolve(input.cwd ?? process.cwd(), out.dataDir as string);
+  return Object.freeze(out) as Config;
+}
+
+/** Lines describing every setting, for `--help` output. */
+export function describeSettings(): string {
+  return Object.values(settings)
+    .map((s: Setting<z.ZodType>) => {
+      const flag = s.flag ? `--${s.flag}, ` : '';
+      return `  ${flag}${s.env}\n      ${s.description}`;
+    })
+    .join('\n');
+}
+
+function camel(flag: string): string {
+  return flag.replace(/-([a-z])/g, (_, c: string) => c.toUpperCase());
+}
+
+function emptyToUndefined(value: string | undefined): string | undefined {
+  return value === undefined || value === '' ? undefined : value;
+}

@@ -1,0 +1,30 @@
+// Who is calling: the workspace and role of the API key, passed explicitly to every service call.
+import { HangarError } from './errors.js';
+
+/** A key's role in its workspace. */
+export type Role = 'admin' | 'member' | 'viewer';
+
+/** The authenticated caller of one request. */
+export interface Caller {
+  workspaceId: string;
+  keyId: string;
+  role: Role;
+  /** Who the key acts for: per-principal state (user memories, OAuth tokens) is keyed by this. */
+  principal: string;
+  previewAccess: boolean;
+}
+
+/** Whether the role may create, change or delete resources. */
+export function canWrite(role: Role): boolean {
+  return role === 'admin' || role === 'member';
+}
+
+/** Whether the role may invoke tool servers, and so see their credential headers. */
+export function canInvoke(role: Role): boolean {
+  return role === 'admin' || role === 'member';
+}
+
+/** Throw `forbidden` unless the caller's role may change resources. */
+export function requireWrite(caller: Caller): void {
+  if (!canWrite(caller.role)) throw new HangarError('forbidden', `a ${caller.role} key cannot change resources`);
+}

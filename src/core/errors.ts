@@ -1,0 +1,100 @@
+// The error catalogue: every error Hangar returns, with a stable code and its HTTP status.
+// Services throw HangarError; src/http/errors.ts renders it once, in the format of each API surface.
+
+/** Broad class of an error, the `type` field of `/v1/deepagents` error bodies. */
+export type ErrorType =
+  | 'invalid_request'
+  | 'authentication'
+  | 'permission'
+  | 'not_found'
+  | 'conflict'
+  | 'payload_too_large'
+  | 'upstream'
+  | 'internal';
+
+interface Entry {
+  status: number;
+  type: ErrorType;
+  /** What the code means, for the API reference. */
+  meaning: string;
+}
+
+/** Every error code. A code, once published, keeps its meaning. */
+export const errorCatalogue = {
+  // Request shape
+  invalid_json: { status: 400, type: 'invalid_request', meaning: 'The body is not valid JSON.' },
+  validation_failed: {
+    status: 422,
+    type: 'invalid_request',
+    meaning: 'A field, query parameter or path parameter is missing or invalid; `errors` lists each one.',
+  },
+  unsupported_media_type: {
+    status: 415,
+    type: 'invalid_request',
+    meaning: 'The body is not `application/json` where JSON is expected.',
+  },
+  payload_too_large: {
+    status: 413,
+    type: 'payload_too_large',
+    meaning: 'The body is larger than the configured limit.',
+  },
+  route_not_found: { status: 404, type: 'not_found', meaning: 'No route has this method and path.' },
+  method_not_allowed: { status: 405, type: 'invalid_request', meaning: 'The path exists but not with this method.' },
+  // Authentication and permission
+  unauthorized: { status: 401, type: 'authentication', meaning: 'The `X-Api-Key` header is missing, unknown or revoked.' },
+  forbidden: { status: 403, type: 'permission', meaning: "The key's role does not allow this operation." },
+  preview_access_required: {
+    status: 403,
+    type: 'permission',
+    meaning: "The key's workspace does not have preview access to the agent runtime.",
+  },
+  // Tool servers
+  mcp_server_not_found: { status: 404, type: 'not_found', meaning: 'No tool server with this id in the workspace.' },
+  mcp_server_url_taken: {
+    status: 409,
+    type: 'conflict',
+    meaning: 'A tool server with this URL is already registered in the workspace.',
+  },
+  // Server side
+  internal_error: { status: 500, type: 'internal', meaning: 'An unexpected error; the `request_id` identifies it in the logs.' },
+} satisfies Record<string, Entry>;
+
+/** A stable, snake_case error code. */
+export type ErrorCode = keyof typeof errorCatalogue;
+
+/** One problem with one field, as in FastAPI-style validation errors. */
+export interface FieldIssue {
+  /** Where: `body`, `query`, `path` or `header`, then the field path. */
+  loc: (string | number)[];
+  msg: string;
+  type: string;
+}
+
+/** An expected failure: it carries a catalogued code and a message that says what is wrong. */
+export class HangarError extends Error {
+  override name = 'HangarError';
+  readonly code: ErrorCode;
+  readonly status: number;
+  readonly type: ErrorType;
+  readonly issues: FieldIssue[] | undefined;
+
+  constructor(code: ErrorCode, detail: string, options: { issues?: FieldIssue[]; cause?: unknown } = {}) {
+    super(detail, { cause: options.cause });
+    const entry: Entry = errorCatalogue[code];
+    this.code = code;
+    this.status = entry.status;
+    this.type = entry.type;
+    this.issues = options.issues;
+  }
+}
+
+/** A validation failure of one or more fields. */
+export function invalid(issues: FieldIssue[]): HangarError {
+  const detail = issues.map((i) => `${i.loc.join('.')}: ${i.msg}`).join('; ');
+  return new HangarError('validation_failed', detail, { issues });
+}
+
+/** A validation failure of a single body field. */
+export function invalidField(loc: (string | number)[], msg: string, type = 'value_error'): HangarError {
+  return invalid([{ loc: ['body', ...loc], msg, type }]);
+}

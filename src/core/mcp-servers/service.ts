@@ -1,0 +1,196 @@
+// Tool server (MCP server) registrations: one per URL per workspace, credential headers sealed at rest.
+import type { Db } from '../../db/index.js';
+import type { McpServersTable } from '../../db/tables/foundation.js';
+import type { Selectable, Updateable } from 'kysely';
+import { type Caller, requireWrite } from '../caller.js';
+import { isUniqueViolation } from '../../db/errors.js';
+import { HangarError, invalidField } from '../errors.js';
+import type { Cipher } from '../secrets/cipher.js';
+import { isHttpUrl, normalizeServerUrl } from './url.js';
+
+/** A credential header sent to the tool server on every call. */
+export interface McpHeader {
+  key: string;
+  value: string;
+}
+
+/** A registered tool server, headers decrypted. */
+export interface McpServer {
+  id: string;
+  workspaceId: string;
+  name: string;
+  url: string;
+  headers: McpHeader[];
+  authType: 'headers' | 'oauth';
+  oauthProviderId: string | null;
+  vendorId: string | null;
+  externalSystemId: string | null;
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+export interface CreateMcpServerInput {
+  name: string;
+  url: string;
+  headers?: McpHeader[] | undefined;
+  auth_type?: 'headers' | 'oauth' | undefined;
+  oauth_provider_id?: string | null | undefined;
+  vendor_id?: string | undefined;
+  external_system_id?: string | undefined;
+}
+
+export interface UpdateMcpServerInput {
+  name?: string | undefined;
+  url?: string | undefined;
+  headers?: McpHeader[] | undefined;
+  auth_type?: 'headers' | 'oauth' | undefined;
+  oauth_provider_id?: string | null | undefined;
+}
+
+/** Create, read, update and delete tool servers of the caller's workspace. */
+export class McpServerService {
+  constructor(
+    private readonly db: Db,
+    private readonly cipher: Cipher,
+  ) {}
+
+  async create(caller: Caller, input: CreateMcpServerInput): Promise<McpServer> {
+    requireWrite(caller);
+    const url = checkUrl(input.url);
+    checkAuth(input.auth_type, input.oauth_provider_id);
+    const row = await this.db
+      .insertInto('mcp_servers')
+      .values({
+        workspace_id: caller.workspaceId,
+        name: input.name,
+        url,
+        headers_encrypted: this.cipher.encryptJson(checkHeaders(input.headers ?? [])),
+        auth_type: input.auth_type ?? 'headers',
+        oauth_provider_id: input.oauth_provider_id ?? null,
+        vendor_id: input.vendor_id ?? null,
+        external_system_id: input.external_system_id ?? null,
+      })
+      .onConflict((oc) => oc.columns(['workspace_id', 'url']).doNothing())
+      .returningAll()
+      .executeTakeFirst();
+    if (!row) throw urlTaken(url);
+    return this.toDomain(row);
+  }
+
+  async list(caller: Caller): Promise<McpServer[]> {
+    const rows = await this.db
+      .selectFrom('mcp_servers')
+      .selectAll()
+      .where('workspace_id', '=', caller.workspaceId)
+      .orderBy('created_at')
+      .orderBy('id')
+      .execute();
+    return rows.map((r) => this.toDomain(r));
+  }
+
+  async get(caller: Caller, id: string): Promise<McpServer> {
+    const row = await this.db
+      .selectFrom('mcp_servers')
+      .selectAll()
+      .where('workspace_id', '=', caller.workspaceId)
+      .where('id', '=', id)
+      .executeTakeFirst();
+    if (!row) throw notFound(id);
+    return this.toDomain(row);
+  }
+
+  /** The tool server registered at `url` (compared without trailing slashes), if any. */
+  async findByUrl(workspaceId: string, url: string): Promise<McpServer | undefined> {
+    const row = await this.db
+      .selectFrom('mcp_servers')
+      .selectAll()
+      .where('workspace_id', '=', workspaceId)
+      .where('url', '=', normalizeServerUrl(url))
+      .executeTakeFirst();
+    return row ? this.toDomain(row) : undefined;
+  }
+
+  /** Update; `headers`, when given, replaces the whole stored array. */
+  async update(caller: Caller, id: string, input: UpdateMcpServerInput): Promise<McpServer> {
+    requireWrite(caller);
+    const url = input.url === undefined ? undefined : checkUrl(input.url);
+    if (input.auth_type !== undefined || input.oauth_provider_id !== undefined) {
+      checkAuth(input.auth_type, input.oauth_provider_id);
+    }
+    const set: Updateable<McpServersTable> = { updated_at: new Date() };
+    if (input.name !== undefined) set.name = input.name;
+    if (url !== undefined) set.url = url;
+    if (input.headers !== undefined) set.headers_encrypted = this.cipher.encryptJson(checkHeaders(input.headers));
+    if (input.auth_type !== undefined) set.auth_type = input.auth_type;
+    if (input.oauth_provider_id !== undefined) set.oauth_provider_id = input.oauth_provider_id;
+    try {
+      const row = await this.db
+        .updateTable('mcp_servers')
+        .set(set)
+        .where('workspace_id', '=', caller.workspaceId)
+        .where('id', '=', id)
+        .returningAll()
+        .executeTakeFirst();
+      if (!row) throw notFound(id);
+      return this.toDomain(row);
+    } catch (error) {
+      if (isUniqueViolation(error) && url !== undefined) throw urlTaken(url);
+      throw error;
+    }
+  }
+
+  /** Delete; deleting a tool server that does not exist (any more) succeeds. */
+  async delete(caller: Caller, id: string): Promise<void> {
+    requireWrite(caller);
+    await this.db.deleteFrom('mcp_servers').where('workspace_id', '=', caller.workspaceId).where('id', '=', id).execute();
+  }
+
+  private toDomain(row: Selectable<McpServersTable>): McpServer {
+    return {
+      id: row.id,
+      workspaceId: row.workspace_id,
+      name: row.name,
+      url: row.url,
+      headers: this.cipher.decryptJson<McpHeader[]>(row.headers_encrypted),
+      authType: row.auth_type,
+      oauthProviderId: row.oauth_provider_id,
+      vendorId: row.vendor_id,
+      externalSystemId: row.external_system_id,
+      createdAt: row.created_at,
+      updatedAt: row.updated_at,
+    };
+  }
+}
+
+function checkUrl(url: string): string {
+  if (!isHttpUrl(url)) throw invalidField(['url'], 'must be an absolute http:// or https:// URL', 'url_error');
+  return normalizeServerUrl(url);
+}
+
+const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
+
+function checkHeaders(headers: McpHeader[]): McpHeader[] {
+  const seen = new Set<string>();
+  headers.forEach((h, i) => {
+    if (!HEADER_NAME.test(h.key)) throw invalidField(['headers', i, 'key'], `"${h.key}" is not a valid HTTP header name`);
+    if (/[\r\n\0]/.test(h.value)) throw invalidField(['headers', i, 'value'], 'must not contain CR, LF or NUL');
+    const lower = h.key.toLowerCase();
+    if (seen.has(lower)) throw invalidField(['headers', i, 'key'], `header "${h.key}" is given twice`);
+    seen.add(lower);
+  });
+  return headers.map((h) => ({ key: h.key, value: h.value }));
+}
+
+function checkAuth(authType: 'headers' | 'oauth' | undefined, oauthProviderId: string | null | undefined): void {
+  if (authType === 'oauth' && !oauthProviderId) {
+    throw invalidField(['oauth_provider_id'], 'is required when auth_type is "oauth"', 'missing');
+  }
+}
+
+function notFound(id: string): HangarError {
+  return new HangarError('mcp_server_not_found', `no tool server with id ${id} in this workspace`);
+}
+
+function urlTaken(url: string): HangarError {
+  return new HangarError('mcp_server_url_taken', `a tool server is already registered at ${url} in this workspace`);
+}

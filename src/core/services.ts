@@ -1,0 +1,27 @@
+// The dependency bag of core services, built once by the composition root.
+import type { Db } from '../db/index.js';
+import type { Logger } from '../logging.js';
+import { McpServerService } from './mcp-servers/service.js';
+import type { Cipher } from './secrets/cipher.js';
+import { WorkspaceService } from './workspaces/service.js';
+
+/** Every core service. */
+export interface Services {
+  workspaces: WorkspaceService;
+  mcpServers: McpServerService;
+}
+
+/** What services are built from. */
+export interface ServiceDeps {
+  db: Db;
+  cipher: Cipher;
+  logger: Logger;
+}
+
+/** Build the services. */
+export function createServices(deps: ServiceDeps): Services {
+  return {
+    workspaces: new WorkspaceService(deps.db),
+    mcpServers: new McpServerService(deps.db, deps.cipher),
+  };
+}

@@ -1,0 +1,228 @@
+// Workspaces and their API keys: creation, authentication, revocation and first-start bootstrap.
+import { createHash, randomBytes, randomUUID } from 'node:crypto';
+import type { Db } from '../../db/index.js';
+import type { Caller, Role } from '../caller.js';
+
+/** The workspace every installation has; keys made without a workspace name belong to it. */
+export const DEFAULT_WORKSPACE = 'default';
+
+/** A workspace as the CLI shows it. */
+export interface Workspace {
+  id: string;
+  name: string;
+  previewAccess: boolean;
+  isDefault: boolean;
+  createdAt: Date;
+}
+
+/** An API key's record; the key itself is never stored. */
+export interface ApiKeyRecord {
+  id: string;
+  workspaceId: string;
+  workspaceName: string;
+  role: Role;
+  prefix: string;
+  principal: string;
+  description: string | null;
+  createdAt: Date;
+  revokedAt: Date | null;
+}
+
+/** Raised by the operator commands (CLI); the HTTP API never manages workspaces. */
+export class WorkspaceAdminError extends Error {
+  override name = 'WorkspaceAdminError';
+}
+
+/** Hash of an API key as stored. */
+export function hashKey(key: string): Buffer {
+  return createHash('sha256').update(key, 'utf8').digest();
+}
+
+/** Workspace and key operations. */
+export class WorkspaceService {
+  constructor(private readonly db: Db) {}
+
+  /** The caller behind a presented key, or undefined when the key is unknown or revoked. */
+  async authenticate(key: string): Promise<Caller | undefined> {
+    const row = await this.db
+      .selectFrom('api_keys as k')
+      .innerJoin('workspaces as w', 'w.id', 'k.workspace_id')
+      .select(['k.id', 'k.workspace_id', 'k.role', 'k.principal', 'w.preview_access'])
+      .where('k.key_hash', '=', hashKey(key))
+      .where('k.revoked_at', 'is', null)
+      .executeTakeFirst();
+    if (!row) return undefined;
+    return {
+      workspaceId: row.workspace_id,
+      keyId: row.id,
+      role: row.role,
+      principal: row.principal,
+      previewAccess: row.preview_access,
+    };
+  }
+
+  async createWorkspace(name: string, options: { previewAccess?: boolean } = {}): Promise<Workspace> {
+    if (!/^[a-z0-9][a-z0-9._-]{0,62}$/.test(name)) {
+      throw new WorkspaceAdminError(
+        `workspace name "${name}" must be 1-63 lowercase letters, digits, ".", "_" or "-", starting with a letter or digit`,
+      );
+    }
+    const row = await this.db
+      .insertInto('workspaces')
+      .values({ name, preview_access: options.previewAccess ?? true })
+      .onConflict((oc) => oc.column('name').doNothing())
+      .returningAll()
+      .executeTakeFirst();
+    if (!row) throw new WorkspaceAdminError(`a workspace named "${name}" already exists`);
+    return toWorkspace(row);
+  }
+
+  async listWorkspaces(): Promise<Workspace[]> {
+    const rows = await this.db.selectFrom('workspaces').selectAll().orderBy('created_at').execute();
+    return rows.map(toWorkspace);
+  }
+
+  async setPreviewAccess(name: string, previewAccess: boolean): Promise<Workspace> {
+    const row = await this.db
+      .updateTable('workspaces')
+      .set({ preview_access: previewAccess, updated_at: new Date() })
+      .where('name', '=', name)
+      .returningAll()
+      .executeTakeFirst();
+    if (!row) throw new WorkspaceAdminError(`no workspace named "${name}"`);
+    return toWorkspace(row);
+  }
+
+  /** The default workspace, created on first use. */
+  async ensureDefaultWorkspace(): Promise<Workspace> {
+    await this.db
+      .insertInto('workspaces')
+      .values({ name: DEFAULT_WORKSPACE, is_default: true })
+      .onConflict((oc) => oc.doNothing())
+      .execute();
+    const row = await this.db.selectFrom('workspaces').selectAll().where('is_default', '=', true).executeTakeFirstOrThrow();
+    return toWorkspace(row);
+  }
+
+  /** Create a key; the returned `key` is shown once and never stored. */
+  async createKey(input: {
+    workspace: string;
+    role: Role;
+    principal?: string;
+    description?: string;
+    /** Use this exact key instead of a random one (bootstrap). */
+    key?: string;
+  }): Promise<{ key: string; record: ApiKeyRecord }> {
+    const workspace = await this.db.selectFrom('workspaces').selectAll().where('name', '=', input.workspace).executeTakeFirst();
+    if (!workspace) throw new WorkspaceAdminError(`no workspace named "${input.workspace}"`);
+    const key = input.key ?? `hgr_${randomBytes(32).toString('base64url')}`;
+    const prefix = key.slice(0, 12);
+    const id = randomUUID();
+    const row = await this.db
+      .insertInto('api_keys')
+      .values({
+        id,
+        workspace_id: workspace.id,
+        role: input.role,
+        key_hash: hashKey(key),
+        prefix,
+        // A key without an explicit principal acts as its own principal.
+        principal: input.principal ?? id,
+        description: input.description ?? null,
+      })
+      .onConflict((oc) => oc.column('key_hash').doNothing())
+      .returningAll()
+      .executeTakeFirst();
+    if (!row) throw new WorkspaceAdminError('this key already exists');
+    return { key, record: toKeyRecord(row, workspace.name) };
+  }
+
+  async listKeys(options: { workspace?: string } = {}): Promise<ApiKeyRecord[]> {
+    let q = this.db
+      .selectFrom('api_keys as k')
+      .innerJoin('workspaces as w', 'w.id', 'k.workspace_id')
+      .selectAll('k')
+      .select('w.name as workspace_name')
+      .orderBy('k.created_at');
+    if (options.workspace) q = q.where('w.name', '=', options.workspace);
+    const rows = await q.execute();
+    return rows.map((r) => toKeyRecord(r, r.workspace_name));
+  }
+
+  /** Revoke a key by id; revoking twice is harmless. */
+  async revokeKey(id: string): Promise<ApiKeyRecord> {
+    if (!/^[0-9a-f-]{36}$/i.test(id)) throw new WorkspaceAdminError(`"${id}" is not a key id (a UUID, as \`hangar keys list\` shows)`);
+    await this.db.updateTable('api_keys').set({ revoked_at: new Date() }).where('id', '=', id).where('revoked_at', 'is', null).execute();
+    const keys = await this.listKeys();
+    const key = keys.find((k) => k.id === id);
+    if (!key) throw new WorkspaceAdminError(`no key with id ${id}`);
+    return key;
+  }
+
+  /**
+   * First-start set-up: the default workspace, plus either the operator's bootstrap key or, when no
+   * key exists at all, a new admin key. Returns a key to print only when one was generated.
+   */
+  async bootstrap(options: { bootstrapApiKey?: string }): Promise<string | undefined> {
+    await this.ensureDefaultWorkspace();
+    if (options.bootstrapApiKey) {
+      const exists = await this.db
+        .selectFrom('api_keys')
+        .select('id')
+        .where('key_hash', '=', hashKey(options.bootstrapApiKey))
+        .executeTakeFirst();
+      if (!exists) {
+        await this.createKey({
+          workspace: DEFAULT_WORKSPACE,
+          role: 'admin',
+          key: options.bootstrapApiKey,
+          description: 'HANGAR_BOOTSTRAP_API_KEY',
+        }).catch((error: unknown) => {
+          // Another replica inserted it at the same moment.
+          if (!(error instanceof WorkspaceAdminError)) throw error;
+        });
+      }
+      return undefined;
+    }
+    const any = await this.db.selectFrom('api_keys').select('id').limit(1).executeTakeFirst();
+    if (any) return undefined;
+    const { key } = await this.createKey({ workspace: DEFAULT_WORKSPACE, role: 'admin', description: 'created on first start' });
+    return key;
+  }
+}
+
+function toWorkspace(row: { id: string; name: string; preview_access: boolean; is_default: boolean; created_at: Date }): Workspace {
+  return {
+    id: row.id,
+    name: row.name,
+    previewAccess: row.preview_access,
+    isDefault: row.is_default,
+    createdAt: row.created_at,
+  };
+}
+
+function toKeyRecord(
+  row: {
+    id: string;
+    workspace_id: string;
+    role: Role;
+    prefix: string;
+    principal: string;
+    description: string | null;
+    created_at: Date;
+    revoked_at: Date | null;
+  },
+  workspaceName: string,
+): ApiKeyRecord {
+  return {
+    id: row.id,
+    workspaceId: row.workspace_id,
+    workspaceName,
+    role: row.role,
+    prefix: row.prefix,
+    principal: row.principal,
+    description: row.description,
+    createdAt: row.created_at,
+    revokedAt: row.revoked_at,
+  };
+}

@@ -1,0 +1,4 @@
+// The typed view of every table. Each domain declares its tables in tables/<domain>.ts.
+import type { FoundationTables } from './tables/foundation.js';
+
+export interface Database extends FoundationTables {}

@@ -1,0 +1,57 @@
+// createApp: the whole HTTP surface built from injected dependencies. It never reads the environment
+// and never listens; src/server.ts does both.
+import { randomUUID } from 'node:crypto';
+import { OpenAPIHono } from '@hono/zod-openapi';
+import { bodyLimit } from 'hono/body-limit';
+import { mcpServerRoutes } from '../api/mcp-servers/routes.js';
+import { systemRoutes } from '../api/system/routes.js';
+import { HangarError } from '../core/errors.js';
+import { apiKeyAuth } from './auth.js';
+import type { AppDeps } from './deps.js';
+import { mountDocs } from './docs.js';
+import type { AppEnv } from './env.js';
+import { renderError } from './errors.js';
+import { documentConfig } from './openapi.js';
+
+/** Build the HTTP app. */
+export function createApp(deps: AppDeps): OpenAPIHono<AppEnv> {
+  const app = new OpenAPIHono<AppEnv>();
+  const { logger } = deps;
+
+  app.use(async (c, next) => {
+    const requestId = randomUUID();
+    c.set('requestId', requestId);
+    const started = performance.now();
+    await next();
+    c.header('x-request-id', requestId);
+    // The path only: query strings can carry OAuth codes and other one-time secrets.
+    logger.debug({ request_id: requestId, method: c.req.method, path: c.req.path, status: c.res.status, ms: Math.round(performance.now() - started) }, 'request');
+  });
+  app.use(
+    bodyLimit({
+      maxSize: deps.bodyLimitBytes,
+      onError: () => {
+        throw new HangarError('payload_too_large', `the request body is larger than ${deps.bodyLimitBytes} bytes`);
+      },
+    }),
+  );
+  app.use(apiKeyAuth(deps.services.workspaces));
+
+  app.route('/', systemRoutes(deps));
+  app.route('/', mcpServerRoutes(deps));
+
+  app.openAPIRegistry.registerComponent('securitySchemes', 'ApiKeyAuth', {
+    type: 'apiKey',
+    in: 'header',
+    name: 'X-Api-Key',
+    description: 'A Hangar API key (`hangar keys create`).',
+  });
+  app.doc31('/openapi.json', documentConfig(deps.info.version));
+  mountDocs(app);
+
+  app.notFound(() => {
+    throw new HangarError('route_not_found', 'no such route; the API reference is at /docs');
+  });
+  app.onError((error, c) => renderError(c, error, logger));
+  return app;
+}

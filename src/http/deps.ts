@@ -1,0 +1,18 @@
+// What the HTTP app is built from. createApp never reads the environment: everything arrives here.
+import type { Services } from '../core/services.js';
+import type { Logger } from '../logging.js';
+
+/** Facts about this server shown at `GET /info`. */
+export interface ServerInfo {
+  version: string;
+  storage: 'embedded' | 'external';
+  role: 'all' | 'api' | 'worker';
+}
+
+/** Dependencies of createApp. */
+export interface AppDeps {
+  services: Services;
+  logger: Logger;
+  info: ServerInfo;
+  bodyLimitBytes: number;
+}

@@ -1,0 +1,131 @@
+// The composition root: configuration → database → services → app → listen, and the reverse on close.
+import { readFileSync } from 'node:fs';
+import type { AddressInfo } from 'node:net';
+import { serve, type ServerType } from '@hono/node-server';
+import type { DestinationStream } from 'pino';
+import type { Config } from './config/index.js';
+import { createServices, type Services } from './core/services.js';
+import { createCipher, loadSecretKey } from './core/secrets/cipher.js';
+import { ensureDatabase, startEmbeddedDatabase, type EmbeddedDatabase } from './db/embedded.js';
+import { openDatabase, type DatabaseHandle } from './db/index.js';
+import { migrate } from './db/migrate.js';
+import { createApp } from './http/app.js';
+import { createLogger, type Logger } from './logging.js';
+
+/** The version in package.json. */
+export const VERSION: string = (
+  JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string }
+).version;
+
+/** A long-lived part of the server started after the database and stopped before it (workers, sweepers). */
+export interface BackgroundTask {
+  name: string;
+  start(): Promise<void> | void;
+  /** Stop taking new work and let current work finish (within the drain timeout). */
+  stop(): Promise<void> | void;
+}
+
+/** A running Hangar server. */
+export interface Hangar {
+  /** Base URL, for example http://127.0.0.1:8124. */
+  url: string;
+  port: number;
+  services: Services;
+  database: DatabaseHandle;
+  logger: Logger;
+  /** Drain requests and background work, then close the database (and stop the embedded one). */
+  close(): Promise<void>;
+}
+
+/** Options that are not configuration: where output goes. */
+export interface StartOptions {
+  /** Log destination; standard output by default. */
+  logDestination?: DestinationStream;
+  /** Where to announce a generated first admin key (printed once). */
+  announce?: (line: string) => void;
+}
+
+/** Start a Hangar server with `config`. */
+export async function startHangar(config: Config, options: StartOptions = {}): Promise<Hangar> {
+  const logger = createLogger({ level: config.logLevel, ...(options.logDestination ? { destination: options.logDestination } : {}) });
+  const announce = options.announce ?? ((line: string) => process.stdout.write(`${line}\n`));
+  const cleanup: (() => Promise<void>)[] = [];
+  try {
+    let embedded: EmbeddedDatabase | undefined;
+    let url = config.databaseUrl;
+    if (!url) {
+      const pgLog = logger.child({ component: 'postgres' });
+      embedded = await startEmbeddedDatabase({ dir: config.dataDir, log: (line) => pgLog.debug(line) });
+      cleanup.push(() => embedded!.stop());
+      url = await ensureDatabase(embedded, 'hangar');
+    }
+    const database = openDatabase(url);
+    cleanup.push(() => database.close());
+    const applied = await migrate(database.pool);
+    if (applied.length > 0) logger.info({ migrations: applied }, 'database migrated');
+
+    const cipher = createCipher(await loadSecretKey({ configured: config.secretKey, dataDir: config.dataDir }));
+    const services = createServices({ db: database.db, cipher, logger });
+    const firstKey = await services.workspaces.bootstrap({ bootstrapApiKey: config.bootstrapApiKey });
+    if (firstKey) {
+      announce(`Created the first admin API key (shown once, store it now):\n\n  ${firstKey}\n`);
+    }
+
+    const background: BackgroundTask[] = [];
+    for (const task of background) {
+      await task.start();
+      cleanup.push(async () => task.stop());
+    }
+
+    const app = createApp({
+      services,
+      logger,
+      info: { version: VERSION, storage: embedded ? 'embedded' : 'external', role: config.role },
+      bodyLimitBytes: config.bodyLimitBytes,
+    });
+    const server = await listen(app.fetch, config.host, config.port);
+    const port = (server.address() as AddressInfo).port;
+    const base = `http://${config.host === '0.0.0.0' ? '127.0.0.1' : config.host}:${port}`;
+    logger.info({ url: base, storage: embedded ? 'embedded' : 'external', version: VERSION }, 'hangar listening');
+
+    let closing: Promise<void> | undefined;
+    const close = () =>
+      (closing ??= (async () => {
+        await stopServer(server, config.drainTimeoutMs);
+        await runCleanup(cleanup, logger);
+        logger.info('hangar stopped');
+      })());
+    return { url: base, port, services, database, logger, close };
+  } catch (error) {
+    await runCleanup(cleanup, logger);
+    throw error;
+  }
+}
+
+function listen(fetch: (req: Request) => Response | Promise<Response>, hostname: string, port: number): Promise<ServerType> {
+  return new Promise((resolve, reject) => {
+    const server = serve({ fetch, hostname, port }, () => resolve(server));
+    server.once('error', reject);
+  });
+}
+
+/** Stop accepting connections; give open requests up to `timeoutMs`, then cut them. */
+async function stopServer(server: ServerType, timeoutMs: number): Promise<void> {
+  const http = server as import('node:http').Server;
+  const closed = new Promise<void>((resolve) => http.close(() => resolve()));
+  http.closeIdleConnections?.();
+  const timer = setTimeout(() => http.closeAllConnections?.(), timeoutMs);
+  await closed;
+  clearTimeout(timer);
+}
+
+async function runCleanup(steps: (() => Promise<void>)[], logger: Logger): Promise<void> {
+  for (const step of steps.reverse()) {
+    try {
+      await step();
+    } catch (error) {
+      logger.error({ err: error }, 'error while stopping');
+    }
+  }
+  steps.length = 0;
+}
