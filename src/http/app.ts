@@ -46,7 +46,8 @@ export function createApp(deps: AppDeps): OpenAPIHono<AppEnv> {
     name: 'X-Api-Key',
     description: 'A Hangar API key (`hangar keys create`).',
   });
-  app.doc31('/openapi.json', documentConfig(deps.info.version));
+  const document = openApiDocument(app, deps.info.version);
+  app.get('/openapi.json', (c) => c.json(document));
   mountDocs(app);
 
   app.notFound(() => {
@@ -54,4 +55,9 @@ export function createApp(deps: AppDeps): OpenAPIHono<AppEnv> {
   });
   app.onError((error, c) => renderError(c, error, logger));
   return app;
+}
+
+/** The OpenAPI document of the app (also served at /openapi.json). */
+export function openApiDocument(app: OpenAPIHono<AppEnv>, version: string) {
+  return app.getOpenAPI31Document(documentConfig(version));
 }
