@@ -22,6 +22,11 @@ function config(flags: Record<string, unknown>): Config {
   return loadConfig({ flags, env: process.env });
 }
 
+/** Configuration of an operator command: only its storage flags are settings (its `--role` is a key's role). */
+function storageConfig(flags: Record<string, unknown>): Config {
+  return config({ dataDir: flags.dataDir, databaseUrl: flags.databaseUrl });
+}
+
 withStorageFlags(program.command('serve'))
   .description('Start the server (embedded PostgreSQL unless DATABASE_URL is set).')
   .option('--port <port>', 'port (PORT; default 8124; 0 picks a free one)')
@@ -53,14 +58,14 @@ withStorageFlags(workspaces.command('create <name>'))
   .description('Create a workspace.')
   .option('--no-preview-access', 'create it without access to the agent runtime (/v1/deepagents)')
   .action(async (name: string, flags: Record<string, unknown> & { previewAccess: boolean }) => {
-    const ws = await withServices(config(flags), (s) => s.workspaces.createWorkspace(name, { previewAccess: flags.previewAccess }));
+    const ws = await withServices(storageConfig(flags), (s) => s.workspaces.createWorkspace(name, { previewAccess: flags.previewAccess }));
     process.stdout.write(`Created workspace ${ws.name} (${ws.id}), preview access ${ws.previewAccess ? 'on' : 'off'}\n`);
   });
 
 withStorageFlags(workspaces.command('list'))
   .description('List workspaces.')
   .action(async (flags: Record<string, unknown>) => {
-    const rows = await withServices(config(flags), (s) => s.workspaces.listWorkspaces());
+    const rows = await withServices(storageConfig(flags), (s) => s.workspaces.listWorkspaces());
     process.stdout.write(
       table(
         ['ID', 'NAME', 'PREVIEW ACCESS', 'CREATED'],
@@ -73,7 +78,7 @@ withStorageFlags(workspaces.command('set <name>'))
   .description('Change a workspace setting.')
   .addOption(new Option('--preview-access <state>', 'access to the agent runtime').choices(['on', 'off']).makeOptionMandatory())
   .action(async (name: string, flags: Record<string, unknown> & { previewAccess: 'on' | 'off' }) => {
-    const ws = await withServices(config(flags), (s) => s.workspaces.setPreviewAccess(name, flags.previewAccess === 'on'));
+    const ws = await withServices(storageConfig(flags), (s) => s.workspaces.setPreviewAccess(name, flags.previewAccess === 'on'));
     process.stdout.write(`Workspace ${ws.name}: preview access ${ws.previewAccess ? 'on' : 'off'}\n`);
   });
 
@@ -86,7 +91,7 @@ withStorageFlags(keys.command('create'))
   .option('--principal <name>', 'who the key acts for (user memories and OAuth tokens are per principal); default: the key itself')
   .option('--description <text>', 'a note to recognise the key by')
   .action(async (flags: Record<string, unknown> & { workspace: string; role: 'admin' | 'member' | 'viewer'; principal?: string; description?: string }) => {
-    const { key, record } = await withServices(config(flags), (s) =>
+    const { key, record } = await withServices(storageConfig(flags), (s) =>
       s.workspaces.createKey({
         workspace: flags.workspace,
         role: flags.role,
@@ -102,7 +107,7 @@ withStorageFlags(keys.command('list'))
   .description('List API keys (never the keys themselves).')
   .option('--workspace <name>', 'only this workspace')
   .action(async (flags: Record<string, unknown> & { workspace?: string }) => {
-    const rows = await withServices(config(flags), (s) => s.workspaces.listKeys(flags.workspace ? { workspace: flags.workspace } : {}));
+    const rows = await withServices(storageConfig(flags), (s) => s.workspaces.listKeys(flags.workspace ? { workspace: flags.workspace } : {}));
     process.stdout.write(
       table(
         ['ID', 'WORKSPACE', 'ROLE', 'PREFIX', 'PRINCIPAL', 'CREATED', 'REVOKED'],
@@ -114,7 +119,7 @@ withStorageFlags(keys.command('list'))
 withStorageFlags(keys.command('revoke <id>'))
   .description('Revoke an API key by id.')
   .action(async (id: string, flags: Record<string, unknown>) => {
-    const key = await withServices(config(flags), (s) => s.workspaces.revokeKey(id));
+    const key = await withServices(storageConfig(flags), (s) => s.workspaces.revokeKey(id));
     process.stdout.write(`Revoked key ${key.id} (${key.role}, workspace ${key.workspaceName})\n`);
   });
 
