@@ -6,6 +6,7 @@ import type { DestinationStream } from 'pino';
 import type { Config } from './config/index.js';
 import { createServices, type Services } from './core/services.js';
 import { createCipher, loadSecretKey } from './core/secrets/cipher.js';
+import { KeyCache } from './core/workspaces/key-cache.js';
 import { ensureDatabase, startEmbeddedDatabase, type EmbeddedDatabase } from './db/embedded.js';
 import { openDatabase, type DatabaseHandle } from './db/index.js';
 import { migrate } from './db/migrate.js';
@@ -65,7 +66,10 @@ export async function startHangar(config: Config, options: StartOptions = {}): P
     if (applied.length > 0) logger.info({ migrations: applied }, 'database migrated');
 
     const cipher = createCipher(await loadSecretKey({ configured: config.secretKey, dataDir: config.dataDir }));
-    const services = createServices({ db: database.db, cipher, logger });
+    const keyCache = new KeyCache({ url, onError: (err) => logger.warn({ err }, 'key cache listener lost; authenticating without cache') });
+    await keyCache.start();
+    cleanup.push(() => keyCache.stop());
+    const services = createServices({ db: database.db, cipher, logger, keyCache });
     const firstKey = await services.workspaces.bootstrap({ bootstrapApiKey: config.bootstrapApiKey });
     if (firstKey) {
       announce(`Created the first admin API key (shown once, store it now):\n\n  ${firstKey}\n`);

@@ -3,6 +3,7 @@ import type { Db } from '../db/index.js';
 import type { Logger } from '../logging.js';
 import { McpServerService } from './mcp-servers/service.js';
 import type { Cipher } from './secrets/cipher.js';
+import type { KeyCache } from './workspaces/key-cache.js';
 import { WorkspaceService } from './workspaces/service.js';
 
 /** Every core service. */
@@ -16,12 +17,14 @@ export interface ServiceDeps {
   db: Db;
   cipher: Cipher;
   logger: Logger;
+  /** Cache of authenticated keys (server processes); operator commands go without. */
+  keyCache?: KeyCache;
 }
 
 /** Build the services. */
 export function createServices(deps: ServiceDeps): Services {
   return {
-    workspaces: new WorkspaceService(deps.db),
+    workspaces: new WorkspaceService(deps.db, deps.keyCache),
     mcpServers: new McpServerService(deps.db, deps.cipher),
   };
 }
