@@ -78,10 +78,13 @@ export class ObjectStore {
     return { ...files };
   }
 
-  /** Every object reachable from `head` (commits, trees, blobs), for a pack. */
-  async reachable(head: string): Promise<GitObject[]> {
+  /**
+   * Every object reachable from `commits` (commits, trees, blobs), for a pack. Passing every commit of
+   * a history at once fetches them in one query instead of one per generation.
+   */
+  async reachable(commits: string[]): Promise<GitObject[]> {
     const seen = new Map<string, GitObject>();
-    let frontier = [head];
+    let frontier = [...new Set(commits)];
     while (frontier.length > 0) {
       const objects = await this.get(frontier.filter((oid) => !seen.has(oid)));
       const next: string[] = [];

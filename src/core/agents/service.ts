@@ -10,6 +10,7 @@ import { HangarError, invalidField } from '../errors.js';
 import type { McpServerService } from '../mcp-servers/service.js';
 import type { ModelConfigService } from '../model-configs/service.js';
 import { type AgentInput, compose, type Composed } from './compose.js';
+import { findRevision, listRevisions, type RevisionPage } from './history.js';
 import { listAgents, type ListAgentsQuery, type AgentPage } from './list.js';
 import { type AgentDefinition, filesToDefinition } from './tree.js';
 import { validateDefinition, type WorkspaceLookups } from './validate.js';
@@ -166,6 +167,21 @@ export class AgentService {
       .execute();
   }
 
+  /** The agent's commits, newest first. */
+  async revisions(caller: Caller, agentId: string, page: { pageSize: number; cursor?: string | undefined }): Promise<RevisionPage> {
+    const row = await this.findRow(caller.workspaceId, agentId);
+    return listRevisions(this.db, row.id, page);
+  }
+
+  /** The agent as it was at `revision` (a commit id or an unambiguous prefix of one). */
+  async atRevision(caller: Caller, agentId: string, revision: string): Promise<Agent & { message: string; parent: string | null }> {
+    const row = await this.findRow(caller.workspaceId, agentId);
+    const oid = await this.revisionOid(row.id, revision);
+    const rev = (await findRevision(this.db, row.id, oid))!;
+    const files = await this.store.readFiles(oid);
+    return { ...toSummary(row), revision: oid, updatedAt: rev.createdAt, definition: filesToDefinition(files), files, message: rev.message, parent: rev.parent };
+  }
+
   /**
    * The file tree of an agent at its head (or at `revision`, a commit id of its history), for the
    * runtime. Throws `agent_not_found` for a missing, deleted or other-workspace agent and
@@ -179,6 +195,12 @@ export class AgentService {
     }
     const files = await this.store.readFiles(oid);
     return { agentId: row.id, revision: oid, files, definition: filesToDefinition(files) };
+  }
+
+  /** Every commit id of the agent's history, oldest first. */
+  async revisionCommits(agentId: string): Promise<string[]> {
+    const rows = await this.db.selectFrom('agent_revisions').select('commit_oid').where('agent_id', '=', agentId).orderBy('seq').execute();
+    return rows.map((r) => r.commit_oid);
   }
 
   /** The agent's row (not deleted) in the workspace, or `agent_not_found`. */
