@@ -1576,7 +1576,7 @@ export interface components {
             skills?: components["schemas"]["SkillSpec"][];
             /** @description Replaces every subagent when given. */
             subagents?: components["schemas"]["SubagentSpec"][];
-            tools?: components["schemas"]["ToolsConfig"] & unknown;
+            tools?: components["schemas"]["ToolsConfigInput"] & unknown;
         };
         CreateMcpServerRequest: {
             auth_type?: components["schemas"]["AuthType"];
@@ -1763,21 +1763,24 @@ export interface components {
             model_id?: string;
             /** @description Letters, digits, spaces, `_`, `-`; unique within the agent. Folder `subagents/<name>/`. */
             name: string;
-            tools?: components["schemas"]["ToolsConfig"] & unknown;
+            tools?: components["schemas"]["ToolsConfigInput"];
         };
         ToolsConfig: {
-            /**
-             * @description Keys `{mcp_server_url}::{tool_name}` (extra `::` parts ignored when matching; trailing URL slashes stripped) or a bare tool name. `true`: a person approves each call first.
-             * @default {}
-             */
+            /** @description Keys `{mcp_server_url}::{tool_name}` (extra `::` parts ignored when matching; trailing URL slashes stripped) or a bare tool name. `true`: a person approves each call first. */
             interrupt_config: {
                 [key: string]: boolean;
             };
-            /**
-             * @description MCP tools of the agent; stored as `tools.json`.
-             * @default []
-             */
+            /** @description MCP tools of the agent; stored as `tools.json`. */
             tools: components["schemas"]["ToolSpec"][];
+        };
+        /** @description Written to `subagents/<name>/tools.json` when given. */
+        ToolsConfigInput: {
+            /** @description Default `{}`. */
+            interrupt_config?: {
+                [key: string]: boolean;
+            };
+            /** @description MCP tools of the agent; stored as `tools.json`. Default `[]`. */
+            tools?: components["schemas"]["ToolSpec"][];
         };
         ToolSpec: {
             /** @description Tool display name. */
@@ -1807,7 +1810,7 @@ export interface components {
             skills?: components["schemas"]["SkillSpec"][];
             /** @description Replaces every subagent when given. */
             subagents?: components["schemas"]["SubagentSpec"][];
-            tools?: components["schemas"]["ToolsConfig"] & unknown;
+            tools?: components["schemas"]["ToolsConfigInput"] & unknown;
         };
         UpdateMcpServerRequest: {
             auth_type?: components["schemas"]["AuthType"];

@@ -11,18 +11,26 @@ const ToolSpec = z
   })
   .openapi('ToolSpec');
 
+const interruptConfig = z.record(z.string(), z.boolean()).openapi({
+  description:
+    'Keys `{mcp_server_url}::{tool_name}` (extra `::` parts ignored when matching; trailing URL slashes stripped) or a bare tool name. `true`: a person approves each call first.',
+});
+
+/** The tool set as stored and returned. */
 export const ToolsConfig = z
   .object({
-    tools: z.array(ToolSpec).default([]).openapi({ description: 'MCP tools of the agent; stored as `tools.json`.' }),
-    interrupt_config: z
-      .record(z.string(), z.boolean())
-      .default({})
-      .openapi({
-        description:
-          'Keys `{mcp_server_url}::{tool_name}` (extra `::` parts ignored when matching; trailing URL slashes stripped) or a bare tool name. `true`: a person approves each call first.',
-      }),
+    tools: z.array(ToolSpec).openapi({ description: 'MCP tools of the agent; stored as `tools.json`.' }),
+    interrupt_config: interruptConfig,
   })
   .openapi('ToolsConfig');
+
+/** The tool set as sent: a missing part is empty (the whole set is replaced). */
+const ToolsConfigInput = z
+  .object({
+    tools: z.array(ToolSpec).optional().openapi({ description: 'MCP tools of the agent; stored as `tools.json`. Default `[]`.' }),
+    interrupt_config: interruptConfig.optional().openapi({ description: 'Default `{}`.' }),
+  })
+  .openapi('ToolsConfigInput');
 
 const Runtime = z
   .object({
@@ -51,7 +59,7 @@ const SubagentSpec = z
     description: z.string().optional(),
     model_id: z.string().optional().openapi({ description: 'Inherits the agent’s model when absent.' }),
     instructions: z.string().optional().openapi({ description: 'Body of `subagents/<name>/AGENTS.md` after its front matter.' }),
-    tools: ToolsConfig.optional().openapi({ description: 'Written to `subagents/<name>/tools.json` when given.' }),
+    tools: ToolsConfigInput.optional().openapi({ description: 'Written to `subagents/<name>/tools.json` when given.' }),
   })
   .openapi('SubagentSpec');
 
@@ -85,7 +93,7 @@ const agentFields = {
   runtime: Runtime.optional(),
   backend: Backend.optional(),
   instructions: z.string().optional().openapi({ description: 'The agent’s instructions; `AGENTS.md`.' }),
-  tools: ToolsConfig.optional().openapi({ description: 'Replaces the whole tool set (`tools.json`) when given.' }),
+  tools: ToolsConfigInput.optional().openapi({ description: 'Replaces the whole tool set (`tools.json`) when given.' }),
   subagents: z.array(SubagentSpec).optional().openapi({ description: 'Replaces every subagent when given.' }),
   skills: z.array(SkillSpec).optional().openapi({ description: 'Replaces every skill when given.' }),
   extras: Extras.optional(),

@@ -20,6 +20,12 @@ export const MAX_AGENT_BYTES = 16 * 1024 * 1024;
 /** Most files in one agent. */
 export const MAX_AGENT_FILES = 5000;
 
+/** A tool set as the API accepts it: a missing part is empty. */
+export interface ToolsInput {
+  tools?: ToolsConfig['tools'] | undefined;
+  interrupt_config?: ToolsConfig['interrupt_config'] | undefined;
+}
+
 /** A skill as the API accepts it. */
 export interface SkillInput {
   type?: 'inline' | undefined;
@@ -35,7 +41,7 @@ export interface SubagentInput {
   description?: string | undefined;
   model_id?: string | undefined;
   instructions?: string | undefined;
-  tools?: ToolsConfig | undefined;
+  tools?: ToolsInput | undefined;
 }
 
 /** The agent fields of a create or update request (wire names). Absent fields keep their values. */
@@ -44,7 +50,7 @@ export interface AgentInput {
   description?: string | undefined;
   runtime?: { model: { model_id: string } } | undefined;
   instructions?: string | undefined;
-  tools?: ToolsConfig | undefined;
+  tools?: ToolsInput | undefined;
   subagents?: SubagentInput[] | undefined;
   skills?: SkillInput[] | undefined;
   extras?: Record<string, unknown> | undefined;
@@ -151,7 +157,7 @@ function mergeTyped(base: AgentDefinition, input: AgentInput): AgentDefinition {
   if (input.extras !== undefined) def.extras = input.extras;
   if (input.backend !== undefined) def.backend = input.backend;
   if (input.instructions !== undefined) def.instructions = input.instructions;
-  if (input.tools !== undefined) def.tools = input.tools;
+  if (input.tools !== undefined) def.tools = fullTools(input.tools);
   if (input.skills !== undefined) {
     def.skills = input.skills.map((s) => ({
       name: s.name,
@@ -166,10 +172,14 @@ function mergeTyped(base: AgentDefinition, input: AgentInput): AgentDefinition {
       description: s.description ?? '',
       instructions: s.instructions ?? '',
       ...(s.model_id ? { model_id: s.model_id } : {}),
-      ...(s.tools ? { tools: s.tools } : {}),
+      ...(s.tools ? { tools: fullTools(s.tools) } : {}),
     }));
   }
   return def;
+}
+
+function fullTools(t: ToolsInput): ToolsConfig {
+  return { tools: t.tools ?? [], interrupt_config: t.interrupt_config ?? {} };
 }
 
 /** Read a tree, reporting a malformed file as a 422 on `files.<path>`. */
