@@ -102,8 +102,9 @@ export class ObjectStore {
     return [...seen.values()];
   }
 
-  private remember(oid: string, files: Record<string, string>): void {
+  /** Remember the files of a commit just written, so the next update of the agent reads nothing. */
+  remember(oid: string, files: Record<string, string>): void {
     if (this.treeCache.size >= this.cacheSize) this.treeCache.delete(this.treeCache.keys().next().value!);
-    this.treeCache.set(oid, files);
+    this.treeCache.set(oid, { ...files });
   }
 }

@@ -93,6 +93,10 @@ export class AgentService {
         .values({ agent_id: row.id, seq: 1, commit_oid: commitOid, parent_oid: null, message: messageOf(composed, true), changed_paths: composed.changedPaths, created_at: now })
         .execute();
       return { ...toSummary(row), definition: def, files: composed.files };
+    }).then((agent) => {
+      // A commit id names its files forever, so caching them is safe even across replicas.
+      this.store.remember(agent.revision, composed.files);
+      return agent;
     });
   }
 
@@ -150,6 +154,7 @@ export class AgentService {
         .where('id', '=', row.id)
         .returningAll()
         .executeTakeFirstOrThrow();
+      this.store.remember(commitOid, composed.files);
       return { ...toSummary(updated), definition: composed.definition, files: composed.files };
     });
   }
