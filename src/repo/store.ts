@@ -19,9 +19,11 @@ export class ObjectStore {
 
   /** Store objects; those already present are left alone (same id, same bytes). */
   async put(objects: GitObject[], q: Queryable = this.db): Promise<void> {
-    // Chunks keep each statement well under PostgreSQL's parameter limit.
-    for (let i = 0; i < objects.length; i += 1000) {
-      const chunk = objects.slice(i, i + 1000);
+    // Sorted, so two transactions inserting overlapping objects lock them in the same order and
+    // cannot deadlock; chunks keep each statement well under PostgreSQL's parameter limit.
+    const sorted = [...objects].sort((a, b) => (a.oid < b.oid ? -1 : a.oid > b.oid ? 1 : 0));
+    for (let i = 0; i < sorted.length; i += 1000) {
+      const chunk = sorted.slice(i, i + 1000);
       await q
         .insertInto('git_objects')
         .values(chunk.map((o) => ({ oid: o.oid, type: o.type, body: o.body })))

@@ -4,11 +4,10 @@ import type { Selectable } from 'kysely';
 import type { Db } from '../../db/index.js';
 import type { AgentsTable } from '../../db/tables/agents.js';
 import { buildTree, commit, PathClashError } from '../../repo/objects.js';
-import type { ObjectStore } from '../../repo/store.js';
+import type { ObjectStore, Queryable } from '../../repo/store.js';
 import { type Caller, requireWrite } from '../caller.js';
 import { HangarError, invalidField } from '../errors.js';
-import type { McpServerService } from '../mcp-servers/service.js';
-import type { ModelConfigService } from '../model-configs/service.js';
+import { normalizeServerUrl } from '../mcp-servers/url.js';
 import { type AgentInput, compose, type Composed } from './compose.js';
 import { findRevision, listRevisions, type RevisionPage } from './history.js';
 import { listAgents, type ListAgentsQuery, type AgentPage } from './list.js';
@@ -60,8 +59,6 @@ export class AgentService {
   constructor(
     private readonly db: Db,
     private readonly store: ObjectStore,
-    private readonly mcpServers: McpServerService,
-    private readonly modelConfigs: ModelConfigService,
   ) {}
 
   /** Create an agent and its first commit, atomically. */
@@ -132,7 +129,7 @@ export class AgentService {
       if (!row) throw notFound(agentId);
       const current = await this.store.readFiles(row.head, trx);
       const composed = compose(current, input);
-      await validateDefinition(composed.definition, this.lookups(caller.workspaceId));
+      await validateDefinition(composed.definition, this.lookups(caller.workspaceId, trx));
       const now = new Date();
       const message = messageOf(composed, false);
       const { commitOid, objects } = this.commitOf(composed, row.head, caller, now, message);
@@ -237,10 +234,18 @@ export class AgentService {
     return rows[0]!.commit_oid;
   }
 
-  private lookups(workspaceId: string): WorkspaceLookups {
+  /**
+   * Workspace lookups run on `q`: inside an update that is the transaction holding the agent's row
+   * lock, so the lock holder never waits for a second pool connection that queued updates hold.
+   * The tool server query is `McpServerService.findByUrl`'s, on the given connection.
+   */
+  private lookups(workspaceId: string, q: Queryable = this.db): WorkspaceLookups {
     return {
-      hasToolServer: async (url) => (await this.mcpServers.findByUrl(workspaceId, url)) !== undefined,
-      hasModelConfig: async (name) => (await this.modelConfigs.findByName(workspaceId, name)) !== undefined,
+      hasToolServer: async (url) =>
+        (await q.selectFrom('mcp_servers').select('id').where('workspace_id', '=', workspaceId).where('url', '=', normalizeServerUrl(url)).executeTakeFirst()) !==
+        undefined,
+      hasModelConfig: async (name) =>
+        (await q.selectFrom('model_configs').select('id').where('workspace_id', '=', workspaceId).where('name', '=', name).executeTakeFirst()) !== undefined,
     };
   }
 
