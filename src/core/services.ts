@@ -34,7 +34,7 @@ export function createServices(deps: ServiceDeps): Services {
     workspaces: new WorkspaceService(deps.db),
     mcpServers,
     modelConfigs,
-    agents: new AgentService(deps.db, gitObjects),
+    agents: new AgentService(deps.db, gitObjects, mcpServers, modelConfigs),
     gitObjects,
   };
 }

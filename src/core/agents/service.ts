@@ -7,7 +7,9 @@ import { buildTree, commit, PathClashError } from '../../repo/objects.js';
 import type { ObjectStore, Queryable } from '../../repo/store.js';
 import { type Caller, requireWrite } from '../caller.js';
 import { HangarError, invalidField } from '../errors.js';
+import type { McpServerService } from '../mcp-servers/service.js';
 import { normalizeServerUrl } from '../mcp-servers/url.js';
+import type { ModelConfigService } from '../model-configs/service.js';
 import { type AgentInput, compose, type Composed } from './compose.js';
 import { findRevision, listRevisions, type RevisionPage } from './history.js';
 import { listAgents, type ListAgentsQuery, type AgentPage } from './list.js';
@@ -59,6 +61,8 @@ export class AgentService {
   constructor(
     private readonly db: Db,
     private readonly store: ObjectStore,
+    private readonly mcpServers: McpServerService,
+    private readonly modelConfigs: ModelConfigService,
   ) {}
 
   /** Create an agent and its first commit, atomically. */
@@ -235,17 +239,23 @@ export class AgentService {
   }
 
   /**
-   * Workspace lookups run on `q`: inside an update that is the transaction holding the agent's row
-   * lock, so the lock holder never waits for a second pool connection that queued updates hold.
-   * The tool server query is `McpServerService.findByUrl`'s, on the given connection.
+   * Workspace lookups. Inside an update they run on `trx`, the transaction holding the agent's row
+   * lock (the same queries as `findByUrl` and `findByName`): on a second pool connection, updates
+   * queued on the lock could hold every connection and starve the lock holder forever.
    */
-  private lookups(workspaceId: string, q: Queryable = this.db): WorkspaceLookups {
+  private lookups(workspaceId: string, trx?: Queryable): WorkspaceLookups {
+    if (!trx) {
+      return {
+        hasToolServer: async (url) => (await this.mcpServers.findByUrl(workspaceId, url)) !== undefined,
+        hasModelConfig: async (name) => (await this.modelConfigs.findByName(workspaceId, name)) !== undefined,
+      };
+    }
     return {
       hasToolServer: async (url) =>
-        (await q.selectFrom('mcp_servers').select('id').where('workspace_id', '=', workspaceId).where('url', '=', normalizeServerUrl(url)).executeTakeFirst()) !==
+        (await trx.selectFrom('mcp_servers').select('id').where('workspace_id', '=', workspaceId).where('url', '=', normalizeServerUrl(url)).executeTakeFirst()) !==
         undefined,
       hasModelConfig: async (name) =>
-        (await q.selectFrom('model_configs').select('id').where('workspace_id', '=', workspaceId).where('name', '=', name).executeTakeFirst()) !== undefined,
+        (await trx.selectFrom('model_configs').select('id').where('workspace_id', '=', workspaceId).where('name', '=', name).executeTakeFirst()) !== undefined,
     };
   }
 
