@@ -28,7 +28,12 @@ export function clientFrom(flags: ClientFlags, env: NodeJS.ProcessEnv = process.
   const baseUrl = flags.url ?? env.HANGAR_URL ?? 'http://127.0.0.1:8124';
   const apiKey = flags.apiKey ?? env.HANGAR_API_KEY;
   if (!apiKey) throw new ApiError('no API key: pass --api-key or set HANGAR_API_KEY');
-  return createHangarClient({ baseUrl, apiKey });
+  // A refused connection should say which server, not just "fetch failed".
+  const reach: typeof fetch = (input, init) =>
+    fetch(input, init).catch(() => {
+      throw new ApiError(`cannot reach the Hangar server at ${baseUrl}; set --url or HANGAR_URL`);
+    });
+  return createHangarClient({ baseUrl, apiKey, fetch: reach });
 }
 
 /** Every file under `dir` by relative path (with `/`), except .git and the marker file. */
