@@ -3,6 +3,7 @@ import { Command, Option } from 'commander';
 import { ConfigError, describeSettings, loadConfig, type Config } from '../config/index.js';
 import { WorkspaceAdminError } from '../core/workspaces/service.js';
 import { startHangar, VERSION } from '../server.js';
+import { ApiError, registerAgentCommands } from './agents.js';
 import { withServices } from './database.js';
 import { table } from './table.js';
 
@@ -123,7 +124,13 @@ withStorageFlags(keys.command('revoke <id>'))
     process.stdout.write(`Revoked key ${key.id} (${key.role}, workspace ${key.workspaceName})\n`);
   });
 
+registerAgentCommands(program);
+
 program.parseAsync(process.argv).catch((error: unknown) => {
+  if (error instanceof ApiError) {
+    process.stderr.write(`hangar: ${error.message}\n`);
+    process.exit(1);
+  }
   if (error instanceof ConfigError || error instanceof WorkspaceAdminError) {
     process.stderr.write(`hangar: ${error.message}\n`);
     process.exit(2);
