@@ -65,7 +65,9 @@ export async function startHangar(config: Config, options: StartOptions = {}): P
     if (applied.length > 0) logger.info({ migrations: applied }, 'database migrated');
 
     const cipher = createCipher(await loadSecretKey({ configured: config.secretKey, dataDir: config.dataDir }));
-    const services = createServices({ db: database.db, cipher, logger });
+    // The listen address is known only after listening; OAuth redirect URIs read it lazily.
+    let listenUrl = '';
+    const services = createServices({ db: database.db, cipher, logger, publicUrl: () => config.publicUrl ?? listenUrl });
     const firstKey = await services.workspaces.bootstrap({ bootstrapApiKey: config.bootstrapApiKey });
     if (firstKey) {
       announce(`Created the first admin API key (shown once, store it now):\n\n  ${firstKey}\n`);
@@ -86,6 +88,7 @@ export async function startHangar(config: Config, options: StartOptions = {}): P
     const server = await listen(app.fetch, config.host, config.port);
     const port = (server.address() as AddressInfo).port;
     const base = `http://${config.host === '0.0.0.0' ? '127.0.0.1' : config.host}:${port}`;
+    listenUrl = base;
     logger.info({ url: base, storage: embedded ? 'embedded' : 'external', version: VERSION }, 'hangar listening');
 
     let closing: Promise<void> | undefined;

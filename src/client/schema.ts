@@ -37,6 +37,59 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/oauth/callback": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * OAuth redirect target (opened by the browser)
+         * @description No API key: the one-time `state` identifies the session. Exchanges the code at the provider’s token endpoint and answers an HTML page.
+         */
+        get: {
+            parameters: {
+                query?: {
+                    code?: string;
+                    error?: string;
+                    error_description?: string;
+                    state?: string;
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Connected. */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "text/html": string;
+                    };
+                };
+                /** @description Unknown, used or expired state, or the provider refused. */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "text/html": string;
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/ok": {
         parameters: {
             query?: never;
@@ -61,6 +114,201 @@ export interface paths {
                     };
                     content: {
                         "application/json": components["schemas"]["Ok"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/deepagents/auth-sessions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Start an OAuth authorization for the caller
+         * @description Tokens are kept per workspace, principal (of the API key) and provider. The provider redirects the browser to `/oauth/callback` on this server (HANGAR_PUBLIC_URL), which exchanges the code.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["CreateAuthSessionRequest"];
+                };
+            };
+            responses: {
+                /** @description The caller already has a usable token; nothing started. */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["CreateAuthSessionResponse"];
+                    };
+                };
+                /** @description Session started: open `verification_url`. */
+                201: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["CreateAuthSessionResponse"];
+                    };
+                };
+                /** @description Malformed request (for example, invalid JSON). */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Missing, unknown or revoked API key. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["AuthError"];
+                    };
+                };
+                /** @description The key may not do this. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["AuthError"];
+                    };
+                };
+                /** @description Not found in the caller’s workspace. */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Body larger than the configured limit. */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Body is not JSON. */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description A field is missing or invalid. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/deepagents/auth-sessions/{session_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Poll an authorization session
+         * @description With `wait_seconds`, waits up to that long for the session to leave PENDING (long poll).
+         */
+        get: {
+            parameters: {
+                query?: {
+                    /** @description Long-poll window, 0..25 seconds. */
+                    wait_seconds?: number | null;
+                };
+                header?: never;
+                path: {
+                    session_id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description The session. */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["GetAuthSessionResponse"];
+                    };
+                };
+                /** @description Missing, unknown or revoked API key. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["AuthError"];
+                    };
+                };
+                /** @description The key may not do this. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["AuthError"];
+                    };
+                };
+                /** @description Not found in the caller’s workspace. */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description A field is missing or invalid. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
             };
@@ -448,6 +696,452 @@ export interface paths {
         };
         trace?: never;
     };
+    "/v2/auth/providers": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List OAuth providers
+         * @description Oldest first, `{resources, offset}`; pass `offset` back to get the next page.
+         */
+        get: {
+            parameters: {
+                query?: {
+                    /** @description Largest number of resources returned (1..100). */
+                    limit?: number;
+                    /** @description Offset of the first resource. */
+                    offset?: number | null;
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description One page of providers. */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["OAuthProviderPage"];
+                    };
+                };
+                /** @description Missing, unknown or revoked API key. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["DetailError"];
+                    };
+                };
+                /** @description The key may not do this. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["DetailError"];
+                    };
+                };
+                /** @description A field is missing or invalid. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ValidationError"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        /**
+         * Create an OAuth provider
+         * @description Answers 200 (the control plane’s convention for this route). `client_secret` is stored encrypted and never returned; `provider_id` is unique within the workspace (409).
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["CreateOAuthProviderRequest"];
+                };
+            };
+            responses: {
+                /** @description Created. */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["OAuthProvider"];
+                    };
+                };
+                /** @description Malformed request (for example, invalid JSON). */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["DetailError"];
+                    };
+                };
+                /** @description Missing, unknown or revoked API key. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["DetailError"];
+                    };
+                };
+                /** @description The key may not do this. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["DetailError"];
+                    };
+                };
+                /** @description Conflicts with the current state. */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["DetailError"];
+                    };
+                };
+                /** @description Body larger than the configured limit. */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["DetailError"];
+                    };
+                };
+                /** @description Body is not JSON. */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["DetailError"];
+                    };
+                };
+                /** @description A field is missing or invalid. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ValidationError"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v2/auth/providers/{provider_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Get an OAuth provider */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description The provider’s `provider_id`. */
+                    provider_id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description The provider. */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["OAuthProvider"];
+                    };
+                };
+                /** @description Missing, unknown or revoked API key. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["DetailError"];
+                    };
+                };
+                /** @description The key may not do this. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["DetailError"];
+                    };
+                };
+                /** @description Not found in the caller’s workspace. */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["DetailError"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        /**
+         * Delete an OAuth provider
+         * @description Also deletes every principal’s tokens and pending authorizations for it.
+         */
+        delete: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description The provider’s `provider_id`. */
+                    provider_id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Deleted. */
+                204: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description Missing, unknown or revoked API key. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["DetailError"];
+                    };
+                };
+                /** @description The key may not do this. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["DetailError"];
+                    };
+                };
+                /** @description Not found in the caller’s workspace. */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["DetailError"];
+                    };
+                };
+            };
+        };
+        options?: never;
+        head?: never;
+        /**
+         * Update an OAuth provider
+         * @description Omitted fields keep their values; `client_secret: null` removes the secret. Tokens already issued are kept.
+         */
+        patch: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description The provider’s `provider_id`. */
+                    provider_id: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["UpdateOAuthProviderRequest"];
+                };
+            };
+            responses: {
+                /** @description Updated. */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["OAuthProvider"];
+                    };
+                };
+                /** @description Malformed request (for example, invalid JSON). */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["DetailError"];
+                    };
+                };
+                /** @description Missing, unknown or revoked API key. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["DetailError"];
+                    };
+                };
+                /** @description The key may not do this. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["DetailError"];
+                    };
+                };
+                /** @description Not found in the caller’s workspace. */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["DetailError"];
+                    };
+                };
+                /** @description Conflicts with the current state. */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["DetailError"];
+                    };
+                };
+                /** @description Body larger than the configured limit. */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["DetailError"];
+                    };
+                };
+                /** @description Body is not JSON. */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["DetailError"];
+                    };
+                };
+                /** @description A field is missing or invalid. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ValidationError"];
+                    };
+                };
+            };
+        };
+        trace?: never;
+    };
+    "/v2/auth/providers/{provider_id}/token": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Revoke the caller’s token for a provider
+         * @description Deletes the tokens Hangar holds for the calling principal; the next use asks for authorization again. Idempotent.
+         */
+        delete: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    provider_id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Revoked. */
+                204: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description Missing, unknown or revoked API key. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["DetailError"];
+                    };
+                };
+                /** @description The key may not do this. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["DetailError"];
+                    };
+                };
+                /** @description Not found in the caller’s workspace. */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["DetailError"];
+                    };
+                };
+            };
+        };
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -459,10 +1153,40 @@ export interface components {
             error: "Unauthorized" | "Forbidden";
         };
         /**
+         * @description `PENDING`: waiting for the browser. `COMPLETED`: the principal has a token. `CONNECTION_REQUIRED`: the flow failed or timed out; start again.
+         * @enum {string}
+         */
+        AuthSessionStatus: "PENDING" | "COMPLETED" | "CONNECTION_REQUIRED" | "TOKEN_EXPIRED";
+        /**
          * @description `headers`: the stored headers are sent. `oauth`: the run principal’s OAuth access token is sent.
          * @enum {string}
          */
         AuthType: "headers" | "oauth";
+        CreateAuthSessionRequest: {
+            /**
+             * @description The provider’s `provider_id` (or its `id`).
+             * @example github-tools
+             */
+            provider_id: string;
+            /** @description Scopes to request (none by default). */
+            scopes?: string[];
+            /**
+             * @description `REUSE` (the default) answers 200 COMPLETED when the caller already has a usable token; `CREATE` always starts a new authorization.
+             * @enum {string}
+             */
+            strategy?: "REUSE" | "CREATE";
+        };
+        CreateAuthSessionResponse: {
+            /**
+             * Format: uuid
+             * @description Session id, for pending sessions.
+             */
+            id?: string;
+            provider_id: string;
+            status: components["schemas"]["AuthSessionStatus"];
+            /** @description The provider’s authorization URL (with `state` and, for PKCE providers, an S256 challenge): open it in a browser. */
+            verification_url?: string;
+        };
         CreateMcpServerRequest: {
             auth_type?: components["schemas"]["AuthType"];
             external_system_id?: string;
@@ -478,6 +1202,40 @@ export interface components {
              */
             url: string;
             vendor_id?: string;
+        };
+        CreateOAuthProviderRequest: {
+            /**
+             * @description Authorization endpoint (http or https).
+             * @example https://auth.example.com/oauth/authorize
+             */
+            auth_url: string;
+            client_id: string;
+            /** @description Stored encrypted; never returned. */
+            client_secret?: string | null;
+            /**
+             * @description PKCE method. Default `S256`.
+             * @enum {string|null}
+             */
+            code_challenge_method?: "S256" | "plain" | null;
+            /** @example Tools login */
+            name: string;
+            /**
+             * @description Your identifier for the provider, unique within the workspace.
+             * @example github-tools
+             */
+            provider_id: string;
+            provider_type?: components["schemas"]["OAuthProviderType"];
+            token_endpoint_auth_method?: components["schemas"]["TokenEndpointAuthMethod"];
+            /**
+             * @description Token endpoint (http or https).
+             * @example https://auth.example.com/oauth/authorize
+             */
+            token_url: string;
+            /** @description Send a PKCE code challenge with every authorization. Default false. */
+            uses_pkce?: boolean;
+        };
+        DetailError: {
+            detail: string;
         };
         ErrorResponse: {
             /**
@@ -514,6 +1272,14 @@ export interface components {
             msg: string;
             /** @example url_error */
             type: string;
+        };
+        GetAuthSessionResponse: {
+            /** @description Why the session did not complete. */
+            error: string | null;
+            /** Format: uuid */
+            id: string;
+            provider_id: string;
+            status: components["schemas"]["AuthSessionStatus"];
         };
         Info: {
             /** @enum {string} */
@@ -569,10 +1335,51 @@ export interface components {
              */
             value: string;
         };
+        OAuthProvider: {
+            auth_url: string;
+            client_id: string;
+            code_challenge_method: string | null;
+            /** Format: date-time */
+            created_at: string;
+            /** Format: uuid */
+            id: string;
+            /** @description Always false: Hangar does not register clients dynamically. */
+            is_dynamic_client: boolean;
+            /** @description URL of a tool server registered with this provider, if any. */
+            mcp_server_url: string | null;
+            name: string;
+            /**
+             * Format: uuid
+             * @description The workspace that owns the provider.
+             */
+            organization_id: string;
+            provider_id: string;
+            provider_type: string | null;
+            token_endpoint_auth_method: string;
+            token_url: string;
+            /** Format: date-time */
+            updated_at: string;
+            uses_pkce: boolean;
+        };
+        OAuthProviderPage: {
+            /** @description Offset of the next page; a page shorter than `limit` is the last. */
+            offset: number;
+            resources: components["schemas"]["OAuthProvider"][];
+        };
+        /**
+         * @description One of three predefined provider kinds, written as neutral words: `vcshost` (a code host), `office_suite` (a productivity suite), `messaging` (a chat service). Informational: the flow is the same for every kind.
+         * @enum {string|null}
+         */
+        OAuthProviderType: "vcshost" | "office_suite" | "messaging" | null;
         Ok: {
             /** @enum {boolean} */
             ok: true;
         };
+        /**
+         * @description Default `client_secret_post`.
+         * @enum {string}
+         */
+        TokenEndpointAuthMethod: "none" | "client_secret_basic" | "client_secret_post";
         UpdateMcpServerRequest: {
             auth_type?: components["schemas"]["AuthType"];
             /** @description Replaces the whole stored array. */
@@ -581,6 +1388,40 @@ export interface components {
             /** Format: uuid */
             oauth_provider_id?: string | null;
             url?: string;
+        };
+        UpdateOAuthProviderRequest: {
+            /**
+             * @description Authorization endpoint (http or https).
+             * @example https://auth.example.com/oauth/authorize
+             */
+            auth_url?: string;
+            client_id?: string;
+            /** @description A new secret; `null` removes it. Never returned. */
+            client_secret?: string | null;
+            /**
+             * @description PKCE method; `S256` by default.
+             * @enum {string|null}
+             */
+            code_challenge_method?: "S256" | "plain" | null;
+            /** @example Tools login */
+            name?: string;
+            /**
+             * @description Your identifier for the provider, unique within the workspace.
+             * @example github-tools
+             */
+            provider_id?: string;
+            provider_type?: components["schemas"]["OAuthProviderType"];
+            token_endpoint_auth_method?: components["schemas"]["TokenEndpointAuthMethod"] & unknown;
+            /**
+             * @description Token endpoint (http or https).
+             * @example https://auth.example.com/oauth/authorize
+             */
+            token_url?: string;
+            /** @description Send a PKCE code challenge with every authorization. */
+            uses_pkce?: boolean;
+        };
+        ValidationError: {
+            detail: components["schemas"]["FieldIssue"][];
         };
     };
     responses: never;

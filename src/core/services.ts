@@ -2,6 +2,8 @@
 import type { Db } from '../db/index.js';
 import type { Logger } from '../logging.js';
 import { McpServerService } from './mcp-servers/service.js';
+import { OAuthProviderService } from './oauth/providers.js';
+import { OAuthService } from './oauth/service.js';
 import type { Cipher } from './secrets/cipher.js';
 import { WorkspaceService } from './workspaces/service.js';
 
@@ -9,6 +11,8 @@ import { WorkspaceService } from './workspaces/service.js';
 export interface Services {
   workspaces: WorkspaceService;
   mcpServers: McpServerService;
+  oauthProviders: OAuthProviderService;
+  oauth: OAuthService;
 }
 
 /** What services are built from. */
@@ -16,12 +20,20 @@ export interface ServiceDeps {
   db: Db;
   cipher: Cipher;
   logger: Logger;
+  /** Hangar's public base URL (OAuth redirect URIs); known only once the server listens, hence a function. */
+  publicUrl?: () => string;
 }
 
 /** Build the services. */
 export function createServices(deps: ServiceDeps): Services {
+  const oauthProviders = new OAuthProviderService(deps.db, deps.cipher);
   return {
     workspaces: new WorkspaceService(deps.db),
-    mcpServers: new McpServerService(deps.db, deps.cipher),
+    mcpServers: new McpServerService(deps.db, deps.cipher, oauthProviders),
+    oauthProviders,
+    oauth: new OAuthService(deps.db, deps.cipher, oauthProviders, {
+      logger: deps.logger,
+      publicUrl: deps.publicUrl ?? (() => 'http://127.0.0.1:8124'),
+    }),
   };
 }

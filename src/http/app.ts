@@ -3,7 +3,9 @@
 import { randomUUID } from 'node:crypto';
 import { OpenAPIHono } from '@hono/zod-openapi';
 import { bodyLimit } from 'hono/body-limit';
+import { authSessionRoutes } from '../api/auth-sessions/routes.js';
 import { mcpServerRoutes } from '../api/mcp-servers/routes.js';
+import { oauthProviderRoutes } from '../api/oauth-providers/routes.js';
 import { systemRoutes } from '../api/system/routes.js';
 import { HangarError } from '../core/errors.js';
 import { apiKeyAuth } from './auth.js';
@@ -39,6 +41,8 @@ export function createApp(deps: AppDeps): OpenAPIHono<AppEnv> {
 
   app.route('/', systemRoutes(deps));
   app.route('/', mcpServerRoutes(deps));
+  app.route('/', oauthProviderRoutes(deps));
+  app.route('/', authSessionRoutes(deps));
 
   app.openAPIRegistry.registerComponent('securitySchemes', 'ApiKeyAuth', {
     type: 'apiKey',

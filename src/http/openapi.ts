@@ -103,6 +103,8 @@ export function documentConfig(version: string) {
     },
     tags: [
       { name: 'Tool servers', description: 'MCP servers and the credential headers Hangar sends to them.' },
+      { name: 'OAuth providers', description: 'OAuth 2.0 clients of the workspace, used by OAuth-backed tool servers.' },
+      { name: 'Auth sessions', description: 'The OAuth 2.0 authorization-code flow for the calling principal, and its browser callback.' },
       { name: 'Service', description: 'Health and information; no API key needed.' },
     ],
   };
