@@ -1,6 +1,7 @@
 // The dependency bag of core services, built once by the composition root.
 import type { Db } from '../db/index.js';
 import type { Logger } from '../logging.js';
+import { IntegrationService } from './integrations/service.js';
 import { McpServerService } from './mcp-servers/service.js';
 import { OAuthProviderService } from './oauth/providers.js';
 import { OAuthService } from './oauth/service.js';
@@ -13,6 +14,8 @@ export interface Services {
   mcpServers: McpServerService;
   oauthProviders: OAuthProviderService;
   oauth: OAuthService;
+  /** Code-host integrations; `get(workspaceId, id)` resolves credentials for deployments. */
+  integrations: IntegrationService;
 }
 
 /** What services are built from. */
@@ -35,5 +38,6 @@ export function createServices(deps: ServiceDeps): Services {
       logger: deps.logger,
       publicUrl: deps.publicUrl ?? (() => 'http://127.0.0.1:8124'),
     }),
+    integrations: new IntegrationService(deps.db, deps.cipher),
   };
 }

@@ -4,6 +4,7 @@ import { randomUUID } from 'node:crypto';
 import { OpenAPIHono } from '@hono/zod-openapi';
 import { bodyLimit } from 'hono/body-limit';
 import { authSessionRoutes } from '../api/auth-sessions/routes.js';
+import { integrationRoutes } from '../api/integrations/routes.js';
 import { mcpServerRoutes } from '../api/mcp-servers/routes.js';
 import { oauthProviderRoutes } from '../api/oauth-providers/routes.js';
 import { systemRoutes } from '../api/system/routes.js';
@@ -43,6 +44,7 @@ export function createApp(deps: AppDeps): OpenAPIHono<AppEnv> {
   app.route('/', mcpServerRoutes(deps));
   app.route('/', oauthProviderRoutes(deps));
   app.route('/', authSessionRoutes(deps));
+  app.route('/', integrationRoutes(deps));
 
   app.openAPIRegistry.registerComponent('securitySchemes', 'ApiKeyAuth', {
     type: 'apiKey',
