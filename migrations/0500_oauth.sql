@@ -14,6 +14,8 @@ CREATE TABLE oauth_providers (
   code_challenge_method      text,
   provider_type              text,
   mcp_server_url             text,
+  -- Hangar extension: scopes requested when an authorization starts without any (a tool call's).
+  scopes                     text[] NOT NULL DEFAULT '{}',
   token_endpoint_auth_method text NOT NULL DEFAULT 'client_secret_post'
     CHECK (token_endpoint_auth_method IN ('none', 'client_secret_basic', 'client_secret_post')),
   created_at                 timestamptz NOT NULL DEFAULT now(),

@@ -1636,6 +1636,8 @@ export interface components {
              */
             provider_id: string;
             provider_type?: components["schemas"]["OAuthProviderType"];
+            /** @description Hangar extension: scopes requested when an authorization starts without explicit scopes (for example from a tool call). Default none. */
+            scopes?: string[];
             token_endpoint_auth_method?: components["schemas"]["TokenEndpointAuthMethod"];
             /**
              * @description Token endpoint (http or https).
@@ -1767,6 +1769,8 @@ export interface components {
             organization_id: string;
             provider_id: string;
             provider_type: string | null;
+            /** @description Hangar extension: default scopes of an authorization. */
+            scopes: string[];
             token_endpoint_auth_method: string;
             token_url: string;
             /** Format: date-time */
@@ -1823,6 +1827,8 @@ export interface components {
              */
             provider_id?: string;
             provider_type?: components["schemas"]["OAuthProviderType"];
+            /** @description Hangar extension: scopes requested when an authorization starts without explicit scopes (for example from a tool call). Default none. */
+            scopes?: string[];
             token_endpoint_auth_method?: components["schemas"]["TokenEndpointAuthMethod"] & unknown;
             /**
              * @description Token endpoint (http or https).

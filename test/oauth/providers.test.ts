@@ -40,7 +40,7 @@ describe('OAuth providers', () => {
       is_dynamic_client: false,
     });
     expect(Object.keys(p).sort()).toEqual(
-      ['auth_url', 'client_id', 'code_challenge_method', 'created_at', 'id', 'is_dynamic_client', 'mcp_server_url', 'name', 'organization_id', 'provider_id', 'provider_type', 'token_endpoint_auth_method', 'token_url', 'updated_at', 'uses_pkce'],
+      ['auth_url', 'client_id', 'code_challenge_method', 'created_at', 'id', 'is_dynamic_client', 'mcp_server_url', 'name', 'organization_id', 'provider_id', 'provider_type', 'scopes', 'token_endpoint_auth_method', 'token_url', 'updated_at', 'uses_pkce'],
     );
     const raw = await fetch(`${server.url}/v2/auth/providers/tools`, { headers: { 'x-api-key': server.adminKey } });
     expect(await raw.text()).not.toContain(SECRET);

@@ -32,6 +32,10 @@ const fields = {
   code_challenge_method: z.enum(CODE_CHALLENGE_METHODS).nullable().openapi({ description: 'PKCE method; `S256` by default.' }),
   provider_type: ProviderType.nullable(),
   token_endpoint_auth_method: AuthMethod,
+  scopes: z
+    .array(z.string().min(1).regex(/^\S+$/, 'must not contain whitespace'))
+    .max(100)
+    .openapi({ description: 'Hangar extension: scopes requested when an authorization starts without explicit scopes (for example from a tool call). Default none.' }),
 };
 
 export const CreateOAuthProviderRequest = z
@@ -46,6 +50,7 @@ export const CreateOAuthProviderRequest = z
     code_challenge_method: fields.code_challenge_method.optional().openapi({ description: 'PKCE method. Default `S256`.' }),
     provider_type: fields.provider_type.optional(),
     token_endpoint_auth_method: fields.token_endpoint_auth_method.optional().openapi({ description: 'Default `client_secret_post`.' }),
+    scopes: fields.scopes.optional(),
   })
   .openapi('CreateOAuthProviderRequest');
 
@@ -61,6 +66,7 @@ export const UpdateOAuthProviderRequest = z
     code_challenge_method: fields.code_challenge_method.optional(),
     provider_type: fields.provider_type.optional(),
     token_endpoint_auth_method: fields.token_endpoint_auth_method.optional(),
+    scopes: fields.scopes.optional(),
   })
   .openapi('UpdateOAuthProviderRequest');
 
@@ -81,6 +87,7 @@ export const OAuthProviderSchema = z
     mcp_server_url: z.string().nullable().openapi({ description: 'URL of a tool server registered with this provider, if any.' }),
     token_endpoint_auth_method: z.string(),
     is_dynamic_client: z.boolean().openapi({ description: 'Always false: Hangar does not register clients dynamically.' }),
+    scopes: z.array(z.string()).openapi({ description: 'Hangar extension: default scopes of an authorization.' }),
   })
   .openapi('OAuthProvider');
 
@@ -109,5 +116,6 @@ export function presentProvider(p: OAuthProvider): z.infer<typeof OAuthProviderS
     mcp_server_url: p.mcpServerUrl,
     token_endpoint_auth_method: p.tokenEndpointAuthMethod,
     is_dynamic_client: false,
+    scopes: p.scopes,
   };
 }

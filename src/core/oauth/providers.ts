@@ -37,6 +37,8 @@ export interface OAuthProvider {
   providerType: ProviderType | null;
   /** The URL of the first tool server that uses this provider, if any. */
   mcpServerUrl: string | null;
+  /** Scopes requested when an authorization is started without explicit scopes (by a tool call). */
+  scopes: string[];
   tokenEndpointAuthMethod: TokenEndpointAuthMethod;
   createdAt: Date;
   updatedAt: Date;
@@ -54,6 +56,7 @@ export interface CreateOAuthProviderInput {
   code_challenge_method?: CodeChallengeMethod | null | undefined;
   provider_type?: ProviderType | null | undefined;
   token_endpoint_auth_method?: TokenEndpointAuthMethod | undefined;
+  scopes?: string[] | undefined;
 }
 
 /** Fields of an update request: every field optional; `client_secret: null` removes the secret. */
@@ -91,6 +94,7 @@ export class OAuthProviderService {
           code_challenge_method: input.code_challenge_method === undefined ? 'S256' : input.code_challenge_method,
           provider_type: input.provider_type ?? null,
           token_endpoint_auth_method: input.token_endpoint_auth_method ?? 'client_secret_post',
+          scopes: input.scopes ?? [],
         })
         .returning('id')
         .executeTakeFirstOrThrow();
@@ -148,6 +152,7 @@ export class OAuthProviderService {
     if (input.code_challenge_method !== undefined) set.code_challenge_method = input.code_challenge_method;
     if (input.provider_type !== undefined) set.provider_type = input.provider_type;
     if (input.token_endpoint_auth_method !== undefined) set.token_endpoint_auth_method = input.token_endpoint_auth_method;
+    if (input.scopes !== undefined) set.scopes = input.scopes;
     try {
       const row = await this.db
         .updateTable('oauth_providers')
@@ -211,6 +216,7 @@ export class OAuthProviderService {
       providerType: row.provider_type as ProviderType | null,
       mcpServerUrl: row.linked_mcp_server_url ?? row.mcp_server_url,
       tokenEndpointAuthMethod: row.token_endpoint_auth_method,
+      scopes: row.scopes,
       createdAt: row.created_at,
       updatedAt: row.updated_at,
     };

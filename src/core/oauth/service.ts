@@ -83,7 +83,7 @@ export class OAuthService {
     if ((input.strategy ?? 'REUSE') === 'REUSE' && (await this.tokens.has(owner))) {
       return { status: 'COMPLETED', providerId: provider.providerId };
     }
-    const session = await this.createSession(provider, caller.principal, input.scopes ?? []);
+    const session = await this.createSession(provider, caller.principal, input.scopes?.length ? input.scopes : provider.scopes);
     return { status: 'PENDING', id: session.id, providerId: provider.providerId, verificationUrl: session.url };
   }
 
@@ -155,11 +155,11 @@ export class OAuthService {
    * (its `id` or `provider_id`), refreshed when it expires within a minute. Throws
    * OAuthAuthorizationRequired (carrying a fresh authorization URL) when the principal has none.
    */
-  async bearerFor(input: { workspaceId: string; principal: string; providerId: string; scopes?: string[] }): Promise<string> {
+  async bearerFor(input: { workspaceId: string; principal: string; providerId: string; scopes?: string[] | undefined }): Promise<string> {
     const provider = await this.providers.find(input.workspaceId, input.providerId);
     const result = await this.tokens.accessToken({ workspaceId: input.workspaceId, principal: input.principal, provider });
     if (result.kind === 'ok') return result.accessToken;
-    const session = await this.createSession(provider, input.principal, input.scopes ?? []);
+    const session = await this.createSession(provider, input.principal, input.scopes?.length ? input.scopes : provider.scopes);
     throw new OAuthAuthorizationRequired(provider.providerId, session.id, session.url);
   }
 

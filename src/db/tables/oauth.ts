@@ -17,6 +17,7 @@ export interface OAuthProvidersTable {
   code_challenge_method: string | null;
   provider_type: string | null;
   mcp_server_url: string | null;
+  scopes: Generated<string[]>;
   token_endpoint_auth_method: Generated<TokenEndpointAuthMethod>;
   created_at: Generated<Date>;
   updated_at: Generated<Date>;
