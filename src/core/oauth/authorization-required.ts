@@ -14,3 +14,24 @@ export class OAuthAuthorizationRequired extends HangarError {
     );
   }
 }
+
+/** The value of the LangGraph interrupt that pauses a run until the principal has authorized. */
+export interface OAuthInterruptValue {
+  type: 'oauth_authorization_required';
+  provider_id: string;
+  session_id: string;
+  authorization_url: string;
+  /** The tool whose call needs the authorization. */
+  tool_name: string;
+}
+
+/** The interrupt value for `error`, raised while calling `toolName`. */
+export function oauthInterruptValue(error: OAuthAuthorizationRequired, toolName: string): OAuthInterruptValue {
+  return {
+    type: 'oauth_authorization_required',
+    provider_id: error.providerId,
+    session_id: error.sessionId,
+    authorization_url: error.authorizationUrl,
+    tool_name: toolName,
+  };
+}

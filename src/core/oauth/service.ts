@@ -7,6 +7,7 @@ import type { Db } from '../../db/index.js';
 import type { Logger } from '../../logging.js';
 import { type Caller, requireWrite } from '../caller.js';
 import { HangarError } from '../errors.js';
+import type { McpServer } from '../mcp-servers/service.js';
 import type { Cipher } from '../secrets/cipher.js';
 import { OAuthAuthorizationRequired } from './authorization-required.js';
 import { codeChallenge, newCodeVerifier } from './pkce.js';
@@ -161,6 +162,20 @@ export class OAuthService {
     if (result.kind === 'ok') return result.accessToken;
     const session = await this.createSession(provider, input.principal, input.scopes?.length ? input.scopes : provider.scopes);
     throw new OAuthAuthorizationRequired(provider.providerId, session.id, session.url);
+  }
+
+  /**
+   * The headers to send to a tool server for `principal`: its stored headers, plus for
+   * `auth_type: "oauth"` servers `Authorization: Bearer <access token>` (refreshed when needed).
+   * Throws OAuthAuthorizationRequired when the principal has not authorized the server's provider.
+   */
+  async toolServerHeaders(input: { workspaceId: string; principal: string; server: McpServer }): Promise<Record<string, string>> {
+    const headers = Object.fromEntries(input.server.headers.map((h) => [h.key, h.value]));
+    if (input.server.authType !== 'oauth' || !input.server.oauthProviderId) return headers;
+    const token = await this.bearerFor({ workspaceId: input.workspaceId, principal: input.principal, providerId: input.server.oauthProviderId });
+    // The OAuth token wins over any stored Authorization header, whatever its case.
+    for (const key of Object.keys(headers)) if (key.toLowerCase() === 'authorization') delete headers[key];
+    return { ...headers, Authorization: `Bearer ${token}` };
   }
 
   /** Forget the caller's tokens for a provider (they must authorize again). */
