@@ -40,6 +40,10 @@ export class ReadOnlyBackend implements BackendProtocolV2 {
   glob(pattern: string, path?: string) {
     return this.inner.glob(pattern, path);
   }
+  downloadFiles(paths: string[]) {
+    // Skills are discovered by downloading SKILL.md files.
+    return this.inner.downloadFiles ? this.inner.downloadFiles(paths) : paths.map((path) => ({ path, content: null, error: 'file_not_found' as const }));
+  }
   write(filePath: string): WriteResult {
     return { error: this.refusal(filePath) };
   }
