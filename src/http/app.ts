@@ -3,7 +3,10 @@
 import { randomUUID } from 'node:crypto';
 import { OpenAPIHono } from '@hono/zod-openapi';
 import { bodyLimit } from 'hono/body-limit';
+import { agentRoutes } from '../api/agents/routes.js';
+import { gitRoutes } from '../api/agents/git.js';
 import { mcpServerRoutes } from '../api/mcp-servers/routes.js';
+import { modelConfigRoutes } from '../api/model-configs/routes.js';
 import { systemRoutes } from '../api/system/routes.js';
 import { HangarError } from '../core/errors.js';
 import { apiKeyAuth } from './auth.js';
@@ -39,6 +42,9 @@ export function createApp(deps: AppDeps): OpenAPIHono<AppEnv> {
 
   app.route('/', systemRoutes(deps));
   app.route('/', mcpServerRoutes(deps));
+  app.route('/', agentRoutes(deps));
+  app.route('/', gitRoutes(deps));
+  app.route('/', modelConfigRoutes(deps));
 
   app.openAPIRegistry.registerComponent('securitySchemes', 'ApiKeyAuth', {
     type: 'apiKey',

@@ -102,6 +102,8 @@ export function documentConfig(version: string) {
       description: DESCRIPTION,
     },
     tags: [
+      { name: 'Agents', description: 'Agents as versioned file trees: every create and update is a git commit; clone them with `git`.' },
+      { name: 'Model configurations', description: 'Saved model settings an agent can name instead of `<provider>:<model_id>`.' },
       { name: 'Tool servers', description: 'MCP servers and the credential headers Hangar sends to them.' },
       { name: 'Service', description: 'Health and information; no API key needed.' },
     ],
