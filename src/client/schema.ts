@@ -126,6 +126,654 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/deepagents/agents": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List agents
+         * @description `{items, next_cursor}`; deleted agents are not listed.
+         */
+        get: {
+            parameters: {
+                query?: {
+                    /** @description `next_cursor` of the previous page. */
+                    cursor?: string;
+                    /** @description Case-insensitive substring of the name. */
+                    name?: string;
+                    /** @description 1 to 100. */
+                    page_size?: number;
+                    sort_by?: "created_at" | "updated_at" | "name";
+                    sort_order?: "asc" | "desc";
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description One page of agents. */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ListAgentsResponse"];
+                    };
+                };
+                /** @description Missing, unknown or revoked API key. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["AuthError"];
+                    };
+                };
+                /** @description The key may not do this. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["AuthError"];
+                    };
+                };
+                /** @description A field is missing or invalid. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        /**
+         * Create an agent
+         * @description Writes the agent’s file tree (`agent.json`, `AGENTS.md`, `tools.json`, `skills/`, `subagents/`, plus any `files`) as the first commit of its repository. All or nothing: a 4xx writes nothing. Every tool server URL must be registered in the workspace; a model id without a colon must name a saved model configuration.
+         */
+        post: {
+            parameters: {
+                query?: {
+                    /** @description `true` adds `files`, the raw file map. */
+                    include_files?: "true" | "false";
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["CreateAgentRequest"];
+                };
+            };
+            responses: {
+                /** @description Created; `revision` is the first commit. */
+                201: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Agent"];
+                    };
+                };
+                /** @description Malformed request (for example, invalid JSON). */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Missing, unknown or revoked API key. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["AuthError"];
+                    };
+                };
+                /** @description The key may not do this. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["AuthError"];
+                    };
+                };
+                /** @description Body larger than the configured limit. */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Body is not JSON. */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description A field is missing or invalid. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/deepagents/agents/{agent_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get an agent
+         * @description The agent at its head revision.
+         */
+        get: {
+            parameters: {
+                query?: {
+                    /** @description `true` adds `files`, the raw file map. */
+                    include_files?: "true" | "false";
+                };
+                header?: never;
+                path: {
+                    /** @description Agent id. */
+                    agent_id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description The agent. */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Agent"];
+                    };
+                };
+                /** @description Missing, unknown or revoked API key. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["AuthError"];
+                    };
+                };
+                /** @description The key may not do this. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["AuthError"];
+                    };
+                };
+                /** @description Not found in the caller’s workspace. */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description A field is missing or invalid. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        /**
+         * Delete an agent
+         * @description Idempotent (204 again when repeated). The agent’s threads are not deleted; new runs on them answer 502.
+         */
+        delete: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description Agent id. */
+                    agent_id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Deleted. */
+                204: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description Missing, unknown or revoked API key. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["AuthError"];
+                    };
+                };
+                /** @description The key may not do this. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["AuthError"];
+                    };
+                };
+                /** @description A field is missing or invalid. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+            };
+        };
+        options?: never;
+        head?: never;
+        /**
+         * Update an agent
+         * @description Always makes a new commit (new `revision`). A given field replaces its value wholesale (`tools`, `skills`, `subagents`, `extras`, and every nested object); omitted fields keep their values. Concurrent updates are applied one after the other: none is lost and the history stays a single line.
+         */
+        patch: {
+            parameters: {
+                query?: {
+                    /** @description `true` adds `files`, the raw file map. */
+                    include_files?: "true" | "false";
+                };
+                header?: never;
+                path: {
+                    /** @description Agent id. */
+                    agent_id: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["UpdateAgentRequest"];
+                };
+            };
+            responses: {
+                /** @description Updated. */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Agent"];
+                    };
+                };
+                /** @description Malformed request (for example, invalid JSON). */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Missing, unknown or revoked API key. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["AuthError"];
+                    };
+                };
+                /** @description The key may not do this. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["AuthError"];
+                    };
+                };
+                /** @description Not found in the caller’s workspace. */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Body larger than the configured limit. */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Body is not JSON. */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description A field is missing or invalid. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+            };
+        };
+        trace?: never;
+    };
+    "/v1/deepagents/agents/{agent_id}.git/git-upload-pack": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Git: upload-pack
+         * @description Sends the pack of the whole history (no deltas) after the client’s `done`. Used by `git clone` and `git fetch`; not meant for direct calls.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    agent_id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description NAK then the pack (`application/x-git-upload-pack-result`). */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description No such agent in the workspace. */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/deepagents/agents/{agent_id}.git/info/refs": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Git: ref advertisement
+         * @description Read-only git smart HTTP (protocol v0): `git clone http://x:<API_KEY>@<host>/v1/deepagents/agents/<agent_id>.git` (the API key is the basic-auth password; any user name). One branch, `main`, at the agent’s `revision`; `git log` shows the same commits as the revisions endpoint. Query `service=git-upload-pack`.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    agent_id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description pkt-line ref advertisement (`application/x-git-upload-pack-advertisement`). */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description No or unknown key (with `WWW-Authenticate: Basic`). */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description No such agent in the workspace. */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/deepagents/agents/{agent_id}/revisions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List an agent’s revisions
+         * @description Newest first. The same commits `git log` shows on a clone.
+         */
+        get: {
+            parameters: {
+                query?: {
+                    /** @description `next_cursor` of the previous page. */
+                    cursor?: string;
+                    page_size?: number;
+                };
+                header?: never;
+                path: {
+                    /** @description Agent id. */
+                    agent_id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description One page of revisions. */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ListAgentRevisionsResponse"];
+                    };
+                };
+                /** @description Missing, unknown or revoked API key. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["AuthError"];
+                    };
+                };
+                /** @description The key may not do this. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["AuthError"];
+                    };
+                };
+                /** @description Not found in the caller’s workspace. */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description A field is missing or invalid. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/deepagents/agents/{agent_id}/revisions/{revision}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get an agent at a revision
+         * @description The agent as it was after that commit, `files` included. `revision` may be abbreviated to 7 or more hex digits.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description Agent id. */
+                    agent_id: string;
+                    /** @description Commit id. */
+                    revision: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description The agent at that revision. */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["AgentAtRevision"];
+                    };
+                };
+                /** @description Missing, unknown or revoked API key. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["AuthError"];
+                    };
+                };
+                /** @description The key may not do this. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["AuthError"];
+                    };
+                };
+                /** @description Not found in the caller’s workspace. */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description A field is missing or invalid. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/deepagents/auth-sessions": {
         parameters: {
             query?: never;
@@ -618,6 +1266,381 @@ export interface paths {
                     };
                     content: {
                         "application/json": components["schemas"]["McpServer"];
+                    };
+                };
+                /** @description Malformed request (for example, invalid JSON). */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Missing, unknown or revoked API key. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["AuthError"];
+                    };
+                };
+                /** @description The key may not do this. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["AuthError"];
+                    };
+                };
+                /** @description Not found in the caller’s workspace. */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Conflicts with the current state. */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Body larger than the configured limit. */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Body is not JSON. */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description A field is missing or invalid. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+            };
+        };
+        trace?: never;
+    };
+    "/v1/deepagents/model-configs": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List model configurations
+         * @description A bare array, by name.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description The workspace’s model configurations. */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ModelConfig"][];
+                    };
+                };
+                /** @description Missing, unknown or revoked API key. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["AuthError"];
+                    };
+                };
+                /** @description The key may not do this. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["AuthError"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        /**
+         * Save a model configuration
+         * @description Names are unique per workspace and contain no colon.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["CreateModelConfigRequest"];
+                };
+            };
+            responses: {
+                /** @description Saved. */
+                201: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ModelConfig"];
+                    };
+                };
+                /** @description Malformed request (for example, invalid JSON). */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Missing, unknown or revoked API key. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["AuthError"];
+                    };
+                };
+                /** @description The key may not do this. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["AuthError"];
+                    };
+                };
+                /** @description Conflicts with the current state. */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Body larger than the configured limit. */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Body is not JSON. */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description A field is missing or invalid. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/deepagents/model-configs/{model_config_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Get a model configuration */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description Model configuration id. */
+                    model_config_id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description The model configuration. */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ModelConfig"];
+                    };
+                };
+                /** @description Missing, unknown or revoked API key. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["AuthError"];
+                    };
+                };
+                /** @description The key may not do this. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["AuthError"];
+                    };
+                };
+                /** @description Not found in the caller’s workspace. */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description A field is missing or invalid. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        /**
+         * Delete a model configuration
+         * @description Idempotent. Agents that name it fail to start runs until one of that name exists again.
+         */
+        delete: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description Model configuration id. */
+                    model_config_id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Deleted. */
+                204: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description Missing, unknown or revoked API key. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["AuthError"];
+                    };
+                };
+                /** @description The key may not do this. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["AuthError"];
+                    };
+                };
+                /** @description A field is missing or invalid. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+            };
+        };
+        options?: never;
+        head?: never;
+        /**
+         * Update a model configuration
+         * @description Omitted fields keep their values. Agents that name it use the new values on their next run.
+         */
+        patch: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description Model configuration id. */
+                    model_config_id: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["UpdateModelConfigRequest"];
+                };
+            };
+            responses: {
+                /** @description Updated. */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ModelConfig"];
                     };
                 };
                 /** @description Malformed request (for example, invalid JSON). */
@@ -1523,6 +2546,78 @@ export interface paths {
 export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
+        Agent: components["schemas"]["AgentSummary"] & {
+            files?: components["schemas"]["FileMap"];
+            instructions: string;
+            skills: components["schemas"]["SkillSpec"][];
+            subagents: components["schemas"]["SubagentSpec"][];
+            tools: components["schemas"]["ToolsConfig"];
+        };
+        AgentAtRevision: components["schemas"]["Agent"] & {
+            message: string;
+            parent: string | null;
+        };
+        /** @description Stored in `agent.json` and returned; not interpreted by Hangar. */
+        AgentBackend: {
+            [key: string]: unknown;
+        };
+        /** @description Stored and returned; Hangar enforces access by API-key role, not by these fields. */
+        AgentPermissions: {
+            /** @enum {string} */
+            identity?: "personal" | "shared";
+            /** @enum {string} */
+            tenant_access_level?: "read" | "run" | "write";
+            /** @enum {string} */
+            visibility?: "tenant" | "user";
+        } & {
+            [key: string]: unknown;
+        };
+        AgentRevision: {
+            /** @description Paths added, changed or removed by this commit. */
+            changed_paths: string[];
+            /** Format: date-time */
+            created_at: string;
+            /** @description Commit id (40 hex digits); the `revision` the agent had after it. */
+            id: string;
+            message: string;
+            /** @description 1 for the create commit, then one more per update. */
+            number: number;
+            /** @description The previous commit; `null` for the create commit. */
+            parent: string | null;
+        };
+        AgentRuntime: {
+            model: {
+                /**
+                 * @description `<provider>:<model_id>`, or (no colon) the name of a saved model configuration of the workspace.
+                 * @example anthropic:claude-sonnet-4-6
+                 */
+                model_id: string;
+            };
+        };
+        AgentSummary: {
+            backend?: components["schemas"]["AgentBackend"];
+            /** Format: date-time */
+            created_at: string;
+            description: string;
+            /** @description Caller-defined metadata, stored in `agent.json`. */
+            extras: {
+                [key: string]: unknown;
+            };
+            /** Format: uuid */
+            id: string;
+            name: string;
+            /**
+             * Format: uuid
+             * @description Id of the API key that created the agent.
+             */
+            owner_id: string;
+            permissions: components["schemas"]["AgentPermissions"];
+            /** @description Id (40 hex digits) of the head commit. */
+            revision: string;
+            runtime: components["schemas"]["AgentRuntime"];
+            /** Format: date-time */
+            updated_at: string;
+        };
         AuthError: {
             /** @description Why (a Hangar addition). */
             detail?: string;
@@ -1539,6 +2634,26 @@ export interface components {
          * @enum {string}
          */
         AuthType: "headers" | "oauth";
+        /** @description `runtime.model.model_id` is required too (Hangar choice: an agent without a model cannot run). */
+        CreateAgentRequest: {
+            backend?: components["schemas"]["AgentBackend"];
+            description?: string;
+            /** @description Caller-defined metadata, stored in `agent.json`. */
+            extras?: {
+                [key: string]: unknown;
+            };
+            files?: components["schemas"]["FileMap"] & unknown;
+            /** @description The agent’s instructions; `AGENTS.md`. */
+            instructions?: string;
+            name: string;
+            permissions?: components["schemas"]["AgentPermissions"];
+            runtime?: components["schemas"]["AgentRuntime"];
+            /** @description Replaces every skill when given. */
+            skills?: components["schemas"]["SkillSpec"][];
+            /** @description Replaces every subagent when given. */
+            subagents?: components["schemas"]["SubagentSpec"][];
+            tools?: components["schemas"]["ToolsConfigInput"] & unknown;
+        };
         CreateAuthSessionRequest: {
             /**
              * @description The provider’s `provider_id` (or its `id`).
@@ -1614,6 +2729,14 @@ export interface components {
             url: string;
             vendor_id?: string;
         };
+        CreateModelConfigRequest: {
+            /** @description Provider API key; stored encrypted, never returned. */
+            api_key?: string;
+            /** @description `<provider>:<model_id>`. */
+            model_id: string;
+            name: string;
+            parameters?: components["schemas"]["ModelParameters"];
+        };
         CreateOAuthProviderRequest: {
             /**
              * @description Authorization endpoint (http or https).
@@ -1687,6 +2810,14 @@ export interface components {
             /** @example url_error */
             type: string;
         };
+        FileEntry: {
+            /** @description UTF-8 content. On update, `null` deletes the file (Hangar addition). */
+            content?: string | null;
+        };
+        /** @description Every file of the tree; only with `include_files=true`. */
+        FileMap: {
+            [key: string]: components["schemas"]["FileEntry"];
+        };
         GetAuthSessionResponse: {
             /** @description Why the session did not complete. */
             error: string | null;
@@ -1710,6 +2841,15 @@ export interface components {
             storage: "embedded" | "external";
             /** @example 0.1.0 */
             version: string;
+        };
+        ListAgentRevisionsResponse: {
+            items: components["schemas"]["AgentRevision"][];
+            next_cursor: string | null;
+        };
+        ListAgentsResponse: {
+            items: components["schemas"]["AgentSummary"][];
+            /** @description Pass as `cursor` for the next page; `null` on the last page. */
+            next_cursor: string | null;
         };
         McpServer: {
             auth_type: components["schemas"]["AuthType"];
@@ -1748,6 +2888,32 @@ export interface components {
              * @example Bearer sk-...
              */
             value: string;
+        };
+        ModelConfig: {
+            /** Format: date-time */
+            created_at: string;
+            /** @description Whether a provider API key is stored. The key itself is never returned. */
+            has_api_key: boolean;
+            /** Format: uuid */
+            id: string;
+            /** @example openai:gpt-5.4-mini */
+            model_id: string;
+            /** @description What agents put in `runtime.model.model_id` (no colon). */
+            name: string;
+            parameters: components["schemas"]["ModelParameters"];
+            /** Format: date-time */
+            updated_at: string;
+        };
+        ModelParameters: {
+            /**
+             * Format: uri
+             * @description Base URL of an OpenAI-compatible server.
+             */
+            base_url?: string;
+            /** @description Pause between streamed chunks; `scripted` provider only. */
+            delay_ms?: number;
+            max_tokens?: number;
+            temperature?: number;
         };
         OAuthProvider: {
             auth_url: string;
@@ -1791,11 +2957,84 @@ export interface components {
             /** @enum {boolean} */
             ok: true;
         };
+        SkillSpec: {
+            description?: string;
+            /** @description Other files of the skill, by path relative to its folder. */
+            files?: {
+                [key: string]: string;
+            };
+            /** @description Body of `skills/<name>/SKILL.md` after its front matter. */
+            instructions?: string;
+            /** @description Letters, digits, spaces, `_`, `-`; unique within the agent. Folder `skills/<name>/`. */
+            name: string;
+            /**
+             * @description Only `inline` exists.
+             * @enum {string}
+             */
+            type?: "inline";
+        };
+        SubagentSpec: {
+            description?: string;
+            /** @description Body of `subagents/<name>/AGENTS.md` after its front matter. */
+            instructions?: string;
+            /** @description Inherits the agent’s model when absent. */
+            model_id?: string;
+            /** @description Letters, digits, spaces, `_`, `-`; unique within the agent. Folder `subagents/<name>/`. */
+            name: string;
+            tools?: components["schemas"]["ToolsConfigInput"];
+        };
         /**
          * @description Default `client_secret_post`.
          * @enum {string}
          */
         TokenEndpointAuthMethod: "none" | "client_secret_basic" | "client_secret_post";
+        ToolsConfig: {
+            /** @description Keys `{mcp_server_url}::{tool_name}` (extra `::` parts ignored when matching; trailing URL slashes stripped) or a bare tool name. `true`: a person approves each call first. */
+            interrupt_config: {
+                [key: string]: boolean;
+            };
+            /** @description MCP tools of the agent; stored as `tools.json`. */
+            tools: components["schemas"]["ToolSpec"][];
+        };
+        /** @description Written to `subagents/<name>/tools.json` when given. */
+        ToolsConfigInput: {
+            /** @description Default `{}`. */
+            interrupt_config?: {
+                [key: string]: boolean;
+            };
+            /** @description MCP tools of the agent; stored as `tools.json`. Default `[]`. */
+            tools?: components["schemas"]["ToolSpec"][];
+        };
+        ToolSpec: {
+            /** @description Tool display name. */
+            display_name?: string;
+            /** @description Server display name. */
+            mcp_server_name?: string;
+            /** @description Must equal (trailing slashes stripped) the URL of a tool server registered in the workspace. */
+            mcp_server_url: string;
+            /** @description Tool name on the tool server. */
+            name: string;
+        };
+        /** @description Omitted fields keep their values; every update makes a new commit, even one that changes nothing. */
+        UpdateAgentRequest: {
+            backend?: components["schemas"]["AgentBackend"];
+            description?: string;
+            /** @description Caller-defined metadata, stored in `agent.json`. */
+            extras?: {
+                [key: string]: unknown;
+            };
+            files?: components["schemas"]["FileMap"] & unknown;
+            /** @description The agent’s instructions; `AGENTS.md`. */
+            instructions?: string;
+            name?: string;
+            permissions?: components["schemas"]["AgentPermissions"];
+            runtime?: components["schemas"]["AgentRuntime"];
+            /** @description Replaces every skill when given. */
+            skills?: components["schemas"]["SkillSpec"][];
+            /** @description Replaces every subagent when given. */
+            subagents?: components["schemas"]["SubagentSpec"][];
+            tools?: components["schemas"]["ToolsConfigInput"] & unknown;
+        };
         UpdateMcpServerRequest: {
             auth_type?: components["schemas"]["AuthType"];
             /** @description Replaces the whole stored array. */
@@ -1804,6 +3043,13 @@ export interface components {
             /** Format: uuid */
             oauth_provider_id?: string | null;
             url?: string;
+        };
+        UpdateModelConfigRequest: {
+            /** @description A new key, or `null` to remove the stored one. */
+            api_key?: string | null;
+            model_id?: string;
+            name?: string;
+            parameters?: components["schemas"]["ModelParameters"] & unknown;
         };
         UpdateOAuthProviderRequest: {
             /**

@@ -55,6 +55,26 @@ export const errorCatalogue = {
     type: 'conflict',
     meaning: 'A tool server with this URL is already registered in the workspace.',
   },
+  // Agents and their revisions
+  agent_not_found: { status: 404, type: 'not_found', meaning: 'No agent with this id in the workspace (or it was deleted).' },
+  revision_not_found: { status: 404, type: 'not_found', meaning: 'The agent has no revision with this id.' },
+  agent_file_too_large: {
+    status: 413,
+    type: 'payload_too_large',
+    meaning: 'One file of the agent is larger than the per-file limit; `detail` names it.',
+  },
+  agent_too_large: {
+    status: 413,
+    type: 'payload_too_large',
+    meaning: 'The agent’s files together exceed the per-agent size or file-count limit.',
+  },
+  // Saved model configurations
+  model_config_not_found: { status: 404, type: 'not_found', meaning: 'No model configuration with this id in the workspace.' },
+  model_config_name_taken: {
+    status: 409,
+    type: 'conflict',
+    meaning: 'A model configuration with this name already exists in the workspace.',
+  },
   // OAuth providers, authorization sessions and tokens (issue 7)
   oauth_provider_not_found: { status: 404, type: 'not_found', meaning: 'No OAuth provider with this `provider_id` (or id) in the workspace.' },
   oauth_provider_id_taken: {

@@ -1,8 +1,11 @@
 // The dependency bag of core services, built once by the composition root.
 import type { Db } from '../db/index.js';
 import type { Logger } from '../logging.js';
+import { ObjectStore } from '../repo/store.js';
+import { AgentService } from './agents/service.js';
 import { IntegrationService } from './integrations/service.js';
 import { McpServerService } from './mcp-servers/service.js';
+import { ModelConfigService } from './model-configs/service.js';
 import { OAuthProviderService } from './oauth/providers.js';
 import { OAuthService } from './oauth/service.js';
 import type { Cipher } from './secrets/cipher.js';
@@ -12,6 +15,10 @@ import { WorkspaceService } from './workspaces/service.js';
 export interface Services {
   workspaces: WorkspaceService;
   mcpServers: McpServerService;
+  modelConfigs: ModelConfigService;
+  agents: AgentService;
+  /** Git objects of agent repositories (read by the smart-HTTP endpoint). */
+  gitObjects: ObjectStore;
   oauthProviders: OAuthProviderService;
   oauth: OAuthService;
   /** Code-host integrations; `get(workspaceId, id)` resolves credentials for deployments. */
@@ -30,9 +37,15 @@ export interface ServiceDeps {
 /** Build the services. */
 export function createServices(deps: ServiceDeps): Services {
   const oauthProviders = new OAuthProviderService(deps.db, deps.cipher);
+  const mcpServers = new McpServerService(deps.db, deps.cipher, oauthProviders);
+  const modelConfigs = new ModelConfigService(deps.db, deps.cipher);
+  const gitObjects = new ObjectStore(deps.db);
   return {
     workspaces: new WorkspaceService(deps.db),
-    mcpServers: new McpServerService(deps.db, deps.cipher, oauthProviders),
+    mcpServers,
+    modelConfigs,
+    agents: new AgentService(deps.db, gitObjects, mcpServers, modelConfigs),
+    gitObjects,
     oauthProviders,
     oauth: new OAuthService(deps.db, deps.cipher, oauthProviders, {
       logger: deps.logger,
