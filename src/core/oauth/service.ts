@@ -7,13 +7,21 @@ import type { Db } from '../../db/index.js';
 import type { Logger } from '../../logging.js';
 import { type Caller, requireWrite } from '../caller.js';
 import { HangarError } from '../errors.js';
-import type { McpServer } from '../mcp-servers/service.js';
+import type { McpHeader } from '../mcp-servers/service.js';
 import type { Cipher } from '../secrets/cipher.js';
 import { OAuthAuthorizationRequired } from './authorization-required.js';
 import { codeChallenge, newCodeVerifier } from './pkce.js';
 import type { OAuthProvider, OAuthProviderService } from './providers.js';
 import { requestTokens } from './token-endpoint.js';
 import { TokenStore } from './tokens.js';
+
+/** What the OAuth service needs of a tool server (a registration, or the runtime's view of one). */
+export interface OAuthToolServer {
+  headers: McpHeader[];
+  /** `oauth` (or absent with an `oauthProviderId`) means the bearer token is added. */
+  authType?: 'headers' | 'oauth' | undefined;
+  oauthProviderId: string | null;
+}
 
 /** Where the provider sends the browser back, relative to Hangar's public URL. */
 export const CALLBACK_PATH = '/oauth/callback';
@@ -169,13 +177,35 @@ export class OAuthService {
    * `auth_type: "oauth"` servers `Authorization: Bearer <access token>` (refreshed when needed).
    * Throws OAuthAuthorizationRequired when the principal has not authorized the server's provider.
    */
-  async toolServerHeaders(input: { workspaceId: string; principal: string; server: McpServer }): Promise<Record<string, string>> {
+  async toolServerHeaders(input: { workspaceId: string; principal: string; server: OAuthToolServer }): Promise<Record<string, string>> {
     const headers = Object.fromEntries(input.server.headers.map((h) => [h.key, h.value]));
-    if (input.server.authType !== 'oauth' || !input.server.oauthProviderId) return headers;
+    if (input.server.authType === 'headers' || !input.server.oauthProviderId) return headers;
     const token = await this.bearerFor({ workspaceId: input.workspaceId, principal: input.principal, providerId: input.server.oauthProviderId });
     // The OAuth token wins over any stored Authorization header, whatever its case.
     for (const key of Object.keys(headers)) if (key.toLowerCase() === 'authorization') delete headers[key];
     return { ...headers, Authorization: `Bearer ${token}` };
+  }
+
+  /**
+   * An access token of ANY principal of the workspace for the provider, or undefined: used only to
+   * list a tool server's tools (their names and schemas are server metadata, not user data) when an
+   * agent is built, before any run's principal is known. Tool calls always use the run's principal.
+   */
+  async listingBearer(workspaceId: string, providerId: string): Promise<string | undefined> {
+    const provider = await this.providers.find(workspaceId, providerId);
+    const holders = await this.db
+      .selectFrom('oauth_tokens')
+      .select('principal')
+      .where('workspace_id', '=', workspaceId)
+      .where('provider_ref', '=', provider.id)
+      .orderBy('updated_at', 'desc')
+      .limit(5)
+      .execute();
+    for (const { principal } of holders) {
+      const result = await this.tokens.accessToken({ workspaceId, principal, provider });
+      if (result.kind === 'ok') return result.accessToken;
+    }
+    return undefined;
   }
 
   /** Forget the caller's tokens for a provider (they must authorize again). */
