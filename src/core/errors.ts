@@ -83,11 +83,6 @@ export const errorCatalogue = {
     meaning: 'An OAuth provider with this `provider_id` already exists in the workspace.',
   },
   oauth_session_not_found: { status: 404, type: 'not_found', meaning: 'No authorization session with this id for the caller.' },
-  oauth_state_invalid: {
-    status: 400,
-    type: 'invalid_request',
-    meaning: 'The OAuth callback carries an unknown, used or expired `state`; start the authorization again.',
-  },
   oauth_authorization_required: {
     status: 409,
     type: 'conflict',

@@ -199,6 +199,15 @@ describe('authorization-code flow', () => {
     expect(server.logs()).not.toContain('not-the-secret');
   });
 
+  it('sessions whose state expired over a day ago are dropped when a new one starts', async () => {
+    const old = await server.client.POST('/v1/deepagents/auth-sessions', { body: { provider_id: 'tools-client_secret_post-true', strategy: 'CREATE' } });
+    const id = old.data!.id!;
+    await sql("UPDATE oauth_sessions SET expires_at = now() - interval '25 hours' WHERE id = $1", [id]);
+    expect((await server.client.GET('/v1/deepagents/auth-sessions/{session_id}', { params: { path: { session_id: id } } })).data!.status).toBe('CONNECTION_REQUIRED');
+    await server.client.POST('/v1/deepagents/auth-sessions', { body: { provider_id: 'tools-client_secret_post-true', strategy: 'CREATE' } });
+    expect((await server.client.GET('/v1/deepagents/auth-sessions/{session_id}', { params: { path: { session_id: id } } })).response.status).toBe(404);
+  });
+
   it('long polling returns as soon as the callback completes the session', async () => {
     await createProvider('long-poll', 'client_secret_post', true);
     const started = await server.client.POST('/v1/deepagents/auth-sessions', { body: { provider_id: 'long-poll', scopes: ['openid'] } });

@@ -29,6 +29,9 @@ export const CALLBACK_PATH = '/oauth/callback';
 /** How long a started authorization may take before its state stops being accepted. */
 export const SESSION_TTL_MS = 10 * 60_000;
 
+/** How long a session stays readable after its state expired. */
+const SESSION_RETENTION_MS = 24 * 60 * 60_000;
+
 /** Status of an authorization session as clients see it (the hosted API's names). */
 export type SessionStatus = 'PENDING' | 'COMPLETED' | 'CONNECTION_REQUIRED' | 'TOKEN_EXPIRED';
 
@@ -219,6 +222,13 @@ export class OAuthService {
     const state = randomBytes(32).toString('base64url');
     const verifier = provider.usesPkce ? newCodeVerifier() : null;
     const redirectUri = this.redirectUri();
+    // Finished and abandoned sessions are kept a day for polling clients, then dropped here rather
+    // than by a sweeper: starting a session is rare and the delete is indexed by provider.
+    await this.db
+      .deleteFrom('oauth_sessions')
+      .where('provider_ref', '=', provider.id)
+      .where('expires_at', '<', new Date(Date.now() - SESSION_RETENTION_MS))
+      .execute();
     const row = await this.db
       .insertInto('oauth_sessions')
       .values({
