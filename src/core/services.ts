@@ -5,7 +5,10 @@ import { ObjectStore } from '../repo/store.js';
 import { AgentService } from './agents/service.js';
 import { McpServerService } from './mcp-servers/service.js';
 import { ModelConfigService } from './model-configs/service.js';
+import { RunService, type RunPorts } from './runs/service.js';
 import type { Cipher } from './secrets/cipher.js';
+import { ThreadService } from './threads/service.js';
+import type { ThreadStateReader } from './threads/state.js';
 import { WorkspaceService } from './workspaces/service.js';
 
 /** Every core service. */
@@ -16,6 +19,14 @@ export interface Services {
   agents: AgentService;
   /** Git objects of agent repositories (read by the smart-HTTP endpoint). */
   gitObjects: ObjectStore;
+  threads: ThreadService;
+  runs: RunService;
+}
+
+/** What threads and runs need of the agent runtime (src/runtime). */
+export interface RuntimePorts {
+  state: ThreadStateReader;
+  runs: RunPorts;
 }
 
 /** What services are built from. */
@@ -23,6 +34,8 @@ export interface ServiceDeps {
   db: Db;
   cipher: Cipher;
   logger: Logger;
+  /** The running agent runtime; without it (operator commands) threads and runs refuse to work. */
+  runtime?: RuntimePorts | undefined;
 }
 
 /** Build the services. */
@@ -30,11 +43,23 @@ export function createServices(deps: ServiceDeps): Services {
   const mcpServers = new McpServerService(deps.db, deps.cipher);
   const modelConfigs = new ModelConfigService(deps.db, deps.cipher);
   const gitObjects = new ObjectStore(deps.db);
+  const agents = new AgentService(deps.db, gitObjects, mcpServers, modelConfigs);
+  const runtime = deps.runtime ?? offlineRuntime();
+  const threads = new ThreadService(deps.db, agents, runtime.state);
   return {
     workspaces: new WorkspaceService(deps.db),
     mcpServers,
     modelConfigs,
-    agents: new AgentService(deps.db, gitObjects, mcpServers, modelConfigs),
+    agents,
     gitObjects,
+    threads,
+    runs: new RunService(deps.db, threads, agents, runtime.runs),
   };
+}
+
+function offlineRuntime(): RuntimePorts {
+  const refuse = (): never => {
+    throw new Error('the agent runtime is not running in this process');
+  };
+  return { state: { current: refuse, history: refuse, forget: refuse }, runs: { announce: refuse, subscribe: refuse } };
 }
