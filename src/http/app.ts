@@ -8,6 +8,8 @@ import { gitRoutes } from '../api/agents/git.js';
 import { mcpServerRoutes } from '../api/mcp-servers/routes.js';
 import { modelConfigRoutes } from '../api/model-configs/routes.js';
 import { systemRoutes } from '../api/system/routes.js';
+import { threadRoutes } from '../api/threads/routes.js';
+import { runRoutes } from '../api/threads/runs.js';
 import { HangarError } from '../core/errors.js';
 import { apiKeyAuth } from './auth.js';
 import type { AppDeps } from './deps.js';
@@ -43,6 +45,8 @@ export function createApp(deps: AppDeps): OpenAPIHono<AppEnv> {
   app.route('/', systemRoutes(deps));
   app.route('/', mcpServerRoutes(deps));
   app.route('/', agentRoutes(deps));
+  app.route('/', threadRoutes(deps));
+  app.route('/', runRoutes(deps));
   app.route('/', gitRoutes(deps));
   app.route('/', modelConfigRoutes(deps));
 
