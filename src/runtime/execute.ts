@@ -42,7 +42,8 @@ export async function executeRun(options: ExecuteOptions): Promise<RunOutcome> {
       const event = translate(chunk, ctx);
       if (event) writer.append(event);
     }
-    return interrupted ? { status: 'success', thread: 'interrupted' } : { status: 'success', thread: 'idle' };
+    const droppedTools = agent.dropped.map((d) => ({ name: d.name, mcp_server_url: d.mcpServerUrl, reason: d.reason }));
+    return { status: 'success', thread: interrupted ? 'interrupted' : 'idle', droppedTools };
   } catch (error) {
     const failure = describe(error);
     writer.append({ kind: 'error', data: failure });
