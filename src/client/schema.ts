@@ -1719,6 +1719,959 @@ export interface paths {
         };
         trace?: never;
     };
+    "/v1/deepagents/threads": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Create a thread
+         * @description A thread belongs to one agent. `options` are echoed in `metadata` as `is_test_run` and `skip_memory_write_protection`.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["CreateThreadRequest"];
+                };
+            };
+            responses: {
+                /** @description Created. */
+                201: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Thread"];
+                    };
+                };
+                /** @description Malformed request (for example, invalid JSON). */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Missing, unknown or revoked API key. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["AuthError"];
+                    };
+                };
+                /** @description The key may not do this. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["AuthError"];
+                    };
+                };
+                /** @description Not found in the caller’s workspace. */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Body larger than the configured limit. */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Body is not JSON. */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description A field is missing or invalid. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/deepagents/threads/{thread_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a thread
+         * @description Threads of a deleted agent stay readable.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description Thread id. */
+                    thread_id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description The thread. */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Thread"];
+                    };
+                };
+                /** @description Missing, unknown or revoked API key. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["AuthError"];
+                    };
+                };
+                /** @description The key may not do this. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["AuthError"];
+                    };
+                };
+                /** @description Not found in the caller’s workspace. */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description A field is missing or invalid. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        /**
+         * Delete a thread
+         * @description Deletes the thread, its runs, their event logs and its checkpoints. A thread that does not exist is a 404.
+         */
+        delete: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description Thread id. */
+                    thread_id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Deleted. */
+                204: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description Missing, unknown or revoked API key. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["AuthError"];
+                    };
+                };
+                /** @description The key may not do this. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["AuthError"];
+                    };
+                };
+                /** @description Not found in the caller’s workspace. */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description A field is missing or invalid. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+            };
+        };
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/deepagents/threads/{thread_id}/history": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get the history of a thread
+         * @description Past states (one per checkpoint), newest first.
+         */
+        get: {
+            parameters: {
+                query?: {
+                    /** @description Default 10. */
+                    limit?: number;
+                };
+                header?: never;
+                path: {
+                    /** @description Thread id. */
+                    thread_id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description States, newest first. */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ThreadState"][];
+                    };
+                };
+                /** @description Missing, unknown or revoked API key. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["AuthError"];
+                    };
+                };
+                /** @description The key may not do this. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["AuthError"];
+                    };
+                };
+                /** @description Not found in the caller’s workspace. */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description A field is missing or invalid. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/deepagents/threads/{thread_id}/runs": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the runs of a thread
+         * @description Newest first.
+         */
+        get: {
+            parameters: {
+                query?: {
+                    /** @description Default 10. */
+                    limit?: number;
+                    offset?: number | null;
+                    status?: "pending" | "running" | "success" | "error" | "interrupted" | "timeout";
+                };
+                header?: never;
+                path: {
+                    /** @description Thread id. */
+                    thread_id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Runs, newest first. */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Run"][];
+                    };
+                };
+                /** @description Missing, unknown or revoked API key. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["AuthError"];
+                    };
+                };
+                /** @description The key may not do this. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["AuthError"];
+                    };
+                };
+                /** @description Not found in the caller’s workspace. */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description A field is missing or invalid. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/deepagents/threads/{thread_id}/runs/{run_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Get a run */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description Run id. */
+                    run_id: string;
+                    /** @description Thread id. */
+                    thread_id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description The run. */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Run"];
+                    };
+                };
+                /** @description Missing, unknown or revoked API key. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["AuthError"];
+                    };
+                };
+                /** @description The key may not do this. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["AuthError"];
+                    };
+                };
+                /** @description Not found in the caller’s workspace. */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description A field is missing or invalid. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/deepagents/threads/{thread_id}/runs/{run_id}/stream": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Join the stream of a run
+         * @description Replays the run’s events after `Last-Event-ID` (from the start without it), then follows live events until the run ends.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: {
+                    /** @description Last event id received. */
+                    "last-event-id"?: string;
+                };
+                path: {
+                    /** @description Run id. */
+                    run_id: string;
+                    /** @description Thread id. */
+                    thread_id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Server-sent events: `event: <name>`, `data: <json>`, `id: <n>` (increasing per run) per event. First `metadata` `{run_id, attempt}`; then, per requested mode, `values` (full state with `messages`, `files`, `tools`), `updates` (keyed by node or middleware; `null` when a node changed nothing) and `messages` (`[chunk, metadata]`). With `stream_subgraphs`, subagent events are named `<mode>|<namespace>`. A failed run sends `error` `{error, message}`. `: heartbeat` comments keep an idle stream open. `Content-Location` names the run. */
+                200: {
+                    headers: {
+                        /** @description Path of the run: `/v1/deepagents/threads/{thread_id}/runs/{run_id}`. */
+                        "Content-Location"?: string;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "text/event-stream": string;
+                    };
+                };
+                /** @description Missing, unknown or revoked API key. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["AuthError"];
+                    };
+                };
+                /** @description The key may not do this. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["AuthError"];
+                    };
+                };
+                /** @description Not found in the caller’s workspace. */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description A field is missing or invalid. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/deepagents/threads/{thread_id}/runs/stream": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Start a run and stream its events
+         * @description Runs the thread’s agent at its latest revision on the given messages. One active run per thread: a second is a 409 (`thread_busy`). A thread whose agent was deleted answers 502 (`agent_deleted`). Closing the stream does not stop the run; its events stay in the run’s log.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description Thread id. */
+                    thread_id: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["StreamRunRequest"];
+                };
+            };
+            responses: {
+                /** @description Server-sent events: `event: <name>`, `data: <json>`, `id: <n>` (increasing per run) per event. First `metadata` `{run_id, attempt}`; then, per requested mode, `values` (full state with `messages`, `files`, `tools`), `updates` (keyed by node or middleware; `null` when a node changed nothing) and `messages` (`[chunk, metadata]`). With `stream_subgraphs`, subagent events are named `<mode>|<namespace>`. A failed run sends `error` `{error, message}`. `: heartbeat` comments keep an idle stream open. `Content-Location` names the run. */
+                200: {
+                    headers: {
+                        /** @description Path of the run: `/v1/deepagents/threads/{thread_id}/runs/{run_id}`. */
+                        "Content-Location"?: string;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "text/event-stream": string;
+                    };
+                };
+                /** @description Malformed request (for example, invalid JSON). */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Missing, unknown or revoked API key. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["AuthError"];
+                    };
+                };
+                /** @description The key may not do this. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["AuthError"];
+                    };
+                };
+                /** @description Not found in the caller’s workspace. */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Conflicts with the current state. */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Body larger than the configured limit. */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Body is not JSON. */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description A field is missing or invalid. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description An upstream dependency failed. */
+                502: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/deepagents/threads/{thread_id}/state": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get the state of a thread
+         * @description Values (`messages`, `files`, …), next nodes, pending interrupts and the checkpoint, from the latest checkpoint.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description Thread id. */
+                    thread_id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description The current state. */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ThreadState"];
+                    };
+                };
+                /** @description Missing, unknown or revoked API key. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["AuthError"];
+                    };
+                };
+                /** @description The key may not do this. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["AuthError"];
+                    };
+                };
+                /** @description Not found in the caller’s workspace. */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description A field is missing or invalid. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/deepagents/threads/count": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Count threads
+         * @description How many threads match the same filters as search. The body is optional.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: {
+                content: {
+                    "application/json": components["schemas"]["CountThreadsRequest"];
+                };
+            };
+            responses: {
+                /** @description The number of matching threads. */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": number;
+                    };
+                };
+                /** @description Malformed request (for example, invalid JSON). */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Missing, unknown or revoked API key. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["AuthError"];
+                    };
+                };
+                /** @description The key may not do this. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["AuthError"];
+                    };
+                };
+                /** @description Body is not JSON. */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description A field is missing or invalid. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/deepagents/threads/search": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Search threads
+         * @description Threads of the workspace by agent, status and metadata (containment), newest first. The body is optional.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: {
+                content: {
+                    "application/json": components["schemas"]["SearchThreadsRequest"];
+                };
+            };
+            responses: {
+                /** @description Matching threads. */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Thread"][];
+                    };
+                };
+                /** @description Malformed request (for example, invalid JSON). */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Missing, unknown or revoked API key. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["AuthError"];
+                    };
+                };
+                /** @description The key may not do this. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["AuthError"];
+                    };
+                };
+                /** @description Body is not JSON. */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description A field is missing or invalid. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/integrations/forge/vcshost": {
         parameters: {
             query?: never;
@@ -2634,6 +3587,23 @@ export interface components {
          * @enum {string}
          */
         AuthType: "headers" | "oauth";
+        CheckpointRef: {
+            checkpoint_id: string;
+            checkpoint_ns: string;
+            thread_id: string;
+        } | null;
+        CountThreadsRequest: {
+            /**
+             * Format: uuid
+             * @description Only threads of this agent.
+             */
+            agent_id?: string;
+            /** @description Only threads whose metadata contains all these pairs. */
+            metadata?: {
+                [key: string]: unknown;
+            };
+            status?: components["schemas"]["ThreadStatus"];
+        };
         /** @description `runtime.model.model_id` is required too (Hangar choice: an agent without a model cannot run). */
         CreateAgentRequest: {
             backend?: components["schemas"]["AgentBackend"];
@@ -2769,6 +3739,23 @@ export interface components {
             token_url: string;
             /** @description Send a PKCE code challenge with every authorization. Default false. */
             uses_pkce?: boolean;
+        };
+        CreateThreadRequest: {
+            /**
+             * Format: uuid
+             * @description The agent that runs on this thread.
+             */
+            agent_id: string;
+            /** @description Your own key/value pairs, searchable with `POST /threads/search`. */
+            metadata?: {
+                [key: string]: unknown;
+            };
+            options?: {
+                /** @description When true, writes under `/memories/` do not wait for approval (echoed in metadata). */
+                skip_memory_write_protection?: boolean;
+                /** @description Marks the thread as a test run (echoed in metadata as `is_test_run`). */
+                test_run?: boolean;
+            };
         };
         CreateVcshostIntegrationRequest: components["schemas"]["CreateGithubIntegration"] | components["schemas"]["CreateGitIntegration"];
         DetailError: {
@@ -2957,6 +3944,59 @@ export interface components {
             /** @enum {boolean} */
             ok: true;
         };
+        Run: {
+            /** Format: uuid */
+            agent_id: string;
+            /**
+             * Format: uuid
+             * @description The agent id (LangGraph Platform calls the agent an assistant).
+             */
+            assistant_id: string;
+            attempt: number;
+            /** Format: date-time */
+            created_at: string;
+            /** Format: date-time */
+            ended_at: string | null;
+            error: {
+                error: string;
+                message: string;
+            } | null;
+            metadata: {
+                [key: string]: unknown;
+            };
+            /** @description The agent revision (commit) the run executes. */
+            revision: string;
+            /** Format: uuid */
+            run_id: string;
+            /** Format: date-time */
+            started_at: string | null;
+            status: components["schemas"]["RunStatus"];
+            /** Format: uuid */
+            thread_id: string;
+            /** Format: date-time */
+            updated_at: string;
+        };
+        /** @enum {string} */
+        RunStatus: "pending" | "running" | "success" | "error" | "interrupted" | "timeout";
+        SearchThreadsRequest: {
+            /**
+             * Format: uuid
+             * @description Only threads of this agent.
+             */
+            agent_id?: string;
+            /**
+             * @description At most this many threads (default 10).
+             * @default 10
+             */
+            limit: number;
+            /** @description Only threads whose metadata contains all these pairs. */
+            metadata?: {
+                [key: string]: unknown;
+            };
+            /** @default 0 */
+            offset: number;
+            status?: components["schemas"]["ThreadStatus"];
+        };
         SkillSpec: {
             description?: string;
             /** @description Other files of the skill, by path relative to its folder. */
@@ -2973,6 +4013,31 @@ export interface components {
              */
             type?: "inline";
         };
+        StreamRunRequest: {
+            /**
+             * Format: uuid
+             * @description Required; must be the thread’s agent.
+             */
+            agent_id: string;
+            /** @description Input messages, appended to the thread’s conversation. */
+            messages: {
+                content: string;
+                /**
+                 * @description `user`, `assistant`, `system` or `tool`.
+                 * @enum {string}
+                 */
+                role: "user" | "assistant" | "system" | "tool";
+            }[];
+            /** @description Any of `values`, `updates`, `messages-tuple` (event name `messages`). Default `["values"]`. */
+            stream_mode?: ("values" | "updates" | "messages-tuple")[];
+            /** @description Also stream subagents’ events, named `<mode>|<namespace>`. Default false. */
+            stream_subgraphs?: boolean;
+            /**
+             * @description IANA zone; the local date and time there go into the system prompt. UTC when absent or unknown.
+             * @example Europe/Paris
+             */
+            user_timezone?: string;
+        };
         SubagentSpec: {
             description?: string;
             /** @description Body of `subagents/<name>/AGENTS.md` after its front matter. */
@@ -2983,6 +4048,45 @@ export interface components {
             name: string;
             tools?: components["schemas"]["ToolsConfigInput"];
         };
+        Thread: {
+            /** Format: uuid */
+            agent_id: string;
+            /** Format: date-time */
+            created_at: string;
+            /** Format: uuid */
+            id: string;
+            /** @description Your metadata plus `is_test_run`, `skip_memory_write_protection`, `tenant_id` and `ls_user_id`. */
+            metadata: {
+                [key: string]: unknown;
+            };
+            status: components["schemas"]["ThreadStatus"];
+            /** Format: date-time */
+            updated_at: string;
+        };
+        ThreadState: {
+            checkpoint: components["schemas"]["CheckpointRef"];
+            created_at: string | null;
+            /** @description Pending interrupts. */
+            interrupts: {
+                id: string | null;
+                value?: unknown;
+            }[];
+            metadata: {
+                [key: string]: unknown;
+            };
+            /** @description Nodes that run next; empty when the thread is at rest. */
+            next: string[];
+            parent_checkpoint: components["schemas"]["CheckpointRef"];
+            /** @description The graph state: `messages`, `files`, … */
+            values: {
+                [key: string]: unknown;
+            };
+        };
+        /**
+         * @description `idle`: ready for a run. `busy`: a run is pending or running. `interrupted`: waiting for a person. `error`: the last run failed (a new run may start).
+         * @enum {string}
+         */
+        ThreadStatus: "idle" | "busy" | "interrupted" | "error";
         /**
          * @description Default `client_secret_post`.
          * @enum {string}

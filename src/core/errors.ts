@@ -75,6 +75,19 @@ export const errorCatalogue = {
     type: 'conflict',
     meaning: 'A model configuration with this name already exists in the workspace.',
   },
+  // Threads and runs
+  thread_not_found: { status: 404, type: 'not_found', meaning: 'No thread with this id in the workspace.' },
+  run_not_found: { status: 404, type: 'not_found', meaning: 'No run with this id on this thread.' },
+  thread_busy: {
+    status: 409,
+    type: 'conflict',
+    meaning: 'The thread already has a pending or running run (one active run per thread); wait for it to finish.',
+  },
+  agent_deleted: {
+    status: 502,
+    type: 'upstream',
+    meaning: "The thread's agent was deleted, so no new run can start on the thread (its history stays readable).",
+  },
   // OAuth providers, authorization sessions and tokens (issue 7)
   oauth_provider_not_found: { status: 404, type: 'not_found', meaning: 'No OAuth provider with this `provider_id` (or id) in the workspace.' },
   oauth_provider_id_taken: {

@@ -14,7 +14,7 @@ import type { OAuthService, OAuthToolServer } from '../core/oauth/service.js';
  * The `configurable` key that carries the run's principal (the API key's principal). The run worker
  * sets it; OAuth-backed tool calls act for this principal.
  */
-export const PRINCIPAL_CONFIG_KEY = 'hangar_principal';
+export const PRINCIPAL_CONFIG_KEY = 'principal';
 
 /** The principal of a run, from its config. */
 export function principalOf(config: RunnableConfig | undefined): string | undefined {

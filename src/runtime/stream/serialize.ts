@@ -2,10 +2,13 @@
 // `tool_calls`, `usage_metadata`, …), never LangChain's constructor JSON.
 import { isBaseMessage, isBaseMessageChunk, type BaseMessage } from '@langchain/core/messages';
 
-/** A message as a plain dict; chunks keep their class name as `type` (`AIMessageChunk`). */
-export function messageToDict(message: BaseMessage): Record<string, unknown> {
+/**
+ * A message as a plain dict. A token chunk (`asChunk`) keeps its class name as `type`
+ * (`AIMessageChunk`); in state and updates a streamed reply is a whole message (`ai`).
+ */
+export function messageToDict(message: BaseMessage, asChunk = false): Record<string, unknown> {
   const m = message as BaseMessage & Record<string, unknown>;
-  const chunk = isBaseMessageChunk(message);
+  const chunk = asChunk && isBaseMessageChunk(message);
   const out: Record<string, unknown> = {
     type: chunk ? message.constructor.name : message.getType(),
     content: toWire(message.content),

@@ -56,7 +56,7 @@ export function translate(chunk: unknown, ctx: TranslateContext): RunEvent | und
       const [message, metadata] = payload as [unknown, Record<string, unknown>];
       const meta: Record<string, unknown> = {};
       for (const key of MESSAGE_METADATA_KEYS) if (metadata[key] !== undefined) meta[key] = metadata[key];
-      const dict = isBaseMessage(message) ? messageToDict(message) : (toWire(message) as Record<string, unknown>);
+      const dict = isBaseMessage(message) ? messageToDict(message, true) : (toWire(message) as Record<string, unknown>);
       return { kind: 'messages', ns, data: [dict, meta] };
     }
     default:
@@ -71,5 +71,6 @@ export function hasInterrupt(chunk: unknown): boolean {
 }
 
 function isEmptyUpdate(update: unknown): boolean {
-  return update === null || update === undefined || (typeof update === 'object' && !Array.isArray(update) && Object.keys(update).length === 0);
+  // Middleware hooks that change nothing return `{key: undefined}`: still no update.
+  return update === null || update === undefined || (typeof update === 'object' && !Array.isArray(update) && Object.values(update).every((v) => v === undefined));
 }
