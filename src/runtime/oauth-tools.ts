@@ -114,7 +114,7 @@ export function oauthToolAccess(oauth: OAuthService, workspaceId: string): OAuth
     },
     beforeToolCall(server) {
       return async (_request, _state, config) => ({
-        headers: await oauth.toolServerHeaders({ ...withoutOAuthFlag(contextOf(config)), server }),
+        headers: await oauth.toolServerHeaders({ workspaceId, principal: contextOf(config).principal, server }),
       });
     },
     guard(tool, server) {
@@ -156,6 +156,3 @@ export function oauthToolAccess(oauth: OAuthService, workspaceId: string): OAuth
   };
 }
 
-function withoutOAuthFlag(context: OAuthToolContext): { workspaceId: string; principal: string } {
-  return { workspaceId: context.workspaceId, principal: context.principal };
-}

@@ -49,6 +49,9 @@ export async function listGithubRepositories(input: {
     const items = (Array.isArray(body) ? body : (body as { repositories?: unknown }).repositories) as GithubRepo[] | undefined;
     if (!Array.isArray(items)) throw new HangarError('vcshost_error', 'the code host answered the repository list in an unexpected shape');
     for (const r of items) {
+      if (typeof r?.id !== 'number' || typeof r.name !== 'string' || typeof r.owner?.login !== 'string') {
+        throw new HangarError('vcshost_error', 'the code host answered a repository without id, name or owner');
+      }
       repos.push({ host_integration_id: input.integrationId, id: r.id, name: r.name, owner: r.owner.login, url: r.html_url, default_branch: r.default_branch });
     }
     next = nextLink(response.headers.get('link'));
