@@ -90,6 +90,7 @@ export class WorkerPool implements BackgroundTask {
         callbacks: (agent) => runCallbacks(this.runtime.callbackFactories, { run, modelName: agent.modelName }),
         signal: abort.signal,
         recursionLimit: this.settings.recursionLimit,
+        durability: this.settings.checkpointDurability,
       });
       await writer.flush();
       const settled = await this.runtime.queue.finish(run, outcome);
