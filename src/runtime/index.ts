@@ -126,7 +126,13 @@ export class Runtime {
   /** What a built agent depends on besides its revision: registrations that can change under it. */
   private async cacheKey(workspaceId: string, deps: AgentDependencies): Promise<string> {
     const servers = await Promise.all(
-      deps.urls.map(async (u) => `${u}@${(await this.deps.mcpServers.findByUrl(workspaceId, u))?.updatedAt.getTime() ?? '-'}`),
+      deps.urls.map(async (u) => {
+        const s = await this.deps.mcpServers.findByUrl(workspaceId, u);
+        // An OAuth-backed server's tools are listed once someone has authorized it: rebuild then.
+        const grant =
+          s?.authType === 'oauth' && s.oauthProviderId && this.deps.oauth ? `:${(await this.deps.oauth.hasGrant(workspaceId, s.oauthProviderId)) ? 'granted' : 'none'}` : '';
+        return `${u}@${s?.updatedAt.getTime() ?? '-'}${grant}`;
+      }),
     );
     const models = await Promise.all(
       deps.models.map(async (name) => `${name}@${(await this.deps.modelConfigs.findByName(workspaceId, name))?.updatedAt.getTime() ?? '-'}`),

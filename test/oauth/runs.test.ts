@@ -60,6 +60,8 @@ describe('runs with an OAuth-backed tool server', () => {
     const secondThread = await createThread(server, agentId);
     const second = await start(server, secondThread, { agent_id: agentId, messages: [{ role: 'user', content: '/call whoami {}' }], stream_mode: ['values'] }, key);
     const events = await collect(second);
+    // Rebuilt now that someone has authorized: the tool is listed with its own description.
+    expect(lastValues(events).tools).toContainEqual({ name: 'whoami', description: 'Who the bearer token belongs to.' });
     expect(lastAiText(lastValues(events))).toBe(`Done.\nwhoami: ${JSON.stringify({ sub: oidc.accountId, client_id: oidc.clients.post.id })}`);
     expect(tools.refused).toBe(0);
     const token = await server.hangar.services.oauth.bearerFor({

@@ -211,6 +211,18 @@ export class OAuthService {
     return undefined;
   }
 
+  /** Whether any principal of the workspace holds tokens for the provider (`id`); one indexed read. */
+  async hasGrant(workspaceId: string, providerRef: string): Promise<boolean> {
+    const row = await this.db
+      .selectFrom('oauth_tokens')
+      .select('principal')
+      .where('workspace_id', '=', workspaceId)
+      .where('provider_ref', '=', providerRef)
+      .limit(1)
+      .executeTakeFirst();
+    return row !== undefined;
+  }
+
   /** Forget the caller's tokens for a provider (they must authorize again). */
   async revoke(caller: Caller, providerId: string): Promise<void> {
     requireWrite(caller);
