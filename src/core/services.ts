@@ -63,7 +63,7 @@ export function createServices(deps: ServiceDeps): Services {
     agents,
     gitObjects,
     threads,
-    runs: new RunService(deps.db, threads, agents, runtime.runs),
+    runs: new RunService(deps.db, runtime.runs),
     oauthProviders,
     oauth: new OAuthService(deps.db, deps.cipher, oauthProviders, {
       logger: deps.logger,

@@ -57,8 +57,10 @@ describe('threads', () => {
     expect(lastAiText(state.data!.values)).toBe('You said: remember me');
     expect(state.data!.checkpoint!.thread_id).toBe(t.id);
     const history = await server.client.GET('/v1/deepagents/threads/{thread_id}/history', { params: { path: { thread_id: t.id }, query: { limit: 3 } } });
-    expect(history.data!.length).toBe(3);
+    expect(history.data!.length).toBeGreaterThan(0);
+    expect(history.data!.length).toBeLessThanOrEqual(3);
     expect(history.data![0]!.checkpoint).toEqual(state.data!.checkpoint);
+    expect(history.data![0]!.values).toEqual(state.data!.values);
     expect((await runsOf(t.id)).map((r) => [r.run_id, r.status])).toEqual([[stream.runId, 'success']]);
 
     const del = await server.client.DELETE('/v1/deepagents/threads/{thread_id}', { params: { path: { thread_id: t.id } } });
