@@ -217,6 +217,31 @@ describe('authorization-code flow', () => {
   });
 });
 
+describe('a provider that forgot the grant', () => {
+  it('a refresh refused with invalid_grant drops the tokens and asks for authorization again', async () => {
+    const providerId = 'tools-client_secret_post-true';
+    expect(await server.hangar.services.oauth.bearerFor({ workspaceId, principal: admin, providerId })).toBeTruthy();
+    // A restarted authorization server (in-memory storage) knows none of the tokens it issued.
+    await oidc.close();
+    oidc = await startOidcServer({ redirectUri: `${server.url}/oauth/callback` });
+    const moved = await server.client.PATCH('/v2/auth/providers/{provider_id}', {
+      params: { path: { provider_id: providerId } },
+      body: { auth_url: oidc.authUrl, token_url: oidc.tokenUrl },
+    });
+    expect(moved.response.status).toBe(200);
+    await sql("UPDATE oauth_tokens SET expires_at = now() - interval '1 second' WHERE principal = $2 AND provider_ref = (SELECT id FROM oauth_providers WHERE provider_id = $1)", [providerId, admin]);
+    const error = await server.hangar.services.oauth.bearerFor({ workspaceId, principal: admin, providerId }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(OAuthAuthorizationRequired);
+    expect((error as OAuthAuthorizationRequired).authorizationUrl.startsWith(`${oidc.authUrl}?`)).toBe(true);
+    const again = await server.client.POST('/v1/deepagents/auth-sessions', { body: { provider_id: providerId } });
+    expect(again.response.status).toBe(201); // REUSE found nothing usable
+    // Authorizing again at the new server works.
+    await oidc.authorizeInBrowser((error as OAuthAuthorizationRequired).authorizationUrl, `${server.url}/oauth/callback`);
+    const token = await server.hangar.services.oauth.bearerFor({ workspaceId, principal: admin, providerId });
+    expect((await oidc.introspect(token)).active).toBe(true);
+  });
+});
+
 describe('bad input on the flow routes', () => {
   const cases: { name: string; method: string; path: string; body?: string; status: number; code: string }[] = [
     { name: 'start without provider_id', method: 'POST', path: '/v1/deepagents/auth-sessions', body: '{}', status: 422, code: 'validation_failed' },
