@@ -11,6 +11,7 @@ import { ensureDatabase, startEmbeddedDatabase, type EmbeddedDatabase } from './
 import { openDatabase, type DatabaseHandle } from './db/index.js';
 import { migrate } from './db/migrate.js';
 import { createApp } from './http/app.js';
+import { Runtime } from './runtime/index.js';
 import { createLogger, type Logger } from './logging.js';
 
 /** The version in package.json. */
@@ -32,6 +33,7 @@ export interface Hangar {
   url: string;
   port: number;
   services: Services;
+  runtime: Runtime;
   database: DatabaseHandle;
   logger: Logger;
   /** Drain requests and background work, then close the database (and stop the embedded one). */
@@ -66,16 +68,39 @@ export async function startHangar(config: Config, options: StartOptions = {}): P
     if (applied.length > 0) logger.info({ migrations: applied }, 'database migrated');
 
     const cipher = createCipher(await loadSecretKey({ configured: config.secretKey, dataDir: config.dataDir }));
+    // The listen address is known only after listening; OAuth redirect URIs read it lazily.
+    let listenUrl = '';
+    const publicUrl = () => config.publicUrl ?? listenUrl;
     const keyCache = new KeyCache({ url, onError: (err) => logger.warn({ err }, 'key cache listener lost; authenticating without cache') });
     await keyCache.start();
     cleanup.push(() => keyCache.stop());
-    const services = createServices({ db: database.db, cipher, logger, keyCache });
+    const base = createServices({ db: database.db, cipher, logger, publicUrl, keyCache });
+    const runtime = await Runtime.open({
+      db: database.db,
+      pool: database.pool,
+      databaseUrl: url,
+      agents: base.agents,
+      mcpServers: base.mcpServers,
+      oauth: base.oauth,
+      modelConfigs: base.modelConfigs,
+      logger: logger.child({ component: 'runtime' }),
+      settings: {
+        workerConcurrency: config.workerConcurrency,
+        leaseMs: config.runLeaseMs,
+        modelLimits: { timeoutMs: config.modelTimeoutMs, maxRetries: config.modelMaxRetries },
+        toolLimits: { connectTimeoutMs: config.toolConnectTimeoutMs, callTimeoutMs: config.toolTimeoutMs },
+        recursionLimit: config.recursionLimit,
+        checkpointDurability: config.checkpointDurability,
+      },
+    });
+    cleanup.push(() => runtime.close());
+    const services = createServices({ db: database.db, cipher, logger, publicUrl, keyCache, runtime: runtime.ports() });
     const firstKey = await services.workspaces.bootstrap({ bootstrapApiKey: config.bootstrapApiKey });
     if (firstKey) {
       announce(`Created the first admin API key (shown once, store it now):\n\n  ${firstKey}\n`);
     }
 
-    const background: BackgroundTask[] = [];
+    const background: BackgroundTask[] = config.role === 'api' ? [] : [runtime.workers()];
     for (const task of background) {
       await task.start();
       cleanup.push(async () => task.stop());
@@ -86,11 +111,13 @@ export async function startHangar(config: Config, options: StartOptions = {}): P
       logger,
       info: { version: VERSION, storage: embedded ? 'embedded' : 'external', role: config.role },
       bodyLimitBytes: config.bodyLimitBytes,
+      heartbeatMs: config.heartbeatMs,
     });
     const server = await listen(app.fetch, config.host, config.port);
     const port = (server.address() as AddressInfo).port;
-    const base = `http://${config.host === '0.0.0.0' ? '127.0.0.1' : config.host}:${port}`;
-    logger.info({ url: base, storage: embedded ? 'embedded' : 'external', version: VERSION }, 'hangar listening');
+    const baseUrl = `http://${config.host === '0.0.0.0' ? '127.0.0.1' : config.host}:${port}`;
+    logger.info({ url: baseUrl, storage: embedded ? 'embedded' : 'external', version: VERSION }, 'hangar listening');
+    listenUrl = baseUrl;
 
     let closing: Promise<void> | undefined;
     const close = () =>
@@ -99,7 +126,7 @@ export async function startHangar(config: Config, options: StartOptions = {}): P
         await runCleanup(cleanup, logger);
         logger.info('hangar stopped');
       })());
-    return { url: base, port, services, database, logger, close };
+    return { url: baseUrl, port, services, runtime, database, logger, close };
   } catch (error) {
     await runCleanup(cleanup, logger);
     throw error;

@@ -4,6 +4,8 @@ import { ConfigError, describeSettings, loadConfig, type Config } from '../confi
 import { WorkspaceAdminError } from '../core/workspaces/service.js';
 import { startHangar, VERSION } from '../server.js';
 import { ApiError, registerAgentCommands } from './agents.js';
+import { chat } from './chat.js';
+import { authLogin, listRepos } from './oauth.js';
 import { withServices } from './database.js';
 import { table } from './table.js';
 
@@ -125,6 +127,59 @@ withStorageFlags(keys.command('revoke <id>'))
   });
 
 registerAgentCommands(program);
+program
+  .command('chat <agent> <message>')
+  .description('Send MESSAGE to AGENT (id or exact name) and stream the answer; tool calls and the thread id go to standard error.')
+  .option('--thread <id>', 'continue this thread (default: a new thread)')
+  .option('--url <url>', 'Hangar server (HANGAR_URL; default http://127.0.0.1:8124)')
+  .option('--api-key <key>', 'API key (HANGAR_API_KEY)')
+  .option('--timezone <zone>', 'IANA time zone of the user (default: this machine’s)')
+  .action(async (agent: string, message: string, flags: { thread?: string; url?: string; apiKey?: string; timezone?: string }) => {
+    const apiKey = flags.apiKey ?? process.env.HANGAR_API_KEY;
+    if (!apiKey) throw new ConfigError('an API key is needed: --api-key or HANGAR_API_KEY');
+    await chat(
+      {
+        baseUrl: flags.url ?? process.env.HANGAR_URL ?? 'http://127.0.0.1:8124',
+        apiKey,
+        agent,
+        thread: flags.thread,
+        message,
+        timezone: flags.timezone ?? Intl.DateTimeFormat().resolvedOptions().timeZone,
+      },
+      { out: (t) => process.stdout.write(t), err: (t) => process.stderr.write(t) },
+    );
+  });
+
+/** The server and key of a client command. */
+function target(flags: { url?: string; apiKey?: string }) {
+  const apiKey = flags.apiKey ?? process.env.HANGAR_API_KEY;
+  if (!apiKey) throw new ConfigError('an API key is needed: --api-key or HANGAR_API_KEY');
+  return { baseUrl: flags.url ?? process.env.HANGAR_URL ?? 'http://127.0.0.1:8124', apiKey };
+}
+const stdio = { out: (t: string) => process.stdout.write(t), err: (t: string) => process.stderr.write(t) };
+
+program
+  .command('auth')
+  .description('OAuth providers of the workspace.')
+  .command('login <provider>')
+  .description('Authorize your key’s principal with an OAuth provider: prints the URL to open, waits until done.')
+  .option('--scope <scope...>', 'scopes to request (default: the provider’s)')
+  .option('--force', 'start a new authorization even if a token exists')
+  .option('--url <url>', 'Hangar server (HANGAR_URL; default http://127.0.0.1:8124)')
+  .option('--api-key <key>', 'API key (HANGAR_API_KEY)')
+  .action(async (provider: string, flags: { scope?: string[]; force?: boolean; url?: string; apiKey?: string }) => {
+    await authLogin({ ...target(flags), provider, scopes: flags.scope, force: flags.force }, stdio);
+  });
+
+program
+  .command('repos <integration>')
+  .description('List the repositories of a code-host integration (its id).')
+  .option('--json', 'print the JSON array')
+  .option('--url <url>', 'Hangar server (HANGAR_URL; default http://127.0.0.1:8124)')
+  .option('--api-key <key>', 'API key (HANGAR_API_KEY)')
+  .action(async (integration: string, flags: { json?: boolean; url?: string; apiKey?: string }) => {
+    await listRepos({ ...target(flags), integration, json: flags.json }, stdio);
+  });
 
 program.parseAsync(process.argv).catch((error: unknown) => {
   if (error instanceof ApiError) {

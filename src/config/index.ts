@@ -84,6 +84,47 @@ export const settings = {
     schema: positiveInt.default(32),
     description: 'Runs executed at once by this process.',
   },
+  runLeaseMs: {
+    env: 'HANGAR_RUN_LEASE_MS',
+    schema: positiveInt.min(1000).default(30_000),
+    description: 'Lease of a worker on a run; renewed every third of it while the run executes.',
+  },
+  modelTimeoutMs: {
+    env: 'HANGAR_MODEL_TIMEOUT_MS',
+    schema: positiveInt.default(60_000),
+    description: 'Timeout of one model provider request.',
+  },
+  modelMaxRetries: {
+    env: 'HANGAR_MODEL_MAX_RETRIES',
+    schema: z.coerce.number().int().min(0).max(10).default(2),
+    description: 'Retries of a failed model provider request before the run fails.',
+  },
+  toolTimeoutMs: {
+    env: 'HANGAR_TOOL_TIMEOUT_MS',
+    schema: positiveInt.default(60_000),
+    description: 'Timeout of one tool call to a tool server; a timed-out call is an error the model sees.',
+  },
+  toolConnectTimeoutMs: {
+    env: 'HANGAR_TOOL_CONNECT_TIMEOUT_MS',
+    schema: positiveInt.default(10_000),
+    description: 'How long to wait for a tool server to list its tools before treating it as unreachable.',
+  },
+  checkpointDurability: {
+    env: 'HANGAR_CHECKPOINT_DURABILITY',
+    schema: z.enum(['async', 'sync', 'exit']).default('exit'),
+    description:
+      'When LangGraph checkpoints a run: only when it ends or pauses for a person (exit, default: a run is the unit of retry, and per-step checkpoints cost about half of a short run), after every step written while the next runs (async), or before the next step (sync).',
+  },
+  heartbeatMs: {
+    env: 'HANGAR_HEARTBEAT_MS',
+    schema: positiveInt.default(5_000),
+    description: 'Interval of `: heartbeat` comments on an idle run stream.',
+  },
+  recursionLimit: {
+    env: 'HANGAR_RECURSION_LIMIT',
+    schema: positiveInt.default(1_000),
+    description: 'Most graph steps one run may take.',
+  },
   drainTimeoutMs: {
     env: 'HANGAR_DRAIN_TIMEOUT_MS',
     schema: positiveInt.default(10_000),

@@ -3,10 +3,16 @@ import type { Db } from '../db/index.js';
 import type { Logger } from '../logging.js';
 import { ObjectStore } from '../repo/store.js';
 import { AgentService } from './agents/service.js';
+import { IntegrationService } from './integrations/service.js';
 import { McpServerService } from './mcp-servers/service.js';
 import { ModelConfigService } from './model-configs/service.js';
+import { OAuthProviderService } from './oauth/providers.js';
+import { OAuthService } from './oauth/service.js';
+import { RunService, type RunPorts } from './runs/service.js';
 import type { Cipher } from './secrets/cipher.js';
 import type { KeyCache } from './workspaces/key-cache.js';
+import { ThreadService } from './threads/service.js';
+import type { ThreadStateReader } from './threads/state.js';
 import { WorkspaceService } from './workspaces/service.js';
 
 /** Every core service. */
@@ -17,6 +23,18 @@ export interface Services {
   agents: AgentService;
   /** Git objects of agent repositories (read by the smart-HTTP endpoint). */
   gitObjects: ObjectStore;
+  oauthProviders: OAuthProviderService;
+  oauth: OAuthService;
+  /** Code-host integrations; `get(workspaceId, id)` resolves credentials for deployments. */
+  integrations: IntegrationService;
+  threads: ThreadService;
+  runs: RunService;
+}
+
+/** What threads and runs need of the agent runtime (src/runtime). */
+export interface RuntimePorts {
+  state: ThreadStateReader;
+  runs: RunPorts;
 }
 
 /** What services are built from. */
@@ -26,18 +44,41 @@ export interface ServiceDeps {
   logger: Logger;
   /** Cache of authenticated keys (server processes); operator commands go without. */
   keyCache?: KeyCache;
+  /** Hangar's public base URL (OAuth redirect URIs); known only once the server listens, hence a function. */
+  publicUrl?: () => string;
+  /** The running agent runtime; without it (operator commands) threads and runs refuse to work. */
+  runtime?: RuntimePorts | undefined;
 }
 
 /** Build the services. */
 export function createServices(deps: ServiceDeps): Services {
-  const mcpServers = new McpServerService(deps.db, deps.cipher);
+  const oauthProviders = new OAuthProviderService(deps.db, deps.cipher);
+  const mcpServers = new McpServerService(deps.db, deps.cipher, oauthProviders);
   const modelConfigs = new ModelConfigService(deps.db, deps.cipher);
   const gitObjects = new ObjectStore(deps.db);
+  const agents = new AgentService(deps.db, gitObjects, mcpServers, modelConfigs);
+  const runtime = deps.runtime ?? offlineRuntime();
+  const threads = new ThreadService(deps.db, agents, runtime.state);
   return {
     workspaces: new WorkspaceService(deps.db, deps.keyCache),
     mcpServers,
     modelConfigs,
-    agents: new AgentService(deps.db, gitObjects, mcpServers, modelConfigs),
+    agents,
     gitObjects,
+    threads,
+    runs: new RunService(deps.db, runtime.runs),
+    oauthProviders,
+    oauth: new OAuthService(deps.db, deps.cipher, oauthProviders, {
+      logger: deps.logger,
+      publicUrl: deps.publicUrl ?? (() => 'http://127.0.0.1:8124'),
+    }),
+    integrations: new IntegrationService(deps.db, deps.cipher),
   };
+}
+
+function offlineRuntime(): RuntimePorts {
+  const refuse = (): never => {
+    throw new Error('the agent runtime is not running in this process');
+  };
+  return { state: { current: refuse, history: refuse, forget: refuse }, runs: { announce: refuse, subscribe: refuse } };
 }

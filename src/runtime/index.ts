@@ -1,0 +1,173 @@
+// The agent runtime of one process: LangGraph storage, the run event hub, the run queue, the agent
+// cache and (unless the process only serves the API) a pool of workers executing runs.
+import { randomUUID } from 'node:crypto';
+import type pg from 'pg';
+import type { AgentService } from '../core/agents/service.js';
+import type { McpServerService } from '../core/mcp-servers/service.js';
+import { normalizeServerUrl } from '../core/mcp-servers/url.js';
+import type { ModelConfigService } from '../core/model-configs/service.js';
+import type { OAuthService } from '../core/oauth/service.js';
+import type { RuntimePorts } from '../core/services.js';
+import type { Db } from '../db/index.js';
+import type { Logger } from '../logging.js';
+import { blueprintOf } from './agent/blueprint.js';
+import { buildAgent, type BuiltAgent } from './agent/build.js';
+import { AgentCache } from './agent/cache.js';
+import type { CallbackFactory } from './callbacks.js';
+import { postgresSignal, RunEventHub } from './events/hub.js';
+import { parseModelId, resolveChatModel, type ModelLimits, type ModelSpec } from './models/resolve.js';
+import { RunQueue } from './queue.js';
+import { oauthToolAccess } from './oauth-tools.js';
+import { checkpointStateReader } from './state.js';
+import { openLangGraphStorage, type LangGraphStorage } from './storage.js';
+import type { ToolLimits } from './tools/mcp.js';
+import { WorkerPool } from './worker.js';
+
+/** Settings of the runtime (from src/config). */
+export interface RuntimeSettings {
+  workerConcurrency: number;
+  leaseMs: number;
+  modelLimits: ModelLimits;
+  toolLimits: ToolLimits;
+  recursionLimit: number;
+  checkpointDurability: 'async' | 'sync' | 'exit';
+}
+
+/** What the runtime is built from. */
+export interface RuntimeDeps {
+  db: Db;
+  pool: pg.Pool;
+  databaseUrl: string;
+  agents: AgentService;
+  mcpServers: McpServerService;
+  modelConfigs: ModelConfigService;
+  /** Bearer tokens for OAuth-backed tool servers (issue 7); without it those servers are unavailable. */
+  oauth?: OAuthService | undefined;
+  logger: Logger;
+  settings: RuntimeSettings;
+  /** Extra LangChain callbacks for every run (tracing registers here). */
+  callbackFactories?: CallbackFactory[];
+}
+
+/** What an agent's build depends on, remembered per agent so a cache hit needs no tree read. */
+interface AgentDependencies {
+  revision: string;
+  /** Normalised tool server URLs. */
+  urls: string[];
+  /** Saved model configuration names. */
+  models: string[];
+}
+
+/** The runtime of this process. */
+export class Runtime {
+  readonly hub: RunEventHub;
+  readonly queue: RunQueue;
+  readonly callbackFactories: CallbackFactory[];
+  private readonly cache = new AgentCache();
+  private readonly dependencies = new Map<string, AgentDependencies>();
+
+  private constructor(
+    readonly deps: RuntimeDeps,
+    readonly storage: LangGraphStorage,
+  ) {
+    this.hub = new RunEventHub(deps.pool, postgresSignal(deps.pool, deps.logger), deps.logger);
+    this.queue = new RunQueue(deps.db, deps.pool, `worker-${randomUUID()}`, deps.settings.leaseMs);
+    this.callbackFactories = [...(deps.callbackFactories ?? [])];
+  }
+
+  /** Open LangGraph storage and start listening for run events. */
+  static async open(deps: RuntimeDeps): Promise<Runtime> {
+    const storage = await openLangGraphStorage(deps.databaseUrl, deps.pool);
+    const runtime = new Runtime(deps, storage);
+    await runtime.hub.start();
+    return runtime;
+  }
+
+  /** A pool of workers executing this process's share of runs. */
+  workers(): WorkerPool {
+    return new WorkerPool(this, this.deps.settings, this.deps.logger.child({ component: 'worker' }));
+  }
+
+  /** The built agent of `agentId` at `revision` (reused while nothing it depends on changed). */
+  async agentFor(workspaceId: string, agentId: string, revision: string): Promise<BuiltAgent> {
+    const slot = `${workspaceId}/${agentId}`;
+    // Fast path: the tree of this revision was read before, so only its tool servers and saved
+    // model configurations need checking (none at all for an agent without either).
+    const known = this.dependencies.get(slot);
+    if (known && known.revision === revision) {
+      const key = await this.cacheKey(workspaceId, known);
+      const hit = this.cache.peek(slot, key);
+      if (hit) return hit;
+    }
+    const tree = await this.deps.agents.loadTree(workspaceId, agentId, revision);
+    const blueprint = blueprintOf(workspaceId, tree);
+    const deps: AgentDependencies = {
+      revision: tree.revision,
+      urls: [...new Set([...blueprint.tools, ...blueprint.subagents.flatMap((s) => s.tools ?? [])].map((r) => normalizeServerUrl(r.mcpServerUrl)))].sort(),
+      models: [blueprint.modelId, ...blueprint.subagents.map((s) => s.modelId ?? '')].filter((m) => m !== '' && !parseModelId(m)),
+    };
+    this.dependencies.set(slot, deps);
+    const key = await this.cacheKey(workspaceId, deps);
+    return this.cache.get(slot, key, () =>
+      buildAgent(blueprint, {
+        resolveModel: (modelId, ws) => this.resolveModel(modelId, ws),
+        findServer: async (ws, url) => {
+          const s = await this.deps.mcpServers.findByUrl(ws, url);
+          return s ? { url: s.url, name: s.name, headers: s.headers, authType: s.authType, oauthProviderId: s.oauthProviderId } : undefined;
+        },
+        oauthTools: this.deps.oauth ? (ws) => oauthToolAccess(this.deps.oauth!, ws) : undefined,
+        checkpointer: this.storage.checkpointer,
+        store: this.storage.store,
+        toolLimits: this.deps.settings.toolLimits,
+      }),
+    );
+  }
+
+  /** What a built agent depends on besides its revision: registrations that can change under it. */
+  private async cacheKey(workspaceId: string, deps: AgentDependencies): Promise<string> {
+    const servers = await Promise.all(
+      deps.urls.map(async (u) => {
+        const s = await this.deps.mcpServers.findByUrl(workspaceId, u);
+        // An OAuth-backed server's tools are listed once someone has authorized it: rebuild then.
+        const grant =
+          s?.authType === 'oauth' && s.oauthProviderId && this.deps.oauth ? `:${(await this.deps.oauth.hasGrant(workspaceId, s.oauthProviderId)) ? 'granted' : 'none'}` : '';
+        return `${u}@${s?.updatedAt.getTime() ?? '-'}${grant}`;
+      }),
+    );
+    const models = await Promise.all(
+      deps.models.map(async (name) => `${name}@${(await this.deps.modelConfigs.findByName(workspaceId, name))?.updatedAt.getTime() ?? '-'}`),
+    );
+    return [deps.revision, ...servers, ...models].join('|');
+  }
+
+  /** A chat model for `<provider>:<model_id>` or the name of a saved model configuration. */
+  async resolveModel(modelId: string, workspaceId: string) {
+    const direct = parseModelId(modelId);
+    if (direct) return resolveChatModel(direct, this.deps.settings.modelLimits);
+    const saved = await this.deps.modelConfigs.resolve(workspaceId, modelId);
+    if (!saved) throw new Error(`model "${modelId}" is neither <provider>:<model_id> nor the name of a saved model configuration`);
+    const parsed = parseModelId(saved.modelId);
+    if (!parsed) throw new Error(`saved model configuration "${modelId}" has an invalid model id`);
+    const { base_url: baseUrl, ...params } = saved.parameters;
+    const spec: ModelSpec = { ...parsed, params, baseUrl, apiKey: saved.apiKey };
+    return resolveChatModel(spec, this.deps.settings.modelLimits);
+  }
+
+  /** What core services use of the runtime. */
+  ports(): RuntimePorts {
+    return {
+      state: checkpointStateReader(this.storage.checkpointer),
+      runs: {
+        announce: () => this.queue.announce(),
+        subscribe: (runId, afterSeq, isOver, signal) => this.hub.subscribe(runId, afterSeq, isOver, signal),
+      },
+    };
+  }
+
+  /** Stop listening and close storage (the database pool is closed by its owner). */
+  async close(): Promise<void> {
+    await this.cache.close();
+    await this.hub.stop();
+    await this.storage.close();
+  }
+}
