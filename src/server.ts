@@ -5,6 +5,8 @@ import { serve, type ServerType } from '@hono/node-server';
 import type { DestinationStream } from 'pino';
 import type { Config } from './config/index.js';
 import { createServices, type Services } from './core/services.js';
+import { traceSweeper } from './core/tracing/sweeper.js';
+import { createTraceExporters } from './tracing/export/index.js';
 import { createCipher, loadSecretKey } from './core/secrets/cipher.js';
 import { ensureDatabase, startEmbeddedDatabase, type EmbeddedDatabase } from './db/embedded.js';
 import { openDatabase, type DatabaseHandle } from './db/index.js';
@@ -65,13 +67,20 @@ export async function startHangar(config: Config, options: StartOptions = {}): P
     if (applied.length > 0) logger.info({ migrations: applied }, 'database migrated');
 
     const cipher = createCipher(await loadSecretKey({ configured: config.secretKey, dataDir: config.dataDir }));
-    const services = createServices({ db: database.db, cipher, logger });
+    const traceExporters = createTraceExporters(config, logger.child({ component: 'trace-export' }));
+    cleanup.push(async () => {
+      await Promise.all(traceExporters.map((e) => e.close()));
+    });
+    const services = createServices({ db: database.db, cipher, logger, traceExporters });
     const firstKey = await services.workspaces.bootstrap({ bootstrapApiKey: config.bootstrapApiKey });
     if (firstKey) {
       announce(`Created the first admin API key (shown once, store it now):\n\n  ${firstKey}\n`);
     }
 
     const background: BackgroundTask[] = [];
+    if (config.role !== 'api') {
+      background.push(traceSweeper({ tracing: services.tracing, retentionDays: config.traceRetentionDays, logger }));
+    }
     for (const task of background) {
       await task.start();
       cleanup.push(async () => task.stop());

@@ -55,6 +55,14 @@ export const errorCatalogue = {
     type: 'conflict',
     meaning: 'A tool server with this URL is already registered in the workspace.',
   },
+  // Tracing
+  tracing_project_not_found: { status: 404, type: 'not_found', meaning: 'No tracing project with this id in the workspace.' },
+  tracing_project_name_taken: {
+    status: 409,
+    type: 'conflict',
+    meaning: 'A tracing project with this name already exists in the workspace.',
+  },
+  tracing_run_not_found: { status: 404, type: 'not_found', meaning: 'No traced run with this id in the workspace.' },
   // Server side
   internal_error: { status: 500, type: 'internal', meaning: 'An unexpected error; the `request_id` identifies it in the logs.' },
 } satisfies Record<string, Entry>;
