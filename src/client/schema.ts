@@ -411,7 +411,7 @@ export interface paths {
             requestBody: {
                 content: {
                     "multipart/form-data": {
-                        [key: string]: unknown;
+                        [key: string]: string;
                     };
                 };
             };

@@ -3,7 +3,7 @@
 // LANGSMITH_API_KEY=<a Hangar API key>.
 import { createRoute, z } from '@hono/zod-openapi';
 import type { ZodType } from 'zod';
-import { type FieldIssue, invalid } from '../../core/errors.js';
+import { type FieldIssue, HangarError, invalid } from '../../core/errors.js';
 import type { AppDeps } from '../../http/deps.js';
 import { apiKeySecurity, errorResponses, jsonBody, jsonResponse, uuidParam } from '../../http/openapi.js';
 import { newRouter } from '../../http/router.js';
@@ -73,7 +73,8 @@ const multipart = createRoute({
   request: {
     body: {
       required: true,
-      content: { 'multipart/form-data': { schema: z.record(z.string(), z.unknown().openapi({ description: 'A JSON part.' })) } },
+      // A plain JSON schema: the parts are parsed and validated run by run in the handler.
+      content: { 'multipart/form-data': { schema: { type: 'object', additionalProperties: { type: 'string', description: 'A JSON part.' } } } },
     },
   },
   responses: { ...accepted, ...errorResponses('hangar', [400, 413, 415, 422]) },
@@ -114,7 +115,7 @@ export function langsmithRoutes({ services, info: server, bodyLimitBytes }: AppD
       return c.json({ accepted: await services.tracing.ingest(c.get('caller'), runs) }, 202);
     })
     .openapi(multipart, async (c) => {
-      const parts = assembleMultipart(c.req.valid('form'));
+      const parts = assembleMultipart(await readForm(c.req.raw));
       const issues: FieldIssue[] = [];
       const runs: RunBatch = {
         post: validEach(parts.post, WireRunCreate, 'post', issues).map((r) => createFromWire(r)),
@@ -123,6 +124,24 @@ export function langsmithRoutes({ services, info: server, bodyLimitBytes }: AppD
       if (issues.length > 0) throw invalid(issues);
       return c.json({ accepted: await services.tracing.ingest(c.get('caller'), runs) }, 202);
     });
+}
+
+/** The parts of a multipart body by name; anything that is not multipart form data is a 415. */
+async function readForm(request: Request): Promise<Record<string, unknown>> {
+  if (!(request.headers.get('content-type') ?? '').toLowerCase().startsWith('multipart/form-data')) {
+    throw new HangarError('unsupported_media_type', 'send the runs as multipart/form-data');
+  }
+  let form: FormData;
+  try {
+    form = await request.formData();
+  } catch {
+    throw new HangarError('invalid_json', 'the multipart body could not be parsed');
+  }
+  const out: Record<string, unknown> = {};
+  form.forEach((value, key) => {
+    out[key] = value;
+  });
+  return out;
 }
 
 /** Parse each assembled run with `schema`, collecting failures as field issues at `<op>.<id>`. */
