@@ -898,6 +898,63 @@ export interface paths {
         };
         trace?: never;
     };
+    "/v1/tracing/exporters": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Export counters
+         * @description One item per configured exporter (`otlp`, `langsmith`) of this server process: run reports queued, sent, and dropped (queue full or destination failing). Export never slows or fails runs; what it cannot deliver is counted here.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Counters since start. */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["TraceExporterList"];
+                    };
+                };
+                /** @description Missing, unknown or revoked API key. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["AuthError"];
+                    };
+                };
+                /** @description The key may not do this. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/tracing/projects": {
         parameters: {
             query?: never;
@@ -1618,6 +1675,15 @@ export interface components {
         Ok: {
             /** @enum {boolean} */
             ok: true;
+        };
+        TraceExporterList: {
+            items: {
+                dropped: number;
+                /** @example otlp */
+                name: string;
+                queued: number;
+                sent: number;
+            }[];
         };
         TraceRun: {
             completion_tokens: number | null;

@@ -5,6 +5,7 @@ import { apiKeySecurity, errorResponses, jsonBody, jsonResponse, uuidParam } fro
 import { newRouter } from '../../http/router.js';
 import {
   CreateTracingProjectRequest,
+  ExporterList,
   ProjectStatsSchema,
   presentProject,
   presentRootRun,
@@ -98,6 +99,18 @@ const getRun = createRoute({
   responses: { 200: jsonResponse(TraceRunTreeSchema, 'The run tree.'), ...errorResponses('hangar', [404, 422]) },
 });
 
+const exporters = createRoute({
+  method: 'get',
+  path: `${BASE}/exporters`,
+  tags,
+  summary: 'Export counters',
+  description:
+    'One item per configured exporter (`otlp`, `langsmith`) of this server process: run reports queued, sent, and dropped ' +
+    '(queue full or destination failing). Export never slows or fails runs; what it cannot deliver is counted here.',
+  security: apiKeySecurity,
+  responses: { 200: jsonResponse(ExporterList, 'Counters since start.'), ...errorResponses('hangar', []) },
+});
+
 const date = (v: string | undefined) => (v === undefined ? undefined : new Date(v));
 
 /** Routes of the tracing read API. */
@@ -125,5 +138,6 @@ export function tracingRoutes({ services }: AppDeps) {
       const figures = await services.tracing.stats(c.get('caller'), c.req.valid('param').project_id, { startAfter: date(q.start_time_gte), startBefore: date(q.start_time_lt) });
       return c.json(presentStats(figures), 200);
     })
+    .openapi(exporters, (c) => c.json({ items: services.tracing.exporterStats() }, 200))
     .openapi(getRun, async (c) => c.json(presentTree(await services.tracing.getRun(c.get('caller'), c.req.valid('param').run_id)), 200));
 }

@@ -78,6 +78,19 @@ export const ProjectStatsSchema = z
   })
   .openapi('TracingProjectStats');
 
+export const ExporterList = z
+  .object({
+    items: z.array(
+      z.object({
+        name: z.string().openapi({ example: 'otlp' }),
+        queued: z.number().int(),
+        sent: z.number().int(),
+        dropped: z.number().int(),
+      }),
+    ),
+  })
+  .openapi('TraceExporterList');
+
 /** A project on the wire. */
 export function presentProject(p: TracingProject): z.infer<typeof TracingProjectSchema> {
   return { id: p.id, name: p.name, description: p.description, is_default: p.isDefault, created_at: p.createdAt.toISOString() };

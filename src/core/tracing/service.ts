@@ -2,7 +2,7 @@
 // Everything stored is redacted first; what is stored is then offered to the exporters.
 import type { Logger } from '../../logging.js';
 import type { RunBatch, RunCreate, TraceRun, TraceRunTree } from '../../tracing/run.js';
-import type { ExportBatch, TraceExporter } from '../../tracing/export/exporter.js';
+import type { ExportBatch, ExporterStats, TraceExporter } from '../../tracing/export/exporter.js';
 import { Redactor } from '../../tracing/redact.js';
 import type { ProjectStats, RootRun, RootRunFilter, TraceStore, TracingProject } from '../../tracing/store.js';
 import { type Caller, requireWrite } from '../caller.js';
@@ -128,6 +128,16 @@ export class TracingService {
   async stats(caller: Caller, projectId: string, range: { startAfter?: Date | undefined; startBefore?: Date | undefined }): Promise<ProjectStats> {
     await this.getProject(caller, projectId);
     return this.deps.store.projectStats(caller.workspaceId, projectId, range);
+  }
+
+  /** Counters of each exporter: what is queued, sent and dropped. */
+  exporterStats(): ({ name: string } & ExporterStats)[] {
+    return this.deps.exporters.map((e) => ({ name: e.name, ...e.stats() }));
+  }
+
+  /** Send everything the exporters hold now (shutdown, tests). */
+  async flushExports(): Promise<void> {
+    await Promise.all(this.deps.exporters.map((e) => e.flush()));
   }
 
   /** Delete runs older than `retentionDays`; returns how many were deleted. */

@@ -14,6 +14,8 @@ export interface TraceExporter {
   offer(batch: ExportBatch): void;
   /** Counters: items accepted, sent, dropped (queue full or send failed). */
   stats(): ExporterStats;
+  /** Send what is queued now; resolves when the queue is empty (failed sends are dropped and counted). */
+  flush(): Promise<void>;
   /** Send what is queued (bounded by a timeout), then stop. */
   close(): Promise<void>;
 }

@@ -45,7 +45,6 @@ export class LangSmithForwarder implements TraceExporter {
     return { queued: this.queue.length, sent: this.queue.sent, dropped: this.queue.dropped };
   }
 
-  /** Send what is queued now (tests, shutdown). */
   flush(): Promise<void> {
     return this.queue.flush();
   }

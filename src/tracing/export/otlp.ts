@@ -93,14 +93,16 @@ export class OtlpRunExporter implements TraceExporter {
     return { queued: this.queue.length, sent: this.queue.sent, dropped: this.queue.dropped + this.droppedOpen };
   }
 
-  /** Send what is queued now (tests, shutdown). */
   flush(): Promise<void> {
     return this.queue.flush();
   }
 
   async close(): Promise<void> {
     await this.queue.close();
-    await this.exporter.shutdown().catch(() => {});
+    // The exporter's shutdown waits for a hung request; stopping the server must not.
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([this.exporter.shutdown().catch(() => {}), new Promise<void>((resolve) => (timer = setTimeout(resolve, 1000).unref()))]);
+    clearTimeout(timer);
   }
 
   private send(spans: ReadableSpan[]): Promise<void> {
