@@ -5,6 +5,7 @@ import { serve, type ServerType } from '@hono/node-server';
 import type { DestinationStream } from 'pino';
 import type { Config } from './config/index.js';
 import { createServices, type Services } from './core/services.js';
+import { agentRunTracing } from './core/tracing/agent-runs.js';
 import { traceSweeper } from './core/tracing/sweeper.js';
 import { createTraceExporters } from './tracing/export/index.js';
 import { createCipher, loadSecretKey } from './core/secrets/cipher.js';
@@ -12,6 +13,7 @@ import { ensureDatabase, startEmbeddedDatabase, type EmbeddedDatabase } from './
 import { openDatabase, type DatabaseHandle } from './db/index.js';
 import { migrate } from './db/migrate.js';
 import { createApp } from './http/app.js';
+import { Runtime } from './runtime/index.js';
 import { createLogger, type Logger } from './logging.js';
 
 /** The version in package.json. */
@@ -33,6 +35,7 @@ export interface Hangar {
   url: string;
   port: number;
   services: Services;
+  runtime: Runtime;
   database: DatabaseHandle;
   logger: Logger;
   /** Drain requests and background work, then close the database (and stop the embedded one). */
@@ -71,13 +74,33 @@ export async function startHangar(config: Config, options: StartOptions = {}): P
     cleanup.push(async () => {
       await Promise.all(traceExporters.map((e) => e.close()));
     });
-    const services = createServices({ db: database.db, cipher, logger, traceExporters });
+    const base = createServices({ db: database.db, cipher, logger, traceExporters });
+    const runtime = await Runtime.open({
+      db: database.db,
+      pool: database.pool,
+      databaseUrl: url,
+      agents: base.agents,
+      mcpServers: base.mcpServers,
+      modelConfigs: base.modelConfigs,
+      logger: logger.child({ component: 'runtime' }),
+      // Every run is traced: the tracer is one of the callbacks each run gets.
+      callbackFactories: config.tracing ? [agentRunTracing({ db: database.db, tracing: base.tracing, logger: logger.child({ component: 'tracing' }) })] : [],
+      settings: {
+        workerConcurrency: config.workerConcurrency,
+        leaseMs: config.runLeaseMs,
+        modelLimits: { timeoutMs: config.modelTimeoutMs, maxRetries: config.modelMaxRetries },
+        toolLimits: { connectTimeoutMs: config.toolConnectTimeoutMs, callTimeoutMs: config.toolTimeoutMs },
+        recursionLimit: config.recursionLimit,
+      },
+    });
+    cleanup.push(() => runtime.close());
+    const services = createServices({ db: database.db, cipher, logger, traceExporters, runtime: runtime.ports() });
     const firstKey = await services.workspaces.bootstrap({ bootstrapApiKey: config.bootstrapApiKey });
     if (firstKey) {
       announce(`Created the first admin API key (shown once, store it now):\n\n  ${firstKey}\n`);
     }
 
-    const background: BackgroundTask[] = [];
+    const background: BackgroundTask[] = config.role === 'api' ? [] : [runtime.workers()];
     if (config.role !== 'api') {
       background.push(traceSweeper({ tracing: services.tracing, retentionDays: config.traceRetentionDays, logger }));
     }
@@ -91,11 +114,12 @@ export async function startHangar(config: Config, options: StartOptions = {}): P
       logger,
       info: { version: VERSION, storage: embedded ? 'embedded' : 'external', role: config.role },
       bodyLimitBytes: config.bodyLimitBytes,
+      heartbeatMs: config.heartbeatMs,
     });
     const server = await listen(app.fetch, config.host, config.port);
     const port = (server.address() as AddressInfo).port;
-    const base = `http://${config.host === '0.0.0.0' ? '127.0.0.1' : config.host}:${port}`;
-    logger.info({ url: base, storage: embedded ? 'embedded' : 'external', version: VERSION }, 'hangar listening');
+    const baseUrl = `http://${config.host === '0.0.0.0' ? '127.0.0.1' : config.host}:${port}`;
+    logger.info({ url: baseUrl, storage: embedded ? 'embedded' : 'external', version: VERSION }, 'hangar listening');
 
     let closing: Promise<void> | undefined;
     const close = () =>
@@ -104,7 +128,7 @@ export async function startHangar(config: Config, options: StartOptions = {}): P
         await runCleanup(cleanup, logger);
         logger.info('hangar stopped');
       })());
-    return { url: base, port, services, database, logger, close };
+    return { url: baseUrl, port, services, runtime, database, logger, close };
   } catch (error) {
     await runCleanup(cleanup, logger);
     throw error;

@@ -13,6 +13,7 @@ export async function generateClientSchema(version: string): Promise<string> {
     logger: createLogger({ level: 'silent' }),
     info: { version, storage: 'embedded', role: 'all' },
     bodyLimitBytes: 1,
+    heartbeatMs: 1,
   } satisfies AppDeps;
   const document = openApiDocument(createApp(deps), version);
   const ast = await openapiTS(document as Parameters<typeof openapiTS>[0], { alphabetize: true });

@@ -523,6 +523,654 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/deepagents/agents": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List agents
+         * @description `{items, next_cursor}`; deleted agents are not listed.
+         */
+        get: {
+            parameters: {
+                query?: {
+                    /** @description `next_cursor` of the previous page. */
+                    cursor?: string;
+                    /** @description Case-insensitive substring of the name. */
+                    name?: string;
+                    /** @description 1 to 100. */
+                    page_size?: number;
+                    sort_by?: "created_at" | "updated_at" | "name";
+                    sort_order?: "asc" | "desc";
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description One page of agents. */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ListAgentsResponse"];
+                    };
+                };
+                /** @description Missing, unknown or revoked API key. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["AuthError"];
+                    };
+                };
+                /** @description The key may not do this. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["AuthError"];
+                    };
+                };
+                /** @description A field is missing or invalid. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        /**
+         * Create an agent
+         * @description Writes the agent’s file tree (`agent.json`, `AGENTS.md`, `tools.json`, `skills/`, `subagents/`, plus any `files`) as the first commit of its repository. All or nothing: a 4xx writes nothing. Every tool server URL must be registered in the workspace; a model id without a colon must name a saved model configuration.
+         */
+        post: {
+            parameters: {
+                query?: {
+                    /** @description `true` adds `files`, the raw file map. */
+                    include_files?: "true" | "false";
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["CreateAgentRequest"];
+                };
+            };
+            responses: {
+                /** @description Created; `revision` is the first commit. */
+                201: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Agent"];
+                    };
+                };
+                /** @description Malformed request (for example, invalid JSON). */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Missing, unknown or revoked API key. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["AuthError"];
+                    };
+                };
+                /** @description The key may not do this. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["AuthError"];
+                    };
+                };
+                /** @description Body larger than the configured limit. */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Body is not JSON. */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description A field is missing or invalid. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/deepagents/agents/{agent_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get an agent
+         * @description The agent at its head revision.
+         */
+        get: {
+            parameters: {
+                query?: {
+                    /** @description `true` adds `files`, the raw file map. */
+                    include_files?: "true" | "false";
+                };
+                header?: never;
+                path: {
+                    /** @description Agent id. */
+                    agent_id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description The agent. */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Agent"];
+                    };
+                };
+                /** @description Missing, unknown or revoked API key. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["AuthError"];
+                    };
+                };
+                /** @description The key may not do this. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["AuthError"];
+                    };
+                };
+                /** @description Not found in the caller’s workspace. */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description A field is missing or invalid. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        /**
+         * Delete an agent
+         * @description Idempotent (204 again when repeated). The agent’s threads are not deleted; new runs on them answer 502.
+         */
+        delete: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description Agent id. */
+                    agent_id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Deleted. */
+                204: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description Missing, unknown or revoked API key. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["AuthError"];
+                    };
+                };
+                /** @description The key may not do this. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["AuthError"];
+                    };
+                };
+                /** @description A field is missing or invalid. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+            };
+        };
+        options?: never;
+        head?: never;
+        /**
+         * Update an agent
+         * @description Always makes a new commit (new `revision`). A given field replaces its value wholesale (`tools`, `skills`, `subagents`, `extras`, and every nested object); omitted fields keep their values. Concurrent updates are applied one after the other: none is lost and the history stays a single line.
+         */
+        patch: {
+            parameters: {
+                query?: {
+                    /** @description `true` adds `files`, the raw file map. */
+                    include_files?: "true" | "false";
+                };
+                header?: never;
+                path: {
+                    /** @description Agent id. */
+                    agent_id: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["UpdateAgentRequest"];
+                };
+            };
+            responses: {
+                /** @description Updated. */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Agent"];
+                    };
+                };
+                /** @description Malformed request (for example, invalid JSON). */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Missing, unknown or revoked API key. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["AuthError"];
+                    };
+                };
+                /** @description The key may not do this. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["AuthError"];
+                    };
+                };
+                /** @description Not found in the caller’s workspace. */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Body larger than the configured limit. */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Body is not JSON. */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description A field is missing or invalid. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+            };
+        };
+        trace?: never;
+    };
+    "/v1/deepagents/agents/{agent_id}.git/git-upload-pack": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Git: upload-pack
+         * @description Sends the pack of the whole history (no deltas) after the client’s `done`. Used by `git clone` and `git fetch`; not meant for direct calls.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    agent_id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description NAK then the pack (`application/x-git-upload-pack-result`). */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description No such agent in the workspace. */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/deepagents/agents/{agent_id}.git/info/refs": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Git: ref advertisement
+         * @description Read-only git smart HTTP (protocol v0): `git clone http://x:<API_KEY>@<host>/v1/deepagents/agents/<agent_id>.git` (the API key is the basic-auth password; any user name). One branch, `main`, at the agent’s `revision`; `git log` shows the same commits as the revisions endpoint. Query `service=git-upload-pack`.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    agent_id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description pkt-line ref advertisement (`application/x-git-upload-pack-advertisement`). */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description No or unknown key (with `WWW-Authenticate: Basic`). */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description No such agent in the workspace. */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/deepagents/agents/{agent_id}/revisions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List an agent’s revisions
+         * @description Newest first. The same commits `git log` shows on a clone.
+         */
+        get: {
+            parameters: {
+                query?: {
+                    /** @description `next_cursor` of the previous page. */
+                    cursor?: string;
+                    page_size?: number;
+                };
+                header?: never;
+                path: {
+                    /** @description Agent id. */
+                    agent_id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description One page of revisions. */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ListAgentRevisionsResponse"];
+                    };
+                };
+                /** @description Missing, unknown or revoked API key. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["AuthError"];
+                    };
+                };
+                /** @description The key may not do this. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["AuthError"];
+                    };
+                };
+                /** @description Not found in the caller’s workspace. */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description A field is missing or invalid. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/deepagents/agents/{agent_id}/revisions/{revision}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get an agent at a revision
+         * @description The agent as it was after that commit, `files` included. `revision` may be abbreviated to 7 or more hex digits.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description Agent id. */
+                    agent_id: string;
+                    /** @description Commit id. */
+                    revision: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description The agent at that revision. */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["AgentAtRevision"];
+                    };
+                };
+                /** @description Missing, unknown or revoked API key. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["AuthError"];
+                    };
+                };
+                /** @description The key may not do this. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["AuthError"];
+                    };
+                };
+                /** @description Not found in the caller’s workspace. */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description A field is missing or invalid. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/deepagents/mcp-servers": {
         parameters: {
             query?: never;
@@ -896,6 +1544,1414 @@ export interface paths {
                 };
             };
         };
+        trace?: never;
+    };
+    "/v1/deepagents/model-configs": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List model configurations
+         * @description A bare array, by name.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description The workspace’s model configurations. */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ModelConfig"][];
+                    };
+                };
+                /** @description Missing, unknown or revoked API key. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["AuthError"];
+                    };
+                };
+                /** @description The key may not do this. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["AuthError"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        /**
+         * Save a model configuration
+         * @description Names are unique per workspace and contain no colon.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["CreateModelConfigRequest"];
+                };
+            };
+            responses: {
+                /** @description Saved. */
+                201: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ModelConfig"];
+                    };
+                };
+                /** @description Malformed request (for example, invalid JSON). */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Missing, unknown or revoked API key. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["AuthError"];
+                    };
+                };
+                /** @description The key may not do this. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["AuthError"];
+                    };
+                };
+                /** @description Conflicts with the current state. */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Body larger than the configured limit. */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Body is not JSON. */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description A field is missing or invalid. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/deepagents/model-configs/{model_config_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Get a model configuration */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description Model configuration id. */
+                    model_config_id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description The model configuration. */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ModelConfig"];
+                    };
+                };
+                /** @description Missing, unknown or revoked API key. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["AuthError"];
+                    };
+                };
+                /** @description The key may not do this. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["AuthError"];
+                    };
+                };
+                /** @description Not found in the caller’s workspace. */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description A field is missing or invalid. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        /**
+         * Delete a model configuration
+         * @description Idempotent. Agents that name it fail to start runs until one of that name exists again.
+         */
+        delete: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description Model configuration id. */
+                    model_config_id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Deleted. */
+                204: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description Missing, unknown or revoked API key. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["AuthError"];
+                    };
+                };
+                /** @description The key may not do this. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["AuthError"];
+                    };
+                };
+                /** @description A field is missing or invalid. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+            };
+        };
+        options?: never;
+        head?: never;
+        /**
+         * Update a model configuration
+         * @description Omitted fields keep their values. Agents that name it use the new values on their next run.
+         */
+        patch: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description Model configuration id. */
+                    model_config_id: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["UpdateModelConfigRequest"];
+                };
+            };
+            responses: {
+                /** @description Updated. */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ModelConfig"];
+                    };
+                };
+                /** @description Malformed request (for example, invalid JSON). */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Missing, unknown or revoked API key. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["AuthError"];
+                    };
+                };
+                /** @description The key may not do this. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["AuthError"];
+                    };
+                };
+                /** @description Not found in the caller’s workspace. */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Conflicts with the current state. */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Body larger than the configured limit. */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Body is not JSON. */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description A field is missing or invalid. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+            };
+        };
+        trace?: never;
+    };
+    "/v1/deepagents/threads": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Create a thread
+         * @description A thread belongs to one agent. `options` are echoed in `metadata` as `is_test_run` and `skip_memory_write_protection`.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["CreateThreadRequest"];
+                };
+            };
+            responses: {
+                /** @description Created. */
+                201: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Thread"];
+                    };
+                };
+                /** @description Malformed request (for example, invalid JSON). */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Missing, unknown or revoked API key. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["AuthError"];
+                    };
+                };
+                /** @description The key may not do this. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["AuthError"];
+                    };
+                };
+                /** @description Not found in the caller’s workspace. */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Body larger than the configured limit. */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Body is not JSON. */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description A field is missing or invalid. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/deepagents/threads/{thread_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a thread
+         * @description Threads of a deleted agent stay readable.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description Thread id. */
+                    thread_id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description The thread. */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Thread"];
+                    };
+                };
+                /** @description Missing, unknown or revoked API key. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["AuthError"];
+                    };
+                };
+                /** @description The key may not do this. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["AuthError"];
+                    };
+                };
+                /** @description Not found in the caller’s workspace. */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description A field is missing or invalid. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        /**
+         * Delete a thread
+         * @description Deletes the thread, its runs, their event logs and its checkpoints. A thread that does not exist is a 404.
+         */
+        delete: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description Thread id. */
+                    thread_id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Deleted. */
+                204: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description Missing, unknown or revoked API key. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["AuthError"];
+                    };
+                };
+                /** @description The key may not do this. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["AuthError"];
+                    };
+                };
+                /** @description Not found in the caller’s workspace. */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description A field is missing or invalid. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+            };
+        };
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/deepagents/threads/{thread_id}/history": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get the history of a thread
+         * @description Past states (one per checkpoint), newest first.
+         */
+        get: {
+            parameters: {
+                query?: {
+                    /** @description Default 10. */
+                    limit?: number;
+                };
+                header?: never;
+                path: {
+                    /** @description Thread id. */
+                    thread_id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description States, newest first. */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ThreadState"][];
+                    };
+                };
+                /** @description Missing, unknown or revoked API key. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["AuthError"];
+                    };
+                };
+                /** @description The key may not do this. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["AuthError"];
+                    };
+                };
+                /** @description Not found in the caller’s workspace. */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description A field is missing or invalid. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/deepagents/threads/{thread_id}/runs": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the runs of a thread
+         * @description Newest first.
+         */
+        get: {
+            parameters: {
+                query?: {
+                    /** @description Default 10. */
+                    limit?: number;
+                    offset?: number | null;
+                    status?: "pending" | "running" | "success" | "error" | "interrupted" | "timeout";
+                };
+                header?: never;
+                path: {
+                    /** @description Thread id. */
+                    thread_id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Runs, newest first. */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Run"][];
+                    };
+                };
+                /** @description Missing, unknown or revoked API key. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["AuthError"];
+                    };
+                };
+                /** @description The key may not do this. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["AuthError"];
+                    };
+                };
+                /** @description Not found in the caller’s workspace. */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description A field is missing or invalid. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/deepagents/threads/{thread_id}/runs/{run_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Get a run */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description Run id. */
+                    run_id: string;
+                    /** @description Thread id. */
+                    thread_id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description The run. */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Run"];
+                    };
+                };
+                /** @description Missing, unknown or revoked API key. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["AuthError"];
+                    };
+                };
+                /** @description The key may not do this. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["AuthError"];
+                    };
+                };
+                /** @description Not found in the caller’s workspace. */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description A field is missing or invalid. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/deepagents/threads/{thread_id}/runs/{run_id}/stream": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Join the stream of a run
+         * @description Replays the run’s events after `Last-Event-ID` (from the start without it), then follows live events until the run ends.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: {
+                    /** @description Last event id received. */
+                    "last-event-id"?: string;
+                };
+                path: {
+                    /** @description Run id. */
+                    run_id: string;
+                    /** @description Thread id. */
+                    thread_id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Server-sent events: `event: <name>`, `data: <json>`, `id: <n>` (increasing per run) per event. First `metadata` `{run_id, attempt}`; then, per requested mode, `values` (full state with `messages`, `files`, `tools`), `updates` (keyed by node or middleware; `null` when a node changed nothing) and `messages` (`[chunk, metadata]`). With `stream_subgraphs`, subagent events are named `<mode>|<namespace>`. A failed run sends `error` `{error, message}`. `: heartbeat` comments keep an idle stream open. `Content-Location` names the run. */
+                200: {
+                    headers: {
+                        /** @description Path of the run: `/v1/deepagents/threads/{thread_id}/runs/{run_id}`. */
+                        "Content-Location"?: string;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "text/event-stream": string;
+                    };
+                };
+                /** @description Missing, unknown or revoked API key. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["AuthError"];
+                    };
+                };
+                /** @description The key may not do this. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["AuthError"];
+                    };
+                };
+                /** @description Not found in the caller’s workspace. */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description A field is missing or invalid. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/deepagents/threads/{thread_id}/runs/{run_id}/trace": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get the trace of a run
+         * @description The run tree recorded while the run executed: the root run, each model call (messages, model name, provider, token usage), each tool call (arguments and result) and each subagent, nested in `child_runs`. Secrets are redacted. `trace_not_found` when tracing was off for the run or it has not started.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description Run id. */
+                    run_id: string;
+                    /** @description Thread id. */
+                    thread_id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description The trace. */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["TraceRunTree"];
+                    };
+                };
+                /** @description Missing, unknown or revoked API key. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["AuthError"];
+                    };
+                };
+                /** @description The key may not do this. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["AuthError"];
+                    };
+                };
+                /** @description Not found in the caller’s workspace. */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description A field is missing or invalid. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/deepagents/threads/{thread_id}/runs/stream": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Start a run and stream its events
+         * @description Runs the thread’s agent at its latest revision on the given messages. One active run per thread: a second is a 409 (`thread_busy`). A thread whose agent was deleted answers 502 (`agent_deleted`). Closing the stream does not stop the run; its events stay in the run’s log.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description Thread id. */
+                    thread_id: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["StreamRunRequest"];
+                };
+            };
+            responses: {
+                /** @description Server-sent events: `event: <name>`, `data: <json>`, `id: <n>` (increasing per run) per event. First `metadata` `{run_id, attempt}`; then, per requested mode, `values` (full state with `messages`, `files`, `tools`), `updates` (keyed by node or middleware; `null` when a node changed nothing) and `messages` (`[chunk, metadata]`). With `stream_subgraphs`, subagent events are named `<mode>|<namespace>`. A failed run sends `error` `{error, message}`. `: heartbeat` comments keep an idle stream open. `Content-Location` names the run. */
+                200: {
+                    headers: {
+                        /** @description Path of the run: `/v1/deepagents/threads/{thread_id}/runs/{run_id}`. */
+                        "Content-Location"?: string;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "text/event-stream": string;
+                    };
+                };
+                /** @description Malformed request (for example, invalid JSON). */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Missing, unknown or revoked API key. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["AuthError"];
+                    };
+                };
+                /** @description The key may not do this. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["AuthError"];
+                    };
+                };
+                /** @description Not found in the caller’s workspace. */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Conflicts with the current state. */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Body larger than the configured limit. */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Body is not JSON. */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description A field is missing or invalid. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description An upstream dependency failed. */
+                502: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/deepagents/threads/{thread_id}/state": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get the state of a thread
+         * @description Values (`messages`, `files`, …), next nodes, pending interrupts and the checkpoint, from the latest checkpoint.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description Thread id. */
+                    thread_id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description The current state. */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ThreadState"];
+                    };
+                };
+                /** @description Missing, unknown or revoked API key. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["AuthError"];
+                    };
+                };
+                /** @description The key may not do this. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["AuthError"];
+                    };
+                };
+                /** @description Not found in the caller’s workspace. */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description A field is missing or invalid. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/deepagents/threads/count": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Count threads
+         * @description How many threads match the same filters as search. The body is optional.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: {
+                content: {
+                    "application/json": components["schemas"]["CountThreadsRequest"];
+                };
+            };
+            responses: {
+                /** @description The number of matching threads. */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": number;
+                    };
+                };
+                /** @description Malformed request (for example, invalid JSON). */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Missing, unknown or revoked API key. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["AuthError"];
+                    };
+                };
+                /** @description The key may not do this. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["AuthError"];
+                    };
+                };
+                /** @description Body is not JSON. */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description A field is missing or invalid. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/deepagents/threads/search": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Search threads
+         * @description Threads of the workspace by agent, status and metadata (containment), newest first. The body is optional.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: {
+                content: {
+                    "application/json": components["schemas"]["SearchThreadsRequest"];
+                };
+            };
+            responses: {
+                /** @description Matching threads. */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Thread"][];
+                    };
+                };
+                /** @description Malformed request (for example, invalid JSON). */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Missing, unknown or revoked API key. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["AuthError"];
+                    };
+                };
+                /** @description The key may not do this. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["AuthError"];
+                    };
+                };
+                /** @description Body is not JSON. */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description A field is missing or invalid. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
         trace?: never;
     };
     "/v1/tracing/exporters": {
@@ -1436,6 +3492,78 @@ export interface paths {
 export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
+        Agent: components["schemas"]["AgentSummary"] & {
+            files?: components["schemas"]["FileMap"];
+            instructions: string;
+            skills: components["schemas"]["SkillSpec"][];
+            subagents: components["schemas"]["SubagentSpec"][];
+            tools: components["schemas"]["ToolsConfig"];
+        };
+        AgentAtRevision: components["schemas"]["Agent"] & {
+            message: string;
+            parent: string | null;
+        };
+        /** @description Stored in `agent.json` and returned; not interpreted by Hangar. */
+        AgentBackend: {
+            [key: string]: unknown;
+        };
+        /** @description Stored and returned; Hangar enforces access by API-key role, not by these fields. */
+        AgentPermissions: {
+            /** @enum {string} */
+            identity?: "personal" | "shared";
+            /** @enum {string} */
+            tenant_access_level?: "read" | "run" | "write";
+            /** @enum {string} */
+            visibility?: "tenant" | "user";
+        } & {
+            [key: string]: unknown;
+        };
+        AgentRevision: {
+            /** @description Paths added, changed or removed by this commit. */
+            changed_paths: string[];
+            /** Format: date-time */
+            created_at: string;
+            /** @description Commit id (40 hex digits); the `revision` the agent had after it. */
+            id: string;
+            message: string;
+            /** @description 1 for the create commit, then one more per update. */
+            number: number;
+            /** @description The previous commit; `null` for the create commit. */
+            parent: string | null;
+        };
+        AgentRuntime: {
+            model: {
+                /**
+                 * @description `<provider>:<model_id>`, or (no colon) the name of a saved model configuration of the workspace.
+                 * @example anthropic:claude-sonnet-4-6
+                 */
+                model_id: string;
+            };
+        };
+        AgentSummary: {
+            backend?: components["schemas"]["AgentBackend"];
+            /** Format: date-time */
+            created_at: string;
+            description: string;
+            /** @description Caller-defined metadata, stored in `agent.json`. */
+            extras: {
+                [key: string]: unknown;
+            };
+            /** Format: uuid */
+            id: string;
+            name: string;
+            /**
+             * Format: uuid
+             * @description Id of the API key that created the agent.
+             */
+            owner_id: string;
+            permissions: components["schemas"]["AgentPermissions"];
+            /** @description Id (40 hex digits) of the head commit. */
+            revision: string;
+            runtime: components["schemas"]["AgentRuntime"];
+            /** Format: date-time */
+            updated_at: string;
+        };
         AuthError: {
             /** @description Why (a Hangar addition). */
             detail?: string;
@@ -1447,6 +3575,43 @@ export interface components {
          * @enum {string}
          */
         AuthType: "headers" | "oauth";
+        CheckpointRef: {
+            checkpoint_id: string;
+            checkpoint_ns: string;
+            thread_id: string;
+        } | null;
+        CountThreadsRequest: {
+            /**
+             * Format: uuid
+             * @description Only threads of this agent.
+             */
+            agent_id?: string;
+            /** @description Only threads whose metadata contains all these pairs. */
+            metadata?: {
+                [key: string]: unknown;
+            };
+            status?: components["schemas"]["ThreadStatus"];
+        };
+        /** @description `runtime.model.model_id` is required too (Hangar choice: an agent without a model cannot run). */
+        CreateAgentRequest: {
+            backend?: components["schemas"]["AgentBackend"];
+            description?: string;
+            /** @description Caller-defined metadata, stored in `agent.json`. */
+            extras?: {
+                [key: string]: unknown;
+            };
+            files?: components["schemas"]["FileMap"] & unknown;
+            /** @description The agent’s instructions; `AGENTS.md`. */
+            instructions?: string;
+            name: string;
+            permissions?: components["schemas"]["AgentPermissions"];
+            runtime?: components["schemas"]["AgentRuntime"];
+            /** @description Replaces every skill when given. */
+            skills?: components["schemas"]["SkillSpec"][];
+            /** @description Replaces every subagent when given. */
+            subagents?: components["schemas"]["SubagentSpec"][];
+            tools?: components["schemas"]["ToolsConfigInput"] & unknown;
+        };
         CreateMcpServerRequest: {
             auth_type?: components["schemas"]["AuthType"];
             external_system_id?: string;
@@ -1462,6 +3627,31 @@ export interface components {
              */
             url: string;
             vendor_id?: string;
+        };
+        CreateModelConfigRequest: {
+            /** @description Provider API key; stored encrypted, never returned. */
+            api_key?: string;
+            /** @description `<provider>:<model_id>`. */
+            model_id: string;
+            name: string;
+            parameters?: components["schemas"]["ModelParameters"];
+        };
+        CreateThreadRequest: {
+            /**
+             * Format: uuid
+             * @description The agent that runs on this thread.
+             */
+            agent_id: string;
+            /** @description Your own key/value pairs, searchable with `POST /threads/search`. */
+            metadata?: {
+                [key: string]: unknown;
+            };
+            options?: {
+                /** @description When true, writes under `/memories/` do not wait for approval (echoed in metadata). */
+                skip_memory_write_protection?: boolean;
+                /** @description Marks the thread as a test run (echoed in metadata as `is_test_run`). */
+                test_run?: boolean;
+            };
         };
         CreateTracingProjectRequest: {
             description?: string;
@@ -1503,6 +3693,14 @@ export interface components {
             msg: string;
             /** @example url_error */
             type: string;
+        };
+        FileEntry: {
+            /** @description UTF-8 content. On update, `null` deletes the file (Hangar addition). */
+            content?: string | null;
+        };
+        /** @description Every file of the tree; only with `include_files=true`. */
+        FileMap: {
+            [key: string]: components["schemas"]["FileEntry"];
         };
         Info: {
             /** @enum {string} */
@@ -1634,6 +3832,15 @@ export interface components {
              */
             trace_id?: string;
         };
+        ListAgentRevisionsResponse: {
+            items: components["schemas"]["AgentRevision"][];
+            next_cursor: string | null;
+        };
+        ListAgentsResponse: {
+            items: components["schemas"]["AgentSummary"][];
+            /** @description Pass as `cursor` for the next page; `null` on the last page. */
+            next_cursor: string | null;
+        };
         McpServer: {
             auth_type: components["schemas"]["AuthType"];
             /** @description Whether the caller may invoke this server. */
@@ -1672,9 +3879,205 @@ export interface components {
              */
             value: string;
         };
+        ModelConfig: {
+            /** Format: date-time */
+            created_at: string;
+            /** @description Whether a provider API key is stored. The key itself is never returned. */
+            has_api_key: boolean;
+            /** Format: uuid */
+            id: string;
+            /** @example openai:gpt-5.4-mini */
+            model_id: string;
+            /** @description What agents put in `runtime.model.model_id` (no colon). */
+            name: string;
+            parameters: components["schemas"]["ModelParameters"];
+            /** Format: date-time */
+            updated_at: string;
+        };
+        ModelParameters: {
+            /**
+             * Format: uri
+             * @description Base URL of an OpenAI-compatible server.
+             */
+            base_url?: string;
+            /** @description Pause between streamed chunks; `scripted` provider only. */
+            delay_ms?: number;
+            max_tokens?: number;
+            temperature?: number;
+        };
         Ok: {
             /** @enum {boolean} */
             ok: true;
+        };
+        Run: {
+            /** Format: uuid */
+            agent_id: string;
+            /**
+             * Format: uuid
+             * @description The agent id (LangGraph Platform calls the agent an assistant).
+             */
+            assistant_id: string;
+            attempt: number;
+            /** Format: date-time */
+            created_at: string;
+            /** Format: date-time */
+            ended_at: string | null;
+            error: {
+                error: string;
+                message: string;
+            } | null;
+            metadata: {
+                [key: string]: unknown;
+            };
+            /** @description The agent revision (commit) the run executes. */
+            revision: string;
+            /** Format: uuid */
+            run_id: string;
+            /** Format: date-time */
+            started_at: string | null;
+            status: components["schemas"]["RunStatus"];
+            /** Format: uuid */
+            thread_id: string;
+            /** Format: date-time */
+            updated_at: string;
+        };
+        /** @enum {string} */
+        RunStatus: "pending" | "running" | "success" | "error" | "interrupted" | "timeout";
+        SearchThreadsRequest: {
+            /**
+             * Format: uuid
+             * @description Only threads of this agent.
+             */
+            agent_id?: string;
+            /**
+             * @description At most this many threads (default 10).
+             * @default 10
+             */
+            limit: number;
+            /** @description Only threads whose metadata contains all these pairs. */
+            metadata?: {
+                [key: string]: unknown;
+            };
+            /** @default 0 */
+            offset: number;
+            status?: components["schemas"]["ThreadStatus"];
+        };
+        SkillSpec: {
+            description?: string;
+            /** @description Other files of the skill, by path relative to its folder. */
+            files?: {
+                [key: string]: string;
+            };
+            /** @description Body of `skills/<name>/SKILL.md` after its front matter. */
+            instructions?: string;
+            /** @description Letters, digits, spaces, `_`, `-`; unique within the agent. Folder `skills/<name>/`. */
+            name: string;
+            /**
+             * @description Only `inline` exists.
+             * @enum {string}
+             */
+            type?: "inline";
+        };
+        StreamRunRequest: {
+            /**
+             * Format: uuid
+             * @description Required; must be the thread’s agent.
+             */
+            agent_id: string;
+            /** @description Input messages, appended to the thread’s conversation. */
+            messages: {
+                content: string;
+                /**
+                 * @description `user`, `assistant`, `system` or `tool`.
+                 * @enum {string}
+                 */
+                role: "user" | "assistant" | "system" | "tool";
+            }[];
+            /** @description Any of `values`, `updates`, `messages-tuple` (event name `messages`). Default `["values"]`. */
+            stream_mode?: ("values" | "updates" | "messages-tuple")[];
+            /** @description Also stream subagents’ events, named `<mode>|<namespace>`. Default false. */
+            stream_subgraphs?: boolean;
+            /**
+             * @description IANA zone; the local date and time there go into the system prompt. UTC when absent or unknown.
+             * @example Europe/Paris
+             */
+            user_timezone?: string;
+        };
+        SubagentSpec: {
+            description?: string;
+            /** @description Body of `subagents/<name>/AGENTS.md` after its front matter. */
+            instructions?: string;
+            /** @description Inherits the agent’s model when absent. */
+            model_id?: string;
+            /** @description Letters, digits, spaces, `_`, `-`; unique within the agent. Folder `subagents/<name>/`. */
+            name: string;
+            tools?: components["schemas"]["ToolsConfigInput"];
+        };
+        Thread: {
+            /** Format: uuid */
+            agent_id: string;
+            /** Format: date-time */
+            created_at: string;
+            /** Format: uuid */
+            id: string;
+            /** @description Your metadata plus `is_test_run`, `skip_memory_write_protection`, `tenant_id` and `ls_user_id`. */
+            metadata: {
+                [key: string]: unknown;
+            };
+            status: components["schemas"]["ThreadStatus"];
+            /** Format: date-time */
+            updated_at: string;
+        };
+        ThreadState: {
+            checkpoint: components["schemas"]["CheckpointRef"];
+            created_at: string | null;
+            /** @description Pending interrupts. */
+            interrupts: {
+                id: string | null;
+                value?: unknown;
+            }[];
+            metadata: {
+                [key: string]: unknown;
+            };
+            /** @description Nodes that run next; empty when the thread is at rest. */
+            next: string[];
+            parent_checkpoint: components["schemas"]["CheckpointRef"];
+            /** @description The graph state: `messages`, `files`, … */
+            values: {
+                [key: string]: unknown;
+            };
+        };
+        /**
+         * @description `idle`: ready for a run. `busy`: a run is pending or running. `interrupted`: waiting for a person. `error`: the last run failed (a new run may start).
+         * @enum {string}
+         */
+        ThreadStatus: "idle" | "busy" | "interrupted" | "error";
+        ToolsConfig: {
+            /** @description Keys `{mcp_server_url}::{tool_name}` (extra `::` parts ignored when matching; trailing URL slashes stripped) or a bare tool name. `true`: a person approves each call first. */
+            interrupt_config: {
+                [key: string]: boolean;
+            };
+            /** @description MCP tools of the agent; stored as `tools.json`. */
+            tools: components["schemas"]["ToolSpec"][];
+        };
+        /** @description Written to `subagents/<name>/tools.json` when given. */
+        ToolsConfigInput: {
+            /** @description Default `{}`. */
+            interrupt_config?: {
+                [key: string]: boolean;
+            };
+            /** @description MCP tools of the agent; stored as `tools.json`. Default `[]`. */
+            tools?: components["schemas"]["ToolSpec"][];
+        };
+        ToolSpec: {
+            /** @description Tool display name. */
+            display_name?: string;
+            /** @description Server display name. */
+            mcp_server_name?: string;
+            /** @description Must equal (trailing slashes stripped) the URL of a tool server registered in the workspace. */
+            mcp_server_url: string;
+            /** @description Tool name on the tool server. */
+            name: string;
         };
         TraceExporterList: {
             items: {
@@ -1795,6 +4198,26 @@ export interface components {
             run_count: number;
             total_tokens: number;
         };
+        /** @description Omitted fields keep their values; every update makes a new commit, even one that changes nothing. */
+        UpdateAgentRequest: {
+            backend?: components["schemas"]["AgentBackend"];
+            description?: string;
+            /** @description Caller-defined metadata, stored in `agent.json`. */
+            extras?: {
+                [key: string]: unknown;
+            };
+            files?: components["schemas"]["FileMap"] & unknown;
+            /** @description The agent’s instructions; `AGENTS.md`. */
+            instructions?: string;
+            name?: string;
+            permissions?: components["schemas"]["AgentPermissions"];
+            runtime?: components["schemas"]["AgentRuntime"];
+            /** @description Replaces every skill when given. */
+            skills?: components["schemas"]["SkillSpec"][];
+            /** @description Replaces every subagent when given. */
+            subagents?: components["schemas"]["SubagentSpec"][];
+            tools?: components["schemas"]["ToolsConfigInput"] & unknown;
+        };
         UpdateMcpServerRequest: {
             auth_type?: components["schemas"]["AuthType"];
             /** @description Replaces the whole stored array. */
@@ -1803,6 +4226,13 @@ export interface components {
             /** Format: uuid */
             oauth_provider_id?: string | null;
             url?: string;
+        };
+        UpdateModelConfigRequest: {
+            /** @description A new key, or `null` to remove the stored one. */
+            api_key?: string | null;
+            model_id?: string;
+            name?: string;
+            parameters?: components["schemas"]["ModelParameters"] & unknown;
         };
     };
     responses: never;

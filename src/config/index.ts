@@ -87,10 +87,51 @@ export const settings = {
     schema: positiveInt.default(32),
     description: 'Runs executed at once by this process.',
   },
+  runLeaseMs: {
+    env: 'HANGAR_RUN_LEASE_MS',
+    schema: positiveInt.min(1000).default(30_000),
+    description: 'Lease of a worker on a run; renewed every third of it while the run executes.',
+  },
+  modelTimeoutMs: {
+    env: 'HANGAR_MODEL_TIMEOUT_MS',
+    schema: positiveInt.default(60_000),
+    description: 'Timeout of one model provider request.',
+  },
+  modelMaxRetries: {
+    env: 'HANGAR_MODEL_MAX_RETRIES',
+    schema: z.coerce.number().int().min(0).max(10).default(2),
+    description: 'Retries of a failed model provider request before the run fails.',
+  },
+  toolTimeoutMs: {
+    env: 'HANGAR_TOOL_TIMEOUT_MS',
+    schema: positiveInt.default(60_000),
+    description: 'Timeout of one tool call to a tool server; a timed-out call is an error the model sees.',
+  },
+  toolConnectTimeoutMs: {
+    env: 'HANGAR_TOOL_CONNECT_TIMEOUT_MS',
+    schema: positiveInt.default(10_000),
+    description: 'How long to wait for a tool server to list its tools before treating it as unreachable.',
+  },
+  heartbeatMs: {
+    env: 'HANGAR_HEARTBEAT_MS',
+    schema: positiveInt.default(5_000),
+    description: 'Interval of `: heartbeat` comments on an idle run stream.',
+  },
+  recursionLimit: {
+    env: 'HANGAR_RECURSION_LIMIT',
+    schema: positiveInt.default(1_000),
+    description: 'Most graph steps one run may take.',
+  },
   drainTimeoutMs: {
     env: 'HANGAR_DRAIN_TIMEOUT_MS',
     schema: positiveInt.default(10_000),
     description: 'On SIGINT/SIGTERM, how long to wait for requests and runs to finish before stopping.',
+  },
+  tracing: {
+    env: 'HANGAR_TRACING',
+    flag: 'tracing',
+    schema: bool.default(true),
+    description: 'Trace every agent run into the trace store (and the configured exporters). `false` turns run tracing off.',
   },
   traceRetentionDays: {
     env: 'HANGAR_TRACE_RETENTION_DAYS',

@@ -55,6 +55,39 @@ export const errorCatalogue = {
     type: 'conflict',
     meaning: 'A tool server with this URL is already registered in the workspace.',
   },
+  // Agents and their revisions
+  agent_not_found: { status: 404, type: 'not_found', meaning: 'No agent with this id in the workspace (or it was deleted).' },
+  revision_not_found: { status: 404, type: 'not_found', meaning: 'The agent has no revision with this id.' },
+  agent_file_too_large: {
+    status: 413,
+    type: 'payload_too_large',
+    meaning: 'One file of the agent is larger than the per-file limit; `detail` names it.',
+  },
+  agent_too_large: {
+    status: 413,
+    type: 'payload_too_large',
+    meaning: 'The agent’s files together exceed the per-agent size or file-count limit.',
+  },
+  // Saved model configurations
+  model_config_not_found: { status: 404, type: 'not_found', meaning: 'No model configuration with this id in the workspace.' },
+  model_config_name_taken: {
+    status: 409,
+    type: 'conflict',
+    meaning: 'A model configuration with this name already exists in the workspace.',
+  },
+  // Threads and runs
+  thread_not_found: { status: 404, type: 'not_found', meaning: 'No thread with this id in the workspace.' },
+  run_not_found: { status: 404, type: 'not_found', meaning: 'No run with this id on this thread.' },
+  thread_busy: {
+    status: 409,
+    type: 'conflict',
+    meaning: 'The thread already has a pending or running run (one active run per thread); wait for it to finish.',
+  },
+  agent_deleted: {
+    status: 502,
+    type: 'upstream',
+    meaning: "The thread's agent was deleted, so no new run can start on the thread (its history stays readable).",
+  },
   // Tracing
   tracing_project_not_found: { status: 404, type: 'not_found', meaning: 'No tracing project with this id in the workspace.' },
   tracing_project_name_taken: {
@@ -63,6 +96,11 @@ export const errorCatalogue = {
     meaning: 'A tracing project with this name already exists in the workspace.',
   },
   tracing_run_not_found: { status: 404, type: 'not_found', meaning: 'No traced run with this id in the workspace.' },
+  trace_not_found: {
+    status: 404,
+    type: 'not_found',
+    meaning: 'The run exists but has no trace: tracing was off when it ran, or it has not started yet.',
+  },
   // Server side
   internal_error: { status: 500, type: 'internal', meaning: 'An unexpected error; the `request_id` identifies it in the logs.' },
 } satisfies Record<string, Entry>;

@@ -1,8 +1,14 @@
 // The dependency bag of core services, built once by the composition root.
 import type { Db } from '../db/index.js';
 import type { Logger } from '../logging.js';
+import { ObjectStore } from '../repo/store.js';
+import { AgentService } from './agents/service.js';
 import { McpServerService } from './mcp-servers/service.js';
+import { ModelConfigService } from './model-configs/service.js';
+import { RunService, type RunPorts } from './runs/service.js';
 import type { Cipher } from './secrets/cipher.js';
+import { ThreadService } from './threads/service.js';
+import type { ThreadStateReader } from './threads/state.js';
 import { TracingService } from './tracing/service.js';
 import type { TraceExporter } from '../tracing/export/exporter.js';
 import { TraceStore } from '../tracing/store.js';
@@ -13,6 +19,18 @@ export interface Services {
   workspaces: WorkspaceService;
   mcpServers: McpServerService;
   tracing: TracingService;
+  modelConfigs: ModelConfigService;
+  agents: AgentService;
+  /** Git objects of agent repositories (read by the smart-HTTP endpoint). */
+  gitObjects: ObjectStore;
+  threads: ThreadService;
+  runs: RunService;
+}
+
+/** What threads and runs need of the agent runtime (src/runtime). */
+export interface RuntimePorts {
+  state: ThreadStateReader;
+  runs: RunPorts;
 }
 
 /** What services are built from. */
@@ -20,6 +38,8 @@ export interface ServiceDeps {
   db: Db;
   cipher: Cipher;
   logger: Logger;
+  /** The running agent runtime; without it (operator commands) threads and runs refuse to work. */
+  runtime?: RuntimePorts | undefined;
   /** Where traces go besides Hangar's own store (OTLP, LangSmith-compatible); none by default. */
   traceExporters?: TraceExporter[];
 }
@@ -27,9 +47,26 @@ export interface ServiceDeps {
 /** Build the services. */
 export function createServices(deps: ServiceDeps): Services {
   const mcpServers = new McpServerService(deps.db, deps.cipher);
+  const modelConfigs = new ModelConfigService(deps.db, deps.cipher);
+  const gitObjects = new ObjectStore(deps.db);
+  const agents = new AgentService(deps.db, gitObjects, mcpServers, modelConfigs);
+  const runtime = deps.runtime ?? offlineRuntime();
+  const threads = new ThreadService(deps.db, agents, runtime.state);
   return {
     workspaces: new WorkspaceService(deps.db),
     mcpServers,
+    modelConfigs,
+    agents,
+    gitObjects,
+    threads,
+    runs: new RunService(deps.db, threads, agents, runtime.runs),
     tracing: new TracingService({ store: new TraceStore(deps.db), mcpServers, exporters: deps.traceExporters ?? [], logger: deps.logger }),
   };
+}
+
+function offlineRuntime(): RuntimePorts {
+  const refuse = (): never => {
+    throw new Error('the agent runtime is not running in this process');
+  };
+  return { state: { current: refuse, history: refuse, forget: refuse }, runs: { announce: refuse, subscribe: refuse } };
 }

@@ -1,5 +1,7 @@
 // The typed view of every table. Each domain declares its tables in tables/<domain>.ts.
+import type { AgentTables } from './tables/agents.js';
 import type { FoundationTables } from './tables/foundation.js';
+import type { RuntimeTables } from './tables/runtime.js';
 import type { TracingTables } from './tables/tracing.js';
 
-export interface Database extends FoundationTables, TracingTables {}
+export interface Database extends FoundationTables, AgentTables, RuntimeTables, TracingTables {}

@@ -3,10 +3,16 @@
 import { randomUUID } from 'node:crypto';
 import { OpenAPIHono } from '@hono/zod-openapi';
 import { bodyLimit } from 'hono/body-limit';
+import { agentRoutes } from '../api/agents/routes.js';
+import { gitRoutes } from '../api/agents/git.js';
 import { langsmithRoutes } from '../api/langsmith/routes.js';
 import { mcpServerRoutes } from '../api/mcp-servers/routes.js';
+import { modelConfigRoutes } from '../api/model-configs/routes.js';
+import { runTraceRoutes } from '../api/tracing/run-trace.js';
 import { tracingRoutes } from '../api/tracing/routes.js';
 import { systemRoutes } from '../api/system/routes.js';
+import { threadRoutes } from '../api/threads/routes.js';
+import { runRoutes } from '../api/threads/runs.js';
 import { HangarError } from '../core/errors.js';
 import { apiKeyAuth } from './auth.js';
 import type { AppDeps } from './deps.js';
@@ -41,7 +47,13 @@ export function createApp(deps: AppDeps): OpenAPIHono<AppEnv> {
 
   app.route('/', systemRoutes(deps));
   app.route('/', mcpServerRoutes(deps));
+  app.route('/', agentRoutes(deps));
+  app.route('/', threadRoutes(deps));
+  app.route('/', runRoutes(deps));
+  app.route('/', gitRoutes(deps));
+  app.route('/', modelConfigRoutes(deps));
   app.route('/', tracingRoutes(deps));
+  app.route('/', runTraceRoutes(deps));
   app.route('/', langsmithRoutes(deps));
 
   app.openAPIRegistry.registerComponent('securitySchemes', 'ApiKeyAuth', {

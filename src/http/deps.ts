@@ -15,4 +15,6 @@ export interface AppDeps {
   logger: Logger;
   info: ServerInfo;
   bodyLimitBytes: number;
+  /** Interval of `: heartbeat` comments on idle run streams. */
+  heartbeatMs: number;
 }

@@ -102,6 +102,10 @@ export function documentConfig(version: string) {
       description: DESCRIPTION,
     },
     tags: [
+      { name: 'Agents', description: 'Agents as versioned file trees: every create and update is a git commit; clone them with `git`.' },
+      { name: 'Model configurations', description: 'Saved model settings an agent can name instead of `<provider>:<model_id>`.' },
+      { name: 'Threads', description: 'Conversations with one agent: status, state, history.' },
+      { name: 'Runs', description: 'Streamed runs of an agent on a thread (server-sent events), and their records.' },
       { name: 'Tool servers', description: 'MCP servers and the credential headers Hangar sends to them.' },
       { name: 'Tracing', description: 'Tracing projects, traced runs as trees, and per-project figures.' },
       {

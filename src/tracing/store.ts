@@ -287,6 +287,27 @@ export class TraceStore {
     return row ? toRun(row) : undefined;
   }
 
+  /** Record that agent run `runId` is traced under root run `rootRunId` (a retried attempt replaces it). */
+  async linkAgentRun(workspaceId: string, link: { runId: string; threadId: string; rootRunId: string }): Promise<void> {
+    await this.db
+      .insertInto('tracing_run_links')
+      .values({ workspace_id: workspaceId, run_id: link.runId, thread_id: link.threadId, root_run_id: link.rootRunId })
+      .onConflict((oc) => oc.columns(['workspace_id', 'run_id']).doUpdateSet({ root_run_id: link.rootRunId, created_at: new Date() }))
+      .execute();
+  }
+
+  /** The root run id of an agent run's trace, if it was traced. */
+  async rootOfAgentRun(workspaceId: string, threadId: string, runId: string): Promise<string | undefined> {
+    const row = await this.db
+      .selectFrom('tracing_run_links')
+      .select('root_run_id')
+      .where('workspace_id', '=', workspaceId)
+      .where('thread_id', '=', threadId)
+      .where('run_id', '=', runId)
+      .executeTakeFirst();
+    return row?.root_run_id;
+  }
+
   /** Count, error rate, latency percentiles of root runs and model tokens of a project. */
   async projectStats(workspaceId: string, projectId: string, range: { startAfter?: Date | undefined; startBefore?: Date | undefined } = {}): Promise<ProjectStats> {
     const scope = sql`workspace_id = ${workspaceId} AND project_id = ${projectId}
@@ -319,6 +340,7 @@ export class TraceStore {
   async deleteOlderThan(cutoff: Date, batch = 5000): Promise<number> {
     const result = await sql`
       DELETE FROM tracing_runs WHERE ctid IN (SELECT ctid FROM tracing_runs WHERE created_at < ${cutoff} LIMIT ${batch})`.execute(this.db);
+    await sql`DELETE FROM tracing_run_links WHERE created_at < ${cutoff}`.execute(this.db);
     return Number(result.numAffectedRows ?? 0);
   }
 }

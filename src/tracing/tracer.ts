@@ -17,6 +17,8 @@ export interface HangarTracerOptions {
   metadata?: Record<string, unknown> | undefined;
   /** Added to the root run's tags (for example `test-run`). */
   tags?: string[] | undefined;
+  /** Called once, in write order, with the root run id when the trace starts (records it on the agent run). */
+  onRoot?: (rootRunId: string) => Promise<void>;
   /** Called when a write fails; tracing never fails the run. */
   onError?: (error: unknown) => void;
 }
@@ -29,7 +31,9 @@ export class HangarTracer extends BaseTracer {
   private writes: Promise<void> = Promise.resolve();
 
   constructor(private readonly options: HangarTracerOptions) {
-    super();
+    // Handlers run inline (not on LangChain's background queue) so that `flush()` after the run
+    // covers every run; they only enqueue, the database writes happen off the run's path.
+    super({ _awaitHandler: true });
   }
 
   /** Wait until everything reported so far is stored. */
@@ -39,8 +43,13 @@ export class HangarTracer extends BaseTracer {
 
   override async onRunCreate(run: Run): Promise<void> {
     if (run.parent_run_id !== undefined) return;
+    const first = this.rootRunId === undefined;
     this.rootRunId ??= run.id;
     this.enqueue({ post: [this.toCreate(run, true)], patch: [] });
+    if (first && this.options.onRoot) {
+      const onRoot = this.options.onRoot;
+      this.writes = this.writes.then(() => onRoot(run.id)).catch((error: unknown) => this.options.onError?.(error));
+    }
   }
 
   protected async persistRun(root: Run): Promise<void> {

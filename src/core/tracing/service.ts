@@ -120,6 +120,19 @@ export class TracingService {
     return tree;
   }
 
+  /** Record the trace of an agent run (called by the runtime's tracer when the trace starts). */
+  async linkAgentRun(workspaceId: string, link: { runId: string; threadId: string; rootRunId: string }): Promise<void> {
+    await this.deps.store.linkAgentRun(workspaceId, link);
+  }
+
+  /** The trace tree of an agent run; `trace_not_found` when the run was not traced (yet). */
+  async traceOfAgentRun(caller: Caller, threadId: string, runId: string): Promise<TraceRunTree> {
+    const root = await this.deps.store.rootOfAgentRun(caller.workspaceId, threadId, runId);
+    const tree = root ? await this.deps.store.getRunTree(caller.workspaceId, root) : undefined;
+    if (!tree) throw new HangarError('trace_not_found', `run ${runId} has no trace (tracing was off, or the run has not started)`);
+    return tree;
+  }
+
   /** One run without children, or undefined (for callers that know the id exists elsewhere). */
   async findRun(workspaceId: string, runId: string): Promise<TraceRun | undefined> {
     return this.deps.store.findRun(workspaceId, runId);

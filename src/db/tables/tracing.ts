@@ -39,7 +39,16 @@ export interface TracingRunsTable {
   updated_at: Generated<Date>;
 }
 
+export interface TracingRunLinksTable {
+  workspace_id: string;
+  run_id: string;
+  thread_id: string;
+  root_run_id: string;
+  created_at: Generated<Date>;
+}
+
 export interface TracingTables {
+  tracing_run_links: TracingRunLinksTable;
   tracing_projects: TracingProjectsTable;
   tracing_runs: TracingRunsTable;
 }

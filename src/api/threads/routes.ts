@@ -1,0 +1,120 @@
+// /v1/deepagents/threads: create, find, read state and history, delete.
+import { createRoute, z } from '@hono/zod-openapi';
+import type { AppDeps } from '../../http/deps.js';
+import { apiKeySecurity, errorResponses, jsonBody, jsonResponse, uuidParam } from '../../http/openapi.js';
+import { newRouter } from '../../http/router.js';
+import {
+  CountThreadsRequest,
+  CreateThreadRequest,
+  presentState,
+  presentThread,
+  SearchThreadsRequest,
+  ThreadSchema,
+  ThreadStateSchema,
+} from './schemas.js';
+
+const BASE = '/v1/deepagents/threads';
+const tags = ['Threads'];
+const params = z.object({ thread_id: uuidParam('thread_id', 'Thread id.') });
+
+const create = createRoute({
+  method: 'post',
+  path: BASE,
+  tags,
+  summary: 'Create a thread',
+  description: 'A thread belongs to one agent. `options` are echoed in `metadata` as `is_test_run` and `skip_memory_write_protection`.',
+  security: apiKeySecurity,
+  request: { body: jsonBody(CreateThreadRequest) },
+  responses: { 201: jsonResponse(ThreadSchema, 'Created.'), ...errorResponses('deepagents', [400, 404, 413, 415, 422]) },
+});
+
+const search = createRoute({
+  method: 'post',
+  path: `${BASE}/search`,
+  tags,
+  summary: 'Search threads',
+  description: 'Threads of the workspace by agent, status and metadata (containment), newest first. The body is optional.',
+  security: apiKeySecurity,
+  request: { body: { required: false, content: { 'application/json': { schema: SearchThreadsRequest } } } },
+  responses: { 200: jsonResponse(z.array(ThreadSchema), 'Matching threads.'), ...errorResponses('deepagents', [400, 415, 422]) },
+});
+
+const count = createRoute({
+  method: 'post',
+  path: `${BASE}/count`,
+  tags,
+  summary: 'Count threads',
+  description: 'How many threads match the same filters as search. The body is optional.',
+  security: apiKeySecurity,
+  request: { body: { required: false, content: { 'application/json': { schema: CountThreadsRequest } } } },
+  responses: { 200: jsonResponse(z.number().int(), 'The number of matching threads.'), ...errorResponses('deepagents', [400, 415, 422]) },
+});
+
+const get = createRoute({
+  method: 'get',
+  path: `${BASE}/{thread_id}`,
+  tags,
+  summary: 'Get a thread',
+  description: 'Threads of a deleted agent stay readable.',
+  security: apiKeySecurity,
+  request: { params },
+  responses: { 200: jsonResponse(ThreadSchema, 'The thread.'), ...errorResponses('deepagents', [404, 422]) },
+});
+
+const remove = createRoute({
+  method: 'delete',
+  path: `${BASE}/{thread_id}`,
+  tags,
+  summary: 'Delete a thread',
+  description: 'Deletes the thread, its runs, their event logs and its checkpoints. A thread that does not exist is a 404.',
+  security: apiKeySecurity,
+  request: { params },
+  responses: { 204: { description: 'Deleted.' }, ...errorResponses('deepagents', [404, 422]) },
+});
+
+const state = createRoute({
+  method: 'get',
+  path: `${BASE}/{thread_id}/state`,
+  tags,
+  summary: 'Get the state of a thread',
+  description: 'Values (`messages`, `files`, …), next nodes, pending interrupts and the checkpoint, from the latest checkpoint.',
+  security: apiKeySecurity,
+  request: { params },
+  responses: { 200: jsonResponse(ThreadStateSchema, 'The current state.'), ...errorResponses('deepagents', [404, 422]) },
+});
+
+const history = createRoute({
+  method: 'get',
+  path: `${BASE}/{thread_id}/history`,
+  tags,
+  summary: 'Get the history of a thread',
+  description: 'Past states (one per checkpoint), newest first.',
+  security: apiKeySecurity,
+  request: { params, query: z.object({ limit: z.coerce.number().int().min(1).max(1000).default(10).openapi({ description: 'Default 10.' }) }) },
+  responses: { 200: jsonResponse(z.array(ThreadStateSchema), 'States, newest first.'), ...errorResponses('deepagents', [404, 422]) },
+});
+
+/** Routes of threads. */
+export function threadRoutes({ services }: AppDeps) {
+  return newRouter()
+    .openapi(create, async (c) => c.json(presentThread(await services.threads.create(c.get('caller'), c.req.valid('json'))), 201))
+    .openapi(search, async (c) => {
+      // An absent body skips validation; parsing `{}` applies the defaults.
+      const { limit, offset, ...filter } = SearchThreadsRequest.parse(c.req.valid('json') ?? {});
+      return c.json((await services.threads.search(c.get('caller'), filter, { limit, offset })).map(presentThread), 200);
+    })
+    .openapi(count, async (c) => {
+      const filter = CountThreadsRequest.parse(c.req.valid('json') ?? {});
+      return c.json(await services.threads.count(c.get('caller'), filter), 200);
+    })
+    .openapi(get, async (c) => c.json(presentThread(await services.threads.get(c.get('caller'), c.req.valid('param').thread_id)), 200))
+    .openapi(remove, async (c) => {
+      await services.threads.delete(c.get('caller'), c.req.valid('param').thread_id);
+      return c.body(null, 204);
+    })
+    .openapi(state, async (c) => c.json(presentState(await services.threads.currentState(c.get('caller'), c.req.valid('param').thread_id)), 200))
+    .openapi(history, async (c) => {
+      const states = await services.threads.history(c.get('caller'), c.req.valid('param').thread_id, c.req.valid('query').limit);
+      return c.json(states.map(presentState), 200);
+    });
+}

@@ -1,0 +1,114 @@
+// /v1/deepagents/threads/{thread_id}/runs: start a streamed run, join a run's stream, list and get runs.
+import { createRoute, z } from '@hono/zod-openapi';
+import type { AppDeps } from '../../http/deps.js';
+import { apiKeySecurity, errorResponses, jsonBody, jsonResponse, uuidParam } from '../../http/openapi.js';
+import { newRouter } from '../../http/router.js';
+import { sseResponse } from '../../http/sse.js';
+import { isTimeZone } from '../../runtime/agent/clock.js';
+import { RUN_STATUSES } from '../../core/runs/status.js';
+import { presentRun, RunSchema, StreamRunRequest } from './schemas.js';
+
+const BASE = '/v1/deepagents/threads/{thread_id}/runs';
+const tags = ['Runs'];
+const threadParam = uuidParam('thread_id', 'Thread id.');
+const params = z.object({ thread_id: threadParam });
+const runParams = z.object({ thread_id: threadParam, run_id: uuidParam('run_id', 'Run id.') });
+
+const sse = {
+  description: [
+    'Server-sent events: `event: <name>`, `data: <json>`, `id: <n>` (increasing per run) per event.',
+    'First `metadata` `{run_id, attempt}`; then, per requested mode, `values` (full state with `messages`, `files`, `tools`),',
+    '`updates` (keyed by node or middleware; `null` when a node changed nothing) and `messages` (`[chunk, metadata]`).',
+    'With `stream_subgraphs`, subagent events are named `<mode>|<namespace>`. A failed run sends `error` `{error, message}`.',
+    '`: heartbeat` comments keep an idle stream open. `Content-Location` names the run.',
+  ].join(' '),
+  content: { 'text/event-stream': { schema: z.string() } },
+  headers: { 'Content-Location': { description: 'Path of the run: `/v1/deepagents/threads/{thread_id}/runs/{run_id}`.', schema: { type: 'string' as const } } },
+};
+
+const stream = createRoute({
+  method: 'post',
+  path: `${BASE}/stream`,
+  tags,
+  summary: 'Start a run and stream its events',
+  description:
+    'Runs the thread’s agent at its latest revision on the given messages. One active run per thread: a second is a 409 (`thread_busy`). ' +
+    'A thread whose agent was deleted answers 502 (`agent_deleted`). Closing the stream does not stop the run; its events stay in the run’s log.',
+  security: apiKeySecurity,
+  request: { params, body: jsonBody(StreamRunRequest) },
+  responses: { 200: sse, ...errorResponses('deepagents', [400, 404, 409, 413, 415, 422, 502]) },
+});
+
+const join = createRoute({
+  method: 'get',
+  path: `${BASE}/{run_id}/stream`,
+  tags,
+  summary: 'Join the stream of a run',
+  description: 'Replays the run’s events after `Last-Event-ID` (from the start without it), then follows live events until the run ends.',
+  security: apiKeySecurity,
+  request: {
+    params: runParams,
+    headers: z.object({ 'last-event-id': z.string().regex(/^\d+$/, 'must be an event id').optional().openapi({ description: 'Last event id received.' }) }),
+  },
+  responses: { 200: sse, ...errorResponses('deepagents', [404, 422]) },
+});
+
+const list = createRoute({
+  method: 'get',
+  path: BASE,
+  tags,
+  summary: 'List the runs of a thread',
+  description: 'Newest first.',
+  security: apiKeySecurity,
+  request: {
+    params,
+    query: z.object({
+      limit: z.coerce.number().int().min(1).max(1000).default(10).openapi({ description: 'Default 10.' }),
+      offset: z.coerce.number().int().min(0).default(0),
+      status: z.enum(RUN_STATUSES).optional(),
+    }),
+  },
+  responses: { 200: jsonResponse(z.array(RunSchema), 'Runs, newest first.'), ...errorResponses('deepagents', [404, 422]) },
+});
+
+const get = createRoute({
+  method: 'get',
+  path: `${BASE}/{run_id}`,
+  tags,
+  summary: 'Get a run',
+  security: apiKeySecurity,
+  request: { params: runParams },
+  responses: { 200: jsonResponse(RunSchema, 'The run.'), ...errorResponses('deepagents', [404, 422]) },
+});
+
+/** Routes of runs. */
+export function runRoutes({ services, heartbeatMs }: AppDeps) {
+  const location = (threadId: string, runId: string) => ({ 'content-location': `/v1/deepagents/threads/${threadId}/runs/${runId}` });
+  return newRouter()
+    .openapi(stream, async (c) => {
+      const { thread_id } = c.req.valid('param');
+      const body = c.req.valid('json');
+      const run = await services.runs.start(c.get('caller'), thread_id, {
+        agent_id: body.agent_id,
+        messages: body.messages,
+        stream_mode: body.stream_mode && body.stream_mode.length > 0 ? [...new Set(body.stream_mode)] : ['values'],
+        stream_subgraphs: body.stream_subgraphs ?? false,
+        user_timezone: isTimeZone(body.user_timezone) ? body.user_timezone : null,
+      });
+      return sseResponse({ events: (signal) => services.runs.events(run.id, 0, signal), heartbeatMs, headers: location(thread_id, run.id) }) as never;
+    })
+    .openapi(join, async (c) => {
+      const { thread_id, run_id } = c.req.valid('param');
+      await services.threads.run(c.get('caller'), thread_id, run_id);
+      const after = Number(c.req.valid('header')['last-event-id'] ?? 0);
+      return sseResponse({ events: (signal) => services.runs.events(run_id, after, signal), heartbeatMs, headers: location(thread_id, run_id) }) as never;
+    })
+    .openapi(list, async (c) => {
+      const runs = await services.threads.runs(c.get('caller'), c.req.valid('param').thread_id, c.req.valid('query'));
+      return c.json(runs.map(presentRun), 200);
+    })
+    .openapi(get, async (c) => {
+      const { thread_id, run_id } = c.req.valid('param');
+      return c.json(presentRun(await services.threads.run(c.get('caller'), thread_id, run_id)), 200);
+    });
+}

@@ -1,0 +1,30 @@
+// The runtime's view of an agent tree (read by src/core/agents/tree.ts; never parsed again here).
+import type { AgentTree } from '../../core/agents/service.js';
+import type { ToolSpec } from '../../core/agents/tree.js';
+import type { ToolRef } from '../tools/mcp.js';
+import type { AgentBlueprint } from './build.js';
+
+function toRef(spec: ToolSpec): ToolRef {
+  return { name: spec.name, mcpServerUrl: spec.mcp_server_url, mcpServerName: spec.mcp_server_name };
+}
+
+/** The blueprint of `tree` in `workspaceId`. */
+export function blueprintOf(workspaceId: string, tree: AgentTree): AgentBlueprint {
+  const d = tree.definition;
+  return {
+    workspaceId,
+    agentId: tree.agentId,
+    revision: tree.revision,
+    instructions: d.instructions,
+    modelId: d.runtime.model.model_id,
+    tools: d.tools.tools.map(toRef),
+    subagents: d.subagents.map((s) => ({
+      name: s.name,
+      description: s.description,
+      instructions: s.instructions,
+      modelId: s.model_id,
+      tools: s.tools?.tools.map(toRef),
+    })),
+    files: tree.files,
+  };
+}

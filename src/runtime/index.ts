@@ -1,0 +1,132 @@
+// The agent runtime of one process: LangGraph storage, the run event hub, the run queue, the agent
+// cache and (unless the process only serves the API) a pool of workers executing runs.
+import { randomUUID } from 'node:crypto';
+import type pg from 'pg';
+import type { AgentService } from '../core/agents/service.js';
+import type { McpServerService } from '../core/mcp-servers/service.js';
+import { normalizeServerUrl } from '../core/mcp-servers/url.js';
+import type { ModelConfigService } from '../core/model-configs/service.js';
+import type { RuntimePorts } from '../core/services.js';
+import type { Db } from '../db/index.js';
+import type { Logger } from '../logging.js';
+import { blueprintOf } from './agent/blueprint.js';
+import { buildAgent, type BuiltAgent } from './agent/build.js';
+import { AgentCache } from './agent/cache.js';
+import type { CallbackFactory } from './callbacks.js';
+import { postgresSignal, RunEventHub } from './events/hub.js';
+import { parseModelId, resolveChatModel, type ModelLimits, type ModelSpec } from './models/resolve.js';
+import { RunQueue } from './queue.js';
+import { checkpointStateReader } from './state.js';
+import { openLangGraphStorage, type LangGraphStorage } from './storage.js';
+import type { ToolLimits } from './tools/mcp.js';
+import { WorkerPool } from './worker.js';
+
+/** Settings of the runtime (from src/config). */
+export interface RuntimeSettings {
+  workerConcurrency: number;
+  leaseMs: number;
+  modelLimits: ModelLimits;
+  toolLimits: ToolLimits;
+  recursionLimit: number;
+}
+
+/** What the runtime is built from. */
+export interface RuntimeDeps {
+  db: Db;
+  pool: pg.Pool;
+  databaseUrl: string;
+  agents: AgentService;
+  mcpServers: McpServerService;
+  modelConfigs: ModelConfigService;
+  logger: Logger;
+  settings: RuntimeSettings;
+  /** Extra LangChain callbacks for every run (tracing registers here). */
+  callbackFactories?: CallbackFactory[];
+}
+
+/** The runtime of this process. */
+export class Runtime {
+  readonly hub: RunEventHub;
+  readonly queue: RunQueue;
+  readonly callbackFactories: CallbackFactory[];
+  private readonly cache = new AgentCache();
+
+  private constructor(
+    readonly deps: RuntimeDeps,
+    readonly storage: LangGraphStorage,
+  ) {
+    this.hub = new RunEventHub(deps.pool, postgresSignal(deps.pool, deps.logger), deps.logger);
+    this.queue = new RunQueue(deps.db, deps.pool, `worker-${randomUUID()}`, deps.settings.leaseMs);
+    this.callbackFactories = [...(deps.callbackFactories ?? [])];
+  }
+
+  /** Open LangGraph storage and start listening for run events. */
+  static async open(deps: RuntimeDeps): Promise<Runtime> {
+    const storage = await openLangGraphStorage(deps.databaseUrl, deps.pool);
+    const runtime = new Runtime(deps, storage);
+    await runtime.hub.start();
+    return runtime;
+  }
+
+  /** A pool of workers executing this process's share of runs. */
+  workers(): WorkerPool {
+    return new WorkerPool(this, this.deps.settings, this.deps.logger.child({ component: 'worker' }));
+  }
+
+  /** The built agent of `agentId` at `revision` (reused while nothing it depends on changed). */
+  async agentFor(workspaceId: string, agentId: string, revision: string): Promise<BuiltAgent> {
+    const tree = await this.deps.agents.loadTree(workspaceId, agentId, revision);
+    const blueprint = blueprintOf(workspaceId, tree);
+    const urls = new Set([...blueprint.tools, ...blueprint.subagents.flatMap((s) => s.tools ?? [])].map((r) => normalizeServerUrl(r.mcpServerUrl)));
+    const servers = await Promise.all([...urls].sort().map(async (u) => `${u}@${(await this.deps.mcpServers.findByUrl(workspaceId, u))?.updatedAt.getTime() ?? '-'}`));
+    const models = await Promise.all(
+      [blueprint.modelId, ...blueprint.subagents.map((s) => s.modelId ?? '')]
+        .filter((m) => m !== '' && !parseModelId(m))
+        .map(async (name) => `${name}@${(await this.deps.modelConfigs.findByName(workspaceId, name))?.updatedAt.getTime() ?? '-'}`),
+    );
+    const key = [tree.revision, ...servers, ...models].join('|');
+    return this.cache.get(`${workspaceId}/${agentId}`, key, () =>
+      buildAgent(blueprint, {
+        resolveModel: (modelId, ws) => this.resolveModel(modelId, ws),
+        findServer: async (ws, url) => {
+          const s = await this.deps.mcpServers.findByUrl(ws, url);
+          return s ? { url: s.url, name: s.name, headers: s.headers } : undefined;
+        },
+        checkpointer: this.storage.checkpointer,
+        store: this.storage.store,
+        toolLimits: this.deps.settings.toolLimits,
+      }),
+    );
+  }
+
+  /** A chat model for `<provider>:<model_id>` or the name of a saved model configuration. */
+  async resolveModel(modelId: string, workspaceId: string) {
+    const direct = parseModelId(modelId);
+    if (direct) return resolveChatModel(direct, this.deps.settings.modelLimits);
+    const saved = await this.deps.modelConfigs.resolve(workspaceId, modelId);
+    if (!saved) throw new Error(`model "${modelId}" is neither <provider>:<model_id> nor the name of a saved model configuration`);
+    const parsed = parseModelId(saved.modelId);
+    if (!parsed) throw new Error(`saved model configuration "${modelId}" has an invalid model id`);
+    const { base_url: baseUrl, ...params } = saved.parameters;
+    const spec: ModelSpec = { ...parsed, params, baseUrl, apiKey: saved.apiKey };
+    return resolveChatModel(spec, this.deps.settings.modelLimits);
+  }
+
+  /** What core services use of the runtime. */
+  ports(): RuntimePorts {
+    return {
+      state: checkpointStateReader(this.storage.checkpointer),
+      runs: {
+        announce: () => this.queue.announce(),
+        subscribe: (runId, afterSeq, isOver, signal) => this.hub.subscribe(runId, afterSeq, isOver, signal),
+      },
+    };
+  }
+
+  /** Stop listening and close storage (the database pool is closed by its owner). */
+  async close(): Promise<void> {
+    await this.cache.close();
+    await this.hub.stop();
+    await this.storage.close();
+  }
+}

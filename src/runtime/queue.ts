@@ -1,0 +1,133 @@
+// The run queue in PostgreSQL: pending runs are claimed with FOR UPDATE SKIP LOCKED under a lease the
+// worker renews, and every status change is a guarded UPDATE (src/core/runs/status.ts).
+import { sql } from 'kysely';
+import type pg from 'pg';
+import type { Db } from '../db/index.js';
+import type { RunStatus, ThreadStatus } from '../core/runs/status.js';
+import type { RunInput } from './run-input.js';
+
+const QUEUE_CHANNEL = 'hangar_runs_queued';
+
+/** A run claimed by this worker. */
+export interface ClaimedRun {
+  id: string;
+  workspaceId: string;
+  threadId: string;
+  agentId: string;
+  revision: string;
+  principal: string;
+  attempt: number;
+  input: RunInput;
+}
+
+/** How a run ended, and the thread status that follows. */
+export interface RunOutcome {
+  status: Extract<RunStatus, 'success' | 'error' | 'interrupted' | 'timeout'>;
+  thread: Extract<ThreadStatus, 'idle' | 'interrupted' | 'error'>;
+  error?: { error: string; message: string } | undefined;
+}
+
+/** Claims, leases and settles runs. */
+export class RunQueue {
+  private readonly wakers = new Set<() => void>();
+
+  constructor(
+    private readonly db: Db,
+    private readonly pool: pg.Pool,
+    readonly workerId: string,
+    readonly leaseMs: number,
+  ) {}
+
+  /** Claim up to `limit` pending runs, oldest first. */
+  async claim(limit: number): Promise<ClaimedRun[]> {
+    const { rows } = await sql<{
+      id: string;
+      workspace_id: string;
+      thread_id: string;
+      agent_id: string;
+      revision: string;
+      principal: string;
+      attempt: number;
+      input: RunInput;
+    }>`
+      UPDATE runs SET status = 'running', attempt = attempt + 1, lease_owner = ${this.workerId},
+        lease_expires_at = now() + make_interval(secs => ${this.leaseMs / 1000}),
+        started_at = coalesce(started_at, now()), updated_at = now()
+      WHERE id IN (
+        SELECT id FROM runs WHERE status = 'pending' ORDER BY created_at LIMIT ${limit} FOR UPDATE SKIP LOCKED
+      ) AND status = 'pending'
+      RETURNING id, workspace_id, thread_id, agent_id, revision, principal, attempt, input`.execute(this.db);
+    return rows.map((r) => ({
+      id: r.id,
+      workspaceId: r.workspace_id,
+      threadId: r.thread_id,
+      agentId: r.agent_id,
+      revision: r.revision,
+      principal: r.principal,
+      attempt: r.attempt,
+      input: r.input,
+    }));
+  }
+
+  /** Extend the leases of runs this worker holds. */
+  async renew(runIds: string[]): Promise<void> {
+    if (runIds.length === 0) return;
+    await this.db
+      .updateTable('runs')
+      .set({ lease_expires_at: sql`now() + make_interval(secs => ${this.leaseMs / 1000})`, updated_at: new Date() })
+      .where('id', 'in', runIds)
+      .where('status', '=', 'running')
+      .where('lease_owner', '=', this.workerId)
+      .execute();
+  }
+
+  /** Settle a run this worker holds, and free its thread, in one transaction. False if the run was no longer ours. */
+  async finish(run: ClaimedRun, outcome: RunOutcome): Promise<boolean> {
+    return this.db.transaction().execute(async (trx) => {
+      const updated = await trx
+        .updateTable('runs')
+        .set({
+          status: outcome.status,
+          error: outcome.error ? JSON.stringify(outcome.error) : null,
+          ended_at: new Date(),
+          updated_at: new Date(),
+          lease_owner: null,
+          lease_expires_at: null,
+        })
+        .where('id', '=', run.id)
+        .where('status', '=', 'running')
+        .where('lease_owner', '=', this.workerId)
+        .executeTakeFirst();
+      if (Number(updated.numUpdatedRows) === 0) return false;
+      await trx
+        .updateTable('threads')
+        .set({ status: outcome.thread, updated_at: new Date() })
+        .where('id', '=', run.threadId)
+        .where('status', '=', 'busy')
+        .execute();
+      return true;
+    });
+  }
+
+  /** Tell workers (here and, through NOTIFY, in other processes) that a run is waiting. */
+  async announce(): Promise<void> {
+    for (const wake of this.wakers) wake();
+    await this.pool.query('SELECT pg_notify($1, $2)', [QUEUE_CHANNEL, '']);
+  }
+
+  /** Call `wake` whenever a run is announced, here or elsewhere. Returns a stop function. */
+  async listen(wake: () => void): Promise<() => Promise<void>> {
+    this.wakers.add(wake);
+    const client = await this.pool.connect();
+    client.on('notification', (msg) => {
+      if (msg.channel === QUEUE_CHANNEL) wake();
+    });
+    client.on('error', () => {});
+    await client.query(`LISTEN ${QUEUE_CHANNEL}`);
+    return async () => {
+      this.wakers.delete(wake);
+      await client.query(`UNLISTEN ${QUEUE_CHANNEL}`).catch(() => {});
+      client.release();
+    };
+  }
+}

@@ -1,0 +1,29 @@
+// The validated body of a run request as the runtime keeps it (the `input` column of a run).
+import type { StreamMode } from './events/types.js';
+
+/** Roles a run message may have. */
+export const MESSAGE_ROLES = ['user', 'assistant', 'system', 'tool'] as const;
+
+/** One input message. */
+export interface RunMessage {
+  role: (typeof MESSAGE_ROLES)[number];
+  content: string;
+}
+
+/** What a run was asked to do. */
+export interface RunInput {
+  messages: RunMessage[];
+  stream_mode: StreamMode[];
+  stream_subgraphs: boolean;
+  user_timezone: string | null;
+}
+
+/** Input messages in the form LangGraph's message reducer accepts. */
+export function toGraphMessages(messages: RunMessage[]): Record<string, unknown>[] {
+  return messages.map((m, i) =>
+    m.role === 'tool'
+      ? // A tool message needs the call it answers; a bare one from a client answers no known call.
+        { role: 'tool', content: m.content, tool_call_id: `client_${i}` }
+      : { role: m.role, content: m.content },
+  );
+}
