@@ -23,6 +23,8 @@ export type RunListQuery = Omit<RootRunFilter, 'projectId' | 'after'> & { cursor
 /** Tracing projects and runs of workspaces. */
 export class TracingService {
   private readonly secretCache = new Map<string, { at: number; values: string[] }>();
+  /** Projects by workspace and name ('' for the default): projects are never deleted or renamed. */
+  private readonly projectCache = new Map<string, TracingProject>();
 
   constructor(private readonly deps: TracingServiceDeps) {}
 
@@ -70,19 +72,12 @@ export class TracingService {
     const redactor = new Redactor([...(await this.knownSecrets(workspaceId)), ...(options.secrets ?? [])]);
     const clean = redactBatch(batch, redactor);
     const projectNames: Record<string, string> = {};
-    const byName = new Map<string, TracingProject>();
     const resolve = async (run: RunCreate): Promise<TracingProject> => {
       if (run.projectId) {
         const project = await this.deps.store.getProject(workspaceId, run.projectId);
         if (project) return project;
       }
-      const key = run.projectName ?? '';
-      let project = byName.get(key);
-      if (!project) {
-        project = run.projectName ? await this.deps.store.ensureProject(workspaceId, run.projectName) : await this.deps.store.defaultProject(workspaceId);
-        byName.set(key, project);
-      }
-      return project;
+      return this.projectNamed(workspaceId, run.projectName);
     };
     const creates = [];
     for (const run of dedupe(clean.post)) {
@@ -90,13 +85,31 @@ export class TracingService {
       projectNames[run.id] = project.name;
       creates.push({ ...run, projectId: project.id });
     }
-    await this.deps.store.insertRuns(workspaceId, creates);
+    try {
+      await this.deps.store.insertRuns(workspaceId, creates);
+    } catch (error) {
+      // A cached project can vanish with its workspace (deleted by an operator): forget the cache.
+      this.projectCache.clear();
+      throw error;
+    }
     if (clean.patch.length > 0) {
-      const fallback = await this.deps.store.defaultProject(workspaceId);
+      const fallback = await this.projectNamed(workspaceId, undefined);
       for (const update of clean.patch) await this.deps.store.updateRun(workspaceId, update, fallback.id);
     }
     const exported: ExportBatch = { workspaceId, post: clean.post, patch: clean.patch, projectNames };
     for (const exporter of this.deps.exporters) exporter.offer(exported);
+  }
+
+  /** The project `name` (the default one when undefined), created when missing; cached. */
+  private async projectNamed(workspaceId: string, name: string | undefined): Promise<TracingProject> {
+    const key = `${workspaceId}/${name ?? ''}`;
+    let project = this.projectCache.get(key);
+    if (!project) {
+      project = name ? await this.deps.store.ensureProject(workspaceId, name) : await this.deps.store.defaultProject(workspaceId);
+      if (this.projectCache.size > 10_000) this.projectCache.clear();
+      this.projectCache.set(key, project);
+    }
+    return project;
   }
 
   /** One page of a project's root runs, newest first, and the cursor of the next page. */
