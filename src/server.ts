@@ -91,6 +91,7 @@ export async function startHangar(config: Config, options: StartOptions = {}): P
         modelLimits: { timeoutMs: config.modelTimeoutMs, maxRetries: config.modelMaxRetries },
         toolLimits: { connectTimeoutMs: config.toolConnectTimeoutMs, callTimeoutMs: config.toolTimeoutMs },
         recursionLimit: config.recursionLimit,
+        checkpointDurability: config.checkpointDurability,
       },
     });
     cleanup.push(() => runtime.close());

@@ -3,6 +3,7 @@ import { Command, Option } from 'commander';
 import { ConfigError, describeSettings, loadConfig, type Config } from '../config/index.js';
 import { WorkspaceAdminError } from '../core/workspaces/service.js';
 import { startHangar, VERSION } from '../server.js';
+import { chat } from './chat.js';
 import { withServices } from './database.js';
 import { table } from './table.js';
 
@@ -116,6 +117,29 @@ withStorageFlags(keys.command('revoke <id>'))
   .action(async (id: string, flags: Record<string, unknown>) => {
     const key = await withServices(config(flags), (s) => s.workspaces.revokeKey(id));
     process.stdout.write(`Revoked key ${key.id} (${key.role}, workspace ${key.workspaceName})\n`);
+  });
+
+program
+  .command('chat <agent> <message>')
+  .description('Send MESSAGE to AGENT (id or exact name) and stream the answer; tool calls and the thread id go to standard error.')
+  .option('--thread <id>', 'continue this thread (default: a new thread)')
+  .option('--url <url>', 'Hangar server (HANGAR_URL; default http://127.0.0.1:8124)')
+  .option('--api-key <key>', 'API key (HANGAR_API_KEY)')
+  .option('--timezone <zone>', 'IANA time zone of the user (default: this machine’s)')
+  .action(async (agent: string, message: string, flags: { thread?: string; url?: string; apiKey?: string; timezone?: string }) => {
+    const apiKey = flags.apiKey ?? process.env.HANGAR_API_KEY;
+    if (!apiKey) throw new ConfigError('an API key is needed: --api-key or HANGAR_API_KEY');
+    await chat(
+      {
+        baseUrl: flags.url ?? process.env.HANGAR_URL ?? 'http://127.0.0.1:8124',
+        apiKey,
+        agent,
+        thread: flags.thread,
+        message,
+        timezone: flags.timezone ?? Intl.DateTimeFormat().resolvedOptions().timeZone,
+      },
+      { out: (t) => process.stdout.write(t), err: (t) => process.stderr.write(t) },
+    );
   });
 
 program.parseAsync(process.argv).catch((error: unknown) => {

@@ -112,6 +112,12 @@ export const settings = {
     schema: positiveInt.default(10_000),
     description: 'How long to wait for a tool server to list its tools before treating it as unreachable.',
   },
+  checkpointDurability: {
+    env: 'HANGAR_CHECKPOINT_DURABILITY',
+    schema: z.enum(['async', 'sync', 'exit']).default('async'),
+    description:
+      'When LangGraph checkpoints a run: after every step, written while the next runs (async), before the next step (sync), or only when the run ends or pauses (exit; fastest, a crashed run restarts from its beginning).',
+  },
   heartbeatMs: {
     env: 'HANGAR_HEARTBEAT_MS',
     schema: positiveInt.default(5_000),

@@ -17,6 +17,7 @@ export interface ExecuteOptions {
   callbacks: (agent: BuiltAgent) => Promise<BaseCallbackHandler[]>;
   signal: AbortSignal;
   recursionLimit: number;
+  durability: 'async' | 'sync' | 'exit';
 }
 
 /** Run the graph to its end; never throws (a failure is an `error` event and an `error` outcome). */
@@ -35,6 +36,7 @@ export async function executeRun(options: ExecuteOptions): Promise<RunOutcome> {
       signal: options.signal,
       callbacks: await options.callbacks(agent),
       recursionLimit: options.recursionLimit,
+      durability: options.durability,
     } as never);
     let interrupted = false;
     for await (const chunk of stream as AsyncIterable<unknown>) {
@@ -42,7 +44,8 @@ export async function executeRun(options: ExecuteOptions): Promise<RunOutcome> {
       const event = translate(chunk, ctx);
       if (event) writer.append(event);
     }
-    return interrupted ? { status: 'success', thread: 'interrupted' } : { status: 'success', thread: 'idle' };
+    const droppedTools = agent.dropped.map((d) => ({ name: d.name, mcp_server_url: d.mcpServerUrl, reason: d.reason }));
+    return { status: 'success', thread: interrupted ? 'interrupted' : 'idle', droppedTools };
   } catch (error) {
     const failure = describe(error);
     writer.append({ kind: 'error', data: failure });

@@ -28,6 +28,7 @@ export interface RuntimeSettings {
   modelLimits: ModelLimits;
   toolLimits: ToolLimits;
   recursionLimit: number;
+  checkpointDurability: 'async' | 'sync' | 'exit';
 }
 
 /** What the runtime is built from. */
@@ -44,12 +45,22 @@ export interface RuntimeDeps {
   callbackFactories?: CallbackFactory[];
 }
 
+/** What an agent's build depends on, remembered per agent so a cache hit needs no tree read. */
+interface AgentDependencies {
+  revision: string;
+  /** Normalised tool server URLs. */
+  urls: string[];
+  /** Saved model configuration names. */
+  models: string[];
+}
+
 /** The runtime of this process. */
 export class Runtime {
   readonly hub: RunEventHub;
   readonly queue: RunQueue;
   readonly callbackFactories: CallbackFactory[];
   private readonly cache = new AgentCache();
+  private readonly dependencies = new Map<string, AgentDependencies>();
 
   private constructor(
     readonly deps: RuntimeDeps,
@@ -75,17 +86,25 @@ export class Runtime {
 
   /** The built agent of `agentId` at `revision` (reused while nothing it depends on changed). */
   async agentFor(workspaceId: string, agentId: string, revision: string): Promise<BuiltAgent> {
+    const slot = `${workspaceId}/${agentId}`;
+    // Fast path: the tree of this revision was read before, so only its tool servers and saved
+    // model configurations need checking (none at all for an agent without either).
+    const known = this.dependencies.get(slot);
+    if (known && known.revision === revision) {
+      const key = await this.cacheKey(workspaceId, known);
+      const hit = this.cache.peek(slot, key);
+      if (hit) return hit;
+    }
     const tree = await this.deps.agents.loadTree(workspaceId, agentId, revision);
     const blueprint = blueprintOf(workspaceId, tree);
-    const urls = new Set([...blueprint.tools, ...blueprint.subagents.flatMap((s) => s.tools ?? [])].map((r) => normalizeServerUrl(r.mcpServerUrl)));
-    const servers = await Promise.all([...urls].sort().map(async (u) => `${u}@${(await this.deps.mcpServers.findByUrl(workspaceId, u))?.updatedAt.getTime() ?? '-'}`));
-    const models = await Promise.all(
-      [blueprint.modelId, ...blueprint.subagents.map((s) => s.modelId ?? '')]
-        .filter((m) => m !== '' && !parseModelId(m))
-        .map(async (name) => `${name}@${(await this.deps.modelConfigs.findByName(workspaceId, name))?.updatedAt.getTime() ?? '-'}`),
-    );
-    const key = [tree.revision, ...servers, ...models].join('|');
-    return this.cache.get(`${workspaceId}/${agentId}`, key, () =>
+    const deps: AgentDependencies = {
+      revision: tree.revision,
+      urls: [...new Set([...blueprint.tools, ...blueprint.subagents.flatMap((s) => s.tools ?? [])].map((r) => normalizeServerUrl(r.mcpServerUrl)))].sort(),
+      models: [blueprint.modelId, ...blueprint.subagents.map((s) => s.modelId ?? '')].filter((m) => m !== '' && !parseModelId(m)),
+    };
+    this.dependencies.set(slot, deps);
+    const key = await this.cacheKey(workspaceId, deps);
+    return this.cache.get(slot, key, () =>
       buildAgent(blueprint, {
         resolveModel: (modelId, ws) => this.resolveModel(modelId, ws),
         findServer: async (ws, url) => {
@@ -97,6 +116,17 @@ export class Runtime {
         toolLimits: this.deps.settings.toolLimits,
       }),
     );
+  }
+
+  /** What a built agent depends on besides its revision: registrations that can change under it. */
+  private async cacheKey(workspaceId: string, deps: AgentDependencies): Promise<string> {
+    const servers = await Promise.all(
+      deps.urls.map(async (u) => `${u}@${(await this.deps.mcpServers.findByUrl(workspaceId, u))?.updatedAt.getTime() ?? '-'}`),
+    );
+    const models = await Promise.all(
+      deps.models.map(async (name) => `${name}@${(await this.deps.modelConfigs.findByName(workspaceId, name))?.updatedAt.getTime() ?? '-'}`),
+    );
+    return [deps.revision, ...servers, ...models].join('|');
   }
 
   /** A chat model for `<provider>:<model_id>` or the name of a saved model configuration. */

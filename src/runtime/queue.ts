@@ -25,6 +25,8 @@ export interface RunOutcome {
   status: Extract<RunStatus, 'success' | 'error' | 'interrupted' | 'timeout'>;
   thread: Extract<ThreadStatus, 'idle' | 'interrupted' | 'error'>;
   error?: { error: string; message: string } | undefined;
+  /** Tools named in tools.json that their server did not offer (kept on the run's record). */
+  droppedTools?: { name: string; mcp_server_url: string; reason: string }[] | undefined;
 }
 
 /** Claims, leases and settles runs. */
@@ -93,6 +95,9 @@ export class RunQueue {
           updated_at: new Date(),
           lease_owner: null,
           lease_expires_at: null,
+          ...(outcome.droppedTools?.length
+            ? { metadata: sql`metadata || ${JSON.stringify({ dropped_tools: outcome.droppedTools })}::jsonb` as never }
+            : {}),
         })
         .where('id', '=', run.id)
         .where('status', '=', 'running')

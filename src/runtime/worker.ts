@@ -92,6 +92,7 @@ export class WorkerPool implements BackgroundTask {
         callbacks: async (agent) => (handlers = await runCallbacks(this.runtime.callbackFactories, { run, modelName: agent.modelName })),
         signal: abort.signal,
         recursionLimit: this.settings.recursionLimit,
+        durability: this.settings.checkpointDurability,
       });
       await Promise.all([writer.flush(), settleCallbacks(handlers)]);
       const settled = await this.runtime.queue.finish(run, outcome);

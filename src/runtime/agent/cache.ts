@@ -42,6 +42,14 @@ export class AgentCache {
     return agent;
   }
 
+  /** The agent cached for `slot` if it was built for `key`. */
+  peek(slot: string, key: string): Promise<BuiltAgent> | undefined {
+    const hit = this.entries.get(slot);
+    if (!hit || hit.key !== key) return undefined;
+    hit.lastUsed = Date.now();
+    return hit.agent;
+  }
+
   /** Close every cached agent now. */
   async close(): Promise<void> {
     const all = [...this.entries.values()];

@@ -1,0 +1,189 @@
+// Benchmark of streamed runs: a two-step `scripted` run (one tool call, one answer) measured side by side
+// (a) in-process (the floor), (b) Hangar over HTTP+SSE, (c) the official LangGraph JS server
+// (@langchain/langgraph-api 1.5.1, bench/peer/) serving the same deep agent. `npm run bench:runtime`.
+// Options (environment): BENCH_RUNS_C1 (default 40), BENCH_RUNS_C32 (default 160),
+// HANGAR_CHECKPOINT_DURABILITY for Hangar (default async).
+import { spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes, randomUUID } from 'node:crypto';
+import { mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { createHangarClient } from '../src/client/index.js';
+import { collect, parseSse, streamRun } from '../src/client/stream.js';
+import { benchAgent, INSTRUCTIONS, PROMPT } from './peer/agent.js';
+
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const TSX = path.join(ROOT, 'node_modules', '.bin', 'tsx');
+const RUNS = { 1: Number(process.env.BENCH_RUNS_C1 ?? 40), 32: Number(process.env.BENCH_RUNS_C32 ?? 160) } as const;
+const WARMUP = 5;
+
+interface Figures {
+  p50: number;
+  p95: number;
+  rps: number;
+}
+
+/** Run `once` `total` times with `concurrency` in flight; per-run latency and overall throughput. */
+async function measure(concurrency: number, total: number, once: (i: number) => Promise<void>): Promise<Figures> {
+  const latencies: number[] = [];
+  let next = 0;
+  const started = performance.now();
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      while (next < total) {
+        const i = next++;
+        const t = performance.now();
+        await once(i);
+        latencies.push(performance.now() - t);
+      }
+    }),
+  );
+  const elapsed = (performance.now() - started) / 1000;
+  latencies.sort((a, b) => a - b);
+  const pick = (q: number) => latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))]!;
+  return { p50: pick(0.5), p95: pick(0.95), rps: total / elapsed };
+}
+
+/** Start a child process and wait for a line matching `ready`; returns the match. */
+async function startChild(command: string, args: string[], env: Record<string, string>, ready: RegExp): Promise<{ child: ChildProcess; match: RegExpMatchArray }> {
+  const child = spawn(command, args, { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const match = await new Promise<RegExpMatchArray>((resolve, reject) => {
+    let output = '';
+    const onData = (chunk: Buffer) => {
+      output += chunk.toString();
+      const m = ready.exec(output);
+      if (m) resolve(m);
+    };
+    child.stdout!.on('data', onData);
+    child.stderr!.on('data', onData);
+    child.once('exit', (code) => reject(new Error(`${args.join(' ')} exited with ${code}:\n${output.slice(-2000)}`)));
+  });
+  child.stdout!.resume();
+  child.stderr!.resume();
+  return { child, match };
+}
+
+async function stopChild(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null) return;
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  child.kill('SIGTERM');
+  await exited;
+}
+
+async function inProcess(): Promise<(i: number) => Promise<void>> {
+  const agent = await benchAgent();
+  return async () => {
+    const stream = await agent.graph.stream({ messages: [{ role: 'user', content: PROMPT }] } as never, {
+      configurable: { thread_id: randomUUID() },
+      streamMode: ['values'],
+    } as never);
+    for await (const _ of stream as AsyncIterable<unknown>) {
+      // consume every step, as a client of the stream would
+    }
+  };
+}
+
+async function hangar(totalRuns: number): Promise<{ once: (i: number) => Promise<void>; stop: () => Promise<void> }> {
+  const dataDir = await mkdtemp(path.join(os.tmpdir(), 'hangar-bench-'));
+  const apiKey = `bench_${randomBytes(16).toString('hex')}`;
+  const { child, match } = await startChild(
+    TSX,
+    ['src/cli/main.ts', 'serve', '--port', '0'],
+    {
+      HANGAR_DATA_DIR: dataDir,
+      HANGAR_BOOTSTRAP_API_KEY: apiKey,
+      LOG_LEVEL: 'warn',
+      HANGAR_WORKER_CONCURRENCY: '32',
+      HANGAR_CHECKPOINT_DURABILITY: process.env.HANGAR_CHECKPOINT_DURABILITY ?? 'async',
+    },
+    /listening on (http:\/\/\S+) /,
+  );
+  const baseUrl = match[1]!;
+  const client = createHangarClient({ baseUrl, apiKey });
+  const agent = await client.POST('/v1/deepagents/agents', { body: { name: 'bench', instructions: INSTRUCTIONS, runtime: { model: { model_id: 'scripted:bench' } } } });
+  const agentId = agent.data!.id;
+  const threads: string[] = [];
+  for (let i = 0; i < totalRuns; i++) threads.push((await client.POST('/v1/deepagents/threads', { body: { agent_id: agentId } })).data!.id);
+  return {
+    once: async (i) => {
+      const stream = await streamRun({ baseUrl, apiKey, threadId: threads[i]!, body: { agent_id: agentId, messages: [{ role: 'user', content: PROMPT }] } });
+      if (stream.status !== 200) throw new Error(`hangar refused a run: ${stream.status}`);
+      const events = await collect(stream);
+      if (events.some((e) => e.event === 'error')) throw new Error(`hangar run failed: ${JSON.stringify(events.at(-1))}`);
+    },
+    stop: async () => {
+      await stopChild(child);
+      await rm(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+async function peer(totalRuns: number): Promise<{ once: (i: number) => Promise<void>; stop: () => Promise<void> }> {
+  const { child, match } = await startChild(TSX, ['bench/peer/server.ts'], { PEER_WORKERS: '32', LOG_LEVEL: 'error' }, /PEER_URL (http:\/\/\S+)/);
+  const baseUrl = match[1]!;
+  const threads: string[] = [];
+  for (let i = 0; i < totalRuns; i++) {
+    const res = await fetch(`${baseUrl}/threads`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
+    threads.push(((await res.json()) as { thread_id: string }).thread_id);
+  }
+  return {
+    once: async (i) => {
+      const res = await fetch(`${baseUrl}/threads/${threads[i]}/runs/stream`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', accept: 'text/event-stream' },
+        body: JSON.stringify({ assistant_id: 'agent', input: { messages: [{ role: 'user', content: PROMPT }] }, stream_mode: ['values'] }),
+      });
+      if (!res.ok || !res.body) throw new Error(`peer refused a run: ${res.status}`);
+      for await (const e of parseSse(res.body)) if (e.event === 'error') throw new Error(`peer run failed: ${JSON.stringify(e.data)}`);
+    },
+    stop: () => stopChild(child),
+  };
+}
+
+function ratio(x: number, y: number): string {
+  return `${(x / y).toFixed(2)}×`;
+}
+
+async function main(): Promise<void> {
+  const total = WARMUP * 2 + RUNS[1] + RUNS[32];
+  process.stderr.write('starting Hangar and the LangGraph server…\n');
+  const [a, b, c] = [await inProcess(), await hangar(total), await peer(total)];
+  const results: Record<string, Record<number, Figures>> = { a: {}, b: {}, c: {} };
+  try {
+    const offsets = { a: 0, b: 0, c: 0 };
+    const setups = { a: { once: a }, b, c } as const;
+    for (const concurrency of [1, 32] as const) {
+      for (const key of ['a', 'b', 'c'] as const) {
+        const once = setups[key].once;
+        const base = offsets[key];
+        // Warm up at this concurrency first (JIT, agent cache, connection pools).
+        await measure(Math.min(concurrency, WARMUP), WARMUP, (i) => once(base + i));
+        offsets[key] += WARMUP;
+        const start = offsets[key];
+        process.stderr.write(`  ${key} at concurrency ${concurrency}…\n`);
+        results[key]![concurrency] = await measure(concurrency, RUNS[concurrency], (i) => once(start + i));
+        offsets[key] += RUNS[concurrency];
+      }
+    }
+  } finally {
+    await b.stop();
+    await c.stop();
+  }
+  const row = (label: string, f: Figures) => `| ${label} | ${f.p50.toFixed(1)} | ${f.p95.toFixed(1)} | ${f.rps.toFixed(1)} |`;
+  const durability = process.env.HANGAR_CHECKPOINT_DURABILITY ?? 'async';
+  const lines = [`Two-step scripted run (one tool call, one answer); runs: ${RUNS[1]} at c=1, ${RUNS[32]} at c=32; Hangar checkpoint durability ${durability}.`, ''];
+  for (const concurrency of [1, 32] as const) {
+    const [fa, fb, fc] = [results.a![concurrency]!, results.b![concurrency]!, results.c![concurrency]!];
+    lines.push(`### concurrency ${concurrency}`, '', '| setup | p50 ms | p95 ms | runs/s |', '|---|---|---|---|');
+    lines.push(row('(a) in-process deep agent', fa), row('(b) Hangar HTTP+SSE', fb), row('(c) LangGraph API 1.5.1', fc), '');
+    lines.push(
+      `b/a: p50 ${ratio(fb.p50, fa.p50)}, p95 ${ratio(fb.p95, fa.p95)}, throughput ${ratio(fb.rps, fa.rps)}`,
+      `b/c: p50 ${ratio(fb.p50, fc.p50)}, p95 ${ratio(fb.p95, fc.p95)}, throughput ${ratio(fb.rps, fc.rps)}`,
+      '',
+    );
+  }
+  process.stdout.write(`${lines.join('\n')}\n`);
+}
+
+await main();

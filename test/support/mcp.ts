@@ -1,0 +1,108 @@
+// Real MCP tool servers for tests: one written here with @modelcontextprotocol/sdk that demands a
+// bearer token, and the reference server @modelcontextprotocol/server-everything run as a process.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createServer, type IncomingMessage, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { createRequire } from 'node:module';
+import path from 'node:path';
+import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import { z } from 'zod';
+
+/** A running tool server. */
+export interface ToolServerFixture {
+  url: string;
+  /** Authorization headers of every request that reached the server (accepted or not). */
+  seenAuthorization: (string | undefined)[];
+  /** Tool calls the server executed. */
+  calls: { name: string; args: unknown }[];
+  close(): Promise<void>;
+}
+
+/**
+ * A stateless Streamable HTTP MCP server with tools `add` and `whoami`; every request without
+ * `Authorization: Bearer <token>` is refused with 401.
+ */
+export async function startBearerToolServer(token: string): Promise<ToolServerFixture> {
+  const seenAuthorization: (string | undefined)[] = [];
+  const calls: { name: string; args: unknown }[] = [];
+  const http: Server = createServer(async (req, res) => {
+    seenAuthorization.push(req.headers.authorization);
+    if (req.headers.authorization !== `Bearer ${token}`) {
+      res.writeHead(401, { 'content-type': 'application/json' }).end(JSON.stringify({ error: 'missing or wrong bearer token' }));
+      return;
+    }
+    const mcp = new McpServer({ name: 'bearer-test-server', version: '1.0.0' });
+    mcp.registerTool('add', { description: 'Add two numbers', inputSchema: { a: z.number(), b: z.number() } }, async (args) => {
+      calls.push({ name: 'add', args });
+      return { content: [{ type: 'text', text: String(args.a + args.b) }] };
+    });
+    mcp.registerTool('whoami', { description: 'Say who is calling', inputSchema: {} }, async () => {
+      calls.push({ name: 'whoami', args: {} });
+      return { content: [{ type: 'text', text: 'a caller with the right token' }] };
+    });
+    const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined });
+    res.on('close', () => {
+      void transport.close();
+      void mcp.close();
+    });
+    await mcp.connect(transport);
+    await transport.handleRequest(req as IncomingMessage, res, await readJson(req));
+  });
+  await new Promise<void>((resolve) => http.listen(0, '127.0.0.1', resolve));
+  const port = (http.address() as AddressInfo).port;
+  return {
+    url: `http://127.0.0.1:${port}/mcp`,
+    seenAuthorization,
+    calls,
+    close: () =>
+      new Promise<void>((resolve) => {
+        http.closeAllConnections();
+        http.close(() => resolve());
+      }),
+  };
+}
+
+async function readJson(req: IncomingMessage): Promise<unknown> {
+  if (req.method !== 'POST') return undefined;
+  const chunks: Buffer[] = [];
+  for await (const c of req) chunks.push(c as Buffer);
+  const text = Buffer.concat(chunks).toString('utf8');
+  return text === '' ? undefined : JSON.parse(text);
+}
+
+/** A port that was free a moment ago (the reference server takes its port from PORT). */
+async function freePort(): Promise<number> {
+  const probe = createServer();
+  await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
+  const port = (probe.address() as AddressInfo).port;
+  await new Promise<void>((resolve) => probe.close(() => resolve()));
+  return port;
+}
+
+/** The reference server `@modelcontextprotocol/server-everything` over Streamable HTTP, as a child process. */
+export async function startEverythingServer(): Promise<{ url: string; close(): Promise<void> }> {
+  const require = createRequire(import.meta.url);
+  const entry = path.join(path.dirname(require.resolve('@modelcontextprotocol/server-everything/package.json')), 'dist', 'index.js');
+  const port = await freePort();
+  const child: ChildProcess = spawn(process.execPath, [entry, 'streamableHttp'], { env: { ...process.env, PORT: String(port) }, stdio: ['ignore', 'pipe', 'pipe'] });
+  await new Promise<void>((resolve, reject) => {
+    let output = '';
+    const onData = (chunk: Buffer) => {
+      output += chunk.toString();
+      if (output.includes('listening on port')) resolve();
+    };
+    child.stdout!.on('data', onData);
+    child.stderr!.on('data', onData);
+    child.once('exit', (code) => reject(new Error(`server-everything exited with ${code}: ${output}`)));
+  });
+  return {
+    url: `http://127.0.0.1:${port}/mcp`,
+    close: async () => {
+      if (child.exitCode !== null) return;
+      const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+      child.kill('SIGTERM');
+      await exited;
+    },
+  };
+}
