@@ -1,12 +1,15 @@
 // The LangChain callbacks attached to every run. Tracing (issue 6) adds its handler here.
 import type { BaseCallbackHandler } from '@langchain/core/callbacks/base';
 import type { ClaimedRun } from './queue.js';
+import type { DroppedTool } from './tools/mcp.js';
 
 /** What a callback factory knows about the run. */
 export interface RunCallbackContext {
   run: ClaimedRun;
   /** The main model's name, as reported by the model. */
   modelName: string;
+  /** Configured tools left out because their server does not expose them (or is down). */
+  droppedTools?: readonly DroppedTool[];
 }
 
 /** A source of callbacks for a run (for example the tracer). */

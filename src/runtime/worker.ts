@@ -89,7 +89,7 @@ export class WorkerPool implements BackgroundTask {
         run,
         writer,
         agent: () => this.runtime.agentFor(run.workspaceId, run.agentId, run.revision),
-        callbacks: async (agent) => (handlers = await runCallbacks(this.runtime.callbackFactories, { run, modelName: agent.modelName })),
+        callbacks: async (agent) => (handlers = await runCallbacks(this.runtime.callbackFactories, { run, modelName: agent.modelName, droppedTools: agent.dropped })),
         signal: abort.signal,
         recursionLimit: this.settings.recursionLimit,
         durability: this.settings.checkpointDurability,

@@ -13,7 +13,7 @@ export const TRACING_PROJECT_KEY = 'tracing_project';
 
 /** The runtime callback factory that traces every run. */
 export function agentRunTracing(deps: { db: Db; tracing: TracingService; logger: Logger }): CallbackFactory {
-  return async ({ run, modelName }): Promise<BaseCallbackHandler[]> => {
+  return async ({ run, modelName, droppedTools }): Promise<BaseCallbackHandler[]> => {
     const thread = await deps.db
       .selectFrom('threads')
       .select('metadata')
@@ -35,6 +35,10 @@ export function agentRunTracing(deps: { db: Db; tracing: TracingService; logger:
         attempt: run.attempt,
         model: modelName,
         is_test_run: testRun,
+        // Tools the agent was configured with but did not get: part of what the run could do.
+        ...(droppedTools && droppedTools.length > 0
+          ? { dropped_tools: droppedTools.map((d) => ({ name: d.name, mcp_server_url: d.mcpServerUrl, reason: d.reason })) }
+          : {}),
       },
       tags: testRun ? ['test-run'] : [],
       onRoot: (rootRunId) => deps.tracing.linkAgentRun(run.workspaceId, { runId: run.id, threadId: run.threadId, rootRunId }),
