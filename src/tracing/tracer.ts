@@ -59,6 +59,9 @@ export class HangarTracer extends BaseTracer {
       for (const child of run.child_runs) visit(child);
     };
     visit(root);
+    // A human-in-the-loop pause is not a failure: the paused node carries the interrupt as its
+    // output, and the root is tagged so that paused traces are easy to find.
+    if (post.some((r) => r.tags?.includes('interrupt'))) post[0]!.tags = [...new Set([...(post[0]!.tags ?? []), 'interrupted'])];
     this.enqueue({ post, patch: [] });
   }
 
@@ -69,6 +72,9 @@ export class HangarTracer extends BaseTracer {
   private toCreate(run: Run, isRoot: boolean): RunCreate {
     const extra = (plain(run.extra ?? {}) ?? {}) as Record<string, unknown>;
     if (isRoot && this.options.metadata) extra.metadata = { ...((extra.metadata as Record<string, unknown>) ?? {}), ...this.options.metadata };
+    const inputs = plain(run.inputs);
+    const interrupt = interruptOf(run.error);
+    const tags = [...(run.tags ?? []), ...(isRoot ? (this.options.tags ?? []) : []), ...(interrupt ? ['interrupt'] : []), ...(isRoot && isResume(inputs) ? ['resume'] : [])];
     return {
       id: run.id,
       traceId: run.trace_id ?? run.id,
@@ -78,15 +84,33 @@ export class HangarTracer extends BaseTracer {
       runType: run.run_type,
       startTime: new Date(run.start_time),
       endTime: run.end_time === undefined ? undefined : new Date(run.end_time),
-      inputs: plain(run.inputs),
-      outputs: run.outputs === undefined ? undefined : plain(run.outputs),
-      error: run.error,
-      tags: isRoot ? [...new Set([...(run.tags ?? []), ...(this.options.tags ?? [])])] : run.tags,
+      inputs,
+      outputs: interrupt ? { __interrupt__: interrupt } : run.outputs === undefined ? undefined : plain(run.outputs),
+      error: interrupt ? undefined : run.error,
+      tags: [...new Set(tags)],
       extra,
       events: run.events ? (plain(run.events) as unknown[]) : undefined,
       projectName: this.options.projectName,
     };
   }
+}
+
+/** The interrupts of a run that ended by LangGraph's `interrupt()` (a GraphInterrupt), else undefined. */
+function interruptOf(error: string | undefined): unknown {
+  if (!error) return undefined;
+  const at = error.indexOf('\n\nGraphInterrupt');
+  if (at < 0 && !error.startsWith('GraphInterrupt')) return undefined;
+  const message = at >= 0 ? error.slice(0, at) : error.replace(/^GraphInterrupt:?\s*/, '').split('\n    at ')[0]!;
+  try {
+    return JSON.parse(message);
+  } catch {
+    return message;
+  }
+}
+
+/** Whether a root's input resumes a paused thread (a LangGraph `Command` with `resume`). */
+function isResume(inputs: unknown): boolean {
+  return inputs !== null && typeof inputs === 'object' && 'resume' in inputs && (inputs as { resume?: unknown }).resume !== undefined;
 }
 
 /**

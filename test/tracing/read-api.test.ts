@@ -188,6 +188,22 @@ describe('tracing read API', () => {
   });
 });
 
+describe('retention', () => {
+  it('the sweeper deletes runs older than the retention period and keeps the rest', async () => {
+    const t = trace({ project: 'retention', name: 'old', start: new Date(), ms: 5 });
+    await postBatch({ post: t.post });
+    const tracing = server.hangar.services.tracing;
+    expect(await tracing.sweep(30)).toBe(0);
+    const before = await countRuns();
+    expect(before).toBeGreaterThanOrEqual(2);
+    // Thirty-one days later, everything stored now is past a 30-day retention.
+    const deleted = await tracing.sweep(30, new Date(Date.now() + 31 * 86_400_000));
+    expect(deleted).toBe(before);
+    expect(await countRuns()).toBe(0);
+    expect((await server.client.GET('/v1/tracing/runs/{run_id}', { params: { path: { run_id: t.root } } })).response.status).toBe(404);
+  });
+});
+
 async function workspaceId(): Promise<string> {
   return (await server.hangar.services.workspaces.authenticate(server.adminKey))!.workspaceId;
 }
