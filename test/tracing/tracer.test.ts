@@ -1,6 +1,7 @@
 // Hangar's tracer on a real deep agent (deepagents on LangGraph) with a tool call and a subagent:
 // the stored tree, token counts, test-run marking, and secrets that never reach the store.
 import { tool } from '@langchain/core/tools';
+import { createDeepAgent } from 'deepagents';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
@@ -11,12 +12,6 @@ import { StandInProviderModel } from '../support/stand-in-model.js';
 let server: TestServer;
 let workspaceId: string;
 
-// deepagents is loaded through a computed specifier so that the type checker does not read its
-// declarations: they pull in zod's ESM typings beside the CJS ones @hono/zod-openapi augments, and
-// the `.openapi()` augmentation then disappears from the whole program (tsc fails in src/api/*).
-type DeepAgentFactory = (params: Record<string, unknown>) => { invoke(input: unknown, config?: Record<string, unknown>): Promise<{ messages: { content: unknown }[] }> };
-const DEEPAGENTS = 'deepagents';
-const { createDeepAgent } = (await import(DEEPAGENTS)) as { createDeepAgent: DeepAgentFactory };
 
 beforeAll(async () => {
   server = await startTestServer();
