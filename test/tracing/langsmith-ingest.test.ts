@@ -1,5 +1,7 @@
 // The official `langsmith` client and LangChain's tracer, pointed at Hangar, send traces that the
 // read API then shows: LangSmith-compatible ingestion end to end.
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
 import { awaitAllCallbacks } from '@langchain/core/callbacks/promises';
 import { StringOutputParser } from '@langchain/core/output_parsers';
 import { ChatPromptTemplate } from '@langchain/core/prompts';
@@ -97,6 +99,20 @@ describe('LangSmith-compatible ingestion', () => {
     expect(JSON.stringify(tool!.outputs)).toContain('21');
     expect(failed).toMatchObject({ name: 'flaky-step', status: 'error' });
     expect(failed!.error).toContain('upstream timed out');
+  });
+
+  it('an external script configured only by LANGSMITH_* environment variables shows up in its project', async () => {
+    const script = new URL('./fixtures/external-app.mjs', import.meta.url).pathname;
+    const { stdout } = await promisify(execFile)(process.execPath, [script], {
+      env: { PATH: process.env.PATH, LANGSMITH_TRACING: 'true', LANGSMITH_ENDPOINT: `${server.url}/langsmith`, LANGSMITH_API_KEY: server.adminKey, LANGSMITH_PROJECT: 'external-app' },
+    });
+    expect(stdout.trim()).toBe('hangar tracing -> 1 doc(s)');
+    const project = await projectByName('external-app');
+    expect(project).toBeDefined();
+    const runs = await server.client.GET('/v1/tracing/projects/{project_id}/runs', { params: { path: { project_id: project!.id } } });
+    expect(runs.data!.items.map((r) => r.name)).toEqual(['external-rag-app']);
+    const tree = await server.client.GET('/v1/tracing/runs/{run_id}', { params: { path: { run_id: runs.data!.items[0]!.id } } });
+    expect(tree.data!.child_runs.map((c) => [c.name, c.run_type])).toEqual([['retrieve-docs', 'retriever']]);
   });
 
   it('accepts single creates and patches when the client does not batch', async () => {
