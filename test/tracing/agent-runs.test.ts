@@ -97,4 +97,20 @@ describe('traced agent runs', () => {
     const foreign = await other.client.GET('/v1/deepagents/threads/{thread_id}/runs/{run_id}/trace', { params: { path: { thread_id: threadId, run_id: first.stream.runId! } } });
     expect(foreign.response.status).toBe(404);
   });
+
+  it('with HANGAR_TRACING=false a run has no trace (trace_not_found) and still succeeds', async () => {
+    const untraced = await startTestServer({ env: { HANGAR_TRACING: 'false' } });
+    try {
+      const agentId = await createAgent(untraced);
+      const threadId = await createThread(untraced, agentId);
+      const { stream } = await run(untraced, threadId, { agent_id: agentId, messages: [{ role: 'user', content: 'hello' }] });
+      const record = await untraced.client.GET('/v1/deepagents/threads/{thread_id}/runs/{run_id}', { params: { path: { thread_id: threadId, run_id: stream.runId! } } });
+      expect(record.data!.status).toBe('success');
+      const trace = await untraced.client.GET('/v1/deepagents/threads/{thread_id}/runs/{run_id}/trace', { params: { path: { thread_id: threadId, run_id: stream.runId! } } });
+      expect(trace.response.status).toBe(404);
+      expect(trace.error).toMatchObject({ code: 'trace_not_found', status: 404 });
+    } finally {
+      await untraced.close();
+    }
+  });
 });
