@@ -2,7 +2,7 @@
 // (a) in-process (the floor), (b) Hangar over HTTP+SSE, (c) the official LangGraph JS server
 // (@langchain/langgraph-api 1.5.1, bench/peer/) serving the same deep agent. `npm run bench:runtime`.
 // Options (environment): BENCH_RUNS_C1 (default 40), BENCH_RUNS_C32 (default 160),
-// HANGAR_CHECKPOINT_DURABILITY for Hangar (default async).
+// HANGAR_CHECKPOINT_DURABILITY for Hangar (default exit, as the server's default).
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -95,7 +95,7 @@ async function hangar(totalRuns: number): Promise<{ once: (i: number) => Promise
       HANGAR_BOOTSTRAP_API_KEY: apiKey,
       LOG_LEVEL: 'warn',
       HANGAR_WORKER_CONCURRENCY: '32',
-      HANGAR_CHECKPOINT_DURABILITY: process.env.HANGAR_CHECKPOINT_DURABILITY ?? 'async',
+      HANGAR_CHECKPOINT_DURABILITY: process.env.HANGAR_CHECKPOINT_DURABILITY ?? 'exit',
     },
     /listening on (http:\/\/\S+) /,
   );
@@ -171,7 +171,7 @@ async function main(): Promise<void> {
     await c.stop();
   }
   const row = (label: string, f: Figures) => `| ${label} | ${f.p50.toFixed(1)} | ${f.p95.toFixed(1)} | ${f.rps.toFixed(1)} |`;
-  const durability = process.env.HANGAR_CHECKPOINT_DURABILITY ?? 'async';
+  const durability = process.env.HANGAR_CHECKPOINT_DURABILITY ?? 'exit';
   const lines = [`Two-step scripted run (one tool call, one answer); runs: ${RUNS[1]} at c=1, ${RUNS[32]} at c=32; Hangar checkpoint durability ${durability}.`, ''];
   for (const concurrency of [1, 32] as const) {
     const [fa, fb, fc] = [results.a![concurrency]!, results.b![concurrency]!, results.c![concurrency]!];

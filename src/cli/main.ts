@@ -3,6 +3,7 @@ import { Command, Option } from 'commander';
 import { ConfigError, describeSettings, loadConfig, type Config } from '../config/index.js';
 import { WorkspaceAdminError } from '../core/workspaces/service.js';
 import { startHangar, VERSION } from '../server.js';
+import { ApiError, registerAgentCommands } from './agents.js';
 import { chat } from './chat.js';
 import { withServices } from './database.js';
 import { table } from './table.js';
@@ -119,6 +120,8 @@ withStorageFlags(keys.command('revoke <id>'))
     process.stdout.write(`Revoked key ${key.id} (${key.role}, workspace ${key.workspaceName})\n`);
   });
 
+registerAgentCommands(program);
+
 program
   .command('chat <agent> <message>')
   .description('Send MESSAGE to AGENT (id or exact name) and stream the answer; tool calls and the thread id go to standard error.')
@@ -128,7 +131,7 @@ program
   .option('--timezone <zone>', 'IANA time zone of the user (default: this machine’s)')
   .action(async (agent: string, message: string, flags: { thread?: string; url?: string; apiKey?: string; timezone?: string }) => {
     const apiKey = flags.apiKey ?? process.env.HANGAR_API_KEY;
-    if (!apiKey) throw new ConfigError('an API key is needed: --api-key or HANGAR_API_KEY');
+    if (!apiKey) throw new ApiError('no API key: pass --api-key or set HANGAR_API_KEY');
     await chat(
       {
         baseUrl: flags.url ?? process.env.HANGAR_URL ?? 'http://127.0.0.1:8124',
@@ -143,6 +146,10 @@ program
   });
 
 program.parseAsync(process.argv).catch((error: unknown) => {
+  if (error instanceof ApiError) {
+    process.stderr.write(`hangar: ${error.message}\n`);
+    process.exit(1);
+  }
   if (error instanceof ConfigError || error instanceof WorkspaceAdminError) {
     process.stderr.write(`hangar: ${error.message}\n`);
     process.exit(2);

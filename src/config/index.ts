@@ -114,9 +114,9 @@ export const settings = {
   },
   checkpointDurability: {
     env: 'HANGAR_CHECKPOINT_DURABILITY',
-    schema: z.enum(['async', 'sync', 'exit']).default('async'),
+    schema: z.enum(['async', 'sync', 'exit']).default('exit'),
     description:
-      'When LangGraph checkpoints a run: after every step, written while the next runs (async), before the next step (sync), or only when the run ends or pauses (exit; fastest, a crashed run restarts from its beginning).',
+      'When LangGraph checkpoints a run: only when it ends or pauses for a person (exit, default: a run is the unit of retry, and per-step checkpoints cost about half of a short run), after every step written while the next runs (async), or before the next step (sync).',
   },
   heartbeatMs: {
     env: 'HANGAR_HEARTBEAT_MS',

@@ -59,7 +59,7 @@ export function createServices(deps: ServiceDeps): Services {
     agents,
     gitObjects,
     threads,
-    runs: new RunService(deps.db, threads, agents, runtime.runs),
+    runs: new RunService(deps.db, runtime.runs),
     tracing: new TracingService({ store: new TraceStore(deps.db), mcpServers, exporters: deps.traceExporters ?? [], logger: deps.logger }),
   };
 }

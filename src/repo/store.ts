@@ -19,9 +19,19 @@ export class ObjectStore {
 
   /** Store objects; those already present are left alone (same id, same bytes). */
   async put(objects: GitObject[], q: Queryable = this.db): Promise<void> {
-    // Chunks keep each statement well under PostgreSQL's parameter limit.
-    for (let i = 0; i < objects.length; i += 1000) {
-      const chunk = objects.slice(i, i + 1000);
+    // Most objects of an update already exist (unchanged files and folders): ask first, so their
+    // bodies are not sent again.
+    const present = new Set<string>();
+    const ids = objects.map((o) => o.oid);
+    for (let i = 0; i < ids.length; i += 1000) {
+      const rows = await q.selectFrom('git_objects').select('oid').where('oid', 'in', ids.slice(i, i + 1000)).execute();
+      for (const r of rows) present.add(r.oid);
+    }
+    // Sorted, so two transactions inserting overlapping objects lock them in the same order and
+    // cannot deadlock; chunks keep each statement well under PostgreSQL's parameter limit.
+    const sorted = objects.filter((o) => !present.has(o.oid)).sort((a, b) => (a.oid < b.oid ? -1 : a.oid > b.oid ? 1 : 0));
+    for (let i = 0; i < sorted.length; i += 1000) {
+      const chunk = sorted.slice(i, i + 1000);
       await q
         .insertInto('git_objects')
         .values(chunk.map((o) => ({ oid: o.oid, type: o.type, body: o.body })))
@@ -102,8 +112,9 @@ export class ObjectStore {
     return [...seen.values()];
   }
 
-  private remember(oid: string, files: Record<string, string>): void {
+  /** Remember the files of a commit just written, so the next update of the agent reads nothing. */
+  remember(oid: string, files: Record<string, string>): void {
     if (this.treeCache.size >= this.cacheSize) this.treeCache.delete(this.treeCache.keys().next().value!);
-    this.treeCache.set(oid, files);
+    this.treeCache.set(oid, { ...files });
   }
 }

@@ -83,41 +83,35 @@ export class RunQueue {
       .execute();
   }
 
-  /** Settle a run this worker holds, and free its thread, in one transaction. False if the run was no longer ours. */
+  /**
+   * Settle a run this worker holds and free its thread, in one statement (so one round trip and one
+   * transaction). False if the run was no longer ours.
+   */
   async finish(run: ClaimedRun, outcome: RunOutcome): Promise<boolean> {
-    return this.db.transaction().execute(async (trx) => {
-      const updated = await trx
-        .updateTable('runs')
-        .set({
-          status: outcome.status,
-          error: outcome.error ? JSON.stringify(outcome.error) : null,
-          ended_at: new Date(),
-          updated_at: new Date(),
-          lease_owner: null,
-          lease_expires_at: null,
-          ...(outcome.droppedTools?.length
-            ? { metadata: sql`metadata || ${JSON.stringify({ dropped_tools: outcome.droppedTools })}::jsonb` as never }
-            : {}),
-        })
-        .where('id', '=', run.id)
-        .where('status', '=', 'running')
-        .where('lease_owner', '=', this.workerId)
-        .executeTakeFirst();
-      if (Number(updated.numUpdatedRows) === 0) return false;
-      await trx
-        .updateTable('threads')
-        .set({ status: outcome.thread, updated_at: new Date() })
-        .where('id', '=', run.threadId)
-        .where('status', '=', 'busy')
-        .execute();
-      return true;
-    });
+    const extra = outcome.droppedTools?.length ? JSON.stringify({ dropped_tools: outcome.droppedTools }) : '{}';
+    const { rows } = await sql<{ settled: number }>`
+      WITH settled AS (
+        UPDATE runs SET status = ${outcome.status}, error = ${outcome.error ? JSON.stringify(outcome.error) : null}::jsonb,
+          ended_at = now(), updated_at = now(), lease_owner = NULL, lease_expires_at = NULL,
+          metadata = metadata || ${extra}::jsonb
+        WHERE id = ${run.id} AND status = 'running' AND lease_owner = ${this.workerId}
+        RETURNING thread_id
+      ), freed AS (
+        UPDATE threads SET status = ${outcome.thread}, updated_at = now()
+        WHERE id IN (SELECT thread_id FROM settled) AND status = 'busy'
+        RETURNING id
+      )
+      SELECT (SELECT count(*) FROM settled)::int AS settled, (SELECT count(*) FROM freed)::int AS freed`.execute(this.db);
+    return (rows[0]?.settled ?? 0) > 0;
   }
 
-  /** Tell workers (here and, through NOTIFY, in other processes) that a run is waiting. */
+  /**
+   * Tell workers that a run is waiting: at once in this process, and through NOTIFY in others (not
+   * awaited: the 2 s poll of other processes covers a lost notification).
+   */
   async announce(): Promise<void> {
     for (const wake of this.wakers) wake();
-    await this.pool.query('SELECT pg_notify($1, $2)', [QUEUE_CHANNEL, '']);
+    this.pool.query('SELECT pg_notify($1, $2)', [QUEUE_CHANNEL, '']).catch(() => {});
   }
 
   /** Call `wake` whenever a run is announced, here or elsewhere. Returns a stop function. */

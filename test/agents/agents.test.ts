@@ -115,6 +115,12 @@ describe('agents', () => {
       const headFiles = await server.client.GET('/v1/deepagents/agents/{agent_id}', { params: { path: { agent_id: a.id }, query: { include_files: 'true' } } });
       const apiFiles = Object.fromEntries(Object.entries(headFiles.data!.files!).map(([p, f]) => [p, f.content]));
       expect(await listFiles(dir)).toEqual(apiFiles);
+
+      // A later update reaches the clone with git pull.
+      const third = await server.client.PATCH('/v1/deepagents/agents/{agent_id}', { params: { path: { agent_id: a.id } }, body: { instructions: 'Third.' } });
+      await git(['pull', '--quiet', '--ff-only'], dir);
+      expect((await git(['log', '--format=%H'], dir)).trim().split('\n')).toEqual([third.data!.revision, patched.data!.revision, a.revision]);
+      expect(await readFile(path.join(dir, 'AGENTS.md'), 'utf8')).toBe('Third.');
     } finally {
       await rm(dir, { recursive: true, force: true });
     }

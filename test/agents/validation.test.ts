@@ -111,12 +111,14 @@ describe('workspace isolation', () => {
 });
 
 describe('concurrent updates', () => {
+  // Each PATCH names a tool server, so each validates against the workspace while updates queue on the
+  // agent's row lock: as many as the connection pool holds.
   it('20 parallel PATCHes leave 20 new commits in one line', async () => {
     const created = await server.client.POST('/v1/deepagents/agents', { body: { name: 'busy', runtime: model, instructions: 'start' } });
     const id = created.data!.id;
     const results = await Promise.all(
       Array.from({ length: 20 }, (_, i) =>
-        server.client.PATCH('/v1/deepagents/agents/{agent_id}', { params: { path: { agent_id: id } }, body: { extras: { writer: i } } }),
+        server.client.PATCH('/v1/deepagents/agents/{agent_id}', { params: { path: { agent_id: id } }, body: { extras: { writer: i }, tools: { tools: [{ name: `tool-${i}`, mcp_server_url: TOOLS_URL }] } } }),
       ),
     );
     expect(results.map((r) => r.response.status)).toEqual(Array(20).fill(200));

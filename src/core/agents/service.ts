@@ -4,10 +4,11 @@ import type { Selectable } from 'kysely';
 import type { Db } from '../../db/index.js';
 import type { AgentsTable } from '../../db/tables/agents.js';
 import { buildTree, commit, PathClashError } from '../../repo/objects.js';
-import type { ObjectStore } from '../../repo/store.js';
+import type { ObjectStore, Queryable } from '../../repo/store.js';
 import { type Caller, requireWrite } from '../caller.js';
 import { HangarError, invalidField } from '../errors.js';
 import type { McpServerService } from '../mcp-servers/service.js';
+import { normalizeServerUrl } from '../mcp-servers/url.js';
 import type { ModelConfigService } from '../model-configs/service.js';
 import { type AgentInput, compose, type Composed } from './compose.js';
 import { findRevision, listRevisions, type RevisionPage } from './history.js';
@@ -93,6 +94,10 @@ export class AgentService {
         .values({ agent_id: row.id, seq: 1, commit_oid: commitOid, parent_oid: null, message: messageOf(composed, true), changed_paths: composed.changedPaths, created_at: now })
         .execute();
       return { ...toSummary(row), definition: def, files: composed.files };
+    }).then((agent) => {
+      // A commit id names its files forever, so caching them is safe even across replicas.
+      this.store.remember(agent.revision, composed.files);
+      return agent;
     });
   }
 
@@ -128,7 +133,7 @@ export class AgentService {
       if (!row) throw notFound(agentId);
       const current = await this.store.readFiles(row.head, trx);
       const composed = compose(current, input);
-      await validateDefinition(composed.definition, this.lookups(caller.workspaceId));
+      await validateDefinition(composed.definition, this.lookups(caller.workspaceId, trx));
       const now = new Date();
       const message = messageOf(composed, false);
       const { commitOid, objects } = this.commitOf(composed, row.head, caller, now, message);
@@ -150,6 +155,7 @@ export class AgentService {
         .where('id', '=', row.id)
         .returningAll()
         .executeTakeFirstOrThrow();
+      this.store.remember(commitOid, composed.files);
       return { ...toSummary(updated), definition: composed.definition, files: composed.files };
     });
   }
@@ -232,10 +238,24 @@ export class AgentService {
     return rows[0]!.commit_oid;
   }
 
-  private lookups(workspaceId: string): WorkspaceLookups {
+  /**
+   * Workspace lookups. Inside an update they run on `trx`, the transaction holding the agent's row
+   * lock (the same queries as `findByUrl` and `findByName`): on a second pool connection, updates
+   * queued on the lock could hold every connection and starve the lock holder forever.
+   */
+  private lookups(workspaceId: string, trx?: Queryable): WorkspaceLookups {
+    if (!trx) {
+      return {
+        hasToolServer: async (url) => (await this.mcpServers.findByUrl(workspaceId, url)) !== undefined,
+        hasModelConfig: async (name) => (await this.modelConfigs.findByName(workspaceId, name)) !== undefined,
+      };
+    }
     return {
-      hasToolServer: async (url) => (await this.mcpServers.findByUrl(workspaceId, url)) !== undefined,
-      hasModelConfig: async (name) => (await this.modelConfigs.findByName(workspaceId, name)) !== undefined,
+      hasToolServer: async (url) =>
+        (await trx.selectFrom('mcp_servers').select('id').where('workspace_id', '=', workspaceId).where('url', '=', normalizeServerUrl(url)).executeTakeFirst()) !==
+        undefined,
+      hasModelConfig: async (name) =>
+        (await trx.selectFrom('model_configs').select('id').where('workspace_id', '=', workspaceId).where('name', '=', name).executeTakeFirst()) !== undefined,
     };
   }
 

@@ -1,13 +1,14 @@
 // Starting runs and following their events. A start validates, then records the run (`pending`) and
 // the thread (`busy`) in one transaction and hands the run to the queue; workers do the rest.
+import { sql, type Selectable } from 'kysely';
 import type { Db } from '../../db/index.js';
+import type { RunsTable } from '../../db/tables/runtime.js';
 import { isUniqueViolation } from '../../db/errors.js';
 import type { StoredEvent } from '../../runtime/events/types.js';
 import type { RunInput } from '../../runtime/run-input.js';
-import type { AgentService } from '../agents/service.js';
 import { type Caller, requireWrite } from '../caller.js';
 import { HangarError, invalidField } from '../errors.js';
-import { toRun, type Run, type ThreadService } from '../threads/service.js';
+import { toRun, type Run } from '../threads/service.js';
 import { isFinalRunStatus, THREAD_TRANSITIONS } from './status.js';
 
 /** What the run service needs of the runtime. */
@@ -27,53 +28,45 @@ export interface StartRunInput extends RunInput {
 export class RunService {
   constructor(
     private readonly db: Db,
-    private readonly threads: ThreadService,
-    private readonly agents: AgentService,
     private readonly ports: RunPorts,
   ) {}
 
-  /** Accept a run on `threadId`; its events follow through `events`. */
+  /**
+   * Accept a run on `threadId`; its events follow through `events`. Two round trips: the thread
+   * with its agent's head, then one statement that marks the thread busy and inserts the run.
+   */
   async start(caller: Caller, threadId: string, input: StartRunInput): Promise<Run> {
     requireWrite(caller);
-    const thread = await this.threads.row(caller, threadId);
+    const thread = await this.db
+      .selectFrom('threads as t')
+      .leftJoin('agents as a', (join) => join.onRef('a.id', '=', 't.agent_id').onRef('a.workspace_id', '=', 't.workspace_id').on('a.deleted_at', 'is', null))
+      .select(['t.agent_id', 't.metadata', 'a.head'])
+      .where('t.workspace_id', '=', caller.workspaceId)
+      .where('t.id', '=', threadId)
+      .executeTakeFirst();
+    if (!thread) throw new HangarError('thread_not_found', `no thread with id ${threadId} in this workspace`);
     if (input.agent_id !== thread.agent_id) {
       throw invalidField(['agent_id'], `must be the thread's agent (${thread.agent_id})`);
     }
-    let revision: string;
-    try {
-      revision = (await this.agents.findRow(caller.workspaceId, thread.agent_id)).head;
-    } catch (error) {
-      if (error instanceof HangarError && error.code === 'agent_not_found') {
-        throw new HangarError('agent_deleted', `agent ${thread.agent_id} of thread ${threadId} was deleted; the thread can be read but not run`);
-      }
-      throw error;
+    if (!thread.head) {
+      throw new HangarError('agent_deleted', `agent ${thread.agent_id} of thread ${threadId} was deleted; the thread can be read but not run`);
     }
     const { agent_id: _agentId, ...runInput } = input;
+    const metadata = { assistant_id: thread.agent_id, is_test_run: thread.metadata.is_test_run === true };
     try {
-      const row = await this.db.transaction().execute(async (trx) => {
-        const claimed = await trx
-          .updateTable('threads')
-          .set({ status: 'busy', updated_at: new Date() })
-          .where('id', '=', threadId)
-          .where('status', 'in', THREAD_TRANSITIONS.busy)
-          .executeTakeFirst();
-        if (Number(claimed.numUpdatedRows) === 0) throw busy(threadId);
-        return trx
-          .insertInto('runs')
-          .values({
-            workspace_id: caller.workspaceId,
-            thread_id: threadId,
-            agent_id: thread.agent_id,
-            revision,
-            input: JSON.stringify(runInput),
-            principal: caller.principal,
-            metadata: JSON.stringify({ assistant_id: thread.agent_id, is_test_run: thread.metadata.is_test_run === true }),
-          })
-          .returningAll()
-          .executeTakeFirstOrThrow();
-      });
+      const { rows } = await sql<Selectable<RunsTable>>`
+        WITH claimed AS (
+          UPDATE threads SET status = 'busy', updated_at = now()
+          WHERE id = ${threadId} AND status IN (${sql.join([...THREAD_TRANSITIONS.busy])})
+          RETURNING id
+        )
+        INSERT INTO runs (workspace_id, thread_id, agent_id, revision, input, principal, metadata)
+        SELECT ${caller.workspaceId}, id, ${thread.agent_id}, ${thread.head}, ${JSON.stringify(runInput)}::jsonb, ${caller.principal}, ${JSON.stringify(metadata)}::jsonb
+        FROM claimed
+        RETURNING *`.execute(this.db);
+      if (rows.length === 0) throw busy(threadId);
       await this.ports.announce();
-      return toRun(row);
+      return toRun(rows[0]!);
     } catch (error) {
       if (isUniqueViolation(error)) throw busy(threadId);
       throw error;

@@ -146,7 +146,8 @@ export class RunEventHub {
     });
     try {
       await this.pool.query(`INSERT INTO run_events (run_id, seq, event, data) VALUES ${rows.join(', ')} ON CONFLICT DO NOTHING`, values);
-      await this.signal.notify(runId);
+      // Not awaited: subscribers elsewhere also look at the table every few seconds.
+      this.signal.notify(runId).catch((error: unknown) => this.logger.warn({ err: error }, 'notify failed'));
     } catch (error) {
       // Live subscribers already have these events; a replay would miss them, so say so loudly.
       this.logger.error({ err: error, run_id: runId, events: batch.length }, 'could not write run events');
