@@ -63,7 +63,7 @@ export class Redactor {
   /** `text` with secret-looking substrings and known secrets replaced. */
   string(text: string): string {
     // NUL cannot be stored in PostgreSQL text or jsonb.
-    let out = text.includes('\u0000') ? text.replace(/\u0000/g, '') : text;
+    let out = text.includes('\u0000') ? text.replaceAll('\u0000', '') : text;
     for (const secret of this.known) {
       if (out.includes(secret)) out = out.split(secret).join(REDACTED);
     }
