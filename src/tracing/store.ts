@@ -1,6 +1,6 @@
 // The trace store: tracing projects and runs in PostgreSQL. Every query is scoped by workspace.
 // Callers hand it runs that are already redacted; it never sees an HTTP request.
-import { sql, type Selectable } from 'kysely';
+import { sql, type Insertable, type Selectable } from 'kysely';
 import type { Db } from '../db/index.js';
 import type { TracingProjectsTable, TracingRunsTable } from '../db/tables/tracing.js';
 import type { RunCreate, RunUpdate, TokenUsage, TraceRun, TraceRunTree } from './run.js';
@@ -135,7 +135,7 @@ export class TraceStore {
   /** Insert runs; a run already stored (reported earlier, or by a patch that came first) is completed. */
   async insertRuns(workspaceId: string, runs: ResolvedCreate[]): Promise<void> {
     if (runs.length === 0) return;
-    const rows = runs.map((r) => {
+    const rows = runs.map((r): Insertable<TracingRunsTable> => {
       const tokens = r.runType === 'llm' ? extractTokenUsage(r.outputs, r.extra) : null;
       return {
         workspace_id: workspaceId,
@@ -159,6 +159,11 @@ export class TraceStore {
         events: json(r.events),
       };
     });
+    // PostgreSQL takes at most 65535 parameters per statement: ~20 per row, so 1000 rows at a time.
+    for (let i = 0; i < rows.length; i += 1000) await this.insertRows(rows.slice(i, i + 1000));
+  }
+
+  private async insertRows(rows: Insertable<TracingRunsTable>[]): Promise<void> {
     await this.db
       .insertInto('tracing_runs')
       .values(rows)

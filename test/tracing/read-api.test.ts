@@ -107,6 +107,15 @@ describe('tracing read API', () => {
     expect(windowed.data).toMatchObject({ run_count: 1, error_count: 0 });
   });
 
+  it('stores a batch larger than one SQL statement can carry', async () => {
+    const start = new Date('2026-04-01T00:00:00.000Z');
+    const post = Array.from({ length: 2500 }, (_, i) => trace({ project: 'big-batch', name: `r${i}`, start, ms: 1 }).post).flat();
+    expect(await postBatch({ post })).toHaveProperty('status', 202);
+    const project = (await server.client.GET('/v1/tracing/projects')).data!.items.find((p) => p.name === 'big-batch')!;
+    const stats = await server.client.GET('/v1/tracing/projects/{project_id}/stats', { params: { path: { project_id: project.id } } });
+    expect(stats.data).toMatchObject({ run_count: 2500, total_tokens: 2500 * 15 });
+  });
+
   it('returns a run with its children, and 404 for unknown runs and projects', async () => {
     const t = trace({ project: 'tree', name: 'root', start: new Date(), ms: 10 });
     await postBatch({ post: t.post });
