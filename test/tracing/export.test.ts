@@ -6,6 +6,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer } from '../support/server.js';
+import { createAgent, createThread, lastAiText, lastValues, run } from '../runtime/support.js';
 
 const open: { close(): Promise<void> }[] = [];
 afterEach(async () => {
@@ -193,5 +194,17 @@ describe('trace export', () => {
     const project = (await server.client.GET('/v1/tracing/projects')).data!.items[0]!;
     const stats = await server.client.GET('/v1/tracing/projects/{project_id}/stats', { params: { path: { project_id: project.id } } });
     expect(stats.data!.prompt_tokens).toBe(21);
+
+    // An agent run on the same server completes normally and is traced in Hangar's own store.
+    const agentId = await createAgent(server);
+    const threadId = await createThread(server, agentId);
+    const { stream, events } = await run(server, threadId, { agent_id: agentId, messages: [{ role: 'user', content: 'still fine' }] });
+    expect(lastAiText(lastValues(events))).toBe('You said: still fine');
+    const trace = await server.client.GET('/v1/deepagents/threads/{thread_id}/runs/{run_id}/trace', { params: { path: { thread_id: threadId, run_id: stream.runId! } } });
+    expect(trace.data!.status).toBe('success');
+    await server.hangar.services.tracing.flushExports();
+    const [after] = (await server.client.GET('/v1/tracing/exporters')).data!.items;
+    expect(after!.sent).toBe(0);
+    expect(after!.dropped).toBeGreaterThan(6);
   });
 });
