@@ -92,6 +92,7 @@ export async function startHangar(config: Config, options: StartOptions = {}): P
         toolLimits: { connectTimeoutMs: config.toolConnectTimeoutMs, callTimeoutMs: config.toolTimeoutMs },
         recursionLimit: config.recursionLimit,
         checkpointDurability: config.checkpointDurability,
+        drainTimeoutMs: config.drainTimeoutMs,
       },
     });
     cleanup.push(() => runtime.close());

@@ -43,8 +43,18 @@ export class WorkerPool implements BackgroundTask {
     await this.loop;
     clearInterval(this.renewTimer);
     await this.stopListening?.();
-    // Let current runs finish: their clients are still reading.
-    await Promise.all([...this.active.values()].map((a) => a.done));
+    // Let current runs finish (their clients are still reading) for up to the drain timeout, then
+    // stop them: each ends with an `error` event and its thread in `error`, never left `running`.
+    const all = Promise.all([...this.active.values()].map((a) => a.done));
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<'late'>((resolve) => {
+      timer = setTimeout(() => resolve('late'), this.settings.drainTimeoutMs);
+    });
+    if ((await Promise.race([all, late])) === 'late') {
+      for (const a of this.active.values()) a.abort.abort(new Error('the server is shutting down'));
+      await all;
+    }
+    clearTimeout(timer);
   }
 
   private nudge(): void {
