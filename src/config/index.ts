@@ -12,6 +12,9 @@ interface Setting<S extends z.ZodType> {
 
 const port = z.coerce.number().int().min(0).max(65535);
 const positiveInt = z.coerce.number().int().positive();
+const bool = z
+  .union([z.boolean(), z.enum(['true', 'false', '1', '0', 'yes', 'no'])])
+  .transform((v) => v === true || v === 'true' || v === '1' || v === 'yes');
 
 /** Every setting of the server. Adding one here adds it to parsing, `--help` and the README table. */
 export const settings = {
@@ -129,6 +132,43 @@ export const settings = {
     env: 'HANGAR_DRAIN_TIMEOUT_MS',
     schema: positiveInt.default(10_000),
     description: 'On SIGINT/SIGTERM, how long to wait for requests and runs to finish before stopping.',
+  },
+  tracing: {
+    env: 'HANGAR_TRACING',
+    flag: 'tracing',
+    schema: bool.default(true),
+    description: 'Trace every agent run into the trace store (and the configured exporters). `false` turns run tracing off.',
+  },
+  traceRetentionDays: {
+    env: 'HANGAR_TRACE_RETENTION_DAYS',
+    flag: 'trace-retention-days',
+    schema: positiveInt.default(30),
+    description: 'Traced runs older than this many days are deleted by a sweeper (hourly).',
+  },
+  otlpTracesEndpoint: {
+    env: 'HANGAR_OTLP_TRACES_ENDPOINT',
+    schema: z.url({ protocol: /^https?$/ }).optional(),
+    description: 'Also export every trace as OpenTelemetry spans (GenAI conventions) over OTLP/HTTP to this URL, e.g. http://collector:4318/v1/traces.',
+  },
+  otlpHeaders: {
+    env: 'HANGAR_OTLP_HEADERS',
+    schema: z.string().regex(/^([^=,]+=[^,]*)(,[^=,]+=[^,]*)*$/, 'must be key=value pairs separated by commas').optional(),
+    description: 'Headers sent with OTLP exports, as key=value,key2=value2 (for example a collector API key).',
+  },
+  langsmithExportUrl: {
+    env: 'HANGAR_LANGSMITH_EXPORT_URL',
+    schema: z.url({ protocol: /^https?$/ }).optional(),
+    description: 'Also forward every trace to this LangSmith-compatible API (its base URL, as LANGSMITH_ENDPOINT).',
+  },
+  langsmithExportApiKey: {
+    env: 'HANGAR_LANGSMITH_EXPORT_API_KEY',
+    schema: z.string().min(1).optional(),
+    description: 'API key sent (X-Api-Key) to the LangSmith-compatible export destination.',
+  },
+  traceExportQueue: {
+    env: 'HANGAR_TRACE_EXPORT_QUEUE',
+    schema: positiveInt.default(10_000),
+    description: 'Most run reports each exporter holds while its destination is slow; more are dropped and counted.',
   },
 } satisfies Record<string, Setting<z.ZodType>>;
 

@@ -119,6 +119,19 @@ export const errorCatalogue = {
     meaning: 'The code host (or the directory of a `git` integration) could not be reached.',
   },
   vcshost_error: { status: 502, type: 'upstream', meaning: 'The code host answered with an unexpected error.' },
+  // Tracing
+  tracing_project_not_found: { status: 404, type: 'not_found', meaning: 'No tracing project with this id in the workspace.' },
+  tracing_project_name_taken: {
+    status: 409,
+    type: 'conflict',
+    meaning: 'A tracing project with this name already exists in the workspace.',
+  },
+  tracing_run_not_found: { status: 404, type: 'not_found', meaning: 'No traced run with this id in the workspace.' },
+  trace_not_found: {
+    status: 404,
+    type: 'not_found',
+    meaning: 'The run exists but has no trace: tracing was off when it ran, or it has not started yet.',
+  },
   // Server side
   internal_error: { status: 500, type: 'internal', meaning: 'An unexpected error; the `request_id` identifies it in the logs.' },
 } satisfies Record<string, Entry>;

@@ -13,12 +13,16 @@ import type { Cipher } from './secrets/cipher.js';
 import type { KeyCache } from './workspaces/key-cache.js';
 import { ThreadService } from './threads/service.js';
 import type { ThreadStateReader } from './threads/state.js';
+import { TracingService } from './tracing/service.js';
+import type { TraceExporter } from '../tracing/export/exporter.js';
+import { TraceStore } from '../tracing/store.js';
 import { WorkspaceService } from './workspaces/service.js';
 
 /** Every core service. */
 export interface Services {
   workspaces: WorkspaceService;
   mcpServers: McpServerService;
+  tracing: TracingService;
   modelConfigs: ModelConfigService;
   agents: AgentService;
   /** Git objects of agent repositories (read by the smart-HTTP endpoint). */
@@ -48,6 +52,8 @@ export interface ServiceDeps {
   publicUrl?: () => string;
   /** The running agent runtime; without it (operator commands) threads and runs refuse to work. */
   runtime?: RuntimePorts | undefined;
+  /** Where traces go besides Hangar's own store (OTLP, LangSmith-compatible); none by default. */
+  traceExporters?: TraceExporter[];
 }
 
 /** Build the services. */
@@ -73,6 +79,7 @@ export function createServices(deps: ServiceDeps): Services {
       publicUrl: deps.publicUrl ?? (() => 'http://127.0.0.1:8124'),
     }),
     integrations: new IntegrationService(deps.db, deps.cipher),
+    tracing: new TracingService({ store: new TraceStore(deps.db), mcpServers, exporters: deps.traceExporters ?? [], logger: deps.logger }),
   };
 }
 

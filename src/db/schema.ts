@@ -4,5 +4,6 @@ import type { FoundationTables } from './tables/foundation.js';
 import type { IntegrationTables } from './tables/integrations.js';
 import type { OAuthTables } from './tables/oauth.js';
 import type { RuntimeTables } from './tables/runtime.js';
+import type { TracingTables } from './tables/tracing.js';
 
-export interface Database extends FoundationTables, AgentTables, RuntimeTables, OAuthTables, IntegrationTables {}
+export interface Database extends FoundationTables, AgentTables, RuntimeTables, OAuthTables, IntegrationTables, TracingTables {}

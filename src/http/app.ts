@@ -10,6 +10,9 @@ import { integrationRoutes } from '../api/integrations/routes.js';
 import { mcpServerRoutes } from '../api/mcp-servers/routes.js';
 import { modelConfigRoutes } from '../api/model-configs/routes.js';
 import { oauthProviderRoutes } from '../api/oauth-providers/routes.js';
+import { langsmithRoutes } from '../api/langsmith/routes.js';
+import { runTraceRoutes } from '../api/tracing/run-trace.js';
+import { tracingRoutes } from '../api/tracing/routes.js';
 import { systemRoutes } from '../api/system/routes.js';
 import { threadRoutes } from '../api/threads/routes.js';
 import { runRoutes } from '../api/threads/runs.js';
@@ -55,6 +58,9 @@ export function createApp(deps: AppDeps): OpenAPIHono<AppEnv> {
   app.route('/', oauthProviderRoutes(deps));
   app.route('/', authSessionRoutes(deps));
   app.route('/', integrationRoutes(deps));
+  app.route('/', tracingRoutes(deps));
+  app.route('/', runTraceRoutes(deps));
+  app.route('/', langsmithRoutes(deps));
 
   app.openAPIRegistry.registerComponent('securitySchemes', 'ApiKeyAuth', {
     type: 'apiKey',

@@ -3,7 +3,8 @@
 // safety net for a lost notification.
 import type { Logger } from '../logging.js';
 import type { BackgroundTask } from '../server.js';
-import { runCallbacks } from './callbacks.js';
+import type { BaseCallbackHandler } from '@langchain/core/callbacks/base';
+import { runCallbacks, settleCallbacks } from './callbacks.js';
 import { executeRun } from './execute.js';
 import type { Runtime, RuntimeSettings } from './index.js';
 import type { ClaimedRun } from './queue.js';
@@ -42,8 +43,18 @@ export class WorkerPool implements BackgroundTask {
     await this.loop;
     clearInterval(this.renewTimer);
     await this.stopListening?.();
-    // Let current runs finish: their clients are still reading.
-    await Promise.all([...this.active.values()].map((a) => a.done));
+    // Let current runs finish (their clients are still reading) for up to the drain timeout, then
+    // stop them: each ends with an `error` event and its thread in `error`, never left `running`.
+    const all = Promise.all([...this.active.values()].map((a) => a.done));
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<'late'>((resolve) => {
+      timer = setTimeout(() => resolve('late'), this.settings.drainTimeoutMs);
+    });
+    if ((await Promise.race([all, late])) === 'late') {
+      for (const a of this.active.values()) a.abort.abort(new Error('the server is shutting down'));
+      await all;
+    }
+    clearTimeout(timer);
   }
 
   private nudge(): void {
@@ -83,16 +94,17 @@ export class WorkerPool implements BackgroundTask {
     const done = (async () => {
       // A retried run continues its event log after what the earlier attempt stored.
       const writer = this.runtime.hub.openWriter(run.id, run.attempt > 1 ? await this.lastSeq(run.id) : 0);
+      let handlers: BaseCallbackHandler[] = [];
       const outcome = await executeRun({
         run,
         writer,
         agent: () => this.runtime.agentFor(run.workspaceId, run.agentId, run.revision),
-        callbacks: (agent) => runCallbacks(this.runtime.callbackFactories, { run, modelName: agent.modelName }),
+        callbacks: async (agent) => (handlers = await runCallbacks(this.runtime.callbackFactories, { run, modelName: agent.modelName, droppedTools: agent.dropped })),
         signal: abort.signal,
         recursionLimit: this.settings.recursionLimit,
         durability: this.settings.checkpointDurability,
       });
-      await writer.flush();
+      await Promise.all([writer.flush(), settleCallbacks(handlers)]);
       const settled = await this.runtime.queue.finish(run, outcome);
       if (!settled) log.warn('run was taken from this worker before it finished');
       if (outcome.status === 'error') log.warn({ error: outcome.error }, 'run failed');

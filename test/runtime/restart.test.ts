@@ -1,0 +1,66 @@
+// A thread's conversation survives a server restart: checkpoints live in PostgreSQL.
+import { Writable } from 'node:stream';
+import pg from 'pg';
+import { describe, expect, it } from 'vitest';
+import { loadConfig } from '../../src/config/index.js';
+import { startHangar } from '../../src/server.js';
+import { startTestServer } from '../support/server.js';
+import { createAgent, createThread, lastAiText, lastValues, run, start } from './support.js';
+
+describe('restart', () => {
+  it('continues a thread after the server is stopped and started again on the same database', async () => {
+    const first = await startTestServer();
+    const agentId = await createAgent(first);
+    const threadId = await createThread(first, agentId);
+    await run(first, threadId, { agent_id: agentId, messages: [{ role: 'user', content: 'before the restart' }] });
+    await first.close();
+
+    const config = loadConfig({
+      flags: { port: 0, databaseUrl: first.databaseUrl, dataDir: first.dataDir },
+      env: { HANGAR_BOOTSTRAP_API_KEY: first.adminKey, LOG_LEVEL: 'silent' },
+    });
+    const hangar = await startHangar(config, { logDestination: new Writable({ write: (_c, _e, done) => done() }), announce: () => {} });
+    try {
+      const again = { ...first, url: hangar.url, hangar };
+      const { events } = await run(again, threadId, { agent_id: agentId, messages: [{ role: 'user', content: 'after the restart' }] });
+      const values = lastValues(events);
+      expect(lastAiText(values)).toBe('You said: after the restart');
+      const humans = (values.messages as { type: string; content: string }[]).filter((m) => m.type === 'human').map((m) => m.content);
+      expect(humans).toEqual(['before the restart', 'after the restart']);
+    } finally {
+      await hangar.close();
+    }
+  });
+
+  it('stopping the server stops runs that outlast the drain timeout: nothing is left running', async () => {
+    const server = await startTestServer({ env: { HANGAR_DRAIN_TIMEOUT_MS: '300' } });
+    let closed = false;
+    try {
+      const config = await server.client.POST('/v1/deepagents/model-configs', {
+        body: { name: 'very-slow', model_id: 'scripted:very-slow', parameters: { delay_ms: 1000 } },
+      });
+      expect(config.response.status).toBe(201);
+      const agentId = await createAgent(server, { runtime: { model: { model_id: 'very-slow' } } });
+      const threadId = await createThread(server, agentId);
+      const stream = await start(server, threadId, { agent_id: agentId, messages: [{ role: 'user', content: 'a reply that takes about twenty seconds to stream out word by word here' }] });
+      expect((await stream.events.next()).value).toMatchObject({ event: 'metadata' });
+      await server.close();
+      closed = true;
+
+      const db = new pg.Client({ connectionString: server.databaseUrl });
+      await db.connect();
+      try {
+        const runRow = (await db.query('SELECT status, error FROM runs WHERE id = $1', [stream.runId])).rows[0];
+        expect(runRow.status).toBe('error');
+        expect(runRow.error.message).toContain('shutting down');
+        expect((await db.query('SELECT status FROM threads WHERE id = $1', [threadId])).rows[0].status).toBe('error');
+        const last = (await db.query('SELECT event FROM run_events WHERE run_id = $1 ORDER BY seq DESC LIMIT 1', [stream.runId])).rows[0];
+        expect(last.event).toBe('error');
+      } finally {
+        await db.end();
+      }
+    } finally {
+      if (!closed) await server.close();
+    }
+  });
+});
