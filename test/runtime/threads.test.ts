@@ -97,6 +97,9 @@ describe('run lifecycle', () => {
     const second = await start(server, threadId, { agent_id: slowAgentId, messages: [{ role: 'user', content: 'me too' }] });
     expect(second.status).toBe(409);
     expect(second.error).toMatchObject({ code: 'thread_busy', status: 409, type: 'conflict' });
+    const deleteBusy = await server.client.DELETE('/v1/deepagents/threads/{thread_id}', { params: { path: { thread_id: threadId } } });
+    expect(deleteBusy.response.status).toBe(409);
+    expect(deleteBusy.error).toMatchObject({ code: 'thread_busy' });
 
     // Walk away mid-run, then follow the run from another connection until it ends.
     await first.events.return(undefined);
