@@ -62,7 +62,12 @@ export class WorkerPool implements BackgroundTask {
   }
 
   private async run(): Promise<void> {
+    let nextSweep = 0;
     while (this.running) {
+      if (Date.now() >= nextSweep) {
+        nextSweep = Date.now() + Math.max(500, Math.floor(this.settings.leaseMs / 3));
+        await this.sweep();
+      }
       const free = this.settings.workerConcurrency - this.active.size;
       let claimed: ClaimedRun[] = [];
       this.pendingWake = false;
@@ -84,6 +89,20 @@ export class WorkerPool implements BackgroundTask {
           resolve();
         };
       });
+    }
+  }
+
+  /** Settle runs whose lease expired, and close their event logs with the reason. */
+  private async sweep(): Promise<void> {
+    try {
+      for (const expired of await this.runtime.queue.failExpired()) {
+        const writer = this.runtime.hub.openWriter(expired.id, await this.lastSeq(expired.id));
+        writer.append({ kind: 'error', data: { error: 'LeaseExpired', message: 'the worker running this run stopped (its lease expired); start a new run' } });
+        await writer.end();
+        this.logger.warn({ run_id: expired.id, thread_id: expired.threadId }, 'run failed: its lease expired');
+      }
+    } catch (error) {
+      this.logger.error({ err: error }, 'sweeping expired runs failed');
     }
   }
 
