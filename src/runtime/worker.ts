@@ -6,6 +6,7 @@ import type { BackgroundTask } from '../server.js';
 import { runCallbacks } from './callbacks.js';
 import { executeRun } from './execute.js';
 import type { Runtime, RuntimeSettings } from './index.js';
+import type { RunEventWriter } from './events/hub.js';
 import type { ClaimedRun } from './queue.js';
 
 const POLL_MS = 2_000;
@@ -109,9 +110,10 @@ export class WorkerPool implements BackgroundTask {
   private execute(run: ClaimedRun): void {
     const abort = new AbortController();
     const log = this.logger.child({ run_id: run.id, thread_id: run.threadId });
+    let writer: RunEventWriter | undefined;
     const done = (async () => {
       // A retried run continues its event log after what the earlier attempt stored.
-      const writer = this.runtime.hub.openWriter(run.id, run.attempt > 1 ? await this.lastSeq(run.id) : 0);
+      writer = this.runtime.hub.openWriter(run.id, run.attempt > 1 ? await this.lastSeq(run.id) : 0);
       const outcome = await executeRun({
         run,
         writer,
@@ -126,8 +128,14 @@ export class WorkerPool implements BackgroundTask {
       if (!settled) log.warn('run was taken from this worker before it finished');
       if (outcome.status === 'error') log.warn({ error: outcome.error }, 'run failed');
       await writer.end();
+      writer = undefined;
     })()
-      .catch((error: unknown) => log.error({ err: error }, 'run execution crashed'))
+      .catch((error: unknown) => {
+        // Settling failed (the database?): the run stays `running` until its lease expires and a
+        // sweep fails it; local subscribers are released now and fall back to the table.
+        log.error({ err: error }, 'run execution crashed');
+        return writer?.end().catch(() => {});
+      })
       .finally(() => {
         this.active.delete(run.id);
         this.nudge();
