@@ -73,6 +73,17 @@ describe('threads', () => {
     expect(again.response.status).toBe(404);
   });
 
+  it('search and count work without a body', async () => {
+    await createThread(server, agentId);
+    for (const path of ['search', 'count']) {
+      const res = await fetch(`${server.url}/v1/deepagents/threads/${path}`, { method: 'POST', headers: { 'x-api-key': server.adminKey } });
+      expect(res.status).toBe(200);
+      const body = (await res.json()) as unknown;
+      if (path === 'search') expect(Array.isArray(body) && body.length > 0 && body.length <= 10).toBe(true);
+      else expect(body).toBeGreaterThan(0);
+    }
+  });
+
   it('a thread for an unknown agent is a 404; another workspace cannot see a thread', async () => {
     const bad = await server.client.POST('/v1/deepagents/threads', { body: { agent_id: '00000000-0000-4000-8000-000000000000' } });
     expect(bad.response.status).toBe(404);
