@@ -2349,7 +2349,7 @@ export interface paths {
         post?: never;
         /**
          * Delete a thread
-         * @description Deletes the thread, its runs, their event logs and its checkpoints. A thread that does not exist is a 404.
+         * @description Deletes the thread, its runs, their event logs and its checkpoints. A thread that does not exist is a 404; a thread with an active run is a 409 (`thread_busy`).
          */
         delete: {
             parameters: {
@@ -2390,6 +2390,15 @@ export interface paths {
                 };
                 /** @description Not found in the caller’s workspace. */
                 404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Conflicts with the current state. */
+                409: {
                     headers: {
                         [name: string]: unknown;
                     };

@@ -106,6 +106,31 @@ export class RunQueue {
   }
 
   /**
+   * Fail runs whose worker stopped renewing its lease (a crashed or killed process): the run ends
+   * `error`, its thread `error`, in one statement. Returns the runs settled here, so their event
+   * logs can get a closing `error` event. (Retrying them instead is issue 5's to decide.)
+   */
+  async failExpired(limit = 100): Promise<{ id: string; threadId: string }[]> {
+    const error = { error: 'LeaseExpired', message: 'the worker running this run stopped (its lease expired); start a new run' };
+    const { rows } = await sql<{ id: string; thread_id: string }>`
+      WITH expired AS (
+        SELECT id FROM runs WHERE status = 'running' AND lease_expires_at < now()
+        ORDER BY lease_expires_at LIMIT ${limit} FOR UPDATE SKIP LOCKED
+      ), failed AS (
+        UPDATE runs SET status = 'error', error = ${JSON.stringify(error)}::jsonb, ended_at = now(), updated_at = now(),
+          lease_owner = NULL, lease_expires_at = NULL
+        WHERE id IN (SELECT id FROM expired)
+        RETURNING id, thread_id
+      ), freed AS (
+        UPDATE threads SET status = 'error', updated_at = now()
+        WHERE id IN (SELECT thread_id FROM failed) AND status = 'busy'
+        RETURNING id
+      )
+      SELECT id, thread_id FROM failed`.execute(this.db);
+    return rows.map((r) => ({ id: r.id, threadId: r.thread_id }));
+  }
+
+  /**
    * Tell workers that a run is waiting: at once in this process, and through NOTIFY in others (not
    * awaited: the 2 s poll of other processes covers a lost notification).
    */

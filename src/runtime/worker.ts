@@ -7,6 +7,7 @@ import type { BaseCallbackHandler } from '@langchain/core/callbacks/base';
 import { runCallbacks, settleCallbacks } from './callbacks.js';
 import { executeRun } from './execute.js';
 import type { Runtime, RuntimeSettings } from './index.js';
+import type { RunEventWriter } from './events/hub.js';
 import type { ClaimedRun } from './queue.js';
 
 const POLL_MS = 2_000;
@@ -63,7 +64,12 @@ export class WorkerPool implements BackgroundTask {
   }
 
   private async run(): Promise<void> {
+    let nextSweep = 0;
     while (this.running) {
+      if (Date.now() >= nextSweep) {
+        nextSweep = Date.now() + Math.max(500, Math.floor(this.settings.leaseMs / 3));
+        await this.sweep();
+      }
       const free = this.settings.workerConcurrency - this.active.size;
       let claimed: ClaimedRun[] = [];
       this.pendingWake = false;
@@ -88,12 +94,27 @@ export class WorkerPool implements BackgroundTask {
     }
   }
 
+  /** Settle runs whose lease expired, and close their event logs with the reason. */
+  private async sweep(): Promise<void> {
+    try {
+      for (const expired of await this.runtime.queue.failExpired()) {
+        const writer = this.runtime.hub.openWriter(expired.id, await this.lastSeq(expired.id));
+        writer.append({ kind: 'error', data: { error: 'LeaseExpired', message: 'the worker running this run stopped (its lease expired); start a new run' } });
+        await writer.end();
+        this.logger.warn({ run_id: expired.id, thread_id: expired.threadId }, 'run failed: its lease expired');
+      }
+    } catch (error) {
+      this.logger.error({ err: error }, 'sweeping expired runs failed');
+    }
+  }
+
   private execute(run: ClaimedRun): void {
     const abort = new AbortController();
     const log = this.logger.child({ run_id: run.id, thread_id: run.threadId });
+    let writer: RunEventWriter | undefined;
     const done = (async () => {
       // A retried run continues its event log after what the earlier attempt stored.
-      const writer = this.runtime.hub.openWriter(run.id, run.attempt > 1 ? await this.lastSeq(run.id) : 0);
+      writer = this.runtime.hub.openWriter(run.id, run.attempt > 1 ? await this.lastSeq(run.id) : 0);
       let handlers: BaseCallbackHandler[] = [];
       const outcome = await executeRun({
         run,
@@ -109,8 +130,14 @@ export class WorkerPool implements BackgroundTask {
       if (!settled) log.warn('run was taken from this worker before it finished');
       if (outcome.status === 'error') log.warn({ error: outcome.error }, 'run failed');
       await writer.end();
+      writer = undefined;
     })()
-      .catch((error: unknown) => log.error({ err: error }, 'run execution crashed'))
+      .catch((error: unknown) => {
+        // Settling failed (the database?): the run stays `running` until its lease expires and a
+        // sweep fails it; local subscribers are released now and fall back to the table.
+        log.error({ err: error }, 'run execution crashed');
+        return writer?.end().catch(() => {});
+      })
       .finally(() => {
         this.active.delete(run.id);
         this.nudge();

@@ -4,6 +4,7 @@ import pg from 'pg';
 import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config/index.js';
 import { startHangar } from '../../src/server.js';
+import { collect, joinRun } from '../../src/client/stream.js';
 import { startTestServer } from '../support/server.js';
 import { createAgent, createThread, lastAiText, lastValues, run, start } from './support.js';
 
@@ -61,6 +62,46 @@ describe('restart', () => {
       }
     } finally {
       if (!closed) await server.close();
+    }
+  });
+
+  it('a run whose worker died (lease expired) is failed, its log closed with an error, its thread freed', async () => {
+    const server = await startTestServer({ env: { HANGAR_RUN_LEASE_MS: '1500' } });
+    try {
+      const agentId = await createAgent(server);
+      const threadId = await createThread(server, agentId);
+      // What a worker killed mid-run leaves behind: a running run whose lease nobody renews.
+      const db = new pg.Client({ connectionString: server.databaseUrl });
+      await db.connect();
+      let runId: string;
+      try {
+        await db.query(`UPDATE threads SET status = 'busy' WHERE id = $1`, [threadId]);
+        runId = (
+          await db.query(
+            `INSERT INTO runs (workspace_id, thread_id, agent_id, revision, status, input, principal, attempt, lease_owner, lease_expires_at)
+             SELECT workspace_id, id, agent_id, 'dead', 'running', '{}', principal, 1, 'worker-that-died', now() - interval '1 second'
+             FROM threads WHERE id = $1 RETURNING id`,
+            [threadId],
+          )
+        ).rows[0].id as string;
+        await db.query(`INSERT INTO run_events (run_id, seq, event, data) VALUES ($1, 1, 'metadata', $2)`, [runId, JSON.stringify({ run_id: runId, attempt: 1 })]);
+      } finally {
+        await db.end();
+      }
+      const events = await collect(await joinRun({ baseUrl: server.url, apiKey: server.adminKey, threadId, runId }));
+      expect(events.map((e) => [e.id, e.event])).toEqual([
+        ['1', 'metadata'],
+        ['2', 'error'],
+      ]);
+      expect(events[1]!.data).toMatchObject({ error: 'LeaseExpired' });
+      const record = await server.client.GET('/v1/deepagents/threads/{thread_id}/runs/{run_id}', { params: { path: { thread_id: threadId, run_id: runId } } });
+      expect(record.data).toMatchObject({ status: 'error', error: { error: 'LeaseExpired' } });
+      const thread = await server.client.GET('/v1/deepagents/threads/{thread_id}', { params: { path: { thread_id: threadId } } });
+      expect(thread.data!.status).toBe('error');
+      const next = await run(server, threadId, { agent_id: agentId, messages: [{ role: 'user', content: 'still here' }] });
+      expect(lastAiText(lastValues(next.events))).toBe('You said: still here');
+    } finally {
+      await server.close();
     }
   });
 });
