@@ -11,6 +11,8 @@ import { openDatabase, type DatabaseHandle } from './db/index.js';
 import { migrate } from './db/migrate.js';
 import { createApp } from './http/app.js';
 import { createLogger, type Logger } from './logging.js';
+import { createReconciler } from './deploy/index.js';
+import { parseRouting } from './deploy/routing.js';
 
 /** The version in package.json. */
 export const VERSION: string = (
@@ -65,13 +67,19 @@ export async function startHangar(config: Config, options: StartOptions = {}): P
     if (applied.length > 0) logger.info({ migrations: applied }, 'database migrated');
 
     const cipher = createCipher(await loadSecretKey({ configured: config.secretKey, dataDir: config.dataDir }));
-    const services = createServices({ db: database.db, cipher, logger });
+    const routing = parseRouting(config.deployDrivers);
+    const services = createServices({ db: database.db, cipher, logger, deploy: { routing } });
     const firstKey = await services.workspaces.bootstrap({ bootstrapApiKey: config.bootstrapApiKey });
     if (firstKey) {
       announce(`Created the first admin API key (shown once, store it now):\n\n  ${firstKey}\n`);
     }
 
     const background: BackgroundTask[] = [];
+    if (config.role !== 'api') {
+      const reconciler = createReconciler({ config, db: database.db, cipher, logger, services, drivers: routing.drivers });
+      services.deployments.nudge = () => reconciler.nudge();
+      background.push(reconciler);
+    }
     for (const task of background) {
       await task.start();
       cleanup.push(async () => task.stop());

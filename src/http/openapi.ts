@@ -103,6 +103,11 @@ export function documentConfig(version: string) {
     },
     tags: [
       { name: 'Tool servers', description: 'MCP servers and the credential headers Hangar sends to them.' },
+      {
+        name: 'Deployments',
+        description:
+          'Deployments of LangGraph applications: the desired state, its revisions, and their build and deploy logs. A reconciler drives each revision with the driver configured for its source (`HANGAR_DEPLOY_DRIVERS`). A locally run deployment answers at `/v2/deployments/{deployment_id}/app/…` (reported as `source_config.custom_url`), with the same API key.',
+      },
       { name: 'Service', description: 'Health and information; no API key needed.' },
     ],
   };
