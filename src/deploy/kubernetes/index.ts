@@ -1,7 +1,9 @@
 // The Kubernetes driver: applies the rendered objects with server-side apply through
 // @kubernetes/client-node and reads the API Deployment's readiness back.
 import { createHmac } from 'node:crypto';
-import * as k8s from '@kubernetes/client-node';
+// Types only at load: the client (and its undici) is imported when a cluster is first used, so
+// servers that never deploy to Kubernetes do not load it.
+import type * as k8s from '@kubernetes/client-node';
 import type { Logger } from '../../logging.js';
 import { DriverFailure, type BuildResult, type DeployResult, type Driver, type DriverContext, type DriverTarget } from '../driver.js';
 import { objectNames, renderObjects, type K8sObject } from './render.js';
@@ -25,13 +27,19 @@ export class KubernetesDriver implements Driver {
 
   constructor(private readonly o: KubernetesDriverOptions) {}
 
-  private api(): k8s.KubernetesObjectApi {
+  private async api(): Promise<k8s.KubernetesObjectApi> {
     if (this.client) return this.client;
-    const kc = new k8s.KubeConfig();
+    let lib: typeof k8s;
+    try {
+      lib = await import('@kubernetes/client-node');
+    } catch (error) {
+      throw new DriverFailure(`the Kubernetes client cannot load on this Node.js ${process.version}: ${(error as Error).message}`);
+    }
+    const kc = new lib.KubeConfig();
     if (this.o.kubeconfig) kc.loadFromFile(this.o.kubeconfig);
     else kc.loadFromDefault();
     if (!kc.getCurrentCluster()) throw new DriverFailure('no Kubernetes cluster is configured (HANGAR_KUBECONFIG, in-cluster service account or ~/.kube/config)');
-    this.client = k8s.KubernetesObjectApi.makeApiClient(kc);
+    this.client = lib.KubernetesObjectApi.makeApiClient(kc);
     return this.client;
   }
 
@@ -48,11 +56,11 @@ export class KubernetesDriver implements Driver {
   }
 
   async deploy(ctx: DriverContext): Promise<DeployResult> {
-    const api = this.api();
+    const api = await this.api();
     for (const obj of this.render(ctx)) {
       ctx.log('deploy', `[hangar] apply ${obj.kind} ${obj.metadata.namespace}/${obj.metadata.name}\n`);
       try {
-        await api.patch(obj as k8s.KubernetesObject, undefined, undefined, FIELD_MANAGER, true, k8s.PatchStrategy.ServerSideApply);
+        await api.patch(obj as k8s.KubernetesObject, undefined, undefined, FIELD_MANAGER, true, 'application/apply-patch+yaml');
       } catch (error) {
         throw new DriverFailure(`applying ${obj.kind} ${obj.metadata.name} failed: ${(error as Error).message}`);
       }
@@ -70,7 +78,7 @@ export class KubernetesDriver implements Driver {
     const deadline = Date.now() + (this.o.readyTimeoutMs ?? 600_000);
     while (Date.now() < deadline) {
       if (ctx.signal.aborted) throw new DriverFailure('stopped');
-      const d = (await this.api().read({ apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name, namespace: ns } })) as k8s.V1Deployment;
+      const d = (await (await this.api()).read({ apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name, namespace: ns } })) as k8s.V1Deployment;
       const s = d.status;
       if (s && (s.observedGeneration ?? 0) >= (d.metadata?.generation ?? 0) && (s.updatedReplicas ?? 0) >= (d.spec?.replicas ?? 1) && (s.availableReplicas ?? 0) >= 1) {
         ctx.log('deploy', `[hangar] ${name}: ${s.availableReplicas} replica(s) available\n`);
@@ -87,7 +95,7 @@ export class KubernetesDriver implements Driver {
   async teardown(target: DriverTarget['deployment']): Promise<void> {
     let api: k8s.KubernetesObjectApi;
     try {
-      api = this.api();
+      api = await this.api();
     } catch (error) {
       this.o.logger.warn({ err: error, deployment_id: target.id }, 'no cluster to delete the objects of a deployment from');
       return;

@@ -4,7 +4,8 @@ import { existsSync } from 'node:fs';
 import { readFile, rm, symlink, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { createRequire } from 'node:module';
+import { pathToFileURL } from 'node:url';
 import type { Logger } from '../../logging.js';
 import { DriverFailure, type BuildResult, type DeployResult, type Driver, type DriverContext, type DriverTarget } from '../driver.js';
 import { runShell } from './commands.js';
@@ -21,13 +22,15 @@ export interface LocalDriverOptions extends FetchDeps {
   logger: Logger;
 }
 
+// Resolution from Hangar's own package (createRequire: import.meta.resolve is not everywhere, e.g. vitest).
+const hangarRequire = createRequire(import.meta.url);
+const LANGGRAPH_API_PACKAGE = hangarRequire.resolve('@langchain/langgraph-api/package.json');
+
 /** The LangGraph API server version the local driver runs applications on. */
-export const LANGGRAPH_API_VERSION: string = (
-  JSON.parse(await readFile(fileURLToPath(import.meta.resolve('@langchain/langgraph-api/package.json')), 'utf8')) as { version: string }
-).version;
+export const LANGGRAPH_API_VERSION: string = (JSON.parse(await readFile(LANGGRAPH_API_PACKAGE, 'utf8')) as { version: string }).version;
 
 // Hangar's own node_modules: applications without their own get the LangGraph packages from here.
-const HANGAR_NODE_MODULES = path.resolve(fileURLToPath(import.meta.resolve('@langchain/langgraph-api/package.json')), '../../..');
+const HANGAR_NODE_MODULES = path.resolve(LANGGRAPH_API_PACKAGE, '../../..');
 
 /** Builds and runs revisions on this host. */
 export class LocalDriver implements Driver {
@@ -156,7 +159,7 @@ function freePort(): Promise<number> {
 
 function tsxLoader(): string {
   try {
-    return import.meta.resolve('tsx/esm');
+    return pathToFileURL(path.join(path.dirname(hangarRequire.resolve('tsx/package.json')), 'dist/esm/index.mjs')).href;
   } catch {
     throw new DriverFailure('TypeScript graphs need the tsx loader, which is not installed with this Hangar; build the application to JavaScript');
   }
@@ -164,7 +167,7 @@ function tsxLoader(): string {
 
 /** The process entry: the LangGraph JS server's own startServer, with the options of this revision. */
 function entryScript(): string {
-  const server = import.meta.resolve('@langchain/langgraph-api/server');
+  const server = pathToFileURL(hangarRequire.resolve('@langchain/langgraph-api/server')).href;
   return `// Written by Hangar: runs one revision on the LangGraph JS server.
 import { startServer } from ${JSON.stringify(server)};
 const options = JSON.parse(process.env.HANGAR_APP_OPTIONS);
