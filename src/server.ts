@@ -75,8 +75,10 @@ export async function startHangar(config: Config, options: StartOptions = {}): P
     }
 
     const background: BackgroundTask[] = [];
+    // Known once listening (port 0 picks one); background tasks read it lazily.
+    let publicUrl = config.publicUrl?.replace(/\/+$/, '');
     if (config.role !== 'api') {
-      const reconciler = createReconciler({ config, db: database.db, cipher, logger, services, drivers: routing.drivers });
+      const reconciler = createReconciler({ config, db: database.db, cipher, logger, services, drivers: routing.drivers, publicUrl: () => publicUrl ?? '' });
       services.deployments.nudge = () => reconciler.nudge();
       background.push(reconciler);
     }
@@ -94,6 +96,7 @@ export async function startHangar(config: Config, options: StartOptions = {}): P
     const server = await listen(app.fetch, config.host, config.port);
     const port = (server.address() as AddressInfo).port;
     const base = `http://${config.host === '0.0.0.0' ? '127.0.0.1' : config.host}:${port}`;
+    publicUrl ??= base;
     logger.info({ url: base, storage: embedded ? 'embedded' : 'external', version: VERSION }, 'hangar listening');
 
     let closing: Promise<void> | undefined;

@@ -11,7 +11,7 @@ import { LocalDriver } from './local/index.js';
 import { Reconciler } from './reconciler.js';
 
 /** The reconciler with the drivers named in HANGAR_DEPLOY_DRIVERS. */
-export function createReconciler(o: { config: Config; db: Db; cipher: Cipher; logger: Logger; services: Services; drivers: Set<string> }): Reconciler {
+export function createReconciler(o: { config: Config; db: Db; cipher: Cipher; logger: Logger; services: Services; drivers: Set<string>; publicUrl: () => string }): Reconciler {
   const logger = o.logger.child({ component: 'deploy' });
   const drivers: Driver[] = [];
   if (o.drivers.has('local')) {
@@ -27,5 +27,5 @@ export function createReconciler(o: { config: Config; db: Db; cipher: Cipher; lo
     );
   }
   if (o.drivers.has('kubernetes')) drivers.push(new KubernetesDriver({ kubeconfig: o.config.kubeconfig, logger }));
-  return new Reconciler({ db: o.db, cipher: o.cipher, logger, drivers, leaseMs: o.config.deployLeaseMs, pollMs: o.config.deployPollMs });
+  return new Reconciler({ db: o.db, cipher: o.cipher, logger, drivers, leaseMs: o.config.deployLeaseMs, pollMs: o.config.deployPollMs, publicUrl: o.publicUrl });
 }

@@ -20,6 +20,8 @@ export interface ReconcilerOptions {
   pollMs: number;
   /** Revisions worked on at once by this process (hosted revisions do not count). */
   concurrency?: number;
+  /** Base URL clients reach this server at (for the stable URL of locally run deployments). */
+  publicUrl: () => string;
 }
 
 interface Held {
@@ -132,7 +134,7 @@ export class Reconciler {
       if (!d) return;
       const driver = this.drivers.get(d.driver)!;
       const ctx = this.context(d, row, held.abort.signal);
-      keepHosting = await new RevisionRun({ store: this.store, driver, ctx, row, deployment: d, logger: log }).run();
+      keepHosting = await new RevisionRun({ store: this.store, driver, ctx, row, deployment: d, logger: log, publicUrl: this.o.publicUrl }).run();
     } catch (error) {
       if (!(error instanceof LostRevision) && !held.abort.signal.aborted) log.error({ err: error }, 'reconciling a revision failed');
     } finally {
@@ -202,7 +204,7 @@ export class Reconciler {
 /** One pass of a revision through the state machine, from whatever status it was claimed in. */
 class RevisionRun {
   constructor(
-    private readonly r: { store: ReconcilerStore; driver: Driver; ctx: DriverContext; row: RevisionRow; deployment: DeploymentRowT; logger: Logger },
+    private readonly r: { store: ReconcilerStore; driver: Driver; ctx: DriverContext; row: RevisionRow; deployment: DeploymentRowT; logger: Logger; publicUrl: () => string },
   ) {}
 
   /** Returns true when this process now hosts the revision (it keeps the claim). */
@@ -277,7 +279,7 @@ class RevisionRun {
       revisionId: row.id,
       seq: row.seq,
       imageVersion: result.imageVersion,
-      customUrl: driver.hostsProcesses ? `/v2/deployments/${row.deployment_id}/app` : null,
+      customUrl: driver.hostsProcesses && this.r.publicUrl() ? `${this.r.publicUrl()}/v2/deployments/${row.deployment_id}/app` : null,
     });
     if (!activated) {
       await driver.stop(row.deployment_id, row.id);
