@@ -7,6 +7,7 @@ import type { DeploymentSecret, ResourceSpec, SecretReference, Source, SourceCon
 import type { Cipher } from '../core/secrets/cipher.js';
 import type { Db } from '../db/index.js';
 import type { Logger } from '../logging.js';
+import type { RevisionStatus } from '../core/deployments/status.js';
 import type { Driver, DriverContext, DriverTarget } from './driver.js';
 import { LostRevision, ReconcilerStore, type DeploymentRowT, type RevisionRow } from './store.js';
 
@@ -23,6 +24,19 @@ export interface ReconcilerOptions {
   /** Base URL clients reach this server at (for the stable URL of locally run deployments). */
   publicUrl: () => string;
 }
+
+/** Claims of one revision before the reconciler gives up on it (each lost process or unexpected error is one). */
+export const MAX_ATTEMPTS = 5;
+
+/** Where a revision that the reconciler gives up on ends, by the status it was in. */
+const GIVE_UP: Partial<Record<RevisionStatus, RevisionStatus>> = {
+  CREATING: 'CREATE_FAILED',
+  QUEUED: 'BUILD_FAILED',
+  AWAITING_BUILD: 'BUILD_FAILED',
+  BUILDING: 'BUILD_FAILED',
+  AWAITING_DEPLOY: 'DEPLOY_FAILED',
+  DEPLOYING: 'DEPLOY_FAILED',
+};
 
 interface Held {
   row: RevisionRow;
@@ -129,20 +143,32 @@ export class Reconciler {
     const { row } = held;
     const log = this.o.logger.child({ deployment_id: row.deployment_id, revision_id: row.id });
     let keepHosting = false;
+    let releaseNow = true;
     try {
+      const giveUp = GIVE_UP[row.status as RevisionStatus];
+      if (giveUp && row.attempts > MAX_ATTEMPTS) {
+        await this.store.transition(row.id, row.status as RevisionStatus, giveUp, { failure_reason: `gave up after ${MAX_ATTEMPTS} attempts; the server logs say why` });
+        await this.store.settleAfterFailure(row.deployment_id);
+        return;
+      }
       const d = await this.store.deployment(row.deployment_id);
       if (!d) return;
       const driver = this.drivers.get(d.driver)!;
       const ctx = this.context(d, row, held.abort.signal);
       keepHosting = await new RevisionRun({ store: this.store, driver, ctx, row, deployment: d, logger: log, publicUrl: this.o.publicUrl }).run();
     } catch (error) {
-      if (!(error instanceof LostRevision) && !held.abort.signal.aborted) log.error({ err: error }, 'reconciling a revision failed');
+      if (!(error instanceof LostRevision) && !held.abort.signal.aborted) {
+        log.error({ err: error, attempt: row.attempts }, 'reconciling a revision failed; it is retried when its lease expires');
+        // Keeping the claim until the lease expires spaces the retries out.
+        releaseNow = false;
+      }
     } finally {
       if (keepHosting && !held.abort.signal.aborted) {
         held.hosting = true;
       } else if (this.held.get(row.id) === held) {
         this.held.delete(row.id);
-        if (!this.stopped) await this.store.release([row.id]).catch(() => {});
+        // Also on shutdown: the next process resumes the revision at once instead of after the lease.
+        if (releaseNow) await this.store.release([row.id]).catch(() => {});
       }
     }
     if (!this.stopped) this.nudge();

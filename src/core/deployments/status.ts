@@ -39,11 +39,12 @@ export const REVISION_STATUS_MEANING: Record<RevisionStatus, string> = {
 /** The allowed transitions, in one table. Every change of status is checked against it. */
 export const REVISION_TRANSITIONS: Record<RevisionStatus, readonly RevisionStatus[]> = {
   CREATING: ['QUEUED', 'CREATE_FAILED', 'SKIPPED', 'INTERRUPTED'],
-  QUEUED: ['AWAITING_BUILD', 'SKIPPED', 'INTERRUPTED'],
-  AWAITING_BUILD: ['BUILDING', 'SKIPPED', 'INTERRUPTED'],
+  // The *_FAILED exits from waiting states: the reconciler gave up after repeated unexpected errors.
+  QUEUED: ['AWAITING_BUILD', 'BUILD_FAILED', 'SKIPPED', 'INTERRUPTED'],
+  AWAITING_BUILD: ['BUILDING', 'BUILD_FAILED', 'SKIPPED', 'INTERRUPTED'],
   // Back to AWAITING_BUILD: the process building it was lost; another one starts the build again.
   BUILDING: ['AWAITING_DEPLOY', 'BUILD_FAILED', 'AWAITING_BUILD', 'SKIPPED', 'INTERRUPTED'],
-  AWAITING_DEPLOY: ['DEPLOYING', 'SKIPPED', 'INTERRUPTED'],
+  AWAITING_DEPLOY: ['DEPLOYING', 'DEPLOY_FAILED', 'SKIPPED', 'INTERRUPTED'],
   // Back to AWAITING_DEPLOY: the process deploying it was lost; another one deploys it again.
   DEPLOYING: ['DEPLOYED', 'DEPLOY_FAILED', 'AWAITING_DEPLOY', 'INTERRUPTED'],
   DEPLOYED: ['INTERRUPTED'],
