@@ -1,7 +1,7 @@
 // Fetching a revision's source into its work directory: a git repository at a ref, an uploaded
 // tarball, or a template shipped with Hangar.
 import { existsSync } from 'node:fs';
-import { cp, mkdir, readdir, rm } from 'node:fs/promises';
+import { cp, mkdir, readdir, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import * as tar from 'tar';
@@ -40,7 +40,7 @@ export async function fetchSource(ctx: DriverContext, dir: string, deps: FetchDe
       const content = id ? await deps.uploads.content(deployment.workspaceId, id) : undefined;
       if (!content) throw new DriverFailure(`the upload ${rc.source_tarball_path} is gone`);
       const file = path.join(path.dirname(dir), 'source.tar.gz');
-      await (await import('node:fs/promises')).writeFile(file, content);
+      await writeFile(file, content);
       ctx.log('build', `[hangar] extracting ${rc.source_tarball_path} (${content.length} bytes)\n`);
       // Entries that would escape the directory (absolute, ..) are refused by tar's defaults.
       await tar.x({ file, cwd: dir, strip: await commonPrefixDepth(file) });
@@ -84,16 +84,18 @@ async function fetchGit(ctx: DriverContext, dir: string, deps: FetchDeps, cmd: O
   return sha;
 }
 
-/** 1 when every entry of the tarball sits under one top folder (as `tar czf app.tgz app/` makes), else 0. */
+/** 1 when every entry of the tarball sits under one top directory (as `tar czf app.tgz app/` makes), else 0. */
 async function commonPrefixDepth(file: string): Promise<number> {
   const tops = new Set<string>();
-  let files = 0;
+  let topLevelFile = false;
   await tar.t({
     file,
     onReadEntry: (e) => {
-      files++;
-      tops.add(e.path.replace(/^\.\//, '').split('/')[0] ?? '');
+      const parts = e.path.replace(/^\.\//, '').split('/').filter(Boolean);
+      if (parts.length === 0) return;
+      tops.add(parts[0]!);
+      if (parts.length === 1 && e.type !== 'Directory') topLevelFile = true;
     },
   });
-  return files > 0 && tops.size === 1 && ![...tops][0]!.includes('.json') ? 1 : 0;
+  return tops.size === 1 && !topLevelFile ? 1 : 0;
 }
