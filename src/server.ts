@@ -66,7 +66,8 @@ export async function startHangar(config: Config, options: StartOptions = {}): P
     const applied = await migrate(database.pool);
     if (applied.length > 0) logger.info({ migrations: applied }, 'database migrated');
 
-    const cipher = createCipher(await loadSecretKey({ configured: config.secretKey, dataDir: config.dataDir }));
+    const secretKey = await loadSecretKey({ configured: config.secretKey, dataDir: config.dataDir });
+    const cipher = createCipher(secretKey);
     const routing = parseRouting(config.deployDrivers);
     const services = createServices({ db: database.db, cipher, logger, deploy: { routing } });
     const firstKey = await services.workspaces.bootstrap({ bootstrapApiKey: config.bootstrapApiKey });
@@ -78,7 +79,7 @@ export async function startHangar(config: Config, options: StartOptions = {}): P
     // Known once listening (port 0 picks one); background tasks read it lazily.
     let publicUrl = config.publicUrl?.replace(/\/+$/, '');
     if (config.role !== 'api') {
-      const reconciler = createReconciler({ config, db: database.db, cipher, logger, services, drivers: routing.drivers, publicUrl: () => publicUrl ?? '' });
+      const reconciler = createReconciler({ config, db: database.db, cipher, logger, services, drivers: routing.drivers, secretKey, publicUrl: () => publicUrl ?? '' });
       services.deployments.nudge = () => reconciler.nudge();
       background.push(reconciler);
     }

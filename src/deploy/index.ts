@@ -1,4 +1,5 @@
 // Building the reconciler and its drivers from the configuration (used by the composition root).
+import { createHmac } from 'node:crypto';
 import path from 'node:path';
 import type { Config } from '../config/index.js';
 import type { Services } from '../core/services.js';
@@ -11,7 +12,7 @@ import { LocalDriver } from './local/index.js';
 import { Reconciler } from './reconciler.js';
 
 /** The reconciler with the drivers named in HANGAR_DEPLOY_DRIVERS. */
-export function createReconciler(o: { config: Config; db: Db; cipher: Cipher; logger: Logger; services: Services; drivers: Set<string>; publicUrl: () => string }): Reconciler {
+export function createReconciler(o: { config: Config; db: Db; cipher: Cipher; logger: Logger; services: Services; drivers: Set<string>; secretKey: Buffer; publicUrl: () => string }): Reconciler {
   const logger = o.logger.child({ component: 'deploy' });
   const drivers: Driver[] = [];
   if (o.drivers.has('local')) {
@@ -26,6 +27,6 @@ export function createReconciler(o: { config: Config; db: Db; cipher: Cipher; lo
       }),
     );
   }
-  if (o.drivers.has('kubernetes')) drivers.push(new KubernetesDriver({ kubeconfig: o.config.kubeconfig, logger }));
+  if (o.drivers.has('kubernetes')) drivers.push(new KubernetesDriver({ kubeconfig: o.config.kubeconfig, logger, derive: (label) => createHmac('sha256', o.secretKey).update(label).digest('hex') }));
   return new Reconciler({ db: o.db, cipher: o.cipher, logger, drivers, leaseMs: o.config.deployLeaseMs, pollMs: o.config.deployPollMs, publicUrl: o.publicUrl });
 }

@@ -51,7 +51,8 @@ export class KubernetesDriver implements Driver {
 
   /** The objects of a revision (exported for tests and dry runs). */
   render(t: DriverTarget): K8sObject[] {
-    const derive = this.o.derive ?? ((label: string) => createHmac('sha256', 'hangar').update(label).digest('hex'));
+    // Without a key (dry runs), a password that is only as secret as the deployment id.
+    const derive = this.o.derive ?? ((label: string) => createHmac('sha256', t.deployment.id).update(label).digest('hex'));
     return renderObjects(t, { dbPassword: derive(`postgres:${t.deployment.id}`).slice(0, 32) });
   }
 
