@@ -68,18 +68,18 @@ export async function startHangar(config: Config, options: StartOptions = {}): P
 
     const secretKey = await loadSecretKey({ configured: config.secretKey, dataDir: config.dataDir });
     const cipher = createCipher(secretKey);
+    // The listen address is known only after listening; OAuth redirect URIs read it lazily.
+    let listenUrl = '';
     const routing = parseRouting(config.deployDrivers);
-    const services = createServices({ db: database.db, cipher, logger, deploy: { routing } });
+    const services = createServices({ db: database.db, cipher, logger, publicUrl: () => config.publicUrl ?? listenUrl, deploy: { routing } });
     const firstKey = await services.workspaces.bootstrap({ bootstrapApiKey: config.bootstrapApiKey });
     if (firstKey) {
       announce(`Created the first admin API key (shown once, store it now):\n\n  ${firstKey}\n`);
     }
 
     const background: BackgroundTask[] = [];
-    // Known once listening (port 0 picks one); background tasks read it lazily.
-    let publicUrl = config.publicUrl?.replace(/\/+$/, '');
     if (config.role !== 'api') {
-      const reconciler = createReconciler({ config, db: database.db, cipher, logger, services, drivers: routing.drivers, secretKey, publicUrl: () => publicUrl ?? '' });
+      const reconciler = createReconciler({ config, db: database.db, cipher, logger, services, drivers: routing.drivers, secretKey, publicUrl: () => (config.publicUrl ?? listenUrl).replace(/\/+$/, '') });
       services.deployments.nudge = () => reconciler.nudge();
       background.push(reconciler);
     }
@@ -97,7 +97,7 @@ export async function startHangar(config: Config, options: StartOptions = {}): P
     const server = await listen(app.fetch, config.host, config.port);
     const port = (server.address() as AddressInfo).port;
     const base = `http://${config.host === '0.0.0.0' ? '127.0.0.1' : config.host}:${port}`;
-    publicUrl ??= base;
+    listenUrl = base;
     logger.info({ url: base, storage: embedded ? 'embedded' : 'external', version: VERSION }, 'hangar listening');
 
     let closing: Promise<void> | undefined;

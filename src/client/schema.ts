@@ -37,6 +37,59 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/oauth/callback": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * OAuth redirect target (opened by the browser)
+         * @description No API key: the one-time `state` identifies the session. Exchanges the code at the provider’s token endpoint and answers an HTML page.
+         */
+        get: {
+            parameters: {
+                query?: {
+                    code?: string;
+                    error?: string;
+                    error_description?: string;
+                    state?: string;
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Connected. */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "text/html": string;
+                    };
+                };
+                /** @description Unknown, used or expired state, or the provider refused. */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "text/html": string;
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/ok": {
         parameters: {
             query?: never;
@@ -61,6 +114,849 @@ export interface paths {
                     };
                     content: {
                         "application/json": components["schemas"]["Ok"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/deepagents/agents": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List agents
+         * @description `{items, next_cursor}`; deleted agents are not listed.
+         */
+        get: {
+            parameters: {
+                query?: {
+                    /** @description `next_cursor` of the previous page. */
+                    cursor?: string;
+                    /** @description Case-insensitive substring of the name. */
+                    name?: string;
+                    /** @description 1 to 100. */
+                    page_size?: number;
+                    sort_by?: "created_at" | "updated_at" | "name";
+                    sort_order?: "asc" | "desc";
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description One page of agents. */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ListAgentsResponse"];
+                    };
+                };
+                /** @description Missing, unknown or revoked API key. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["AuthError"];
+                    };
+                };
+                /** @description The key may not do this. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["AuthError"];
+                    };
+                };
+                /** @description A field is missing or invalid. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        /**
+         * Create an agent
+         * @description Writes the agent’s file tree (`agent.json`, `AGENTS.md`, `tools.json`, `skills/`, `subagents/`, plus any `files`) as the first commit of its repository. All or nothing: a 4xx writes nothing. Every tool server URL must be registered in the workspace; a model id without a colon must name a saved model configuration.
+         */
+        post: {
+            parameters: {
+                query?: {
+                    /** @description `true` adds `files`, the raw file map. */
+                    include_files?: "true" | "false";
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["CreateAgentRequest"];
+                };
+            };
+            responses: {
+                /** @description Created; `revision` is the first commit. */
+                201: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Agent"];
+                    };
+                };
+                /** @description Malformed request (for example, invalid JSON). */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Missing, unknown or revoked API key. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["AuthError"];
+                    };
+                };
+                /** @description The key may not do this. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["AuthError"];
+                    };
+                };
+                /** @description Body larger than the configured limit. */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Body is not JSON. */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description A field is missing or invalid. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/deepagents/agents/{agent_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get an agent
+         * @description The agent at its head revision.
+         */
+        get: {
+            parameters: {
+                query?: {
+                    /** @description `true` adds `files`, the raw file map. */
+                    include_files?: "true" | "false";
+                };
+                header?: never;
+                path: {
+                    /** @description Agent id. */
+                    agent_id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description The agent. */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Agent"];
+                    };
+                };
+                /** @description Missing, unknown or revoked API key. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["AuthError"];
+                    };
+                };
+                /** @description The key may not do this. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["AuthError"];
+                    };
+                };
+                /** @description Not found in the caller’s workspace. */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description A field is missing or invalid. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        /**
+         * Delete an agent
+         * @description Idempotent (204 again when repeated). The agent’s threads are not deleted; new runs on them answer 502.
+         */
+        delete: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description Agent id. */
+                    agent_id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Deleted. */
+                204: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description Missing, unknown or revoked API key. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["AuthError"];
+                    };
+                };
+                /** @description The key may not do this. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["AuthError"];
+                    };
+                };
+                /** @description A field is missing or invalid. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+            };
+        };
+        options?: never;
+        head?: never;
+        /**
+         * Update an agent
+         * @description Always makes a new commit (new `revision`). A given field replaces its value wholesale (`tools`, `skills`, `subagents`, `extras`, and every nested object); omitted fields keep their values. Concurrent updates are applied one after the other: none is lost and the history stays a single line.
+         */
+        patch: {
+            parameters: {
+                query?: {
+                    /** @description `true` adds `files`, the raw file map. */
+                    include_files?: "true" | "false";
+                };
+                header?: never;
+                path: {
+                    /** @description Agent id. */
+                    agent_id: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["UpdateAgentRequest"];
+                };
+            };
+            responses: {
+                /** @description Updated. */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Agent"];
+                    };
+                };
+                /** @description Malformed request (for example, invalid JSON). */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Missing, unknown or revoked API key. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["AuthError"];
+                    };
+                };
+                /** @description The key may not do this. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["AuthError"];
+                    };
+                };
+                /** @description Not found in the caller’s workspace. */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Body larger than the configured limit. */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Body is not JSON. */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description A field is missing or invalid. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+            };
+        };
+        trace?: never;
+    };
+    "/v1/deepagents/agents/{agent_id}.git/git-upload-pack": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Git: upload-pack
+         * @description Sends the pack of the whole history (no deltas) after the client’s `done`. Used by `git clone` and `git fetch`; not meant for direct calls.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    agent_id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description NAK then the pack (`application/x-git-upload-pack-result`). */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description No such agent in the workspace. */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/deepagents/agents/{agent_id}.git/info/refs": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Git: ref advertisement
+         * @description Read-only git smart HTTP (protocol v0): `git clone http://x:<API_KEY>@<host>/v1/deepagents/agents/<agent_id>.git` (the API key is the basic-auth password; any user name). One branch, `main`, at the agent’s `revision`; `git log` shows the same commits as the revisions endpoint. Query `service=git-upload-pack`.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    agent_id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description pkt-line ref advertisement (`application/x-git-upload-pack-advertisement`). */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description No or unknown key (with `WWW-Authenticate: Basic`). */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description No such agent in the workspace. */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/deepagents/agents/{agent_id}/revisions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List an agent’s revisions
+         * @description Newest first. The same commits `git log` shows on a clone.
+         */
+        get: {
+            parameters: {
+                query?: {
+                    /** @description `next_cursor` of the previous page. */
+                    cursor?: string;
+                    page_size?: number;
+                };
+                header?: never;
+                path: {
+                    /** @description Agent id. */
+                    agent_id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description One page of revisions. */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ListAgentRevisionsResponse"];
+                    };
+                };
+                /** @description Missing, unknown or revoked API key. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["AuthError"];
+                    };
+                };
+                /** @description The key may not do this. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["AuthError"];
+                    };
+                };
+                /** @description Not found in the caller’s workspace. */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description A field is missing or invalid. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/deepagents/agents/{agent_id}/revisions/{revision}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get an agent at a revision
+         * @description The agent as it was after that commit, `files` included. `revision` may be abbreviated to 7 or more hex digits.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description Agent id. */
+                    agent_id: string;
+                    /** @description Commit id. */
+                    revision: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description The agent at that revision. */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["AgentAtRevision"];
+                    };
+                };
+                /** @description Missing, unknown or revoked API key. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["AuthError"];
+                    };
+                };
+                /** @description The key may not do this. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["AuthError"];
+                    };
+                };
+                /** @description Not found in the caller’s workspace. */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description A field is missing or invalid. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/deepagents/auth-sessions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Start an OAuth authorization for the caller
+         * @description Tokens are kept per workspace, principal (of the API key) and provider. The provider redirects the browser to `/oauth/callback` on this server (HANGAR_PUBLIC_URL), which exchanges the code.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["CreateAuthSessionRequest"];
+                };
+            };
+            responses: {
+                /** @description The caller already has a usable token; nothing started. */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["CreateAuthSessionResponse"];
+                    };
+                };
+                /** @description Session started: open `verification_url`. */
+                201: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["CreateAuthSessionResponse"];
+                    };
+                };
+                /** @description Malformed request (for example, invalid JSON). */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Missing, unknown or revoked API key. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["AuthError"];
+                    };
+                };
+                /** @description The key may not do this. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["AuthError"];
+                    };
+                };
+                /** @description Not found in the caller’s workspace. */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Body larger than the configured limit. */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Body is not JSON. */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description A field is missing or invalid. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/deepagents/auth-sessions/{session_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Poll an authorization session
+         * @description With `wait_seconds`, waits up to that long for the session to leave PENDING (long poll).
+         */
+        get: {
+            parameters: {
+                query?: {
+                    /** @description Long-poll window, 0..25 seconds. */
+                    wait_seconds?: number | null;
+                };
+                header?: never;
+                path: {
+                    session_id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description The session. */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["GetAuthSessionResponse"];
+                    };
+                };
+                /** @description Missing, unknown or revoked API key. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["AuthError"];
+                    };
+                };
+                /** @description The key may not do this. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["AuthError"];
+                    };
+                };
+                /** @description Not found in the caller’s workspace. */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description A field is missing or invalid. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
             };
@@ -446,6 +1342,1204 @@ export interface paths {
                 };
             };
         };
+        trace?: never;
+    };
+    "/v1/deepagents/model-configs": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List model configurations
+         * @description A bare array, by name.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description The workspace’s model configurations. */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ModelConfig"][];
+                    };
+                };
+                /** @description Missing, unknown or revoked API key. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["AuthError"];
+                    };
+                };
+                /** @description The key may not do this. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["AuthError"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        /**
+         * Save a model configuration
+         * @description Names are unique per workspace and contain no colon.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["CreateModelConfigRequest"];
+                };
+            };
+            responses: {
+                /** @description Saved. */
+                201: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ModelConfig"];
+                    };
+                };
+                /** @description Malformed request (for example, invalid JSON). */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Missing, unknown or revoked API key. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["AuthError"];
+                    };
+                };
+                /** @description The key may not do this. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["AuthError"];
+                    };
+                };
+                /** @description Conflicts with the current state. */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Body larger than the configured limit. */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Body is not JSON. */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description A field is missing or invalid. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/deepagents/model-configs/{model_config_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Get a model configuration */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description Model configuration id. */
+                    model_config_id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description The model configuration. */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ModelConfig"];
+                    };
+                };
+                /** @description Missing, unknown or revoked API key. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["AuthError"];
+                    };
+                };
+                /** @description The key may not do this. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["AuthError"];
+                    };
+                };
+                /** @description Not found in the caller’s workspace. */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description A field is missing or invalid. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        /**
+         * Delete a model configuration
+         * @description Idempotent. Agents that name it fail to start runs until one of that name exists again.
+         */
+        delete: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description Model configuration id. */
+                    model_config_id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Deleted. */
+                204: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description Missing, unknown or revoked API key. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["AuthError"];
+                    };
+                };
+                /** @description The key may not do this. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["AuthError"];
+                    };
+                };
+                /** @description A field is missing or invalid. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+            };
+        };
+        options?: never;
+        head?: never;
+        /**
+         * Update a model configuration
+         * @description Omitted fields keep their values. Agents that name it use the new values on their next run.
+         */
+        patch: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description Model configuration id. */
+                    model_config_id: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["UpdateModelConfigRequest"];
+                };
+            };
+            responses: {
+                /** @description Updated. */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ModelConfig"];
+                    };
+                };
+                /** @description Malformed request (for example, invalid JSON). */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Missing, unknown or revoked API key. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["AuthError"];
+                    };
+                };
+                /** @description The key may not do this. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["AuthError"];
+                    };
+                };
+                /** @description Not found in the caller’s workspace. */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Conflicts with the current state. */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Body larger than the configured limit. */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Body is not JSON. */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description A field is missing or invalid. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+            };
+        };
+        trace?: never;
+    };
+    "/v1/integrations/forge/vcshost": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List code-host integrations */
+        get: {
+            parameters: {
+                query?: {
+                    /** @description Largest number of resources returned (1..100). */
+                    limit?: number;
+                    /** @description Offset of the first resource. */
+                    offset?: number | null;
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description One page, oldest first. */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["VcshostIntegrationPage"];
+                    };
+                };
+                /** @description Missing, unknown or revoked API key. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["DetailError"];
+                    };
+                };
+                /** @description The key may not do this. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["DetailError"];
+                    };
+                };
+                /** @description A field is missing or invalid. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ValidationError"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        /**
+         * Create a code-host integration
+         * @description `github`: a token or GitHub App installation credentials, and the API base URL (GitHub Enterprise works). `git`: a directory of bare repositories on the server. Credentials are stored encrypted and never returned; they are checked when repositories are listed.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["CreateVcshostIntegrationRequest"];
+                };
+            };
+            responses: {
+                /** @description Created. */
+                201: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["VcshostIntegration"];
+                    };
+                };
+                /** @description Malformed request (for example, invalid JSON). */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["DetailError"];
+                    };
+                };
+                /** @description Missing, unknown or revoked API key. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["DetailError"];
+                    };
+                };
+                /** @description The key may not do this. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["DetailError"];
+                    };
+                };
+                /** @description Body larger than the configured limit. */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["DetailError"];
+                    };
+                };
+                /** @description Body is not JSON. */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["DetailError"];
+                    };
+                };
+                /** @description A field is missing or invalid. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ValidationError"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/integrations/forge/vcshost/{integration_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Get a code-host integration */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description The integration id. */
+                    integration_id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description The integration. */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["VcshostIntegration"];
+                    };
+                };
+                /** @description Missing, unknown or revoked API key. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["DetailError"];
+                    };
+                };
+                /** @description The key may not do this. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["DetailError"];
+                    };
+                };
+                /** @description Not found in the caller’s workspace. */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["DetailError"];
+                    };
+                };
+                /** @description A field is missing or invalid. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ValidationError"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        /** Delete a code-host integration */
+        delete: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description The integration id. */
+                    integration_id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Deleted. */
+                204: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description Missing, unknown or revoked API key. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["DetailError"];
+                    };
+                };
+                /** @description The key may not do this. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["DetailError"];
+                    };
+                };
+                /** @description Not found in the caller’s workspace. */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["DetailError"];
+                    };
+                };
+                /** @description A field is missing or invalid. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ValidationError"];
+                    };
+                };
+            };
+        };
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/integrations/forge/vcshost/{integration_id}/repos": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the repositories of an integration
+         * @description A JSON array of every repository the integration reaches (all pages of the code host). Distinct errors: 404 unknown integration; 400 credentials rejected by the code host (bad, expired or revoked); 502 code host (or directory) unreachable or failing.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description The integration id. */
+                    integration_id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description The repositories. */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["VcshostRepository"][];
+                    };
+                };
+                /** @description Malformed request (for example, invalid JSON). */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["DetailError"];
+                    };
+                };
+                /** @description Missing, unknown or revoked API key. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["DetailError"];
+                    };
+                };
+                /** @description The key may not do this. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["DetailError"];
+                    };
+                };
+                /** @description Not found in the caller’s workspace. */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["DetailError"];
+                    };
+                };
+                /** @description A field is missing or invalid. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ValidationError"];
+                    };
+                };
+                /** @description An upstream dependency failed. */
+                502: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["DetailError"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v2/auth/providers": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List OAuth providers
+         * @description Oldest first, `{resources, offset}`; pass `offset` back to get the next page.
+         */
+        get: {
+            parameters: {
+                query?: {
+                    /** @description Largest number of resources returned (1..100). */
+                    limit?: number;
+                    /** @description Offset of the first resource. */
+                    offset?: number | null;
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description One page of providers. */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["OAuthProviderPage"];
+                    };
+                };
+                /** @description Missing, unknown or revoked API key. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["DetailError"];
+                    };
+                };
+                /** @description The key may not do this. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["DetailError"];
+                    };
+                };
+                /** @description A field is missing or invalid. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ValidationError"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        /**
+         * Create an OAuth provider
+         * @description Answers 200 (the control plane’s convention for this route). `client_secret` is stored encrypted and never returned; `provider_id` is unique within the workspace (409).
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["CreateOAuthProviderRequest"];
+                };
+            };
+            responses: {
+                /** @description Created. */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["OAuthProvider"];
+                    };
+                };
+                /** @description Malformed request (for example, invalid JSON). */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["DetailError"];
+                    };
+                };
+                /** @description Missing, unknown or revoked API key. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["DetailError"];
+                    };
+                };
+                /** @description The key may not do this. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["DetailError"];
+                    };
+                };
+                /** @description Conflicts with the current state. */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["DetailError"];
+                    };
+                };
+                /** @description Body larger than the configured limit. */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["DetailError"];
+                    };
+                };
+                /** @description Body is not JSON. */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["DetailError"];
+                    };
+                };
+                /** @description A field is missing or invalid. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ValidationError"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v2/auth/providers/{provider_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Get an OAuth provider */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description The provider’s `provider_id`. */
+                    provider_id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description The provider. */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["OAuthProvider"];
+                    };
+                };
+                /** @description Missing, unknown or revoked API key. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["DetailError"];
+                    };
+                };
+                /** @description The key may not do this. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["DetailError"];
+                    };
+                };
+                /** @description Not found in the caller’s workspace. */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["DetailError"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        /**
+         * Delete an OAuth provider
+         * @description Also deletes every principal’s tokens and pending authorizations for it.
+         */
+        delete: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description The provider’s `provider_id`. */
+                    provider_id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Deleted. */
+                204: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description Missing, unknown or revoked API key. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["DetailError"];
+                    };
+                };
+                /** @description The key may not do this. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["DetailError"];
+                    };
+                };
+                /** @description Not found in the caller’s workspace. */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["DetailError"];
+                    };
+                };
+            };
+        };
+        options?: never;
+        head?: never;
+        /**
+         * Update an OAuth provider
+         * @description Omitted fields keep their values; `client_secret: null` removes the secret. Tokens already issued are kept.
+         */
+        patch: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description The provider’s `provider_id`. */
+                    provider_id: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["UpdateOAuthProviderRequest"];
+                };
+            };
+            responses: {
+                /** @description Updated. */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["OAuthProvider"];
+                    };
+                };
+                /** @description Malformed request (for example, invalid JSON). */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["DetailError"];
+                    };
+                };
+                /** @description Missing, unknown or revoked API key. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["DetailError"];
+                    };
+                };
+                /** @description The key may not do this. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["DetailError"];
+                    };
+                };
+                /** @description Not found in the caller’s workspace. */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["DetailError"];
+                    };
+                };
+                /** @description Conflicts with the current state. */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["DetailError"];
+                    };
+                };
+                /** @description Body larger than the configured limit. */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["DetailError"];
+                    };
+                };
+                /** @description Body is not JSON. */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["DetailError"];
+                    };
+                };
+                /** @description A field is missing or invalid. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ValidationError"];
+                    };
+                };
+            };
+        };
+        trace?: never;
+    };
+    "/v2/auth/providers/{provider_id}/token": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Revoke the caller’s token for a provider
+         * @description Deletes the tokens Hangar holds for the calling principal; the next use asks for authorization again. Idempotent.
+         */
+        delete: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    provider_id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Revoked. */
+                204: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description Missing, unknown or revoked API key. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["DetailError"];
+                    };
+                };
+                /** @description The key may not do this. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["DetailError"];
+                    };
+                };
+                /** @description Not found in the caller’s workspace. */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["DetailError"];
+                    };
+                };
+            };
+        };
+        options?: never;
+        head?: never;
+        patch?: never;
         trace?: never;
     };
     "/v2/deployments": {
@@ -1447,12 +3541,89 @@ export interface paths {
 export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
+        Agent: components["schemas"]["AgentSummary"] & {
+            files?: components["schemas"]["FileMap"];
+            instructions: string;
+            skills: components["schemas"]["SkillSpec"][];
+            subagents: components["schemas"]["SubagentSpec"][];
+            tools: components["schemas"]["ToolsConfig"];
+        };
+        AgentAtRevision: components["schemas"]["Agent"] & {
+            message: string;
+            parent: string | null;
+        };
+        /** @description Stored in `agent.json` and returned; not interpreted by Hangar. */
+        AgentBackend: {
+            [key: string]: unknown;
+        };
+        /** @description Stored and returned; Hangar enforces access by API-key role, not by these fields. */
+        AgentPermissions: {
+            /** @enum {string} */
+            identity?: "personal" | "shared";
+            /** @enum {string} */
+            tenant_access_level?: "read" | "run" | "write";
+            /** @enum {string} */
+            visibility?: "tenant" | "user";
+        } & {
+            [key: string]: unknown;
+        };
+        AgentRevision: {
+            /** @description Paths added, changed or removed by this commit. */
+            changed_paths: string[];
+            /** Format: date-time */
+            created_at: string;
+            /** @description Commit id (40 hex digits); the `revision` the agent had after it. */
+            id: string;
+            message: string;
+            /** @description 1 for the create commit, then one more per update. */
+            number: number;
+            /** @description The previous commit; `null` for the create commit. */
+            parent: string | null;
+        };
+        AgentRuntime: {
+            model: {
+                /**
+                 * @description `<provider>:<model_id>`, or (no colon) the name of a saved model configuration of the workspace.
+                 * @example anthropic:claude-sonnet-4-6
+                 */
+                model_id: string;
+            };
+        };
+        AgentSummary: {
+            backend?: components["schemas"]["AgentBackend"];
+            /** Format: date-time */
+            created_at: string;
+            description: string;
+            /** @description Caller-defined metadata, stored in `agent.json`. */
+            extras: {
+                [key: string]: unknown;
+            };
+            /** Format: uuid */
+            id: string;
+            name: string;
+            /**
+             * Format: uuid
+             * @description Id of the API key that created the agent.
+             */
+            owner_id: string;
+            permissions: components["schemas"]["AgentPermissions"];
+            /** @description Id (40 hex digits) of the head commit. */
+            revision: string;
+            runtime: components["schemas"]["AgentRuntime"];
+            /** Format: date-time */
+            updated_at: string;
+        };
         AuthError: {
             /** @description Why (a Hangar addition). */
             detail?: string;
             /** @enum {string} */
             error: "Unauthorized" | "Forbidden";
         };
+        /**
+         * @description `PENDING`: waiting for the browser. `COMPLETED`: the principal has a token. `CONNECTION_REQUIRED`: the flow failed or timed out; start again.
+         * @enum {string}
+         */
+        AuthSessionStatus: "PENDING" | "COMPLETED" | "CONNECTION_REQUIRED" | "TOKEN_EXPIRED";
         /**
          * @description `headers`: the stored headers are sent. `oauth`: the run principal’s OAuth access token is sent.
          * @enum {string}
@@ -1491,6 +3662,51 @@ export interface components {
         } & {
             [key: string]: unknown;
         };
+        /** @description `runtime.model.model_id` is required too (Hangar choice: an agent without a model cannot run). */
+        CreateAgentRequest: {
+            backend?: components["schemas"]["AgentBackend"];
+            description?: string;
+            /** @description Caller-defined metadata, stored in `agent.json`. */
+            extras?: {
+                [key: string]: unknown;
+            };
+            files?: components["schemas"]["FileMap"] & unknown;
+            /** @description The agent’s instructions; `AGENTS.md`. */
+            instructions?: string;
+            name: string;
+            permissions?: components["schemas"]["AgentPermissions"];
+            runtime?: components["schemas"]["AgentRuntime"];
+            /** @description Replaces every skill when given. */
+            skills?: components["schemas"]["SkillSpec"][];
+            /** @description Replaces every subagent when given. */
+            subagents?: components["schemas"]["SubagentSpec"][];
+            tools?: components["schemas"]["ToolsConfigInput"] & unknown;
+        };
+        CreateAuthSessionRequest: {
+            /**
+             * @description The provider’s `provider_id` (or its `id`).
+             * @example github-tools
+             */
+            provider_id: string;
+            /** @description Scopes to request (none by default). */
+            scopes?: string[];
+            /**
+             * @description `REUSE` (the default) answers 200 COMPLETED when the caller already has a usable token; `CREATE` always starts a new authorization.
+             * @enum {string}
+             */
+            strategy?: "REUSE" | "CREATE";
+        };
+        CreateAuthSessionResponse: {
+            /**
+             * Format: uuid
+             * @description Session id, for pending sessions.
+             */
+            id?: string;
+            provider_id: string;
+            status: components["schemas"]["AuthSessionStatus"];
+            /** @description The provider’s authorization URL (with `state` and, for PKCE providers, an S256 challenge): open it in a browser. */
+            verification_url?: string;
+        };
         CreateDeploymentRequest: {
             /**
              * @description Hangar addition: the tier the list filter `deployment_type` matches (default `dev`).
@@ -1506,6 +3722,40 @@ export interface components {
             source: components["schemas"]["DeploymentSource"];
             source_config: components["schemas"]["SourceConfig"];
             source_revision_config: components["schemas"]["SourceRevisionConfigRequest"];
+        };
+        CreateGithubIntegration: {
+            /** @description GitHub App installation credentials, instead of `token`. */
+            app?: {
+                app_id: string | number;
+                installation_id: string | number;
+                /** @description The app’s private key (PEM). Stored encrypted; never returned. */
+                private_key: string;
+            };
+            /** @description REST API base: `https://api.github.com` (the default) or `https://<host>/api/v3` for GitHub Enterprise Server. */
+            base_url?: string;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            kind: "github";
+            /** @description Display name; also the `owner` of top-level repositories of a `git` integration. */
+            name?: string;
+            /** @description A personal access or OAuth token. Stored encrypted; never returned. */
+            token?: string;
+        };
+        CreateGitIntegration: {
+            /**
+             * @description Absolute path (or `file://` URL) of a directory on the server holding bare repositories as `<name>.git` or `<owner>/<name>.git`.
+             * @example /srv/git
+             */
+            base_url: string;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            kind: "git";
+            /** @description Display name; also the `owner` of top-level repositories of a `git` integration. */
+            name?: string;
         };
         CreateMcpServerRequest: {
             auth_type?: components["schemas"]["AuthType"];
@@ -1523,6 +3773,48 @@ export interface components {
             url: string;
             vendor_id?: string;
         };
+        CreateModelConfigRequest: {
+            /** @description Provider API key; stored encrypted, never returned. */
+            api_key?: string;
+            /** @description `<provider>:<model_id>`. */
+            model_id: string;
+            name: string;
+            parameters?: components["schemas"]["ModelParameters"];
+        };
+        CreateOAuthProviderRequest: {
+            /**
+             * @description Authorization endpoint (http or https).
+             * @example https://auth.example.com/oauth/authorize
+             */
+            auth_url: string;
+            client_id: string;
+            /** @description Stored encrypted; never returned. */
+            client_secret?: string | null;
+            /**
+             * @description PKCE method. Default `S256`.
+             * @enum {string|null}
+             */
+            code_challenge_method?: "S256" | "plain" | null;
+            /** @example Tools login */
+            name: string;
+            /**
+             * @description Your identifier for the provider, unique within the workspace.
+             * @example github-tools
+             */
+            provider_id: string;
+            provider_type?: components["schemas"]["OAuthProviderType"];
+            /** @description Hangar extension: scopes requested when an authorization starts without explicit scopes (for example from a tool call). Default none. */
+            scopes?: string[];
+            token_endpoint_auth_method?: components["schemas"]["TokenEndpointAuthMethod"];
+            /**
+             * @description Token endpoint (http or https).
+             * @example https://auth.example.com/oauth/authorize
+             */
+            token_url: string;
+            /** @description Send a PKCE code challenge with every authorization. Default false. */
+            uses_pkce?: boolean;
+        };
+        CreateVcshostIntegrationRequest: components["schemas"]["CreateGithubIntegration"] | components["schemas"]["CreateGitIntegration"];
         Deployment: {
             /**
              * Format: uuid
@@ -1668,6 +3960,22 @@ export interface components {
             /** @example url_error */
             type: string;
         };
+        FileEntry: {
+            /** @description UTF-8 content. On update, `null` deletes the file (Hangar addition). */
+            content?: string | null;
+        };
+        /** @description Every file of the tree; only with `include_files=true`. */
+        FileMap: {
+            [key: string]: components["schemas"]["FileEntry"];
+        };
+        GetAuthSessionResponse: {
+            /** @description Why the session did not complete. */
+            error: string | null;
+            /** Format: uuid */
+            id: string;
+            provider_id: string;
+            status: components["schemas"]["AuthSessionStatus"];
+        };
         Info: {
             /** @enum {string} */
             name: "hangar";
@@ -1683,6 +3991,15 @@ export interface components {
             storage: "embedded" | "external";
             /** @example 0.1.0 */
             version: string;
+        };
+        ListAgentRevisionsResponse: {
+            items: components["schemas"]["AgentRevision"][];
+            next_cursor: string | null;
+        };
+        ListAgentsResponse: {
+            items: components["schemas"]["AgentSummary"][];
+            /** @description Pass as `cursor` for the next page; `null` on the last page. */
+            next_cursor: string | null;
         };
         McpServer: {
             auth_type: components["schemas"]["AuthType"];
@@ -1722,6 +4039,70 @@ export interface components {
              */
             value: string;
         };
+        ModelConfig: {
+            /** Format: date-time */
+            created_at: string;
+            /** @description Whether a provider API key is stored. The key itself is never returned. */
+            has_api_key: boolean;
+            /** Format: uuid */
+            id: string;
+            /** @example openai:gpt-5.4-mini */
+            model_id: string;
+            /** @description What agents put in `runtime.model.model_id` (no colon). */
+            name: string;
+            parameters: components["schemas"]["ModelParameters"];
+            /** Format: date-time */
+            updated_at: string;
+        };
+        ModelParameters: {
+            /**
+             * Format: uri
+             * @description Base URL of an OpenAI-compatible server.
+             */
+            base_url?: string;
+            /** @description Pause between streamed chunks; `scripted` provider only. */
+            delay_ms?: number;
+            max_tokens?: number;
+            temperature?: number;
+        };
+        OAuthProvider: {
+            auth_url: string;
+            client_id: string;
+            code_challenge_method: string | null;
+            /** Format: date-time */
+            created_at: string;
+            /** Format: uuid */
+            id: string;
+            /** @description Always false: Hangar does not register clients dynamically. */
+            is_dynamic_client: boolean;
+            /** @description URL of a tool server registered with this provider, if any. */
+            mcp_server_url: string | null;
+            name: string;
+            /**
+             * Format: uuid
+             * @description The workspace that owns the provider.
+             */
+            organization_id: string;
+            provider_id: string;
+            provider_type: string | null;
+            /** @description Hangar extension: default scopes of an authorization. */
+            scopes: string[];
+            token_endpoint_auth_method: string;
+            token_url: string;
+            /** Format: date-time */
+            updated_at: string;
+            uses_pkce: boolean;
+        };
+        OAuthProviderPage: {
+            /** @description Offset of the next page; a page shorter than `limit` is the last. */
+            offset: number;
+            resources: components["schemas"]["OAuthProvider"][];
+        };
+        /**
+         * @description One of three predefined provider kinds, written as neutral words: `vcshost` (a code host), `office_suite` (a productivity suite), `messaging` (a chat service). Informational: the flow is the same for every kind.
+         * @enum {string|null}
+         */
+        OAuthProviderType: "vcshost" | "office_suite" | "messaging" | null;
         Ok: {
             /** @enum {boolean} */
             ok: true;
@@ -1815,6 +4196,22 @@ export interface components {
             secret_key: string;
             secret_name: string;
         };
+        SkillSpec: {
+            description?: string;
+            /** @description Other files of the skill, by path relative to its folder. */
+            files?: {
+                [key: string]: string;
+            };
+            /** @description Body of `skills/<name>/SKILL.md` after its front matter. */
+            instructions?: string;
+            /** @description Letters, digits, spaces, `_`, `-`; unique within the agent. Folder `skills/<name>/`. */
+            name: string;
+            /**
+             * @description Only `inline` exists.
+             * @enum {string}
+             */
+            type?: "inline";
+        };
         SourceConfig: {
             /** @description Source builds: build command (default: `npm run build` when package.json has a build script). */
             build_command?: string | null;
@@ -1863,6 +4260,68 @@ export interface components {
         } & {
             [key: string]: unknown;
         };
+        SubagentSpec: {
+            description?: string;
+            /** @description Body of `subagents/<name>/AGENTS.md` after its front matter. */
+            instructions?: string;
+            /** @description Inherits the agent’s model when absent. */
+            model_id?: string;
+            /** @description Letters, digits, spaces, `_`, `-`; unique within the agent. Folder `subagents/<name>/`. */
+            name: string;
+            tools?: components["schemas"]["ToolsConfigInput"];
+        };
+        /**
+         * @description Default `client_secret_post`.
+         * @enum {string}
+         */
+        TokenEndpointAuthMethod: "none" | "client_secret_basic" | "client_secret_post";
+        ToolsConfig: {
+            /** @description Keys `{mcp_server_url}::{tool_name}` (extra `::` parts ignored when matching; trailing URL slashes stripped) or a bare tool name. `true`: a person approves each call first. */
+            interrupt_config: {
+                [key: string]: boolean;
+            };
+            /** @description MCP tools of the agent; stored as `tools.json`. */
+            tools: components["schemas"]["ToolSpec"][];
+        };
+        /** @description Written to `subagents/<name>/tools.json` when given. */
+        ToolsConfigInput: {
+            /** @description Default `{}`. */
+            interrupt_config?: {
+                [key: string]: boolean;
+            };
+            /** @description MCP tools of the agent; stored as `tools.json`. Default `[]`. */
+            tools?: components["schemas"]["ToolSpec"][];
+        };
+        ToolSpec: {
+            /** @description Tool display name. */
+            display_name?: string;
+            /** @description Server display name. */
+            mcp_server_name?: string;
+            /** @description Must equal (trailing slashes stripped) the URL of a tool server registered in the workspace. */
+            mcp_server_url: string;
+            /** @description Tool name on the tool server. */
+            name: string;
+        };
+        /** @description Omitted fields keep their values; every update makes a new commit, even one that changes nothing. */
+        UpdateAgentRequest: {
+            backend?: components["schemas"]["AgentBackend"];
+            description?: string;
+            /** @description Caller-defined metadata, stored in `agent.json`. */
+            extras?: {
+                [key: string]: unknown;
+            };
+            files?: components["schemas"]["FileMap"] & unknown;
+            /** @description The agent’s instructions; `AGENTS.md`. */
+            instructions?: string;
+            name?: string;
+            permissions?: components["schemas"]["AgentPermissions"];
+            runtime?: components["schemas"]["AgentRuntime"];
+            /** @description Replaces every skill when given. */
+            skills?: components["schemas"]["SkillSpec"][];
+            /** @description Replaces every subagent when given. */
+            subagents?: components["schemas"]["SubagentSpec"][];
+            tools?: components["schemas"]["ToolsConfigInput"] & unknown;
+        };
         UpdateDeploymentRequest: {
             /** @description Immutable: any value is refused (422). */
             name?: unknown;
@@ -1883,8 +4342,88 @@ export interface components {
             oauth_provider_id?: string | null;
             url?: string;
         };
+        UpdateModelConfigRequest: {
+            /** @description A new key, or `null` to remove the stored one. */
+            api_key?: string | null;
+            model_id?: string;
+            name?: string;
+            parameters?: components["schemas"]["ModelParameters"] & unknown;
+        };
+        UpdateOAuthProviderRequest: {
+            /**
+             * @description Authorization endpoint (http or https).
+             * @example https://auth.example.com/oauth/authorize
+             */
+            auth_url?: string;
+            client_id?: string;
+            /** @description A new secret; `null` removes it. Never returned. */
+            client_secret?: string | null;
+            /**
+             * @description PKCE method; `S256` by default.
+             * @enum {string|null}
+             */
+            code_challenge_method?: "S256" | "plain" | null;
+            /** @example Tools login */
+            name?: string;
+            /**
+             * @description Your identifier for the provider, unique within the workspace.
+             * @example github-tools
+             */
+            provider_id?: string;
+            provider_type?: components["schemas"]["OAuthProviderType"];
+            /** @description Hangar extension: scopes requested when an authorization starts without explicit scopes (for example from a tool call). Default none. */
+            scopes?: string[];
+            token_endpoint_auth_method?: components["schemas"]["TokenEndpointAuthMethod"] & unknown;
+            /**
+             * @description Token endpoint (http or https).
+             * @example https://auth.example.com/oauth/authorize
+             */
+            token_url?: string;
+            /** @description Send a PKCE code challenge with every authorization. */
+            uses_pkce?: boolean;
+        };
         ValidationError: {
             detail: components["schemas"]["FieldIssue"][];
+        };
+        VcshostIntegration: {
+            app_id: string | null;
+            /**
+             * @description How a `github` integration authenticates; null for `git`.
+             * @enum {string|null}
+             */
+            auth_type: "token" | "app" | null;
+            base_url: string;
+            /** Format: date-time */
+            created_at: string;
+            /**
+             * Format: uuid
+             * @description Use as `integration_id` in a deployment’s `source_config`.
+             */
+            id: string;
+            installation_id: string | null;
+            /** @enum {string} */
+            kind: "github" | "git";
+            name: string;
+            /** Format: uuid */
+            tenant_id: string;
+            /** Format: date-time */
+            updated_at: string;
+        };
+        VcshostIntegrationPage: {
+            offset: number;
+            resources: components["schemas"]["VcshostIntegration"][];
+        };
+        VcshostRepository: {
+            /** @description Use as `source_revision_config.repo_ref` of a deployment. */
+            default_branch: string;
+            /** Format: uuid */
+            host_integration_id: string;
+            /** @description The code host’s repository id (for `git` integrations, a stable number derived from the path). */
+            id: number;
+            name: string;
+            owner: string;
+            /** @description Use as `source_config.repo_url` of a deployment. */
+            url: string;
         };
         /** @description `name` and exactly one of `configMap`, `secret`, `emptyDir`, `persistentVolumeClaim`, `nfs`, `projected`, `downwardAPI`, `csi`. */
         Volume: {

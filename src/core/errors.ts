@@ -55,6 +55,62 @@ export const errorCatalogue = {
     type: 'conflict',
     meaning: 'A tool server with this URL is already registered in the workspace.',
   },
+  // Agents and their revisions
+  agent_not_found: { status: 404, type: 'not_found', meaning: 'No agent with this id in the workspace (or it was deleted).' },
+  revision_not_found: { status: 404, type: 'not_found', meaning: 'The agent has no revision with this id.' },
+  agent_file_too_large: {
+    status: 413,
+    type: 'payload_too_large',
+    meaning: 'One file of the agent is larger than the per-file limit; `detail` names it.',
+  },
+  agent_too_large: {
+    status: 413,
+    type: 'payload_too_large',
+    meaning: 'The agent’s files together exceed the per-agent size or file-count limit.',
+  },
+  // Saved model configurations
+  model_config_not_found: { status: 404, type: 'not_found', meaning: 'No model configuration with this id in the workspace.' },
+  model_config_name_taken: {
+    status: 409,
+    type: 'conflict',
+    meaning: 'A model configuration with this name already exists in the workspace.',
+  },
+  // OAuth providers, authorization sessions and tokens (issue 7)
+  oauth_provider_not_found: { status: 404, type: 'not_found', meaning: 'No OAuth provider with this `provider_id` (or id) in the workspace.' },
+  oauth_provider_id_taken: {
+    status: 409,
+    type: 'conflict',
+    meaning: 'An OAuth provider with this `provider_id` already exists in the workspace.',
+  },
+  oauth_session_not_found: { status: 404, type: 'not_found', meaning: 'No authorization session with this id for the caller.' },
+  oauth_state_invalid: {
+    status: 400,
+    type: 'invalid_request',
+    meaning: 'The OAuth callback carries an unknown, used or expired `state`; start the authorization again.',
+  },
+  oauth_authorization_required: {
+    status: 409,
+    type: 'conflict',
+    meaning: 'The principal has not authorized this OAuth provider yet (or the grant was revoked); the detail carries the authorization URL.',
+  },
+  oauth_provider_error: {
+    status: 502,
+    type: 'upstream',
+    meaning: 'The OAuth provider refused the code or refresh token, or its token endpoint answered in an unexpected way.',
+  },
+  // Code-host integrations (issue 7)
+  integration_not_found: { status: 404, type: 'not_found', meaning: 'No code-host integration with this id in the workspace.' },
+  vcshost_credentials_rejected: {
+    status: 400,
+    type: 'invalid_request',
+    meaning: "The code host rejected the integration's credentials (bad, expired or revoked); replace the integration.",
+  },
+  vcshost_unreachable: {
+    status: 502,
+    type: 'upstream',
+    meaning: 'The code host (or the directory of a `git` integration) could not be reached.',
+  },
+  vcshost_error: { status: 502, type: 'upstream', meaning: 'The code host answered with an unexpected error.' },
   // Deployments (/v2/deployments)
   deployment_not_found: { status: 404, type: 'not_found', meaning: 'No deployment with this id in the workspace.' },
   deployment_revision_not_found: { status: 404, type: 'not_found', meaning: 'No revision with this id in the deployment.' },

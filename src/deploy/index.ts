@@ -2,6 +2,7 @@
 import { createHmac } from 'node:crypto';
 import path from 'node:path';
 import type { Config } from '../config/index.js';
+import { integrationCodeHosts } from '../core/deployments/code-hosts.js';
 import type { Services } from '../core/services.js';
 import type { Cipher } from '../core/secrets/cipher.js';
 import type { Db } from '../db/index.js';
@@ -22,6 +23,7 @@ export function createReconciler(o: { config: Config; db: Db; cipher: Cipher; lo
         buildTimeoutMs: o.config.deployBuildTimeoutMs,
         healthTimeoutMs: o.config.deployHealthTimeoutMs,
         uploads: o.services.deploymentUploads,
+        codeHosts: integrationCodeHosts(o.services.integrations),
         allowLocalRepos: o.config.deployAllowLocalRepos,
         logger,
       }),

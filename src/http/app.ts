@@ -3,9 +3,15 @@
 import { randomUUID } from 'node:crypto';
 import { OpenAPIHono } from '@hono/zod-openapi';
 import { bodyLimit } from 'hono/body-limit';
+import { agentRoutes } from '../api/agents/routes.js';
+import { gitRoutes } from '../api/agents/git.js';
+import { authSessionRoutes } from '../api/auth-sessions/routes.js';
+import { integrationRoutes } from '../api/integrations/routes.js';
 import { appProxyRoutes } from '../api/deployments/app-proxy.js';
 import { deploymentRoutes } from '../api/deployments/routes.js';
 import { mcpServerRoutes } from '../api/mcp-servers/routes.js';
+import { modelConfigRoutes } from '../api/model-configs/routes.js';
+import { oauthProviderRoutes } from '../api/oauth-providers/routes.js';
 import { systemRoutes } from '../api/system/routes.js';
 import { HangarError } from '../core/errors.js';
 import { apiKeyAuth } from './auth.js';
@@ -41,6 +47,12 @@ export function createApp(deps: AppDeps): OpenAPIHono<AppEnv> {
 
   app.route('/', systemRoutes(deps));
   app.route('/', mcpServerRoutes(deps));
+  app.route('/', agentRoutes(deps));
+  app.route('/', gitRoutes(deps));
+  app.route('/', modelConfigRoutes(deps));
+  app.route('/', oauthProviderRoutes(deps));
+  app.route('/', authSessionRoutes(deps));
+  app.route('/', integrationRoutes(deps));
   app.route('/', deploymentRoutes(deps));
   app.route('/', appProxyRoutes(deps));
 

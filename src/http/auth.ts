@@ -11,9 +11,19 @@ export function apiKeyAuth(workspaces: WorkspaceService): MiddlewareHandler<AppE
     const surface = surfaceOf(c.req.path);
     if (!needsApiKey(surface)) return next();
     const key = c.req.header('x-api-key') ?? basicAuthPassword(c.req.header('authorization'));
-    if (!key) throw new HangarError('unauthorized', 'send an API key in the X-Api-Key header');
+    // git sends credentials only after a Basic challenge, so the git endpoint of agents asks for one.
+    const challenge = () => {
+      if (/\.git\/(info\/refs|git-upload-pack)$/.test(c.req.path)) c.header('WWW-Authenticate', 'Basic realm="Hangar", charset="UTF-8"');
+    };
+    if (!key) {
+      challenge();
+      throw new HangarError('unauthorized', 'send an API key in the X-Api-Key header');
+    }
     const caller = await workspaces.authenticate(key);
-    if (!caller) throw new HangarError('unauthorized', 'the API key is unknown or revoked');
+    if (!caller) {
+      challenge();
+      throw new HangarError('unauthorized', 'the API key is unknown or revoked');
+    }
     if (surface === 'deepagents' && !caller.previewAccess) {
       throw new HangarError('preview_access_required', "this key's workspace does not have preview access to the agent runtime");
     }

@@ -102,7 +102,12 @@ export function documentConfig(version: string) {
       description: DESCRIPTION,
     },
     tags: [
+      { name: 'Agents', description: 'Agents as versioned file trees: every create and update is a git commit; clone them with `git`.' },
+      { name: 'Model configurations', description: 'Saved model settings an agent can name instead of `<provider>:<model_id>`.' },
       { name: 'Tool servers', description: 'MCP servers and the credential headers Hangar sends to them.' },
+      { name: 'OAuth providers', description: 'OAuth 2.0 clients of the workspace, used by OAuth-backed tool servers.' },
+      { name: 'Auth sessions', description: 'The OAuth 2.0 authorization-code flow for the calling principal, and its browser callback.' },
+      { name: 'Code-host integrations', description: 'GitHub (and GitHub Enterprise) accounts or app installations, and directories of bare git repositories, whose repositories deployments build from.' },
       {
         name: 'Deployments',
         description:

@@ -11,6 +11,8 @@ const exec = promisify(execFile);
 export interface AppRepo {
   /** file:// URL of the bare repository. */
   url: string;
+  /** file:// URL of the directory holding it (the base of a `git` integration). */
+  directoryUrl: string;
   /** Commit the app (version `label`, or a broken one) on `branch` and push; returns the commit sha. */
   push(branch: string, app: { label: string; broken?: 'import' | 'build' }): Promise<string>;
 }
@@ -35,14 +37,16 @@ export const graph = new StateGraph(State)
 /** Make a bare repository in a temporary directory. */
 export async function makeAppRepo(): Promise<AppRepo> {
   const root = await mkdtemp(path.join(os.tmpdir(), 'hangar-git-'));
-  const bare = path.join(root, 'app.git');
+  const bare = path.join(root, 'repos', 'app.git');
+  await mkdir(path.dirname(bare));
   const work = path.join(root, 'work');
   await mkdir(work);
-  await git(root, 'init', '--quiet', '--bare', bare);
+  await git(root, 'init', '--quiet', '--bare', '--initial-branch=main', bare);
   await git(work, 'init', '--quiet');
   await git(work, 'remote', 'add', 'origin', bare);
   return {
     url: `file://${bare}`,
+    directoryUrl: `file://${root}/repos`,
     async push(branch, app) {
       await git(work, 'checkout', '--quiet', '-B', branch);
       await writeFile(path.join(work, 'graph.mjs'), graphSource(app.label, app.broken === 'import'));

@@ -11,7 +11,8 @@ let repo: AppRepo;
 
 beforeAll(async () => {
   repo = await makeAppRepo();
-  server = await startTestServer({ env: { HANGAR_DEPLOY_ALLOW_LOCAL_REPOS: 'true', HANGAR_DEPLOY_POLL_MS: '300', HANGAR_DEPLOY_HEALTH_TIMEOUT_MS: '60000' } });
+  // No HANGAR_DEPLOY_ALLOW_LOCAL_REPOS: the repository is reached through a `git` integration.
+  server = await startTestServer({ env: { HANGAR_DEPLOY_POLL_MS: '300', HANGAR_DEPLOY_HEALTH_TIMEOUT_MS: '60000' } });
 });
 afterAll(async () => {
   await server?.close();
@@ -61,11 +62,18 @@ async function runEcho(appUrl: string, input: string): Promise<string> {
 describe('local driver, from a git repository', () => {
   it('deploys, rolls to a new commit without downtime, survives broken commits, and stops on delete', async () => {
     const sha1 = await repo.push('main', { label: 'v1' });
+    // As a user would: a git integration over the directory, its repository list, then the deployment.
+    const integration = await api('POST', '/v1/integrations/forge/vcshost', { kind: 'git', name: 'local', base_url: repo.directoryUrl });
+    expect(integration.status).toBe(201);
+    const repos = await api('GET', `/v1/integrations/forge/vcshost/${integration.body.id}/repos`);
+    expect(repos.status).toBe(200);
+    const listed = (repos.body as { name: string; url: string; default_branch: string; host_integration_id: string }[]).find((r) => r.name === 'app')!;
+    expect(listed.url).toBe(repo.url);
     const created = await api('POST', '/v2/deployments', {
       name: 'echo-app',
       source: 'vcshost',
-      source_config: { repo_url: repo.url },
-      source_revision_config: { repo_ref: 'main', agentgraph_config_path: 'langgraph.json' },
+      source_config: { integration_id: listed.host_integration_id, repo_url: listed.url },
+      source_revision_config: { repo_ref: listed.default_branch, agentgraph_config_path: 'langgraph.json' },
       secrets: [{ name: 'APP_TOKEN', value: 'tok-123' }],
     });
     expect(created.status).toBe(201);

@@ -63,7 +63,7 @@ const cases: Case[] = [
   ['absolute agentgraph_config_path', with_(base(), (b) => (b.source_revision_config.agentgraph_config_path = '/etc/passwd')), ['body', 'source_revision_config', 'agentgraph_config_path'], /relative path/],
   ['bad custom_url', with_(base(), (b) => (b.source_config.custom_url = 'ftp://x')), ['body', 'source_config', 'custom_url'], /http/],
   ['integration_id not a uuid', with_(base(), (b) => (b.source_config.integration_id = '12')), ['body', 'source_config', 'integration_id'], /UUID/i],
-  ['integration unknown', with_(base(), (b) => (b.source_config.integration_id = '6f1c3b5e-8a8e-4c5e-9a77-0d7f1f1b2c3d')), ['body', 'source_config', 'integration_id'], /integrations are not available/],
+  ['integration unknown', with_(base(), (b) => (b.source_config.integration_id = '6f1c3b5e-8a8e-4c5e-9a77-0d7f1f1b2c3d')), ['body', 'source_config', 'integration_id'], /no code-host integration/],
   ['build_on_push not boolean', with_(base(), (b) => (b.source_config.build_on_push = 'yes')), ['body', 'source_config', 'build_on_push'], /boolean/],
   ['secret name', with_(base(), (b) => (b.secrets = [{ name: '1BAD', value: 'x' }])), ['body', 'secrets', 0, 'name'], /environment variable name/],
   ['reserved secret', with_(base(), (b) => (b.secrets = [{ name: 'PORT', value: '1' }])), ['body', 'secrets', 0, 'name'], /reserved/],

@@ -1,0 +1,106 @@
+// /v1/deepagents/agents: agents as versioned file trees; every create and update is a git commit.
+import { createRoute, z } from '@hono/zod-openapi';
+import type { AppDeps } from '../../http/deps.js';
+import { apiKeySecurity, errorResponses, jsonBody, jsonResponse, uuidParam } from '../../http/openapi.js';
+import { newRouter } from '../../http/router.js';
+import {
+  AgentSchema,
+  CreateAgentRequest,
+  IncludeFilesQuery,
+  ListAgentsQuery,
+  ListAgentsResponse,
+  presentAgent,
+  presentSummary,
+  UpdateAgentRequest,
+} from './schemas.js';
+import { revisionRoutes } from './revisions.js';
+
+const BASE = '/v1/deepagents/agents';
+const tags = ['Agents'];
+const params = z.object({ agent_id: uuidParam('agent_id', 'Agent id.') });
+
+const create = createRoute({
+  method: 'post',
+  path: BASE,
+  tags,
+  summary: 'Create an agent',
+  description:
+    'Writes the agent’s file tree (`agent.json`, `AGENTS.md`, `tools.json`, `skills/`, `subagents/`, plus any `files`) as the first commit of its repository. All or nothing: a 4xx writes nothing. Every tool server URL must be registered in the workspace; a model id without a colon must name a saved model configuration.',
+  security: apiKeySecurity,
+  request: { query: IncludeFilesQuery, body: jsonBody(CreateAgentRequest) },
+  responses: { 201: jsonResponse(AgentSchema, 'Created; `revision` is the first commit.'), ...errorResponses('deepagents', [400, 413, 415, 422]) },
+});
+
+const list = createRoute({
+  method: 'get',
+  path: BASE,
+  tags,
+  summary: 'List agents',
+  description: '`{items, next_cursor}`; deleted agents are not listed.',
+  security: apiKeySecurity,
+  request: { query: ListAgentsQuery },
+  responses: { 200: jsonResponse(ListAgentsResponse, 'One page of agents.'), ...errorResponses('deepagents', [422]) },
+});
+
+const get = createRoute({
+  method: 'get',
+  path: `${BASE}/{agent_id}`,
+  tags,
+  summary: 'Get an agent',
+  description: 'The agent at its head revision.',
+  security: apiKeySecurity,
+  request: { params, query: IncludeFilesQuery },
+  responses: { 200: jsonResponse(AgentSchema, 'The agent.'), ...errorResponses('deepagents', [404, 422]) },
+});
+
+const update = createRoute({
+  method: 'patch',
+  path: `${BASE}/{agent_id}`,
+  tags,
+  summary: 'Update an agent',
+  description:
+    'Always makes a new commit (new `revision`). A given field replaces its value wholesale (`tools`, `skills`, `subagents`, `extras`, and every nested object); omitted fields keep their values. Concurrent updates are applied one after the other: none is lost and the history stays a single line.',
+  security: apiKeySecurity,
+  request: { params, query: IncludeFilesQuery, body: jsonBody(UpdateAgentRequest) },
+  responses: { 200: jsonResponse(AgentSchema, 'Updated.'), ...errorResponses('deepagents', [400, 404, 413, 415, 422]) },
+});
+
+const remove = createRoute({
+  method: 'delete',
+  path: `${BASE}/{agent_id}`,
+  tags,
+  summary: 'Delete an agent',
+  description: 'Idempotent (204 again when repeated). The agent’s threads are not deleted; new runs on them answer 502.',
+  security: apiKeySecurity,
+  request: { params },
+  responses: { 204: { description: 'Deleted.' }, ...errorResponses('deepagents', [422]) },
+});
+
+/** Routes of agents and their revisions. */
+export function agentRoutes(deps: AppDeps) {
+  const { services } = deps;
+  const router = newRouter()
+    .openapi(create, async (c) => {
+      const agent = await services.agents.create(c.get('caller'), c.req.valid('json'));
+      return c.json(presentAgent(agent, c.req.valid('query').include_files === 'true'), 201);
+    })
+    .openapi(list, async (c) => {
+      const q = c.req.valid('query');
+      const page = await services.agents.list(c.get('caller'), { pageSize: q.page_size, cursor: q.cursor, name: q.name, sortBy: q.sort_by, sortOrder: q.sort_order });
+      return c.json({ items: page.items.map(presentSummary), next_cursor: page.nextCursor }, 200);
+    })
+    .openapi(get, async (c) => {
+      const agent = await services.agents.get(c.get('caller'), c.req.valid('param').agent_id);
+      return c.json(presentAgent(agent, c.req.valid('query').include_files === 'true'), 200);
+    })
+    .openapi(update, async (c) => {
+      const agent = await services.agents.update(c.get('caller'), c.req.valid('param').agent_id, c.req.valid('json'));
+      return c.json(presentAgent(agent, c.req.valid('query').include_files === 'true'), 200);
+    })
+    .openapi(remove, async (c) => {
+      await services.agents.delete(c.get('caller'), c.req.valid('param').agent_id);
+      return c.body(null, 204);
+    });
+  router.route('/', revisionRoutes(deps));
+  return router;
+}

@@ -1,0 +1,192 @@
+// Wire shapes of agents (SPEC "Agent (managed)"; fields beyond it follow the hosted API reference).
+import { z } from '@hono/zod-openapi';
+import type { Agent, AgentSummary } from '../../core/agents/service.js';
+
+const ToolSpec = z
+  .object({
+    name: z.string().min(1).openapi({ description: 'Tool name on the tool server.' }),
+    mcp_server_url: z.string().min(1).openapi({ description: 'Must equal (trailing slashes stripped) the URL of a tool server registered in the workspace.' }),
+    mcp_server_name: z.string().optional().openapi({ description: 'Server display name.' }),
+    display_name: z.string().optional().openapi({ description: 'Tool display name.' }),
+  })
+  .openapi('ToolSpec');
+
+const interruptConfig = z.record(z.string(), z.boolean()).openapi({
+  description:
+    'Keys `{mcp_server_url}::{tool_name}` (extra `::` parts ignored when matching; trailing URL slashes stripped) or a bare tool name. `true`: a person approves each call first.',
+});
+
+/** The tool set as stored and returned. */
+export const ToolsConfig = z
+  .object({
+    tools: z.array(ToolSpec).openapi({ description: 'MCP tools of the agent; stored as `tools.json`.' }),
+    interrupt_config: interruptConfig,
+  })
+  .openapi('ToolsConfig');
+
+/** The tool set as sent: a missing part is empty (the whole set is replaced). */
+const ToolsConfigInput = z
+  .object({
+    tools: z.array(ToolSpec).optional().openapi({ description: 'MCP tools of the agent; stored as `tools.json`. Default `[]`.' }),
+    interrupt_config: interruptConfig.optional().openapi({ description: 'Default `{}`.' }),
+  })
+  .openapi('ToolsConfigInput');
+
+const Runtime = z
+  .object({
+    model: z.object({
+      model_id: z.string().openapi({
+        description: '`<provider>:<model_id>`, or (no colon) the name of a saved model configuration of the workspace.',
+        example: 'anthropic:claude-sonnet-4-6',
+      }),
+    }),
+  })
+  .openapi('AgentRuntime');
+
+const SkillSpec = z
+  .object({
+    type: z.literal('inline').optional().openapi({ description: 'Only `inline` exists.' }),
+    name: z.string().openapi({ description: 'Letters, digits, spaces, `_`, `-`; unique within the agent. Folder `skills/<name>/`.' }),
+    description: z.string().optional(),
+    instructions: z.string().optional().openapi({ description: 'Body of `skills/<name>/SKILL.md` after its front matter.' }),
+    files: z.record(z.string(), z.string()).optional().openapi({ description: 'Other files of the skill, by path relative to its folder.' }),
+  })
+  .openapi('SkillSpec');
+
+const SubagentSpec = z
+  .object({
+    name: z.string().openapi({ description: 'Letters, digits, spaces, `_`, `-`; unique within the agent. Folder `subagents/<name>/`.' }),
+    description: z.string().optional(),
+    model_id: z.string().optional().openapi({ description: 'Inherits the agent’s model when absent.' }),
+    instructions: z.string().optional().openapi({ description: 'Body of `subagents/<name>/AGENTS.md` after its front matter.' }),
+    tools: ToolsConfigInput.optional().openapi({ description: 'Written to `subagents/<name>/tools.json` when given.' }),
+  })
+  .openapi('SubagentSpec');
+
+const FileEntry = z
+  .object({ content: z.string().nullable().optional().openapi({ description: 'UTF-8 content. On update, `null` deletes the file (Hangar addition).' }) })
+  .openapi('FileEntry');
+
+const FileMap = z
+  .record(z.string(), FileEntry)
+  .openapi('FileMap', {
+    description:
+      'Raw files by relative path (no leading `/`, no `.` or `..` segments, no NUL). Setting a typed field and a file it owns (`AGENTS.md`, `tools.json`, `agent.json`, `skills/…`, `subagents/…`) in one request is a 422. Limits: 1 MiB per file (413 `agent_file_too_large`), 16 MiB and 5,000 files per agent (413 `agent_too_large`).',
+  });
+
+const Permissions = z
+  .object({
+    identity: z.enum(['personal', 'shared']).optional(),
+    visibility: z.enum(['tenant', 'user']).optional(),
+    tenant_access_level: z.enum(['read', 'run', 'write']).optional(),
+  })
+  .passthrough()
+  .openapi('AgentPermissions', { description: 'Stored and returned; Hangar enforces access by API-key role, not by these fields.' });
+
+const Backend = z.record(z.string(), z.unknown()).openapi('AgentBackend', { description: 'Stored in `agent.json` and returned; not interpreted by Hangar.' });
+
+const Extras = z.record(z.string(), z.unknown()).openapi({ description: 'Caller-defined metadata, stored in `agent.json`.' });
+
+const agentFields = {
+  description: z.string().optional(),
+  permissions: Permissions.optional(),
+  runtime: Runtime.optional(),
+  backend: Backend.optional(),
+  instructions: z.string().optional().openapi({ description: 'The agent’s instructions; `AGENTS.md`.' }),
+  tools: ToolsConfigInput.optional().openapi({ description: 'Replaces the whole tool set (`tools.json`) when given.' }),
+  subagents: z.array(SubagentSpec).optional().openapi({ description: 'Replaces every subagent when given.' }),
+  skills: z.array(SkillSpec).optional().openapi({ description: 'Replaces every skill when given.' }),
+  extras: Extras.optional(),
+  files: FileMap.optional(),
+};
+
+export const CreateAgentRequest = z
+  .object({ name: z.string().trim().min(1, 'must not be blank').max(200), ...agentFields })
+  .openapi('CreateAgentRequest', { description: '`runtime.model.model_id` is required too (Hangar choice: an agent without a model cannot run).' });
+
+export const UpdateAgentRequest = z
+  .object({ name: z.string().trim().min(1, 'must not be blank').max(200).optional(), ...agentFields })
+  .openapi('UpdateAgentRequest', { description: 'Omitted fields keep their values; every update makes a new commit, even one that changes nothing.' });
+
+export const AgentSummarySchema = z
+  .object({
+    id: z.uuid(),
+    name: z.string(),
+    description: z.string(),
+    owner_id: z.uuid().openapi({ description: 'Id of the API key that created the agent.' }),
+    created_at: z.iso.datetime(),
+    updated_at: z.iso.datetime(),
+    permissions: Permissions,
+    runtime: Runtime,
+    backend: Backend.optional(),
+    extras: Extras,
+    revision: z.string().openapi({ description: 'Id (40 hex digits) of the head commit.' }),
+  })
+  .openapi('AgentSummary');
+
+export const AgentSchema = AgentSummarySchema.extend({
+  instructions: z.string(),
+  tools: ToolsConfig,
+  subagents: z.array(SubagentSpec),
+  skills: z.array(SkillSpec),
+  files: FileMap.optional().openapi({ description: 'Every file of the tree; only with `include_files=true`.' }),
+}).openapi('Agent');
+
+export const ListAgentsResponse = z
+  .object({
+    items: z.array(AgentSummarySchema),
+    next_cursor: z.string().nullable().openapi({ description: 'Pass as `cursor` for the next page; `null` on the last page.' }),
+  })
+  .openapi('ListAgentsResponse');
+
+export const ListAgentsQuery = z.object({
+  page_size: z.coerce.number().int().min(1).max(100).default(20).openapi({ description: '1 to 100.' }),
+  cursor: z.string().optional().openapi({ description: '`next_cursor` of the previous page.' }),
+  name: z.string().optional().openapi({ description: 'Case-insensitive substring of the name.' }),
+  sort_by: z.enum(['created_at', 'updated_at', 'name']).default('updated_at'),
+  sort_order: z.enum(['asc', 'desc']).default('desc'),
+});
+
+export const IncludeFilesQuery = z.object({
+  include_files: z.enum(['true', 'false']).optional().openapi({ description: '`true` adds `files`, the raw file map.' }),
+});
+
+const DEFAULT_PERMISSIONS = { identity: 'personal', visibility: 'tenant', tenant_access_level: 'read' } as const;
+
+/** The wire form of an agent summary. */
+export function presentSummary(a: AgentSummary): z.infer<typeof AgentSummarySchema> {
+  return {
+    id: a.id,
+    name: a.name,
+    description: a.description,
+    owner_id: a.ownerId,
+    created_at: a.createdAt.toISOString(),
+    updated_at: a.updatedAt.toISOString(),
+    permissions: { ...DEFAULT_PERMISSIONS, ...(a.permissions ?? {}) },
+    runtime: a.runtime,
+    ...(a.backend ? { backend: a.backend } : {}),
+    extras: a.extras,
+    revision: a.revision,
+  };
+}
+
+/** The wire form of an agent; `files` only when asked for. */
+export function presentAgent(a: Agent, includeFiles: boolean): z.infer<typeof AgentSchema> {
+  const d = a.definition;
+  // Name, description, runtime, extras and backend come from the tree, so an old revision shows its own.
+  const summary = presentSummary({ ...a, name: d.name, description: d.description, runtime: d.runtime, extras: d.extras, backend: d.backend ?? null });
+  return {
+    ...summary,
+    instructions: d.instructions,
+    tools: d.tools,
+    subagents: d.subagents.map((s) => ({
+      name: s.name,
+      description: s.description,
+      ...(s.model_id ? { model_id: s.model_id } : {}),
+      instructions: s.instructions,
+      ...(s.tools ? { tools: s.tools } : {}),
+    })),
+    skills: d.skills.map((s) => ({ type: 'inline' as const, name: s.name, description: s.description, instructions: s.instructions, files: s.files })),
+    ...(includeFiles ? { files: Object.fromEntries(Object.entries(a.files).map(([p, content]) => [p, { content }])) } : {}),
+  };
+}

@@ -1,0 +1,256 @@
+// Applying a create or update request to an agent's file tree: typed fields and raw files are two ways
+// to write the same tree, so each request is turned into the next tree, then read back as a definition.
+import { HangarError, invalidField } from '../errors.js';
+import {
+  type AgentDefinition,
+  definitionToFiles,
+  filesToDefinition,
+  pathProblem,
+  sectionOf,
+  SLUG,
+  type ToolsConfig,
+  TreeFormatError,
+  type TreeSection,
+} from './tree.js';
+
+/** Largest single file, in bytes of UTF-8. */
+export const MAX_FILE_BYTES = 1024 * 1024;
+/** Largest agent: all files together, in bytes of UTF-8. */
+export const MAX_AGENT_BYTES = 16 * 1024 * 1024;
+/** Most files in one agent. */
+export const MAX_AGENT_FILES = 5000;
+
+/** A tool set as the API accepts it: a missing part is empty. */
+export interface ToolsInput {
+  tools?: ToolsConfig['tools'] | undefined;
+  interrupt_config?: ToolsConfig['interrupt_config'] | undefined;
+}
+
+/** A skill as the API accepts it. */
+export interface SkillInput {
+  type?: 'inline' | undefined;
+  name: string;
+  description?: string | undefined;
+  instructions?: string | undefined;
+  files?: Record<string, string> | undefined;
+}
+
+/** A subagent as the API accepts it. */
+export interface SubagentInput {
+  name: string;
+  description?: string | undefined;
+  model_id?: string | undefined;
+  instructions?: string | undefined;
+  tools?: ToolsInput | undefined;
+}
+
+/** The agent fields of a create or update request (wire names). Absent fields keep their values. */
+export interface AgentInput {
+  name?: string | undefined;
+  description?: string | undefined;
+  runtime?: { model: { model_id: string } } | undefined;
+  instructions?: string | undefined;
+  tools?: ToolsInput | undefined;
+  subagents?: SubagentInput[] | undefined;
+  skills?: SkillInput[] | undefined;
+  extras?: Record<string, unknown> | undefined;
+  backend?: Record<string, unknown> | undefined;
+  /** Raw files by path; `content: null` deletes the file (a Hangar addition). */
+  files?: Record<string, { content?: string | null | undefined }> | undefined;
+}
+
+/** The result of applying a request: the next tree, its definition and what changed. */
+export interface Composed {
+  files: Record<string, string>;
+  definition: AgentDefinition;
+  changedPaths: string[];
+  /** Request fields that were set, for the commit message. */
+  fields: string[];
+}
+
+const FIELD_SECTION: Record<string, TreeSection> = {
+  name: 'agent',
+  description: 'agent',
+  runtime: 'agent',
+  extras: 'agent',
+  backend: 'agent',
+  instructions: 'instructions',
+  tools: 'tools',
+  skills: 'skills',
+  subagents: 'subagents',
+};
+
+const SECTION_FILE: Record<TreeSection, string> = {
+  agent: 'agent.json',
+  instructions: 'AGENTS.md',
+  tools: 'tools.json',
+  skills: 'skills/…',
+  subagents: 'subagents/…',
+};
+
+/**
+ * The tree after `input` is applied to `current` (`null` on create). Throws a 422 naming the field or
+ * file at fault, or a 413 naming the file or limit; it never touches storage.
+ */
+export function compose(current: Record<string, string> | null, input: AgentInput): Composed {
+  const given = (Object.keys(FIELD_SECTION) as (keyof AgentInput)[]).filter((f) => input[f] !== undefined);
+  const typedSections = new Set(given.map((f) => FIELD_SECTION[f]!));
+  checkTypedInput(input);
+  const rawPaths = checkRawFiles(input.files ?? {}, typedSections, given);
+
+  if (current === null) {
+    if (input.name === undefined) throw invalidField(['name'], 'field required', 'missing');
+    if (input.runtime === undefined) throw invalidField(['runtime', 'model', 'model_id'], 'field required: the model the agent runs on', 'missing');
+    // A new agent always has AGENTS.md and tools.json: from the typed field, a raw file, or empty.
+    if (!rawPaths.has('AGENTS.md')) typedSections.add('instructions');
+    if (!rawPaths.has('tools.json')) typedSections.add('tools');
+  }
+
+  const next: Record<string, string> = { ...(current ?? {}) };
+  for (const [path, entry] of Object.entries(input.files ?? {})) {
+    if (entry.content === null || entry.content === undefined) delete next[path];
+    else next[path] = entry.content;
+  }
+
+  if (typedSections.size > 0) {
+    const base = current === null ? emptyDefinition() : readTree(current);
+    const merged = mergeTyped(base, input);
+    const generated = definitionToFiles(merged);
+    for (const path of Object.keys(next)) {
+      const s = sectionOf(path);
+      if (s && typedSections.has(s)) delete next[path];
+    }
+    for (const [path, content] of Object.entries(generated)) {
+      const s = sectionOf(path);
+      if (s && typedSections.has(s)) next[path] = content;
+    }
+  }
+
+  checkSizes(next);
+  const definition = readTree(next);
+  const before = current ?? {};
+  const changedPaths = [...new Set([...Object.keys(before), ...Object.keys(next)])]
+    .filter((p) => before[p] !== next[p])
+    .sort();
+  const fields = [...given, ...(input.files && Object.keys(input.files).length > 0 ? ['files'] : [])];
+  return { files: next, definition, changedPaths, fields };
+}
+
+function emptyDefinition(): AgentDefinition {
+  return {
+    name: '',
+    description: '',
+    runtime: { model: { model_id: '' } },
+    instructions: '',
+    tools: { tools: [], interrupt_config: {} },
+    skills: [],
+    subagents: [],
+    extras: {},
+  };
+}
+
+function mergeTyped(base: AgentDefinition, input: AgentInput): AgentDefinition {
+  const def: AgentDefinition = { ...base };
+  if (input.name !== undefined) def.name = input.name;
+  if (input.description !== undefined) def.description = input.description;
+  if (input.runtime !== undefined) def.runtime = { model: { model_id: input.runtime.model.model_id } };
+  if (input.extras !== undefined) def.extras = input.extras;
+  if (input.backend !== undefined) def.backend = input.backend;
+  if (input.instructions !== undefined) def.instructions = input.instructions;
+  if (input.tools !== undefined) def.tools = fullTools(input.tools);
+  if (input.skills !== undefined) {
+    def.skills = input.skills.map((s) => ({
+      name: s.name,
+      description: s.description ?? '',
+      instructions: s.instructions ?? '',
+      files: s.files ?? {},
+    }));
+  }
+  if (input.subagents !== undefined) {
+    def.subagents = input.subagents.map((s) => ({
+      name: s.name,
+      description: s.description ?? '',
+      instructions: s.instructions ?? '',
+      ...(s.model_id ? { model_id: s.model_id } : {}),
+      ...(s.tools ? { tools: fullTools(s.tools) } : {}),
+    }));
+  }
+  return def;
+}
+
+function fullTools(t: ToolsInput): ToolsConfig {
+  return { tools: t.tools ?? [], interrupt_config: t.interrupt_config ?? {} };
+}
+
+/** Read a tree, reporting a malformed file as a 422 on `files.<path>`. */
+function readTree(files: Record<string, string>): AgentDefinition {
+  try {
+    return filesToDefinition(files);
+  } catch (error) {
+    if (error instanceof TreeFormatError) throw invalidField(['files', error.path], error.message);
+    throw error;
+  }
+}
+
+function checkTypedInput(input: AgentInput): void {
+  if (input.name !== undefined && input.name.trim() === '') throw invalidField(['name'], 'must not be blank');
+  checkNames('skills', input.skills ?? [], 'skill');
+  checkNames('subagents', input.subagents ?? [], 'subagent');
+  (input.skills ?? []).forEach((skill, i) => {
+    for (const rel of Object.keys(skill.files ?? {})) {
+      const problem = pathProblem(rel);
+      if (problem) throw invalidField(['skills', i, 'files', rel], `the path ${problem}`);
+      if (rel === 'SKILL.md') throw invalidField(['skills', i, 'files', rel], 'SKILL.md is written from the skill’s description and instructions');
+    }
+  });
+}
+
+function checkNames(field: string, items: { name: string }[], what: string): void {
+  const seen = new Set<string>();
+  items.forEach((item, i) => {
+    if (!SLUG.test(item.name)) {
+      throw invalidField([field, i, 'name'], `"${item.name}" is not a valid ${what} name: use letters, digits, spaces, _ and -`);
+    }
+    if (seen.has(item.name)) throw invalidField([field, i, 'name'], `${what} name "${item.name}" is used twice`);
+    seen.add(item.name);
+  });
+}
+
+function checkRawFiles(
+  files: Record<string, { content?: string | null | undefined }>,
+  typedSections: Set<TreeSection>,
+  given: string[],
+): Set<string> {
+  for (const path of Object.keys(files)) {
+    const problem = pathProblem(path);
+    if (problem) throw invalidField(['files', path], `the path ${problem}`);
+    const section = sectionOf(path);
+    if (section && typedSections.has(section)) {
+      const field = given.find((f) => FIELD_SECTION[f] === section)!;
+      throw invalidField(
+        ['files', path],
+        `"${field}" and the file ${path} both set ${SECTION_FILE[section]}: send one or the other`,
+        'conflict',
+      );
+    }
+  }
+  return new Set(Object.keys(files));
+}
+
+function checkSizes(files: Record<string, string>): void {
+  const paths = Object.keys(files);
+  if (paths.length > MAX_AGENT_FILES) {
+    throw new HangarError('agent_too_large', `the agent would have ${paths.length} files; the limit is ${MAX_AGENT_FILES}`);
+  }
+  let total = 0;
+  for (const path of paths) {
+    const size = Buffer.byteLength(files[path]!, 'utf8');
+    if (size > MAX_FILE_BYTES) {
+      throw new HangarError('agent_file_too_large', `the file ${path} is ${size} bytes; the per-file limit is ${MAX_FILE_BYTES} bytes`);
+    }
+    total += size;
+  }
+  if (total > MAX_AGENT_BYTES) {
+    throw new HangarError('agent_too_large', `the agent's files would total ${total} bytes; the per-agent limit is ${MAX_AGENT_BYTES} bytes`);
+  }
+}

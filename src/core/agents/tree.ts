@@ -1,0 +1,317 @@
+// The file-tree format of an agent: the typed definition and the files of its git repository are two
+// views of one commit. These functions are pure (no I/O) so the API, the CLI and the runtime share them.
+//
+// Layout:
+//   agent.json                      {name, description, runtime, extras?, backend?}
+//   AGENTS.md                       the instructions, verbatim
+//   tools.json                      {tools, interrupt_config}
+//   skills/<name>/SKILL.md          YAML front matter `name`, `description`, then the skill body
+//   skills/<name>/<path>            other files of the skill
+//   subagents/<name>/AGENTS.md      YAML front matter `description` (+ `model_id`), then the instructions
+//   subagents/<name>/tools.json     optional tool set of the subagent
+// Any other path is an extra file: kept in the tree, ignored by the definition.
+import YAML from 'yaml';
+import { z } from 'zod';
+
+/** One MCP tool of an agent (element of `tools.tools`). */
+export interface ToolSpec {
+  name: string;
+  mcp_server_url: string;
+  mcp_server_name?: string;
+  display_name?: string;
+}
+
+/** `tools.json`: the tools and which of them need human approval. */
+export interface ToolsConfig {
+  tools: ToolSpec[];
+  /** `{mcp_server_url}::{tool_name}[::…]` or a bare tool name → approval required. */
+  interrupt_config: Record<string, boolean>;
+}
+
+/** An inline skill: `skills/<name>/SKILL.md` plus its other files (paths relative to the skill folder). */
+export interface SkillDefinition {
+  name: string;
+  description: string;
+  instructions: string;
+  files: Record<string, string>;
+}
+
+/** A subagent: `subagents/<name>/AGENTS.md` and optionally `subagents/<name>/tools.json`. */
+export interface SubagentDefinition {
+  name: string;
+  description: string;
+  /** Inherits the parent's model when absent. */
+  model_id?: string;
+  instructions: string;
+  tools?: ToolsConfig;
+}
+
+/** The model an agent runs on: `<provider>:<model_id>` or the name of a saved model configuration. */
+export interface AgentRuntime {
+  model: { model_id: string };
+}
+
+/** The typed view of an agent's file tree. */
+export interface AgentDefinition {
+  name: string;
+  description: string;
+  runtime: AgentRuntime;
+  instructions: string;
+  tools: ToolsConfig;
+  /** Sorted by name when read from files. */
+  skills: SkillDefinition[];
+  /** Sorted by name when read from files. */
+  subagents: SubagentDefinition[];
+  /** Caller-defined metadata, kept in agent.json. */
+  extras: Record<string, unknown>;
+  /** Backend settings as sent by the client (kept in agent.json; not interpreted by Hangar). */
+  backend?: Record<string, unknown>;
+}
+
+/** A file of the tree that does not match the format; `path` names it. */
+export class TreeFormatError extends Error {
+  override name = 'TreeFormatError';
+  constructor(
+    readonly path: string,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+/** Which typed field of the definition a path belongs to, or `null` for an extra file. */
+export type TreeSection = 'agent' | 'instructions' | 'tools' | 'skills' | 'subagents';
+
+/** The typed field that owns `path` (so a request cannot set both a field and its file). */
+export function sectionOf(path: string): TreeSection | null {
+  if (path === 'agent.json') return 'agent';
+  if (path === 'AGENTS.md') return 'instructions';
+  if (path === 'tools.json') return 'tools';
+  if (path.startsWith('skills/')) return 'skills';
+  if (path.startsWith('subagents/')) return 'subagents';
+  return null;
+}
+
+/** Skill and subagent names: non-blank letters, digits, spaces, underscores and hyphens. */
+export const SLUG = /^[A-Za-z0-9_\- ]*[A-Za-z0-9_-][A-Za-z0-9_\- ]*$/;
+
+const ToolSpecSchema = z.object({
+  name: z.string().min(1),
+  mcp_server_url: z.string().min(1),
+  mcp_server_name: z.string().optional(),
+  display_name: z.string().optional(),
+});
+
+/** Shape of `tools.json` (and of the `tools` API field). */
+export const ToolsConfigSchema = z.object({
+  tools: z.array(ToolSpecSchema).default([]),
+  interrupt_config: z.record(z.string(), z.boolean()).default({}),
+});
+
+const AgentJsonSchema = z.object({
+  name: z.string(),
+  description: z.string().default(''),
+  runtime: z.object({ model: z.object({ model_id: z.string() }) }),
+  extras: z.record(z.string(), z.unknown()).default({}),
+  backend: z.record(z.string(), z.unknown()).optional(),
+});
+
+const SkillFrontMatter = z.object({ name: z.string(), description: z.string().default('') });
+const SubagentFrontMatter = z.object({ description: z.string().default(''), model_id: z.string().optional() });
+
+/** The files of a definition. Every typed part is written, `tools.json` and `AGENTS.md` even when empty. */
+export function definitionToFiles(def: AgentDefinition): Record<string, string> {
+  const agentJson: Record<string, unknown> = {
+    name: def.name,
+    description: def.description,
+    runtime: { model: { model_id: def.runtime.model.model_id } },
+  };
+  if (Object.keys(def.extras).length > 0) agentJson.extras = def.extras;
+  if (def.backend !== undefined) agentJson.backend = def.backend;
+  const files: Record<string, string> = {
+    'agent.json': json(agentJson),
+    'AGENTS.md': def.instructions,
+    'tools.json': json(toolsJson(def.tools)),
+  };
+  for (const skill of def.skills) {
+    const dir = `skills/${skill.name}`;
+    files[`${dir}/SKILL.md`] = withFrontMatter({ name: skill.name, description: skill.description }, skill.instructions);
+    for (const [rel, content] of Object.entries(skill.files)) files[`${dir}/${rel}`] = content;
+  }
+  for (const sub of def.subagents) {
+    const dir = `subagents/${sub.name}`;
+    const front: Record<string, string> = { description: sub.description };
+    if (sub.model_id) front.model_id = sub.model_id;
+    files[`${dir}/AGENTS.md`] = withFrontMatter(front, sub.instructions);
+    if (sub.tools) files[`${dir}/tools.json`] = json(toolsJson(sub.tools));
+  }
+  return files;
+}
+
+/** The definition of a file tree; throws TreeFormatError naming the file that does not fit. */
+export function filesToDefinition(files: Record<string, string>): AgentDefinition {
+  const agentText = files['agent.json'];
+  if (agentText === undefined) throw new TreeFormatError('agent.json', 'agent.json is required (name, description, runtime)');
+  const agent = parseJson('agent.json', agentText, AgentJsonSchema);
+  const def: AgentDefinition = {
+    name: agent.name,
+    description: agent.description,
+    runtime: { model: { model_id: agent.runtime.model.model_id } },
+    instructions: files['AGENTS.md'] ?? '',
+    tools: files['tools.json'] === undefined ? { tools: [], interrupt_config: {} } : parseTools('tools.json', files['tools.json']),
+    skills: readSkills(files),
+    subagents: readSubagents(files),
+    extras: agent.extras,
+  };
+  if (agent.backend !== undefined) def.backend = agent.backend;
+  return def;
+}
+
+function readSkills(files: Record<string, string>): SkillDefinition[] {
+  const byName = new Map<string, SkillDefinition>();
+  const others: [string, string, string][] = [];
+  for (const [path, content] of Object.entries(files)) {
+    if (!path.startsWith('skills/')) continue;
+    const parts = path.split('/');
+    const name = parts[1]!;
+    if (parts.length < 3) throw new TreeFormatError(path, `${path}: a skill is a folder skills/<name>/ holding SKILL.md`);
+    const rel = parts.slice(2).join('/');
+    if (rel !== 'SKILL.md') {
+      others.push([name, rel, content]);
+      continue;
+    }
+    checkSlug(path, name, 'skill');
+    const { front, body } = splitFrontMatter(path, content);
+    const meta = SkillFrontMatter.safeParse(front);
+    if (!meta.success) throw new TreeFormatError(path, `${path}: front matter needs a string "name" and "description"`);
+    if (meta.data.name !== name) {
+      throw new TreeFormatError(path, `${path}: front matter name "${meta.data.name}" differs from the folder name "${name}"`);
+    }
+    byName.set(name, { name, description: meta.data.description, instructions: body, files: {} });
+  }
+  for (const [name, rel, content] of others) {
+    const skill = byName.get(name);
+    if (!skill) throw new TreeFormatError(`skills/${name}/SKILL.md`, `skills/${name}/ has files but no SKILL.md`);
+    skill.files[rel] = content;
+  }
+  return [...byName.values()].sort((a, b) => compare(a.name, b.name));
+}
+
+function readSubagents(files: Record<string, string>): SubagentDefinition[] {
+  const byName = new Map<string, SubagentDefinition>();
+  const toolFiles: [string, string][] = [];
+  for (const [path, content] of Object.entries(files)) {
+    if (!path.startsWith('subagents/')) continue;
+    const parts = path.split('/');
+    const name = parts[1]!;
+    const rel = parts.slice(2).join('/');
+    if (rel === 'tools.json') {
+      toolFiles.push([name, content]);
+      continue;
+    }
+    if (rel !== 'AGENTS.md') {
+      throw new TreeFormatError(path, `${path}: a subagent folder holds only AGENTS.md and tools.json`);
+    }
+    checkSlug(path, name, 'subagent');
+    const { front, body } = splitFrontMatter(path, content);
+    const meta = SubagentFrontMatter.safeParse(front);
+    if (!meta.success) throw new TreeFormatError(path, `${path}: front matter needs a string "description" (and optionally "model_id")`);
+    const sub: SubagentDefinition = { name, description: meta.data.description, instructions: body };
+    if (meta.data.model_id) sub.model_id = meta.data.model_id;
+    byName.set(name, sub);
+  }
+  for (const [name, content] of toolFiles) {
+    const path = `subagents/${name}/tools.json`;
+    const sub = byName.get(name);
+    if (!sub) throw new TreeFormatError(path, `subagents/${name}/ has tools.json but no AGENTS.md`);
+    sub.tools = parseTools(path, content);
+  }
+  return [...byName.values()].sort((a, b) => compare(a.name, b.name));
+}
+
+function checkSlug(path: string, name: string, what: string): void {
+  if (!SLUG.test(name)) {
+    throw new TreeFormatError(path, `${path}: "${name}" is not a valid ${what} name (letters, digits, spaces, _ and -)`);
+  }
+}
+
+/** `---\n<yaml>---\n<body>`; the body is kept byte for byte. */
+function withFrontMatter(front: Record<string, string>, body: string): string {
+  return `---\n${YAML.stringify(front)}---\n${body}`;
+}
+
+function splitFrontMatter(path: string, content: string): { front: unknown; body: string } {
+  const text = content.replace(/^\uFEFF/, '');
+  const open = /^---\r?\n/.exec(text);
+  if (!open) throw new TreeFormatError(path, `${path}: must start with YAML front matter between "---" lines`);
+  const rest = text.slice(open[0].length);
+  const close = /(^|\r?\n)---[ \t]*(\r?\n|$)/.exec(rest);
+  if (!close) throw new TreeFormatError(path, `${path}: the YAML front matter is not closed by a "---" line`);
+  const yamlText = rest.slice(0, close.index);
+  let front: unknown;
+  try {
+    front = YAML.parse(yamlText) ?? {};
+  } catch (error) {
+    throw new TreeFormatError(path, `${path}: front matter is not valid YAML (${(error as Error).message.split('\n')[0]})`);
+  }
+  if (typeof front !== 'object' || front === null || Array.isArray(front)) {
+    throw new TreeFormatError(path, `${path}: front matter must be a YAML mapping`);
+  }
+  return { front, body: rest.slice(close.index + close[0].length) };
+}
+
+function parseTools(path: string, text: string): ToolsConfig {
+  const parsed = parseJson(path, text, ToolsConfigSchema);
+  return toolsJson(parsed);
+}
+
+function parseJson<T>(path: string, text: string, schema: z.ZodType<T>): T {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    throw new TreeFormatError(path, `${path}: not valid JSON`);
+  }
+  const result = schema.safeParse(value);
+  if (!result.success) {
+    const issue = result.error.issues[0]!;
+    throw new TreeFormatError(path, `${path}: ${issue.path.join('.') || 'value'}: ${issue.message}`);
+  }
+  return result.data;
+}
+
+/** A canonical copy of a tool set (known fields only, in a fixed order) so equal sets give equal files. */
+function toolsJson(tools: ToolsConfig): ToolsConfig {
+  return {
+    tools: tools.tools.map((t) => ({
+      name: t.name,
+      mcp_server_url: t.mcp_server_url,
+      ...(t.mcp_server_name !== undefined ? { mcp_server_name: t.mcp_server_name } : {}),
+      ...(t.display_name !== undefined ? { display_name: t.display_name } : {}),
+    })),
+    interrupt_config: { ...tools.interrupt_config },
+  };
+}
+
+function json(value: unknown): string {
+  return `${JSON.stringify(value, null, 2)}\n`;
+}
+
+function compare(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+
+/** Why `path` is not an acceptable file path, or `null` when it is (relative, normalised, no `..`, no NUL). */
+export function pathProblem(path: string): string | null {
+  if (path.length === 0) return 'is empty';
+  if (path.length > 1024) return 'is longer than 1024 characters';
+  if (path.includes('\0')) return 'contains a NUL character';
+  if (path.includes('\\')) return 'contains a backslash; use / as the separator';
+  if (path.startsWith('/')) return 'is absolute; paths are relative to the agent folder';
+  for (const segment of path.split('/')) {
+    if (segment === '') return 'has an empty segment (// or a trailing /)';
+    if (segment === '.' || segment === '..') return `has a "${segment}" segment; paths must be normalised`;
+    if (segment.toLowerCase() === '.git') return 'has a ".git" segment, which git repositories cannot hold';
+  }
+  return null;
+}

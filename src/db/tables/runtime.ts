@@ -1,0 +1,50 @@
+// Row types of the runtime tables (migrations/0200_runtime.sql).
+import type { ColumnType, Generated } from 'kysely';
+import type { RunStatus, ThreadStatus } from '../../core/runs/status.js';
+
+type Json = ColumnType<unknown, string, string>;
+
+export interface ThreadsTable {
+  id: Generated<string>;
+  workspace_id: string;
+  agent_id: string;
+  status: Generated<ThreadStatus>;
+  metadata: ColumnType<Record<string, unknown>, string | undefined, string>;
+  principal: string;
+  created_at: Generated<Date>;
+  updated_at: Generated<Date>;
+}
+
+export interface RunsTable {
+  id: Generated<string>;
+  workspace_id: string;
+  thread_id: string;
+  agent_id: string;
+  revision: string;
+  status: Generated<RunStatus>;
+  input: Json;
+  metadata: ColumnType<Record<string, unknown>, string | undefined, string>;
+  principal: string;
+  attempt: Generated<number>;
+  lease_owner: string | null;
+  lease_expires_at: Date | null;
+  error: ColumnType<{ error: string; message: string } | null, string | null | undefined, string | null>;
+  created_at: Generated<Date>;
+  updated_at: Generated<Date>;
+  started_at: Date | null;
+  ended_at: Date | null;
+}
+
+export interface RunEventsTable {
+  run_id: string;
+  seq: number;
+  event: string;
+  data: Json;
+  created_at: Generated<Date>;
+}
+
+export interface RuntimeTables {
+  threads: ThreadsTable;
+  runs: RunsTable;
+  run_events: RunEventsTable;
+}

@@ -1,0 +1,121 @@
+// Building a deep agent (deepagents' createDeepAgent on LangGraph) from an agent's definition tree.
+import type { BaseChatModel } from '@langchain/core/language_models/chat_models';
+import type { StructuredToolInterface } from '@langchain/core/tools';
+import type { BaseCheckpointSaver, BaseStore } from '@langchain/langgraph';
+import { createDeepAgent, type SubAgent } from 'deepagents';
+import { createMiddleware } from 'langchain';
+import { loadMcpTools, type DroppedTool, type ToolLimits, type ToolRef, type ToolServerCredentials } from '../tools/mcp.js';
+import { agentFileSystem, DEFINITION_ROOT, definitionBackend } from './backend.js';
+import { localDateTimeLine } from './clock.js';
+
+/** What the runtime needs of one subagent of the definition. */
+export interface SubagentBlueprint {
+  name: string;
+  description: string;
+  instructions: string;
+  /** `<provider>:<model_id>` or a saved configuration name; the parent's model when absent. */
+  modelId?: string | undefined;
+  /** The subagent's own tools.json entries; none when absent. */
+  tools?: ToolRef[] | undefined;
+  /** Whether `subagents/<name>/skills/` holds skills. */
+  hasSkills?: boolean | undefined;
+}
+
+/** What the runtime needs of an agent at one revision. */
+export interface AgentBlueprint {
+  workspaceId: string;
+  agentId: string;
+  revision: string;
+  instructions: string;
+  modelId: string;
+  tools: ToolRef[];
+  subagents: SubagentBlueprint[];
+  /** Every file of the tree, relative paths (AGENTS.md, tools.json, skills/…, subagents/…). */
+  files: Record<string, string>;
+}
+
+/** Services the builder uses. */
+export interface BuildDeps {
+  resolveModel(modelId: string, workspaceId: string): Promise<BaseChatModel>;
+  findServer(workspaceId: string, url: string): Promise<ToolServerCredentials | undefined>;
+  checkpointer: BaseCheckpointSaver;
+  store: BaseStore;
+  toolLimits: ToolLimits;
+}
+
+/** A tool as shown in `values.tools`. */
+export interface ToolInfo {
+  name: string;
+  description: string;
+}
+
+/** A compiled agent, reusable by every run of the same revision. */
+export interface BuiltAgent {
+  graph: ReturnType<typeof createDeepAgent>;
+  /** The tools bound to the main model (filled at the first model call of the first run). */
+  tools: ToolInfo[];
+  /** Tools named in tools.json that their server does not offer. */
+  dropped: DroppedTool[];
+  modelName: string;
+  close(): Promise<void>;
+}
+
+/** The namespace of an agent's durable memories in the LangGraph store. */
+export function memoryNamespace(workspaceId: string, agentId: string): string[] {
+  return ['hangar', workspaceId, agentId, 'memories'];
+}
+
+/** Build the deep agent of `blueprint`. */
+export async function buildAgent(blueprint: AgentBlueprint, deps: BuildDeps): Promise<BuiltAgent> {
+  const refs = [...blueprint.tools, ...blueprint.subagents.flatMap((s) => s.tools ?? [])];
+  const loaded = await loadMcpTools({ refs, findServer: (url) => deps.findServer(blueprint.workspaceId, url), limits: deps.toolLimits });
+  try {
+    const model = await deps.resolveModel(blueprint.modelId, blueprint.workspaceId);
+    const toolNamed = (ref: ToolRef): StructuredToolInterface | undefined => loaded.tools.get(ref);
+    const mainTools = blueprint.tools.map(toolNamed).filter((t): t is StructuredToolInterface => t !== undefined);
+    const boundTools: ToolInfo[] = [];
+    const clock = createMiddleware({
+      name: 'LocalClock',
+      wrapModelCall: async (request, handler) => {
+        if (boundTools.length === 0) {
+          for (const t of request.tools) {
+            const info = t as { name?: string; description?: string };
+            if (info.name) boundTools.push({ name: info.name, description: info.description ?? '' });
+          }
+        }
+        const zone = (request.runtime as { configurable?: Record<string, unknown> } | undefined)?.configurable?.user_timezone;
+        return handler({ ...request, systemMessage: request.systemMessage.concat(`\n\n${localDateTimeLine(zone)}`) });
+      },
+    });
+    const subagents: SubAgent[] = await Promise.all(
+      blueprint.subagents.map(async (s) => ({
+        name: s.name,
+        description: s.description,
+        systemPrompt: s.instructions,
+        ...(s.modelId ? { model: await deps.resolveModel(s.modelId, blueprint.workspaceId) } : {}),
+        tools: (s.tools ?? []).map(toolNamed).filter((t): t is StructuredToolInterface => t !== undefined) as never,
+        ...(s.hasSkills ? { skills: [`${DEFINITION_ROOT}subagents/${s.name}/skills/`] } : {}),
+      })),
+    );
+    const definition = await definitionBackend(blueprint.files);
+    const hasSkills = Object.keys(blueprint.files).some((p) => p.startsWith('skills/'));
+    const graph = createDeepAgent({
+      name: blueprint.agentId,
+      model: model as never,
+      systemPrompt: blueprint.instructions,
+      tools: mainTools as never,
+      subagents,
+      middleware: [clock] as never,
+      backend: agentFileSystem({ definition, store: deps.store, memoryNamespace: memoryNamespace(blueprint.workspaceId, blueprint.agentId) }),
+      ...(hasSkills ? { skills: [`${DEFINITION_ROOT}skills/`] } : {}),
+      checkpointer: deps.checkpointer,
+      store: deps.store,
+      permissions: [{ operations: ['write'], paths: [`${DEFINITION_ROOT}**`], mode: 'deny' }],
+    });
+    const modelName = (model as { model?: string }).model ?? blueprint.modelId;
+    return { graph, tools: boundTools, dropped: loaded.dropped, modelName, close: loaded.close };
+  } catch (error) {
+    await loaded.close();
+    throw error;
+  }
+}

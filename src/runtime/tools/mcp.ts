@@ -1,0 +1,153 @@
+// Tools from registered tool servers, loaded with @langchain/mcp-adapters (Streamable HTTP, falling
+// back to SSE) with the server's stored headers on every call. A server that cannot be reached, or a
+// call that fails or times out, becomes an error message the model reads: the run goes on.
+import { type StructuredToolInterface, tool } from '@langchain/core/tools';
+import { MultiServerMCPClient } from '@langchain/mcp-adapters';
+import { z } from 'zod';
+import { normalizeServerUrl } from '../../core/mcp-servers/url.js';
+
+/** One `tools.tools[]` entry of an agent. */
+export interface ToolRef {
+  name: string;
+  mcpServerUrl: string;
+  mcpServerName?: string | undefined;
+}
+
+/** What Hangar knows of a registered tool server. */
+export interface ToolServerCredentials {
+  url: string;
+  name: string;
+  headers: { key: string; value: string }[];
+}
+
+/** A tool named in tools.json that could not be offered as asked. */
+export interface DroppedTool {
+  name: string;
+  mcpServerUrl: string;
+  reason: string;
+}
+
+/** The loaded tools and what to close when they are no longer used. */
+export interface LoadedTools {
+  /** The tool of each ref that could be offered (dropped refs are absent). */
+  tools: Map<ToolRef, StructuredToolInterface>;
+  dropped: DroppedTool[];
+  close(): Promise<void>;
+}
+
+/** Limits of tool servers. */
+export interface ToolLimits {
+  connectTimeoutMs: number;
+  callTimeoutMs: number;
+}
+
+/** Load `refs`, grouped by server; `findServer` looks up the registration of a normalised URL. */
+export async function loadMcpTools(options: {
+  refs: ToolRef[];
+  findServer: (url: string) => Promise<ToolServerCredentials | undefined>;
+  limits: ToolLimits;
+}): Promise<LoadedTools> {
+  const byServer = new Map<string, ToolRef[]>();
+  for (const ref of options.refs) {
+    const url = normalizeServerUrl(ref.mcpServerUrl);
+    byServer.set(url, [...(byServer.get(url) ?? []), ref]);
+  }
+  const clients: MultiServerMCPClient[] = [];
+  const dropped: DroppedTool[] = [];
+  const loaded: { ref: ToolRef; tool: StructuredToolInterface }[] = [];
+  await Promise.all(
+    [...byServer].map(async ([url, refs]) => {
+      const server = await options.findServer(url);
+      if (!server) {
+        for (const ref of refs) loaded.push({ ref, tool: unavailableTool(ref, `no tool server is registered at ${url} in this workspace`) });
+        return;
+      }
+      const client = new MultiServerMCPClient({
+        mcpServers: {
+          server: {
+            transport: 'http',
+            url: server.url,
+            headers: Object.fromEntries(server.headers.map((h) => [h.key, h.value])),
+            automaticSSEFallback: true,
+            reconnect: { enabled: false },
+            defaultToolTimeout: options.limits.callTimeoutMs,
+          },
+        },
+        throwOnLoadError: true,
+        onConnectionError: 'throw',
+        prefixToolNameWithServerName: false,
+        useStandardContentBlocks: false,
+      });
+      try {
+        const offered = await withTimeout(client.getTools(), options.limits.connectTimeoutMs, `tool server ${url} did not answer`);
+        clients.push(client);
+        const byName = new Map(offered.map((t) => [t.name, t]));
+        for (const ref of refs) {
+          const found = byName.get(ref.name);
+          if (found) loaded.push({ ref, tool: found });
+          else dropped.push({ name: ref.name, mcpServerUrl: url, reason: `tool server ${url} does not offer a tool named "${ref.name}"` });
+        }
+      } catch (error) {
+        await client.close().catch(() => {});
+        const why = `tool server ${url} is unreachable or failing: ${error instanceof Error ? error.message : String(error)}`;
+        for (const ref of refs) loaded.push({ ref, tool: unavailableTool(ref, why) });
+      }
+    }),
+  );
+  return {
+    tools: new Map(nameUniquely(loaded).map(({ ref, name, tool: t }) => [ref, errorsAsResults(t, name)])),
+    dropped,
+    close: async () => {
+      await Promise.all(clients.map((c) => c.close().catch(() => {})));
+    },
+  };
+}
+
+/** Plain MCP names, unless two servers offer the same name: then both get their server's name in front. */
+function nameUniquely(loaded: { ref: ToolRef; tool: StructuredToolInterface }[]): { ref: ToolRef; name: string; tool: StructuredToolInterface }[] {
+  const counts = new Map<string, number>();
+  for (const { ref } of loaded) counts.set(ref.name, (counts.get(ref.name) ?? 0) + 1);
+  return loaded.map(({ ref, tool: t }) => ({
+    ref,
+    name: (counts.get(ref.name) ?? 0) > 1 ? `${slug(ref.mcpServerName ?? new URL(ref.mcpServerUrl).host)}__${ref.name}` : ref.name,
+    tool: t,
+  }));
+}
+
+function slug(text: string): string {
+  return text.replace(/[^A-Za-z0-9_-]+/g, '_').replace(/^_+|_+$/g, '') || 'server';
+}
+
+/** A tool whose every call answers that its server cannot be used, so the model can react. */
+function unavailableTool(ref: ToolRef, why: string): StructuredToolInterface {
+  return tool(
+    async () => {
+      throw new Error(why);
+    },
+    { name: ref.name, description: `(unavailable) ${why}`, schema: z.object({}).passthrough() },
+  );
+}
+
+/** The same tool under `name`, whose failures come back to the model as an error result. */
+function errorsAsResults(inner: StructuredToolInterface, name: string): StructuredToolInterface {
+  return tool(
+    async (args: unknown, config) => {
+      try {
+        return (await inner.invoke(args as never, config)) as never;
+      } catch (error) {
+        return `Error: ${name} failed: ${error instanceof Error ? error.message : String(error)}`;
+      }
+    },
+    { name, description: inner.description, schema: inner.schema as never },
+  );
+}
+
+function withTimeout<T>(promise: Promise<T>, ms: number, message: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  return Promise.race([
+    promise.finally(() => clearTimeout(timer)),
+    new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new Error(`${message} within ${ms} ms`)), ms);
+    }),
+  ]);
+}

@@ -1,0 +1,160 @@
+// Bad agent inputs: each a clear 4xx naming the problem, with nothing written. Plus workspace isolation
+// and concurrent updates.
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestServer, type TestServer } from '../support/server.js';
+
+let server: TestServer;
+const TOOLS_URL = 'https://tools.example.com/mcp';
+const model = { model: { model_id: 'anthropic:claude-sonnet-4-6' } };
+
+beforeAll(async () => {
+  server = await startTestServer();
+  await server.client.POST('/v1/deepagents/mcp-servers', { body: { name: 'Tools', url: TOOLS_URL } });
+});
+afterAll(async () => {
+  await server?.close();
+});
+
+async function counts(): Promise<{ agents: number; revisions: number; objects: number }> {
+  const client = new pg.Client({ connectionString: server.databaseUrl });
+  await client.connect();
+  try {
+    const q = async (table: string) => Number((await client.query(`SELECT count(*) FROM ${table}`)).rows[0].count);
+    return { agents: await q('agents'), revisions: await q('agent_revisions'), objects: await q('git_objects') };
+  } finally {
+    await client.end();
+  }
+}
+
+type Body = Record<string, unknown>;
+const base: Body = { name: 'bad', runtime: model };
+const huge = 'x'.repeat(1024 * 1024 + 1);
+
+const cases: [string, Body, number, string, RegExp][] = [
+  ['path traversal', { ...base, files: { '../etc/passwd': { content: 'x' } } }, 422, 'validation_failed', /files\.\.\.\/etc\/passwd: the path has a "\.\." segment/],
+  ['absolute path', { ...base, files: { '/etc/passwd': { content: 'x' } } }, 422, 'validation_failed', /is absolute/],
+  ['NUL in a path', { ...base, files: { 'a\0b': { content: 'x' } } }, 422, 'validation_failed', /NUL/],
+  ['.git in a path', { ...base, files: { '.git/config': { content: 'x' } } }, 422, 'validation_failed', /\.git/],
+  ['a file and a folder of one name', { ...base, files: { docs: { content: 'x' }, 'docs/a.md': { content: 'y' } } }, 422, 'validation_failed', /docs is both a file and a folder/],
+  ['duplicate skill names', { ...base, skills: [{ name: 's', instructions: 'a' }, { name: 's', instructions: 'b' }] }, 422, 'validation_failed', /skills\.1\.name: skill name "s" is used twice/],
+  ['bad skill name', { ...base, skills: [{ name: '../up' }] }, 422, 'validation_failed', /not a valid skill name/],
+  ['duplicate subagent names', { ...base, subagents: [{ name: 'c' }, { name: 'c' }] }, 422, 'validation_failed', /subagent name "c" is used twice/],
+  ['SKILL.md without front matter', { ...base, files: { 'skills/s/SKILL.md': { content: '# Skill\nno front matter' } } }, 422, 'validation_failed', /skills\/s\/SKILL\.md: must start with YAML front matter/],
+  ['oversized file', { ...base, instructions: huge }, 413, 'agent_file_too_large', /AGENTS\.md is 1048577 bytes; the per-file limit is 1048576/],
+  ['unknown tool server url', { ...base, tools: { tools: [{ name: 't', mcp_server_url: 'https://unknown.example.com/mcp' }] } }, 422, 'validation_failed', /no tool server is registered at https:\/\/unknown\.example\.com\/mcp/],
+  ['unknown subagent tool server', { ...base, subagents: [{ name: 'c', tools: { tools: [{ name: 't', mcp_server_url: 'https://nope.example.com' }] } }] }, 422, 'validation_failed', /subagents\.0\.tools\.tools\.0\.mcp_server_url/],
+  ['interrupt key with no tool', { ...base, tools: { tools: [], interrupt_config: { [`${TOOLS_URL}::`]: true } } }, 422, 'validation_failed', /a tool name must follow/],
+  ['interrupt key with no url', { ...base, tools: { tools: [], interrupt_config: { 'tools::search': true } } }, 422, 'validation_failed', /must be the tool server's http\(s\) URL/],
+  ['interrupt key with spaces', { ...base, tools: { tools: [], interrupt_config: { 'two words': true } } }, 422, 'validation_failed', /neither/],
+  ['interrupt value not boolean', { ...base, tools: { tools: [], interrupt_config: { search: 'yes' } } }, 422, 'validation_failed', /interrupt_config/],
+  ['model id with empty model', { ...base, runtime: { model: { model_id: 'anthropic:' } } }, 422, 'validation_failed', /runtime\.model\.model_id: "anthropic:" is not of the form <provider>:<model_id>/],
+  ['model id with a bad provider', { ...base, runtime: { model: { model_id: 'Open AI:gpt' } } }, 422, 'validation_failed', /not of the form/],
+  ['unknown saved model configuration', { ...base, runtime: { model: { model_id: 'my-config' } } }, 422, 'validation_failed', /"my-config" has no colon, so it names a saved model configuration/],
+  ['bad subagent model id', { ...base, subagents: [{ name: 'c', model_id: 'nothing-saved' }] }, 422, 'validation_failed', /subagents\.0\.model_id/],
+  ['no runtime', { name: 'bad' }, 422, 'validation_failed', /runtime\.model\.model_id: field required/],
+  ['blank name', { ...base, name: '  ' }, 422, 'validation_failed', /name/],
+  ['typed field and its file', { ...base, instructions: 'a', files: { 'AGENTS.md': { content: 'b' } } }, 422, 'validation_failed', /"instructions" and the file AGENTS\.md both set AGENTS\.md/],
+  ['tools.json that is not JSON', { ...base, files: { 'tools.json': { content: '{' } } }, 422, 'validation_failed', /tools\.json: not valid JSON/],
+];
+
+describe('bad agent inputs', () => {
+  it.each(cases)('create with %s', async (_label, body, status, code, detail) => {
+    const before = await counts();
+    const res = await server.client.POST('/v1/deepagents/agents', { body: body as never });
+    expect(res.response.status).toBe(status);
+    expect(res.error).toMatchObject({ code, status });
+    expect((res.error as { detail: string }).detail).toMatch(detail);
+    expect(await counts()).toEqual(before);
+  });
+
+  it('an update with a bad input changes nothing', async () => {
+    const created = await server.client.POST('/v1/deepagents/agents', { body: { name: 'good', runtime: model, instructions: 'v1' } });
+    const id = created.data!.id;
+    const before = await counts();
+    for (const [, body, status] of cases.filter(([label]) => !['no runtime', 'blank name'].includes(label))) {
+      // Keep the field under test; drop the create-only fields every case carries.
+      const patch = Object.fromEntries(Object.entries(body).filter(([k, v]) => !(k === 'name' || (k === 'runtime' && v === model))));
+      const res = await server.client.PATCH('/v1/deepagents/agents/{agent_id}', { params: { path: { agent_id: id } }, body: patch as never });
+      expect(res.response.status).toBe(status);
+    }
+    expect(await counts()).toEqual(before);
+    const after = await server.client.GET('/v1/deepagents/agents/{agent_id}', { params: { path: { agent_id: id } } });
+    expect(after.data!.revision).toBe(created.data!.revision);
+  });
+
+  it('a viewer key cannot create agents', async () => {
+    const viewer = server.clientFor(await server.createKey({ role: 'viewer' }));
+    const res = await viewer.POST('/v1/deepagents/agents', { body: { name: 'v', runtime: model } });
+    expect(res.response.status).toBe(403);
+  });
+});
+
+describe('workspace isolation', () => {
+  it("another workspace's agent answers 404 everywhere, and its delete changes nothing", async () => {
+    const created = await server.client.POST('/v1/deepagents/agents', { body: { name: 'mine', runtime: model } });
+    const id = created.data!.id;
+    const other = await server.createWorkspace('agents-other');
+    const p = { params: { path: { agent_id: id } } };
+    expect((await other.client.GET('/v1/deepagents/agents/{agent_id}', p)).response.status).toBe(404);
+    expect((await other.client.PATCH('/v1/deepagents/agents/{agent_id}', { ...p, body: { instructions: 'x' } })).error).toMatchObject({ code: 'agent_not_found' });
+    expect((await other.client.GET('/v1/deepagents/agents/{agent_id}/revisions', p)).response.status).toBe(404);
+    expect(
+      (await other.client.GET('/v1/deepagents/agents/{agent_id}/revisions/{revision}', { params: { path: { agent_id: id, revision: created.data!.revision } } })).response.status,
+    ).toBe(404);
+    const refs = await fetch(`${server.url}/v1/deepagents/agents/${id}.git/info/refs?service=git-upload-pack`, { headers: { 'X-Api-Key': other.adminKey } });
+    expect(refs.status).toBe(404);
+    expect((await other.client.GET('/v1/deepagents/agents')).data!.items).toEqual([]);
+    expect((await other.client.DELETE('/v1/deepagents/agents/{agent_id}', p)).response.status).toBe(204);
+    expect((await server.client.GET('/v1/deepagents/agents/{agent_id}', p)).response.status).toBe(200);
+  });
+});
+
+describe('concurrent updates', () => {
+  it('20 parallel PATCHes leave 20 new commits in one line', async () => {
+    const created = await server.client.POST('/v1/deepagents/agents', { body: { name: 'busy', runtime: model, instructions: 'start' } });
+    const id = created.data!.id;
+    const results = await Promise.all(
+      Array.from({ length: 20 }, (_, i) =>
+        server.client.PATCH('/v1/deepagents/agents/{agent_id}', { params: { path: { agent_id: id } }, body: { extras: { writer: i } } }),
+      ),
+    );
+    expect(results.map((r) => r.response.status)).toEqual(Array(20).fill(200));
+    const history = await server.client.GET('/v1/deepagents/agents/{agent_id}/revisions', { params: { path: { agent_id: id }, query: { page_size: 100 } } });
+    const items = history.data!.items;
+    expect(items).toHaveLength(21);
+    // One line: each commit's parent is the next older one, down to the create commit.
+    items.forEach((rev, i) => expect(rev.parent).toBe(items[i + 1]?.id ?? null));
+    expect(items[20]!.id).toBe(created.data!.revision);
+    // Every update landed: each response's revision is in the line, each once.
+    expect(new Set(results.map((r) => r.data!.revision))).toEqual(new Set(items.slice(0, 20).map((r) => r.id)));
+    const head = await server.client.GET('/v1/deepagents/agents/{agent_id}', { params: { path: { agent_id: id } } });
+    expect(head.data!.revision).toBe(items[0]!.id);
+  });
+});
+
+describe('listing', () => {
+  it('pages with next_cursor, filters by name and sorts', async () => {
+    const ws = await server.createWorkspace('agents-list');
+    for (const name of ['delta', 'alpha', 'charlie', 'bravo', 'echo']) {
+      await ws.client.POST('/v1/deepagents/agents', { body: { name, runtime: model } });
+    }
+    const names: string[] = [];
+    let cursor: string | undefined;
+    do {
+      const page = await ws.client.GET('/v1/deepagents/agents', { params: { query: { page_size: 2, sort_by: 'name', sort_order: 'asc', ...(cursor ? { cursor } : {}) } } });
+      expect(page.response.status).toBe(200);
+      names.push(...page.data!.items.map((a) => a.name));
+      cursor = page.data!.next_cursor ?? undefined;
+    } while (cursor);
+    expect(names).toEqual(['alpha', 'bravo', 'charlie', 'delta', 'echo']);
+    const newest = await ws.client.GET('/v1/deepagents/agents', { params: { query: { page_size: 1 } } });
+    expect(newest.data!.items.map((a) => a.name)).toEqual(['echo']);
+    const filtered = await ws.client.GET('/v1/deepagents/agents', { params: { query: { name: 'HAR' } } });
+    expect(filtered.data!.items.map((a) => a.name)).toEqual(['charlie']);
+    const bad = await ws.client.GET('/v1/deepagents/agents', { params: { query: { page_size: 101 } } });
+    expect(bad.response.status).toBe(422);
+    const badCursor = await ws.client.GET('/v1/deepagents/agents', { params: { query: { cursor: 'nope' } } });
+    expect(badCursor.response.status).toBe(422);
+  });
+});
