@@ -5,6 +5,8 @@ import { serve, type ServerType } from '@hono/node-server';
 import type { DestinationStream } from 'pino';
 import type { Config } from './config/index.js';
 import { createServices, type Services } from './core/services.js';
+import { traceSweeper } from './core/tracing/sweeper.js';
+import { createTraceExporters } from './tracing/export/index.js';
 import { createCipher, loadSecretKey } from './core/secrets/cipher.js';
 import { ensureDatabase, startEmbeddedDatabase, type EmbeddedDatabase } from './db/embedded.js';
 import { openDatabase, type DatabaseHandle } from './db/index.js';
@@ -71,7 +73,11 @@ export async function startHangar(config: Config, options: StartOptions = {}): P
     // The listen address is known only after listening; OAuth redirect URIs read it lazily.
     let listenUrl = '';
     const routing = parseRouting(config.deployDrivers);
-    const services = createServices({ db: database.db, cipher, logger, publicUrl: () => config.publicUrl ?? listenUrl, deploy: { routing } });
+    const traceExporters = createTraceExporters(config, logger.child({ component: 'trace-export' }));
+    cleanup.push(async () => {
+      await Promise.all(traceExporters.map((e) => e.close()));
+    });
+    const services = createServices({ db: database.db, cipher, logger, traceExporters, publicUrl: () => config.publicUrl ?? listenUrl, deploy: { routing } });
     const firstKey = await services.workspaces.bootstrap({ bootstrapApiKey: config.bootstrapApiKey });
     if (firstKey) {
       announce(`Created the first admin API key (shown once, store it now):\n\n  ${firstKey}\n`);
@@ -82,6 +88,7 @@ export async function startHangar(config: Config, options: StartOptions = {}): P
       const reconciler = createReconciler({ config, db: database.db, cipher, logger, services, drivers: routing.drivers, secretKey, publicUrl: () => (config.publicUrl ?? listenUrl).replace(/\/+$/, '') });
       services.deployments.nudge = () => reconciler.nudge();
       background.push(reconciler);
+      background.push(traceSweeper({ tracing: services.tracing, retentionDays: config.traceRetentionDays, logger }));
     }
     for (const task of background) {
       await task.start();

@@ -37,6 +37,456 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/langsmith/info": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Server information for the LangSmith SDK
+         * @description Tells the SDK to send runs through the multipart endpoint, and the batch limits.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description What the server accepts. */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["LangSmithInfo"];
+                    };
+                };
+                /** @description Missing, unknown or revoked API key. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["AuthError"];
+                    };
+                };
+                /** @description The key may not do this. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/langsmith/runs": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Report one run
+         * @description Stores a run (created, or completed when it is already stored). Secrets are redacted first.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["LangSmithRunCreate"];
+                };
+            };
+            responses: {
+                /** @description Stored. */
+                202: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["LangSmithIngestAccepted"];
+                    };
+                };
+                /** @description Malformed request (for example, invalid JSON). */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Missing, unknown or revoked API key. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["AuthError"];
+                    };
+                };
+                /** @description The key may not do this. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Body larger than the configured limit. */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Body is not JSON. */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description A field is missing or invalid. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/langsmith/runs/{run_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /**
+         * Complete or amend one run
+         * @description Sets end time, outputs, error and other fields of a run reported earlier.
+         */
+        patch: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description Run id. */
+                    run_id: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["LangSmithRunPatch"];
+                };
+            };
+            responses: {
+                /** @description Stored. */
+                202: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["LangSmithIngestAccepted"];
+                    };
+                };
+                /** @description Malformed request (for example, invalid JSON). */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Missing, unknown or revoked API key. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["AuthError"];
+                    };
+                };
+                /** @description The key may not do this. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Body larger than the configured limit. */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Body is not JSON. */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description A field is missing or invalid. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+            };
+        };
+        trace?: never;
+    };
+    "/langsmith/runs/batch": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Report runs in a batch
+         * @description `post` holds runs to create, `patch` runs to complete; a run created and completed in one batch may be sent once in `post`.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["LangSmithRunBatch"];
+                };
+            };
+            responses: {
+                /** @description Stored. */
+                202: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["LangSmithIngestAccepted"];
+                    };
+                };
+                /** @description Malformed request (for example, invalid JSON). */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Missing, unknown or revoked API key. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["AuthError"];
+                    };
+                };
+                /** @description The key may not do this. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Body larger than the configured limit. */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Body is not JSON. */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description A field is missing or invalid. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/langsmith/runs/multipart": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Report runs as multipart form data
+         * @description The SDK’s preferred form: parts named `post.<run_id>` and `patch.<run_id>` hold a run as JSON, and `post.<run_id>.inputs` (or `outputs`, `extra`, `events`, `error`, `serialized`) hold its large fields. Parts `attachment.<run_id>.<name>` are accepted and not stored. Gzip bodies are not accepted (the info endpoint says so).
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "multipart/form-data": {
+                        [key: string]: string;
+                    };
+                };
+            };
+            responses: {
+                /** @description Stored. */
+                202: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["LangSmithIngestAccepted"];
+                    };
+                };
+                /** @description Malformed request (for example, invalid JSON). */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Missing, unknown or revoked API key. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["AuthError"];
+                    };
+                };
+                /** @description The key may not do this. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Body larger than the configured limit. */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Body is not JSON. */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description A field is missing or invalid. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/oauth/callback": {
         parameters: {
             query?: never;
@@ -2096,6 +2546,540 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/tracing/exporters": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Export counters
+         * @description One item per configured exporter (`otlp`, `langsmith`) of this server process: run reports queued, sent, and dropped (queue full or destination failing). Export never slows or fails runs; what it cannot deliver is counted here.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Counters since start. */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["TraceExporterList"];
+                    };
+                };
+                /** @description Missing, unknown or revoked API key. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["AuthError"];
+                    };
+                };
+                /** @description The key may not do this. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/tracing/projects": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List tracing projects
+         * @description Oldest first. The workspace’s default project always exists and is listed.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description The workspace’s projects. */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["TracingProjectList"];
+                    };
+                };
+                /** @description Missing, unknown or revoked API key. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["AuthError"];
+                    };
+                };
+                /** @description The key may not do this. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        /**
+         * Create a tracing project
+         * @description Names are unique per workspace. Traces name a project with `session_name` (LangSmith SDK) or the thread metadata key `tracing_project`.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["CreateTracingProjectRequest"];
+                };
+            };
+            responses: {
+                /** @description Created. */
+                201: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["TracingProject"];
+                    };
+                };
+                /** @description Malformed request (for example, invalid JSON). */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Missing, unknown or revoked API key. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["AuthError"];
+                    };
+                };
+                /** @description The key may not do this. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Conflicts with the current state. */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Body larger than the configured limit. */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Body is not JSON. */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description A field is missing or invalid. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/tracing/projects/{project_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Get a tracing project */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description Tracing project id. */
+                    project_id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description The project. */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["TracingProject"];
+                    };
+                };
+                /** @description Missing, unknown or revoked API key. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["AuthError"];
+                    };
+                };
+                /** @description The key may not do this. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Not found in the caller’s workspace. */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description A field is missing or invalid. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/tracing/projects/{project_id}/runs": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the root runs of a project
+         * @description One item per trace (its root run), newest first, with the token totals of the whole trace. Filters combine with AND.
+         */
+        get: {
+            parameters: {
+                query?: {
+                    /** @description `next_cursor` of the previous page. */
+                    cursor?: string;
+                    /** @description `true`: only failed runs; `false`: only runs without an error. */
+                    error?: "true" | "false";
+                    /** @description Only finished runs that took at least this long. */
+                    min_latency_ms?: number | null;
+                    /** @description Runs whose name contains this text (case-insensitive). */
+                    name?: string;
+                    /** @description 1 to 100, default 20. */
+                    page_size?: number;
+                    /** @description Only runs that started at or after this time. */
+                    start_time_gte?: string;
+                    /** @description Only runs that started before this time. */
+                    start_time_lt?: string;
+                    status?: "pending" | "success" | "error";
+                };
+                header?: never;
+                path: {
+                    /** @description Tracing project id. */
+                    project_id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description A page of root runs. */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["TraceRunPage"];
+                    };
+                };
+                /** @description Missing, unknown or revoked API key. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["AuthError"];
+                    };
+                };
+                /** @description The key may not do this. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Not found in the caller’s workspace. */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description A field is missing or invalid. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/tracing/projects/{project_id}/stats": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Figures of a project
+         * @description Count, error rate and latency percentiles of root runs; token totals of all model runs. Optionally within a time range.
+         */
+        get: {
+            parameters: {
+                query?: {
+                    /** @description Only runs that started at or after this time. */
+                    start_time_gte?: string;
+                    /** @description Only runs that started before this time. */
+                    start_time_lt?: string;
+                };
+                header?: never;
+                path: {
+                    /** @description Tracing project id. */
+                    project_id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description The figures. */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["TracingProjectStats"];
+                    };
+                };
+                /** @description Missing, unknown or revoked API key. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["AuthError"];
+                    };
+                };
+                /** @description The key may not do this. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Not found in the caller’s workspace. */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description A field is missing or invalid. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/tracing/runs/{run_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a run with its children
+         * @description The run and, nested in `child_runs` (in execution order), every run beneath it.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description Run id. */
+                    run_id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description The run tree. */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["TraceRunTree"];
+                    };
+                };
+                /** @description Missing, unknown or revoked API key. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["AuthError"];
+                    };
+                };
+                /** @description The key may not do this. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Not found in the caller’s workspace. */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description A field is missing or invalid. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v2/auth/providers": {
         parameters: {
             query?: never;
@@ -3814,6 +4798,11 @@ export interface components {
             /** @description Send a PKCE code challenge with every authorization. Default false. */
             uses_pkce?: boolean;
         };
+        CreateTracingProjectRequest: {
+            description?: string;
+            /** @example support-bot */
+            name: string;
+        };
         CreateVcshostIntegrationRequest: components["schemas"]["CreateGithubIntegration"] | components["schemas"]["CreateGitIntegration"];
         Deployment: {
             /**
@@ -3991,6 +4980,120 @@ export interface components {
             storage: "embedded" | "external";
             /** @example 0.1.0 */
             version: string;
+        };
+        LangSmithInfo: {
+            batch_ingest_config: {
+                scale_down_nempty_trigger: number;
+                scale_up_nthreads_limit: number;
+                scale_up_qsize_trigger: number;
+                size_limit: number;
+                size_limit_bytes: number;
+                use_multipart_endpoint: boolean;
+            };
+            instance_flags: {
+                [key: string]: boolean;
+            };
+            license_expiration_time: null;
+            version: string;
+        };
+        LangSmithIngestAccepted: {
+            /** @description Run reports taken (creates plus updates). */
+            accepted: number;
+        };
+        LangSmithRunBatch: {
+            patch?: components["schemas"]["LangSmithRunUpdate"][];
+            post?: components["schemas"]["LangSmithRunCreate"][];
+        };
+        LangSmithRunCreate: {
+            /** @description Path of the run in its trace: `<start><id>` segments joined by dots. */
+            dotted_order?: string;
+            /** @description ISO 8601 time (UTC when no zone) or epoch milliseconds. */
+            end_time?: string | number | null;
+            error?: string | null;
+            events?: unknown[] | null;
+            /** @description Free-form; `extra.metadata` holds the run’s metadata. */
+            extra?: {
+                [key: string]: unknown;
+            } | null;
+            /** Format: uuid */
+            id: string;
+            /** @description Any JSON value. */
+            inputs?: unknown;
+            name: string;
+            /** @description Any JSON value. */
+            outputs?: unknown;
+            /** Format: uuid */
+            parent_run_id?: string | null;
+            /**
+             * @description `chain`, `llm`, `tool`, `retriever`, `embedding`, `prompt`, `parser`, …
+             * @example chain
+             */
+            run_type: string;
+            /**
+             * Format: uuid
+             * @description Tracing project by id (of this workspace).
+             */
+            session_id?: string | null;
+            /** @description Tracing project by name; created on first use. Default: the workspace’s default project. */
+            session_name?: string | null;
+            /** @description ISO 8601 time (UTC when no zone) or epoch milliseconds. */
+            start_time?: string | number;
+            tags?: string[] | null;
+            /**
+             * Format: uuid
+             * @description Id of the root run of the trace; the run’s own id for a root.
+             */
+            trace_id?: string;
+        };
+        LangSmithRunPatch: {
+            /** @description Path of the run in its trace: `<start><id>` segments joined by dots. */
+            dotted_order?: string;
+            /** @description ISO 8601 time (UTC when no zone) or epoch milliseconds. */
+            end_time?: string | number | null;
+            error?: string | null;
+            events?: unknown[] | null;
+            /** @description Free-form; `extra.metadata` holds the run’s metadata. */
+            extra?: {
+                [key: string]: unknown;
+            } | null;
+            /** @description Any JSON value. */
+            inputs?: unknown;
+            /** @description Any JSON value. */
+            outputs?: unknown;
+            /** Format: uuid */
+            parent_run_id?: string | null;
+            tags?: string[] | null;
+            /**
+             * Format: uuid
+             * @description Id of the root run of the trace; the run’s own id for a root.
+             */
+            trace_id?: string;
+        };
+        LangSmithRunUpdate: {
+            /** @description Path of the run in its trace: `<start><id>` segments joined by dots. */
+            dotted_order?: string;
+            /** @description ISO 8601 time (UTC when no zone) or epoch milliseconds. */
+            end_time?: string | number | null;
+            error?: string | null;
+            events?: unknown[] | null;
+            /** @description Free-form; `extra.metadata` holds the run’s metadata. */
+            extra?: {
+                [key: string]: unknown;
+            } | null;
+            /** Format: uuid */
+            id: string;
+            /** @description Any JSON value. */
+            inputs?: unknown;
+            /** @description Any JSON value. */
+            outputs?: unknown;
+            /** Format: uuid */
+            parent_run_id?: string | null;
+            tags?: string[] | null;
+            /**
+             * Format: uuid
+             * @description Id of the root run of the trace; the run’s own id for a root.
+             */
+            trace_id?: string;
         };
         ListAgentRevisionsResponse: {
             items: components["schemas"]["AgentRevision"][];
@@ -4301,6 +5404,125 @@ export interface components {
             mcp_server_url: string;
             /** @description Tool name on the tool server. */
             name: string;
+        };
+        TraceExporterList: {
+            items: {
+                dropped: number;
+                /** @example otlp */
+                name: string;
+                queued: number;
+                sent: number;
+            }[];
+        };
+        TraceRun: {
+            completion_tokens: number | null;
+            dotted_order: string;
+            /** Format: date-time */
+            end_time: string | null;
+            error: string | null;
+            events: unknown[] | null;
+            extra: {
+                [key: string]: unknown;
+            };
+            /** Format: uuid */
+            id: string;
+            inputs?: unknown;
+            latency_ms: number | null;
+            /** @description `extra.metadata`. */
+            metadata: {
+                [key: string]: unknown;
+            };
+            name: string;
+            outputs?: unknown;
+            /** Format: uuid */
+            parent_run_id: string | null;
+            /** Format: uuid */
+            project_id: string;
+            prompt_tokens: number | null;
+            /** @example llm */
+            run_type: string;
+            /** Format: date-time */
+            start_time: string;
+            /** @enum {string} */
+            status: "pending" | "success" | "error";
+            tags: string[];
+            /** @description A model run’s own tokens; for other runs, the sum of the model runs beneath them. */
+            total_tokens: number | null;
+            /** Format: uuid */
+            trace_id: string;
+        };
+        TraceRunPage: {
+            /** @description Root runs, newest first; token counts cover the whole trace. */
+            items: components["schemas"]["TraceRun"][];
+            /** @description Pass as `cursor` for the next page; null on the last page. */
+            next_cursor: string | null;
+        };
+        TraceRunTree: {
+            child_runs: components["schemas"]["TraceRunTree"][];
+            completion_tokens: number | null;
+            dotted_order: string;
+            /** Format: date-time */
+            end_time: string | null;
+            error: string | null;
+            events: unknown[] | null;
+            extra: {
+                [key: string]: unknown;
+            };
+            /** Format: uuid */
+            id: string;
+            inputs?: unknown;
+            latency_ms: number | null;
+            /** @description `extra.metadata`. */
+            metadata: {
+                [key: string]: unknown;
+            };
+            name: string;
+            outputs?: unknown;
+            /** Format: uuid */
+            parent_run_id: string | null;
+            /** Format: uuid */
+            project_id: string;
+            prompt_tokens: number | null;
+            /** @example llm */
+            run_type: string;
+            /** Format: date-time */
+            start_time: string;
+            /** @enum {string} */
+            status: "pending" | "success" | "error";
+            tags: string[];
+            /** @description A model run’s own tokens; for other runs, the sum of the model runs beneath them. */
+            total_tokens: number | null;
+            /** Format: uuid */
+            trace_id: string;
+        };
+        TracingProject: {
+            /** Format: date-time */
+            created_at: string;
+            description: string | null;
+            /** Format: uuid */
+            id: string;
+            /** @description Runs that name no project go here. */
+            is_default: boolean;
+            name: string;
+        };
+        TracingProjectList: {
+            items: components["schemas"]["TracingProject"][];
+        };
+        TracingProjectStats: {
+            completion_tokens: number;
+            error_count: number;
+            /** @description error_count / run_count (0 when there are no runs). */
+            error_rate: number;
+            /** Format: date-time */
+            first_start_time: string | null;
+            /** Format: date-time */
+            last_start_time: string | null;
+            latency_p50_ms: number | null;
+            latency_p99_ms: number | null;
+            prompt_tokens: number;
+            /** @description Root runs (traces). */
+            run_count: number;
+            total_tokens: number;
         };
         /** @description Omitted fields keep their values; every update makes a new commit, even one that changes nothing. */
         UpdateAgentRequest: {

@@ -131,6 +131,37 @@ export const settings = {
     schema: z.string().optional(),
     description: 'Kubeconfig file of the cluster the kubernetes driver applies to (default: in-cluster service account, then ~/.kube/config).',
   },
+  traceRetentionDays: {
+    env: 'HANGAR_TRACE_RETENTION_DAYS',
+    flag: 'trace-retention-days',
+    schema: positiveInt.default(30),
+    description: 'Traced runs older than this many days are deleted by a sweeper (hourly).',
+  },
+  otlpTracesEndpoint: {
+    env: 'HANGAR_OTLP_TRACES_ENDPOINT',
+    schema: z.url({ protocol: /^https?$/ }).optional(),
+    description: 'Also export every trace as OpenTelemetry spans (GenAI conventions) over OTLP/HTTP to this URL, e.g. http://collector:4318/v1/traces.',
+  },
+  otlpHeaders: {
+    env: 'HANGAR_OTLP_HEADERS',
+    schema: z.string().regex(/^([^=,]+=[^,]*)(,[^=,]+=[^,]*)*$/, 'must be key=value pairs separated by commas').optional(),
+    description: 'Headers sent with OTLP exports, as key=value,key2=value2 (for example a collector API key).',
+  },
+  langsmithExportUrl: {
+    env: 'HANGAR_LANGSMITH_EXPORT_URL',
+    schema: z.url({ protocol: /^https?$/ }).optional(),
+    description: 'Also forward every trace to this LangSmith-compatible API (its base URL, as LANGSMITH_ENDPOINT).',
+  },
+  langsmithExportApiKey: {
+    env: 'HANGAR_LANGSMITH_EXPORT_API_KEY',
+    schema: z.string().min(1).optional(),
+    description: 'API key sent (X-Api-Key) to the LangSmith-compatible export destination.',
+  },
+  traceExportQueue: {
+    env: 'HANGAR_TRACE_EXPORT_QUEUE',
+    schema: positiveInt.default(10_000),
+    description: 'Most run reports each exporter holds while its destination is slow; more are dropped and counted.',
+  },
 } satisfies Record<string, Setting<z.ZodType>>;
 
 type Settings = typeof settings;

@@ -119,6 +119,14 @@ export const errorCatalogue = {
   deployment_not_serving: { status: 503, type: 'upstream', meaning: 'The deployment has no running revision to forward the request to.' },
   deployment_upload_not_found: { status: 404, type: 'not_found', meaning: 'No source upload with this id in the workspace.' },
   deployment_upload_invalid: { status: 400, type: 'invalid_request', meaning: 'The uploaded source is not a gzip-compressed tarball.' },
+  // Tracing
+  tracing_project_not_found: { status: 404, type: 'not_found', meaning: 'No tracing project with this id in the workspace.' },
+  tracing_project_name_taken: {
+    status: 409,
+    type: 'conflict',
+    meaning: 'A tracing project with this name already exists in the workspace.',
+  },
+  tracing_run_not_found: { status: 404, type: 'not_found', meaning: 'No traced run with this id in the workspace.' },
   // Server side
   internal_error: { status: 500, type: 'internal', meaning: 'An unexpected error; the `request_id` identifies it in the logs.' },
 } satisfies Record<string, Entry>;

@@ -13,6 +13,9 @@ import { ModelConfigService } from './model-configs/service.js';
 import { OAuthProviderService } from './oauth/providers.js';
 import { OAuthService } from './oauth/service.js';
 import type { Cipher } from './secrets/cipher.js';
+import { TracingService } from './tracing/service.js';
+import type { TraceExporter } from '../tracing/export/exporter.js';
+import { TraceStore } from '../tracing/store.js';
 import { WorkspaceService } from './workspaces/service.js';
 
 /** Every core service. */
@@ -29,6 +32,7 @@ export interface Services {
   integrations: IntegrationService;
   deployments: DeploymentService;
   deploymentUploads: UploadService;
+  tracing: TracingService;
 }
 
 /** What services are built from. */
@@ -40,6 +44,8 @@ export interface ServiceDeps {
   publicUrl?: () => string;
   /** Deployments: which driver serves which source, and the other domains they use when present. */
   deploy?: { routing: DriverRouting; codeHosts?: CodeHosts; tracing?: TracingProjects };
+  /** Where traces go besides Hangar's own store (OTLP, LangSmith-compatible); none by default. */
+  traceExporters?: TraceExporter[];
 }
 
 /** Build the services. */
@@ -49,6 +55,7 @@ export function createServices(deps: ServiceDeps): Services {
   const modelConfigs = new ModelConfigService(deps.db, deps.cipher);
   const gitObjects = new ObjectStore(deps.db);
   const integrations = new IntegrationService(deps.db, deps.cipher);
+  const tracing = new TracingService({ store: new TraceStore(deps.db), mcpServers, exporters: deps.traceExporters ?? [], logger: deps.logger });
   return {
     workspaces: new WorkspaceService(deps.db),
     mcpServers,
@@ -67,8 +74,9 @@ export function createServices(deps: ServiceDeps): Services {
       logger: deps.logger,
       routing: deps.deploy?.routing ?? { driverFor: () => undefined },
       codeHosts: deps.deploy?.codeHosts ?? integrationCodeHosts(integrations),
-      tracing: deps.deploy?.tracing,
+      tracing: deps.deploy?.tracing ?? tracing,
     }),
     deploymentUploads: new UploadService(deps.db),
+    tracing,
   };
 }

@@ -6,4 +6,6 @@ import type { IntegrationTables } from './tables/integrations.js';
 import type { OAuthTables } from './tables/oauth.js';
 import type { RuntimeTables } from './tables/runtime.js';
 
-export interface Database extends FoundationTables, AgentTables, RuntimeTables, OAuthTables, IntegrationTables, DeploymentTables {}
+import type { TracingTables } from './tables/tracing.js';
+
+export interface Database extends FoundationTables, AgentTables, RuntimeTables, OAuthTables, IntegrationTables, TracingTables, DeploymentTables {}

@@ -12,6 +12,8 @@ import { deploymentRoutes } from '../api/deployments/routes.js';
 import { mcpServerRoutes } from '../api/mcp-servers/routes.js';
 import { modelConfigRoutes } from '../api/model-configs/routes.js';
 import { oauthProviderRoutes } from '../api/oauth-providers/routes.js';
+import { langsmithRoutes } from '../api/langsmith/routes.js';
+import { tracingRoutes } from '../api/tracing/routes.js';
 import { systemRoutes } from '../api/system/routes.js';
 import { HangarError } from '../core/errors.js';
 import { apiKeyAuth } from './auth.js';
@@ -55,6 +57,8 @@ export function createApp(deps: AppDeps): OpenAPIHono<AppEnv> {
   app.route('/', integrationRoutes(deps));
   app.route('/', deploymentRoutes(deps));
   app.route('/', appProxyRoutes(deps));
+  app.route('/', tracingRoutes(deps));
+  app.route('/', langsmithRoutes(deps));
 
   app.openAPIRegistry.registerComponent('securitySchemes', 'ApiKeyAuth', {
     type: 'apiKey',
