@@ -8,6 +8,7 @@ import type { Cipher } from '../core/secrets/cipher.js';
 import type { Db } from '../db/index.js';
 import type { Logger } from '../logging.js';
 import type { Driver } from './driver.js';
+import { hangarAppTracing } from './app-tracing.js';
 import { KubernetesDriver } from './kubernetes/index.js';
 import { LocalDriver } from './local/index.js';
 import { Reconciler } from './reconciler.js';
@@ -24,6 +25,7 @@ export function createReconciler(o: { config: Config; db: Db; cipher: Cipher; lo
         healthTimeoutMs: o.config.deployHealthTimeoutMs,
         uploads: o.services.deploymentUploads,
         codeHosts: integrationCodeHosts(o.services.integrations),
+        tracing: hangarAppTracing({ db: o.db, workspaces: o.services.workspaces, publicUrl: o.publicUrl }),
         allowLocalRepos: o.config.deployAllowLocalRepos,
         logger,
       }),

@@ -99,6 +99,16 @@ describe('local driver, from a git repository', () => {
     const noKey = await fetch(`${appUrl}/ok`);
     expect(noKey.status).toBe(401);
 
+    // The run was traced into the deployment's own tracing project (created with the deployment).
+    const projects = (await api('GET', '/v1/tracing/projects')).body.items as { id: string; name: string }[];
+    const project = projects.find((p) => p.name === 'echo-app');
+    expect(project).toBeDefined();
+    const traced = await waitFor('the run to be traced', async () => {
+      const runs = (await api('GET', `/v1/tracing/projects/${project!.id}/runs`)).body.items as { outputs: unknown }[];
+      return runs.length > 0 ? runs : undefined;
+    });
+    expect(JSON.stringify(traced[0]!.outputs)).toContain('hello world from v1');
+
     // A new commit on another branch: the old revision keeps answering until the new one is active.
     const sha2 = await repo.push('release', { label: 'v2' });
     const patched = await api('PATCH', `/v2/deployments/${id}`, { source_revision_config: { repo_ref: 'release' } });

@@ -7,6 +7,7 @@ import path from 'node:path';
 import { createRequire } from 'node:module';
 import { pathToFileURL } from 'node:url';
 import type { Logger } from '../../logging.js';
+import type { AppTraceEnv, AppTracing } from '../app-tracing.js';
 import { DriverFailure, type BuildResult, type DeployResult, type Driver, type DriverContext, type DriverTarget } from '../driver.js';
 import { runShell } from './commands.js';
 import { readAppConfig } from './app-config.js';
@@ -20,6 +21,8 @@ export interface LocalDriverOptions extends FetchDeps {
   buildTimeoutMs: number;
   healthTimeoutMs: number;
   logger: Logger;
+  /** Where the application's traces go (the deployment's tracing project); none when absent. */
+  tracing?: AppTracing | undefined;
 }
 
 // Resolution from Hangar's own package (createRequire: import.meta.resolve is not everywhere, e.g. vitest).
@@ -37,6 +40,7 @@ export class LocalDriver implements Driver {
   readonly name = 'local' as const;
   readonly hostsProcesses = true;
   private readonly running = new Map<string, AppProcess>();
+  private readonly traceEnvs = new Map<string, AppTraceEnv>();
 
   constructor(private readonly o: LocalDriverOptions) {}
 
@@ -83,6 +87,8 @@ export class LocalDriver implements Driver {
     const needsTs = Object.values(config.graphs).some((g) => /\.(m|c)?tsx?(:|$)/.test(typeof g === 'string' ? g : g.path));
     const args = [...(needsTs ? ['--import', tsxLoader()] : []), entry];
     const options = { port, nWorkers: 2, host: '127.0.0.1', cwd: config.root, graphs: config.graphs, auth: config.auth, http: config.http };
+    const traces = this.o.tracing ? await this.o.tracing.envFor(ctx) : undefined;
+    if (traces) this.traceEnvs.set(ctx.revision.id, traces);
     const env = {
       ...baseEnv(),
       ...config.env,
@@ -90,8 +96,8 @@ export class LocalDriver implements Driver {
       PORT: String(port),
       LANGGRAPH_API_URL: `http://127.0.0.1:${port}`,
       HANGAR_APP_OPTIONS: JSON.stringify(options),
-      // Traces go to Hangar's tracing project when tracing is wired in; never to a SaaS by accident.
-      LANGSMITH_TRACING: 'false',
+      // Traces go to the deployment's tracing project in Hangar; never to a SaaS by accident.
+      ...(traces?.env ?? { LANGSMITH_TRACING: 'false' }),
     };
     ctx.log('deploy', `[hangar] starting revision ${ctx.revision.seq} on port ${port} (LangGraph API ${LANGGRAPH_API_VERSION})\n`);
     const app = new AppProcess({ args, cwd: config.root, env, port, onOutput: (t) => ctx.log('deploy', t) });
@@ -103,9 +109,11 @@ export class LocalDriver implements Driver {
 
   async stop(_deploymentId: string, revisionId: string): Promise<void> {
     const app = this.running.get(revisionId);
-    if (!app) return;
     this.running.delete(revisionId);
-    await app.stop();
+    await app?.stop();
+    const traces = this.traceEnvs.get(revisionId);
+    this.traceEnvs.delete(revisionId);
+    await traces?.release().catch((error: unknown) => this.o.logger.warn({ err: error }, 'could not revoke the tracing key of a revision'));
   }
 
   async teardown(target: DriverTarget['deployment']): Promise<void> {
@@ -113,8 +121,7 @@ export class LocalDriver implements Driver {
   }
 
   async close(): Promise<void> {
-    await Promise.allSettled([...this.running.values()].map((a) => a.stop()));
-    this.running.clear();
+    await Promise.allSettled([...this.running.keys()].map((id) => this.stop('', id)));
   }
 }
 
