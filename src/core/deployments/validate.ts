@@ -8,9 +8,6 @@ import type { DeploymentSecret, SecretReference, Source, SourceConfig, SourceRev
 /** Deployment names: a DNS label (they name Kubernetes objects and tracing projects). */
 export const DEPLOYMENT_NAME = /^[a-z]([a-z0-9-]{0,61}[a-z0-9])?$/;
 
-const DOCKER: readonly Source[] = ['external_docker', 'internal_docker'];
-const FROM_SOURCE: readonly Source[] = ['vcshost', 'internal_source', 'internal_template'];
-
 /** Which fields each source accepts, requires, or refuses. */
 const RULES: Record<Source, { requires: string[]; refuses: string[] }> = {
   vcshost: {
@@ -107,7 +104,6 @@ function checkFormats(f: DeploymentFields): FieldIssue[] {
   if (src.image_uri && !/^[a-z0-9]+([._\-/:@a-zA-Z0-9]*)$/.test(src.image_uri)) {
     issues.push({ loc: ['body', 'source_revision_config', 'image_uri'], msg: 'must be an image reference such as registry.example.com/app:1.2', type: 'value_error' });
   }
-  if (FROM_SOURCE.includes(f.source) || DOCKER.includes(f.source)) return issues;
   return issues;
 }
 
