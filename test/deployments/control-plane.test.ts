@@ -166,3 +166,13 @@ describe('list', () => {
     expect(typeof detail[0]!.msg).toBe('string');
   });
 });
+
+describe('OpenAPI document', () => {
+  it('writes down the meaning of every deployment and revision status', async () => {
+    const doc = JSON.stringify(await (await fetch(`${server.url}/openapi.json`)).json());
+    const { DEPLOYMENT_STATUS_MEANING, REVISION_STATUS_MEANING } = await import('../../src/core/deployments/status.js');
+    for (const [status, meaning] of [...Object.entries(DEPLOYMENT_STATUS_MEANING), ...Object.entries(REVISION_STATUS_MEANING)]) {
+      expect(doc).toContain(`\`${status}\`: ${meaning}`);
+    }
+  });
+});
