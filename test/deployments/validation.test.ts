@@ -1,5 +1,8 @@
 // Every validation rule of /v2/deployments with its error, that nothing is written on a refusal,
 // and PATCH semantics (what makes a revision, immutable fields), redeploy and DELETE without a reconciler.
+import { mkdtemp } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer } from '../support/server.js';
@@ -100,6 +103,21 @@ describe('create validation', () => {
     expect(issue!.msg).toMatch(msg);
     expect(typeof issue!.type).toBe('string');
     expect(await count('deployments')).toBe(before);
+  });
+
+  it('refuses a repo_url outside the directory of the git integration it names', async () => {
+    const dir = await mkdtemp(path.join(os.tmpdir(), 'hangar-gitdir-'));
+    const integration = await raw('POST', '/v1/integrations/forge/vcshost', { kind: 'git', name: 'local', base_url: `file://${dir}` });
+    expect(integration.status).toBe(201);
+    const res = await raw('POST', '/v2/deployments', {
+      ...base(),
+      name: 'outside',
+      source_config: { integration_id: integration.body!.id, repo_url: 'file:///etc/secret-repo.git' },
+    });
+    expect(res.status).toBe(422);
+    expect(res.body!.detail).toEqual([
+      { loc: ['body', 'source_config', 'integration_id'], msg: `file:///etc/secret-repo.git is not inside the directory of git integration local`, type: 'value_error' },
+    ]);
   });
 
   it('reports every problem of a request together', async () => {
