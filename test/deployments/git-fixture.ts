@@ -27,7 +27,7 @@ function graphSource(label: string, broken: boolean): string {
   return `import { Annotation, StateGraph, START, END } from '@langchain/langgraph';
 ${broken ? "throw new Error('this revision is broken on purpose');\n" : ''}const State = Annotation.Root({ input: Annotation(), output: Annotation() });
 export const graph = new StateGraph(State)
-  .addNode('echo', (s) => ({ output: \`\${process.env.GREETING} \${s.input} from ${label}, secret \${process.env.APP_TOKEN === 'tok-123' ? 'present' : 'absent'}\` }))
+  .addNode('echo', (s) => s.input === 'crash' ? process.exit(1) : ({ output: \`\${process.env.GREETING} \${s.input} from ${label}, secret \${process.env.APP_TOKEN === 'tok-123' ? 'present' : 'absent'}\` }))
   .addEdge(START, 'echo')
   .addEdge('echo', END)
   .compile();

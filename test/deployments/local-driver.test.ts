@@ -136,6 +136,30 @@ describe('local driver, from a git repository', () => {
     const d2 = (await api('GET', `/v2/deployments/${id}`)).body as Dep;
     expect(d2).toMatchObject({ status: 'READY', active_revision_id: rev2 });
     expect(await runEcho(appUrl, 'again')).toBe('hello again from v2, secret present');
+
+    // Streams pass through the stable URL.
+    const stream = await fetch(`${appUrl}/runs/stream`, {
+      method: 'POST',
+      headers: { 'X-Api-Key': server.adminKey, 'Content-Type': 'application/json' },
+      body: JSON.stringify({ assistant_id: 'echo', input: { input: 'streamed' }, stream_mode: ['values'] }),
+    });
+    expect(stream.headers.get('content-type')).toMatch(/text\/event-stream/);
+    const text = await stream.text();
+    expect(text).toContain('event: values');
+    expect(text).toContain('hello streamed from v2');
+
+    // A crash of the application: the supervisor starts it again on the same port.
+    await fetch(`${appUrl}/runs/wait`, {
+      method: 'POST',
+      headers: { 'X-Api-Key': server.adminKey, 'Content-Type': 'application/json' },
+      body: JSON.stringify({ assistant_id: 'echo', input: { input: 'crash' } }),
+    }).catch(() => undefined);
+    await waitFor('the crash to be noticed', async () => {
+      const logs = (await api('GET', `/v2/deployments/${id}/revisions/${rev2}/deploy-logs`)).body.logs as string;
+      return logs.includes('[hangar] the application exited') ? true : undefined;
+    });
+    await waitFor('the restarted application', async () => ((await fetch(`${appUrl}/ok`, { headers: { 'X-Api-Key': server.adminKey } })).status === 200 ? true : undefined));
+    expect(await runEcho(appUrl, 'back')).toBe('hello back from v2, secret present');
     expect((await revision(id, rev1)).status).toBe('DEPLOYED');
 
     // A commit whose graph throws on import: DEPLOY_FAILED, v2 keeps serving.

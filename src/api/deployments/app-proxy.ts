@@ -1,5 +1,6 @@
 // The stable URL of a locally running deployment: /v2/deployments/{id}/app/* forwards to the active
 // revision's process, wherever it runs on this host, so the URL survives new revisions and restarts.
+import { HangarError } from '../../core/errors.js';
 import type { AppDeps } from '../../http/deps.js';
 import { newRouter } from '../../http/router.js';
 
@@ -15,12 +16,18 @@ export function appProxyRoutes({ services }: AppDeps) {
     const headers = new Headers(c.req.raw.headers);
     for (const h of HOP_BY_HOP) headers.delete(h);
     const hasBody = !['GET', 'HEAD'].includes(c.req.method);
-    const upstream = await fetch(`${target}${rest}${url.search}`, {
-      method: c.req.method,
-      headers,
-      ...(hasBody ? { body: c.req.raw.body, duplex: 'half' } : {}),
-      redirect: 'manual',
-    } as RequestInit);
+    let upstream: Response;
+    try {
+      upstream = await fetch(`${target}${rest}${url.search}`, {
+        method: c.req.method,
+        headers,
+        ...(hasBody ? { body: c.req.raw.body, duplex: 'half' } : {}),
+        redirect: 'manual',
+      } as RequestInit);
+    } catch (error) {
+      // Between a crash and its supervised restart the process does not answer.
+      throw new HangarError('deployment_not_serving', `deployment ${id} is not answering right now (it may be restarting)`, { cause: error });
+    }
     const out = new Headers(upstream.headers);
     out.delete('content-encoding');
     out.delete('content-length');
