@@ -21,10 +21,14 @@ export function hangarAppTracing(o: { db: Db; workspaces: WorkspaceService; publ
   return {
     async envFor(t) {
       const ws = await o.db.selectFrom('workspaces').select('name').where('id', '=', t.deployment.workspaceId).executeTakeFirstOrThrow();
+      const principal = `deployment:${t.deployment.id}/revision:${t.revision.id}`;
+      // A key minted by a previous host of this revision that could not revoke it (it stopped
+      // with the database, or crashed) is revoked now.
+      await o.db.updateTable('api_keys').set({ revoked_at: new Date() }).where('principal', '=', principal).where('revoked_at', 'is', null).execute();
       const { key, record } = await o.workspaces.createKey({
         workspace: ws.name,
         role: 'member',
-        principal: `deployment:${t.deployment.name}`,
+        principal,
         description: `traces of deployment ${t.deployment.name}, revision ${t.revision.seq}`,
       });
       return {
