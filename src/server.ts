@@ -16,6 +16,8 @@ import { migrate } from './db/migrate.js';
 import { createApp } from './http/app.js';
 import { Runtime } from './runtime/index.js';
 import { createLogger, type Logger } from './logging.js';
+import { createReconciler } from './deploy/index.js';
+import { parseRouting } from './deploy/routing.js';
 
 /** The version in package.json. */
 export const VERSION: string = (
@@ -70,7 +72,9 @@ export async function startHangar(config: Config, options: StartOptions = {}): P
     const applied = await migrate(database.pool);
     if (applied.length > 0) logger.info({ migrations: applied }, 'database migrated');
 
-    const cipher = createCipher(await loadSecretKey({ configured: config.secretKey, dataDir: config.dataDir }));
+    const secretKey = await loadSecretKey({ configured: config.secretKey, dataDir: config.dataDir });
+    const cipher = createCipher(secretKey);
+    const routing = parseRouting(config.deployDrivers);
     // The listen address is known only after listening; OAuth redirect URIs read it lazily.
     let listenUrl = '';
     const publicUrl = () => config.publicUrl ?? listenUrl;
@@ -104,7 +108,7 @@ export async function startHangar(config: Config, options: StartOptions = {}): P
       },
     });
     cleanup.push(() => runtime.close());
-    const services = createServices({ db: database.db, cipher, logger, publicUrl, keyCache, traceExporters, runtime: runtime.ports() });
+    const services = createServices({ db: database.db, cipher, logger, publicUrl, keyCache, traceExporters, runtime: runtime.ports(), deploy: { routing } });
     const firstKey = await services.workspaces.bootstrap({ bootstrapApiKey: config.bootstrapApiKey });
     if (firstKey) {
       announce(`Created the first admin API key (shown once, store it now):\n\n  ${firstKey}\n`);
@@ -112,6 +116,9 @@ export async function startHangar(config: Config, options: StartOptions = {}): P
 
     const background: BackgroundTask[] = config.role === 'api' ? [] : [runtime.workers()];
     if (config.role !== 'api') {
+      const reconciler = createReconciler({ config, db: database.db, cipher, logger, services, drivers: routing.drivers, secretKey, publicUrl: () => publicUrl().replace(/\/+$/, '') });
+      services.deployments.nudge = () => reconciler.nudge();
+      background.push(reconciler);
       background.push(traceSweeper({ tracing: services.tracing, retentionDays: config.traceRetentionDays, logger }));
     }
     for (const task of background) {

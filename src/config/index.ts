@@ -139,6 +139,45 @@ export const settings = {
     schema: bool.default(true),
     description: 'Trace every agent run into the trace store (and the configured exporters). `false` turns run tracing off.',
   },
+  deployDrivers: {
+    env: 'HANGAR_DEPLOY_DRIVERS',
+    schema: z
+      .string()
+      .regex(/^(\s*[a-z_]+=(local|kubernetes)\s*)(,\s*[a-z_]+=(local|kubernetes)\s*)*$/, 'must be a list like vcshost=local,external_docker=kubernetes')
+      .default('vcshost=local,internal_source=local,internal_template=local'),
+    description:
+      'Which deployment driver serves which source: comma-separated source=driver (drivers: local, kubernetes). A source not listed is refused at create.',
+  },
+  deployPollMs: {
+    env: 'HANGAR_DEPLOY_POLL_MS',
+    schema: positiveInt.default(2_000),
+    description: 'How often the deployment reconciler looks for work made by other processes (its own changes wake it at once).',
+  },
+  deployLeaseMs: {
+    env: 'HANGAR_DEPLOY_LEASE_MS',
+    schema: positiveInt.default(30_000),
+    description: 'Lease of a reconciler on a revision (renewed while it works); another process takes the revision over when it expires.',
+  },
+  deployBuildTimeoutMs: {
+    env: 'HANGAR_DEPLOY_BUILD_TIMEOUT_MS',
+    schema: positiveInt.default(600_000),
+    description: 'Time limit of fetching, installing and building one revision (local driver).',
+  },
+  deployHealthTimeoutMs: {
+    env: 'HANGAR_DEPLOY_HEALTH_TIMEOUT_MS',
+    schema: positiveInt.default(120_000),
+    description: 'How long a new revision has to answer its health check before it is DEPLOY_FAILED (local driver).',
+  },
+  deployAllowLocalRepos: {
+    env: 'HANGAR_DEPLOY_ALLOW_LOCAL_REPOS',
+    schema: bool.default(false),
+    description: 'Let vcshost deployments without an integration clone file:// repositories of this host (development and tests).',
+  },
+  kubeconfig: {
+    env: 'HANGAR_KUBECONFIG',
+    schema: z.string().optional(),
+    description: 'Kubeconfig file of the cluster the kubernetes driver applies to (default: in-cluster service account, then ~/.kube/config).',
+  },
   traceRetentionDays: {
     env: 'HANGAR_TRACE_RETENTION_DAYS',
     flag: 'trace-retention-days',

@@ -4,6 +4,10 @@ import type { Logger } from '../logging.js';
 import { ObjectStore } from '../repo/store.js';
 import { AgentService } from './agents/service.js';
 import { IntegrationService } from './integrations/service.js';
+import { DeploymentService } from './deployments/service.js';
+import type { CodeHosts, DriverRouting, TracingProjects } from './deployments/ports.js';
+import { UploadService } from './deployments/uploads.js';
+import { integrationCodeHosts } from './deployments/code-hosts.js';
 import { McpServerService } from './mcp-servers/service.js';
 import { ModelConfigService } from './model-configs/service.js';
 import { OAuthProviderService } from './oauth/providers.js';
@@ -33,6 +37,8 @@ export interface Services {
   integrations: IntegrationService;
   threads: ThreadService;
   runs: RunService;
+  deployments: DeploymentService;
+  deploymentUploads: UploadService;
 }
 
 /** What threads and runs need of the agent runtime (src/runtime). */
@@ -52,6 +58,8 @@ export interface ServiceDeps {
   publicUrl?: () => string;
   /** The running agent runtime; without it (operator commands) threads and runs refuse to work. */
   runtime?: RuntimePorts | undefined;
+  /** Deployments: which driver serves which source, and the other domains they use when present. */
+  deploy?: { routing: DriverRouting; codeHosts?: CodeHosts; tracing?: TracingProjects };
   /** Where traces go besides Hangar's own store (OTLP, LangSmith-compatible); none by default. */
   traceExporters?: TraceExporter[];
 }
@@ -65,6 +73,8 @@ export function createServices(deps: ServiceDeps): Services {
   const agents = new AgentService(deps.db, gitObjects, mcpServers, modelConfigs);
   const runtime = deps.runtime ?? offlineRuntime();
   const threads = new ThreadService(deps.db, agents, runtime.state);
+  const integrations = new IntegrationService(deps.db, deps.cipher);
+  const tracing = new TracingService({ store: new TraceStore(deps.db), mcpServers, exporters: deps.traceExporters ?? [], logger: deps.logger });
   return {
     workspaces: new WorkspaceService(deps.db, deps.keyCache),
     mcpServers,
@@ -78,8 +88,17 @@ export function createServices(deps: ServiceDeps): Services {
       logger: deps.logger,
       publicUrl: deps.publicUrl ?? (() => 'http://127.0.0.1:8124'),
     }),
-    integrations: new IntegrationService(deps.db, deps.cipher),
-    tracing: new TracingService({ store: new TraceStore(deps.db), mcpServers, exporters: deps.traceExporters ?? [], logger: deps.logger }),
+    integrations,
+    deployments: new DeploymentService({
+      db: deps.db,
+      cipher: deps.cipher,
+      logger: deps.logger,
+      routing: deps.deploy?.routing ?? { driverFor: () => undefined },
+      codeHosts: deps.deploy?.codeHosts ?? integrationCodeHosts(integrations),
+      tracing: deps.deploy?.tracing ?? tracing,
+    }),
+    deploymentUploads: new UploadService(deps.db),
+    tracing,
   };
 }
 

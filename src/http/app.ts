@@ -7,6 +7,8 @@ import { agentRoutes } from '../api/agents/routes.js';
 import { gitRoutes } from '../api/agents/git.js';
 import { authSessionRoutes } from '../api/auth-sessions/routes.js';
 import { integrationRoutes } from '../api/integrations/routes.js';
+import { appProxyRoutes } from '../api/deployments/app-proxy.js';
+import { deploymentRoutes } from '../api/deployments/routes.js';
 import { mcpServerRoutes } from '../api/mcp-servers/routes.js';
 import { modelConfigRoutes } from '../api/model-configs/routes.js';
 import { oauthProviderRoutes } from '../api/oauth-providers/routes.js';
@@ -58,6 +60,8 @@ export function createApp(deps: AppDeps): OpenAPIHono<AppEnv> {
   app.route('/', oauthProviderRoutes(deps));
   app.route('/', authSessionRoutes(deps));
   app.route('/', integrationRoutes(deps));
+  app.route('/', deploymentRoutes(deps));
+  app.route('/', appProxyRoutes(deps));
   app.route('/', tracingRoutes(deps));
   app.route('/', runTraceRoutes(deps));
   app.route('/', langsmithRoutes(deps));

@@ -110,6 +110,11 @@ export function documentConfig(version: string) {
       { name: 'OAuth providers', description: 'OAuth 2.0 clients of the workspace, used by OAuth-backed tool servers.' },
       { name: 'Auth sessions', description: 'The OAuth 2.0 authorization-code flow for the calling principal, and its browser callback.' },
       { name: 'Code-host integrations', description: 'GitHub (and GitHub Enterprise) accounts or app installations, and directories of bare git repositories, whose repositories deployments build from.' },
+      {
+        name: 'Deployments',
+        description:
+          'Deployments of LangGraph applications: the desired state, its revisions, and their build and deploy logs. A reconciler drives each revision with the driver configured for its source (`HANGAR_DEPLOY_DRIVERS`). A locally run deployment answers at `/v2/deployments/{deployment_id}/app/…` (reported as `source_config.custom_url`), with the same API key.',
+      },
       { name: 'Tracing', description: 'Tracing projects, traced runs as trees, and per-project figures.' },
       {
         name: 'LangSmith-compatible ingestion',
