@@ -145,7 +145,10 @@ describe('kubernetes driver against a stand-in Kubernetes API server', () => {
       return r.data!.status === 'DEPLOY_FAILED' ? r.data! : undefined;
     });
     k8s.rejectKinds.clear();
-    expect(rev.status_message).toMatch(/^applying HorizontalPodAutoscaler bad-bot-api failed: .*422.*rejected by the stand-in/s);
+    expect(rev.status_message).toBe('applying HorizontalPodAutoscaler bad-bot-api failed: HTTP 422 Invalid: HorizontalPodAutoscaler.horizontalpodautoscalers "bad-bot-api" is invalid: spec: Invalid value: rejected by the stand-in');
+    // Apply stops at the first refused object: nothing after it was sent.
+    const bad = k8s.requests.filter((r) => r.method === 'PATCH' && r.path.includes('/namespaces/bad/')).map((r) => (r.body as { kind: string }).kind);
+    expect(bad.at(-1)).toBe('HorizontalPodAutoscaler');
     const after = (await deployment(d.id)).data!;
     expect(after.active_revision_id).toBeNull();
     expect(after.status).toBe('UNUSED');
