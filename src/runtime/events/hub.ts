@@ -34,7 +34,9 @@ export function postgresSignal(pool: pg.Pool, logger: Logger): EventSignal {
     async close() {
       if (!listener) return;
       await listener.query(`UNLISTEN ${CHANNEL}`).catch(() => {});
-      listener.release();
+      // Close the connection rather than pool it: it carries the listener's error handler, which
+      // would report the database's own shutdown as a failure.
+      listener.release(true);
       listener = undefined;
     },
   };
