@@ -88,6 +88,13 @@ export const errorCatalogue = {
     type: 'upstream',
     meaning: "The thread's agent was deleted, so no new run can start on the thread (its history stays readable).",
   },
+  // Approvals, cancellation and multitasking (issue 5)
+  thread_not_interrupted: {
+    status: 409,
+    type: 'conflict',
+    meaning: 'The thread has no pending interrupt: there is nothing to resume or resolve.',
+  },
+  run_not_active: { status: 409, type: 'conflict', meaning: 'The run already ended; only a pending or running run can be cancelled.' },
   // Server side
   internal_error: { status: 500, type: 'internal', meaning: 'An unexpected error; the `request_id` identifies it in the logs.' },
 } satisfies Record<string, Entry>;

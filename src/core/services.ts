@@ -53,7 +53,7 @@ export function createServices(deps: ServiceDeps): Services {
     agents,
     gitObjects,
     threads,
-    runs: new RunService(deps.db, runtime.runs),
+    runs: new RunService(deps.db, runtime.runs, runtime.state),
   };
 }
 
@@ -61,5 +61,5 @@ function offlineRuntime(): RuntimePorts {
   const refuse = (): never => {
     throw new Error('the agent runtime is not running in this process');
   };
-  return { state: { current: refuse, history: refuse, forget: refuse }, runs: { announce: refuse, subscribe: refuse } };
+  return { state: { current: refuse, history: refuse, forget: refuse }, runs: { announce: refuse, subscribe: refuse, cancel: refuse, resolveInterrupt: refuse } };
 }

@@ -20,6 +20,7 @@ export class WorkerPool implements BackgroundTask {
   private loop: Promise<void> | undefined;
   private stopListening: (() => Promise<void>) | undefined;
   private renewTimer: NodeJS.Timeout | undefined;
+  private sweepTimer: NodeJS.Timeout | undefined;
 
   constructor(
     private readonly runtime: Runtime,
@@ -29,7 +30,12 @@ export class WorkerPool implements BackgroundTask {
 
   async start(): Promise<void> {
     this.running = true;
-    this.stopListening = await this.runtime.queue.listen(() => this.nudge());
+    this.stopListening = await this.runtime.queue.listen(
+      () => this.nudge(),
+      (runId) => this.active.get(runId)?.abort.abort(),
+    );
+    await this.sweep();
+    this.sweepTimer = setInterval(() => void this.sweep(), Math.max(500, Math.floor(this.settings.leaseMs / 2)));
     this.renewTimer = setInterval(() => {
       this.runtime.queue.renew([...this.active.keys()]).catch((error: unknown) => this.logger.warn({ err: error }, 'lease renewal failed'));
     }, Math.max(500, Math.floor(this.settings.leaseMs / 3)));
@@ -41,6 +47,7 @@ export class WorkerPool implements BackgroundTask {
     this.nudge();
     await this.loop;
     clearInterval(this.renewTimer);
+    clearInterval(this.sweepTimer);
     await this.stopListening?.();
     // Let current runs finish: their clients are still reading.
     await Promise.all([...this.active.values()].map((a) => a.done));
@@ -104,6 +111,22 @@ export class WorkerPool implements BackgroundTask {
         this.nudge();
       });
     this.active.set(run.id, { run, abort, done });
+  }
+
+  /**
+   * Hand back (or fail) runs whose worker died: every process sweeps, and SKIP LOCKED keeps two
+   * sweepers from touching one run.
+   */
+  private async sweep(): Promise<void> {
+    try {
+      const { retried, failed } = await this.runtime.queue.sweepExpired(this.settings.maxAttempts ?? 3);
+      if (retried > 0 || failed > 0) {
+        this.logger.warn({ retried, failed }, 'runs of a lost worker were swept');
+        if (retried > 0) this.nudge();
+      }
+    } catch (error) {
+      this.logger.warn({ err: error }, 'sweeping expired leases failed');
+    }
   }
 
   private async lastSeq(runId: string): Promise<number> {
