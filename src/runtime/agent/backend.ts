@@ -77,8 +77,9 @@ export async function definitionBackend(files: Record<string, string>): Promise<
 function principalPart(config: { configurable?: Record<string, unknown> | undefined } | undefined): string {
   const principal = config?.configurable?.principal;
   const text = typeof principal === 'string' && principal !== '' ? principal : 'anonymous';
-  // Store namespaces allow a restricted alphabet; anything else is escaped reversibly.
-  return text.replace(/[^A-Za-z0-9_.@+:~-]/g, (c) => `~${c.charCodeAt(0).toString(16)}`);
+  // Store namespace labels allow neither periods nor most punctuation (e-mail addresses have both):
+  // base64url keeps them distinct and reversible.
+  return `p-${Buffer.from(text, 'utf8').toString('base64url')}`;
 }
 
 /**
