@@ -2598,6 +2598,79 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/deepagents/usage": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Usage per agent and model
+         * @description Runs created in [`start`, `end`) per agent and model, with tokens in and out and errors. Runs of threads created with `options.test_run` are not counted. Default range: the 30 days before `end` (default now).
+         */
+        get: {
+            parameters: {
+                query?: {
+                    /** @description Only this agent. */
+                    agent_id?: string;
+                    /** @description End of the range (exclusive), ISO 8601. Default now. */
+                    end?: string;
+                    /** @description Start of the range (inclusive), ISO 8601. */
+                    start?: string;
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description The usage report. */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Usage"];
+                    };
+                };
+                /** @description Missing, unknown or revoked API key. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["AuthError"];
+                    };
+                };
+                /** @description The key may not do this. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["AuthError"];
+                    };
+                };
+                /** @description A field is missing or invalid. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -3144,6 +3217,31 @@ export interface components {
             model_id?: string;
             name?: string;
             parameters?: components["schemas"]["ModelParameters"] & unknown;
+        };
+        Usage: {
+            /** Format: date-time */
+            end: string;
+            items: components["schemas"]["UsageRow"][];
+            /** Format: date-time */
+            start: string;
+            totals: {
+                /** @description Runs that ended `error` or `timeout`. */
+                errors: number;
+                input_tokens: number;
+                output_tokens: number;
+                runs: number;
+            };
+        };
+        UsageRow: {
+            /** Format: uuid */
+            agent_id: string;
+            /** @description Runs that ended `error` or `timeout`. */
+            errors: number;
+            input_tokens: number;
+            /** @description The model that served the runs (`unknown` for runs that failed before a model was chosen). */
+            model: string;
+            output_tokens: number;
+            runs: number;
         };
     };
     responses: never;

@@ -8,6 +8,7 @@ import { ModelConfigService } from './model-configs/service.js';
 import { RunService, type RunPorts } from './runs/service.js';
 import type { Cipher } from './secrets/cipher.js';
 import { ThreadService } from './threads/service.js';
+import { UsageService } from './usage/service.js';
 import type { ThreadStateReader } from './threads/state.js';
 import { WorkspaceService } from './workspaces/service.js';
 
@@ -21,6 +22,7 @@ export interface Services {
   gitObjects: ObjectStore;
   threads: ThreadService;
   runs: RunService;
+  usage: UsageService;
 }
 
 /** What threads and runs need of the agent runtime (src/runtime). */
@@ -54,6 +56,7 @@ export function createServices(deps: ServiceDeps): Services {
     gitObjects,
     threads,
     runs: new RunService(deps.db, runtime.runs, runtime.state),
+    usage: new UsageService(deps.db),
   };
 }
 
