@@ -6,6 +6,7 @@ import type { DestinationStream } from 'pino';
 import type { Config } from './config/index.js';
 import { createServices, type Services } from './core/services.js';
 import { createCipher, loadSecretKey } from './core/secrets/cipher.js';
+import { KeyCache } from './core/workspaces/key-cache.js';
 import { ensureDatabase, startEmbeddedDatabase, type EmbeddedDatabase } from './db/embedded.js';
 import { openDatabase, type DatabaseHandle } from './db/index.js';
 import { migrate } from './db/migrate.js';
@@ -67,13 +68,20 @@ export async function startHangar(config: Config, options: StartOptions = {}): P
     if (applied.length > 0) logger.info({ migrations: applied }, 'database migrated');
 
     const cipher = createCipher(await loadSecretKey({ configured: config.secretKey, dataDir: config.dataDir }));
-    const base = createServices({ db: database.db, cipher, logger });
+    // The listen address is known only after listening; OAuth redirect URIs read it lazily.
+    let listenUrl = '';
+    const publicUrl = () => config.publicUrl ?? listenUrl;
+    const keyCache = new KeyCache({ url, onError: (err) => logger.warn({ err }, 'key cache listener lost; authenticating without cache') });
+    await keyCache.start();
+    cleanup.push(() => keyCache.stop());
+    const base = createServices({ db: database.db, cipher, logger, publicUrl, keyCache });
     const runtime = await Runtime.open({
       db: database.db,
       pool: database.pool,
       databaseUrl: url,
       agents: base.agents,
       mcpServers: base.mcpServers,
+      oauth: base.oauth,
       modelConfigs: base.modelConfigs,
       logger: logger.child({ component: 'runtime' }),
       settings: {
@@ -87,7 +95,7 @@ export async function startHangar(config: Config, options: StartOptions = {}): P
       },
     });
     cleanup.push(() => runtime.close());
-    const services = createServices({ db: database.db, cipher, logger, runtime: runtime.ports() });
+    const services = createServices({ db: database.db, cipher, logger, publicUrl, keyCache, runtime: runtime.ports() });
     const firstKey = await services.workspaces.bootstrap({ bootstrapApiKey: config.bootstrapApiKey });
     if (firstKey) {
       announce(`Created the first admin API key (shown once, store it now):\n\n  ${firstKey}\n`);
@@ -110,6 +118,7 @@ export async function startHangar(config: Config, options: StartOptions = {}): P
     const port = (server.address() as AddressInfo).port;
     const baseUrl = `http://${config.host === '0.0.0.0' ? '127.0.0.1' : config.host}:${port}`;
     logger.info({ url: baseUrl, storage: embedded ? 'embedded' : 'external', version: VERSION }, 'hangar listening');
+    listenUrl = baseUrl;
 
     let closing: Promise<void> | undefined;
     const close = () =>

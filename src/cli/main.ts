@@ -5,6 +5,7 @@ import { WorkspaceAdminError } from '../core/workspaces/service.js';
 import { startHangar, VERSION } from '../server.js';
 import { ApiError, registerAgentCommands } from './agents.js';
 import { chat } from './chat.js';
+import { authLogin, listRepos } from './oauth.js';
 import { withServices } from './database.js';
 import { table } from './table.js';
 
@@ -22,6 +23,11 @@ function withStorageFlags(cmd: Command): Command {
 
 function config(flags: Record<string, unknown>): Config {
   return loadConfig({ flags, env: process.env });
+}
+
+/** Configuration of an operator command: only its storage flags are settings (its `--role` is a key's role). */
+function storageConfig(flags: Record<string, unknown>): Config {
+  return config({ dataDir: flags.dataDir, databaseUrl: flags.databaseUrl });
 }
 
 withStorageFlags(program.command('serve'))
@@ -55,14 +61,14 @@ withStorageFlags(workspaces.command('create <name>'))
   .description('Create a workspace.')
   .option('--no-preview-access', 'create it without access to the agent runtime (/v1/deepagents)')
   .action(async (name: string, flags: Record<string, unknown> & { previewAccess: boolean }) => {
-    const ws = await withServices(config(flags), (s) => s.workspaces.createWorkspace(name, { previewAccess: flags.previewAccess }));
+    const ws = await withServices(storageConfig(flags), (s) => s.workspaces.createWorkspace(name, { previewAccess: flags.previewAccess }));
     process.stdout.write(`Created workspace ${ws.name} (${ws.id}), preview access ${ws.previewAccess ? 'on' : 'off'}\n`);
   });
 
 withStorageFlags(workspaces.command('list'))
   .description('List workspaces.')
   .action(async (flags: Record<string, unknown>) => {
-    const rows = await withServices(config(flags), (s) => s.workspaces.listWorkspaces());
+    const rows = await withServices(storageConfig(flags), (s) => s.workspaces.listWorkspaces());
     process.stdout.write(
       table(
         ['ID', 'NAME', 'PREVIEW ACCESS', 'CREATED'],
@@ -75,7 +81,7 @@ withStorageFlags(workspaces.command('set <name>'))
   .description('Change a workspace setting.')
   .addOption(new Option('--preview-access <state>', 'access to the agent runtime').choices(['on', 'off']).makeOptionMandatory())
   .action(async (name: string, flags: Record<string, unknown> & { previewAccess: 'on' | 'off' }) => {
-    const ws = await withServices(config(flags), (s) => s.workspaces.setPreviewAccess(name, flags.previewAccess === 'on'));
+    const ws = await withServices(storageConfig(flags), (s) => s.workspaces.setPreviewAccess(name, flags.previewAccess === 'on'));
     process.stdout.write(`Workspace ${ws.name}: preview access ${ws.previewAccess ? 'on' : 'off'}\n`);
   });
 
@@ -88,7 +94,7 @@ withStorageFlags(keys.command('create'))
   .option('--principal <name>', 'who the key acts for (user memories and OAuth tokens are per principal); default: the key itself')
   .option('--description <text>', 'a note to recognise the key by')
   .action(async (flags: Record<string, unknown> & { workspace: string; role: 'admin' | 'member' | 'viewer'; principal?: string; description?: string }) => {
-    const { key, record } = await withServices(config(flags), (s) =>
+    const { key, record } = await withServices(storageConfig(flags), (s) =>
       s.workspaces.createKey({
         workspace: flags.workspace,
         role: flags.role,
@@ -104,7 +110,7 @@ withStorageFlags(keys.command('list'))
   .description('List API keys (never the keys themselves).')
   .option('--workspace <name>', 'only this workspace')
   .action(async (flags: Record<string, unknown> & { workspace?: string }) => {
-    const rows = await withServices(config(flags), (s) => s.workspaces.listKeys(flags.workspace ? { workspace: flags.workspace } : {}));
+    const rows = await withServices(storageConfig(flags), (s) => s.workspaces.listKeys(flags.workspace ? { workspace: flags.workspace } : {}));
     process.stdout.write(
       table(
         ['ID', 'WORKSPACE', 'ROLE', 'PREFIX', 'PRINCIPAL', 'CREATED', 'REVOKED'],
@@ -116,12 +122,11 @@ withStorageFlags(keys.command('list'))
 withStorageFlags(keys.command('revoke <id>'))
   .description('Revoke an API key by id.')
   .action(async (id: string, flags: Record<string, unknown>) => {
-    const key = await withServices(config(flags), (s) => s.workspaces.revokeKey(id));
+    const key = await withServices(storageConfig(flags), (s) => s.workspaces.revokeKey(id));
     process.stdout.write(`Revoked key ${key.id} (${key.role}, workspace ${key.workspaceName})\n`);
   });
 
 registerAgentCommands(program);
-
 program
   .command('chat <agent> <message>')
   .description('Send MESSAGE to AGENT (id or exact name) and stream the answer; tool calls and the thread id go to standard error.')
@@ -131,7 +136,7 @@ program
   .option('--timezone <zone>', 'IANA time zone of the user (default: this machine’s)')
   .action(async (agent: string, message: string, flags: { thread?: string; url?: string; apiKey?: string; timezone?: string }) => {
     const apiKey = flags.apiKey ?? process.env.HANGAR_API_KEY;
-    if (!apiKey) throw new ApiError('no API key: pass --api-key or set HANGAR_API_KEY');
+    if (!apiKey) throw new ConfigError('an API key is needed: --api-key or HANGAR_API_KEY');
     await chat(
       {
         baseUrl: flags.url ?? process.env.HANGAR_URL ?? 'http://127.0.0.1:8124',
@@ -143,6 +148,37 @@ program
       },
       { out: (t) => process.stdout.write(t), err: (t) => process.stderr.write(t) },
     );
+  });
+
+/** The server and key of a client command. */
+function target(flags: { url?: string; apiKey?: string }) {
+  const apiKey = flags.apiKey ?? process.env.HANGAR_API_KEY;
+  if (!apiKey) throw new ConfigError('an API key is needed: --api-key or HANGAR_API_KEY');
+  return { baseUrl: flags.url ?? process.env.HANGAR_URL ?? 'http://127.0.0.1:8124', apiKey };
+}
+const stdio = { out: (t: string) => process.stdout.write(t), err: (t: string) => process.stderr.write(t) };
+
+program
+  .command('auth')
+  .description('OAuth providers of the workspace.')
+  .command('login <provider>')
+  .description('Authorize your key’s principal with an OAuth provider: prints the URL to open, waits until done.')
+  .option('--scope <scope...>', 'scopes to request (default: the provider’s)')
+  .option('--force', 'start a new authorization even if a token exists')
+  .option('--url <url>', 'Hangar server (HANGAR_URL; default http://127.0.0.1:8124)')
+  .option('--api-key <key>', 'API key (HANGAR_API_KEY)')
+  .action(async (provider: string, flags: { scope?: string[]; force?: boolean; url?: string; apiKey?: string }) => {
+    await authLogin({ ...target(flags), provider, scopes: flags.scope, force: flags.force }, stdio);
+  });
+
+program
+  .command('repos <integration>')
+  .description('List the repositories of a code-host integration (its id).')
+  .option('--json', 'print the JSON array')
+  .option('--url <url>', 'Hangar server (HANGAR_URL; default http://127.0.0.1:8124)')
+  .option('--api-key <key>', 'API key (HANGAR_API_KEY)')
+  .action(async (integration: string, flags: { json?: boolean; url?: string; apiKey?: string }) => {
+    await listRepos({ ...target(flags), integration, json: flags.json }, stdio);
   });
 
 program.parseAsync(process.argv).catch((error: unknown) => {

@@ -37,6 +37,59 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/oauth/callback": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * OAuth redirect target (opened by the browser)
+         * @description No API key: the one-time `state` identifies the session. Exchanges the code at the provider’s token endpoint and answers an HTML page.
+         */
+        get: {
+            parameters: {
+                query?: {
+                    code?: string;
+                    error?: string;
+                    error_description?: string;
+                    state?: string;
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Connected. */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "text/html": string;
+                    };
+                };
+                /** @description Unknown, used or expired state, or the provider refused. */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "text/html": string;
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/ok": {
         parameters: {
             query?: never;
@@ -673,6 +726,201 @@ export interface paths {
                     };
                     content: {
                         "application/json": components["schemas"]["AgentAtRevision"];
+                    };
+                };
+                /** @description Missing, unknown or revoked API key. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["AuthError"];
+                    };
+                };
+                /** @description The key may not do this. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["AuthError"];
+                    };
+                };
+                /** @description Not found in the caller’s workspace. */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description A field is missing or invalid. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/deepagents/auth-sessions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Start an OAuth authorization for the caller
+         * @description Tokens are kept per workspace, principal (of the API key) and provider. The provider redirects the browser to `/oauth/callback` on this server (HANGAR_PUBLIC_URL), which exchanges the code.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["CreateAuthSessionRequest"];
+                };
+            };
+            responses: {
+                /** @description The caller already has a usable token; nothing started. */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["CreateAuthSessionResponse"];
+                    };
+                };
+                /** @description Session started: open `verification_url`. */
+                201: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["CreateAuthSessionResponse"];
+                    };
+                };
+                /** @description Malformed request (for example, invalid JSON). */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Missing, unknown or revoked API key. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["AuthError"];
+                    };
+                };
+                /** @description The key may not do this. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["AuthError"];
+                    };
+                };
+                /** @description Not found in the caller’s workspace. */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Body larger than the configured limit. */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Body is not JSON. */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description A field is missing or invalid. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/deepagents/auth-sessions/{session_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Poll an authorization session
+         * @description With `wait_seconds`, waits up to that long for the session to leave PENDING (long poll).
+         */
+        get: {
+            parameters: {
+                query?: {
+                    /** @description Long-poll window, 0..25 seconds. */
+                    wait_seconds?: number | null;
+                };
+                header?: never;
+                path: {
+                    session_id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description The session. */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["GetAuthSessionResponse"];
                     };
                 };
                 /** @description Missing, unknown or revoked API key. */
@@ -2671,6 +2919,829 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/integrations/forge/vcshost": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List code-host integrations */
+        get: {
+            parameters: {
+                query?: {
+                    /** @description Largest number of resources returned (1..100). */
+                    limit?: number;
+                    /** @description Offset of the first resource. */
+                    offset?: number | null;
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description One page, oldest first. */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["VcshostIntegrationPage"];
+                    };
+                };
+                /** @description Missing, unknown or revoked API key. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["DetailError"];
+                    };
+                };
+                /** @description The key may not do this. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["DetailError"];
+                    };
+                };
+                /** @description A field is missing or invalid. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ValidationError"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        /**
+         * Create a code-host integration
+         * @description `github`: a token or GitHub App installation credentials, and the API base URL (GitHub Enterprise works). `git`: a directory of bare repositories on the server. Credentials are stored encrypted and never returned; they are checked when repositories are listed.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["CreateVcshostIntegrationRequest"];
+                };
+            };
+            responses: {
+                /** @description Created. */
+                201: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["VcshostIntegration"];
+                    };
+                };
+                /** @description Malformed request (for example, invalid JSON). */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["DetailError"];
+                    };
+                };
+                /** @description Missing, unknown or revoked API key. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["DetailError"];
+                    };
+                };
+                /** @description The key may not do this. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["DetailError"];
+                    };
+                };
+                /** @description Body larger than the configured limit. */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["DetailError"];
+                    };
+                };
+                /** @description Body is not JSON. */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["DetailError"];
+                    };
+                };
+                /** @description A field is missing or invalid. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ValidationError"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/integrations/forge/vcshost/{integration_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Get a code-host integration */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description The integration id. */
+                    integration_id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description The integration. */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["VcshostIntegration"];
+                    };
+                };
+                /** @description Missing, unknown or revoked API key. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["DetailError"];
+                    };
+                };
+                /** @description The key may not do this. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["DetailError"];
+                    };
+                };
+                /** @description Not found in the caller’s workspace. */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["DetailError"];
+                    };
+                };
+                /** @description A field is missing or invalid. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ValidationError"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        /** Delete a code-host integration */
+        delete: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description The integration id. */
+                    integration_id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Deleted. */
+                204: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description Missing, unknown or revoked API key. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["DetailError"];
+                    };
+                };
+                /** @description The key may not do this. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["DetailError"];
+                    };
+                };
+                /** @description Not found in the caller’s workspace. */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["DetailError"];
+                    };
+                };
+                /** @description A field is missing or invalid. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ValidationError"];
+                    };
+                };
+            };
+        };
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/integrations/forge/vcshost/{integration_id}/repos": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the repositories of an integration
+         * @description A JSON array of every repository the integration reaches (all pages of the code host). Distinct errors: 404 unknown integration; 400 credentials rejected by the code host (bad, expired or revoked); 502 code host (or directory) unreachable or failing.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description The integration id. */
+                    integration_id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description The repositories. */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["VcshostRepository"][];
+                    };
+                };
+                /** @description Malformed request (for example, invalid JSON). */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["DetailError"];
+                    };
+                };
+                /** @description Missing, unknown or revoked API key. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["DetailError"];
+                    };
+                };
+                /** @description The key may not do this. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["DetailError"];
+                    };
+                };
+                /** @description Not found in the caller’s workspace. */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["DetailError"];
+                    };
+                };
+                /** @description A field is missing or invalid. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ValidationError"];
+                    };
+                };
+                /** @description An upstream dependency failed. */
+                502: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["DetailError"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v2/auth/providers": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List OAuth providers
+         * @description Oldest first, `{resources, offset}`; pass `offset` back to get the next page.
+         */
+        get: {
+            parameters: {
+                query?: {
+                    /** @description Largest number of resources returned (1..100). */
+                    limit?: number;
+                    /** @description Offset of the first resource. */
+                    offset?: number | null;
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description One page of providers. */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["OAuthProviderPage"];
+                    };
+                };
+                /** @description Missing, unknown or revoked API key. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["DetailError"];
+                    };
+                };
+                /** @description The key may not do this. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["DetailError"];
+                    };
+                };
+                /** @description A field is missing or invalid. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ValidationError"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        /**
+         * Create an OAuth provider
+         * @description Answers 200 (the control plane’s convention for this route). `client_secret` is stored encrypted and never returned; `provider_id` is unique within the workspace (409).
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["CreateOAuthProviderRequest"];
+                };
+            };
+            responses: {
+                /** @description Created. */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["OAuthProvider"];
+                    };
+                };
+                /** @description Malformed request (for example, invalid JSON). */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["DetailError"];
+                    };
+                };
+                /** @description Missing, unknown or revoked API key. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["DetailError"];
+                    };
+                };
+                /** @description The key may not do this. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["DetailError"];
+                    };
+                };
+                /** @description Conflicts with the current state. */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["DetailError"];
+                    };
+                };
+                /** @description Body larger than the configured limit. */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["DetailError"];
+                    };
+                };
+                /** @description Body is not JSON. */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["DetailError"];
+                    };
+                };
+                /** @description A field is missing or invalid. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ValidationError"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v2/auth/providers/{provider_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Get an OAuth provider */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description The provider’s `provider_id`. */
+                    provider_id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description The provider. */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["OAuthProvider"];
+                    };
+                };
+                /** @description Missing, unknown or revoked API key. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["DetailError"];
+                    };
+                };
+                /** @description The key may not do this. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["DetailError"];
+                    };
+                };
+                /** @description Not found in the caller’s workspace. */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["DetailError"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        /**
+         * Delete an OAuth provider
+         * @description Also deletes every principal’s tokens and pending authorizations for it.
+         */
+        delete: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description The provider’s `provider_id`. */
+                    provider_id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Deleted. */
+                204: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description Missing, unknown or revoked API key. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["DetailError"];
+                    };
+                };
+                /** @description The key may not do this. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["DetailError"];
+                    };
+                };
+                /** @description Not found in the caller’s workspace. */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["DetailError"];
+                    };
+                };
+            };
+        };
+        options?: never;
+        head?: never;
+        /**
+         * Update an OAuth provider
+         * @description Omitted fields keep their values; `client_secret: null` removes the secret. Tokens already issued are kept.
+         */
+        patch: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description The provider’s `provider_id`. */
+                    provider_id: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["UpdateOAuthProviderRequest"];
+                };
+            };
+            responses: {
+                /** @description Updated. */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["OAuthProvider"];
+                    };
+                };
+                /** @description Malformed request (for example, invalid JSON). */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["DetailError"];
+                    };
+                };
+                /** @description Missing, unknown or revoked API key. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["DetailError"];
+                    };
+                };
+                /** @description The key may not do this. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["DetailError"];
+                    };
+                };
+                /** @description Not found in the caller’s workspace. */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["DetailError"];
+                    };
+                };
+                /** @description Conflicts with the current state. */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["DetailError"];
+                    };
+                };
+                /** @description Body larger than the configured limit. */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["DetailError"];
+                    };
+                };
+                /** @description Body is not JSON. */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["DetailError"];
+                    };
+                };
+                /** @description A field is missing or invalid. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ValidationError"];
+                    };
+                };
+            };
+        };
+        trace?: never;
+    };
+    "/v2/auth/providers/{provider_id}/token": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Revoke the caller’s token for a provider
+         * @description Deletes the tokens Hangar holds for the calling principal; the next use asks for authorization again. Idempotent.
+         */
+        delete: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    provider_id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Revoked. */
+                204: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description Missing, unknown or revoked API key. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["DetailError"];
+                    };
+                };
+                /** @description The key may not do this. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["DetailError"];
+                    };
+                };
+                /** @description Not found in the caller’s workspace. */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["DetailError"];
+                    };
+                };
+            };
+        };
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -2754,6 +3825,11 @@ export interface components {
             error: "Unauthorized" | "Forbidden";
         };
         /**
+         * @description `PENDING`: waiting for the browser. `COMPLETED`: the principal has a token. `CONNECTION_REQUIRED`: the flow failed or timed out; start again.
+         * @enum {string}
+         */
+        AuthSessionStatus: "PENDING" | "COMPLETED" | "CONNECTION_REQUIRED" | "TOKEN_EXPIRED";
+        /**
          * @description `headers`: the stored headers are sent. `oauth`: the run principal’s OAuth access token is sent.
          * @enum {string}
          */
@@ -2795,6 +3871,65 @@ export interface components {
             subagents?: components["schemas"]["SubagentSpec"][];
             tools?: components["schemas"]["ToolsConfigInput"] & unknown;
         };
+        CreateAuthSessionRequest: {
+            /**
+             * @description The provider’s `provider_id` (or its `id`).
+             * @example github-tools
+             */
+            provider_id: string;
+            /** @description Scopes to request (none by default). */
+            scopes?: string[];
+            /**
+             * @description `REUSE` (the default) answers 200 COMPLETED when the caller already has a usable token; `CREATE` always starts a new authorization.
+             * @enum {string}
+             */
+            strategy?: "REUSE" | "CREATE";
+        };
+        CreateAuthSessionResponse: {
+            /**
+             * Format: uuid
+             * @description Session id, for pending sessions.
+             */
+            id?: string;
+            provider_id: string;
+            status: components["schemas"]["AuthSessionStatus"];
+            /** @description The provider’s authorization URL (with `state` and, for PKCE providers, an S256 challenge): open it in a browser. */
+            verification_url?: string;
+        };
+        CreateGithubIntegration: {
+            /** @description GitHub App installation credentials, instead of `token`. */
+            app?: {
+                app_id: string | number;
+                installation_id: string | number;
+                /** @description The app’s private key (PEM). Stored encrypted; never returned. */
+                private_key: string;
+            };
+            /** @description REST API base: `https://api.github.com` (the default) or `https://<host>/api/v3` for GitHub Enterprise Server. */
+            base_url?: string;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            kind: "github";
+            /** @description Display name; also the `owner` of top-level repositories of a `git` integration. */
+            name?: string;
+            /** @description A personal access or OAuth token. Stored encrypted; never returned. */
+            token?: string;
+        };
+        CreateGitIntegration: {
+            /**
+             * @description Absolute path (or `file://` URL) of a directory on the server holding bare repositories as `<name>.git` or `<owner>/<name>.git`.
+             * @example /srv/git
+             */
+            base_url: string;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            kind: "git";
+            /** @description Display name; also the `owner` of top-level repositories of a `git` integration. */
+            name?: string;
+        };
         CreateMcpServerRequest: {
             auth_type?: components["schemas"]["AuthType"];
             external_system_id?: string;
@@ -2819,6 +3954,39 @@ export interface components {
             name: string;
             parameters?: components["schemas"]["ModelParameters"];
         };
+        CreateOAuthProviderRequest: {
+            /**
+             * @description Authorization endpoint (http or https).
+             * @example https://auth.example.com/oauth/authorize
+             */
+            auth_url: string;
+            client_id: string;
+            /** @description Stored encrypted; never returned. */
+            client_secret?: string | null;
+            /**
+             * @description PKCE method. Default `S256`.
+             * @enum {string|null}
+             */
+            code_challenge_method?: "S256" | "plain" | null;
+            /** @example Tools login */
+            name: string;
+            /**
+             * @description Your identifier for the provider, unique within the workspace.
+             * @example github-tools
+             */
+            provider_id: string;
+            provider_type?: components["schemas"]["OAuthProviderType"];
+            /** @description Hangar extension: scopes requested when an authorization starts without explicit scopes (for example from a tool call). Default none. */
+            scopes?: string[];
+            token_endpoint_auth_method?: components["schemas"]["TokenEndpointAuthMethod"];
+            /**
+             * @description Token endpoint (http or https).
+             * @example https://auth.example.com/oauth/authorize
+             */
+            token_url: string;
+            /** @description Send a PKCE code challenge with every authorization. Default false. */
+            uses_pkce?: boolean;
+        };
         CreateThreadRequest: {
             /**
              * Format: uuid
@@ -2836,6 +4004,7 @@ export interface components {
                 test_run?: boolean;
             };
         };
+        CreateVcshostIntegrationRequest: components["schemas"]["CreateGithubIntegration"] | components["schemas"]["CreateGitIntegration"];
         Decision: {
             /** @description For `edit`: the arguments to run the tool with (and optionally another tool name). */
             edited_action?: {
@@ -2851,6 +4020,9 @@ export interface components {
              * @enum {string}
              */
             type: "approve" | "edit" | "reject" | "respond";
+        };
+        DetailError: {
+            detail: string;
         };
         ErrorResponse: {
             /**
@@ -2895,6 +4067,14 @@ export interface components {
         /** @description Every file of the tree; only with `include_files=true`. */
         FileMap: {
             [key: string]: components["schemas"]["FileEntry"];
+        };
+        GetAuthSessionResponse: {
+            /** @description Why the session did not complete. */
+            error: string | null;
+            /** Format: uuid */
+            id: string;
+            provider_id: string;
+            status: components["schemas"]["AuthSessionStatus"];
         };
         Info: {
             /** @enum {string} */
@@ -2985,6 +4165,44 @@ export interface components {
             max_tokens?: number;
             temperature?: number;
         };
+        OAuthProvider: {
+            auth_url: string;
+            client_id: string;
+            code_challenge_method: string | null;
+            /** Format: date-time */
+            created_at: string;
+            /** Format: uuid */
+            id: string;
+            /** @description Always false: Hangar does not register clients dynamically. */
+            is_dynamic_client: boolean;
+            /** @description URL of a tool server registered with this provider, if any. */
+            mcp_server_url: string | null;
+            name: string;
+            /**
+             * Format: uuid
+             * @description The workspace that owns the provider.
+             */
+            organization_id: string;
+            provider_id: string;
+            provider_type: string | null;
+            /** @description Hangar extension: default scopes of an authorization. */
+            scopes: string[];
+            token_endpoint_auth_method: string;
+            token_url: string;
+            /** Format: date-time */
+            updated_at: string;
+            uses_pkce: boolean;
+        };
+        OAuthProviderPage: {
+            /** @description Offset of the next page; a page shorter than `limit` is the last. */
+            offset: number;
+            resources: components["schemas"]["OAuthProvider"][];
+        };
+        /**
+         * @description One of three predefined provider kinds, written as neutral words: `vcshost` (a code host), `office_suite` (a productivity suite), `messaging` (a chat service). Informational: the flow is the same for every kind.
+         * @enum {string|null}
+         */
+        OAuthProviderType: "vcshost" | "office_suite" | "messaging" | null;
         Ok: {
             /** @enum {boolean} */
             ok: true;
@@ -3155,6 +4373,11 @@ export interface components {
          * @enum {string}
          */
         ThreadStatus: "idle" | "busy" | "interrupted" | "error";
+        /**
+         * @description Default `client_secret_post`.
+         * @enum {string}
+         */
+        TokenEndpointAuthMethod: "none" | "client_secret_basic" | "client_secret_post";
         ToolsConfig: {
             /** @description Keys `{mcp_server_url}::{tool_name}` (extra `::` parts ignored when matching; trailing URL slashes stripped) or a bare tool name. `true`: a person approves each call first. */
             interrupt_config: {
@@ -3218,6 +4441,39 @@ export interface components {
             name?: string;
             parameters?: components["schemas"]["ModelParameters"] & unknown;
         };
+        UpdateOAuthProviderRequest: {
+            /**
+             * @description Authorization endpoint (http or https).
+             * @example https://auth.example.com/oauth/authorize
+             */
+            auth_url?: string;
+            client_id?: string;
+            /** @description A new secret; `null` removes it. Never returned. */
+            client_secret?: string | null;
+            /**
+             * @description PKCE method; `S256` by default.
+             * @enum {string|null}
+             */
+            code_challenge_method?: "S256" | "plain" | null;
+            /** @example Tools login */
+            name?: string;
+            /**
+             * @description Your identifier for the provider, unique within the workspace.
+             * @example github-tools
+             */
+            provider_id?: string;
+            provider_type?: components["schemas"]["OAuthProviderType"];
+            /** @description Hangar extension: scopes requested when an authorization starts without explicit scopes (for example from a tool call). Default none. */
+            scopes?: string[];
+            token_endpoint_auth_method?: components["schemas"]["TokenEndpointAuthMethod"] & unknown;
+            /**
+             * @description Token endpoint (http or https).
+             * @example https://auth.example.com/oauth/authorize
+             */
+            token_url?: string;
+            /** @description Send a PKCE code challenge with every authorization. */
+            uses_pkce?: boolean;
+        };
         Usage: {
             /** Format: date-time */
             end: string;
@@ -3242,6 +4498,49 @@ export interface components {
             model: string;
             output_tokens: number;
             runs: number;
+        };
+        ValidationError: {
+            detail: components["schemas"]["FieldIssue"][];
+        };
+        VcshostIntegration: {
+            app_id: string | null;
+            /**
+             * @description How a `github` integration authenticates; null for `git`.
+             * @enum {string|null}
+             */
+            auth_type: "token" | "app" | null;
+            base_url: string;
+            /** Format: date-time */
+            created_at: string;
+            /**
+             * Format: uuid
+             * @description Use as `integration_id` in a deployment’s `source_config`.
+             */
+            id: string;
+            installation_id: string | null;
+            /** @enum {string} */
+            kind: "github" | "git";
+            name: string;
+            /** Format: uuid */
+            tenant_id: string;
+            /** Format: date-time */
+            updated_at: string;
+        };
+        VcshostIntegrationPage: {
+            offset: number;
+            resources: components["schemas"]["VcshostIntegration"][];
+        };
+        VcshostRepository: {
+            /** @description Use as `source_revision_config.repo_ref` of a deployment. */
+            default_branch: string;
+            /** Format: uuid */
+            host_integration_id: string;
+            /** @description The code host’s repository id (for `git` integrations, a stable number derived from the path). */
+            id: number;
+            name: string;
+            owner: string;
+            /** @description Use as `source_config.repo_url` of a deployment. */
+            url: string;
         };
     };
     responses: never;

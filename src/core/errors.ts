@@ -95,6 +95,37 @@ export const errorCatalogue = {
     meaning: 'The thread has no pending interrupt: there is nothing to resume or resolve.',
   },
   run_not_active: { status: 409, type: 'conflict', meaning: 'The run already ended; only a pending or running run can be cancelled.' },
+  // OAuth providers, authorization sessions and tokens (issue 7)
+  oauth_provider_not_found: { status: 404, type: 'not_found', meaning: 'No OAuth provider with this `provider_id` (or id) in the workspace.' },
+  oauth_provider_id_taken: {
+    status: 409,
+    type: 'conflict',
+    meaning: 'An OAuth provider with this `provider_id` already exists in the workspace.',
+  },
+  oauth_session_not_found: { status: 404, type: 'not_found', meaning: 'No authorization session with this id for the caller.' },
+  oauth_authorization_required: {
+    status: 409,
+    type: 'conflict',
+    meaning: 'The principal has not authorized this OAuth provider yet (or the grant was revoked); the detail carries the authorization URL.',
+  },
+  oauth_provider_error: {
+    status: 502,
+    type: 'upstream',
+    meaning: 'The OAuth provider refused the code or refresh token, or its token endpoint answered in an unexpected way.',
+  },
+  // Code-host integrations (issue 7)
+  integration_not_found: { status: 404, type: 'not_found', meaning: 'No code-host integration with this id in the workspace.' },
+  vcshost_credentials_rejected: {
+    status: 400,
+    type: 'invalid_request',
+    meaning: "The code host rejected the integration's credentials (bad, expired or revoked); replace the integration.",
+  },
+  vcshost_unreachable: {
+    status: 502,
+    type: 'upstream',
+    meaning: 'The code host (or the directory of a `git` integration) could not be reached.',
+  },
+  vcshost_error: { status: 502, type: 'upstream', meaning: 'The code host answered with an unexpected error.' },
   // Server side
   internal_error: { status: 500, type: 'internal', meaning: 'An unexpected error; the `request_id` identifies it in the logs.' },
 } satisfies Record<string, Entry>;

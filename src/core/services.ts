@@ -3,10 +3,14 @@ import type { Db } from '../db/index.js';
 import type { Logger } from '../logging.js';
 import { ObjectStore } from '../repo/store.js';
 import { AgentService } from './agents/service.js';
+import { IntegrationService } from './integrations/service.js';
 import { McpServerService } from './mcp-servers/service.js';
 import { ModelConfigService } from './model-configs/service.js';
+import { OAuthProviderService } from './oauth/providers.js';
+import { OAuthService } from './oauth/service.js';
 import { RunService, type RunPorts } from './runs/service.js';
 import type { Cipher } from './secrets/cipher.js';
+import type { KeyCache } from './workspaces/key-cache.js';
 import { ThreadService } from './threads/service.js';
 import { UsageService } from './usage/service.js';
 import type { ThreadStateReader } from './threads/state.js';
@@ -20,6 +24,10 @@ export interface Services {
   agents: AgentService;
   /** Git objects of agent repositories (read by the smart-HTTP endpoint). */
   gitObjects: ObjectStore;
+  oauthProviders: OAuthProviderService;
+  oauth: OAuthService;
+  /** Code-host integrations; `get(workspaceId, id)` resolves credentials for deployments. */
+  integrations: IntegrationService;
   threads: ThreadService;
   runs: RunService;
   usage: UsageService;
@@ -36,20 +44,25 @@ export interface ServiceDeps {
   db: Db;
   cipher: Cipher;
   logger: Logger;
+  /** Cache of authenticated keys (server processes); operator commands go without. */
+  keyCache?: KeyCache;
+  /** Hangar's public base URL (OAuth redirect URIs); known only once the server listens, hence a function. */
+  publicUrl?: () => string;
   /** The running agent runtime; without it (operator commands) threads and runs refuse to work. */
   runtime?: RuntimePorts | undefined;
 }
 
 /** Build the services. */
 export function createServices(deps: ServiceDeps): Services {
-  const mcpServers = new McpServerService(deps.db, deps.cipher);
+  const oauthProviders = new OAuthProviderService(deps.db, deps.cipher);
+  const mcpServers = new McpServerService(deps.db, deps.cipher, oauthProviders);
   const modelConfigs = new ModelConfigService(deps.db, deps.cipher);
   const gitObjects = new ObjectStore(deps.db);
   const agents = new AgentService(deps.db, gitObjects, mcpServers, modelConfigs);
   const runtime = deps.runtime ?? offlineRuntime();
   const threads = new ThreadService(deps.db, agents, runtime.state);
   return {
-    workspaces: new WorkspaceService(deps.db),
+    workspaces: new WorkspaceService(deps.db, deps.keyCache),
     mcpServers,
     modelConfigs,
     agents,
@@ -57,6 +70,12 @@ export function createServices(deps: ServiceDeps): Services {
     threads,
     runs: new RunService(deps.db, runtime.runs, runtime.state),
     usage: new UsageService(deps.db),
+    oauthProviders,
+    oauth: new OAuthService(deps.db, deps.cipher, oauthProviders, {
+      logger: deps.logger,
+      publicUrl: deps.publicUrl ?? (() => 'http://127.0.0.1:8124'),
+    }),
+    integrations: new IntegrationService(deps.db, deps.cipher),
   };
 }
 

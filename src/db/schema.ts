@@ -1,6 +1,8 @@
 // The typed view of every table. Each domain declares its tables in tables/<domain>.ts.
 import type { AgentTables } from './tables/agents.js';
 import type { FoundationTables } from './tables/foundation.js';
+import type { IntegrationTables } from './tables/integrations.js';
+import type { OAuthTables } from './tables/oauth.js';
 import type { RuntimeTables } from './tables/runtime.js';
 
-export interface Database extends FoundationTables, AgentTables, RuntimeTables {}
+export interface Database extends FoundationTables, AgentTables, RuntimeTables, OAuthTables, IntegrationTables {}

@@ -5,8 +5,11 @@ import { OpenAPIHono } from '@hono/zod-openapi';
 import { bodyLimit } from 'hono/body-limit';
 import { agentRoutes } from '../api/agents/routes.js';
 import { gitRoutes } from '../api/agents/git.js';
+import { authSessionRoutes } from '../api/auth-sessions/routes.js';
+import { integrationRoutes } from '../api/integrations/routes.js';
 import { mcpServerRoutes } from '../api/mcp-servers/routes.js';
 import { modelConfigRoutes } from '../api/model-configs/routes.js';
+import { oauthProviderRoutes } from '../api/oauth-providers/routes.js';
 import { systemRoutes } from '../api/system/routes.js';
 import { threadRoutes } from '../api/threads/routes.js';
 import { runRoutes } from '../api/threads/runs.js';
@@ -51,6 +54,9 @@ export function createApp(deps: AppDeps): OpenAPIHono<AppEnv> {
   app.route('/', usageRoutes(deps));
   app.route('/', gitRoutes(deps));
   app.route('/', modelConfigRoutes(deps));
+  app.route('/', oauthProviderRoutes(deps));
+  app.route('/', authSessionRoutes(deps));
+  app.route('/', integrationRoutes(deps));
 
   app.openAPIRegistry.registerComponent('securitySchemes', 'ApiKeyAuth', {
     type: 'apiKey',

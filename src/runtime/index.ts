@@ -6,6 +6,7 @@ import type { AgentService } from '../core/agents/service.js';
 import type { McpServerService } from '../core/mcp-servers/service.js';
 import { normalizeServerUrl } from '../core/mcp-servers/url.js';
 import type { ModelConfigService } from '../core/model-configs/service.js';
+import type { OAuthService } from '../core/oauth/service.js';
 import type { RuntimePorts } from '../core/services.js';
 import type { Db } from '../db/index.js';
 import type { Logger } from '../logging.js';
@@ -17,6 +18,7 @@ import { postgresSignal, RunEventHub } from './events/hub.js';
 import { parseModelId, resolveChatModel, type ModelLimits, type ModelSpec } from './models/resolve.js';
 import { RunQueue } from './queue.js';
 import { resolvePendingApproval } from './resolve.js';
+import { oauthToolAccess } from './oauth-tools.js';
 import { checkpointStateReader } from './state.js';
 import { openLangGraphStorage, type LangGraphStorage } from './storage.js';
 import type { ToolLimits } from './tools/mcp.js';
@@ -42,6 +44,8 @@ export interface RuntimeDeps {
   agents: AgentService;
   mcpServers: McpServerService;
   modelConfigs: ModelConfigService;
+  /** Bearer tokens for OAuth-backed tool servers (issue 7); without it those servers are unavailable. */
+  oauth?: OAuthService | undefined;
   logger: Logger;
   settings: RuntimeSettings;
   /** Extra LangChain callbacks for every run (tracing registers here). */
@@ -112,8 +116,9 @@ export class Runtime {
         resolveModel: (modelId, ws) => this.resolveModel(modelId, ws),
         findServer: async (ws, url) => {
           const s = await this.deps.mcpServers.findByUrl(ws, url);
-          return s ? { url: s.url, name: s.name, headers: s.headers } : undefined;
+          return s ? { url: s.url, name: s.name, headers: s.headers, authType: s.authType, oauthProviderId: s.oauthProviderId } : undefined;
         },
+        oauthTools: this.deps.oauth ? (ws) => oauthToolAccess(this.deps.oauth!, ws) : undefined,
         checkpointer: this.storage.checkpointer,
         store: this.storage.store,
         toolLimits: this.deps.settings.toolLimits,
@@ -124,7 +129,13 @@ export class Runtime {
   /** What a built agent depends on besides its revision: registrations that can change under it. */
   private async cacheKey(workspaceId: string, deps: AgentDependencies): Promise<string> {
     const servers = await Promise.all(
-      deps.urls.map(async (u) => `${u}@${(await this.deps.mcpServers.findByUrl(workspaceId, u))?.updatedAt.getTime() ?? '-'}`),
+      deps.urls.map(async (u) => {
+        const s = await this.deps.mcpServers.findByUrl(workspaceId, u);
+        // An OAuth-backed server's tools are listed once someone has authorized it: rebuild then.
+        const grant =
+          s?.authType === 'oauth' && s.oauthProviderId && this.deps.oauth ? `:${(await this.deps.oauth.hasGrant(workspaceId, s.oauthProviderId)) ? 'granted' : 'none'}` : '';
+        return `${u}@${s?.updatedAt.getTime() ?? '-'}${grant}`;
+      }),
     );
     const models = await Promise.all(
       deps.models.map(async (name) => `${name}@${(await this.deps.modelConfigs.findByName(workspaceId, name))?.updatedAt.getTime() ?? '-'}`),

@@ -6,6 +6,11 @@ import { type Caller, requireWrite } from '../caller.js';
 import { isUniqueViolation } from '../../db/errors.js';
 import { HangarError, invalidField } from '../errors.js';
 import type { Cipher } from '../secrets/cipher.js';
+
+/** What tool servers need to know of OAuth providers: whether one exists in a workspace. */
+export interface OAuthProviderLookup {
+  exists(workspaceId: string, id: string): Promise<boolean>;
+}
 import { isHttpUrl, normalizeServerUrl } from './url.js';
 
 /** A credential header sent to the tool server on every call. */
@@ -52,12 +57,14 @@ export class McpServerService {
   constructor(
     private readonly db: Db,
     private readonly cipher: Cipher,
+    private readonly oauthProviders?: OAuthProviderLookup,
   ) {}
 
   async create(caller: Caller, input: CreateMcpServerInput): Promise<McpServer> {
     requireWrite(caller);
     const url = checkUrl(input.url);
     checkAuth(input.auth_type, input.oauth_provider_id);
+    await this.checkProvider(caller.workspaceId, input.oauth_provider_id);
     const row = await this.db
       .insertInto('mcp_servers')
       .values({
@@ -116,6 +123,7 @@ export class McpServerService {
     const url = input.url === undefined ? undefined : checkUrl(input.url);
     if (input.auth_type !== undefined || input.oauth_provider_id !== undefined) {
       checkAuth(input.auth_type, input.oauth_provider_id);
+      await this.checkProvider(caller.workspaceId, input.oauth_provider_id);
     }
     const set: Updateable<McpServersTable> = { updated_at: new Date() };
     if (input.name !== undefined) set.name = input.name;
@@ -143,6 +151,14 @@ export class McpServerService {
   async delete(caller: Caller, id: string): Promise<void> {
     requireWrite(caller);
     await this.db.deleteFrom('mcp_servers').where('workspace_id', '=', caller.workspaceId).where('id', '=', id).execute();
+  }
+
+  /** An `oauth_provider_id` must name a provider (its `id`) of the same workspace. */
+  private async checkProvider(workspaceId: string, id: string | null | undefined): Promise<void> {
+    if (!id || !this.oauthProviders) return;
+    if (!(await this.oauthProviders.exists(workspaceId, id))) {
+      throw invalidField(['oauth_provider_id'], `no OAuth provider with id ${id} in this workspace`, 'not_found');
+    }
   }
 
   private toDomain(row: Selectable<McpServersTable>): McpServer {

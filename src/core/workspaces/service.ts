@@ -1,7 +1,9 @@
 // Workspaces and their API keys: creation, authentication, revocation and first-start bootstrap.
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
+import { sql } from 'kysely';
 import type { Db } from '../../db/index.js';
 import type { Caller, Role } from '../caller.js';
+import { AUTH_CHANNEL, type KeyCache } from './key-cache.js';
 
 /** The workspace every installation has; keys made without a workspace name belong to it. */
 export const DEFAULT_WORKSPACE = 'default';
@@ -40,25 +42,39 @@ export function hashKey(key: string): Buffer {
 
 /** Workspace and key operations. */
 export class WorkspaceService {
-  constructor(private readonly db: Db) {}
+  constructor(
+    private readonly db: Db,
+    private readonly cache?: KeyCache,
+  ) {}
 
   /** The caller behind a presented key, or undefined when the key is unknown or revoked. */
   async authenticate(key: string): Promise<Caller | undefined> {
+    const hash = hashKey(key);
+    const cacheKey = hash.toString('hex');
+    const cached = this.cache?.get(cacheKey);
+    if (cached) return cached;
     const row = await this.db
       .selectFrom('api_keys as k')
       .innerJoin('workspaces as w', 'w.id', 'k.workspace_id')
       .select(['k.id', 'k.workspace_id', 'k.role', 'k.principal', 'w.preview_access'])
-      .where('k.key_hash', '=', hashKey(key))
+      .where('k.key_hash', '=', hash)
       .where('k.revoked_at', 'is', null)
       .executeTakeFirst();
     if (!row) return undefined;
-    return {
+    const caller: Caller = {
       workspaceId: row.workspace_id,
       keyId: row.id,
       role: row.role,
       principal: row.principal,
       previewAccess: row.preview_access,
     };
+    this.cache?.set(cacheKey, caller);
+    return caller;
+  }
+
+  /** Tell every server process (through PostgreSQL) that cached callers of this key or workspace are stale. */
+  private async notify(payload: `key:${string}` | `workspace:${string}`): Promise<void> {
+    await sql`SELECT pg_notify(${AUTH_CHANNEL}, ${payload})`.execute(this.db);
   }
 
   async createWorkspace(name: string, options: { previewAccess?: boolean } = {}): Promise<Workspace> {
@@ -90,6 +106,7 @@ export class WorkspaceService {
       .returningAll()
       .executeTakeFirst();
     if (!row) throw new WorkspaceAdminError(`no workspace named "${name}"`);
+    await this.notify(`workspace:${row.id}`);
     return toWorkspace(row);
   }
 
@@ -153,6 +170,7 @@ export class WorkspaceService {
   async revokeKey(id: string): Promise<ApiKeyRecord> {
     if (!/^[0-9a-f-]{36}$/i.test(id)) throw new WorkspaceAdminError(`"${id}" is not a key id (a UUID, as \`hangar keys list\` shows)`);
     await this.db.updateTable('api_keys').set({ revoked_at: new Date() }).where('id', '=', id).where('revoked_at', 'is', null).execute();
+    await this.notify(`key:${id}`);
     const keys = await this.listKeys();
     const key = keys.find((k) => k.id === id);
     if (!key) throw new WorkspaceAdminError(`no key with id ${id}`);

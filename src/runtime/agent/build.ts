@@ -4,6 +4,7 @@ import type { StructuredToolInterface } from '@langchain/core/tools';
 import type { BaseCheckpointSaver, BaseStore } from '@langchain/langgraph';
 import { createDeepAgent, type SubAgent } from 'deepagents';
 import { createMiddleware } from 'langchain';
+import type { OAuthToolAccess } from '../oauth-tools.js';
 import { loadMcpTools, type DroppedTool, type ToolLimits, type ToolRef, type ToolServerCredentials } from '../tools/mcp.js';
 import { interruptOnFor } from './approvals.js';
 import { agentFileSystem, DEFINITION_ROOT, definitionBackend } from './backend.js';
@@ -46,6 +47,8 @@ export interface BuildDeps {
   checkpointer: BaseCheckpointSaver;
   store: BaseStore;
   toolLimits: ToolLimits;
+  /** OAuth-backed tool servers of a workspace (services.oauth through oauthToolAccess); optional. */
+  oauthTools?: ((workspaceId: string) => OAuthToolAccess) | undefined;
 }
 
 /** A tool as shown in `values.tools`. */
@@ -73,7 +76,12 @@ export function memoryNamespace(workspaceId: string, agentId: string): string[] 
 /** Build the deep agent of `blueprint`. */
 export async function buildAgent(blueprint: AgentBlueprint, deps: BuildDeps): Promise<BuiltAgent> {
   const refs = [...blueprint.tools, ...blueprint.subagents.flatMap((s) => s.tools ?? [])];
-  const loaded = await loadMcpTools({ refs, findServer: (url) => deps.findServer(blueprint.workspaceId, url), limits: deps.toolLimits });
+  const loaded = await loadMcpTools({
+    refs,
+    findServer: (url) => deps.findServer(blueprint.workspaceId, url),
+    limits: deps.toolLimits,
+    oauth: deps.oauthTools?.(blueprint.workspaceId),
+  });
   try {
     const model = await deps.resolveModel(blueprint.modelId, blueprint.workspaceId);
     const toolNamed = (ref: ToolRef): StructuredToolInterface | undefined => loaded.tools.get(ref);

@@ -2,9 +2,11 @@
 // back to SSE) with the server's stored headers on every call. A server that cannot be reached, or a
 // call that fails or times out, becomes an error message the model reads: the run goes on.
 import { type StructuredToolInterface, tool } from '@langchain/core/tools';
+import { isGraphInterrupt } from '@langchain/langgraph';
 import { MultiServerMCPClient } from '@langchain/mcp-adapters';
 import { z } from 'zod';
 import { normalizeServerUrl } from '../../core/mcp-servers/url.js';
+import type { OAuthToolAccess, RuntimeToolServer } from '../oauth-tools.js';
 
 /** One `tools.tools[]` entry of an agent. */
 export interface ToolRef {
@@ -18,6 +20,9 @@ export interface ToolServerCredentials {
   url: string;
   name: string;
   headers: { key: string; value: string }[];
+  /** `oauth`: calls carry the run principal's bearer token of provider `oauthProviderId` (issue 7). */
+  authType?: 'headers' | 'oauth' | undefined;
+  oauthProviderId?: string | null | undefined;
 }
 
 /** A tool named in tools.json that could not be offered as asked. */
@@ -46,6 +51,8 @@ export async function loadMcpTools(options: {
   refs: ToolRef[];
   findServer: (url: string) => Promise<ToolServerCredentials | undefined>;
   limits: ToolLimits;
+  /** Bearer tokens and authorization pauses for OAuth-backed servers; without it they are unavailable. */
+  oauth?: OAuthToolAccess | undefined;
 }): Promise<LoadedTools> {
   const byServer = new Map<string, ToolRef[]>();
   for (const ref of options.refs) {
@@ -62,12 +69,35 @@ export async function loadMcpTools(options: {
         for (const ref of refs) loaded.push({ ref, tool: unavailableTool(ref, `no tool server is registered at ${url} in this workspace`) });
         return;
       }
+      let headers = Object.fromEntries(server.headers.map((h) => [h.key, h.value]));
+      const oauthServer: RuntimeToolServer | undefined =
+        server.authType === 'oauth' && server.oauthProviderId ? { ...server, oauthProviderId: server.oauthProviderId } : undefined;
+      const oauth = oauthServer ? options.oauth : undefined;
+      if (oauthServer) {
+        if (!oauth) {
+          for (const ref of refs) loaded.push({ ref, tool: unavailableTool(ref, `tool server ${url} is OAuth-backed and this runtime has no OAuth access`) });
+          return;
+        }
+        try {
+          const listing = await oauth.listingHeaders(oauthServer);
+          if (!listing) {
+            // Nobody has authorized yet: offer tools that ask for authorization on their first call.
+            for (const ref of refs) loaded.push({ ref, tool: oauth.deferred(ref, oauthServer) });
+            return;
+          }
+          headers = listing;
+        } catch (error) {
+          const why = `tool server ${url} cannot be authorized: ${error instanceof Error ? error.message : String(error)}`;
+          for (const ref of refs) loaded.push({ ref, tool: unavailableTool(ref, why) });
+          return;
+        }
+      }
       const client = new MultiServerMCPClient({
         mcpServers: {
           server: {
             transport: 'http',
             url: server.url,
-            headers: Object.fromEntries(server.headers.map((h) => [h.key, h.value])),
+            headers,
             automaticSSEFallback: true,
             reconnect: { enabled: false },
             defaultToolTimeout: options.limits.callTimeoutMs,
@@ -77,6 +107,8 @@ export async function loadMcpTools(options: {
         onConnectionError: 'throw',
         prefixToolNameWithServerName: false,
         useStandardContentBlocks: false,
+        // OAuth-backed servers: every call carries the run principal's fresh bearer token.
+        ...(oauth && oauthServer ? { beforeToolCall: oauth.beforeToolCall(oauthServer) } : {}),
       });
       try {
         const offered = await withTimeout(client.getTools(), options.limits.connectTimeoutMs, `tool server ${url} did not answer`);
@@ -84,7 +116,7 @@ export async function loadMcpTools(options: {
         const byName = new Map(offered.map((t) => [t.name, t]));
         for (const ref of refs) {
           const found = byName.get(ref.name);
-          if (found) loaded.push({ ref, tool: found });
+          if (found) loaded.push({ ref, tool: oauth && oauthServer ? oauth.guard(found, oauthServer) : found });
           else dropped.push({ name: ref.name, mcpServerUrl: url, reason: `tool server ${url} does not offer a tool named "${ref.name}"` });
         }
       } catch (error) {
@@ -135,6 +167,8 @@ function errorsAsResults(inner: StructuredToolInterface, name: string): Structur
       try {
         return (await inner.invoke(args as never, config)) as never;
       } catch (error) {
+        // A pause for authorization (or approval) must reach LangGraph, not the model.
+        if (isGraphInterrupt(error)) throw error;
         return `Error: ${name} failed: ${error instanceof Error ? error.message : String(error)}`;
       }
     },

@@ -1,0 +1,117 @@
+// The OAuth authorization flow over HTTP: start a session and poll it (`/v1/deepagents/auth-sessions`,
+// as the hosted API), revoke the caller's token, and the browser callback (a public path whose
+// authentication is the one-time `state`).
+import { createRoute, z } from '@hono/zod-openapi';
+import type { AppDeps } from '../../http/deps.js';
+import { apiKeySecurity, errorResponses, jsonBody, jsonResponse } from '../../http/openapi.js';
+import { newRouter } from '../../http/router.js';
+import { CALLBACK_PATH } from '../../core/oauth/service.js';
+import { callbackPage } from './page.js';
+
+const tags = ['Auth sessions'];
+const Status = z.enum(['PENDING', 'COMPLETED', 'CONNECTION_REQUIRED', 'TOKEN_EXPIRED']).openapi('AuthSessionStatus', {
+  description: '`PENDING`: waiting for the browser. `COMPLETED`: the principal has a token. `CONNECTION_REQUIRED`: the flow failed or timed out; start again.',
+});
+
+const StartRequest = z
+  .object({
+    provider_id: z.string().min(1).openapi({ description: 'The provider’s `provider_id` (or its `id`).', example: 'github-tools' }),
+    scopes: z.array(z.string().min(1).regex(/^[^\s]+$/, 'must not contain whitespace')).max(100).optional().openapi({ description: 'Scopes to request (none by default).' }),
+    strategy: z.enum(['REUSE', 'CREATE']).optional().openapi({ description: '`REUSE` (the default) answers 200 COMPLETED when the caller already has a usable token; `CREATE` always starts a new authorization.' }),
+  })
+  .openapi('CreateAuthSessionRequest');
+
+const StartResponse = z
+  .object({
+    id: z.uuid().optional().openapi({ description: 'Session id, for pending sessions.' }),
+    provider_id: z.string(),
+    status: Status,
+    verification_url: z.string().optional().openapi({ description: 'The provider’s authorization URL (with `state` and, for PKCE providers, an S256 challenge): open it in a browser.' }),
+  })
+  .openapi('CreateAuthSessionResponse');
+
+const SessionResponse = z
+  .object({ id: z.uuid(), provider_id: z.string(), status: Status, error: z.string().nullable().openapi({ description: 'Why the session did not complete.' }) })
+  .openapi('GetAuthSessionResponse');
+
+const start = createRoute({
+  method: 'post',
+  path: '/v1/deepagents/auth-sessions',
+  tags,
+  summary: 'Start an OAuth authorization for the caller',
+  description: `Tokens are kept per workspace, principal (of the API key) and provider. The provider redirects the browser to \`${CALLBACK_PATH}\` on this server (HANGAR_PUBLIC_URL), which exchanges the code.`,
+  security: apiKeySecurity,
+  request: { body: jsonBody(StartRequest) },
+  responses: {
+    200: jsonResponse(StartResponse, 'The caller already has a usable token; nothing started.'),
+    201: jsonResponse(StartResponse, 'Session started: open `verification_url`.'),
+    ...errorResponses('deepagents', [400, 404, 413, 415, 422]),
+  },
+});
+
+const get = createRoute({
+  method: 'get',
+  path: '/v1/deepagents/auth-sessions/{session_id}',
+  tags,
+  summary: 'Poll an authorization session',
+  description: 'With `wait_seconds`, waits up to that long for the session to leave PENDING (long poll).',
+  security: apiKeySecurity,
+  request: {
+    params: z.object({ session_id: z.uuid({ message: 'must be a UUID' }).openapi({ param: { name: 'session_id', in: 'path' } }) }),
+    query: z.object({ wait_seconds: z.coerce.number().int().min(0).max(25).default(0).openapi({ description: 'Long-poll window, 0..25 seconds.' }) }),
+  },
+  responses: { 200: jsonResponse(SessionResponse, 'The session.'), ...errorResponses('deepagents', [404, 422]) },
+});
+
+const revoke = createRoute({
+  method: 'delete',
+  path: '/v2/auth/providers/{provider_id}/token',
+  tags: ['OAuth providers'],
+  summary: 'Revoke the caller’s token for a provider',
+  description: 'Deletes the tokens Hangar holds for the calling principal; the next use asks for authorization again. Idempotent.',
+  security: apiKeySecurity,
+  request: { params: z.object({ provider_id: z.string().min(1).openapi({ param: { name: 'provider_id', in: 'path' } }) }) },
+  responses: { 204: { description: 'Revoked.' }, ...errorResponses('controlplane', [404]) },
+});
+
+const callback = createRoute({
+  method: 'get',
+  path: CALLBACK_PATH,
+  tags,
+  summary: 'OAuth redirect target (opened by the browser)',
+  description: 'No API key: the one-time `state` identifies the session. Exchanges the code at the provider’s token endpoint and answers an HTML page.',
+  request: {
+    query: z.object({
+      state: z.string().optional(),
+      code: z.string().optional(),
+      error: z.string().optional(),
+      error_description: z.string().optional(),
+    }),
+  },
+  responses: {
+    200: { description: 'Connected.', content: { 'text/html': { schema: z.string() } } },
+    400: { description: 'Unknown, used or expired state, or the provider refused.', content: { 'text/html': { schema: z.string() } } },
+  },
+});
+
+/** Routes of the authorization flow. */
+export function authSessionRoutes({ services }: AppDeps) {
+  return newRouter()
+    .openapi(start, async (c) => {
+      const result = await services.oauth.start(c.get('caller'), c.req.valid('json'));
+      if (result.status === 'COMPLETED') return c.json({ provider_id: result.providerId, status: result.status }, 200);
+      return c.json({ id: result.id, provider_id: result.providerId, status: result.status, verification_url: result.verificationUrl }, 201);
+    })
+    .openapi(get, async (c) => {
+      const s = await services.oauth.session(c.get('caller'), c.req.valid('param').session_id, c.req.valid('query').wait_seconds);
+      return c.json({ id: s.id, provider_id: s.providerId, status: s.status, error: s.error }, 200);
+    })
+    .openapi(revoke, async (c) => {
+      await services.oauth.revoke(c.get('caller'), c.req.valid('param').provider_id);
+      return c.body(null, 204);
+    })
+    .openapi(callback, async (c) => {
+      const result = await services.oauth.callback(c.req.valid('query'));
+      return c.html(callbackPage(result), result.ok ? 200 : 400);
+    });
+}

@@ -1,0 +1,64 @@
+// `hangar auth login PROVIDER` and `hangar repos INTEGRATION`: the OAuth flow and repository listing
+// from a terminal, through the typed client.
+import { createHangarClient } from '../client/index.js';
+
+/** Where the commands write. */
+export interface CliOutput {
+  out: (text: string) => void;
+  err: (text: string) => void;
+}
+
+/** A server and a key. */
+export interface CliTarget {
+  baseUrl: string;
+  apiKey: string;
+}
+
+/**
+ * Authorize the key's principal with an OAuth provider: print the authorization URL, then wait
+ * (long polls) until the browser flow completes. Returns the final status; throws on failure.
+ */
+export async function authLogin(target: CliTarget & { provider: string; scopes?: string[] | undefined; force?: boolean | undefined }, io: CliOutput): Promise<'COMPLETED'> {
+  const client = createHangarClient(target);
+  const started = await client.POST('/v1/deepagents/auth-sessions', {
+    body: { provider_id: target.provider, ...(target.scopes?.length ? { scopes: target.scopes } : {}), strategy: target.force ? 'CREATE' : 'REUSE' },
+  });
+  if (!started.data) throw new Error(`could not start the authorization: ${describe(started.error)}`);
+  if (started.data.status === 'COMPLETED') {
+    io.out(`Already authorized with ${target.provider}.\n`);
+    return 'COMPLETED';
+  }
+  io.out(`Open this URL in a browser to authorize ${target.provider}:\n\n  ${started.data.verification_url}\n\n`);
+  io.err('Waiting for the authorization to complete…\n');
+  for (;;) {
+    const polled = await client.GET('/v1/deepagents/auth-sessions/{session_id}', { params: { path: { session_id: started.data.id! }, query: { wait_seconds: 25 } } });
+    if (!polled.data) throw new Error(`could not read the authorization: ${describe(polled.error)}`);
+    if (polled.data.status === 'COMPLETED') {
+      io.out(`Authorized with ${target.provider}.\n`);
+      return 'COMPLETED';
+    }
+    if (polled.data.status !== 'PENDING') throw new Error(`the authorization did not complete: ${polled.data.error ?? polled.data.status}`);
+  }
+}
+
+/** Print the repositories of a code-host integration as `owner/name  default_branch  url` lines. */
+export async function listRepos(target: CliTarget & { integration: string; json?: boolean | undefined }, io: CliOutput): Promise<number> {
+  const client = createHangarClient(target);
+  const repos = await client.GET('/v1/integrations/forge/vcshost/{integration_id}/repos', { params: { path: { integration_id: target.integration } } });
+  if (!repos.data) throw new Error(`could not list the repositories: ${describe(repos.error)}`);
+  if (target.json) {
+    io.out(`${JSON.stringify(repos.data, null, 2)}\n`);
+  } else {
+    const width = Math.max(0, ...repos.data.map((r) => `${r.owner}/${r.name}`.length));
+    for (const r of repos.data) io.out(`${`${r.owner}/${r.name}`.padEnd(width)}  ${r.default_branch}  ${r.url}\n`);
+  }
+  return repos.data.length;
+}
+
+function describe(error: unknown): string {
+  if (error && typeof error === 'object' && 'detail' in error) {
+    const detail = (error as { detail: unknown }).detail;
+    return typeof detail === 'string' ? detail : JSON.stringify(detail);
+  }
+  return JSON.stringify(error);
+}

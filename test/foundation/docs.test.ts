@@ -1,0 +1,24 @@
+// README.md must stay true: every setting is documented there, and its quick start is two commands.
+import { readFile } from 'node:fs/promises';
+import { describe, expect, it } from 'vitest';
+import { settings } from '../../src/config/index.js';
+
+const readme = await readFile(new URL('../../README.md', import.meta.url), 'utf8');
+
+describe('README', () => {
+  it('documents every setting with its flag', () => {
+    for (const setting of Object.values(settings) as { env: string; flag?: string }[]) {
+      expect(readme).toContain(`\`${setting.env}\``);
+      if (setting.flag) expect(readme).toContain(`\`--${setting.flag}\``);
+    }
+  });
+
+  it('opens with a quick start of exactly two commands that the package scripts back', async () => {
+    const quickStart = readme.split('## Quick start')[1]!.split('\n## ')[0]!;
+    const commands = [...quickStart.matchAll(/```sh\n([^`]+)```/g)].map((m) => m[1]!.trim());
+    expect(commands).toEqual(['npm install && npm start', 'npm install && npm test']);
+    const pkg = JSON.parse(await readFile(new URL('../../package.json', import.meta.url), 'utf8')) as { scripts: Record<string, string> };
+    expect(pkg.scripts.start).toBeDefined();
+    expect(pkg.scripts.test).toBeDefined();
+  });
+});

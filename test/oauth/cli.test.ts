@@ -1,0 +1,76 @@
+// The CLI commands `hangar auth login` and `hangar repos`, through their functions, against a real
+// server, a real authorization server (oidc-provider) and real bare repositories.
+import { execFile } from 'node:child_process';
+import { mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { authLogin, listRepos } from '../../src/cli/oauth.js';
+import { startOidcServer, type OidcServer } from '../fixtures/oidc-server.js';
+import { startTestServer, type TestServer } from '../support/server.js';
+
+let server: TestServer;
+let oidc: OidcServer;
+
+beforeAll(async () => {
+  server = await startTestServer();
+  oidc = await startOidcServer({ redirectUri: `${server.url}/oauth/callback` });
+  await server.client.POST('/v2/auth/providers', {
+    body: { provider_id: 'cli', name: 'CLI', client_id: oidc.clients.public.id, auth_url: oidc.authUrl, token_url: oidc.tokenUrl, uses_pkce: true, token_endpoint_auth_method: 'none', scopes: ['openid'] },
+  });
+});
+afterAll(async () => {
+  await Promise.all([server?.close(), oidc?.close()]);
+});
+
+describe('hangar auth login', () => {
+  it('prints the URL, waits for the browser, then reports success; a second login reuses the token', async () => {
+    let out = '';
+    let urlPrinted!: (url: string) => void;
+    const printed = new Promise<string>((resolve) => (urlPrinted = resolve));
+    const io = {
+      out: (t: string) => {
+        out += t;
+        const url = /https?:\/\/\S+/.exec(t)?.[0];
+        if (url) urlPrinted(url);
+      },
+      err: () => {},
+    };
+    const login = authLogin({ baseUrl: server.url, apiKey: server.adminKey, provider: 'cli' }, io);
+    const url = await printed;
+    expect(url.startsWith(`${oidc.authUrl}?`)).toBe(true);
+    await oidc.authorizeInBrowser(url, `${server.url}/oauth/callback`);
+    expect(await login).toBe('COMPLETED');
+    expect(out).toContain('Authorized with cli.');
+
+    let again = '';
+    await authLogin({ baseUrl: server.url, apiKey: server.adminKey, provider: 'cli' }, { out: (t) => (again += t), err: () => {} });
+    expect(again).toBe('Already authorized with cli.\n');
+  });
+
+  it('fails with the server’s reason for an unknown provider', async () => {
+    await expect(authLogin({ baseUrl: server.url, apiKey: server.adminKey, provider: 'nope' }, { out: () => {}, err: () => {} })).rejects.toThrow(
+      'could not start the authorization: no OAuth provider "nope" in this workspace',
+    );
+  });
+});
+
+describe('hangar repos', () => {
+  it('lists the repositories of an integration', async () => {
+    const root = await mkdtemp(path.join(os.tmpdir(), 'hangar-cli-git-'));
+    try {
+      await promisify(execFile)('git', ['init', '-q', '--bare', '-b', 'trunk', path.join(root, 'svc.git')]);
+      const created = await server.client.POST('/v1/integrations/forge/vcshost', { body: { kind: 'git', name: 'home', base_url: root } });
+      let out = '';
+      const count = await listRepos({ baseUrl: server.url, apiKey: server.adminKey, integration: created.data!.id }, { out: (t) => (out += t), err: () => {} });
+      expect(count).toBe(1);
+      expect(out).toBe(`home/svc  trunk  file://${root}/svc.git\n`);
+      await expect(
+        listRepos({ baseUrl: server.url, apiKey: server.adminKey, integration: '00000000-0000-4000-8000-000000000000' }, { out: () => {}, err: () => {} }),
+      ).rejects.toThrow('could not list the repositories: no code-host integration 00000000-0000-4000-8000-000000000000 in this workspace');
+    } finally {
+      await rm(root, { recursive: true, force: true });
+    }
+  });
+});

@@ -1,0 +1,70 @@
+// Runs the `hangar` CLI from source as a child process, as a user would run the installed command.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+
+const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+const ENTRY = ['--import', 'tsx', 'src/cli/main.ts'];
+
+/** Environment for CLI children: the parent's, minus settings that would leak in from the developer's shell. */
+function childEnv(env: Record<string, string>): NodeJS.ProcessEnv {
+  const base = { ...process.env };
+  for (const name of ['DATABASE_URL', 'HANGAR_DATA_DIR', 'HANGAR_BOOTSTRAP_API_KEY', 'PORT', 'HANGAR_SECRET_KEY']) delete base[name];
+  return { ...base, ...env };
+}
+
+/** Run a CLI command to completion. */
+export function runHangar(args: string[], env: Record<string, string> = {}): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [...ENTRY, ...args], { cwd: ROOT, env: childEnv(env) });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d) => (stdout += String(d)));
+    child.stderr.on('data', (d) => (stderr += String(d)));
+    child.on('error', reject);
+    child.on('close', (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
+/** A long-running CLI process (for `hangar serve`). */
+export interface RunningHangar {
+  child: ChildProcess;
+  /** Everything written to standard output so far. */
+  output(): string;
+  /** Resolve with the first match of `pattern` in standard output. */
+  waitFor(pattern: RegExp): Promise<RegExpMatchArray>;
+  /** Resolve with the exit code. */
+  exited: Promise<number | null>;
+}
+
+/** Start a CLI command that keeps running. */
+export function spawnHangar(args: string[], env: Record<string, string> = {}): RunningHangar {
+  const child = spawn(process.execPath, [...ENTRY, ...args], { cwd: ROOT, env: childEnv(env) });
+  let out = '';
+  const waiters: { pattern: RegExp; resolve: (m: RegExpMatchArray) => void }[] = [];
+  const check = () => {
+    for (const w of [...waiters]) {
+      const m = out.match(w.pattern);
+      if (m) {
+        waiters.splice(waiters.indexOf(w), 1);
+        w.resolve(m);
+      }
+    }
+  };
+  child.stdout.on('data', (d) => {
+    out += String(d);
+    check();
+  });
+  child.stderr.on('data', (d) => (out += String(d)));
+  const exited = new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)));
+  return {
+    child,
+    output: () => out,
+    waitFor: (pattern) =>
+      new Promise((resolve, reject) => {
+        waiters.push({ pattern, resolve });
+        check();
+        void exited.then((code) => reject(new Error(`hangar exited (${code}) before printing ${pattern}:\n${out}`)));
+      }),
+    exited,
+  };
+}
