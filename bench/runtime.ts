@@ -1,5 +1,6 @@
 // Benchmark of streamed runs: a two-step `scripted` run (one tool call, one answer) measured side by side
-// (a) in-process (the floor), (b) Hangar over HTTP+SSE, (c) the official LangGraph JS server
+// (a) in-process (the floor, in-memory checkpoints), (a') in-process with the checkpointer and store
+// Hangar uses (PostgreSQL), (b) Hangar over HTTP+SSE, (c) the official LangGraph JS server
 // (@langchain/langgraph-api 1.5.1, bench/peer/) serving the same deep agent. `npm run bench:runtime`.
 // Options (environment): BENCH_RUNS_C1 (default 40), BENCH_RUNS_C32 (default 160),
 // HANGAR_CHECKPOINT_DURABILITY for Hangar (default exit, as the server's default).
@@ -10,6 +11,9 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createHangarClient } from '../src/client/index.js';
+import { ensureDatabase, startEmbeddedDatabase } from '../src/db/embedded.js';
+import { openDatabase } from '../src/db/index.js';
+import { openLangGraphStorage } from '../src/runtime/storage.js';
 import { collect, parseSse, streamRun } from '../src/client/stream.js';
 import { benchAgent, INSTRUCTIONS, PROMPT } from './peer/agent.js';
 
@@ -71,12 +75,36 @@ async function stopChild(child: ChildProcess): Promise<void> {
   await exited;
 }
 
+const DURABILITY = process.env.HANGAR_CHECKPOINT_DURABILITY ?? 'exit';
+
 async function inProcess(): Promise<(i: number) => Promise<void>> {
-  const agent = await benchAgent();
+  return streamLocally(await benchAgent());
+}
+
+/** The same agent with PostgresSaver and PostgresStore on an embedded PostgreSQL, as Hangar runs it. */
+async function inProcessPostgres(): Promise<{ once: (i: number) => Promise<void>; stop: () => Promise<void> }> {
+  const dir = await mkdtemp(path.join(os.tmpdir(), 'hangar-bench-pg-'));
+  const embedded = await startEmbeddedDatabase({ dir });
+  const url = await ensureDatabase(embedded, 'bench');
+  const database = openDatabase(url);
+  const storage = await openLangGraphStorage(url, database.pool);
+  return {
+    once: streamLocally(await benchAgent(storage)),
+    stop: async () => {
+      await storage.close();
+      await database.close();
+      await embedded.stop();
+      await rm(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+function streamLocally(agent: Awaited<ReturnType<typeof benchAgent>>): (i: number) => Promise<void> {
   return async () => {
     const stream = await agent.graph.stream({ messages: [{ role: 'user', content: PROMPT }] } as never, {
       configurable: { thread_id: randomUUID() },
       streamMode: ['values'],
+      durability: DURABILITY,
     } as never);
     for await (const _ of stream as AsyncIterable<unknown>) {
       // consume every step, as a client of the stream would
@@ -95,7 +123,7 @@ async function hangar(totalRuns: number): Promise<{ once: (i: number) => Promise
       HANGAR_BOOTSTRAP_API_KEY: apiKey,
       LOG_LEVEL: 'warn',
       HANGAR_WORKER_CONCURRENCY: '32',
-      HANGAR_CHECKPOINT_DURABILITY: process.env.HANGAR_CHECKPOINT_DURABILITY ?? 'exit',
+      HANGAR_CHECKPOINT_DURABILITY: DURABILITY,
     },
     /listening on (http:\/\/\S+) /,
   );
@@ -148,13 +176,13 @@ function ratio(x: number, y: number): string {
 async function main(): Promise<void> {
   const total = WARMUP * 2 + RUNS[1] + RUNS[32];
   process.stderr.write('starting Hangar and the LangGraph server…\n');
-  const [a, b, c] = [await inProcess(), await hangar(total), await peer(total)];
-  const results: Record<string, Record<number, Figures>> = { a: {}, b: {}, c: {} };
+  const [a, ap, b, c] = [await inProcess(), await inProcessPostgres(), await hangar(total), await peer(total)];
+  const results: Record<string, Record<number, Figures>> = { a: {}, ap: {}, b: {}, c: {} };
   try {
-    const offsets = { a: 0, b: 0, c: 0 };
-    const setups = { a: { once: a }, b, c } as const;
+    const offsets = { a: 0, ap: 0, b: 0, c: 0 };
+    const setups = { a: { once: a }, ap, b, c } as const;
     for (const concurrency of [1, 32] as const) {
-      for (const key of ['a', 'b', 'c'] as const) {
+      for (const key of ['a', 'ap', 'b', 'c'] as const) {
         const once = setups[key].once;
         const base = offsets[key];
         // Warm up at this concurrency first (JIT, agent cache, connection pools).
@@ -167,18 +195,25 @@ async function main(): Promise<void> {
       }
     }
   } finally {
+    await ap.stop();
     await b.stop();
     await c.stop();
   }
   const row = (label: string, f: Figures) => `| ${label} | ${f.p50.toFixed(1)} | ${f.p95.toFixed(1)} | ${f.rps.toFixed(1)} |`;
-  const durability = process.env.HANGAR_CHECKPOINT_DURABILITY ?? 'exit';
-  const lines = [`Two-step scripted run (one tool call, one answer); runs: ${RUNS[1]} at c=1, ${RUNS[32]} at c=32; Hangar checkpoint durability ${durability}.`, ''];
+  const lines = [`Two-step scripted run (one tool call, one answer); runs: ${RUNS[1]} at c=1, ${RUNS[32]} at c=32; checkpoint durability ${DURABILITY} (a', b).`, ''];
   for (const concurrency of [1, 32] as const) {
-    const [fa, fb, fc] = [results.a![concurrency]!, results.b![concurrency]!, results.c![concurrency]!];
+    const [fa, fap, fb, fc] = [results.a![concurrency]!, results.ap![concurrency]!, results.b![concurrency]!, results.c![concurrency]!];
     lines.push(`### concurrency ${concurrency}`, '', '| setup | p50 ms | p95 ms | runs/s |', '|---|---|---|---|');
-    lines.push(row('(a) in-process deep agent', fa), row('(b) Hangar HTTP+SSE', fb), row('(c) LangGraph API 1.5.1', fc), '');
+    lines.push(
+      row('(a) in-process deep agent, in-memory checkpoints', fa),
+      row("(a') in-process, PostgresSaver + PostgresStore", fap),
+      row('(b) Hangar HTTP+SSE', fb),
+      row('(c) LangGraph API 1.5.1', fc),
+      '',
+    );
     lines.push(
       `b/a: p50 ${ratio(fb.p50, fa.p50)}, p95 ${ratio(fb.p95, fa.p95)}, throughput ${ratio(fb.rps, fa.rps)}`,
+      `b/a': p50 ${ratio(fb.p50, fap.p50)}, p95 ${ratio(fb.p95, fap.p95)}, throughput ${ratio(fb.rps, fap.rps)}`,
       `b/c: p50 ${ratio(fb.p50, fc.p50)}, p95 ${ratio(fb.p95, fc.p95)}, throughput ${ratio(fb.rps, fc.rps)}`,
       '',
     );

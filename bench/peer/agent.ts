@@ -1,6 +1,6 @@
 // The benchmark's deep agent, built by Hangar's own builder so that all three setups run the same
 // graph: the scripted model, the built-in file tools, no tool servers.
-import { InMemoryStore, MemorySaver } from '@langchain/langgraph';
+import { InMemoryStore, MemorySaver, type BaseCheckpointSaver, type BaseStore } from '@langchain/langgraph';
 import { buildAgent, type BuiltAgent } from '../../src/runtime/agent/build.js';
 import { parseModelId, resolveChatModel } from '../../src/runtime/models/resolve.js';
 
@@ -10,15 +10,15 @@ export const INSTRUCTIONS = 'You are a benchmark agent.';
 /** The prompt of one two-step run: one tool call, then one answer. */
 export const PROMPT = '/call ls {"path": "/"}';
 
-/** Build the benchmark agent in this process. */
-export function benchAgent(): Promise<BuiltAgent> {
+/** Build the benchmark agent in this process (in-memory checkpoints and store unless given). */
+export function benchAgent(storage: { checkpointer: BaseCheckpointSaver; store: BaseStore } = { checkpointer: new MemorySaver(), store: new InMemoryStore() }): Promise<BuiltAgent> {
   return buildAgent(
     { workspaceId: 'bench', agentId: 'bench', revision: 'bench', instructions: INSTRUCTIONS, modelId: 'scripted:bench', tools: [], subagents: [], files: { 'AGENTS.md': INSTRUCTIONS } },
     {
       resolveModel: async (id) => resolveChatModel(parseModelId(id)!, { timeoutMs: 10_000, maxRetries: 0 }),
       findServer: async () => undefined,
-      checkpointer: new MemorySaver(),
-      store: new InMemoryStore(),
+      checkpointer: storage.checkpointer,
+      store: storage.store,
       toolLimits: { connectTimeoutMs: 1_000, callTimeoutMs: 1_000 },
     },
   );

@@ -30,6 +30,8 @@ describe('streamed runs', () => {
     expect(lastAiText(values)).toBe('You said: hello there');
     const tools = values.tools as { name: string; description: string }[];
     expect(tools.map((t) => t.name)).toEqual(expect.arrayContaining(['ls', 'read_file', 'write_file', 'task']));
+    // Every values event, including the first (before any model call), names the same tools.
+    for (const e of events.filter((x) => x.event === 'values')) expect((e.data as { tools: unknown }).tools).toEqual(tools);
 
     const thread = await server.client.GET('/v1/deepagents/threads/{thread_id}', { params: { path: { thread_id: threadId } } });
     expect(thread.data!.status).toBe('idle');

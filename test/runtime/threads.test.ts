@@ -10,7 +10,8 @@ let agentId: string;
 let slowAgentId: string;
 
 beforeAll(async () => {
-  server = await startTestServer();
+  // Short heartbeats so that a slowed run shows them; one retry so that a dead provider fails fast.
+  server = await startTestServer({ env: { HANGAR_HEARTBEAT_MS: '50', HANGAR_MODEL_MAX_RETRIES: '1', HANGAR_MODEL_TIMEOUT_MS: '2000' } });
   agentId = await createAgent(server);
   // A saved model configuration slows the scripted model down so that a run is still going while
   // the test acts; the test waits on events, never on time.
@@ -106,6 +107,8 @@ describe('run lifecycle', () => {
     expect(lastAiText(lastValues(events))).toBe('You said: a slow answer with several words');
     const ids = events.map((e) => Number(e.id));
     expect(ids).toEqual(ids.map((_, i) => i + 1));
+    // 150 ms between tokens and 50 ms heartbeats: the idle stream carried `: heartbeat` comments.
+    expect(joined.heartbeats()).toBeGreaterThan(0);
 
     const after = await server.client.GET('/v1/deepagents/threads/{thread_id}', { params: { path: { thread_id: threadId } } });
     expect(after.data!.status).toBe('idle');
@@ -145,6 +148,26 @@ describe('run lifecycle', () => {
     expect(error.data).toMatchObject({ error: expect.any(String), message: expect.stringContaining('nosuchprovider') });
     const record = await server.client.GET('/v1/deepagents/threads/{thread_id}/runs/{run_id}', { params: { path: { thread_id: threadId, run_id: stream.runId! } } });
     expect(record.data!.status).toBe('error');
+    const thread = await server.client.GET('/v1/deepagents/threads/{thread_id}', { params: { path: { thread_id: threadId } } });
+    expect(thread.data!.status).toBe('error');
+  });
+
+  it('a dead model provider fails the run quickly with a clear error event', async () => {
+    // Stand-in for an unreachable provider: an OpenAI-compatible base URL on a port nobody listens on.
+    const probe = await import('node:net').then((net) => net.createServer());
+    await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
+    const port = (probe.address() as { port: number }).port;
+    await new Promise<void>((resolve) => probe.close(() => resolve()));
+    const config = await server.client.POST('/v1/deepagents/model-configs', {
+      body: { name: 'dead-provider', model_id: 'openai:gpt-4o-mini', parameters: { base_url: `http://127.0.0.1:${port}/v1` }, api_key: 'sk-test-not-real' },
+    });
+    expect(config.response.status).toBe(201);
+    const deadAgent = await createAgent(server, { runtime: { model: { model_id: 'dead-provider' } } });
+    const threadId = await createThread(server, deadAgent);
+    const { events } = await run(server, threadId, { agent_id: deadAgent, messages: [{ role: 'user', content: 'hello?' }] });
+    const error = events.at(-1)!;
+    expect(error.event).toBe('error');
+    expect((error.data as { message: string }).message).toMatch(/connect|connection|ECONNREFUSED/i);
     const thread = await server.client.GET('/v1/deepagents/threads/{thread_id}', { params: { path: { thread_id: threadId } } });
     expect(thread.data!.status).toBe('error');
   });

@@ -89,10 +89,14 @@ export async function buildAgent(blueprint: AgentBlueprint, deps: BuildDeps): Pr
     const named = (refs: ToolRef[]) => refs.flatMap((ref) => (loaded.tools.get(ref) ? [{ ref, name: loaded.tools.get(ref)!.name }] : []));
     const interruptOn = interruptOnFor(named(blueprint.tools), blueprint.interruptConfig ?? {});
     const boundTools: ToolInfo[] = [];
+    let captured = false;
     const clock = createMiddleware({
       name: 'LocalClock',
       wrapModelCall: async (request, handler) => {
-        if (boundTools.length === 0) {
+        if (!captured) {
+          // The exact list the model is given (middleware may hide tools the tool node has).
+          captured = true;
+          boundTools.length = 0;
           for (const t of request.tools) {
             const info = t as { name?: string; description?: string };
             if (info.name) boundTools.push({ name: info.name, description: info.description ?? '' });
@@ -130,10 +134,20 @@ export async function buildAgent(blueprint: AgentBlueprint, deps: BuildDeps): Pr
       store: deps.store,
       permissions: [{ operations: ['write'], paths: [`${DEFINITION_ROOT}**`], mode: 'deny' }],
     });
+    boundTools.push(...toolNodeTools(graph));
     const modelName = (model as { model?: string }).model ?? blueprint.modelId;
     return { graph, tools: boundTools, dropped: loaded.dropped, modelName, close: loaded.close };
   } catch (error) {
     await loaded.close();
     throw error;
   }
+}
+
+/**
+ * The tools of the agent's tool node, until the first model call shows the exact bound list:
+ * `execute` is left out because deepagents binds it only on sandbox backends, never used here.
+ */
+function toolNodeTools(graph: unknown): ToolInfo[] {
+  const node = (graph as { graph?: { nodes?: Record<string, { bound?: { tools?: { name: string; description?: string }[] } }> } }).graph?.nodes?.tools;
+  return (node?.bound?.tools ?? []).filter((t) => t.name !== 'execute').map((t) => ({ name: t.name, description: t.description ?? '' }));
 }
