@@ -70,7 +70,7 @@ export class RunQueue {
       input: RunInput;
     }>`
       UPDATE runs SET status = 'running', attempt = attempt + 1, lease_owner = ${this.workerId},
-        metadata = metadata || jsonb_build_object('attempt', attempt + 1),
+        metadata = metadata || jsonb_build_object('attempt', attempt + 1, 'worker', ${this.workerId}::text),
         lease_expires_at = now() + make_interval(secs => ${this.leaseMs / 1000}),
         started_at = coalesce(started_at, now()), updated_at = now()
       WHERE id IN (

@@ -58,23 +58,31 @@ export class RunEventWriter {
     private readonly hub: RunEventHub,
     readonly runId: string,
     private seq: number,
-  ) {}
+  ) {
+    this.written = seq;
+  }
 
-  /** Append an event: delivered to local subscribers now, written to the log within the flush interval. */
+  /**
+   * Append an event: written to the log within the flush interval, and delivered to local subscribers
+   * once written, so that no client ever sees an event a crash could lose from the log (a client
+   * reconnecting with Last-Event-ID after a crash must find everything it saw).
+   */
   append(event: RunEvent): StoredEvent {
     const stored: StoredEvent = { seq: ++this.seq, event: eventName(event), data: event.data };
     this.events.push(stored);
     this.unflushed.push(stored);
-    for (const l of this.hub.listenersOf(this.runId)) l.onEvent(stored);
     if (this.unflushed.length >= 500) void this.flush();
     else this.timer ??= setTimeout(() => void this.flush(), this.hub.flushIntervalMs);
     return stored;
   }
 
-  /** Events after `seq` still held in memory (every event of the run while it executes here). */
+  /** Written events after `seq` still held in memory (every written event of the run while it executes here). */
   since(seq: number): StoredEvent[] {
-    return this.events.filter((e) => e.seq > seq);
+    return this.events.filter((e) => e.seq > seq && e.seq <= this.written);
   }
+
+  /** The last sequence number written to the log (and delivered); events before this writer count as written. */
+  private written = 0;
 
   /** Write what is buffered to `run_events` and wake other processes. */
   flush(): Promise<void> {
@@ -82,7 +90,12 @@ export class RunEventWriter {
     this.timer = undefined;
     const batch = this.unflushed;
     this.unflushed = [];
-    this.flushing = this.flushing.then(() => (batch.length > 0 ? this.hub.store(this.runId, batch) : undefined));
+    this.flushing = this.flushing.then(async () => {
+      if (batch.length === 0) return;
+      await this.hub.store(this.runId, batch);
+      this.written = batch.at(-1)!.seq;
+      for (const l of this.hub.listenersOf(this.runId)) for (const e of batch) l.onEvent(e);
+    });
     return this.flushing;
   }
 
