@@ -6,3 +6,6 @@ CREATE UNIQUE INDEX runs_one_running_per_thread ON runs (thread_id) WHERE status
 CREATE INDEX runs_pending_thread ON runs (thread_id, created_at) WHERE status = 'pending';
 -- GET /v1/deepagents/usage reads runs by workspace and time.
 CREATE INDEX runs_workspace_created ON runs (workspace_id, created_at);
+-- Run events are kept as the JSON text that goes on the wire: written and replayed without a jsonb
+-- conversion either way (the log is only ever read whole, never queried inside).
+ALTER TABLE run_events ALTER COLUMN data TYPE text USING data::text;

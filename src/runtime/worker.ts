@@ -101,7 +101,8 @@ export class WorkerPool implements BackgroundTask {
       });
       await writer.flush();
       const settled = await this.runtime.queue.finish(run, outcome);
-      if (!settled) log.warn('run was taken from this worker before it finished');
+      // A cancelled run was already settled by whoever cancelled it.
+      if (!settled && outcome.status !== 'interrupted') log.warn('run was taken from this worker before it finished');
       if (outcome.status === 'error') log.warn({ error: outcome.error }, 'run failed');
       await writer.end();
     })()
