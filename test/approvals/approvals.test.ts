@@ -51,8 +51,8 @@ const expectedRequest = (url: string) => ({
   review_configs: [{ action_name: 'add', allowed_decisions: ['approve', 'edit', 'reject', 'respond'] }],
 });
 
-async function resume(threadId: string, decisions: unknown[]) {
-  return run(server, threadId, { agent_id: agentId, messages: [{ role: 'user', content: 'placeholder' }], command: { resume: { decisions } } } as never);
+async function resume(threadId: string, decisions: unknown[], agent = agentId) {
+  return run(server, threadId, { agent_id: agent, messages: [{ role: 'user', content: 'placeholder' }], command: { resume: { decisions } } } as never);
 }
 
 describe('approval of tool calls', () => {
@@ -154,5 +154,33 @@ describe('approval of tool calls', () => {
     // The conversation goes on normally afterwards.
     const next = await run(server, threadId, { agent_id: agentId, messages: [{ role: 'user', content: 'hello' }] });
     expect(lastAiText(lastValues(next.events))).toBe('You said: hello');
+  });
+
+  it('subagents inherit the rules unless their own tools.json says otherwise', async () => {
+    const before = tools.calls.length;
+    const withSubs = await createAgent(server, {
+      tools: { tools: [], interrupt_config: { [`${tools.url}::add`]: true } },
+      subagents: [
+        { name: 'careful', description: 'Adds with approval', instructions: 'Add.', tools: { tools: [{ name: 'add', mcp_server_url: tools.url }], interrupt_config: {} } },
+        { name: 'trusted', description: 'Adds freely', instructions: 'Add.', tools: { tools: [{ name: 'add', mcp_server_url: tools.url }], interrupt_config: { [`${tools.url}::add`]: false } } },
+      ],
+    } as never);
+    const task = (subagent: string) => `/call task ${JSON.stringify({ description: '/call add {"a": 3, "b": 4}', subagent_type: subagent })}`;
+
+    const trusted = await createThread(server, withSubs);
+    const free = await run(server, trusted, { agent_id: withSubs, messages: [{ role: 'user', content: task('trusted') }] });
+    expect(lastAiText(lastValues(free.events))).toContain('add: 7');
+    expect(tools.calls.length).toBe(before + 1);
+
+    const careful = await createThread(server, withSubs);
+    const paused = await run(server, careful, { agent_id: withSubs, messages: [{ role: 'user', content: task('careful') }] });
+    expect(lastValues(paused.events).__interrupt__).toBeDefined();
+    const thread = await server.client.GET('/v1/deepagents/threads/{thread_id}', path(careful));
+    expect(thread.data!.status).toBe('interrupted');
+    expect(thread.data!.interrupts[0]!.value).toMatchObject({ action_requests: [{ name: 'add', args: { a: 3, b: 4 } }] });
+    expect(tools.calls.length).toBe(before + 1);
+    const resumed = await resume(careful, [{ type: 'approve' }], withSubs);
+    expect(lastAiText(lastValues(resumed.events))).toContain('add: 7');
+    expect(tools.calls.length).toBe(before + 2);
   });
 });
