@@ -159,6 +159,12 @@ export class RunQueue {
         UPDATE threads t SET status = 'error', updated_at = now()
         WHERE t.id IN (SELECT thread_id FROM failed) AND t.status = 'busy'
           AND NOT EXISTS (SELECT 1 FROM runs r WHERE r.thread_id = t.id AND r.status = 'pending')
+      ), stranded AS (
+        -- A thread left busy with no active run (a process died between taking a thread and
+        -- starting or settling its work, e.g. while resolving an interrupt) is freed after a lease.
+        UPDATE threads t SET status = 'idle', updated_at = now()
+        WHERE t.status = 'busy' AND t.updated_at < now() - make_interval(secs => ${this.leaseMs / 1000})
+          AND NOT EXISTS (SELECT 1 FROM runs r WHERE r.thread_id = t.id AND r.status IN ('pending', 'running'))
       )
       SELECT (SELECT count(*) FROM retried)::int AS retried, (SELECT count(*) FROM failed)::int AS failed`.execute(this.db);
     return rows[0] ?? { retried: 0, failed: 0 };
