@@ -5,6 +5,9 @@ import { serve, type ServerType } from '@hono/node-server';
 import type { DestinationStream } from 'pino';
 import type { Config } from './config/index.js';
 import { createServices, type Services } from './core/services.js';
+import { agentRunTracing } from './core/tracing/agent-runs.js';
+import { traceSweeper } from './core/tracing/sweeper.js';
+import { createTraceExporters } from './tracing/export/index.js';
 import { createCipher, loadSecretKey } from './core/secrets/cipher.js';
 import { KeyCache } from './core/workspaces/key-cache.js';
 import { ensureDatabase, startEmbeddedDatabase, type EmbeddedDatabase } from './db/embedded.js';
@@ -13,6 +16,8 @@ import { migrate } from './db/migrate.js';
 import { createApp } from './http/app.js';
 import { Runtime } from './runtime/index.js';
 import { createLogger, type Logger } from './logging.js';
+import { createReconciler } from './deploy/index.js';
+import { parseRouting } from './deploy/routing.js';
 
 /** The version in package.json. */
 export const VERSION: string = (
@@ -67,14 +72,20 @@ export async function startHangar(config: Config, options: StartOptions = {}): P
     const applied = await migrate(database.pool);
     if (applied.length > 0) logger.info({ migrations: applied }, 'database migrated');
 
-    const cipher = createCipher(await loadSecretKey({ configured: config.secretKey, dataDir: config.dataDir }));
+    const secretKey = await loadSecretKey({ configured: config.secretKey, dataDir: config.dataDir });
+    const cipher = createCipher(secretKey);
+    const routing = parseRouting(config.deployDrivers);
     // The listen address is known only after listening; OAuth redirect URIs read it lazily.
     let listenUrl = '';
     const publicUrl = () => config.publicUrl ?? listenUrl;
     const keyCache = new KeyCache({ url, onError: (err) => logger.warn({ err }, 'key cache listener lost; authenticating without cache') });
     await keyCache.start();
     cleanup.push(() => keyCache.stop());
-    const base = createServices({ db: database.db, cipher, logger, publicUrl, keyCache });
+    const traceExporters = createTraceExporters(config, logger.child({ component: 'trace-export' }));
+    cleanup.push(async () => {
+      await Promise.all(traceExporters.map((e) => e.close()));
+    });
+    const base = createServices({ db: database.db, cipher, logger, publicUrl, keyCache, traceExporters });
     const runtime = await Runtime.open({
       db: database.db,
       pool: database.pool,
@@ -84,6 +95,8 @@ export async function startHangar(config: Config, options: StartOptions = {}): P
       oauth: base.oauth,
       modelConfigs: base.modelConfigs,
       logger: logger.child({ component: 'runtime' }),
+      // Every run is traced: the tracer is one of the callbacks each run gets.
+      callbackFactories: config.tracing ? [agentRunTracing({ db: database.db, tracing: base.tracing, logger: logger.child({ component: 'tracing' }) })] : [],
       settings: {
         workerConcurrency: config.workerConcurrency,
         leaseMs: config.runLeaseMs,
@@ -92,16 +105,23 @@ export async function startHangar(config: Config, options: StartOptions = {}): P
         toolLimits: { connectTimeoutMs: config.toolConnectTimeoutMs, callTimeoutMs: config.toolTimeoutMs },
         recursionLimit: config.recursionLimit,
         checkpointDurability: config.checkpointDurability,
+        drainTimeoutMs: config.drainTimeoutMs,
       },
     });
     cleanup.push(() => runtime.close());
-    const services = createServices({ db: database.db, cipher, logger, publicUrl, keyCache, runtime: runtime.ports() });
+    const services = createServices({ db: database.db, cipher, logger, publicUrl, keyCache, traceExporters, runtime: runtime.ports(), deploy: { routing } });
     const firstKey = await services.workspaces.bootstrap({ bootstrapApiKey: config.bootstrapApiKey });
     if (firstKey) {
       announce(`Created the first admin API key (shown once, store it now):\n\n  ${firstKey}\n`);
     }
 
     const background: BackgroundTask[] = config.role === 'api' ? [] : [runtime.workers()];
+    if (config.role !== 'api') {
+      const reconciler = createReconciler({ config, db: database.db, cipher, logger, services, drivers: routing.drivers, secretKey, publicUrl: () => publicUrl().replace(/\/+$/, '') });
+      services.deployments.nudge = () => reconciler.nudge();
+      background.push(reconciler);
+      background.push(traceSweeper({ tracing: services.tracing, retentionDays: config.traceRetentionDays, logger }));
+    }
     for (const task of background) {
       await task.start();
       cleanup.push(async () => task.stop());

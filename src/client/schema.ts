@@ -37,6 +37,456 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/langsmith/info": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Server information for the LangSmith SDK
+         * @description Tells the SDK to send runs through the multipart endpoint, and the batch limits.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description What the server accepts. */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["LangSmithInfo"];
+                    };
+                };
+                /** @description Missing, unknown or revoked API key. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["AuthError"];
+                    };
+                };
+                /** @description The key may not do this. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/langsmith/runs": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Report one run
+         * @description Stores a run (created, or completed when it is already stored). Secrets are redacted first.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["LangSmithRunCreate"];
+                };
+            };
+            responses: {
+                /** @description Stored. */
+                202: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["LangSmithIngestAccepted"];
+                    };
+                };
+                /** @description Malformed request (for example, invalid JSON). */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Missing, unknown or revoked API key. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["AuthError"];
+                    };
+                };
+                /** @description The key may not do this. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Body larger than the configured limit. */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Body is not JSON. */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description A field is missing or invalid. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/langsmith/runs/{run_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /**
+         * Complete or amend one run
+         * @description Sets end time, outputs, error and other fields of a run reported earlier.
+         */
+        patch: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description Run id. */
+                    run_id: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["LangSmithRunPatch"];
+                };
+            };
+            responses: {
+                /** @description Stored. */
+                202: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["LangSmithIngestAccepted"];
+                    };
+                };
+                /** @description Malformed request (for example, invalid JSON). */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Missing, unknown or revoked API key. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["AuthError"];
+                    };
+                };
+                /** @description The key may not do this. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Body larger than the configured limit. */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Body is not JSON. */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description A field is missing or invalid. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+            };
+        };
+        trace?: never;
+    };
+    "/langsmith/runs/batch": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Report runs in a batch
+         * @description `post` holds runs to create, `patch` runs to complete; a run created and completed in one batch may be sent once in `post`.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["LangSmithRunBatch"];
+                };
+            };
+            responses: {
+                /** @description Stored. */
+                202: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["LangSmithIngestAccepted"];
+                    };
+                };
+                /** @description Malformed request (for example, invalid JSON). */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Missing, unknown or revoked API key. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["AuthError"];
+                    };
+                };
+                /** @description The key may not do this. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Body larger than the configured limit. */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Body is not JSON. */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description A field is missing or invalid. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/langsmith/runs/multipart": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Report runs as multipart form data
+         * @description The SDK’s preferred form: parts named `post.<run_id>` and `patch.<run_id>` hold a run as JSON, and `post.<run_id>.inputs` (or `outputs`, `extra`, `events`, `error`, `serialized`) hold its large fields. Parts `attachment.<run_id>.<name>` are accepted and not stored. Gzip bodies are not accepted (the info endpoint says so).
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "multipart/form-data": {
+                        [key: string]: string;
+                    };
+                };
+            };
+            responses: {
+                /** @description Stored. */
+                202: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["LangSmithIngestAccepted"];
+                    };
+                };
+                /** @description Malformed request (for example, invalid JSON). */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Missing, unknown or revoked API key. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["AuthError"];
+                    };
+                };
+                /** @description The key may not do this. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Body larger than the configured limit. */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Body is not JSON. */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description A field is missing or invalid. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/oauth/callback": {
         parameters: {
             query?: never;
@@ -1899,7 +2349,7 @@ export interface paths {
         post?: never;
         /**
          * Delete a thread
-         * @description Deletes the thread, its runs, their event logs and its checkpoints. A thread that does not exist is a 404.
+         * @description Deletes the thread, its runs, their event logs and its checkpoints. A thread that does not exist is a 404; a thread with an active run is a 409 (`thread_busy`).
          */
         delete: {
             parameters: {
@@ -1940,6 +2390,15 @@ export interface paths {
                 };
                 /** @description Not found in the caller’s workspace. */
                 404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Conflicts with the current state. */
+                409: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -2415,6 +2874,86 @@ export interface paths {
                     };
                     content: {
                         "text/event-stream": string;
+                    };
+                };
+                /** @description Missing, unknown or revoked API key. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["AuthError"];
+                    };
+                };
+                /** @description The key may not do this. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["AuthError"];
+                    };
+                };
+                /** @description Not found in the caller’s workspace. */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description A field is missing or invalid. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/deepagents/threads/{thread_id}/runs/{run_id}/trace": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get the trace of a run
+         * @description The run tree recorded while the run executed: the root run, each model call (messages, model name, provider, token usage), each tool call (arguments and result) and each subagent, nested in `child_runs`. Secrets are redacted. `trace_not_found` when tracing was off for the run or it has not started.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description Run id. */
+                    run_id: string;
+                    /** @description Thread id. */
+                    thread_id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description The trace. */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["TraceRunTree"];
                     };
                 };
                 /** @description Missing, unknown or revoked API key. */
@@ -3296,6 +3835,540 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/tracing/exporters": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Export counters
+         * @description One item per configured exporter (`otlp`, `langsmith`) of this server process: run reports queued, sent, and dropped (queue full or destination failing). Export never slows or fails runs; what it cannot deliver is counted here.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Counters since start. */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["TraceExporterList"];
+                    };
+                };
+                /** @description Missing, unknown or revoked API key. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["AuthError"];
+                    };
+                };
+                /** @description The key may not do this. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/tracing/projects": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List tracing projects
+         * @description Oldest first. The workspace’s default project always exists and is listed.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description The workspace’s projects. */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["TracingProjectList"];
+                    };
+                };
+                /** @description Missing, unknown or revoked API key. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["AuthError"];
+                    };
+                };
+                /** @description The key may not do this. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        /**
+         * Create a tracing project
+         * @description Names are unique per workspace. Traces name a project with `session_name` (LangSmith SDK) or the thread metadata key `tracing_project`.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["CreateTracingProjectRequest"];
+                };
+            };
+            responses: {
+                /** @description Created. */
+                201: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["TracingProject"];
+                    };
+                };
+                /** @description Malformed request (for example, invalid JSON). */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Missing, unknown or revoked API key. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["AuthError"];
+                    };
+                };
+                /** @description The key may not do this. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Conflicts with the current state. */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Body larger than the configured limit. */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Body is not JSON. */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description A field is missing or invalid. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/tracing/projects/{project_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Get a tracing project */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description Tracing project id. */
+                    project_id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description The project. */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["TracingProject"];
+                    };
+                };
+                /** @description Missing, unknown or revoked API key. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["AuthError"];
+                    };
+                };
+                /** @description The key may not do this. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Not found in the caller’s workspace. */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description A field is missing or invalid. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/tracing/projects/{project_id}/runs": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the root runs of a project
+         * @description One item per trace (its root run), newest first, with the token totals of the whole trace. Filters combine with AND.
+         */
+        get: {
+            parameters: {
+                query?: {
+                    /** @description `next_cursor` of the previous page. */
+                    cursor?: string;
+                    /** @description `true`: only failed runs; `false`: only runs without an error. */
+                    error?: "true" | "false";
+                    /** @description Only finished runs that took at least this long. */
+                    min_latency_ms?: number | null;
+                    /** @description Runs whose name contains this text (case-insensitive). */
+                    name?: string;
+                    /** @description 1 to 100, default 20. */
+                    page_size?: number;
+                    /** @description Only runs that started at or after this time. */
+                    start_time_gte?: string;
+                    /** @description Only runs that started before this time. */
+                    start_time_lt?: string;
+                    status?: "pending" | "success" | "error";
+                };
+                header?: never;
+                path: {
+                    /** @description Tracing project id. */
+                    project_id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description A page of root runs. */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["TraceRunPage"];
+                    };
+                };
+                /** @description Missing, unknown or revoked API key. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["AuthError"];
+                    };
+                };
+                /** @description The key may not do this. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Not found in the caller’s workspace. */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description A field is missing or invalid. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/tracing/projects/{project_id}/stats": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Figures of a project
+         * @description Count, error rate and latency percentiles of root runs; token totals of all model runs. Optionally within a time range.
+         */
+        get: {
+            parameters: {
+                query?: {
+                    /** @description Only runs that started at or after this time. */
+                    start_time_gte?: string;
+                    /** @description Only runs that started before this time. */
+                    start_time_lt?: string;
+                };
+                header?: never;
+                path: {
+                    /** @description Tracing project id. */
+                    project_id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description The figures. */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["TracingProjectStats"];
+                    };
+                };
+                /** @description Missing, unknown or revoked API key. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["AuthError"];
+                    };
+                };
+                /** @description The key may not do this. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Not found in the caller’s workspace. */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description A field is missing or invalid. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/tracing/runs/{run_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a run with its children
+         * @description The run and, nested in `child_runs` (in execution order), every run beneath it.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description Run id. */
+                    run_id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description The run tree. */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["TraceRunTree"];
+                    };
+                };
+                /** @description Missing, unknown or revoked API key. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["AuthError"];
+                    };
+                };
+                /** @description The key may not do this. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Not found in the caller’s workspace. */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description A field is missing or invalid. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v2/auth/providers": {
         parameters: {
             query?: never;
@@ -3742,6 +4815,1001 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v2/deployments": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List deployments
+         * @description Newest first. `offset` in the response is the offset of the next page; a page shorter than `limit` is the last.
+         *
+         *     Deployment statuses:
+         *     - `AWAITING_DATABASE`: Its first revision is being deployed and its storage prepared; nothing serves yet.
+         *     - `READY`: Its active revision serves (a newer revision may be building or deploying meanwhile).
+         *     - `UNUSED`: Nothing is deployed: no revision has deployed successfully yet, or the last attempt failed.
+         *     - `AWAITING_DELETE`: Deletion was requested; the driver is tearing it down, then it disappears.
+         *     - `UNKNOWN`: The driver has lost track of it (for example its process could not be restarted).
+         */
+        get: {
+            parameters: {
+                query?: {
+                    /** @description Comma-separated UUIDs. */
+                    deployment_ids?: string;
+                    deployment_type?: "dev_free" | "dev" | "prod";
+                    image_version?: string;
+                    /** @description 1..100, default 20. */
+                    limit?: number;
+                    /** @description Case-insensitive substring of the name. */
+                    name_contains?: string;
+                    /** @description ≥ 0, default 0. */
+                    offset?: number | null;
+                    remote_reconciled?: boolean;
+                    status?: "AWAITING_DATABASE" | "READY" | "UNUSED" | "AWAITING_DELETE" | "UNKNOWN";
+                    /** @description Comma-separated UUIDs. */
+                    tag_value_ids?: string;
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description A page of deployments. */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["DeploymentList"];
+                    };
+                };
+                /** @description Missing, unknown or revoked API key. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["DetailError"];
+                    };
+                };
+                /** @description The key may not do this. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["DetailError"];
+                    };
+                };
+                /** @description A field is missing or invalid. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ValidationError"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        /**
+         * Create a deployment
+         * @description Records the deployment and its first revision (status `CREATING`), creates a tracing project of the same name, and hands the revision to the reconciler. Fields are validated according to `source`; each problem is reported with the field and the rule. A source that no configured driver serves is 422 on `source`.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["CreateDeploymentRequest"];
+                };
+            };
+            responses: {
+                /** @description Created. */
+                201: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Deployment"];
+                    };
+                };
+                /** @description Malformed request (for example, invalid JSON). */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["DetailError"];
+                    };
+                };
+                /** @description Missing, unknown or revoked API key. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["DetailError"];
+                    };
+                };
+                /** @description The key may not do this. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["DetailError"];
+                    };
+                };
+                /** @description Conflicts with the current state. */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["DetailError"];
+                    };
+                };
+                /** @description Body larger than the configured limit. */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["DetailError"];
+                    };
+                };
+                /** @description Body is not JSON. */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["DetailError"];
+                    };
+                };
+                /** @description A field is missing or invalid. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ValidationError"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v2/deployments/{deployment_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Get a deployment */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description Deployment id. */
+                    deployment_id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description The deployment. */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Deployment"];
+                    };
+                };
+                /** @description Missing, unknown or revoked API key. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["DetailError"];
+                    };
+                };
+                /** @description The key may not do this. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["DetailError"];
+                    };
+                };
+                /** @description Not found in the caller’s workspace. */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["DetailError"];
+                    };
+                };
+                /** @description A field is missing or invalid. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ValidationError"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        /**
+         * Delete a deployment
+         * @description The deployment shows `AWAITING_DELETE` while the driver stops and removes what runs, then it is gone (404). Revisions in progress become `INTERRUPTED`.
+         */
+        delete: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description Deployment id. */
+                    deployment_id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Deletion started. */
+                204: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description Missing, unknown or revoked API key. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["DetailError"];
+                    };
+                };
+                /** @description The key may not do this. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["DetailError"];
+                    };
+                };
+                /** @description Not found in the caller’s workspace. */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["DetailError"];
+                    };
+                };
+                /** @description A field is missing or invalid. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ValidationError"];
+                    };
+                };
+            };
+        };
+        options?: never;
+        head?: never;
+        /**
+         * Update a deployment
+         * @description A change to `source_revision_config`, `secrets` or `source_config.resource_spec` makes a new revision (older ones not yet deploying become `SKIPPED`); other `source_config` fields change in place. `name` and `source` are immutable (422).
+         */
+        patch: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description Deployment id. */
+                    deployment_id: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["UpdateDeploymentRequest"];
+                };
+            };
+            responses: {
+                /** @description Updated. */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Deployment"];
+                    };
+                };
+                /** @description Malformed request (for example, invalid JSON). */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["DetailError"];
+                    };
+                };
+                /** @description Missing, unknown or revoked API key. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["DetailError"];
+                    };
+                };
+                /** @description The key may not do this. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["DetailError"];
+                    };
+                };
+                /** @description Not found in the caller’s workspace. */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["DetailError"];
+                    };
+                };
+                /** @description Conflicts with the current state. */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["DetailError"];
+                    };
+                };
+                /** @description Body larger than the configured limit. */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["DetailError"];
+                    };
+                };
+                /** @description Body is not JSON. */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["DetailError"];
+                    };
+                };
+                /** @description A field is missing or invalid. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ValidationError"];
+                    };
+                };
+            };
+        };
+        trace?: never;
+    };
+    "/v2/deployments/{deployment_id}/revisions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List revisions
+         * @description Newest first, paginated like the deployment list.
+         *
+         *     Revision statuses:
+         *     - `CREATING`: Recorded; its source (integration, upload, template) is being resolved.
+         *     - `QUEUED`: Its source resolved; waiting for a reconciler to take it.
+         *     - `AWAITING_BUILD`: Taken by a reconciler; the build is about to start.
+         *     - `BUILDING`: Fetching the source and running the install and build commands.
+         *     - `AWAITING_DEPLOY`: Built; waiting to be started.
+         *     - `DEPLOYING`: Starting and health-checking; the previous revision keeps serving meanwhile.
+         *     - `DEPLOYED`: Healthy; it became (or was) the active revision.
+         *     - `CREATE_FAILED`: Its source could not be resolved (final).
+         *     - `BUILD_FAILED`: Fetching, installing or building failed or timed out; see the build logs (final).
+         *     - `DEPLOY_FAILED`: It did not start or did not become healthy; see the deploy logs (final).
+         *     - `SKIPPED`: A newer revision was created before this one started deploying (final).
+         *     - `INTERRUPTED`: Stopped before it finished, because its deployment was deleted (final).
+         */
+        get: {
+            parameters: {
+                query?: {
+                    /** @description 1..100, default 20. */
+                    limit?: number;
+                    /** @description ≥ 0, default 0. */
+                    offset?: number | null;
+                };
+                header?: never;
+                path: {
+                    /** @description Deployment id. */
+                    deployment_id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description A page of revisions. */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["DeploymentRevisionList"];
+                    };
+                };
+                /** @description Missing, unknown or revoked API key. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["DetailError"];
+                    };
+                };
+                /** @description The key may not do this. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["DetailError"];
+                    };
+                };
+                /** @description Not found in the caller’s workspace. */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["DetailError"];
+                    };
+                };
+                /** @description A field is missing or invalid. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ValidationError"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v2/deployments/{deployment_id}/revisions/{revision_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Get a revision */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description Deployment id. */
+                    deployment_id: string;
+                    /** @description Revision id. */
+                    revision_id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description The revision. */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["DeploymentRevision"];
+                    };
+                };
+                /** @description Missing, unknown or revoked API key. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["DetailError"];
+                    };
+                };
+                /** @description The key may not do this. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["DetailError"];
+                    };
+                };
+                /** @description Not found in the caller’s workspace. */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["DetailError"];
+                    };
+                };
+                /** @description A field is missing or invalid. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ValidationError"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v2/deployments/{deployment_id}/revisions/{revision_id}/build-logs": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Build logs of a revision
+         * @description Output of fetching the source and of the install and build commands, as plain text lines.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description Deployment id. */
+                    deployment_id: string;
+                    /** @description Revision id. */
+                    revision_id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description The log so far. */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["DeploymentLogs"];
+                    };
+                };
+                /** @description Missing, unknown or revoked API key. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["DetailError"];
+                    };
+                };
+                /** @description The key may not do this. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["DetailError"];
+                    };
+                };
+                /** @description Not found in the caller’s workspace. */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["DetailError"];
+                    };
+                };
+                /** @description A field is missing or invalid. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ValidationError"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v2/deployments/{deployment_id}/revisions/{revision_id}/deploy-logs": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Deploy logs of a revision
+         * @description Output of starting and health-checking the application (local driver: the application’s own output, including restarts).
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description Deployment id. */
+                    deployment_id: string;
+                    /** @description Revision id. */
+                    revision_id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description The log so far. */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["DeploymentLogs"];
+                    };
+                };
+                /** @description Missing, unknown or revoked API key. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["DetailError"];
+                    };
+                };
+                /** @description The key may not do this. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["DetailError"];
+                    };
+                };
+                /** @description Not found in the caller’s workspace. */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["DetailError"];
+                    };
+                };
+                /** @description A field is missing or invalid. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ValidationError"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v2/deployments/{deployment_id}/revisions/{revision_id}/redeploy": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Redeploy a revision
+         * @description Makes a new revision with the configuration and secrets of this one (a `vcshost` ref is fetched again), for example to roll back.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description Deployment id. */
+                    deployment_id: string;
+                    /** @description Revision id. */
+                    revision_id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description The new revision. */
+                201: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["DeploymentRevision"];
+                    };
+                };
+                /** @description Missing, unknown or revoked API key. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["DetailError"];
+                    };
+                };
+                /** @description The key may not do this. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["DetailError"];
+                    };
+                };
+                /** @description Not found in the caller’s workspace. */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["DetailError"];
+                    };
+                };
+                /** @description Conflicts with the current state. */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["DetailError"];
+                    };
+                };
+                /** @description A field is missing or invalid. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ValidationError"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v2/deployments/uploads": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Start a source upload
+         * @description Hands out an upload location for an `internal_source` deployment: PUT the `.tar.gz` of the application to `upload_url`, then create the deployment with `source_tarball_path`.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description The upload location. */
+                201: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["DeploymentUpload"];
+                    };
+                };
+                /** @description Missing, unknown or revoked API key. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["DetailError"];
+                    };
+                };
+                /** @description The key may not do this. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["DetailError"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v2/deployments/uploads/{upload_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * Upload a source tarball
+         * @description The body is the gzipped tarball (`application/gzip`), at most the configured body limit.
+         */
+        put: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description Upload id. */
+                    upload_id: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/gzip": string;
+                };
+            };
+            responses: {
+                /** @description Stored. */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["DeploymentUpload"];
+                    };
+                };
+                /** @description Malformed request (for example, invalid JSON). */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["DetailError"];
+                    };
+                };
+                /** @description Missing, unknown or revoked API key. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["DetailError"];
+                    };
+                };
+                /** @description The key may not do this. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["DetailError"];
+                    };
+                };
+                /** @description Not found in the caller’s workspace. */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["DetailError"];
+                    };
+                };
+                /** @description Body larger than the configured limit. */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["DetailError"];
+                    };
+                };
+                /** @description A field is missing or invalid. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ValidationError"];
+                    };
+                };
+            };
+        };
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -3839,6 +5907,39 @@ export interface components {
             checkpoint_ns: string;
             thread_id: string;
         } | null;
+        Container: {
+            args?: string[];
+            command?: string[];
+            env?: {
+                name: string;
+                value?: string;
+                valueFrom?: {
+                    [key: string]: unknown;
+                };
+            }[];
+            envFrom?: {
+                [key: string]: unknown;
+            }[];
+            image?: string;
+            imagePullPolicy?: string;
+            name: string;
+            resources?: {
+                limits?: {
+                    [key: string]: unknown;
+                };
+                requests?: {
+                    [key: string]: unknown;
+                };
+            };
+            restartPolicy?: string;
+            securityContext?: {
+                [key: string]: unknown;
+            };
+            volumeMounts?: components["schemas"]["VolumeMount"][];
+            workingDir?: string;
+        } & {
+            [key: string]: unknown;
+        };
         CountThreadsRequest: {
             /**
              * Format: uuid
@@ -3895,6 +5996,22 @@ export interface components {
             status: components["schemas"]["AuthSessionStatus"];
             /** @description The provider’s authorization URL (with `state` and, for PKCE providers, an S256 challenge): open it in a browser. */
             verification_url?: string;
+        };
+        CreateDeploymentRequest: {
+            /**
+             * @description Hangar addition: the tier the list filter `deployment_type` matches (default `dev`).
+             * @enum {string}
+             */
+            deployment_type?: "dev_free" | "dev" | "prod";
+            /** @description Lowercase letters, digits and hyphens, starting with a letter, at most 63 characters; unique in the workspace; immutable. */
+            name: string;
+            /** @description Only for `external_docker`. */
+            secret_references?: components["schemas"]["SecretReference"][] | null;
+            /** @description Environment variables of the application; stored encrypted. Names are environment variable names; reserved names are rejected. */
+            secrets: components["schemas"]["DeploymentSecret"][];
+            source: components["schemas"]["DeploymentSource"];
+            source_config: components["schemas"]["SourceConfig"];
+            source_revision_config: components["schemas"]["SourceRevisionConfigRequest"];
         };
         CreateGithubIntegration: {
             /** @description GitHub App installation credentials, instead of `token`. */
@@ -4004,6 +6121,11 @@ export interface components {
                 test_run?: boolean;
             };
         };
+        CreateTracingProjectRequest: {
+            description?: string;
+            /** @example support-bot */
+            name: string;
+        };
         CreateVcshostIntegrationRequest: components["schemas"]["CreateGithubIntegration"] | components["schemas"]["CreateGitIntegration"];
         Decision: {
             /** @description For `edit`: the arguments to run the tool with (and optionally another tool name). */
@@ -4020,6 +6142,112 @@ export interface components {
              * @enum {string}
              */
             type: "approve" | "edit" | "reject" | "respond";
+        };
+        Deployment: {
+            /**
+             * Format: uuid
+             * @description Moves to a new revision only once that revision is healthy.
+             */
+            active_revision_id: string | null;
+            /** Format: date-time */
+            created_at: string;
+            /** @enum {string} */
+            deployment_type: "dev_free" | "dev" | "prod";
+            /** Format: uuid */
+            id: string;
+            /** @description Version of what runs the active revision (local driver: the LangGraph API server version; Kubernetes: the image tag). */
+            image_version: string | null;
+            /** Format: uuid */
+            latest_revision_id: string | null;
+            name: string;
+            /** @description The latest revision is the active one and serves. */
+            remote_reconciled: boolean;
+            secret_references: components["schemas"]["SecretReference"][] | null;
+            /** @description Names as given; every value is shown as `********` (values are stored encrypted and never returned). */
+            secrets: components["schemas"]["DeploymentSecret"][];
+            source: components["schemas"]["DeploymentSource"];
+            source_config: components["schemas"]["SourceConfig"];
+            source_revision_config: components["schemas"]["SourceRevisionConfig"];
+            /**
+             * @description - `AWAITING_DATABASE`: Its first revision is being deployed and its storage prepared; nothing serves yet.
+             *     - `READY`: Its active revision serves (a newer revision may be building or deploying meanwhile).
+             *     - `UNUSED`: Nothing is deployed: no revision has deployed successfully yet, or the last attempt failed.
+             *     - `AWAITING_DELETE`: Deletion was requested; the driver is tearing it down, then it disappears.
+             *     - `UNKNOWN`: The driver has lost track of it (for example its process could not be restarted).
+             * @enum {string}
+             */
+            status: "AWAITING_DATABASE" | "READY" | "UNUSED" | "AWAITING_DELETE" | "UNKNOWN";
+            /**
+             * Format: uuid
+             * @description The workspace that owns the deployment.
+             */
+            tenant_id: string;
+            /** Format: date-time */
+            updated_at: string;
+        };
+        DeploymentList: {
+            /** @description Offset of the next page; a page shorter than `limit` is the last. */
+            offset: number;
+            resources: components["schemas"]["Deployment"][];
+        };
+        DeploymentLogs: {
+            /** @enum {string} */
+            kind: "build" | "deploy";
+            logs: string;
+            /** Format: uuid */
+            revision_id: string;
+            /** @enum {string} */
+            status: "CREATING" | "QUEUED" | "AWAITING_BUILD" | "BUILDING" | "AWAITING_DEPLOY" | "DEPLOYING" | "DEPLOYED" | "CREATE_FAILED" | "BUILD_FAILED" | "DEPLOY_FAILED" | "SKIPPED" | "INTERRUPTED";
+        };
+        DeploymentRevision: {
+            /** Format: date-time */
+            created_at: string;
+            /** Format: uuid */
+            deployment_id: string;
+            /** Format: uuid */
+            id: string;
+            image_version: string | null;
+            resource_spec: components["schemas"]["ResourceSpec"];
+            source_revision_config: components["schemas"]["SourceRevisionConfig"];
+            /**
+             * @description - `CREATING`: Recorded; its source (integration, upload, template) is being resolved.
+             *     - `QUEUED`: Its source resolved; waiting for a reconciler to take it.
+             *     - `AWAITING_BUILD`: Taken by a reconciler; the build is about to start.
+             *     - `BUILDING`: Fetching the source and running the install and build commands.
+             *     - `AWAITING_DEPLOY`: Built; waiting to be started.
+             *     - `DEPLOYING`: Starting and health-checking; the previous revision keeps serving meanwhile.
+             *     - `DEPLOYED`: Healthy; it became (or was) the active revision.
+             *     - `CREATE_FAILED`: Its source could not be resolved (final).
+             *     - `BUILD_FAILED`: Fetching, installing or building failed or timed out; see the build logs (final).
+             *     - `DEPLOY_FAILED`: It did not start or did not become healthy; see the deploy logs (final).
+             *     - `SKIPPED`: A newer revision was created before this one started deploying (final).
+             *     - `INTERRUPTED`: Stopped before it finished, because its deployment was deleted (final).
+             * @enum {string}
+             */
+            status: "CREATING" | "QUEUED" | "AWAITING_BUILD" | "BUILDING" | "AWAITING_DEPLOY" | "DEPLOYING" | "DEPLOYED" | "CREATE_FAILED" | "BUILD_FAILED" | "DEPLOY_FAILED" | "SKIPPED" | "INTERRUPTED";
+            /** @description Why it failed, was skipped or was interrupted. */
+            status_message: string | null;
+            /** Format: date-time */
+            updated_at: string;
+        };
+        DeploymentRevisionList: {
+            offset: number;
+            resources: components["schemas"]["DeploymentRevision"][];
+        };
+        DeploymentSecret: {
+            name: string;
+            value: string;
+        };
+        /**
+         * @description `vcshost`: a git repository; `external_docker`: an image you built; `internal_docker`: an image pushed by a CLI; `internal_source`: an uploaded tarball; `internal_template`: a template shipped with Hangar. Immutable.
+         * @enum {string}
+         */
+        DeploymentSource: "vcshost" | "external_docker" | "internal_docker" | "internal_source" | "internal_template";
+        DeploymentUpload: {
+            /** @description Pass as `source_revision_config.source_tarball_path`. */
+            source_tarball_path: string;
+            /** @description PUT the gzipped tarball here (same API key), body `application/gzip`. */
+            upload_url: string;
         };
         DetailError: {
             detail: string;
@@ -4091,6 +6319,120 @@ export interface components {
             storage: "embedded" | "external";
             /** @example 0.1.0 */
             version: string;
+        };
+        LangSmithInfo: {
+            batch_ingest_config: {
+                scale_down_nempty_trigger: number;
+                scale_up_nthreads_limit: number;
+                scale_up_qsize_trigger: number;
+                size_limit: number;
+                size_limit_bytes: number;
+                use_multipart_endpoint: boolean;
+            };
+            instance_flags: {
+                [key: string]: boolean;
+            };
+            license_expiration_time: null;
+            version: string;
+        };
+        LangSmithIngestAccepted: {
+            /** @description Run reports taken (creates plus updates). */
+            accepted: number;
+        };
+        LangSmithRunBatch: {
+            patch?: components["schemas"]["LangSmithRunUpdate"][];
+            post?: components["schemas"]["LangSmithRunCreate"][];
+        };
+        LangSmithRunCreate: {
+            /** @description Path of the run in its trace: `<start><id>` segments joined by dots. */
+            dotted_order?: string;
+            /** @description ISO 8601 time (UTC when no zone) or epoch milliseconds. */
+            end_time?: string | number | null;
+            error?: string | null;
+            events?: unknown[] | null;
+            /** @description Free-form; `extra.metadata` holds the run’s metadata. */
+            extra?: {
+                [key: string]: unknown;
+            } | null;
+            /** Format: uuid */
+            id: string;
+            /** @description Any JSON value. */
+            inputs?: unknown;
+            name: string;
+            /** @description Any JSON value. */
+            outputs?: unknown;
+            /** Format: uuid */
+            parent_run_id?: string | null;
+            /**
+             * @description `chain`, `llm`, `tool`, `retriever`, `embedding`, `prompt`, `parser`, …
+             * @example chain
+             */
+            run_type: string;
+            /**
+             * Format: uuid
+             * @description Tracing project by id (of this workspace).
+             */
+            session_id?: string | null;
+            /** @description Tracing project by name; created on first use. Default: the workspace’s default project. */
+            session_name?: string | null;
+            /** @description ISO 8601 time (UTC when no zone) or epoch milliseconds. */
+            start_time?: string | number;
+            tags?: string[] | null;
+            /**
+             * Format: uuid
+             * @description Id of the root run of the trace; the run’s own id for a root.
+             */
+            trace_id?: string;
+        };
+        LangSmithRunPatch: {
+            /** @description Path of the run in its trace: `<start><id>` segments joined by dots. */
+            dotted_order?: string;
+            /** @description ISO 8601 time (UTC when no zone) or epoch milliseconds. */
+            end_time?: string | number | null;
+            error?: string | null;
+            events?: unknown[] | null;
+            /** @description Free-form; `extra.metadata` holds the run’s metadata. */
+            extra?: {
+                [key: string]: unknown;
+            } | null;
+            /** @description Any JSON value. */
+            inputs?: unknown;
+            /** @description Any JSON value. */
+            outputs?: unknown;
+            /** Format: uuid */
+            parent_run_id?: string | null;
+            tags?: string[] | null;
+            /**
+             * Format: uuid
+             * @description Id of the root run of the trace; the run’s own id for a root.
+             */
+            trace_id?: string;
+        };
+        LangSmithRunUpdate: {
+            /** @description Path of the run in its trace: `<start><id>` segments joined by dots. */
+            dotted_order?: string;
+            /** @description ISO 8601 time (UTC when no zone) or epoch milliseconds. */
+            end_time?: string | number | null;
+            error?: string | null;
+            events?: unknown[] | null;
+            /** @description Free-form; `extra.metadata` holds the run’s metadata. */
+            extra?: {
+                [key: string]: unknown;
+            } | null;
+            /** Format: uuid */
+            id: string;
+            /** @description Any JSON value. */
+            inputs?: unknown;
+            /** @description Any JSON value. */
+            outputs?: unknown;
+            /** Format: uuid */
+            parent_run_id?: string | null;
+            tags?: string[] | null;
+            /**
+             * Format: uuid
+             * @description Id of the root run of the trace; the run’s own id for a root.
+             */
+            trace_id?: string;
         };
         ListAgentRevisionsResponse: {
             items: components["schemas"]["AgentRevision"][];
@@ -4212,6 +6554,89 @@ export interface components {
             /** @description For a tool approval: `{action_requests: [{name, args, description}], review_configs: [{action_name, allowed_decisions}]}`. */
             value?: unknown;
         };
+        ResourceSpec: {
+            /** @description Added to every object and pod. */
+            annotations?: {
+                [key: string]: string;
+            } | null;
+            /** @description API CPU request, cores. */
+            cpu?: number | null;
+            /** @description API CPU limit, cores. */
+            cpu_limit?: number | null;
+            /** @description Database CPU request. */
+            db_cpu?: number | null;
+            /** @description Database CPU limit. */
+            db_cpu_limit?: number | null;
+            /** @description PostgreSQL max_connections. */
+            db_max_connections?: number | null;
+            /** @description Database memory limit, MiB. */
+            db_memory_limit_mb?: number | null;
+            /** @description Database memory request, MiB. */
+            db_memory_mb?: number | null;
+            /** @description Database volume size, GiB. */
+            db_storage_gi?: number | null;
+            /** @description Executor CPU request. */
+            executor_cpu?: number | null;
+            /** @description Executor CPU limit. */
+            executor_cpu_limit?: number | null;
+            /** @description Executor memory limit, MiB. */
+            executor_memory_limit_mb?: number | null;
+            /** @description Executor memory request, MiB. */
+            executor_memory_mb?: number | null;
+            image_pull_secrets?: {
+                name: string;
+            }[] | null;
+            init_containers?: components["schemas"]["Container"][] | null;
+            /** @description Added to every object and pod. */
+            labels?: {
+                [key: string]: string;
+            } | null;
+            /** @description API replicas at most (autoscaled between the two). */
+            max_scale?: number | null;
+            /** @description API memory limit, MiB. */
+            memory_limit_mb?: number | null;
+            /** @description API memory request, MiB. */
+            memory_mb?: number | null;
+            /** @description API replicas at least. */
+            min_scale?: number | null;
+            /** @description Orchestrator CPU request. */
+            orchestrator_cpu?: number | null;
+            /** @description Orchestrator CPU limit. */
+            orchestrator_cpu_limit?: number | null;
+            /** @description Orchestrator replicas at most. */
+            orchestrator_max_scale?: number | null;
+            /** @description Orchestrator memory limit, MiB. */
+            orchestrator_memory_limit_mb?: number | null;
+            /** @description Orchestrator memory request, MiB. */
+            orchestrator_memory_mb?: number | null;
+            /** @description Orchestrator replicas at least. */
+            orchestrator_min_scale?: number | null;
+            /** @description Queue CPU request. */
+            queue_cpu?: number | null;
+            /** @description Queue CPU limit. */
+            queue_cpu_limit?: number | null;
+            /** @description Queue worker replicas at most. */
+            queue_max_scale?: number | null;
+            /** @description Queue memory limit, MiB. */
+            queue_memory_limit_mb?: number | null;
+            /** @description Queue memory request, MiB. */
+            queue_memory_mb?: number | null;
+            /** @description Queue worker replicas at least. */
+            queue_min_scale?: number | null;
+            /** @description Redis CPU request. */
+            redis_cpu?: number | null;
+            /** @description Redis CPU limit. */
+            redis_cpu_limit?: number | null;
+            /** @description Redis memory limit, MiB. */
+            redis_memory_limit_mb?: number | null;
+            /** @description Redis memory request, MiB. */
+            redis_memory_mb?: number | null;
+            service_account_name?: string | null;
+            sidecars?: components["schemas"]["Container"][] | null;
+            /** @description Mounted into the application containers. */
+            volume_mounts?: components["schemas"]["VolumeMount"][] | null;
+            volumes?: components["schemas"]["Volume"][] | null;
+        } | null;
         Run: {
             /** Format: uuid */
             agent_id: string;
@@ -4265,6 +6690,12 @@ export interface components {
             offset: number;
             status?: components["schemas"]["ThreadStatus"];
         };
+        /** @description Environment variable `name` from key `secret_key` of the Kubernetes Secret `secret_name`. */
+        SecretReference: {
+            name: string;
+            secret_key: string;
+            secret_name: string;
+        };
         SkillSpec: {
             description?: string;
             /** @description Other files of the skill, by path relative to its folder. */
@@ -4280,6 +6711,54 @@ export interface components {
              * @enum {string}
              */
             type?: "inline";
+        };
+        SourceConfig: {
+            /** @description Source builds: build command (default: `npm run build` when package.json has a build script). */
+            build_command?: string | null;
+            /** @description `vcshost`: build a new revision on push (recorded; pushes are not watched yet). */
+            build_on_push?: boolean | null;
+            /** @description Where the application answers. Left empty, the local driver fills in its stable proxy URL `{hangar}/apps/{deployment_id}`. */
+            custom_url?: string | null;
+            /** @description Source builds: install command (default `npm ci` with a lockfile, else `npm install`; skipped without dependencies). */
+            install_command?: string | null;
+            /**
+             * Format: uuid
+             * @description `vcshost`: the code-host integration whose credentials fetch `repo_url`.
+             */
+            integration_id?: string | null;
+            /** @description Docker sources: `k8s_namespace`, the namespace the objects go to. */
+            listener_config?: {
+                k8s_namespace?: string | null;
+            } | null;
+            /**
+             * Format: uuid
+             * @description Docker sources: the listener (cluster) to deploy to.
+             */
+            listener_id?: string | null;
+            /** @description `vcshost`: the repository URL (the `url` of a listed repository). */
+            repo_url?: string | null;
+            resource_spec?: components["schemas"]["ResourceSpec"];
+        };
+        SourceRevisionConfig: {
+            agentgraph_config_path: string | null;
+            image_uri: string | null;
+            /** @description The commit the revision was built from (filled by the build). */
+            repo_commit_sha: string | null;
+            repo_ref: string | null;
+            source_tarball_path: string | null;
+        };
+        /** @description `repo_commit_sha` is read-only and rejected here. */
+        SourceRevisionConfigRequest: {
+            /** @description Path of the LangGraph application config in the source (default `langgraph.json`). */
+            agentgraph_config_path?: string | null;
+            /** @description Docker sources: the image. */
+            image_uri?: string | null;
+            /** @description `vcshost`: branch, tag or commit. `internal_template`: the template name (default `deep-agent`). */
+            repo_ref?: string | null;
+            /** @description `internal_source`: the `source_tarball_path` handed out by `POST /v2/deployments/uploads`. */
+            source_tarball_path?: string | null;
+        } & {
+            [key: string]: unknown;
         };
         StreamRunRequest: {
             /**
@@ -4405,6 +6884,125 @@ export interface components {
             /** @description Tool name on the tool server. */
             name: string;
         };
+        TraceExporterList: {
+            items: {
+                dropped: number;
+                /** @example otlp */
+                name: string;
+                queued: number;
+                sent: number;
+            }[];
+        };
+        TraceRun: {
+            completion_tokens: number | null;
+            dotted_order: string;
+            /** Format: date-time */
+            end_time: string | null;
+            error: string | null;
+            events: unknown[] | null;
+            extra: {
+                [key: string]: unknown;
+            };
+            /** Format: uuid */
+            id: string;
+            inputs?: unknown;
+            latency_ms: number | null;
+            /** @description `extra.metadata`. */
+            metadata: {
+                [key: string]: unknown;
+            };
+            name: string;
+            outputs?: unknown;
+            /** Format: uuid */
+            parent_run_id: string | null;
+            /** Format: uuid */
+            project_id: string;
+            prompt_tokens: number | null;
+            /** @example llm */
+            run_type: string;
+            /** Format: date-time */
+            start_time: string;
+            /** @enum {string} */
+            status: "pending" | "success" | "error";
+            tags: string[];
+            /** @description A model run’s own tokens; for other runs, the sum of the model runs beneath them. */
+            total_tokens: number | null;
+            /** Format: uuid */
+            trace_id: string;
+        };
+        TraceRunPage: {
+            /** @description Root runs, newest first; token counts cover the whole trace. */
+            items: components["schemas"]["TraceRun"][];
+            /** @description Pass as `cursor` for the next page; null on the last page. */
+            next_cursor: string | null;
+        };
+        TraceRunTree: {
+            child_runs: components["schemas"]["TraceRunTree"][];
+            completion_tokens: number | null;
+            dotted_order: string;
+            /** Format: date-time */
+            end_time: string | null;
+            error: string | null;
+            events: unknown[] | null;
+            extra: {
+                [key: string]: unknown;
+            };
+            /** Format: uuid */
+            id: string;
+            inputs?: unknown;
+            latency_ms: number | null;
+            /** @description `extra.metadata`. */
+            metadata: {
+                [key: string]: unknown;
+            };
+            name: string;
+            outputs?: unknown;
+            /** Format: uuid */
+            parent_run_id: string | null;
+            /** Format: uuid */
+            project_id: string;
+            prompt_tokens: number | null;
+            /** @example llm */
+            run_type: string;
+            /** Format: date-time */
+            start_time: string;
+            /** @enum {string} */
+            status: "pending" | "success" | "error";
+            tags: string[];
+            /** @description A model run’s own tokens; for other runs, the sum of the model runs beneath them. */
+            total_tokens: number | null;
+            /** Format: uuid */
+            trace_id: string;
+        };
+        TracingProject: {
+            /** Format: date-time */
+            created_at: string;
+            description: string | null;
+            /** Format: uuid */
+            id: string;
+            /** @description Runs that name no project go here. */
+            is_default: boolean;
+            name: string;
+        };
+        TracingProjectList: {
+            items: components["schemas"]["TracingProject"][];
+        };
+        TracingProjectStats: {
+            completion_tokens: number;
+            error_count: number;
+            /** @description error_count / run_count (0 when there are no runs). */
+            error_rate: number;
+            /** Format: date-time */
+            first_start_time: string | null;
+            /** Format: date-time */
+            last_start_time: string | null;
+            latency_p50_ms: number | null;
+            latency_p99_ms: number | null;
+            prompt_tokens: number;
+            /** @description Root runs (traces). */
+            run_count: number;
+            total_tokens: number;
+        };
         /** @description Omitted fields keep their values; every update makes a new commit, even one that changes nothing. */
         UpdateAgentRequest: {
             backend?: components["schemas"]["AgentBackend"];
@@ -4424,6 +7022,17 @@ export interface components {
             /** @description Replaces every subagent when given. */
             subagents?: components["schemas"]["SubagentSpec"][];
             tools?: components["schemas"]["ToolsConfigInput"] & unknown;
+        };
+        UpdateDeploymentRequest: {
+            /** @description Immutable: any value is refused (422). */
+            name?: unknown;
+            secret_references?: components["schemas"]["SecretReference"][] | null;
+            /** @description Replaces all secrets and makes a new revision. A value of `********` keeps the stored value of that name. */
+            secrets?: components["schemas"]["DeploymentSecret"][];
+            /** @description Immutable: any value is refused (422). */
+            source?: unknown;
+            source_config?: components["schemas"]["SourceConfig"] & unknown;
+            source_revision_config?: components["schemas"]["SourceRevisionConfigRequest"] & unknown;
         };
         UpdateMcpServerRequest: {
             auth_type?: components["schemas"]["AuthType"];
@@ -4541,6 +7150,46 @@ export interface components {
             owner: string;
             /** @description Use as `source_config.repo_url` of a deployment. */
             url: string;
+        };
+        /** @description `name` and exactly one of `configMap`, `secret`, `emptyDir`, `persistentVolumeClaim`, `nfs`, `projected`, `downwardAPI`, `csi`. */
+        Volume: {
+            configMap?: {
+                [key: string]: unknown;
+            };
+            csi?: {
+                [key: string]: unknown;
+            };
+            downwardAPI?: {
+                [key: string]: unknown;
+            };
+            emptyDir?: {
+                [key: string]: unknown;
+            };
+            name: string;
+            nfs?: {
+                [key: string]: unknown;
+            };
+            persistentVolumeClaim?: {
+                [key: string]: unknown;
+            };
+            projected?: {
+                [key: string]: unknown;
+            };
+            secret?: {
+                [key: string]: unknown;
+            };
+        } & {
+            [key: string]: unknown;
+        };
+        VolumeMount: {
+            mountPath: string;
+            mountPropagation?: string;
+            name: string;
+            readOnly?: boolean;
+            subPath?: string;
+            subPathExpr?: string;
+        } & {
+            [key: string]: unknown;
         };
     };
     responses: never;

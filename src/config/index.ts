@@ -12,6 +12,9 @@ interface Setting<S extends z.ZodType> {
 
 const port = z.coerce.number().int().min(0).max(65535);
 const positiveInt = z.coerce.number().int().positive();
+const bool = z
+  .union([z.boolean(), z.enum(['true', 'false', '1', '0', 'yes', 'no'])])
+  .transform((v) => v === true || v === 'true' || v === '1' || v === 'yes');
 
 /** Every setting of the server. Adding one here adds it to parsing, `--help` and the README table. */
 export const settings = {
@@ -135,6 +138,82 @@ export const settings = {
     env: 'HANGAR_DRAIN_TIMEOUT_MS',
     schema: positiveInt.default(10_000),
     description: 'On SIGINT/SIGTERM, how long to wait for requests and runs to finish before stopping.',
+  },
+  tracing: {
+    env: 'HANGAR_TRACING',
+    flag: 'tracing',
+    schema: bool.default(true),
+    description: 'Trace every agent run into the trace store (and the configured exporters). `false` turns run tracing off.',
+  },
+  deployDrivers: {
+    env: 'HANGAR_DEPLOY_DRIVERS',
+    schema: z
+      .string()
+      .regex(/^(\s*[a-z_]+=(local|kubernetes)\s*)(,\s*[a-z_]+=(local|kubernetes)\s*)*$/, 'must be a list like vcshost=local,external_docker=kubernetes')
+      .default('vcshost=local,internal_source=local,internal_template=local'),
+    description:
+      'Which deployment driver serves which source: comma-separated source=driver (drivers: local, kubernetes). A source not listed is refused at create.',
+  },
+  deployPollMs: {
+    env: 'HANGAR_DEPLOY_POLL_MS',
+    schema: positiveInt.default(2_000),
+    description: 'How often the deployment reconciler looks for work made by other processes (its own changes wake it at once).',
+  },
+  deployLeaseMs: {
+    env: 'HANGAR_DEPLOY_LEASE_MS',
+    schema: positiveInt.default(30_000),
+    description: 'Lease of a reconciler on a revision (renewed while it works); another process takes the revision over when it expires.',
+  },
+  deployBuildTimeoutMs: {
+    env: 'HANGAR_DEPLOY_BUILD_TIMEOUT_MS',
+    schema: positiveInt.default(600_000),
+    description: 'Time limit of fetching, installing and building one revision (local driver).',
+  },
+  deployHealthTimeoutMs: {
+    env: 'HANGAR_DEPLOY_HEALTH_TIMEOUT_MS',
+    schema: positiveInt.default(120_000),
+    description: 'How long a new revision has to answer its health check before it is DEPLOY_FAILED (local driver).',
+  },
+  deployAllowLocalRepos: {
+    env: 'HANGAR_DEPLOY_ALLOW_LOCAL_REPOS',
+    schema: bool.default(false),
+    description: 'Let vcshost deployments without an integration clone file:// repositories of this host (development and tests).',
+  },
+  kubeconfig: {
+    env: 'HANGAR_KUBECONFIG',
+    schema: z.string().optional(),
+    description: 'Kubeconfig file of the cluster the kubernetes driver applies to (default: in-cluster service account, then ~/.kube/config).',
+  },
+  traceRetentionDays: {
+    env: 'HANGAR_TRACE_RETENTION_DAYS',
+    flag: 'trace-retention-days',
+    schema: positiveInt.default(30),
+    description: 'Traced runs older than this many days are deleted by a sweeper (hourly).',
+  },
+  otlpTracesEndpoint: {
+    env: 'HANGAR_OTLP_TRACES_ENDPOINT',
+    schema: z.url({ protocol: /^https?$/ }).optional(),
+    description: 'Also export every trace as OpenTelemetry spans (GenAI conventions) over OTLP/HTTP to this URL, e.g. http://collector:4318/v1/traces.',
+  },
+  otlpHeaders: {
+    env: 'HANGAR_OTLP_HEADERS',
+    schema: z.string().regex(/^([^=,]+=[^,]*)(,[^=,]+=[^,]*)*$/, 'must be key=value pairs separated by commas').optional(),
+    description: 'Headers sent with OTLP exports, as key=value,key2=value2 (for example a collector API key).',
+  },
+  langsmithExportUrl: {
+    env: 'HANGAR_LANGSMITH_EXPORT_URL',
+    schema: z.url({ protocol: /^https?$/ }).optional(),
+    description: 'Also forward every trace to this LangSmith-compatible API (its base URL, as LANGSMITH_ENDPOINT).',
+  },
+  langsmithExportApiKey: {
+    env: 'HANGAR_LANGSMITH_EXPORT_API_KEY',
+    schema: z.string().min(1).optional(),
+    description: 'API key sent (X-Api-Key) to the LangSmith-compatible export destination.',
+  },
+  traceExportQueue: {
+    env: 'HANGAR_TRACE_EXPORT_QUEUE',
+    schema: positiveInt.default(10_000),
+    description: 'Most run reports each exporter holds while its destination is slow; more are dropped and counted.',
   },
 } satisfies Record<string, Setting<z.ZodType>>;
 

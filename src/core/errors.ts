@@ -126,6 +126,27 @@ export const errorCatalogue = {
     meaning: 'The code host (or the directory of a `git` integration) could not be reached.',
   },
   vcshost_error: { status: 502, type: 'upstream', meaning: 'The code host answered with an unexpected error.' },
+  // Deployments (/v2/deployments)
+  deployment_not_found: { status: 404, type: 'not_found', meaning: 'No deployment with this id in the workspace.' },
+  deployment_revision_not_found: { status: 404, type: 'not_found', meaning: 'No revision with this id in the deployment.' },
+  deployment_name_taken: { status: 409, type: 'conflict', meaning: 'A deployment with this name already exists in the workspace.' },
+  deployment_being_deleted: { status: 409, type: 'conflict', meaning: 'The deployment is being deleted and can no longer change.' },
+  deployment_not_serving: { status: 503, type: 'upstream', meaning: 'The deployment has no running revision to forward the request to.' },
+  deployment_upload_not_found: { status: 404, type: 'not_found', meaning: 'No source upload with this id in the workspace.' },
+  deployment_upload_invalid: { status: 400, type: 'invalid_request', meaning: 'The uploaded source is not a gzip-compressed tarball.' },
+  // Tracing
+  tracing_project_not_found: { status: 404, type: 'not_found', meaning: 'No tracing project with this id in the workspace.' },
+  tracing_project_name_taken: {
+    status: 409,
+    type: 'conflict',
+    meaning: 'A tracing project with this name already exists in the workspace.',
+  },
+  tracing_run_not_found: { status: 404, type: 'not_found', meaning: 'No traced run with this id in the workspace.' },
+  trace_not_found: {
+    status: 404,
+    type: 'not_found',
+    meaning: 'The run exists but has no trace: tracing was off when it ran, or it has not started yet.',
+  },
   // Server side
   internal_error: { status: 500, type: 'internal', meaning: 'An unexpected error; the `request_id` identifies it in the logs.' },
 } satisfies Record<string, Entry>;

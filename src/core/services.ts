@@ -4,6 +4,10 @@ import type { Logger } from '../logging.js';
 import { ObjectStore } from '../repo/store.js';
 import { AgentService } from './agents/service.js';
 import { IntegrationService } from './integrations/service.js';
+import { DeploymentService } from './deployments/service.js';
+import type { CodeHosts, DriverRouting, TracingProjects } from './deployments/ports.js';
+import { UploadService } from './deployments/uploads.js';
+import { integrationCodeHosts } from './deployments/code-hosts.js';
 import { McpServerService } from './mcp-servers/service.js';
 import { ModelConfigService } from './model-configs/service.js';
 import { OAuthProviderService } from './oauth/providers.js';
@@ -14,12 +18,16 @@ import type { KeyCache } from './workspaces/key-cache.js';
 import { ThreadService } from './threads/service.js';
 import { UsageService } from './usage/service.js';
 import type { ThreadStateReader } from './threads/state.js';
+import { TracingService } from './tracing/service.js';
+import type { TraceExporter } from '../tracing/export/exporter.js';
+import { TraceStore } from '../tracing/store.js';
 import { WorkspaceService } from './workspaces/service.js';
 
 /** Every core service. */
 export interface Services {
   workspaces: WorkspaceService;
   mcpServers: McpServerService;
+  tracing: TracingService;
   modelConfigs: ModelConfigService;
   agents: AgentService;
   /** Git objects of agent repositories (read by the smart-HTTP endpoint). */
@@ -31,6 +39,8 @@ export interface Services {
   threads: ThreadService;
   runs: RunService;
   usage: UsageService;
+  deployments: DeploymentService;
+  deploymentUploads: UploadService;
 }
 
 /** What threads and runs need of the agent runtime (src/runtime). */
@@ -50,6 +60,10 @@ export interface ServiceDeps {
   publicUrl?: () => string;
   /** The running agent runtime; without it (operator commands) threads and runs refuse to work. */
   runtime?: RuntimePorts | undefined;
+  /** Deployments: which driver serves which source, and the other domains they use when present. */
+  deploy?: { routing: DriverRouting; codeHosts?: CodeHosts; tracing?: TracingProjects };
+  /** Where traces go besides Hangar's own store (OTLP, LangSmith-compatible); none by default. */
+  traceExporters?: TraceExporter[];
 }
 
 /** Build the services. */
@@ -61,6 +75,8 @@ export function createServices(deps: ServiceDeps): Services {
   const agents = new AgentService(deps.db, gitObjects, mcpServers, modelConfigs);
   const runtime = deps.runtime ?? offlineRuntime();
   const threads = new ThreadService(deps.db, agents, runtime.state);
+  const integrations = new IntegrationService(deps.db, deps.cipher);
+  const tracing = new TracingService({ store: new TraceStore(deps.db), mcpServers, exporters: deps.traceExporters ?? [], logger: deps.logger });
   return {
     workspaces: new WorkspaceService(deps.db, deps.keyCache),
     mcpServers,
@@ -75,7 +91,17 @@ export function createServices(deps: ServiceDeps): Services {
       logger: deps.logger,
       publicUrl: deps.publicUrl ?? (() => 'http://127.0.0.1:8124'),
     }),
-    integrations: new IntegrationService(deps.db, deps.cipher),
+    integrations,
+    deployments: new DeploymentService({
+      db: deps.db,
+      cipher: deps.cipher,
+      logger: deps.logger,
+      routing: deps.deploy?.routing ?? { driverFor: () => undefined },
+      codeHosts: deps.deploy?.codeHosts ?? integrationCodeHosts(integrations),
+      tracing: deps.deploy?.tracing ?? tracing,
+    }),
+    deploymentUploads: new UploadService(deps.db),
+    tracing,
   };
 }
 

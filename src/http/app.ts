@@ -7,9 +7,14 @@ import { agentRoutes } from '../api/agents/routes.js';
 import { gitRoutes } from '../api/agents/git.js';
 import { authSessionRoutes } from '../api/auth-sessions/routes.js';
 import { integrationRoutes } from '../api/integrations/routes.js';
+import { appProxyRoutes } from '../api/deployments/app-proxy.js';
+import { deploymentRoutes } from '../api/deployments/routes.js';
 import { mcpServerRoutes } from '../api/mcp-servers/routes.js';
 import { modelConfigRoutes } from '../api/model-configs/routes.js';
 import { oauthProviderRoutes } from '../api/oauth-providers/routes.js';
+import { langsmithRoutes } from '../api/langsmith/routes.js';
+import { runTraceRoutes } from '../api/tracing/run-trace.js';
+import { tracingRoutes } from '../api/tracing/routes.js';
 import { systemRoutes } from '../api/system/routes.js';
 import { threadRoutes } from '../api/threads/routes.js';
 import { runRoutes } from '../api/threads/runs.js';
@@ -57,6 +62,11 @@ export function createApp(deps: AppDeps): OpenAPIHono<AppEnv> {
   app.route('/', oauthProviderRoutes(deps));
   app.route('/', authSessionRoutes(deps));
   app.route('/', integrationRoutes(deps));
+  app.route('/', deploymentRoutes(deps));
+  app.route('/', appProxyRoutes(deps));
+  app.route('/', tracingRoutes(deps));
+  app.route('/', runTraceRoutes(deps));
+  app.route('/', langsmithRoutes(deps));
 
   app.openAPIRegistry.registerComponent('securitySchemes', 'ApiKeyAuth', {
     type: 'apiKey',

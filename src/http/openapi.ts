@@ -111,6 +111,16 @@ export function documentConfig(version: string) {
       { name: 'OAuth providers', description: 'OAuth 2.0 clients of the workspace, used by OAuth-backed tool servers.' },
       { name: 'Auth sessions', description: 'The OAuth 2.0 authorization-code flow for the calling principal, and its browser callback.' },
       { name: 'Code-host integrations', description: 'GitHub (and GitHub Enterprise) accounts or app installations, and directories of bare git repositories, whose repositories deployments build from.' },
+      {
+        name: 'Deployments',
+        description:
+          'Deployments of LangGraph applications: the desired state, its revisions, and their build and deploy logs. A reconciler drives each revision with the driver configured for its source (`HANGAR_DEPLOY_DRIVERS`). A locally run deployment answers at `/v2/deployments/{deployment_id}/app/…` (reported as `source_config.custom_url`), with the same API key.',
+      },
+      { name: 'Tracing', description: 'Tracing projects, traced runs as trees, and per-project figures.' },
+      {
+        name: 'LangSmith-compatible ingestion',
+        description: 'Point the `langsmith` SDK here: LANGSMITH_ENDPOINT=<server>/langsmith, LANGSMITH_API_KEY=<a Hangar API key>.',
+      },
       { name: 'Service', description: 'Health and information; no API key needed.' },
     ],
   };
@@ -124,8 +134,8 @@ const DESCRIPTION = `Hangar is a self-hostable implementation of the managed age
 management API. A client written for the hosted API works against Hangar by changing its base URL.
 
 ## Authentication
-Every request under \`/v1/deepagents\`, \`/v2\` and \`/v1/integrations\` (and Hangar's own \`/v1/*\` APIs)
-carries \`X-Api-Key\`. A key belongs to one workspace and has a role: \`admin\` and \`member\` may read,
+Every request under \`/v1/deepagents\`, \`/v2\` and \`/v1/integrations\` (and Hangar's own \`/v1/*\` APIs
+and the LangSmith-compatible \`/langsmith\` API) carries \`X-Api-Key\`. A key belongs to one workspace and has a role: \`admin\` and \`member\` may read,
 change and invoke; \`viewer\` may only read, and never sees tool server credentials. The agent runtime
 (\`/v1/deepagents\`) also requires the workspace's preview access. Another workspace's resources answer 404.
 

@@ -1,12 +1,15 @@
 // The LangChain callbacks attached to every run. Tracing (issue 6) adds its handler here.
 import type { BaseCallbackHandler } from '@langchain/core/callbacks/base';
 import type { ClaimedRun } from './queue.js';
+import type { DroppedTool } from './tools/mcp.js';
 
 /** What a callback factory knows about the run. */
 export interface RunCallbackContext {
   run: ClaimedRun;
   /** The main model's name, as reported by the model. */
   modelName: string;
+  /** Configured tools left out because their server does not expose them (or is down). */
+  droppedTools?: readonly DroppedTool[];
 }
 
 /** A source of callbacks for a run (for example the tracer). */
@@ -16,4 +19,12 @@ export type CallbackFactory = (context: RunCallbackContext) => BaseCallbackHandl
 export async function runCallbacks(factories: readonly CallbackFactory[], context: RunCallbackContext): Promise<BaseCallbackHandler[]> {
   const lists = await Promise.all(factories.map((f) => f(context)));
   return lists.flat();
+}
+
+/**
+ * Wait until handlers that write in the background (the tracer) have stored what the run reported,
+ * so that a finished run's trace is complete when the run is settled. Never throws.
+ */
+export async function settleCallbacks(handlers: readonly BaseCallbackHandler[]): Promise<void> {
+  await Promise.all(handlers.map((h) => Promise.resolve((h as { flush?: () => Promise<void> }).flush?.()).catch(() => undefined)));
 }

@@ -67,7 +67,8 @@ export async function executeRun(options: ExecuteOptions): Promise<RunOutcome> {
     return { status: 'success', thread: interrupted ? 'interrupted' : 'idle', droppedTools, usage: usage.total(agent.modelName) };
   } catch (error) {
     // Cancelled (POST …/cancel, on_disconnect, another run's multitask strategy): not a failure.
-    if (options.signal.aborted) return { status: 'interrupted', thread: 'idle', usage: usage.total(modelName) };
+    // (A shutdown aborts with another reason: that run fails.)
+    if (options.signal.reason instanceof RunCancelled) return { status: 'interrupted', thread: 'idle', usage: usage.total(modelName) };
     const failure = describe(error);
     writer.append({ kind: 'error', data: failure });
     return { status: 'error', thread: 'error', error: failure, usage: usage.total(modelName) };
@@ -102,6 +103,14 @@ class UsageCounter {
 
   total(model: string): { model: string; input_tokens: number; output_tokens: number } {
     return { model, input_tokens: this.input, output_tokens: this.output };
+  }
+}
+
+/** The abort reason of a cancelled run. */
+export class RunCancelled extends Error {
+  constructor(runId: string) {
+    super(`run ${runId} was cancelled`);
+    this.name = 'RunCancelled';
   }
 }
 

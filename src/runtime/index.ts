@@ -34,6 +34,8 @@ export interface RuntimeSettings {
   toolLimits: ToolLimits;
   recursionLimit: number;
   checkpointDurability: 'async' | 'sync' | 'exit';
+  /** On stop, how long runs may go on before they are aborted. */
+  drainTimeoutMs: number;
 }
 
 /** What the runtime is built from. */

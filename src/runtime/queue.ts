@@ -135,14 +135,15 @@ export class RunQueue {
   /**
    * Runs whose lease expired (their worker died or lost the database): handed back to the queue to
    * be retried from their last checkpoint, or failed once they used `maxAttempts`. Their threads stay
-   * busy while retried and are freed when failed. Returns how many runs were swept.
+   * busy while retried and are freed when failed. Returns how many were retried and which failed
+   * (so their event logs can get a closing `error` event).
    */
-  async sweepExpired(maxAttempts: number): Promise<{ retried: number; failed: number }> {
+  async sweepExpired(maxAttempts: number): Promise<{ retried: number; failed: { id: string; threadId: string }[] }> {
     const error = JSON.stringify({
-      error: 'WorkerLost',
-      message: `the worker executing this run stopped (its lease expired) ${maxAttempts} time(s); the run was not retried again`,
+      error: 'LeaseExpired',
+      message: `the worker running this run stopped (its lease expired) and the run used its ${maxAttempts} attempt(s); start a new run`,
     });
-    const { rows } = await sql<{ retried: number; failed: number }>`
+    const { rows } = await sql<{ retried: number; failed: { id: string; thread_id: string }[] | null }>`
       WITH expired AS (
         SELECT id FROM runs WHERE status = 'running' AND lease_expires_at < now() FOR UPDATE SKIP LOCKED
       ), retried AS (
@@ -154,7 +155,7 @@ export class RunQueue {
         UPDATE runs SET status = 'error', error = ${error}::jsonb, ended_at = now(), updated_at = now(),
           lease_owner = NULL, lease_expires_at = NULL
         WHERE id IN (SELECT id FROM expired) AND attempt >= ${maxAttempts}
-        RETURNING thread_id
+        RETURNING id, thread_id
       ), freed AS (
         UPDATE threads t SET status = 'error', updated_at = now()
         WHERE t.id IN (SELECT thread_id FROM failed) AND t.status = 'busy'
@@ -166,8 +167,9 @@ export class RunQueue {
         WHERE t.status = 'busy' AND t.updated_at < now() - make_interval(secs => ${this.leaseMs / 1000})
           AND NOT EXISTS (SELECT 1 FROM runs r WHERE r.thread_id = t.id AND r.status IN ('pending', 'running'))
       )
-      SELECT (SELECT count(*) FROM retried)::int AS retried, (SELECT count(*) FROM failed)::int AS failed`.execute(this.db);
-    return rows[0] ?? { retried: 0, failed: 0 };
+      SELECT (SELECT count(*) FROM retried)::int AS retried, (SELECT json_agg(json_build_object('id', id, 'thread_id', thread_id)) FROM failed) AS failed`.execute(this.db);
+    const row = rows[0];
+    return { retried: row?.retried ?? 0, failed: (row?.failed ?? []).map((f) => ({ id: f.id, threadId: f.thread_id })) };
   }
 
   /**

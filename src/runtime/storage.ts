@@ -20,6 +20,9 @@ export interface LangGraphStorage {
 export async function openLangGraphStorage(url: string, pool: pg.Pool): Promise<LangGraphStorage> {
   const checkpointer = new PostgresSaver(pool, undefined, { schema: LANGGRAPH_SCHEMA });
   const store = new PostgresStore({ connectionOptions: { connectionString: url, max: 10 }, schema: LANGGRAPH_SCHEMA, ensureTables: false });
+  // The store builds its own pool and leaves its 'error' event unhandled: an idle connection dropped
+  // by the server (a database restart, shutdown) would crash the process. The pool reconnects on use.
+  (store as unknown as { core: { pool: pg.Pool } }).core.pool.on('error', () => {});
   const client = await pool.connect();
   try {
     await client.query('SELECT pg_advisory_lock($1)', [SETUP_LOCK]);

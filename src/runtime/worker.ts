@@ -3,9 +3,11 @@
 // safety net for a lost notification.
 import type { Logger } from '../logging.js';
 import type { BackgroundTask } from '../server.js';
-import { runCallbacks } from './callbacks.js';
-import { executeRun } from './execute.js';
+import type { BaseCallbackHandler } from '@langchain/core/callbacks/base';
+import { runCallbacks, settleCallbacks } from './callbacks.js';
+import { executeRun, RunCancelled } from './execute.js';
 import type { Runtime, RuntimeSettings } from './index.js';
+import type { RunEventWriter } from './events/hub.js';
 import type { ClaimedRun } from './queue.js';
 
 const POLL_MS = 2_000;
@@ -20,7 +22,6 @@ export class WorkerPool implements BackgroundTask {
   private loop: Promise<void> | undefined;
   private stopListening: (() => Promise<void>) | undefined;
   private renewTimer: NodeJS.Timeout | undefined;
-  private sweepTimer: NodeJS.Timeout | undefined;
 
   constructor(
     private readonly runtime: Runtime,
@@ -32,10 +33,8 @@ export class WorkerPool implements BackgroundTask {
     this.running = true;
     this.stopListening = await this.runtime.queue.listen(
       () => this.nudge(),
-      (runId) => this.active.get(runId)?.abort.abort(),
+      (runId) => this.active.get(runId)?.abort.abort(new RunCancelled(runId)),
     );
-    await this.sweep();
-    this.sweepTimer = setInterval(() => void this.sweep(), Math.max(500, Math.floor(this.settings.leaseMs / 2)));
     this.renewTimer = setInterval(() => {
       this.runtime.queue.renew([...this.active.keys()]).catch((error: unknown) => this.logger.warn({ err: error }, 'lease renewal failed'));
     }, Math.max(500, Math.floor(this.settings.leaseMs / 3)));
@@ -47,10 +46,19 @@ export class WorkerPool implements BackgroundTask {
     this.nudge();
     await this.loop;
     clearInterval(this.renewTimer);
-    clearInterval(this.sweepTimer);
     await this.stopListening?.();
-    // Let current runs finish: their clients are still reading.
-    await Promise.all([...this.active.values()].map((a) => a.done));
+    // Let current runs finish (their clients are still reading) for up to the drain timeout, then
+    // stop them: each ends with an `error` event and its thread in `error`, never left `running`.
+    const all = Promise.all([...this.active.values()].map((a) => a.done));
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<'late'>((resolve) => {
+      timer = setTimeout(() => resolve('late'), this.settings.drainTimeoutMs);
+    });
+    if ((await Promise.race([all, late])) === 'late') {
+      for (const a of this.active.values()) a.abort.abort(new Error('the server is shutting down'));
+      await all;
+    }
+    clearTimeout(timer);
   }
 
   private nudge(): void {
@@ -59,7 +67,12 @@ export class WorkerPool implements BackgroundTask {
   }
 
   private async run(): Promise<void> {
+    let nextSweep = 0;
     while (this.running) {
+      if (Date.now() >= nextSweep) {
+        nextSweep = Date.now() + Math.max(500, Math.floor(this.settings.leaseMs / 3));
+        await this.sweep();
+      }
       const free = this.settings.workerConcurrency - this.active.size;
       let claimed: ClaimedRun[] = [];
       this.pendingWake = false;
@@ -87,26 +100,34 @@ export class WorkerPool implements BackgroundTask {
   private execute(run: ClaimedRun): void {
     const abort = new AbortController();
     const log = this.logger.child({ run_id: run.id, thread_id: run.threadId });
+    let writer: RunEventWriter | undefined;
     const done = (async () => {
       // A retried run continues its event log after what the earlier attempt stored.
-      const writer = this.runtime.hub.openWriter(run.id, run.attempt > 1 ? await this.lastSeq(run.id) : 0);
+      writer = this.runtime.hub.openWriter(run.id, run.attempt > 1 ? await this.lastSeq(run.id) : 0);
+      let handlers: BaseCallbackHandler[] = [];
       const outcome = await executeRun({
         run,
         writer,
         agent: () => this.runtime.agentFor(run.workspaceId, run.agentId, run.revision),
-        callbacks: (agent) => runCallbacks(this.runtime.callbackFactories, { run, modelName: agent.modelName }),
+        callbacks: async (agent) => (handlers = await runCallbacks(this.runtime.callbackFactories, { run, modelName: agent.modelName, droppedTools: agent.dropped })),
         signal: abort.signal,
         recursionLimit: this.settings.recursionLimit,
         durability: this.settings.checkpointDurability,
       });
-      await writer.flush();
+      await Promise.all([writer.flush(), settleCallbacks(handlers)]);
       const settled = await this.runtime.queue.finish(run, outcome);
       // A cancelled run was already settled by whoever cancelled it.
       if (!settled && outcome.status !== 'interrupted') log.warn('run was taken from this worker before it finished');
       if (outcome.status === 'error') log.warn({ error: outcome.error }, 'run failed');
       await writer.end();
+      writer = undefined;
     })()
-      .catch((error: unknown) => log.error({ err: error }, 'run execution crashed'))
+      .catch((error: unknown) => {
+        // Settling failed (the database?): the run stays `running` until its lease expires and a
+        // sweep fails it; local subscribers are released now and fall back to the table.
+        log.error({ err: error }, 'run execution crashed');
+        return writer?.end().catch(() => {});
+      })
       .finally(() => {
         this.active.delete(run.id);
         this.nudge();
@@ -116,17 +137,23 @@ export class WorkerPool implements BackgroundTask {
 
   /**
    * Hand back (or fail) runs whose worker died: every process sweeps, and SKIP LOCKED keeps two
-   * sweepers from touching one run.
+   * sweepers from touching one run. A failed run's event log is closed with the reason.
    */
   private async sweep(): Promise<void> {
     try {
       const { retried, failed } = await this.runtime.queue.sweepExpired(this.settings.maxAttempts ?? 3);
-      if (retried > 0 || failed > 0) {
-        this.logger.warn({ retried, failed }, 'runs of a lost worker were swept');
-        if (retried > 0) this.nudge();
+      if (retried > 0) {
+        this.logger.warn({ retried }, 'runs of a lost worker were handed back to the queue');
+        this.nudge();
+      }
+      for (const expired of failed) {
+        const writer = this.runtime.hub.openWriter(expired.id, await this.lastSeq(expired.id));
+        writer.append({ kind: 'error', data: { error: 'LeaseExpired', message: 'the worker running this run stopped (its lease expired); start a new run' } });
+        await writer.end();
+        this.logger.warn({ run_id: expired.id, thread_id: expired.threadId }, 'run failed: its lease expired');
       }
     } catch (error) {
-      this.logger.warn({ err: error }, 'sweeping expired leases failed');
+      this.logger.error({ err: error }, 'sweeping expired runs failed');
     }
   }
 

@@ -104,7 +104,7 @@ describe('crash safety', () => {
           expect(record.attempt).toBeGreaterThanOrEqual(2);
           expect(record.metadata.attempt).toBe(record.attempt);
         } else {
-          expect(record.error!.error).toBe('WorkerLost');
+          expect(record.error!.error).toBe('LeaseExpired');
         }
         const thread = (await client.GET('/v1/deepagents/threads/{thread_id}', { params: { path: { thread_id: r.threadId } } })).data!;
         expect(thread.status).not.toBe('busy');

@@ -1,10 +1,12 @@
 // A thread's conversation survives a server restart: checkpoints live in PostgreSQL.
 import { Writable } from 'node:stream';
+import pg from 'pg';
 import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config/index.js';
 import { startHangar } from '../../src/server.js';
+import { collect, joinRun } from '../../src/client/stream.js';
 import { startTestServer } from '../support/server.js';
-import { createAgent, createThread, lastAiText, lastValues, run } from './support.js';
+import { createAgent, createThread, lastAiText, lastValues, run, start } from './support.js';
 
 describe('restart', () => {
   it('continues a thread after the server is stopped and started again on the same database', async () => {
@@ -28,6 +30,79 @@ describe('restart', () => {
       expect(humans).toEqual(['before the restart', 'after the restart']);
     } finally {
       await hangar.close();
+    }
+  });
+
+  it('stopping the server stops runs that outlast the drain timeout: nothing is left running', async () => {
+    const server = await startTestServer({ env: { HANGAR_DRAIN_TIMEOUT_MS: '300' } });
+    let closed = false;
+    try {
+      const config = await server.client.POST('/v1/deepagents/model-configs', {
+        body: { name: 'very-slow', model_id: 'scripted:very-slow', parameters: { delay_ms: 1000 } },
+      });
+      expect(config.response.status).toBe(201);
+      const agentId = await createAgent(server, { runtime: { model: { model_id: 'very-slow' } } });
+      const threadId = await createThread(server, agentId);
+      const stream = await start(server, threadId, { agent_id: agentId, messages: [{ role: 'user', content: 'a reply that takes about twenty seconds to stream out word by word here' }] });
+      expect((await stream.events.next()).value).toMatchObject({ event: 'metadata' });
+      await server.close();
+      closed = true;
+
+      const db = new pg.Client({ connectionString: server.databaseUrl });
+      await db.connect();
+      try {
+        const runRow = (await db.query('SELECT status, error FROM runs WHERE id = $1', [stream.runId])).rows[0];
+        expect(runRow.status).toBe('error');
+        expect(runRow.error.message).toContain('shutting down');
+        expect((await db.query('SELECT status FROM threads WHERE id = $1', [threadId])).rows[0].status).toBe('error');
+        const last = (await db.query('SELECT event FROM run_events WHERE run_id = $1 ORDER BY seq DESC LIMIT 1', [stream.runId])).rows[0];
+        expect(last.event).toBe('error');
+      } finally {
+        await db.end();
+      }
+    } finally {
+      if (!closed) await server.close();
+    }
+  });
+
+  it('a run whose worker died (lease expired) and used its attempts is failed, its log closed with an error, its thread freed', async () => {
+    // One attempt allowed: the expired run is failed instead of retried (retries: test/approvals/crash.test.ts).
+    const server = await startTestServer({ env: { HANGAR_RUN_LEASE_MS: '1500', HANGAR_RUN_MAX_ATTEMPTS: '1' } });
+    try {
+      const agentId = await createAgent(server);
+      const threadId = await createThread(server, agentId);
+      // What a worker killed mid-run leaves behind: a running run whose lease nobody renews.
+      const db = new pg.Client({ connectionString: server.databaseUrl });
+      await db.connect();
+      let runId: string;
+      try {
+        await db.query(`UPDATE threads SET status = 'busy' WHERE id = $1`, [threadId]);
+        runId = (
+          await db.query(
+            `INSERT INTO runs (workspace_id, thread_id, agent_id, revision, status, input, principal, attempt, lease_owner, lease_expires_at)
+             SELECT workspace_id, id, agent_id, 'dead', 'running', '{}', principal, 1, 'worker-that-died', now() - interval '1 second'
+             FROM threads WHERE id = $1 RETURNING id`,
+            [threadId],
+          )
+        ).rows[0].id as string;
+        await db.query(`INSERT INTO run_events (run_id, seq, event, data) VALUES ($1, 1, 'metadata', $2)`, [runId, JSON.stringify({ run_id: runId, attempt: 1 })]);
+      } finally {
+        await db.end();
+      }
+      const events = await collect(await joinRun({ baseUrl: server.url, apiKey: server.adminKey, threadId, runId }));
+      expect(events.map((e) => [e.id, e.event])).toEqual([
+        ['1', 'metadata'],
+        ['2', 'error'],
+      ]);
+      expect(events[1]!.data).toMatchObject({ error: 'LeaseExpired' });
+      const record = await server.client.GET('/v1/deepagents/threads/{thread_id}/runs/{run_id}', { params: { path: { thread_id: threadId, run_id: runId } } });
+      expect(record.data).toMatchObject({ status: 'error', error: { error: 'LeaseExpired' } });
+      const thread = await server.client.GET('/v1/deepagents/threads/{thread_id}', { params: { path: { thread_id: threadId } } });
+      expect(thread.data!.status).toBe('error');
+      const next = await run(server, threadId, { agent_id: agentId, messages: [{ role: 'user', content: 'still here' }] });
+      expect(lastAiText(lastValues(next.events))).toBe('You said: still here');
+    } finally {
+      await server.close();
     }
   });
 });

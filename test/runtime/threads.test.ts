@@ -73,6 +73,17 @@ describe('threads', () => {
     expect(again.response.status).toBe(404);
   });
 
+  it('search and count work without a body', async () => {
+    await createThread(server, agentId);
+    for (const path of ['search', 'count']) {
+      const res = await fetch(`${server.url}/v1/deepagents/threads/${path}`, { method: 'POST', headers: { 'x-api-key': server.adminKey } });
+      expect(res.status).toBe(200);
+      const body = (await res.json()) as unknown;
+      if (path === 'search') expect(Array.isArray(body) && body.length > 0 && body.length <= 10).toBe(true);
+      else expect(body).toBeGreaterThan(0);
+    }
+  });
+
   it('a thread for an unknown agent is a 404; another workspace cannot see a thread', async () => {
     const bad = await server.client.POST('/v1/deepagents/threads', { body: { agent_id: '00000000-0000-4000-8000-000000000000' } });
     expect(bad.response.status).toBe(404);
@@ -97,6 +108,9 @@ describe('run lifecycle', () => {
     const second = await start(server, threadId, { agent_id: slowAgentId, messages: [{ role: 'user', content: 'me too' }] });
     expect(second.status).toBe(409);
     expect(second.error).toMatchObject({ code: 'thread_busy', status: 409, type: 'conflict' });
+    const deleteBusy = await server.client.DELETE('/v1/deepagents/threads/{thread_id}', { params: { path: { thread_id: threadId } } });
+    expect(deleteBusy.response.status).toBe(409);
+    expect(deleteBusy.error).toMatchObject({ code: 'thread_busy' });
 
     // Walk away mid-run, then follow the run from another connection until it ends.
     await first.events.return(undefined);

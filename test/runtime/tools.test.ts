@@ -74,4 +74,31 @@ describe('tools from tool servers', () => {
     const record = await server.client.GET('/v1/deepagents/threads/{thread_id}/runs/{run_id}', { params: { path: { thread_id: threadId, run_id: stream.runId! } } });
     expect(record.data!.status).toBe('success');
   });
+
+  it('a subagent runs with its own model and its own tools', async () => {
+    const agentId = await createAgent(server, {
+      subagents: [
+        {
+          name: 'calculator',
+          description: 'Adds numbers',
+          instructions: 'You add.',
+          model_id: 'scripted:calc',
+          tools: { tools: [{ name: 'add', mcp_server_url: bearer.url }] },
+        },
+      ],
+    });
+    const threadId = await createThread(server, agentId);
+    const { events } = await run(server, threadId, {
+      agent_id: agentId,
+      messages: [{ role: 'user', content: '/call task {"description": "/call add {\\"a\\": 20, \\"b\\": 3}", "subagent_type": "calculator"}' }],
+      stream_mode: ['values', 'messages-tuple'],
+      stream_subgraphs: true,
+    });
+    expect(lastAiText(lastValues(events))).toBe('Done.\ntask: Done.\nadd: 23');
+    const subTokens = events.filter((e) => e.event.startsWith('messages|')).map((e) => (e.data as [unknown, Record<string, unknown>])[1]);
+    expect(subTokens.some((m) => m.ls_model_name === 'calc')).toBe(true);
+    expect(bearer.calls).toContainEqual({ name: 'add', args: { a: 20, b: 3 } });
+    // The parent does not get the subagent's tool.
+    expect((lastValues(events).tools as { name: string }[]).map((t) => t.name)).not.toContain('add');
+  });
 });

@@ -32,10 +32,13 @@ export interface TestServer {
 }
 
 /** Start a server; `env` adds settings as environment variables would. */
-export async function startTestServer(options: { env?: Record<string, string> } = {}): Promise<TestServer> {
-  const databaseUrl = await freshDatabaseUrl();
-  const dataDir = await mkdtemp(path.join(os.tmpdir(), 'hangar-test-data-'));
-  const adminKey = `test_admin_${randomBytes(16).toString('hex')}`;
+export async function startTestServer(
+  options: { env?: Record<string, string>; databaseUrl?: string; dataDir?: string; adminKey?: string } = {},
+): Promise<TestServer> {
+  // Reusing a database and data directory is how a test restarts Hangar or runs a second replica.
+  const databaseUrl = options.databaseUrl ?? (await freshDatabaseUrl());
+  const dataDir = options.dataDir ?? (await mkdtemp(path.join(os.tmpdir(), 'hangar-test-data-')));
+  const adminKey = options.adminKey ?? `test_admin_${randomBytes(16).toString('hex')}`;
   const config = loadConfig({
     flags: { port: 0, databaseUrl, dataDir },
     env: { HANGAR_BOOTSTRAP_API_KEY: adminKey, LOG_LEVEL: 'debug', ...options.env },

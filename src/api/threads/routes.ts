@@ -66,10 +66,11 @@ const remove = createRoute({
   path: `${BASE}/{thread_id}`,
   tags,
   summary: 'Delete a thread',
-  description: 'Deletes the thread, its runs, their event logs and its checkpoints. A thread that does not exist is a 404.',
+  description:
+    'Deletes the thread, its runs, their event logs and its checkpoints. A thread that does not exist is a 404; a thread with an active run is a 409 (`thread_busy`).',
   security: apiKeySecurity,
   request: { params },
-  responses: { 204: { description: 'Deleted.' }, ...errorResponses('deepagents', [404, 422]) },
+  responses: { 204: { description: 'Deleted.' }, ...errorResponses('deepagents', [404, 409, 422]) },
 });
 
 const state = createRoute({

@@ -108,11 +108,22 @@ export class ThreadService {
     return Number(row.n);
   }
 
-  /** Delete a thread with its runs and events (its checkpoints too); a missing thread is a 404. */
+  /**
+   * Delete a thread with its runs and events (its checkpoints too). A missing thread is a 404; a
+   * thread with an active run is a 409 (the run would go on writing to a thread that is gone).
+   */
   async delete(caller: Caller, threadId: string): Promise<void> {
     requireWrite(caller);
-    const deleted = await this.db.deleteFrom('threads').where('workspace_id', '=', caller.workspaceId).where('id', '=', threadId).executeTakeFirst();
-    if (Number(deleted.numDeletedRows) === 0) throw new HangarError('thread_not_found', `no thread with id ${threadId} in this workspace`);
+    const deleted = await this.db
+      .deleteFrom('threads')
+      .where('workspace_id', '=', caller.workspaceId)
+      .where('id', '=', threadId)
+      .where('status', '<>', 'busy')
+      .executeTakeFirst();
+    if (Number(deleted.numDeletedRows) === 0) {
+      await this.row(caller, threadId); // 404 when it does not exist
+      throw new HangarError('thread_busy', `thread ${threadId} has an active run; delete it when the run has finished`);
+    }
     await this.state.forget(threadId);
   }
 

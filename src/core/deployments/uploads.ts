@@ -1,0 +1,45 @@
+// Source tarballs for `internal_source`: an upload location is handed out, the tarball is PUT there,
+// and its `source_tarball_path` names it in a deployment. Bytes are kept in PostgreSQL so any replica builds from them.
+import type { Db } from '../../db/index.js';
+import { type Caller, requireWrite } from '../caller.js';
+import { HangarError } from '../errors.js';
+
+/** An upload location. */
+export interface Upload {
+  id: string;
+  sourceTarballPath: string;
+}
+
+/** Hands out upload locations and stores the uploaded tarballs. */
+export class UploadService {
+  constructor(private readonly db: Db) {}
+
+  async create(caller: Caller): Promise<Upload> {
+    requireWrite(caller);
+    const row = await this.db.insertInto('deployment_uploads').values({ workspace_id: caller.workspaceId }).returning('id').executeTakeFirstOrThrow();
+    return { id: row.id, sourceTarballPath: `uploads/${row.id}.tar.gz` };
+  }
+
+  /** Store the tarball of an upload (a gzip stream; replacing an earlier one is allowed). */
+  async put(caller: Caller, id: string, content: Buffer): Promise<Upload> {
+    requireWrite(caller);
+    if (content.length < 2 || content[0] !== 0x1f || content[1] !== 0x8b) {
+      throw new HangarError('deployment_upload_invalid', 'the upload must be a gzip-compressed tarball (.tar.gz)');
+    }
+    const row = await this.db
+      .updateTable('deployment_uploads')
+      .set({ content, size_bytes: content.length, uploaded_at: new Date() })
+      .where('workspace_id', '=', caller.workspaceId)
+      .where('id', '=', id)
+      .returning('id')
+      .executeTakeFirst();
+    if (!row) throw new HangarError('deployment_upload_not_found', `no upload ${id} in this workspace`);
+    return { id, sourceTarballPath: `uploads/${id}.tar.gz` };
+  }
+
+  /** The tarball bytes of an upload (for the driver). */
+  async content(workspaceId: string, id: string): Promise<Buffer | undefined> {
+    const row = await this.db.selectFrom('deployment_uploads').select('content').where('workspace_id', '=', workspaceId).where('id', '=', id).executeTakeFirst();
+    return row?.content ?? undefined;
+  }
+}

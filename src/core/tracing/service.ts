@@ -1,0 +1,231 @@
+// Tracing: projects, run ingestion (LangSmith SDK, Hangar's own tracer), reads and stats.
+// Everything stored is redacted first; what is stored is then offered to the exporters.
+import type { Logger } from '../../logging.js';
+import type { RunBatch, RunCreate, TraceRun, TraceRunTree } from '../../tracing/run.js';
+import type { ExportBatch, ExporterStats, TraceExporter } from '../../tracing/export/exporter.js';
+import { Redactor } from '../../tracing/redact.js';
+import type { ProjectStats, RootRun, RootRunFilter, TraceStore, TracingProject } from '../../tracing/store.js';
+import { type Caller, requireWrite } from '../caller.js';
+import { HangarError } from '../errors.js';
+import type { McpServerService } from '../mcp-servers/service.js';
+
+/** What the tracing service is built from. */
+export interface TracingServiceDeps {
+  store: TraceStore;
+  mcpServers: McpServerService;
+  exporters: TraceExporter[];
+  logger: Logger;
+}
+
+/** Filters of a runs page, as the API takes them. */
+export type RunListQuery = Omit<RootRunFilter, 'projectId' | 'after'> & { cursor?: string | undefined };
+
+/** Tracing projects and runs of workspaces. */
+export class TracingService {
+  private readonly secretCache = new Map<string, { at: number; values: string[] }>();
+  /** Projects by workspace and name ('' for the default): projects are never deleted or renamed. */
+  private readonly projectCache = new Map<string, TracingProject>();
+
+  constructor(private readonly deps: TracingServiceDeps) {}
+
+  /** The project named `name` (created when missing). Deployments call this with their name. */
+  async ensureProject(workspaceId: string, name: string): Promise<TracingProject> {
+    return this.deps.store.ensureProject(workspaceId, name);
+  }
+
+  /** The workspace's default project (created on first use). */
+  async defaultProject(workspaceId: string): Promise<TracingProject> {
+    return this.deps.store.defaultProject(workspaceId);
+  }
+
+  /** Every project of the caller's workspace, the default one included. */
+  async listProjects(caller: Caller): Promise<TracingProject[]> {
+    await this.deps.store.defaultProject(caller.workspaceId);
+    return this.deps.store.listProjects(caller.workspaceId);
+  }
+
+  async createProject(caller: Caller, input: { name: string; description?: string | undefined }): Promise<TracingProject> {
+    requireWrite(caller);
+    const project = await this.deps.store.createProject(caller.workspaceId, input.name, input.description ?? null);
+    if (!project) throw new HangarError('tracing_project_name_taken', `a tracing project named "${input.name}" already exists in this workspace`);
+    return project;
+  }
+
+  async getProject(caller: Caller, projectId: string): Promise<TracingProject> {
+    const project = await this.deps.store.getProject(caller.workspaceId, projectId);
+    if (!project) throw new HangarError('tracing_project_not_found', `no tracing project with id ${projectId} in this workspace`);
+    return project;
+  }
+
+  /** Store run reports sent by a client (the LangSmith SDK); returns how many reports were taken. */
+  async ingest(caller: Caller, batch: RunBatch): Promise<number> {
+    requireWrite(caller);
+    await this.record(caller.workspaceId, batch);
+    return batch.post.length + batch.patch.length;
+  }
+
+  /**
+   * Store run reports of a workspace (Hangar's own tracer calls this directly): redact, resolve
+   * projects, write, then offer the batch to the exporters. `secrets` are extra exact values to redact.
+   */
+  async record(workspaceId: string, batch: RunBatch, options: { secrets?: string[] } = {}): Promise<void> {
+    const redactor = new Redactor([...(await this.knownSecrets(workspaceId)), ...(options.secrets ?? [])]);
+    const clean = redactBatch(batch, redactor);
+    const projectNames: Record<string, string> = {};
+    const resolve = async (run: RunCreate): Promise<TracingProject> => {
+      if (run.projectId) {
+        const project = await this.deps.store.getProject(workspaceId, run.projectId);
+        if (project) return project;
+      }
+      return this.projectNamed(workspaceId, run.projectName);
+    };
+    const creates = [];
+    for (const run of dedupe(clean.post)) {
+      const project = await resolve(run);
+      projectNames[run.id] = project.name;
+      creates.push({ ...run, projectId: project.id });
+    }
+    try {
+      await this.deps.store.insertRuns(workspaceId, creates);
+    } catch (error) {
+      // A cached project can vanish with its workspace (deleted by an operator): forget the cache.
+      this.projectCache.clear();
+      throw error;
+    }
+    if (clean.patch.length > 0) {
+      const fallback = await this.projectNamed(workspaceId, undefined);
+      for (const update of clean.patch) await this.deps.store.updateRun(workspaceId, update, fallback.id);
+    }
+    const exported: ExportBatch = { workspaceId, post: clean.post, patch: clean.patch, projectNames };
+    for (const exporter of this.deps.exporters) exporter.offer(exported);
+  }
+
+  /** The project `name` (the default one when undefined), created when missing; cached. */
+  private async projectNamed(workspaceId: string, name: string | undefined): Promise<TracingProject> {
+    const key = `${workspaceId}/${name ?? ''}`;
+    let project = this.projectCache.get(key);
+    if (!project) {
+      project = name ? await this.deps.store.ensureProject(workspaceId, name) : await this.deps.store.defaultProject(workspaceId);
+      if (this.projectCache.size > 10_000) this.projectCache.clear();
+      this.projectCache.set(key, project);
+    }
+    return project;
+  }
+
+  /** One page of a project's root runs, newest first, and the cursor of the next page. */
+  async listRuns(caller: Caller, projectId: string, query: RunListQuery): Promise<{ runs: RootRun[]; nextCursor: string | null }> {
+    await this.getProject(caller, projectId);
+    const runs = await this.deps.store.listRootRuns(caller.workspaceId, {
+      ...query,
+      projectId,
+      limit: query.limit + 1,
+      after: query.cursor ? decodeCursor(query.cursor) : undefined,
+    });
+    const page = runs.slice(0, query.limit);
+    const last = page.at(-1);
+    return { runs: page, nextCursor: runs.length > query.limit && last ? encodeCursor(last) : null };
+  }
+
+  /** One run with every run beneath it. */
+  async getRun(caller: Caller, runId: string): Promise<TraceRunTree> {
+    const tree = await this.deps.store.getRunTree(caller.workspaceId, runId);
+    if (!tree) throw new HangarError('tracing_run_not_found', `no traced run with id ${runId} in this workspace`);
+    return tree;
+  }
+
+  /** Record the trace of an agent run (called by the runtime's tracer when the trace starts). */
+  async linkAgentRun(workspaceId: string, link: { runId: string; threadId: string; rootRunId: string }): Promise<void> {
+    await this.deps.store.linkAgentRun(workspaceId, link);
+  }
+
+  /** The trace tree of an agent run; `trace_not_found` when the run was not traced (yet). */
+  async traceOfAgentRun(caller: Caller, threadId: string, runId: string): Promise<TraceRunTree> {
+    const root = await this.deps.store.rootOfAgentRun(caller.workspaceId, threadId, runId);
+    const tree = root ? await this.deps.store.getRunTree(caller.workspaceId, root) : undefined;
+    if (!tree) throw new HangarError('trace_not_found', `run ${runId} has no trace (tracing was off, or the run has not started)`);
+    return tree;
+  }
+
+  /** One run without children, or undefined (for callers that know the id exists elsewhere). */
+  async findRun(workspaceId: string, runId: string): Promise<TraceRun | undefined> {
+    return this.deps.store.findRun(workspaceId, runId);
+  }
+
+  async stats(caller: Caller, projectId: string, range: { startAfter?: Date | undefined; startBefore?: Date | undefined }): Promise<ProjectStats> {
+    await this.getProject(caller, projectId);
+    return this.deps.store.projectStats(caller.workspaceId, projectId, range);
+  }
+
+  /** Counters of each exporter: what is queued, sent and dropped. */
+  exporterStats(): ({ name: string } & ExporterStats)[] {
+    return this.deps.exporters.map((e) => ({ name: e.name, ...e.stats() }));
+  }
+
+  /** Send everything the exporters hold now (shutdown, tests). */
+  async flushExports(): Promise<void> {
+    await Promise.all(this.deps.exporters.map((e) => e.flush()));
+  }
+
+  /** Delete runs older than `retentionDays`; returns how many were deleted. */
+  async sweep(retentionDays: number, now = new Date()): Promise<number> {
+    const cutoff = new Date(now.getTime() - retentionDays * 86_400_000);
+    let total = 0;
+    for (;;) {
+      const n = await this.deps.store.deleteOlderThan(cutoff);
+      total += n;
+      if (n === 0) return total;
+    }
+  }
+
+  /** Header values of the workspace's tool servers: they must never appear in a trace. Cached briefly. */
+  private async knownSecrets(workspaceId: string): Promise<string[]> {
+    const cached = this.secretCache.get(workspaceId);
+    if (cached && Date.now() - cached.at < 5000) return cached.values;
+    // A system view of the workspace: tracing reads the headers only to redact them.
+    const system: Caller = { workspaceId, keyId: 'tracing', role: 'admin', principal: 'tracing', previewAccess: true };
+    const servers = await this.deps.mcpServers.list(system);
+    const values = servers.flatMap((s) => s.headers.flatMap((h) => [h.value, ...h.value.split(/\s+/).filter((part) => part.length >= 12)]));
+    this.secretCache.set(workspaceId, { at: Date.now(), values });
+    return values;
+  }
+}
+
+function redactBatch(batch: RunBatch, r: Redactor): RunBatch {
+  const common = <T extends { inputs?: unknown; outputs?: unknown; error?: string | undefined; extra?: Record<string, unknown> | undefined; events?: unknown[] | undefined }>(run: T): T => ({
+    ...run,
+    ...(run.inputs !== undefined ? { inputs: r.value(run.inputs) } : {}),
+    ...(run.outputs !== undefined ? { outputs: r.value(run.outputs) } : {}),
+    ...(run.error !== undefined ? { error: r.string(run.error) } : {}),
+    ...(run.extra !== undefined ? { extra: r.value(run.extra) as Record<string, unknown> } : {}),
+    ...(run.events !== undefined ? { events: r.value(run.events) as unknown[] } : {}),
+  });
+  return {
+    post: batch.post.map((run) => ({ ...common(run), name: r.string(run.name), tags: run.tags?.map((t) => r.string(t)) })),
+    patch: batch.patch.map(common),
+  };
+}
+
+/** The SDK may report a run twice in one batch; the later report completes the earlier. */
+function dedupe(runs: RunCreate[]): RunCreate[] {
+  const byId = new Map<string, RunCreate>();
+  for (const run of runs) {
+    const prev = byId.get(run.id);
+    byId.set(run.id, prev ? { ...prev, ...Object.fromEntries(Object.entries(run).filter(([, v]) => v !== undefined)) } : run);
+  }
+  return [...byId.values()];
+}
+
+function encodeCursor(run: TraceRun): string {
+  return Buffer.from(`${run.startTime.toISOString()}|${run.id}`).toString('base64url');
+}
+
+function decodeCursor(cursor: string): { startTime: Date; id: string } {
+  const [time, id] = Buffer.from(cursor, 'base64url').toString('utf8').split('|');
+  const startTime = new Date(time ?? '');
+  if (!id || !/^[0-9a-f-]{36}$/i.test(id) || Number.isNaN(startTime.getTime())) {
+    throw new HangarError('validation_failed', 'cursor: not a cursor returned by this endpoint', {
+      issues: [{ loc: ['query', 'cursor'], msg: 'not a cursor returned by this endpoint', type: 'value_error' }],
+    });
+  }
+  return { startTime, id };
+}

@@ -1,0 +1,67 @@
+// What a deployment driver does for the reconciler: build a revision, start it, stop it, tear a
+// deployment down. Drivers know nothing of HTTP or of revision statuses.
+import type { DeploymentSecret, ResourceSpec, SecretReference, Source, SourceConfig, SourceRevisionConfig } from '../core/deployments/types.js';
+
+/** The deployment and revision a driver works on. */
+export interface DriverTarget {
+  deployment: {
+    id: string;
+    workspaceId: string;
+    name: string;
+    source: Source;
+    sourceConfig: SourceConfig;
+    secretReferences: SecretReference[] | null;
+  };
+  revision: {
+    id: string;
+    seq: number;
+    sourceRevisionConfig: SourceRevisionConfig;
+    resourceSpec: ResourceSpec | null;
+    secrets: DeploymentSecret[];
+  };
+}
+
+/** A target plus where output goes and when to give up. */
+export interface DriverContext extends DriverTarget {
+  /** Append to the revision's build or deploy log. */
+  log(kind: 'build' | 'deploy', text: string): void;
+  /** Aborted when the work must stop (revision superseded or interrupted, lease lost, shutdown). */
+  signal: AbortSignal;
+}
+
+/** What a build produced. */
+export interface BuildResult {
+  commitSha?: string | undefined;
+}
+
+/** Where a healthy revision answers. */
+export interface DeployResult {
+  /** Internal URL of the running revision (the stable proxy forwards to it). */
+  runtimeUrl: string | null;
+  imageVersion: string | null;
+}
+
+/** A deployment driver. */
+export interface Driver {
+  readonly name: 'local' | 'kubernetes';
+  /**
+   * Whether running revisions live inside this Hangar process (so a process must keep hosting
+   * the active revision, and another takes over when it goes away).
+   */
+  readonly hostsProcesses: boolean;
+  /** Fetch, install and build. Throws a DriverFailure (or anything) to fail the build. */
+  build(ctx: DriverContext): Promise<BuildResult>;
+  /** Start the revision and resolve once it is healthy; the previous revision keeps serving meanwhile. */
+  deploy(ctx: DriverContext): Promise<DeployResult>;
+  /** Stop a revision that no longer serves (idempotent). */
+  stop(deploymentId: string, revisionId: string): Promise<void>;
+  /** Remove everything of a deployment (its revisions already stopped). */
+  teardown(target: DriverTarget['deployment']): Promise<void>;
+  /** Stop everything this process runs (shutdown). */
+  close(): Promise<void>;
+}
+
+/** An expected failure of a build or deploy, with a message for the revision's status. */
+export class DriverFailure extends Error {
+  override name = 'DriverFailure';
+}

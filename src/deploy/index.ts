@@ -1,0 +1,36 @@
+// Building the reconciler and its drivers from the configuration (used by the composition root).
+import { createHmac } from 'node:crypto';
+import path from 'node:path';
+import type { Config } from '../config/index.js';
+import { integrationCodeHosts } from '../core/deployments/code-hosts.js';
+import type { Services } from '../core/services.js';
+import type { Cipher } from '../core/secrets/cipher.js';
+import type { Db } from '../db/index.js';
+import type { Logger } from '../logging.js';
+import type { Driver } from './driver.js';
+import { hangarAppTracing } from './app-tracing.js';
+import { KubernetesDriver } from './kubernetes/index.js';
+import { LocalDriver } from './local/index.js';
+import { Reconciler } from './reconciler.js';
+
+/** The reconciler with the drivers named in HANGAR_DEPLOY_DRIVERS. */
+export function createReconciler(o: { config: Config; db: Db; cipher: Cipher; logger: Logger; services: Services; drivers: Set<string>; secretKey: Buffer; publicUrl: () => string }): Reconciler {
+  const logger = o.logger.child({ component: 'deploy' });
+  const drivers: Driver[] = [];
+  if (o.drivers.has('local')) {
+    drivers.push(
+      new LocalDriver({
+        dir: path.join(o.config.dataDir, 'deployments'),
+        buildTimeoutMs: o.config.deployBuildTimeoutMs,
+        healthTimeoutMs: o.config.deployHealthTimeoutMs,
+        uploads: o.services.deploymentUploads,
+        codeHosts: integrationCodeHosts(o.services.integrations),
+        tracing: hangarAppTracing({ db: o.db, workspaces: o.services.workspaces, publicUrl: o.publicUrl }),
+        allowLocalRepos: o.config.deployAllowLocalRepos,
+        logger,
+      }),
+    );
+  }
+  if (o.drivers.has('kubernetes')) drivers.push(new KubernetesDriver({ kubeconfig: o.config.kubeconfig, logger, derive: (label) => createHmac('sha256', o.secretKey).update(label).digest('hex') }));
+  return new Reconciler({ db: o.db, cipher: o.cipher, logger, drivers, leaseMs: o.config.deployLeaseMs, pollMs: o.config.deployPollMs, publicUrl: o.publicUrl });
+}

@@ -1,0 +1,111 @@
+// The Kubernetes driver: applies the rendered objects with server-side apply through
+// @kubernetes/client-node and reads the API Deployment's readiness back.
+import { createHmac } from 'node:crypto';
+// Types only at load: the client (and its undici) is imported when a cluster is first used, so
+// servers that never deploy to Kubernetes do not load it.
+import type * as k8s from '@kubernetes/client-node';
+import type { Logger } from '../../logging.js';
+import { DriverFailure, type BuildResult, type DeployResult, type Driver, type DriverContext, type DriverTarget } from '../driver.js';
+import { objectNames, renderObjects, type K8sObject } from './render.js';
+
+/** Settings of the Kubernetes driver. */
+export interface KubernetesDriverOptions {
+  kubeconfig?: string | undefined;
+  logger: Logger;
+  /** Derives the per-deployment database password (HMAC under Hangar's secret key), so every replica renders the same one. */
+  derive?: (label: string) => string;
+  readyTimeoutMs?: number;
+}
+
+const FIELD_MANAGER = 'hangar';
+
+/** Deploys docker-sourced revisions to a Kubernetes cluster. */
+export class KubernetesDriver implements Driver {
+  readonly name = 'kubernetes' as const;
+  readonly hostsProcesses = false;
+  private client: k8s.KubernetesObjectApi | undefined;
+
+  constructor(private readonly o: KubernetesDriverOptions) {}
+
+  private async api(): Promise<k8s.KubernetesObjectApi> {
+    if (this.client) return this.client;
+    let lib: typeof k8s;
+    try {
+      lib = await import('@kubernetes/client-node');
+    } catch (error) {
+      throw new DriverFailure(`the Kubernetes client cannot load on this Node.js ${process.version}: ${(error as Error).message}`);
+    }
+    const kc = new lib.KubeConfig();
+    if (this.o.kubeconfig) kc.loadFromFile(this.o.kubeconfig);
+    else kc.loadFromDefault();
+    if (!kc.getCurrentCluster()) throw new DriverFailure('no Kubernetes cluster is configured (HANGAR_KUBECONFIG, in-cluster service account or ~/.kube/config)');
+    this.client = lib.KubernetesObjectApi.makeApiClient(kc);
+    return this.client;
+  }
+
+  /** Images are built elsewhere (external_docker) or pushed by a CLI (internal_docker): nothing to build. */
+  async build(ctx: DriverContext): Promise<BuildResult> {
+    ctx.log('build', `[hangar] image ${ctx.revision.sourceRevisionConfig.image_uri}: nothing to build\n`);
+    return {};
+  }
+
+  /** The objects of a revision (exported for tests and dry runs). */
+  render(t: DriverTarget): K8sObject[] {
+    // Without a key (dry runs), a password that is only as secret as the deployment id.
+    const derive = this.o.derive ?? ((label: string) => createHmac('sha256', t.deployment.id).update(label).digest('hex'));
+    return renderObjects(t, { dbPassword: derive(`postgres:${t.deployment.id}`).slice(0, 32) });
+  }
+
+  async deploy(ctx: DriverContext): Promise<DeployResult> {
+    const api = await this.api();
+    for (const obj of this.render(ctx)) {
+      ctx.log('deploy', `[hangar] apply ${obj.kind} ${obj.metadata.namespace}/${obj.metadata.name}\n`);
+      try {
+        await api.patch(obj as k8s.KubernetesObject, undefined, undefined, FIELD_MANAGER, true, 'application/apply-patch+yaml');
+      } catch (error) {
+        throw new DriverFailure(`applying ${obj.kind} ${obj.metadata.name} failed: ${(error as Error).message}`);
+      }
+    }
+    await this.waitReady(ctx);
+    const image = ctx.revision.sourceRevisionConfig.image_uri ?? '';
+    const tag = /:([^:/@]+)$/.exec(image)?.[1] ?? 'latest';
+    const ns = ctx.deployment.sourceConfig.listener_config?.k8s_namespace ?? 'default';
+    return { runtimeUrl: `http://${objectNames(ctx.deployment.name).service}.${ns}.svc`, imageVersion: tag };
+  }
+
+  private async waitReady(ctx: DriverContext): Promise<void> {
+    const ns = ctx.deployment.sourceConfig.listener_config?.k8s_namespace ?? 'default';
+    const name = objectNames(ctx.deployment.name).api;
+    const deadline = Date.now() + (this.o.readyTimeoutMs ?? 600_000);
+    while (Date.now() < deadline) {
+      if (ctx.signal.aborted) throw new DriverFailure('stopped');
+      const d = (await (await this.api()).read({ apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name, namespace: ns } })) as k8s.V1Deployment;
+      const s = d.status;
+      if (s && (s.observedGeneration ?? 0) >= (d.metadata?.generation ?? 0) && (s.updatedReplicas ?? 0) >= (d.spec?.replicas ?? 1) && (s.availableReplicas ?? 0) >= 1) {
+        ctx.log('deploy', `[hangar] ${name}: ${s.availableReplicas} replica(s) available\n`);
+        return;
+      }
+      await new Promise((r) => setTimeout(r, 2_000));
+    }
+    throw new DriverFailure(`Deployment ${name} did not become available in time`);
+  }
+
+  /** A rolling update replaces the previous revision's pods; nothing to stop separately. */
+  async stop(): Promise<void> {}
+
+  async teardown(target: DriverTarget['deployment']): Promise<void> {
+    let api: k8s.KubernetesObjectApi;
+    try {
+      api = await this.api();
+    } catch (error) {
+      this.o.logger.warn({ err: error, deployment_id: target.id }, 'no cluster to delete the objects of a deployment from');
+      return;
+    }
+    const objects = this.render({ deployment: target, revision: { id: '', seq: 0, sourceRevisionConfig: {}, resourceSpec: { db_storage_gi: 1, redis_cpu: 0, queue_min_scale: 0 }, secrets: [] } });
+    for (const obj of objects.reverse()) {
+      await api.delete(obj as k8s.KubernetesObject).catch(() => {});
+    }
+  }
+
+  async close(): Promise<void> {}
+}

@@ -1,0 +1,58 @@
+// Running a build step (git, install, build) as a child process in its own process group, with its
+// output captured and a time limit that kills the whole group.
+import { spawn } from 'node:child_process';
+import { DriverFailure } from '../driver.js';
+
+/** How to run one command. */
+export interface CommandOptions {
+  cwd: string;
+  env: NodeJS.ProcessEnv;
+  /** Deadline (epoch ms) shared by every step of a build. */
+  deadline: number;
+  signal: AbortSignal;
+  onOutput(text: string): void;
+}
+
+/** Run `file args…`; resolves with stdout, throws DriverFailure on a non-zero exit, timeout or abort. */
+export function run(file: string, args: string[], o: CommandOptions): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const remaining = o.deadline - Date.now();
+    if (remaining <= 0) return reject(new DriverFailure('the build time limit was reached'));
+    const child = spawn(file, args, { cwd: o.cwd, env: o.env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let why: string | undefined;
+    const kill = (reason: string) => {
+      why ??= reason;
+      try {
+        process.kill(-child.pid!, 'SIGKILL');
+      } catch {
+        /* already gone */
+      }
+    };
+    const timer = setTimeout(() => kill('the build time limit was reached'), remaining);
+    const onAbort = () => kill('stopped');
+    o.signal.addEventListener('abort', onAbort, { once: true });
+    child.stdout.on('data', (b: Buffer) => {
+      stdout += b.toString();
+      o.onOutput(b.toString());
+    });
+    child.stderr.on('data', (b: Buffer) => o.onOutput(b.toString()));
+    child.on('error', (error) => {
+      clearTimeout(timer);
+      reject(new DriverFailure(`could not run ${file}: ${error.message}`));
+    });
+    child.on('close', (code, sig) => {
+      clearTimeout(timer);
+      o.signal.removeEventListener('abort', onAbort);
+      if (why) return reject(new DriverFailure(`${file} ${why === 'stopped' ? 'was stopped' : `killed: ${why}`}`));
+      if (code === 0) return resolve(stdout);
+      reject(new DriverFailure(`\`${[file, ...args].join(' ').slice(0, 200)}\` exited with ${code ?? sig}`));
+    });
+  });
+}
+
+/** Run a shell command line (install and build commands are given as one). */
+export function runShell(command: string, o: CommandOptions): Promise<string> {
+  o.onOutput(`$ ${command}\n`);
+  return run('/bin/sh', ['-c', command], o);
+}

@@ -1,0 +1,101 @@
+// Fetching a revision's source into its work directory: a git repository at a ref, an uploaded
+// tarball, or a template shipped with Hangar.
+import { existsSync } from 'node:fs';
+import { cp, mkdir, readdir, rm, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import * as tar from 'tar';
+import type { CodeHosts } from '../../core/deployments/ports.js';
+import { uploadIdOf } from '../../core/deployments/service.js';
+import type { UploadService } from '../../core/deployments/uploads.js';
+import { DriverFailure, type DriverContext } from '../driver.js';
+import { run, type CommandOptions } from './commands.js';
+
+/** Templates shipped with Hangar (`internal_template`), one folder each. */
+export const TEMPLATES_DIR = fileURLToPath(new URL('../../../templates/', import.meta.url));
+
+/** What fetching needs besides the revision. */
+export interface FetchDeps {
+  codeHosts?: CodeHosts | undefined;
+  uploads: UploadService;
+  allowLocalRepos: boolean;
+}
+
+/** The names of the shipped templates. */
+export async function templateNames(): Promise<string[]> {
+  return existsSync(TEMPLATES_DIR) ? (await readdir(TEMPLATES_DIR, { withFileTypes: true })).filter((e) => e.isDirectory()).map((e) => e.name) : [];
+}
+
+/** Put the revision's source in `dir` (emptied first); returns the commit for git sources. */
+export async function fetchSource(ctx: DriverContext, dir: string, deps: FetchDeps, cmd: Omit<CommandOptions, 'cwd'>): Promise<string | undefined> {
+  await rm(dir, { recursive: true, force: true });
+  await mkdir(dir, { recursive: true });
+  const { deployment, revision } = ctx;
+  const rc = revision.sourceRevisionConfig;
+  switch (deployment.source) {
+    case 'vcshost':
+      return fetchGit(ctx, dir, deps, cmd);
+    case 'internal_source': {
+      const id = uploadIdOf(rc.source_tarball_path ?? '');
+      const content = id ? await deps.uploads.content(deployment.workspaceId, id) : undefined;
+      if (!content) throw new DriverFailure(`the upload ${rc.source_tarball_path} is gone`);
+      const file = path.join(path.dirname(dir), 'source.tar.gz');
+      await writeFile(file, content);
+      ctx.log('build', `[hangar] extracting ${rc.source_tarball_path} (${content.length} bytes)\n`);
+      // Entries that would escape the directory (absolute, ..) are refused by tar's defaults.
+      await tar.x({ file, cwd: dir, strip: await commonPrefixDepth(file) });
+      return undefined;
+    }
+    case 'internal_template': {
+      const name = rc.repo_ref ?? 'deep-agent';
+      const names = await templateNames();
+      if (!names.includes(name)) throw new DriverFailure(`no template "${name}" (templates: ${names.join(', ')})`);
+      ctx.log('build', `[hangar] copying template ${name}\n`);
+      await cp(path.join(TEMPLATES_DIR, name), dir, { recursive: true });
+      return undefined;
+    }
+    default:
+      throw new DriverFailure(`the local driver cannot build source "${deployment.source}"`);
+  }
+}
+
+async function fetchGit(ctx: DriverContext, dir: string, deps: FetchDeps, cmd: Omit<CommandOptions, 'cwd'>): Promise<string> {
+  const sc = ctx.deployment.sourceConfig;
+  const ref = ctx.revision.sourceRevisionConfig.repo_ref ?? 'HEAD';
+  let url = sc.repo_url ?? '';
+  let env: Record<string, string> = {};
+  if (sc.integration_id) {
+    if (!deps.codeHosts) throw new DriverFailure('code-host integrations are not available on this server');
+    const resolved = await deps.codeHosts.resolve({ workspaceId: ctx.deployment.workspaceId, integrationId: sc.integration_id, repoUrl: url });
+    url = resolved.cloneUrl;
+    env = resolved.env ?? {};
+  } else if (url.startsWith('file://') && !deps.allowLocalRepos) {
+    throw new DriverFailure('file:// repositories need an integration (or HANGAR_DEPLOY_ALLOW_LOCAL_REPOS on this server)');
+  }
+  const o: CommandOptions = { ...cmd, cwd: dir, env: { ...cmd.env, ...env, GIT_TERMINAL_PROMPT: '0' } };
+  // The URL can carry a credential: log the repository as configured, never the resolved URL.
+  ctx.log('build', `[hangar] fetching ${sc.repo_url} at ${ref}\n`);
+  await run('git', ['init', '--quiet'], o);
+  await run('git', ['fetch', '--quiet', '--depth', '1', url, ref], o);
+  await run('git', ['checkout', '--quiet', '--detach', 'FETCH_HEAD'], o);
+  const sha = (await run('git', ['rev-parse', 'HEAD'], { ...o, onOutput: () => {} })).trim();
+  ctx.log('build', `[hangar] at commit ${sha}\n`);
+  await rm(path.join(dir, '.git'), { recursive: true, force: true });
+  return sha;
+}
+
+/** 1 when every entry of the tarball sits under one top directory (as `tar czf app.tgz app/` makes), else 0. */
+async function commonPrefixDepth(file: string): Promise<number> {
+  const tops = new Set<string>();
+  let topLevelFile = false;
+  await tar.t({
+    file,
+    onReadEntry: (e) => {
+      const parts = e.path.replace(/^\.\//, '').split('/').filter(Boolean);
+      if (parts.length === 0) return;
+      tops.add(parts[0]!);
+      if (parts.length === 1 && e.type !== 'Directory') topLevelFile = true;
+    },
+  });
+  return tops.size === 1 && !topLevelFile ? 1 : 0;
+}

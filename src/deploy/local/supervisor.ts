@@ -1,0 +1,110 @@
+// One running revision of the local driver: the application on the official LangGraph JS server,
+// as a child process on a fixed loopback port, restarted with back-off when it crashes.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { DriverFailure } from '../driver.js';
+
+/** How to start the application process. */
+export interface AppProcessSpec {
+  /** node arguments (entry script and loader flags). */
+  args: string[];
+  cwd: string;
+  env: NodeJS.ProcessEnv;
+  port: number;
+  onOutput(text: string): void;
+}
+
+const MAX_BACKOFF_MS = 30_000;
+/** Running this long after a restart resets the back-off. */
+const STABLE_MS = 60_000;
+
+/** A supervised application process. */
+export class AppProcess {
+  private child: ChildProcess | undefined;
+  private stopped = false;
+  /** Restarts only once it has been healthy: a revision that never starts fails its deploy instead. */
+  private supervising = false;
+  private backoffMs = 1_000;
+  private restartTimer: NodeJS.Timeout | undefined;
+  private exited: Promise<void> = Promise.resolve();
+  /** How many times it was restarted after a crash. */
+  restarts = 0;
+
+  constructor(private readonly spec: AppProcessSpec) {}
+
+  get url(): string {
+    return `http://127.0.0.1:${this.spec.port}`;
+  }
+
+  /** Start it and wait until `/ok` answers 200; fails when it exits first or the time runs out. */
+  async startHealthy(timeoutMs: number, signal: AbortSignal): Promise<void> {
+    this.spawn();
+    const deadline = Date.now() + timeoutMs;
+    let exitedEarly = false;
+    void this.exited.then(() => (exitedEarly = true));
+    while (!exitedEarly) {
+      if (signal.aborted) throw new DriverFailure('stopped');
+      if (Date.now() > deadline) throw new DriverFailure(`the application did not answer GET /ok within ${timeoutMs} ms`);
+      if (await this.healthy()) {
+        this.supervising = true;
+        return;
+      }
+      await new Promise((r) => setTimeout(r, 150));
+    }
+    throw new DriverFailure('the application exited before it became healthy; see the deploy logs');
+  }
+
+  /** Whether GET /ok answers 200 now. */
+  async healthy(): Promise<boolean> {
+    try {
+      const res = await fetch(`${this.url}/ok`, { signal: AbortSignal.timeout(2_000) });
+      await res.body?.cancel();
+      return res.ok;
+    } catch {
+      return false;
+    }
+  }
+
+  /** Stop it for good (SIGTERM to its process group, SIGKILL after 5 s). */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    clearTimeout(this.restartTimer);
+    const child = this.child;
+    if (!child || child.exitCode !== null || child.signalCode !== null) return;
+    const done = this.exited;
+    signalGroup(child, 'SIGTERM');
+    const timer = setTimeout(() => signalGroup(child, 'SIGKILL'), 5_000);
+    await done;
+    clearTimeout(timer);
+  }
+
+  private spawn(): void {
+    const started = Date.now();
+    const child = spawn(process.execPath, this.spec.args, { cwd: this.spec.cwd, env: this.spec.env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+    this.child = child;
+    child.stdout!.on('data', (b: Buffer) => this.spec.onOutput(b.toString()));
+    child.stderr!.on('data', (b: Buffer) => this.spec.onOutput(b.toString()));
+    this.exited = new Promise((resolve) => {
+      child.once('error', () => resolve());
+      child.once('exit', (code, sig) => {
+        resolve();
+        if (this.stopped || !this.supervising) return;
+        if (Date.now() - started > STABLE_MS) this.backoffMs = 1_000;
+        this.spec.onOutput(`\n[hangar] the application exited (${code ?? sig}); restarting in ${this.backoffMs} ms\n`);
+        this.restartTimer = setTimeout(() => {
+          if (this.stopped) return;
+          this.restarts++;
+          this.spawn();
+        }, this.backoffMs);
+        this.backoffMs = Math.min(this.backoffMs * 2, MAX_BACKOFF_MS);
+      });
+    });
+  }
+}
+
+function signalGroup(child: ChildProcess, sig: NodeJS.Signals): void {
+  try {
+    process.kill(-child.pid!, sig);
+  } catch {
+    /* already gone */
+  }
+}

@@ -1,0 +1,340 @@
+// The reconciler: claims revisions under a lease and drives them through the revision state
+// machine with the driver configured for their deployment; tears deleted deployments down.
+// Several processes can run it on one database: FOR UPDATE SKIP LOCKED + the lease make each
+// revision worked on by exactly one of them, and an expired lease hands it over.
+import { randomUUID } from 'node:crypto';
+import type { DeploymentSecret, ResourceSpec, SecretReference, Source, SourceConfig, SourceRevisionConfig } from '../core/deployments/types.js';
+import type { Cipher } from '../core/secrets/cipher.js';
+import type { Db } from '../db/index.js';
+import type { Logger } from '../logging.js';
+import type { RevisionStatus } from '../core/deployments/status.js';
+import type { Driver, DriverContext, DriverTarget } from './driver.js';
+import { LostRevision, ReconcilerStore, type DeploymentRowT, type RevisionRow } from './store.js';
+
+/** Settings of a reconciler. */
+export interface ReconcilerOptions {
+  db: Db;
+  cipher: Cipher;
+  logger: Logger;
+  drivers: Driver[];
+  leaseMs: number;
+  pollMs: number;
+  /** Revisions worked on at once by this process (hosted revisions do not count). */
+  concurrency?: number;
+  /** Base URL clients reach this server at (for the stable URL of locally run deployments). */
+  publicUrl: () => string;
+}
+
+/** Claims of one revision before the reconciler gives up on it (each lost process or unexpected error is one). */
+export const MAX_ATTEMPTS = 5;
+
+/** Where a revision that the reconciler gives up on ends, by the status it was in. */
+const GIVE_UP: Partial<Record<RevisionStatus, RevisionStatus>> = {
+  CREATING: 'CREATE_FAILED',
+  QUEUED: 'BUILD_FAILED',
+  AWAITING_BUILD: 'BUILD_FAILED',
+  BUILDING: 'BUILD_FAILED',
+  AWAITING_DEPLOY: 'DEPLOY_FAILED',
+  DEPLOYING: 'DEPLOY_FAILED',
+};
+
+interface Held {
+  row: RevisionRow;
+  abort: AbortController;
+  /** Hosting a running revision (not working on it). */
+  hosting: boolean;
+}
+
+/** Drives deployment revisions; a BackgroundTask of the server. */
+export class Reconciler {
+  readonly name = 'deployment-reconciler';
+  readonly store: ReconcilerStore;
+  private readonly held = new Map<string, Held>();
+  private readonly drivers: Map<string, Driver>;
+  private timer: NodeJS.Timeout | undefined;
+  private renewTimer: NodeJS.Timeout | undefined;
+  private ticking: Promise<void> | undefined;
+  private again = false;
+  private stopped = false;
+  private readonly work = new Set<Promise<void>>();
+
+  constructor(private readonly o: ReconcilerOptions) {
+    this.store = new ReconcilerStore(o.db, `reconciler-${randomUUID()}`, o.leaseMs);
+    this.drivers = new Map(o.drivers.map((d) => [d.name, d]));
+  }
+
+  start(): void {
+    this.timer = setInterval(() => this.nudge(), this.o.pollMs);
+    this.renewTimer = setInterval(() => void this.renewLeases(), Math.max(200, Math.floor(this.o.leaseMs / 3)));
+    this.nudge();
+  }
+
+  /** Look for work now (called after this process changes something). */
+  nudge(): void {
+    if (this.stopped) return;
+    if (this.ticking) {
+      this.again = true;
+      return;
+    }
+    this.ticking = this.tick()
+      .catch((error) => this.o.logger.error({ err: error }, 'reconciler tick failed'))
+      .finally(() => {
+        this.ticking = undefined;
+        if (this.again) {
+          this.again = false;
+          this.nudge();
+        }
+      });
+  }
+
+  /** Stop: abort current work, stop hosted processes, and release every claim so another process resumes at once. */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    clearInterval(this.timer);
+    clearInterval(this.renewTimer);
+    await this.ticking;
+    for (const h of this.held.values()) h.abort.abort(new Error('server stopping'));
+    await Promise.allSettled([...this.work]);
+    await Promise.allSettled(this.o.drivers.map((d) => d.close()));
+    await this.store.release([...this.held.keys()]).catch(() => {});
+    this.held.clear();
+  }
+
+  private async tick(): Promise<void> {
+    await this.deletions();
+    const names = [...this.drivers.keys()];
+    const hosting = this.o.drivers.filter((d) => d.hostsProcesses).map((d) => d.name);
+    const limit = this.o.concurrency ?? 4;
+    while (!this.stopped && [...this.held.values()].filter((h) => !h.hosting).length < limit) {
+      const row = await this.store.claimRevision(names, hosting);
+      if (!row) break;
+      const held: Held = { row, abort: new AbortController(), hosting: row.status === 'DEPLOYED' };
+      this.held.set(row.id, held);
+      const p = this.drive(held).finally(() => this.work.delete(p));
+      this.work.add(p);
+    }
+  }
+
+  private async renewLeases(): Promise<void> {
+    if (this.stopped || this.held.size === 0) return;
+    try {
+      const keep = await this.store.renew([...this.held.keys()]);
+      for (const [id, h] of this.held) {
+        if (keep.has(id)) continue;
+        // Superseded, interrupted, deleted, or taken over after our lease lapsed: stop working on it.
+        h.abort.abort(new LostRevision('the revision changed under this reconciler'));
+        this.held.delete(id);
+        const driver = await this.driverOf(h.row.deployment_id);
+        await driver?.stop(h.row.deployment_id, id);
+        await this.store.release([id]);
+      }
+    } catch (error) {
+      this.o.logger.warn({ err: error }, 'could not renew deployment leases');
+    }
+  }
+
+  private async driverOf(deploymentId: string): Promise<Driver | undefined> {
+    const d = await this.store.deployment(deploymentId);
+    return d ? this.drivers.get(d.driver) : undefined;
+  }
+
+  /** Work on one claimed revision until it needs nothing more from this process. */
+  private async drive(held: Held): Promise<void> {
+    const { row } = held;
+    const log = this.o.logger.child({ deployment_id: row.deployment_id, revision_id: row.id });
+    let keepHosting = false;
+    let releaseNow = true;
+    try {
+      const giveUp = GIVE_UP[row.status as RevisionStatus];
+      if (giveUp && row.attempts > MAX_ATTEMPTS) {
+        await this.store.transition(row.id, row.status as RevisionStatus, giveUp, { failure_reason: `gave up after ${MAX_ATTEMPTS} attempts; the server logs say why` });
+        await this.store.settleAfterFailure(row.deployment_id);
+        return;
+      }
+      const d = await this.store.deployment(row.deployment_id);
+      if (!d) return;
+      const driver = this.drivers.get(d.driver)!;
+      const ctx = this.context(d, row, held.abort.signal);
+      keepHosting = await new RevisionRun({ store: this.store, driver, ctx, row, deployment: d, logger: log, publicUrl: this.o.publicUrl }).run();
+    } catch (error) {
+      if (!(error instanceof LostRevision) && !held.abort.signal.aborted) {
+        log.error({ err: error, attempt: row.attempts }, 'reconciling a revision failed; it is retried when its lease expires');
+        // Keeping the claim until the lease expires spaces the retries out.
+        releaseNow = false;
+      }
+    } finally {
+      if (keepHosting && !held.abort.signal.aborted) {
+        held.hosting = true;
+      } else if (this.held.get(row.id) === held) {
+        this.held.delete(row.id);
+        // Also on shutdown: the next process resumes the revision at once instead of after the lease.
+        if (releaseNow) await this.store.release([row.id]).catch(() => {});
+      }
+    }
+    if (!this.stopped) this.nudge();
+  }
+
+  private context(d: DeploymentRowT, row: RevisionRow, signal: AbortSignal): DriverContext {
+    const target: DriverTarget = {
+      deployment: {
+        id: d.id,
+        workspaceId: d.workspace_id,
+        name: d.name,
+        source: d.source as Source,
+        sourceConfig: d.source_config as SourceConfig,
+        secretReferences: d.secret_references as SecretReference[] | null,
+      },
+      revision: {
+        id: row.id,
+        seq: row.seq,
+        sourceRevisionConfig: row.source_revision_config as SourceRevisionConfig,
+        resourceSpec: row.resource_spec as ResourceSpec | null,
+        secrets: this.o.cipher.decryptJson<DeploymentSecret[]>(row.secrets_encrypted),
+      },
+    };
+    // Log writes are chained so they land in order; a failed write is not worth failing a build.
+    let chain: Promise<void> = Promise.resolve();
+    const logFn = (kind: 'build' | 'deploy', text: string) => {
+      chain = chain.then(() => this.store.appendLog(row.id, kind, text)).catch(() => {});
+    };
+    return { ...target, log: logFn, signal };
+  }
+
+  /** Tear down deployments awaiting deletion, once no other process still runs one of their revisions. */
+  private async deletions(): Promise<void> {
+    for (;;) {
+      const d = await this.store.claimDeletion();
+      if (!d) return;
+      const interrupted = await this.store.transitionAll(d.id, 'INTERRUPTED', 'its deployment was deleted');
+      const driver = this.drivers.get(d.driver);
+      for (const [id, h] of this.held) {
+        if (h.row.deployment_id !== d.id) continue;
+        h.abort.abort(new LostRevision('deployment deleted'));
+        this.held.delete(id);
+        await driver?.stop(d.id, id);
+        await this.store.release([id]);
+      }
+      if (await this.store.heldElsewhere(d.id)) {
+        // Another process still runs a revision; it notices at its next lease renewal and lets go.
+        await this.store.releaseDeletion(d.id);
+        this.o.logger.debug({ deployment_id: d.id, interrupted }, 'deletion waits for another process to stop its revision');
+        return;
+      }
+      await driver?.teardown({ id: d.id, workspaceId: d.workspace_id, name: d.name, source: d.source as Source, sourceConfig: d.source_config as SourceConfig, secretReferences: d.secret_references as SecretReference[] | null });
+      await this.store.removeDeployment(d.id);
+      this.o.logger.info({ deployment_id: d.id }, 'deployment deleted');
+    }
+  }
+}
+
+/** One pass of a revision through the state machine, from whatever status it was claimed in. */
+class RevisionRun {
+  constructor(
+    private readonly r: { store: ReconcilerStore; driver: Driver; ctx: DriverContext; row: RevisionRow; deployment: DeploymentRowT; logger: Logger; publicUrl: () => string },
+  ) {}
+
+  /** Returns true when this process now hosts the revision (it keeps the claim). */
+  async run(): Promise<boolean> {
+    const { store, row } = this.r;
+    const id = row.id;
+    switch (row.status) {
+      case 'CREATING':
+        await store.transition(id, 'CREATING', 'QUEUED');
+      // falls through
+      case 'QUEUED':
+        await store.transition(id, 'QUEUED', 'AWAITING_BUILD');
+      // falls through
+      case 'AWAITING_BUILD':
+        await this.build();
+      // falls through
+      case 'AWAITING_DEPLOY':
+        return this.deploy();
+      case 'BUILDING':
+        // The process building it went away: build again from the start.
+        this.r.ctx.log('build', `\n[hangar] the previous build attempt was lost (attempt ${row.attempts}); building again\n`);
+        await store.transition(id, 'BUILDING', 'AWAITING_BUILD');
+        await this.build();
+        return this.deploy();
+      case 'DEPLOYING':
+        this.r.ctx.log('deploy', `\n[hangar] the previous deploy attempt was lost (attempt ${row.attempts}); deploying again\n`);
+        await store.transition(id, 'DEPLOYING', 'AWAITING_DEPLOY');
+        return this.deploy();
+      case 'DEPLOYED':
+        return this.host();
+      default:
+        return false;
+    }
+  }
+
+  private async build(): Promise<void> {
+    const { store, row, driver, ctx } = this.r;
+    await store.transition(row.id, 'AWAITING_BUILD', 'BUILDING');
+    let sha: string | null = null;
+    try {
+      sha = (await driver.build(ctx)).commitSha ?? null;
+    } catch (error) {
+      if (ctx.signal.aborted) throw new LostRevision('aborted');
+      const reason = message(error);
+      ctx.log('build', `\n[hangar] build failed: ${reason}\n`);
+      await store.transition(row.id, 'BUILDING', 'BUILD_FAILED', { failure_reason: reason });
+      await store.settleAfterFailure(row.deployment_id);
+      throw new LostRevision('build failed');
+    }
+    await store.transition(row.id, 'BUILDING', 'AWAITING_DEPLOY', { repo_commit_sha: sha });
+  }
+
+  private async deploy(): Promise<boolean> {
+    const { store, row, driver, ctx } = this.r;
+    await store.markAwaitingDatabase(row.deployment_id);
+    await store.transition(row.id, 'AWAITING_DEPLOY', 'DEPLOYING');
+    let result;
+    try {
+      result = await driver.deploy(ctx);
+    } catch (error) {
+      await driver.stop(row.deployment_id, row.id);
+      if (ctx.signal.aborted) throw new LostRevision('aborted');
+      const reason = message(error);
+      ctx.log('deploy', `\n[hangar] deploy failed: ${reason}\n`);
+      await store.transition(row.id, 'DEPLOYING', 'DEPLOY_FAILED', { failure_reason: reason });
+      await store.settleAfterFailure(row.deployment_id);
+      throw new LostRevision('deploy failed');
+    }
+    await store.transition(row.id, 'DEPLOYING', 'DEPLOYED', { runtime_url: result.runtimeUrl, image_version: result.imageVersion });
+    const activated = await store.activate({
+      deploymentId: row.deployment_id,
+      revisionId: row.id,
+      seq: row.seq,
+      imageVersion: result.imageVersion,
+      customUrl: driver.hostsProcesses && this.r.publicUrl() ? `${this.r.publicUrl()}/v2/deployments/${row.deployment_id}/app` : null,
+    });
+    if (!activated) {
+      await driver.stop(row.deployment_id, row.id);
+      return false;
+    }
+    if (activated.previous) await driver.stop(row.deployment_id, activated.previous);
+    this.r.logger.info({ previous: activated.previous }, 'revision deployed and active');
+    return driver.hostsProcesses;
+  }
+
+  /** Start an active revision again in this process (its previous host went away). */
+  private async host(): Promise<boolean> {
+    const { store, row, driver, ctx } = this.r;
+    ctx.log('deploy', `\n[hangar] starting the active revision again (its previous host went away)\n`);
+    try {
+      const result = await driver.deploy(ctx);
+      await store.setRuntimeUrl(row.id, result.runtimeUrl);
+      await store.setDeploymentStatus(row.deployment_id, 'READY');
+      return true;
+    } catch (error) {
+      await driver.stop(row.deployment_id, row.id);
+      if (ctx.signal.aborted) return false;
+      ctx.log('deploy', `\n[hangar] could not start the active revision again: ${message(error)}\n`);
+      await store.setDeploymentStatus(row.deployment_id, 'UNKNOWN');
+      return false;
+    }
+  }
+}
+
+function message(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}

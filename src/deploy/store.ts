@@ -1,0 +1,200 @@
+// The reconciler's queries: claiming revisions under a lease (FOR UPDATE SKIP LOCKED), guarded
+// status transitions checked against the one transition table, lease renewal, and logs.
+import { sql, type Selectable } from 'kysely';
+import { canTransition, IN_PROGRESS_REVISION_STATUSES, sourcesOf, type DeploymentStatus, type RevisionStatus } from '../core/deployments/status.js';
+import type { Db } from '../db/index.js';
+import type { DeploymentRevisionsTable, DeploymentsTable } from '../db/tables/deployments.js';
+
+/** A claimed revision row. */
+export type RevisionRow = Selectable<DeploymentRevisionsTable>;
+/** A deployment row. */
+export type DeploymentRowT = Selectable<DeploymentsTable>;
+
+/** Lost the revision: its status or claim changed under us (superseded, interrupted, lease expired). */
+export class LostRevision extends Error {
+  override name = 'LostRevision';
+}
+
+/** Queries of one reconciler process (`owner` identifies it in claims). */
+export class ReconcilerStore {
+  constructor(
+    private readonly db: Db,
+    readonly owner: string,
+    private readonly leaseMs: number,
+  ) {}
+
+  /**
+   * Claim one revision with work to do for `drivers`: an in-progress revision, or (for drivers
+   * that host processes) an active DEPLOYED revision nobody hosts. Oldest first.
+   */
+  async claimRevision(drivers: string[], hostingDrivers: string[]): Promise<RevisionRow | undefined> {
+    if (drivers.length === 0) return undefined;
+    const result = await sql<RevisionRow>`
+      UPDATE deployment_revisions r
+         SET claimed_by = ${this.owner}, lease_expires_at = now() + ${`${this.leaseMs} milliseconds`}::interval,
+             attempts = r.attempts + 1, updated_at = now()
+       WHERE r.id = (
+         SELECT r2.id FROM deployment_revisions r2 JOIN deployments d ON d.id = r2.deployment_id
+          WHERE d.status <> 'AWAITING_DELETE'
+            AND d.driver = ANY(${drivers}::text[])
+            AND (r2.lease_expires_at IS NULL OR r2.lease_expires_at < now())
+            AND (r2.status = ANY(${[...IN_PROGRESS_REVISION_STATUSES]}::text[])
+                 OR (r2.status = 'DEPLOYED' AND d.active_revision_id = r2.id AND d.driver = ANY(${hostingDrivers}::text[])))
+            -- One deploy at a time per deployment: a revision waits while an older one is deploying.
+            AND NOT (r2.status = 'AWAITING_DEPLOY' AND EXISTS (
+                  SELECT 1 FROM deployment_revisions o WHERE o.deployment_id = r2.deployment_id AND o.status = 'DEPLOYING' AND o.id <> r2.id))
+          ORDER BY r2.created_at
+          FOR UPDATE OF r2 SKIP LOCKED
+          LIMIT 1)
+      RETURNING r.*`.execute(this.db);
+    return result.rows[0];
+  }
+
+  /**
+   * Move a revision we hold from `from` to `to`; throws LostRevision when it is no longer in `from`
+   * under our claim. Every status change of the reconciler goes through here.
+   */
+  async transition(id: string, from: RevisionStatus, to: RevisionStatus, extra: { failure_reason?: string | null; repo_commit_sha?: string | null; runtime_url?: string | null; image_version?: string | null } = {}): Promise<void> {
+    if (!canTransition(from, to)) throw new Error(`revision transition ${from} → ${to} is not in the transition table`);
+    const row = await this.db
+      .updateTable('deployment_revisions')
+      .set({ status: to, updated_at: new Date(), ...extra })
+      .where('id', '=', id)
+      .where('status', '=', from)
+      .where('claimed_by', '=', this.owner)
+      .returning('id')
+      .executeTakeFirst();
+    if (!row) throw new LostRevision(`revision ${id} is no longer ${from} under this reconciler`);
+  }
+
+  /** Move every revision of a deployment that can become `to` (used for INTERRUPTED on deletion). */
+  async transitionAll(deploymentId: string, to: RevisionStatus, reason: string): Promise<string[]> {
+    const rows = await this.db
+      .updateTable('deployment_revisions')
+      .set({ status: to, failure_reason: reason, updated_at: new Date() })
+      .where('deployment_id', '=', deploymentId)
+      .where('status', 'in', sourcesOf(to))
+      .returning('id')
+      .execute();
+    return rows.map((r) => r.id);
+  }
+
+  /** Renew our leases; returns the revisions we may keep working on (others were taken from us or ended). */
+  async renew(ids: string[]): Promise<Set<string>> {
+    if (ids.length === 0) return new Set();
+    const rows = await sql<{ id: string }>`
+      UPDATE deployment_revisions r SET lease_expires_at = now() + ${`${this.leaseMs} milliseconds`}::interval
+        FROM deployments d
+       WHERE r.id = ANY(${ids}::uuid[]) AND r.claimed_by = ${this.owner} AND d.id = r.deployment_id
+         AND d.status <> 'AWAITING_DELETE'
+         AND (r.status = ANY(${[...IN_PROGRESS_REVISION_STATUSES]}::text[]) OR (r.status = 'DEPLOYED' AND d.active_revision_id = r.id))
+      RETURNING r.id`.execute(this.db);
+    return new Set(rows.rows.map((r) => r.id));
+  }
+
+  /** Give up our claim (shutdown, or the revision needs no more of us). */
+  async release(ids: string[]): Promise<void> {
+    if (ids.length === 0) return;
+    await this.db.updateTable('deployment_revisions').set({ claimed_by: null, lease_expires_at: null }).where('id', 'in', ids).where('claimed_by', '=', this.owner).execute();
+  }
+
+  /** Append text to a revision's build or deploy log (the last 512 KiB are kept). */
+  async appendLog(id: string, kind: 'build' | 'deploy', text: string): Promise<void> {
+    const column = kind === 'build' ? sql.ref('build_log') : sql.ref('deploy_log');
+    await sql`UPDATE deployment_revisions SET ${column} = right(${column} || ${text}, 524288) WHERE id = ${id}`.execute(this.db);
+  }
+
+  /** Record where a hosted revision answers now (after a restart on another port). */
+  async setRuntimeUrl(id: string, url: string | null): Promise<void> {
+    await this.db.updateTable('deployment_revisions').set({ runtime_url: url }).where('id', '=', id).where('claimed_by', '=', this.owner).execute();
+  }
+
+  async deployment(id: string): Promise<DeploymentRowT | undefined> {
+    return this.db.selectFrom('deployments').selectAll().where('id', '=', id).executeTakeFirst();
+  }
+
+  /** Set the deployment status while its first revision deploys (nothing active yet). */
+  async markAwaitingDatabase(deploymentId: string): Promise<void> {
+    await this.db
+      .updateTable('deployments')
+      .set({ status: 'AWAITING_DATABASE', updated_at: new Date() })
+      .where('id', '=', deploymentId)
+      .where('active_revision_id', 'is', null)
+      .where('status', '<>', 'AWAITING_DELETE')
+      .execute();
+  }
+
+  /**
+   * Make a healthy revision the active one, unless a newer revision is already active. Returns the
+   * previously active revision id (to stop) or undefined when `revisionId` did not become active.
+   */
+  async activate(r: { deploymentId: string; revisionId: string; seq: number; imageVersion: string | null; customUrl: string | null }): Promise<{ previous: string | null } | undefined> {
+    return this.db.transaction().execute(async (trx) => {
+      const d = await trx.selectFrom('deployments').selectAll().where('id', '=', r.deploymentId).forUpdate().executeTakeFirst();
+      if (!d || d.status === 'AWAITING_DELETE') return undefined;
+      if (d.active_revision_id) {
+        const active = await trx.selectFrom('deployment_revisions').select('seq').where('id', '=', d.active_revision_id).executeTakeFirst();
+        if (active && active.seq > r.seq) return undefined;
+      }
+      const sourceConfig = d.source_config as Record<string, unknown>;
+      const next = r.customUrl && !sourceConfig.custom_url ? { ...sourceConfig, custom_url: r.customUrl } : sourceConfig;
+      await trx
+        .updateTable('deployments')
+        .set({
+          active_revision_id: r.revisionId,
+          status: 'READY',
+          image_version: r.imageVersion,
+          remote_reconciled: d.latest_revision_id === r.revisionId,
+          source_config: JSON.stringify(next),
+          updated_at: new Date(),
+        })
+        .where('id', '=', r.deploymentId)
+        .execute();
+      return { previous: d.active_revision_id === r.revisionId ? null : d.active_revision_id };
+    });
+  }
+
+  /** After a failed revision: READY if something still serves, else UNUSED. */
+  async settleAfterFailure(deploymentId: string): Promise<void> {
+    await sql`UPDATE deployments SET status = CASE WHEN active_revision_id IS NULL THEN 'UNUSED' ELSE 'READY' END,
+                remote_reconciled = false, updated_at = now()
+              WHERE id = ${deploymentId} AND status <> 'AWAITING_DELETE'`.execute(this.db);
+  }
+
+  /** Set a deployment's status (for UNKNOWN when a hosted revision cannot be restarted). */
+  async setDeploymentStatus(deploymentId: string, status: DeploymentStatus): Promise<void> {
+    await this.db.updateTable('deployments').set({ status, updated_at: new Date() }).where('id', '=', deploymentId).where('status', '<>', 'AWAITING_DELETE').execute();
+  }
+
+  /** Claim one deployment awaiting deletion. */
+  async claimDeletion(): Promise<DeploymentRowT | undefined> {
+    const result = await sql<DeploymentRowT>`
+      UPDATE deployments d SET claimed_by = ${this.owner}, lease_expires_at = now() + ${`${this.leaseMs} milliseconds`}::interval
+       WHERE d.id = (SELECT id FROM deployments WHERE status = 'AWAITING_DELETE'
+                       AND (lease_expires_at IS NULL OR lease_expires_at < now())
+                     ORDER BY updated_at FOR UPDATE SKIP LOCKED LIMIT 1)
+      RETURNING d.*`.execute(this.db);
+    return result.rows[0];
+  }
+
+  /** Whether another live process still holds a revision of the deployment. */
+  async heldElsewhere(deploymentId: string): Promise<boolean> {
+    const row = await this.db
+      .selectFrom('deployment_revisions')
+      .select('id')
+      .where('deployment_id', '=', deploymentId)
+      .where('claimed_by', 'is not', null)
+      .where('claimed_by', '<>', this.owner)
+      .where('lease_expires_at', '>', new Date())
+      .executeTakeFirst();
+    return row !== undefined;
+  }
+
+  async releaseDeletion(deploymentId: string): Promise<void> {
+    await this.db.updateTable('deployments').set({ claimed_by: null, lease_expires_at: null }).where('id', '=', deploymentId).where('claimed_by', '=', this.owner).execute();
+  }
+
+  async removeDeployment(deploymentId: string): Promise<void> {
+    await this.db.deleteFrom('deployments').where('id', '=', deploymentId).where('status', '=', 'AWAITING_DELETE').execute();
+  }
+}

@@ -1,0 +1,117 @@
+// The other sources of the local driver: an uploaded tarball (internal_source) and the shipped
+// deep-agent template (internal_template), each deployed until it answers.
+import { mkdtemp, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import * as tar from 'tar';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestServer, type TestServer } from '../support/server.js';
+import { waitFor } from './git-fixture.js';
+
+let server: TestServer;
+beforeAll(async () => {
+  server = await startTestServer({ env: { HANGAR_DEPLOY_POLL_MS: '300' } });
+});
+afterAll(async () => {
+  await server?.close();
+});
+
+async function api(method: string, p: string, body?: unknown, type = 'application/json'): Promise<{ status: number; body: any }> {
+  const res = await fetch(`${server.url}${p}`, {
+    method,
+    headers: { 'X-Api-Key': server.adminKey, 'Content-Type': type },
+    ...(body === undefined ? {} : { body: body instanceof Buffer ? body : JSON.stringify(body) }),
+  });
+  const text = await res.text();
+  return { status: res.status, body: text ? JSON.parse(text) : null };
+}
+
+async function ready(id: string): Promise<any> {
+  return waitFor(`deployment ${id} to be READY`, async () => {
+    const d = (await api('GET', `/v2/deployments/${id}`)).body;
+    const rev = (await api('GET', `/v2/deployments/${id}/revisions/${d.latest_revision_id}`)).body;
+    if (rev.status.endsWith('_FAILED')) throw new Error(`${rev.status}: ${rev.status_message}`);
+    return d.status === 'READY' ? d : undefined;
+  });
+}
+
+describe('internal_source', () => {
+  it('hands out an upload location, takes the tarball, and deploys it', async () => {
+    const dir = await mkdtemp(path.join(os.tmpdir(), 'hangar-upload-'));
+    const app = path.join(dir, 'app');
+    await (await import('node:fs/promises')).mkdir(app);
+    await writeFile(path.join(app, 'package.json'), JSON.stringify({ name: 'uploaded', type: 'module' }));
+    await writeFile(path.join(app, 'langgraph.json'), JSON.stringify({ graphs: { shout: './shout.mjs:graph' }, env: '.env' }));
+    await writeFile(path.join(app, '.env'), 'SUFFIX="!!"\n# a comment\n');
+    await writeFile(
+      path.join(app, 'shout.mjs'),
+      `import { Annotation, StateGraph, START, END } from '@langchain/langgraph';
+const S = Annotation.Root({ text: Annotation() });
+export const graph = new StateGraph(S).addNode('up', (s) => ({ text: s.text.toUpperCase() + process.env.SUFFIX })).addEdge(START, 'up').addEdge('up', END).compile();
+`,
+    );
+    const file = path.join(dir, 'app.tar.gz');
+    await tar.c({ gzip: true, file, cwd: dir }, ['app']);
+
+    const upload = await api('POST', '/v2/deployments/uploads');
+    expect(upload.status).toBe(201);
+    expect(upload.body.source_tarball_path).toMatch(/^uploads\/[0-9a-f-]{36}\.tar\.gz$/);
+    const notGzip = await api('PUT', upload.body.upload_url, Buffer.from('plain text'), 'application/gzip');
+    expect(notGzip).toEqual({ status: 400, body: { detail: 'the upload must be a gzip-compressed tarball (.tar.gz)' } });
+    const put = await api('PUT', upload.body.upload_url, await (await import('node:fs/promises')).readFile(file), 'application/gzip');
+    expect(put.status).toBe(200);
+
+    const created = await api('POST', '/v2/deployments', {
+      name: 'uploaded-app',
+      source: 'internal_source',
+      source_config: {},
+      source_revision_config: { source_tarball_path: upload.body.source_tarball_path },
+      secrets: [],
+    });
+    expect(created.status).toBe(201);
+    const d = await ready(created.body.id);
+    const run = await fetch(`${d.source_config.custom_url}/runs/wait`, {
+      method: 'POST',
+      headers: { 'X-Api-Key': server.adminKey, 'Content-Type': 'application/json' },
+      body: JSON.stringify({ assistant_id: 'shout', input: { text: 'hey' } }),
+    });
+    expect(await run.json()).toEqual({ text: 'HEY!!' });
+  });
+});
+
+describe('internal_template', () => {
+  it('deploys the shipped deep-agent template, which registers its graph', async () => {
+    const created = await api('POST', '/v2/deployments', {
+      name: 'deep',
+      source: 'internal_template',
+      source_config: {},
+      source_revision_config: {},
+      // The model is only called on a run; none happens here (model providers are unreachable SaaS).
+      secrets: [{ name: 'MODEL', value: 'anthropic:claude-sonnet-4-5' }],
+    });
+    expect(created.status).toBe(201);
+    const d = await ready(created.body.id);
+    const res = await fetch(`${d.source_config.custom_url}/assistants/search`, {
+      method: 'POST',
+      headers: { 'X-Api-Key': server.adminKey, 'Content-Type': 'application/json' },
+      body: JSON.stringify({ graph_id: 'deep-agent' }),
+    });
+    expect(res.status).toBe(200);
+    const assistants = (await res.json()) as { graph_id: string }[];
+    expect(assistants.map((a) => a.graph_id)).toEqual(['deep-agent']);
+    const graph = await fetch(`${d.source_config.custom_url}/assistants/${(assistants[0] as unknown as { assistant_id: string }).assistant_id}/graph`, { headers: { 'X-Api-Key': server.adminKey } });
+    expect(graph.status).toBe(200);
+    const nodes = ((await graph.json()) as { nodes: { id: string }[] }).nodes.map((n) => n.id);
+    expect(nodes).toContain('model_request');
+  });
+
+  it('an unknown template fails the build with the list of templates', async () => {
+    const created = await api('POST', '/v2/deployments', { name: 'nope', source: 'internal_template', source_config: {}, source_revision_config: { repo_ref: 'no-such' }, secrets: [] });
+    const rev = await waitFor('the build to fail', async () => {
+      const r = (await api('GET', `/v2/deployments/${created.body.id}/revisions/${created.body.latest_revision_id}`)).body;
+      return r.status === 'BUILD_FAILED' ? r : undefined;
+    });
+    expect(rev.status_message).toBe('no template "no-such" (templates: deep-agent)');
+    expect((await api('GET', `/v2/deployments/${created.body.id}`)).body.status).toBe('UNUSED');
+  });
+});

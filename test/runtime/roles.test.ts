@@ -1,0 +1,43 @@
+// An API-only server and a worker-only server on one database: the run is executed by the worker
+// process and its events reach the API's client through the run log and PostgreSQL NOTIFY.
+import { Writable } from 'node:stream';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { collect, joinRun } from '../../src/client/stream.js';
+import { loadConfig } from '../../src/config/index.js';
+import { startHangar, type Hangar } from '../../src/server.js';
+import { startTestServer, type TestServer } from '../support/server.js';
+import { createAgent, createThread, lastAiText, lastValues, run } from './support.js';
+
+let api: TestServer;
+let worker: Hangar;
+
+beforeAll(async () => {
+  api = await startTestServer({ env: { HANGAR_ROLE: 'api' } });
+  worker = await startHangar(
+    loadConfig({ flags: { port: 0, databaseUrl: api.databaseUrl, dataDir: api.dataDir }, env: { HANGAR_BOOTSTRAP_API_KEY: api.adminKey, HANGAR_ROLE: 'worker', LOG_LEVEL: 'silent' } }),
+    { logDestination: new Writable({ write: (_c, _e, done) => done() }), announce: () => {} },
+  );
+});
+afterAll(async () => {
+  await worker?.close();
+  await api?.close();
+});
+
+describe('api and worker roles', () => {
+  it('a run started on the API server is executed by the worker server and streamed back', async () => {
+    const agentId = await createAgent(api);
+    const threadId = await createThread(api, agentId);
+    const { stream, events } = await run(api, threadId, {
+      agent_id: agentId,
+      messages: [{ role: 'user', content: 'across processes' }],
+      stream_mode: ['values', 'messages-tuple'],
+    });
+    expect(events[0]).toMatchObject({ event: 'metadata', data: { run_id: stream.runId } });
+    expect(lastAiText(lastValues(events))).toBe('You said: across processes');
+    const ids = events.map((e) => Number(e.id));
+    expect(ids).toEqual(ids.map((_, i) => i + 1));
+    // The worker server holds no HTTP client of this run; the API server read everything from the log.
+    const replay = await collect(await joinRun({ baseUrl: worker.url, apiKey: api.adminKey, threadId, runId: stream.runId! }));
+    expect(replay).toEqual(events);
+  });
+});
