@@ -172,7 +172,7 @@ export const settings = {
   deployHealthTimeoutMs: {
     env: 'HANGAR_DEPLOY_HEALTH_TIMEOUT_MS',
     schema: positiveInt.default(120_000),
-    description: 'How long a new revision has to answer its health check before it is DEPLOY_FAILED (local driver).',
+    description: 'How long a new revision has to answer its health check (local driver) or have its API Deployment available (kubernetes driver) before it is DEPLOY_FAILED.',
   },
   deployAllowLocalRepos: {
     env: 'HANGAR_DEPLOY_ALLOW_LOCAL_REPOS',

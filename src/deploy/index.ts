@@ -31,6 +31,6 @@ export function createReconciler(o: { config: Config; db: Db; cipher: Cipher; lo
       }),
     );
   }
-  if (o.drivers.has('kubernetes')) drivers.push(new KubernetesDriver({ kubeconfig: o.config.kubeconfig, logger, derive: (label) => createHmac('sha256', o.secretKey).update(label).digest('hex') }));
+  if (o.drivers.has('kubernetes')) drivers.push(new KubernetesDriver({ kubeconfig: o.config.kubeconfig, logger, readyTimeoutMs: o.config.deployHealthTimeoutMs, derive: (label) => createHmac('sha256', o.secretKey).update(label).digest('hex') }));
   return new Reconciler({ db: o.db, cipher: o.cipher, logger, drivers, leaseMs: o.config.deployLeaseMs, pollMs: o.config.deployPollMs, publicUrl: o.publicUrl });
 }

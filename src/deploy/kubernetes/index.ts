@@ -19,6 +19,29 @@ export interface KubernetesDriverOptions {
 
 const FIELD_MANAGER = 'hangar';
 
+/**
+ * The API server's own words for a failed request. The client's ApiException message is
+ * "HTTP-Code: … Message: … Body: <json> Headers: <json>", too noisy for a revision's status_message;
+ * the body is a Kubernetes Status whose `message` says what was wrong.
+ */
+export function apiErrorMessage(error: unknown): string {
+  const e = error as { code?: unknown; body?: unknown; message?: string };
+  if (typeof e?.code === 'number') {
+    let body = e.body;
+    if (typeof body === 'string') {
+      try {
+        body = JSON.parse(body);
+      } catch {
+        // Not a Status: keep the text.
+      }
+    }
+    const status = body as { message?: unknown; reason?: unknown } | undefined;
+    const text = typeof status?.message === 'string' ? status.message : typeof body === 'string' && body ? body : 'no message';
+    return `HTTP ${e.code}${typeof status?.reason === 'string' ? ` ${status.reason}` : ''}: ${text}`;
+  }
+  return (e?.message ?? String(error)).split('\n')[0]!;
+}
+
 /** Deploys docker-sourced revisions to a Kubernetes cluster. */
 export class KubernetesDriver implements Driver {
   readonly name = 'kubernetes' as const;
@@ -63,7 +86,7 @@ export class KubernetesDriver implements Driver {
       try {
         await api.patch(obj as k8s.KubernetesObject, undefined, undefined, FIELD_MANAGER, true, 'application/apply-patch+yaml');
       } catch (error) {
-        throw new DriverFailure(`applying ${obj.kind} ${obj.metadata.name} failed: ${(error as Error).message}`);
+        throw new DriverFailure(`applying ${obj.kind} ${obj.metadata.name} failed: ${apiErrorMessage(error)}`);
       }
     }
     await this.waitReady(ctx);
@@ -79,7 +102,12 @@ export class KubernetesDriver implements Driver {
     const deadline = Date.now() + (this.o.readyTimeoutMs ?? 600_000);
     while (Date.now() < deadline) {
       if (ctx.signal.aborted) throw new DriverFailure('stopped');
-      const d = (await (await this.api()).read({ apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name, namespace: ns } })) as k8s.V1Deployment;
+      let d: k8s.V1Deployment;
+      try {
+        d = (await (await this.api()).read({ apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name, namespace: ns } })) as k8s.V1Deployment;
+      } catch (error) {
+        throw new DriverFailure(`reading Deployment ${name} back failed: ${apiErrorMessage(error)}`);
+      }
       const s = d.status;
       if (s && (s.observedGeneration ?? 0) >= (d.metadata?.generation ?? 0) && (s.updatedReplicas ?? 0) >= (d.spec?.replicas ?? 1) && (s.availableReplicas ?? 0) >= 1) {
         ctx.log('deploy', `[hangar] ${name}: ${s.availableReplicas} replica(s) available\n`);
