@@ -100,6 +100,7 @@ export async function startHangar(config: Config, options: StartOptions = {}): P
       settings: {
         workerConcurrency: config.workerConcurrency,
         leaseMs: config.runLeaseMs,
+        maxAttempts: config.runMaxAttempts,
         modelLimits: { timeoutMs: config.modelTimeoutMs, maxRetries: config.modelMaxRetries },
         toolLimits: { connectTimeoutMs: config.toolConnectTimeoutMs, callTimeoutMs: config.toolTimeoutMs },
         recursionLimit: config.recursionLimit,

@@ -140,7 +140,7 @@ program
   .option('--timezone <zone>', 'IANA time zone of the user (default: this machine’s)')
   .action(async (agent: string, message: string, flags: { thread?: string; url?: string; apiKey?: string; timezone?: string }) => {
     const apiKey = flags.apiKey ?? process.env.HANGAR_API_KEY;
-    if (!apiKey) throw new ApiError('no API key: pass --api-key or set HANGAR_API_KEY');
+    if (!apiKey) throw new ConfigError('an API key is needed: --api-key or HANGAR_API_KEY');
     await chat(
       {
         baseUrl: flags.url ?? process.env.HANGAR_URL ?? 'http://127.0.0.1:8124',

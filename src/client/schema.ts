@@ -2284,7 +2284,7 @@ export interface paths {
         };
         /**
          * Get a thread
-         * @description Threads of a deleted agent stay readable.
+         * @description Threads of a deleted agent stay readable. An `interrupted` thread lists what it waits for in `interrupts`.
          */
         get: {
             parameters: {
@@ -2503,6 +2503,91 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/deepagents/threads/{thread_id}/resolve-interrupt": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Resolve an interrupted thread
+         * @description Ends the thread’s pending approval without running the tools it asked about: each gets a result saying it was not run, and the thread is `idle` again. A thread with nothing pending is a 409 (`thread_not_interrupted`).
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description Thread id. */
+                    thread_id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Resolved. */
+                204: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description Missing, unknown or revoked API key. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["AuthError"];
+                    };
+                };
+                /** @description The key may not do this. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["AuthError"];
+                    };
+                };
+                /** @description Not found in the caller’s workspace. */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Conflicts with the current state. */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description A field is missing or invalid. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/deepagents/threads/{thread_id}/runs": {
         parameters: {
             query?: never;
@@ -2657,6 +2742,95 @@ export interface paths {
         };
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/deepagents/threads/{thread_id}/runs/{run_id}/cancel": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Cancel a run
+         * @description Stops a pending or running run wherever it executes: the run ends `interrupted` and the thread is `idle` again (or stays `busy` when another run is queued). Events emitted before the cancel stay in the run’s log. A run that already ended is a 409 (`run_not_active`).
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description Run id. */
+                    run_id: string;
+                    /** @description Thread id. */
+                    thread_id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description The cancelled run. */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Run"];
+                    };
+                };
+                /** @description Missing, unknown or revoked API key. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["AuthError"];
+                    };
+                };
+                /** @description The key may not do this. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["AuthError"];
+                    };
+                };
+                /** @description Not found in the caller’s workspace. */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Conflicts with the current state. */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description A field is missing or invalid. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+            };
+        };
         delete?: never;
         options?: never;
         head?: never;
@@ -2839,7 +3013,7 @@ export interface paths {
         put?: never;
         /**
          * Start a run and stream its events
-         * @description Runs the thread’s agent at its latest revision on the given messages. One active run per thread: a second is a 409 (`thread_busy`). A thread whose agent was deleted answers 502 (`agent_deleted`). Closing the stream does not stop the run; its events stay in the run’s log.
+         * @description Runs the thread’s agent at its latest revision on the given messages. One active run per thread: a second is a 409 (`thread_busy`) unless `multitask_strategy` says otherwise. A thread whose agent was deleted answers 502 (`agent_deleted`). Closing the stream does not stop the run (unless `on_disconnect: "cancel"`); its events stay in the run’s log. When a tool needs approval (tools.json `interrupt_config`, or a write under `/memories/`), `__interrupt__` appears in `updates` and `values`, the stream ends, the run is `success` and the thread `interrupted`. Resume with `command: {resume: {decisions: [...]}}`: a wrong number of decisions or a decision type not allowed is a 422, a thread with nothing pending a 409 (`thread_not_interrupted`); the thread stays interrupted.
          */
         post: {
             parameters: {
@@ -3205,6 +3379,79 @@ export interface paths {
                 };
             };
         };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/deepagents/usage": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Usage per agent and model
+         * @description Runs created in [`start`, `end`) per agent and model, with tokens in and out and errors. Runs of threads created with `options.test_run` are not counted. Default range: the 30 days before `end` (default now).
+         */
+        get: {
+            parameters: {
+                query?: {
+                    /** @description Only this agent. */
+                    agent_id?: string;
+                    /** @description End of the range (exclusive), ISO 8601. Default now. */
+                    end?: string;
+                    /** @description Start of the range (inclusive), ISO 8601. */
+                    start?: string;
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description The usage report. */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Usage"];
+                    };
+                };
+                /** @description Missing, unknown or revoked API key. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["AuthError"];
+                    };
+                };
+                /** @description The key may not do this. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["AuthError"];
+                    };
+                };
+                /** @description A field is missing or invalid. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -5880,6 +6127,22 @@ export interface components {
             name: string;
         };
         CreateVcshostIntegrationRequest: components["schemas"]["CreateGithubIntegration"] | components["schemas"]["CreateGitIntegration"];
+        Decision: {
+            /** @description For `edit`: the arguments to run the tool with (and optionally another tool name). */
+            edited_action?: {
+                args: {
+                    [key: string]: unknown;
+                };
+                name?: string;
+            };
+            /** @description For `reject`: why (optional). For `respond`: the answer the model gets. */
+            message?: string;
+            /**
+             * @description `approve` runs the tool as requested; `edit` runs it with `edited_action`; `reject` tells the model no (optional `message`); `respond` gives the model `message` as the tool’s result.
+             * @enum {string}
+             */
+            type: "approve" | "edit" | "reject" | "respond";
+        };
         Deployment: {
             /**
              * Format: uuid
@@ -6286,6 +6549,11 @@ export interface components {
             /** @enum {boolean} */
             ok: true;
         };
+        PendingInterrupt: {
+            id: string | null;
+            /** @description For a tool approval: `{action_requests: [{name, args, description}], review_configs: [{action_name, allowed_decisions}]}`. */
+            value?: unknown;
+        };
         ResourceSpec: {
             /** @description Added to every object and pod. */
             annotations?: {
@@ -6498,8 +6766,17 @@ export interface components {
              * @description Required; must be the thread’s agent.
              */
             agent_id: string;
-            /** @description Input messages, appended to the thread’s conversation. */
-            messages: {
+            /** @description Resume the thread’s pending interrupt instead of sending new input. The thread must be `interrupted`. */
+            command?: {
+                resume: {
+                    /** @description One decision per pending action request, in order. */
+                    decisions?: components["schemas"]["Decision"][];
+                } & {
+                    [key: string]: unknown;
+                };
+            };
+            /** @description Input messages, appended to the thread’s conversation. Required unless `command` resumes; ignored then (a placeholder is fine). */
+            messages?: {
                 content: string;
                 /**
                  * @description `user`, `assistant`, `system` or `tool`.
@@ -6507,6 +6784,16 @@ export interface components {
                  */
                 role: "user" | "assistant" | "system" | "tool";
             }[];
+            /**
+             * @description When the thread already has an active run: `reject` (default, 409), `enqueue` (run after it), `interrupt` (cancel it, then run), `rollback` (cancel and delete it, then run).
+             * @enum {string}
+             */
+            multitask_strategy?: "reject" | "enqueue" | "interrupt" | "rollback";
+            /**
+             * @description `cancel`: cancel the run when this stream’s client goes away. Default `continue` (the run goes on; rejoin its stream).
+             * @enum {string}
+             */
+            on_disconnect?: "cancel" | "continue";
             /** @description Any of `values`, `updates`, `messages-tuple` (event name `messages`). Default `["values"]`. */
             stream_mode?: ("values" | "updates" | "messages-tuple")[];
             /** @description Also stream subagents’ events, named `<mode>|<namespace>`. Default false. */
@@ -6534,6 +6821,8 @@ export interface components {
             created_at: string;
             /** Format: uuid */
             id: string;
+            /** @description What the thread waits for when `interrupted`; empty otherwise. */
+            interrupts: components["schemas"]["PendingInterrupt"][];
             /** @description Your metadata plus `is_test_run`, `skip_memory_write_protection`, `tenant_id` and `ls_user_id`. */
             metadata: {
                 [key: string]: unknown;
@@ -6546,10 +6835,7 @@ export interface components {
             checkpoint: components["schemas"]["CheckpointRef"];
             created_at: string | null;
             /** @description Pending interrupts. */
-            interrupts: {
-                id: string | null;
-                value?: unknown;
-            }[];
+            interrupts: components["schemas"]["PendingInterrupt"][];
             metadata: {
                 [key: string]: unknown;
             };
@@ -6796,6 +7082,31 @@ export interface components {
             token_url?: string;
             /** @description Send a PKCE code challenge with every authorization. */
             uses_pkce?: boolean;
+        };
+        Usage: {
+            /** Format: date-time */
+            end: string;
+            items: components["schemas"]["UsageRow"][];
+            /** Format: date-time */
+            start: string;
+            totals: {
+                /** @description Runs that ended `error` or `timeout`. */
+                errors: number;
+                input_tokens: number;
+                output_tokens: number;
+                runs: number;
+            };
+        };
+        UsageRow: {
+            /** Format: uuid */
+            agent_id: string;
+            /** @description Runs that ended `error` or `timeout`. */
+            errors: number;
+            input_tokens: number;
+            /** @description The model that served the runs (`unknown` for runs that failed before a model was chosen). */
+            model: string;
+            output_tokens: number;
+            runs: number;
         };
         ValidationError: {
             detail: components["schemas"]["FieldIssue"][];

@@ -92,6 +92,12 @@ export const settings = {
     schema: positiveInt.min(1000).default(30_000),
     description: 'Lease of a worker on a run; renewed every third of it while the run executes.',
   },
+  runMaxAttempts: {
+    env: 'HANGAR_RUN_MAX_ATTEMPTS',
+    schema: positiveInt.max(100).default(3),
+    description:
+      'Attempts of a run whose worker died (its lease expired): it is retried from its last checkpoint until it has used this many, then failed.',
+  },
   modelTimeoutMs: {
     env: 'HANGAR_MODEL_TIMEOUT_MS',
     schema: positiveInt.default(60_000),

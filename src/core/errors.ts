@@ -88,6 +88,13 @@ export const errorCatalogue = {
     type: 'upstream',
     meaning: "The thread's agent was deleted, so no new run can start on the thread (its history stays readable).",
   },
+  // Approvals, cancellation and multitasking (issue 5)
+  thread_not_interrupted: {
+    status: 409,
+    type: 'conflict',
+    meaning: 'The thread has no pending interrupt: there is nothing to resume or resolve.',
+  },
+  run_not_active: { status: 409, type: 'conflict', meaning: 'The run already ended; only a pending or running run can be cancelled.' },
   // OAuth providers, authorization sessions and tokens (issue 7)
   oauth_provider_not_found: { status: 404, type: 'not_found', meaning: 'No OAuth provider with this `provider_id` (or id) in the workspace.' },
   oauth_provider_id_taken: {

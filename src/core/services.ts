@@ -16,6 +16,7 @@ import { RunService, type RunPorts } from './runs/service.js';
 import type { Cipher } from './secrets/cipher.js';
 import type { KeyCache } from './workspaces/key-cache.js';
 import { ThreadService } from './threads/service.js';
+import { UsageService } from './usage/service.js';
 import type { ThreadStateReader } from './threads/state.js';
 import { TracingService } from './tracing/service.js';
 import type { TraceExporter } from '../tracing/export/exporter.js';
@@ -37,6 +38,7 @@ export interface Services {
   integrations: IntegrationService;
   threads: ThreadService;
   runs: RunService;
+  usage: UsageService;
   deployments: DeploymentService;
   deploymentUploads: UploadService;
 }
@@ -82,7 +84,8 @@ export function createServices(deps: ServiceDeps): Services {
     agents,
     gitObjects,
     threads,
-    runs: new RunService(deps.db, runtime.runs),
+    runs: new RunService(deps.db, runtime.runs, runtime.state),
+    usage: new UsageService(deps.db),
     oauthProviders,
     oauth: new OAuthService(deps.db, deps.cipher, oauthProviders, {
       logger: deps.logger,
@@ -106,5 +109,5 @@ function offlineRuntime(): RuntimePorts {
   const refuse = (): never => {
     throw new Error('the agent runtime is not running in this process');
   };
-  return { state: { current: refuse, history: refuse, forget: refuse }, runs: { announce: refuse, subscribe: refuse } };
+  return { state: { current: refuse, history: refuse, forget: refuse }, runs: { announce: refuse, subscribe: refuse, cancel: refuse, resolveInterrupt: refuse } };
 }

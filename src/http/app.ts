@@ -18,6 +18,7 @@ import { tracingRoutes } from '../api/tracing/routes.js';
 import { systemRoutes } from '../api/system/routes.js';
 import { threadRoutes } from '../api/threads/routes.js';
 import { runRoutes } from '../api/threads/runs.js';
+import { usageRoutes } from '../api/usage/routes.js';
 import { HangarError } from '../core/errors.js';
 import { apiKeyAuth } from './auth.js';
 import type { AppDeps } from './deps.js';
@@ -55,6 +56,7 @@ export function createApp(deps: AppDeps): OpenAPIHono<AppEnv> {
   app.route('/', agentRoutes(deps));
   app.route('/', threadRoutes(deps));
   app.route('/', runRoutes(deps));
+  app.route('/', usageRoutes(deps));
   app.route('/', gitRoutes(deps));
   app.route('/', modelConfigRoutes(deps));
   app.route('/', oauthProviderRoutes(deps));

@@ -7,6 +7,8 @@ export function sseResponse(options: {
   events: (signal: AbortSignal) => AsyncIterable<StoredEvent>;
   heartbeatMs: number;
   headers?: Record<string, string>;
+  /** Called when the client goes away before the stream ended (`on_disconnect: "cancel"`). */
+  onClientGone?: () => void;
 }): Response {
   const left = new AbortController();
   const encoder = new TextEncoder();
@@ -35,6 +37,7 @@ export function sseResponse(options: {
     cancel() {
       clearInterval(timer);
       left.abort();
+      options.onClientGone?.();
     },
   });
   return new Response(body, {

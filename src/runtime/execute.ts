@@ -1,6 +1,8 @@
 // Executing one claimed run: build (or reuse) its agent, stream the graph, append every event to the
 // run's log, and report how the run ended.
 import type { BaseCallbackHandler } from '@langchain/core/callbacks/base';
+import { Command } from '@langchain/langgraph';
+import { SKIP_MEMORY_PROTECTION_KEY } from './agent/approvals.js';
 import type { BuiltAgent } from './agent/build.js';
 import type { RunEventWriter } from './events/hub.js';
 import type { StreamMode } from './events/types.js';
@@ -24,12 +26,28 @@ export interface ExecuteOptions {
 export async function executeRun(options: ExecuteOptions): Promise<RunOutcome> {
   const { run, writer } = options;
   writer.append({ kind: 'metadata', data: { run_id: run.id, attempt: run.attempt } });
+  const usage = new UsageCounter();
+  let modelName = 'unknown';
   try {
     const agent = await options.agent();
+    modelName = agent.modelName;
     const modes = new Set<StreamMode>(run.input.stream_mode);
     const ctx = { modes, streamSubgraphs: run.input.stream_subgraphs, tools: () => agent.tools };
-    const stream = await agent.graph.stream({ messages: toGraphMessages(run.input.messages) } as never, {
-      configurable: { thread_id: run.threadId, user_timezone: run.input.user_timezone, principal: run.principal },
+    // A resume continues from the pause; its placeholder messages are not input. A retried run whose
+    // earlier attempt already checkpointed continues from that checkpoint (no input again).
+    const input =
+      run.attempt > 1 && (await checkpointedBy(agent, run))
+        ? null
+        : run.input.command
+          ? new Command({ resume: run.input.command.resume })
+          : { messages: toGraphMessages(run.input.messages) };
+    const stream = await agent.graph.stream(input as never, {
+      configurable: {
+        thread_id: run.threadId,
+        user_timezone: run.input.user_timezone,
+        principal: run.principal,
+        [SKIP_MEMORY_PROTECTION_KEY]: run.input.skip_memory_write_protection === true,
+      },
       metadata: { assistant_id: run.agentId, run_id: run.id, thread_id: run.threadId, revision: run.revision },
       streamMode: graphModes(run.input.stream_mode),
       subgraphs: true,
@@ -41,15 +59,58 @@ export async function executeRun(options: ExecuteOptions): Promise<RunOutcome> {
     let interrupted = false;
     for await (const chunk of stream as AsyncIterable<unknown>) {
       if (hasInterrupt(chunk)) interrupted = true;
+      usage.add(chunk);
       const event = translate(chunk, ctx);
       if (event) writer.append(event);
     }
     const droppedTools = agent.dropped.map((d) => ({ name: d.name, mcp_server_url: d.mcpServerUrl, reason: d.reason }));
-    return { status: 'success', thread: interrupted ? 'interrupted' : 'idle', droppedTools };
+    return { status: 'success', thread: interrupted ? 'interrupted' : 'idle', droppedTools, usage: usage.total(agent.modelName) };
   } catch (error) {
+    // Cancelled (POST …/cancel, on_disconnect, another run's multitask strategy): not a failure.
+    // (A shutdown aborts with another reason: that run fails.)
+    if (options.signal.reason instanceof RunCancelled) return { status: 'interrupted', thread: 'idle', usage: usage.total(modelName) };
     const failure = describe(error);
     writer.append({ kind: 'error', data: failure });
-    return { status: 'error', thread: 'error', error: failure };
+    return { status: 'error', thread: 'error', error: failure, usage: usage.total(modelName) };
+  }
+}
+
+/** Whether the thread's latest checkpoint was written by `run` (an earlier attempt of it). */
+async function checkpointedBy(agent: BuiltAgent, run: ClaimedRun): Promise<boolean> {
+  const state = await agent.graph.getState({ configurable: { thread_id: run.threadId } } as never);
+  return (state.metadata as Record<string, unknown> | undefined)?.run_id === run.id;
+}
+
+/** Adds up the token usage of the model messages in `updates` chunks (subagents' too). */
+class UsageCounter {
+  private input = 0;
+  private output = 0;
+
+  add(chunk: unknown): void {
+    const [, mode, payload] = chunk as [string[], string, unknown];
+    if (mode !== 'updates' || !payload || typeof payload !== 'object') return;
+    for (const update of Object.values(payload)) {
+      const messages = (update as { messages?: unknown } | null)?.messages;
+      if (!Array.isArray(messages)) continue;
+      for (const m of messages) {
+        const u = (m as { usage_metadata?: { input_tokens?: number; output_tokens?: number } }).usage_metadata;
+        if (!u) continue;
+        this.input += u.input_tokens ?? 0;
+        this.output += u.output_tokens ?? 0;
+      }
+    }
+  }
+
+  total(model: string): { model: string; input_tokens: number; output_tokens: number } {
+    return { model, input_tokens: this.input, output_tokens: this.output };
+  }
+}
+
+/** The abort reason of a cancelled run. */
+export class RunCancelled extends Error {
+  constructor(runId: string) {
+    super(`run ${runId} was cancelled`);
+    this.name = 'RunCancelled';
   }
 }
 

@@ -17,6 +17,7 @@ import type { CallbackFactory } from './callbacks.js';
 import { postgresSignal, RunEventHub } from './events/hub.js';
 import { parseModelId, resolveChatModel, type ModelLimits, type ModelSpec } from './models/resolve.js';
 import { RunQueue } from './queue.js';
+import { resolvePendingApproval } from './resolve.js';
 import { oauthToolAccess } from './oauth-tools.js';
 import { checkpointStateReader } from './state.js';
 import { openLangGraphStorage, type LangGraphStorage } from './storage.js';
@@ -27,6 +28,8 @@ import { WorkerPool } from './worker.js';
 export interface RuntimeSettings {
   workerConcurrency: number;
   leaseMs: number;
+  /** Attempts of a run whose worker died before it is failed (default 3). */
+  maxAttempts?: number | undefined;
   modelLimits: ModelLimits;
   toolLimits: ToolLimits;
   recursionLimit: number;
@@ -162,6 +165,19 @@ export class Runtime {
       runs: {
         announce: () => this.queue.announce(),
         subscribe: (runId, afterSeq, isOver, signal) => this.hub.subscribe(runId, afterSeq, isOver, signal),
+        cancel: (runId) => this.queue.cancel(runId),
+        resolveInterrupt: async ({ workspaceId, threadId, agentId }) => {
+          // The revision of the run that paused: its graph holds the pending approval.
+          const paused = await this.deps.db
+            .selectFrom('runs')
+            .select('revision')
+            .where('thread_id', '=', threadId)
+            .orderBy('created_at', 'desc')
+            .limit(1)
+            .executeTakeFirst();
+          if (!paused) return false;
+          return resolvePendingApproval(await this.agentFor(workspaceId, agentId, paused.revision), threadId);
+        },
       },
     };
   }

@@ -16,6 +16,12 @@ export interface RunInput {
   stream_mode: StreamMode[];
   stream_subgraphs: boolean;
   user_timezone: string | null;
+  /** A resume of the thread's pending interrupt: the value handed to LangGraph's `Command`. */
+  command?: { resume: unknown } | undefined;
+  /** From the thread's options: writes under /memories/ do not wait for approval. */
+  skip_memory_write_protection?: boolean | undefined;
+  /** `cancel`: the run is cancelled when the client that started it goes away. */
+  on_disconnect?: 'cancel' | 'continue' | undefined;
 }
 
 /** Input messages in the form LangGraph's message reducer accepts. */

@@ -3,6 +3,7 @@
 import type { BaseCheckpointSaver, CheckpointTuple } from '@langchain/langgraph-checkpoint';
 import type { ThreadState, ThreadStateReader } from '../core/threads/state.js';
 import { toWire } from './stream/serialize.js';
+import { interruptsToWire } from './stream/translate.js';
 
 const BRANCH = 'branch:to:';
 
@@ -16,10 +17,9 @@ export function stateOf(tuple: CheckpointTuple | undefined): ThreadState {
     if (channel.startsWith(BRANCH)) next.push(channel.slice(BRANCH.length));
     else if (!channel.startsWith('__')) values[channel] = toWire(value);
   }
-  const interrupts = (tuple.pendingWrites ?? [])
-    .filter(([, channel]) => channel === '__interrupt__')
-    .flatMap(([, , value]) => (Array.isArray(value) ? value : [value]))
-    .map((i) => ({ id: (i as { id?: string }).id ?? null, value: toWire((i as { value?: unknown }).value ?? i) }));
+  const interrupts = interruptsToWire(
+    (tuple.pendingWrites ?? []).filter(([, channel]) => channel === '__interrupt__').flatMap(([, , value]) => (Array.isArray(value) ? value : [value])),
+  );
   return {
     values,
     next,

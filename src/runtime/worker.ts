@@ -5,7 +5,7 @@ import type { Logger } from '../logging.js';
 import type { BackgroundTask } from '../server.js';
 import type { BaseCallbackHandler } from '@langchain/core/callbacks/base';
 import { runCallbacks, settleCallbacks } from './callbacks.js';
-import { executeRun } from './execute.js';
+import { executeRun, RunCancelled } from './execute.js';
 import type { Runtime, RuntimeSettings } from './index.js';
 import type { RunEventWriter } from './events/hub.js';
 import type { ClaimedRun } from './queue.js';
@@ -31,7 +31,10 @@ export class WorkerPool implements BackgroundTask {
 
   async start(): Promise<void> {
     this.running = true;
-    this.stopListening = await this.runtime.queue.listen(() => this.nudge());
+    this.stopListening = await this.runtime.queue.listen(
+      () => this.nudge(),
+      (runId) => this.active.get(runId)?.abort.abort(new RunCancelled(runId)),
+    );
     this.renewTimer = setInterval(() => {
       this.runtime.queue.renew([...this.active.keys()]).catch((error: unknown) => this.logger.warn({ err: error }, 'lease renewal failed'));
     }, Math.max(500, Math.floor(this.settings.leaseMs / 3)));
@@ -94,20 +97,6 @@ export class WorkerPool implements BackgroundTask {
     }
   }
 
-  /** Settle runs whose lease expired, and close their event logs with the reason. */
-  private async sweep(): Promise<void> {
-    try {
-      for (const expired of await this.runtime.queue.failExpired()) {
-        const writer = this.runtime.hub.openWriter(expired.id, await this.lastSeq(expired.id));
-        writer.append({ kind: 'error', data: { error: 'LeaseExpired', message: 'the worker running this run stopped (its lease expired); start a new run' } });
-        await writer.end();
-        this.logger.warn({ run_id: expired.id, thread_id: expired.threadId }, 'run failed: its lease expired');
-      }
-    } catch (error) {
-      this.logger.error({ err: error }, 'sweeping expired runs failed');
-    }
-  }
-
   private execute(run: ClaimedRun): void {
     const abort = new AbortController();
     const log = this.logger.child({ run_id: run.id, thread_id: run.threadId });
@@ -127,7 +116,8 @@ export class WorkerPool implements BackgroundTask {
       });
       await Promise.all([writer.flush(), settleCallbacks(handlers)]);
       const settled = await this.runtime.queue.finish(run, outcome);
-      if (!settled) log.warn('run was taken from this worker before it finished');
+      // A cancelled run was already settled by whoever cancelled it.
+      if (!settled && outcome.status !== 'interrupted') log.warn('run was taken from this worker before it finished');
       if (outcome.status === 'error') log.warn({ error: outcome.error }, 'run failed');
       await writer.end();
       writer = undefined;
@@ -143,6 +133,28 @@ export class WorkerPool implements BackgroundTask {
         this.nudge();
       });
     this.active.set(run.id, { run, abort, done });
+  }
+
+  /**
+   * Hand back (or fail) runs whose worker died: every process sweeps, and SKIP LOCKED keeps two
+   * sweepers from touching one run. A failed run's event log is closed with the reason.
+   */
+  private async sweep(): Promise<void> {
+    try {
+      const { retried, failed } = await this.runtime.queue.sweepExpired(this.settings.maxAttempts ?? 3);
+      if (retried > 0) {
+        this.logger.warn({ retried }, 'runs of a lost worker were handed back to the queue');
+        this.nudge();
+      }
+      for (const expired of failed) {
+        const writer = this.runtime.hub.openWriter(expired.id, await this.lastSeq(expired.id));
+        writer.append({ kind: 'error', data: { error: 'LeaseExpired', message: 'the worker running this run stopped (its lease expired); start a new run' } });
+        await writer.end();
+        this.logger.warn({ run_id: expired.id, thread_id: expired.threadId }, 'run failed: its lease expired');
+      }
+    } catch (error) {
+      this.logger.error({ err: error }, 'sweeping expired runs failed');
+    }
   }
 
   private async lastSeq(runId: string): Promise<number> {

@@ -65,8 +65,9 @@ describe('restart', () => {
     }
   });
 
-  it('a run whose worker died (lease expired) is failed, its log closed with an error, its thread freed', async () => {
-    const server = await startTestServer({ env: { HANGAR_RUN_LEASE_MS: '1500' } });
+  it('a run whose worker died (lease expired) and used its attempts is failed, its log closed with an error, its thread freed', async () => {
+    // One attempt allowed: the expired run is failed instead of retried (retries: test/approvals/crash.test.ts).
+    const server = await startTestServer({ env: { HANGAR_RUN_LEASE_MS: '1500', HANGAR_RUN_MAX_ATTEMPTS: '1' } });
     try {
       const agentId = await createAgent(server);
       const threadId = await createThread(server, agentId);

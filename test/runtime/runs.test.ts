@@ -137,7 +137,8 @@ describe('streamed runs', () => {
     const sub = events.filter((e) => e.event.startsWith('updates|'));
     expect(sub.length).toBeGreaterThan(0);
     expect(sub[0]!.event).toMatch(/^updates\|tools:[0-9a-f-]+$/);
-    const last = events.filter((e) => e.event === 'updates').at(-1)!.data as { model_request: { messages: { content: string }[] } };
+    // The last model update (the approval middleware's after-model node, a no-op here, may follow it).
+    const last = events.filter((e) => e.event === 'updates' && 'model_request' in (e.data as object)).at(-1)!.data as { model_request: { messages: { content: string }[] } };
     expect(last.model_request.messages[0]!.content).toBe('Done.\ntask: You said: find the answer');
 
     // Without stream_subgraphs the subagent's events stay out of the stream.

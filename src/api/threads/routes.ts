@@ -55,7 +55,7 @@ const get = createRoute({
   path: `${BASE}/{thread_id}`,
   tags,
   summary: 'Get a thread',
-  description: 'Threads of a deleted agent stay readable.',
+  description: 'Threads of a deleted agent stay readable. An `interrupted` thread lists what it waits for in `interrupts`.',
   security: apiKeySecurity,
   request: { params },
   responses: { 200: jsonResponse(ThreadSchema, 'The thread.'), ...errorResponses('deepagents', [404, 422]) },
@@ -95,6 +95,19 @@ const history = createRoute({
   responses: { 200: jsonResponse(z.array(ThreadStateSchema), 'States, newest first.'), ...errorResponses('deepagents', [404, 422]) },
 });
 
+const resolveInterrupt = createRoute({
+  method: 'post',
+  path: `${BASE}/{thread_id}/resolve-interrupt`,
+  tags: ['Runs'],
+  summary: 'Resolve an interrupted thread',
+  description:
+    'Ends the thread’s pending approval without running the tools it asked about: each gets a result saying it was not run, and the thread is `idle` again. ' +
+    'A thread with nothing pending is a 409 (`thread_not_interrupted`).',
+  security: apiKeySecurity,
+  request: { params },
+  responses: { 204: { description: 'Resolved.' }, ...errorResponses('deepagents', [404, 409, 422]) },
+});
+
 /** Routes of threads. */
 export function threadRoutes({ services }: AppDeps) {
   return newRouter()
@@ -111,6 +124,10 @@ export function threadRoutes({ services }: AppDeps) {
     .openapi(get, async (c) => c.json(presentThread(await services.threads.get(c.get('caller'), c.req.valid('param').thread_id)), 200))
     .openapi(remove, async (c) => {
       await services.threads.delete(c.get('caller'), c.req.valid('param').thread_id);
+      return c.body(null, 204);
+    })
+    .openapi(resolveInterrupt, async (c) => {
+      await services.runs.resolveInterrupt(c.get('caller'), c.req.valid('param').thread_id);
       return c.body(null, 204);
     })
     .openapi(state, async (c) => c.json(presentState(await services.threads.currentState(c.get('caller'), c.req.valid('param').thread_id)), 200))

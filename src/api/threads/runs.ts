@@ -6,6 +6,7 @@ import { newRouter } from '../../http/router.js';
 import { sseResponse } from '../../http/sse.js';
 import { isTimeZone } from '../../runtime/agent/clock.js';
 import { RUN_STATUSES } from '../../core/runs/status.js';
+import { invalidField } from '../../core/errors.js';
 import { presentRun, RunSchema, StreamRunRequest } from './schemas.js';
 
 const BASE = '/v1/deepagents/threads/{thread_id}/runs';
@@ -32,8 +33,10 @@ const stream = createRoute({
   tags,
   summary: 'Start a run and stream its events',
   description:
-    'Runs the thread’s agent at its latest revision on the given messages. One active run per thread: a second is a 409 (`thread_busy`). ' +
-    'A thread whose agent was deleted answers 502 (`agent_deleted`). Closing the stream does not stop the run; its events stay in the run’s log.',
+    'Runs the thread’s agent at its latest revision on the given messages. One active run per thread: a second is a 409 (`thread_busy`) unless `multitask_strategy` says otherwise. ' +
+    'A thread whose agent was deleted answers 502 (`agent_deleted`). Closing the stream does not stop the run (unless `on_disconnect: "cancel"`); its events stay in the run’s log. ' +
+    'When a tool needs approval (tools.json `interrupt_config`, or a write under `/memories/`), `__interrupt__` appears in `updates` and `values`, the stream ends, the run is `success` and the thread `interrupted`. ' +
+    'Resume with `command: {resume: {decisions: [...]}}`: a wrong number of decisions or a decision type not allowed is a 422, a thread with nothing pending a 409 (`thread_not_interrupted`); the thread stays interrupted.',
   security: apiKeySecurity,
   request: { params, body: jsonBody(StreamRunRequest) },
   responses: { 200: sse, ...errorResponses('deepagents', [400, 404, 409, 413, 415, 422, 502]) },
@@ -51,6 +54,19 @@ const join = createRoute({
     headers: z.object({ 'last-event-id': z.string().regex(/^\d+$/, 'must be an event id').optional().openapi({ description: 'Last event id received.' }) }),
   },
   responses: { 200: sse, ...errorResponses('deepagents', [404, 422]) },
+});
+
+const cancel = createRoute({
+  method: 'post',
+  path: `${BASE}/{run_id}/cancel`,
+  tags,
+  summary: 'Cancel a run',
+  description:
+    'Stops a pending or running run wherever it executes: the run ends `interrupted` and the thread is `idle` again (or stays `busy` when another run is queued). ' +
+    'Events emitted before the cancel stay in the run’s log. A run that already ended is a 409 (`run_not_active`).',
+  security: apiKeySecurity,
+  request: { params: runParams },
+  responses: { 200: jsonResponse(RunSchema, 'The cancelled run.'), ...errorResponses('deepagents', [404, 409, 422]) },
 });
 
 const list = createRoute({
@@ -88,20 +104,37 @@ export function runRoutes({ services, heartbeatMs }: AppDeps) {
     .openapi(stream, async (c) => {
       const { thread_id } = c.req.valid('param');
       const body = c.req.valid('json');
-      const run = await services.runs.start(c.get('caller'), thread_id, {
+      // Messages are input unless the run resumes a pause (then a placeholder, or none, is fine).
+      if (!body.command && (body.messages ?? []).length === 0) throw invalidField(['messages'], 'must contain at least one message');
+      const caller = c.get('caller');
+      const run = await services.runs.start(caller, thread_id, {
         agent_id: body.agent_id,
-        messages: body.messages,
+        messages: body.command ? [] : (body.messages ?? []),
         stream_mode: body.stream_mode && body.stream_mode.length > 0 ? [...new Set(body.stream_mode)] : ['values'],
         stream_subgraphs: body.stream_subgraphs ?? false,
         user_timezone: isTimeZone(body.user_timezone) ? body.user_timezone : null,
+        on_disconnect: body.on_disconnect ?? 'continue',
+        command: body.command,
+        multitask_strategy: body.multitask_strategy,
       });
-      return sseResponse({ events: (signal) => services.runs.events(run.id, 0, signal), heartbeatMs, headers: location(thread_id, run.id) }) as never;
+      return sseResponse({
+        events: (signal) => services.runs.events(run.id, 0, signal),
+        heartbeatMs,
+        headers: location(thread_id, run.id),
+        ...(body.on_disconnect === 'cancel'
+          ? { onClientGone: () => void services.runs.cancel(caller, thread_id, run.id).catch(() => {}) }
+          : {}),
+      }) as never;
     })
     .openapi(join, async (c) => {
       const { thread_id, run_id } = c.req.valid('param');
       await services.threads.run(c.get('caller'), thread_id, run_id);
       const after = Number(c.req.valid('header')['last-event-id'] ?? 0);
       return sseResponse({ events: (signal) => services.runs.events(run_id, after, signal), heartbeatMs, headers: location(thread_id, run_id) }) as never;
+    })
+    .openapi(cancel, async (c) => {
+      const { thread_id, run_id } = c.req.valid('param');
+      return c.json(presentRun(await services.runs.cancel(c.get('caller'), thread_id, run_id)), 200);
     })
     .openapi(list, async (c) => {
       const runs = await services.threads.runs(c.get('caller'), c.req.valid('param').thread_id, c.req.valid('query'));

@@ -6,6 +6,8 @@ import type { Run, Thread } from '../../core/threads/service.js';
 import type { ThreadState } from '../../core/threads/state.js';
 import { STREAM_MODES } from '../../runtime/events/types.js';
 import { MESSAGE_ROLES } from '../../runtime/run-input.js';
+import { DECISION_TYPES } from '../../runtime/agent/approvals.js';
+import { MULTITASK_STRATEGIES } from '../../core/runs/service.js';
 
 const ThreadStatus = z.enum(THREAD_STATUSES).openapi('ThreadStatus', {
   description: '`idle`: ready for a run. `busy`: a run is pending or running. `interrupted`: waiting for a person. `error`: the last run failed (a new run may start).',
@@ -28,11 +30,22 @@ export const CreateThreadRequest = z
   })
   .openapi('CreateThreadRequest');
 
+const PendingInterrupt = z
+  .object({
+    id: z.string().nullable(),
+    value: z.unknown().openapi({
+      description:
+        'For a tool approval: `{action_requests: [{name, args, description}], review_configs: [{action_name, allowed_decisions}]}`.',
+    }),
+  })
+  .openapi('PendingInterrupt');
+
 export const ThreadSchema = z
   .object({
     id: z.uuid(),
     agent_id: z.uuid(),
     status: ThreadStatus,
+    interrupts: z.array(PendingInterrupt).openapi({ description: 'What the thread waits for when `interrupted`; empty otherwise.' }),
     metadata: metadata.openapi({ description: 'Your metadata plus `is_test_run`, `skip_memory_write_protection`, `tenant_id` and `ls_user_id`.' }),
     created_at: z.iso.datetime(),
     updated_at: z.iso.datetime(),
@@ -61,7 +74,7 @@ export const ThreadStateSchema = z
   .object({
     values: z.record(z.string(), z.unknown()).openapi({ description: 'The graph state: `messages`, `files`, …' }),
     next: z.array(z.string()).openapi({ description: 'Nodes that run next; empty when the thread is at rest.' }),
-    interrupts: z.array(z.object({ id: z.string().nullable(), value: z.unknown() })).openapi({ description: 'Pending interrupts.' }),
+    interrupts: z.array(PendingInterrupt).openapi({ description: 'Pending interrupts.' }),
     checkpoint: CheckpointRef.nullable(),
     parent_checkpoint: CheckpointRef.nullable(),
     metadata: metadata,
@@ -87,6 +100,20 @@ export const RunSchema = z
   })
   .openapi('Run');
 
+const Decision = z
+  .object({
+    type: z.enum(DECISION_TYPES).openapi({
+      description:
+        '`approve` runs the tool as requested; `edit` runs it with `edited_action`; `reject` tells the model no (optional `message`); `respond` gives the model `message` as the tool’s result.',
+    }),
+    edited_action: z
+      .object({ name: z.string().optional(), args: z.record(z.string(), z.unknown()) })
+      .optional()
+      .openapi({ description: 'For `edit`: the arguments to run the tool with (and optionally another tool name).' }),
+    message: z.string().optional().openapi({ description: 'For `reject`: why (optional). For `respond`: the answer the model gets.' }),
+  })
+  .openapi('Decision');
+
 export const StreamRunRequest = z
   .object({
     agent_id: z.uuid({ message: 'must be a UUID' }).openapi({ description: 'Required; must be the thread’s agent.' }),
@@ -97,8 +124,23 @@ export const StreamRunRequest = z
           content: z.string(),
         }),
       )
-      .min(1, 'must contain at least one message')
-      .openapi({ description: 'Input messages, appended to the thread’s conversation.' }),
+      .optional()
+      .openapi({ description: 'Input messages, appended to the thread’s conversation. Required unless `command` resumes; ignored then (a placeholder is fine).' }),
+    command: z
+      .object({
+        resume: z
+          .object({ decisions: z.array(Decision).optional().openapi({ description: 'One decision per pending action request, in order.' }) })
+          .catchall(z.unknown()),
+      })
+      .optional()
+      .openapi({ description: 'Resume the thread’s pending interrupt instead of sending new input. The thread must be `interrupted`.' }),
+    multitask_strategy: z.enum(MULTITASK_STRATEGIES).optional().openapi({
+      description:
+        'When the thread already has an active run: `reject` (default, 409), `enqueue` (run after it), `interrupt` (cancel it, then run), `rollback` (cancel and delete it, then run).',
+    }),
+    on_disconnect: z.enum(['cancel', 'continue']).optional().openapi({
+      description: '`cancel`: cancel the run when this stream’s client goes away. Default `continue` (the run goes on; rejoin its stream).',
+    }),
     stream_mode: z
       .array(z.enum(STREAM_MODES))
       .optional()
@@ -113,7 +155,15 @@ export const StreamRunRequest = z
 
 /** The wire form of a thread. */
 export function presentThread(t: Thread): z.infer<typeof ThreadSchema> {
-  return { id: t.id, agent_id: t.agentId, status: t.status, metadata: t.metadata, created_at: t.createdAt.toISOString(), updated_at: t.updatedAt.toISOString() };
+  return {
+    id: t.id,
+    agent_id: t.agentId,
+    status: t.status,
+    interrupts: t.interrupts ?? [],
+    metadata: t.metadata,
+    created_at: t.createdAt.toISOString(),
+    updated_at: t.updatedAt.toISOString(),
+  };
 }
 
 /** The wire form of a run. */

@@ -1,13 +1,16 @@
 // Starting runs and following their events. A start validates, then records the run (`pending`) and
-// the thread (`busy`) in one transaction and hands the run to the queue; workers do the rest.
+// the thread (`busy`) in one statement and hands the run to the queue; workers do the rest. Resumes of
+// a pending approval are checked against it here, so a wrong answer never reaches the graph.
 import { sql, type Selectable } from 'kysely';
 import type { Db } from '../../db/index.js';
 import type { RunsTable } from '../../db/tables/runtime.js';
 import { isUniqueViolation } from '../../db/errors.js';
+import { checkDecisions, isApprovalRequest, toMiddlewareResume, type WireDecision } from '../../runtime/agent/approvals.js';
 import type { StoredEvent } from '../../runtime/events/types.js';
 import type { RunInput } from '../../runtime/run-input.js';
 import { type Caller, requireWrite } from '../caller.js';
 import { HangarError, invalidField } from '../errors.js';
+import type { ThreadStateReader } from '../threads/state.js';
 import { toRun, type Run } from '../threads/service.js';
 import { isFinalRunStatus, THREAD_TRANSITIONS } from './status.js';
 
@@ -17,30 +20,47 @@ export interface RunPorts {
   announce(): Promise<void>;
   /** Events of a run after `afterSeq`, then live ones until `isOver`. */
   subscribe(runId: string, afterSeq: number, isOver: () => Promise<boolean>, signal?: AbortSignal): AsyncGenerator<StoredEvent>;
+  /** Stop executing `runId` wherever it runs (its row already says `interrupted`). */
+  cancel(runId: string): Promise<void>;
+  /**
+   * End the pending approval of a thread without running its tools: each pending tool call gets a
+   * result saying so. False when nothing was pending.
+   */
+  resolveInterrupt(target: { workspaceId: string; threadId: string; agentId: string }): Promise<boolean>;
 }
+
+/** What to do when the thread already has an active run (LangGraph Platform's multitask strategies). */
+export const MULTITASK_STRATEGIES = ['reject', 'enqueue', 'interrupt', 'rollback'] as const;
+
+/** A multitask strategy. */
+export type MultitaskStrategy = (typeof MULTITASK_STRATEGIES)[number];
+
+/** The `command.resume` of a run request. */
+export type WireResume = { decisions?: WireDecision[] | undefined } & Record<string, unknown>;
 
 /** A run request, validated by the API schema. */
-export interface StartRunInput extends RunInput {
+export interface StartRunInput extends Omit<RunInput, 'command' | 'skip_memory_write_protection'> {
   agent_id: string;
+  /** A resume of the thread's pending interrupt, as sent on the wire. */
+  command?: { resume: WireResume } | undefined;
+  multitask_strategy?: MultitaskStrategy | undefined;
 }
 
-/** Start runs; follow their event streams. */
+/** Start runs; follow, cancel and resume them. */
 export class RunService {
   constructor(
     private readonly db: Db,
     private readonly ports: RunPorts,
+    private readonly state: ThreadStateReader,
   ) {}
 
-  /**
-   * Accept a run on `threadId`; its events follow through `events`. Two round trips: the thread
-   * with its agent's head, then one statement that marks the thread busy and inserts the run.
-   */
+  /** Accept a run on `threadId`; its events follow through `events`. */
   async start(caller: Caller, threadId: string, input: StartRunInput): Promise<Run> {
     requireWrite(caller);
     const thread = await this.db
       .selectFrom('threads as t')
       .leftJoin('agents as a', (join) => join.onRef('a.id', '=', 't.agent_id').onRef('a.workspace_id', '=', 't.workspace_id').on('a.deleted_at', 'is', null))
-      .select(['t.agent_id', 't.metadata', 'a.head'])
+      .select(['t.agent_id', 't.metadata', 't.status', 'a.head'])
       .where('t.workspace_id', '=', caller.workspaceId)
       .where('t.id', '=', threadId)
       .executeTakeFirst();
@@ -51,20 +71,27 @@ export class RunService {
     if (!thread.head) {
       throw new HangarError('agent_deleted', `agent ${thread.agent_id} of thread ${threadId} was deleted; the thread can be read but not run`);
     }
-    const { agent_id: _agentId, ...runInput } = input;
-    const metadata = { assistant_id: thread.agent_id, is_test_run: thread.metadata.is_test_run === true };
+    const { agent_id: _agentId, command, multitask_strategy: strategy = 'reject', ...rest } = input;
+    const runInput: RunInput = { ...rest, skip_memory_write_protection: thread.metadata.skip_memory_write_protection === true };
+    if (command) runInput.command = { resume: await this.resumeValue(threadId, thread.status, command.resume) };
+    const metadata = { assistant_id: thread.agent_id, is_test_run: thread.metadata.is_test_run === true, multitask_strategy: strategy };
+    if (strategy === 'interrupt' || strategy === 'rollback') await this.stopActive(threadId, strategy === 'rollback');
+    // Enqueue may join a busy thread (its run waits for the active one); the others need it free.
+    const from = strategy === 'enqueue' ? [...THREAD_TRANSITIONS.busy, 'busy'] : [...THREAD_TRANSITIONS.busy];
+    // A resume needs the thread still interrupted: a concurrent resume or resolve must not both win.
+    const allowed = command ? ['interrupted'] : from;
     try {
       const { rows } = await sql<Selectable<RunsTable>>`
         WITH claimed AS (
           UPDATE threads SET status = 'busy', updated_at = now()
-          WHERE id = ${threadId} AND status IN (${sql.join([...THREAD_TRANSITIONS.busy])})
+          WHERE id = ${threadId} AND status IN (${sql.join(allowed)})
           RETURNING id
         )
         INSERT INTO runs (workspace_id, thread_id, agent_id, revision, input, principal, metadata)
         SELECT ${caller.workspaceId}, id, ${thread.agent_id}, ${thread.head}, ${JSON.stringify(runInput)}::jsonb, ${caller.principal}, ${JSON.stringify(metadata)}::jsonb
         FROM claimed
         RETURNING *`.execute(this.db);
-      if (rows.length === 0) throw busy(threadId);
+      if (rows.length === 0) throw command ? notInterrupted(threadId) : busy(threadId);
       await this.ports.announce();
       return toRun(rows[0]!);
     } catch (error) {
@@ -81,8 +108,93 @@ export class RunService {
     };
     return this.ports.subscribe(runId, afterSeq, isOver, signal);
   }
+
+  /**
+   * Cancel a pending or running run: it ends `interrupted` and its thread goes back to `idle` (or
+   * stays `busy` for a queued run). `run_not_active` when it already ended.
+   */
+  async cancel(caller: Caller, threadId: string, runId: string): Promise<Run> {
+    requireWrite(caller);
+    const exists = await this.db.selectFrom('runs').select('id').where('workspace_id', '=', caller.workspaceId).where('thread_id', '=', threadId).where('id', '=', runId).executeTakeFirst();
+    if (!exists) throw new HangarError('run_not_found', `no run with id ${runId} on thread ${threadId}`);
+    const rows = await this.interruptRuns(sql`id = ${runId}`);
+    if (rows.length === 0) throw new HangarError('run_not_active', `run ${runId} already ended`);
+    return toRun(rows[0]!);
+  }
+
+  /** End the thread's pending approval without running the tools (`thread_not_interrupted` otherwise). */
+  async resolveInterrupt(caller: Caller, threadId: string): Promise<void> {
+    requireWrite(caller);
+    const thread = await this.db.selectFrom('threads').select(['agent_id', 'status']).where('workspace_id', '=', caller.workspaceId).where('id', '=', threadId).executeTakeFirst();
+    if (!thread) throw new HangarError('thread_not_found', `no thread with id ${threadId} in this workspace`);
+    if (thread.status !== 'interrupted') throw notInterrupted(threadId);
+    // Take the thread first so that a concurrent resume cannot start on it meanwhile.
+    const taken = await this.db.updateTable('threads').set({ status: 'busy', updated_at: new Date() }).where('id', '=', threadId).where('status', '=', 'interrupted').executeTakeFirst();
+    if (Number(taken.numUpdatedRows) === 0) throw notInterrupted(threadId);
+    let resolved = false;
+    try {
+      resolved = await this.ports.resolveInterrupt({ workspaceId: caller.workspaceId, threadId, agentId: thread.agent_id });
+    } finally {
+      await this.db
+        .updateTable('threads')
+        .set({ status: resolved ? 'idle' : 'interrupted', updated_at: new Date() })
+        .where('id', '=', threadId)
+        .where('status', '=', 'busy')
+        .execute();
+    }
+    if (!resolved) throw notInterrupted(threadId);
+  }
+
+  /** The LangGraph resume value of a wire resume, checked against the thread's pending interrupt. */
+  private async resumeValue(threadId: string, status: string, resume: WireResume): Promise<unknown> {
+    if (status !== 'interrupted') throw notInterrupted(threadId);
+    const { interrupts } = await this.state.current(threadId);
+    if (interrupts.length === 0) throw notInterrupted(threadId);
+    const approval = interrupts.find((i) => isApprovalRequest(i.value));
+    // Other pauses (an OAuth authorization, say) take the resume value as it is.
+    if (!approval || !isApprovalRequest(approval.value)) return resume;
+    if (!Array.isArray(resume.decisions)) throw invalidField(['command', 'resume', 'decisions'], 'required: one decision per pending action request');
+    const problem = checkDecisions(approval.value, resume.decisions);
+    if (problem) throw invalidField(['command', 'resume', 'decisions'], problem);
+    return toMiddlewareResume(approval.value, resume.decisions);
+  }
+
+  /** Interrupt the thread's active runs (and delete them for a rollback) before a new run starts. */
+  private async stopActive(threadId: string, remove: boolean): Promise<void> {
+    const stopped = await this.interruptRuns(sql`thread_id = ${threadId}`);
+    if (remove && stopped.length > 0) {
+      await this.db.deleteFrom('runs').where('id', 'in', stopped.map((r) => r.id)).execute();
+    }
+  }
+
+  /**
+   * Mark the matching active runs `interrupted`, free their thread unless another run waits on it,
+   * and tell the workers executing them to stop.
+   */
+  private async interruptRuns(which: ReturnType<typeof sql>): Promise<Selectable<RunsTable>[]> {
+    const { rows } = await sql<Selectable<RunsTable>>`
+      WITH stopped AS (
+        UPDATE runs SET status = 'interrupted', ended_at = now(), updated_at = now(), lease_owner = NULL, lease_expires_at = NULL
+        WHERE ${which} AND status IN ('pending', 'running')
+        RETURNING *
+      ), freed AS (
+        UPDATE threads t SET status = 'idle', updated_at = now()
+        WHERE t.id IN (SELECT thread_id FROM stopped) AND t.status = 'busy'
+          AND NOT EXISTS (SELECT 1 FROM runs r WHERE r.thread_id = t.id AND r.status IN ('pending', 'running') AND r.id NOT IN (SELECT id FROM stopped))
+      )
+      SELECT * FROM stopped`.execute(this.db);
+    await Promise.all(rows.map((r) => this.ports.cancel(r.id)));
+    return rows;
+  }
 }
 
 function busy(threadId: string): HangarError {
-  return new HangarError('thread_busy', `thread ${threadId} already has an active run; wait for it to finish before starting another`);
+  return new HangarError(
+    'thread_busy',
+    `thread ${threadId} already has an active run; wait for it to finish, or send multitask_strategy enqueue, interrupt or rollback`,
+  );
+}
+
+function notInterrupted(threadId: string): HangarError {
+  return new HangarError('thread_not_interrupted', `thread ${threadId} has no pending interrupt to resume or resolve`);
 }

@@ -14,6 +14,8 @@ export interface Thread {
   workspaceId: string;
   agentId: string;
   status: ThreadStatus;
+  /** Pending interrupts (read for a single `interrupted` thread; absent in lists). */
+  interrupts?: ThreadState['interrupts'] | undefined;
   metadata: Record<string, unknown>;
   createdAt: Date;
   updatedAt: Date;
@@ -77,7 +79,10 @@ export class ThreadService {
   }
 
   async get(caller: Caller, threadId: string): Promise<Thread> {
-    return toThread(await this.row(caller, threadId));
+    const thread = toThread(await this.row(caller, threadId));
+    // What the thread waits for lives in its checkpoint; only an interrupted thread has any.
+    if (thread.status === 'interrupted') thread.interrupts = (await this.state.current(threadId)).interrupts;
+    return thread;
   }
 
   /** The thread's row (for the run service), or `thread_not_found`. */

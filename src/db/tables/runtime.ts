@@ -39,7 +39,7 @@ export interface RunEventsTable {
   run_id: string;
   seq: number;
   event: string;
-  data: Json;
+  data: string;
   created_at: Generated<Date>;
 }
 

@@ -18,6 +18,9 @@ export const DEFINITION_ROOT = '/agent/';
 /** Where durable memories live. */
 export const MEMORIES_ROOT = '/memories/';
 
+/** Where memories of the calling principal live (per agent and principal). */
+export const USER_MEMORIES_ROOT = '/memories/user/';
+
 /** A backend that serves reads from `inner` and refuses every change. */
 export class ReadOnlyBackend implements BackendProtocolV2 {
   constructor(
@@ -70,10 +73,26 @@ export async function definitionBackend(files: Record<string, string>): Promise<
   return new ReadOnlyBackend(new StoreBackend({ store, namespace }), DEFINITION_ROOT);
 }
 
-/** The composite file system of one agent. */
+/** The principal of the run being executed (its `configurable.principal`), as a namespace part. */
+function principalPart(config: { configurable?: Record<string, unknown> | undefined } | undefined): string {
+  const principal = config?.configurable?.principal;
+  const text = typeof principal === 'string' && principal !== '' ? principal : 'anonymous';
+  // Store namespace labels allow neither periods nor most punctuation (e-mail addresses have both):
+  // base64url keeps them distinct and reversible.
+  return `p-${Buffer.from(text, 'utf8').toString('base64url')}`;
+}
+
+/**
+ * The composite file system of one agent. `/memories/user/` is namespaced by the run's principal
+ * too, resolved per call (the built agent is shared by every run of the revision).
+ */
 export function agentFileSystem(options: { definition: ReadOnlyBackend; store: BaseStore; memoryNamespace: string[] }): CompositeBackend {
   return new CompositeBackend(new StateBackend(), {
     [DEFINITION_ROOT]: options.definition,
     [MEMORIES_ROOT]: new StoreBackend({ store: options.store, namespace: options.memoryNamespace }),
+    [USER_MEMORIES_ROOT]: new StoreBackend({
+      store: options.store,
+      namespace: ({ config }) => [...options.memoryNamespace, 'user', principalPart(config)],
+    }),
   });
 }

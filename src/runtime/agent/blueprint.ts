@@ -18,12 +18,14 @@ export function blueprintOf(workspaceId: string, tree: AgentTree): AgentBlueprin
     instructions: d.instructions,
     modelId: d.runtime.model.model_id,
     tools: d.tools.tools.map(toRef),
+    interruptConfig: d.tools.interrupt_config ?? {},
     subagents: d.subagents.map((s) => ({
       name: s.name,
       description: s.description,
       instructions: s.instructions,
       modelId: s.model_id,
       tools: s.tools?.tools.map(toRef),
+      interruptConfig: s.tools?.interrupt_config,
     })),
     files: tree.files,
   };

@@ -6,6 +6,7 @@ import { createDeepAgent, type SubAgent } from 'deepagents';
 import { createMiddleware } from 'langchain';
 import type { OAuthToolAccess } from '../oauth-tools.js';
 import { loadMcpTools, type DroppedTool, type ToolLimits, type ToolRef, type ToolServerCredentials } from '../tools/mcp.js';
+import { interruptOnFor } from './approvals.js';
 import { agentFileSystem, DEFINITION_ROOT, definitionBackend } from './backend.js';
 import { localDateTimeLine } from './clock.js';
 
@@ -18,6 +19,8 @@ export interface SubagentBlueprint {
   modelId?: string | undefined;
   /** The subagent's own tools.json entries; none when absent. */
   tools?: ToolRef[] | undefined;
+  /** The subagent's own `interrupt_config` (over the parent's rules); the parent's when absent. */
+  interruptConfig?: Record<string, boolean> | undefined;
   /** Whether `subagents/<name>/skills/` holds skills. */
   hasSkills?: boolean | undefined;
 }
@@ -30,6 +33,8 @@ export interface AgentBlueprint {
   instructions: string;
   modelId: string;
   tools: ToolRef[];
+  /** tools.json `interrupt_config`: which tools wait for a person's approval. */
+  interruptConfig?: Record<string, boolean> | undefined;
   subagents: SubagentBlueprint[];
   /** Every file of the tree, relative paths (AGENTS.md, tools.json, skills/…, subagents/…). */
   files: Record<string, string>;
@@ -81,6 +86,8 @@ export async function buildAgent(blueprint: AgentBlueprint, deps: BuildDeps): Pr
     const model = await deps.resolveModel(blueprint.modelId, blueprint.workspaceId);
     const toolNamed = (ref: ToolRef): StructuredToolInterface | undefined => loaded.tools.get(ref);
     const mainTools = blueprint.tools.map(toolNamed).filter((t): t is StructuredToolInterface => t !== undefined);
+    const named = (refs: ToolRef[]) => refs.flatMap((ref) => (loaded.tools.get(ref) ? [{ ref, name: loaded.tools.get(ref)!.name }] : []));
+    const interruptOn = interruptOnFor(named(blueprint.tools), blueprint.interruptConfig ?? {});
     const boundTools: ToolInfo[] = [];
     let captured = false;
     const clock = createMiddleware({
@@ -106,6 +113,8 @@ export async function buildAgent(blueprint: AgentBlueprint, deps: BuildDeps): Pr
         systemPrompt: s.instructions,
         ...(s.modelId ? { model: await deps.resolveModel(s.modelId, blueprint.workspaceId) } : {}),
         tools: (s.tools ?? []).map(toolNamed).filter((t): t is StructuredToolInterface => t !== undefined) as never,
+        // Subagents inherit the parent's rules; their own tools.json overrides them key by key.
+        interruptOn: interruptOnFor(named(s.tools ?? []), { ...blueprint.interruptConfig, ...(s.interruptConfig ?? {}) }) as never,
         ...(s.hasSkills ? { skills: [`${DEFINITION_ROOT}subagents/${s.name}/skills/`] } : {}),
       })),
     );
@@ -118,6 +127,7 @@ export async function buildAgent(blueprint: AgentBlueprint, deps: BuildDeps): Pr
       tools: mainTools as never,
       subagents,
       middleware: [clock] as never,
+      interruptOn: interruptOn as never,
       backend: agentFileSystem({ definition, store: deps.store, memoryNamespace: memoryNamespace(blueprint.workspaceId, blueprint.agentId) }),
       ...(hasSkills ? { skills: [`${DEFINITION_ROOT}skills/`] } : {}),
       checkpointer: deps.checkpointer,

@@ -60,23 +60,31 @@ export class RunEventWriter {
     private readonly hub: RunEventHub,
     readonly runId: string,
     private seq: number,
-  ) {}
+  ) {
+    this.written = seq;
+  }
 
-  /** Append an event: delivered to local subscribers now, written to the log within the flush interval. */
+  /**
+   * Append an event: written to the log within the flush interval, and delivered to local subscribers
+   * once written, so that no client ever sees an event a crash could lose from the log (a client
+   * reconnecting with Last-Event-ID after a crash must find everything it saw).
+   */
   append(event: RunEvent): StoredEvent {
-    const stored: StoredEvent = { seq: ++this.seq, event: eventName(event), data: event.data };
+    const stored: StoredEvent = { seq: ++this.seq, event: eventName(event), data: event.data, json: JSON.stringify(event.data) };
     this.events.push(stored);
     this.unflushed.push(stored);
-    for (const l of this.hub.listenersOf(this.runId)) l.onEvent(stored);
     if (this.unflushed.length >= 500) void this.flush();
     else this.timer ??= setTimeout(() => void this.flush(), this.hub.flushIntervalMs);
     return stored;
   }
 
-  /** Events after `seq` still held in memory (every event of the run while it executes here). */
+  /** Written events after `seq` still held in memory (every written event of the run while it executes here). */
   since(seq: number): StoredEvent[] {
-    return this.events.filter((e) => e.seq > seq);
+    return this.events.filter((e) => e.seq > seq && e.seq <= this.written);
   }
+
+  /** The last sequence number written to the log (and delivered); events before this writer count as written. */
+  private written = 0;
 
   /** Write what is buffered to `run_events` and wake other processes. */
   flush(): Promise<void> {
@@ -84,7 +92,12 @@ export class RunEventWriter {
     this.timer = undefined;
     const batch = this.unflushed;
     this.unflushed = [];
-    this.flushing = this.flushing.then(() => (batch.length > 0 ? this.hub.store(this.runId, batch) : undefined));
+    this.flushing = this.flushing.then(async () => {
+      if (batch.length === 0) return;
+      await this.hub.store(this.runId, batch);
+      this.written = batch.at(-1)!.seq;
+      for (const l of this.hub.listenersOf(this.runId)) for (const e of batch) l.onEvent(e);
+    });
     return this.flushing;
   }
 
@@ -93,6 +106,24 @@ export class RunEventWriter {
     await this.flush();
     this.hub.closeWriter(this);
   }
+}
+
+/** A stored event whose `data` is parsed from `json` on first use. */
+function lazyEvent(seq: number, event: string, json: string): StoredEvent {
+  let parsed: unknown;
+  let done = false;
+  return {
+    seq,
+    event,
+    json,
+    get data() {
+      if (!done) {
+        parsed = JSON.parse(json);
+        done = true;
+      }
+      return parsed;
+    },
+  };
 }
 
 /** Per-process fan-out of run events, backed by the `run_events` table. */
@@ -141,13 +172,14 @@ export class RunEventHub {
 
   /** @internal Insert a batch into the log and wake other processes. */
   async store(runId: string, batch: StoredEvent[]): Promise<void> {
-    const values: unknown[] = [];
-    const rows = batch.map((e, i) => {
-      values.push(runId, e.seq, e.event, JSON.stringify(e.data));
-      return `($${i * 4 + 1}, $${i * 4 + 2}, $${i * 4 + 3}, $${i * 4 + 4})`;
-    });
     try {
-      await this.pool.query(`INSERT INTO run_events (run_id, seq, event, data) VALUES ${rows.join(', ')} ON CONFLICT DO NOTHING`, values);
+      // Four array parameters instead of four per row: one statement shape, cheap to bind.
+      await this.pool.query(
+        `INSERT INTO run_events (run_id, seq, event, data)
+         SELECT $1::uuid, s, e, d FROM unnest($2::bigint[], $3::text[], $4::text[]) AS t(s, e, d)
+         ON CONFLICT DO NOTHING`,
+        [runId, batch.map((e) => e.seq), batch.map((e) => e.event), batch.map((e) => e.json ?? JSON.stringify(e.data))],
+      );
       // Not awaited: subscribers elsewhere also look at the table every few seconds.
       this.signal.notify(runId).catch((error: unknown) => this.logger.warn({ err: error }, 'notify failed'));
     } catch (error) {
@@ -158,11 +190,12 @@ export class RunEventHub {
 
   /** Stored events of a run after `afterSeq`, in order. */
   async readStored(runId: string, afterSeq: number): Promise<StoredEvent[]> {
-    const { rows } = await this.pool.query<{ seq: number; event: string; data: unknown }>(
+    const { rows } = await this.pool.query<{ seq: number; event: string; data: string }>(
       'SELECT seq, event, data FROM run_events WHERE run_id = $1 AND seq > $2 ORDER BY seq',
       [runId, afterSeq],
     );
-    return rows.map((r) => ({ seq: Number(r.seq), event: r.event, data: r.data }));
+    // The stored text goes on the wire as it is; `data` is parsed only if someone reads it.
+    return rows.map((r) => lazyEvent(Number(r.seq), r.event, r.data));
   }
 
   /**

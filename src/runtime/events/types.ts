@@ -21,6 +21,8 @@ export interface StoredEvent {
   /** The SSE `event:` name (`values`, `updates|tools:…`, …). */
   event: string;
   data: unknown;
+  /** `data` as JSON, when already serialised (written once, framed for every subscriber as is). */
+  json?: string | undefined;
 }
 
 /** The SSE event name of an event: `<mode>` or, for a subgraph, `<mode>|<ns>`. */
@@ -42,7 +44,7 @@ export function eventName(event: RunEvent): string {
 
 /** The SSE frame of a stored event: `event:`, `data:`, `id:` lines and a blank line (DESIGN §4). */
 export function frame(event: StoredEvent): string {
-  return `event: ${event.event}\ndata: ${JSON.stringify(event.data)}\nid: ${event.seq}\n\n`;
+  return `event: ${event.event}\ndata: ${event.json ?? JSON.stringify(event.data)}\nid: ${event.seq}\n\n`;
 }
 
 /** The SSE comment sent while a stream is idle, so proxies and clients keep the connection. */

@@ -2,6 +2,7 @@
 import { isBaseMessage } from '@langchain/core/messages';
 import type { ToolInfo } from '../agent/build.js';
 import type { RunEvent, StreamMode } from '../events/types.js';
+import { approvalToWire } from '../agent/approvals.js';
 import { messageToDict, toWire } from './serialize.js';
 
 /** The graph stream modes behind the request's modes (`messages-tuple` is LangGraph's `messages`). */
@@ -41,13 +42,14 @@ export function translate(chunk: unknown, ctx: TranslateContext): RunEvent | und
     case 'values': {
       if (!ctx.modes.has('values')) return undefined;
       const state = toWire(payload) as Record<string, unknown>;
+      if (state[INTERRUPT] !== undefined) state[INTERRUPT] = interruptsToWire((payload as Record<string, unknown>)[INTERRUPT]);
       return { kind: 'values', ns, data: ns.length === 0 ? { ...state, tools: ctx.tools() } : state };
     }
     case 'updates': {
       if (!ctx.modes.has('updates')) return undefined;
       const data: Record<string, unknown> = {};
       for (const [node, update] of Object.entries(payload as Record<string, unknown>)) {
-        data[node] = isEmptyUpdate(update) ? null : toWire(update);
+        data[node] = node === INTERRUPT ? interruptsToWire(update) : isEmptyUpdate(update) ? null : toWire(update);
       }
       return { kind: 'updates', ns, data };
     }
@@ -62,6 +64,16 @@ export function translate(chunk: unknown, ctx: TranslateContext): RunEvent | und
     default:
       return undefined;
   }
+}
+
+const INTERRUPT = '__interrupt__';
+
+/** Pending interrupts on the wire: `[{id, value}]`, approval requests in snake_case (DESIGN §5). */
+export function interruptsToWire(interrupts: unknown): { id: string | null; value: unknown }[] {
+  return (Array.isArray(interrupts) ? interrupts : [interrupts]).map((i) => {
+    const item = i as { id?: string; value?: unknown };
+    return { id: item.id ?? null, value: toWire(approvalToWire(item.value)) };
+  });
 }
 
 /** Whether an `updates` chunk asks for a human (an interrupt at the top level). */

@@ -137,11 +137,12 @@ export async function loadMcpTools(options: {
 
 /** Plain MCP names, unless two servers offer the same name: then both get their server's name in front. */
 function nameUniquely(loaded: { ref: ToolRef; tool: StructuredToolInterface }[]): { ref: ToolRef; name: string; tool: StructuredToolInterface }[] {
-  const counts = new Map<string, number>();
-  for (const { ref } of loaded) counts.set(ref.name, (counts.get(ref.name) ?? 0) + 1);
+  // The same tool of the same server named twice (by the agent and a subagent, say) is no collision.
+  const servers = new Map<string, Set<string>>();
+  for (const { ref } of loaded) servers.set(ref.name, (servers.get(ref.name) ?? new Set()).add(ref.mcpServerUrl.replace(/\/+$/, '')));
   return loaded.map(({ ref, tool: t }) => ({
     ref,
-    name: (counts.get(ref.name) ?? 0) > 1 ? `${slug(ref.mcpServerName ?? new URL(ref.mcpServerUrl).host)}__${ref.name}` : ref.name,
+    name: (servers.get(ref.name)?.size ?? 0) > 1 ? `${slug(ref.mcpServerName ?? new URL(ref.mcpServerUrl).host)}__${ref.name}` : ref.name,
     tool: t,
   }));
 }

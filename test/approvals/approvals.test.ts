@@ -1,0 +1,186 @@
+// Human approval of tool calls end to end: an agent whose tools.json asks for approval of a real MCP
+// tool pauses before calling it; resumes approve, edit, reject and respond; resolve-interrupt; wrong
+// answers are refused and leave the thread waiting.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { SseEvent } from '../../src/client/stream.js';
+import { startBearerToolServer, type ToolServerFixture } from '../support/mcp.js';
+import { startTestServer, type TestServer } from '../support/server.js';
+import { createAgent, createThread, lastAiText, lastValues, run, start } from '../runtime/support.js';
+
+const TOKEN = 'approval-test-token';
+let server: TestServer;
+let tools: ToolServerFixture;
+let agentId: string;
+
+beforeAll(async () => {
+  [server, tools] = await Promise.all([startTestServer(), startBearerToolServer(TOKEN)]);
+  const reg = await server.client.POST('/v1/deepagents/mcp-servers', {
+    body: { name: 'calc', url: tools.url, headers: [{ key: 'Authorization', value: `Bearer ${TOKEN}` }] },
+  });
+  expect(reg.response.status).toBe(201);
+  agentId = await createAgent(server, {
+    tools: {
+      tools: [
+        { name: 'add', mcp_server_url: tools.url },
+        { name: 'whoami', mcp_server_url: tools.url },
+      ],
+      // A trailing slash and a display-name part: both ignored when matching.
+      interrupt_config: { [`${tools.url}/::add::calc`]: true, [`${tools.url}::whoami`]: false },
+    },
+  });
+});
+afterAll(async () => {
+  await Promise.all([server?.close(), tools?.close()]);
+});
+
+const path = (threadId: string) => ({ params: { path: { thread_id: threadId } } });
+
+/** A thread paused before `add {a: 2, b: 40}`; returns its id and the events of the pausing run. */
+async function pausedThread(): Promise<{ threadId: string; events: SseEvent[]; runId: string }> {
+  const threadId = await createThread(server, agentId);
+  const { stream, events } = await run(server, threadId, {
+    agent_id: agentId,
+    messages: [{ role: 'user', content: '/call add {"a": 2, "b": 40}' }],
+    stream_mode: ['updates', 'values'],
+  });
+  return { threadId, events, runId: stream.runId! };
+}
+
+const expectedRequest = (url: string) => ({
+  action_requests: [{ name: 'add', args: { a: 2, b: 40 }, description: expect.stringContaining(`add of ${url}`) }],
+  review_configs: [{ action_name: 'add', allowed_decisions: ['approve', 'edit', 'reject', 'respond'] }],
+});
+
+async function resume(threadId: string, decisions: unknown[], agent = agentId) {
+  return run(server, threadId, { agent_id: agent, messages: [{ role: 'user', content: 'placeholder' }], command: { resume: { decisions } } } as never);
+}
+
+describe('approval of tool calls', () => {
+  it('pauses before the tool: __interrupt__ in updates and values, run success, thread interrupted; approve runs it', async () => {
+    const before = tools.calls.length;
+    const { threadId, events, runId } = await pausedThread();
+    const update = events.find((e) => e.event === 'updates' && '__interrupt__' in (e.data as object));
+    expect((update!.data as { __interrupt__: { value: unknown }[] }).__interrupt__[0]!.value).toEqual(expectedRequest(tools.url));
+    const values = lastValues(events);
+    expect((values.__interrupt__ as { value: unknown }[])[0]!.value).toEqual(expectedRequest(tools.url));
+    expect(tools.calls.length).toBe(before);
+
+    const runRecord = await server.client.GET('/v1/deepagents/threads/{thread_id}/runs/{run_id}', { params: { path: { thread_id: threadId, run_id: runId } } });
+    expect(runRecord.data!.status).toBe('success');
+    const thread = await server.client.GET('/v1/deepagents/threads/{thread_id}', path(threadId));
+    expect(thread.data!.status).toBe('interrupted');
+    expect(thread.data!.interrupts.map((i) => i.value)).toEqual([expectedRequest(tools.url)]);
+    const state = await server.client.GET('/v1/deepagents/threads/{thread_id}/state', path(threadId));
+    expect(state.data!.interrupts.map((i) => i.value)).toEqual([expectedRequest(tools.url)]);
+
+    const resumed = await resume(threadId, [{ type: 'approve' }]);
+    expect(lastAiText(lastValues(resumed.events))).toBe('Done.\nadd: 42');
+    expect(tools.calls.slice(before)).toEqual([{ name: 'add', args: { a: 2, b: 40 } }]);
+    const after = await server.client.GET('/v1/deepagents/threads/{thread_id}', path(threadId));
+    expect(after.data!.status).toBe('idle');
+    expect(after.data!.interrupts).toEqual([]);
+  });
+
+  it('edit runs the tool with the edited arguments', async () => {
+    const before = tools.calls.length;
+    const { threadId } = await pausedThread();
+    const resumed = await resume(threadId, [{ type: 'edit', edited_action: { args: { a: 1, b: 1 } } }]);
+    expect(lastAiText(lastValues(resumed.events))).toBe('Done.\nadd: 2');
+    expect(tools.calls.slice(before)).toEqual([{ name: 'add', args: { a: 1, b: 1 } }]);
+  });
+
+  it('reject gives the model the rejection message and never calls the tool', async () => {
+    const before = tools.calls.length;
+    const { threadId } = await pausedThread();
+    const resumed = await resume(threadId, [{ type: 'reject', message: 'not today' }]);
+    expect(lastAiText(lastValues(resumed.events))).toBe('Done.\nadd: not today');
+    expect(tools.calls.length).toBe(before);
+  });
+
+  it("respond gives the model the reviewer's text as the tool result", async () => {
+    const before = tools.calls.length;
+    const { threadId } = await pausedThread();
+    const resumed = await resume(threadId, [{ type: 'respond', message: '41, by hand' }]);
+    expect(lastAiText(lastValues(resumed.events))).toBe('Done.\nadd: 41, by hand');
+    expect(tools.calls.length).toBe(before);
+  });
+
+  it('a tool whose rule is false runs without a pause', async () => {
+    const threadId = await createThread(server, agentId);
+    const { events } = await run(server, threadId, { agent_id: agentId, messages: [{ role: 'user', content: '/call whoami {}' }] });
+    expect(lastAiText(lastValues(events))).toBe('Done.\nwhoami: a caller with the right token');
+    expect((await server.client.GET('/v1/deepagents/threads/{thread_id}', path(threadId))).data!.status).toBe('idle');
+  });
+
+  it('wrong answers are refused with what is wrong, and the thread stays interrupted', async () => {
+    const { threadId } = await pausedThread();
+    const cases: { decisions: unknown[]; status: number; says: string }[] = [
+      { decisions: [], status: 422, says: 'expected 1 decision' },
+      { decisions: [{ type: 'approve' }, { type: 'approve' }], status: 422, says: 'expected 1 decision (one per action request), got 2' },
+      { decisions: [{ type: 'edit' }], status: 422, says: 'edit without edited_action' },
+      { decisions: [{ type: 'respond' }], status: 422, says: 'respond without message' },
+      { decisions: [{ type: 'maybe' }], status: 422, says: 'type' },
+    ];
+    for (const c of cases) {
+      const res = await start(server, threadId, { agent_id: agentId, command: { resume: { decisions: c.decisions } } } as never);
+      expect(res.status, JSON.stringify(c.decisions)).toBe(c.status);
+      expect(JSON.stringify(res.error)).toContain(c.says);
+      const thread = await server.client.GET('/v1/deepagents/threads/{thread_id}', path(threadId));
+      expect(thread.data!.status).toBe('interrupted');
+    }
+    const runs = await server.client.GET('/v1/deepagents/threads/{thread_id}/runs', path(threadId));
+    expect(runs.data!.length).toBe(1);
+
+    const idle = await createThread(server, agentId);
+    const res = await start(server, idle, { agent_id: agentId, command: { resume: { decisions: [{ type: 'approve' }] } } } as never);
+    expect(res.status).toBe(409);
+    expect(res.error).toMatchObject({ code: 'thread_not_interrupted' });
+  });
+
+  it('resolve-interrupt ends the pause without running the tool; 409 when nothing is pending', async () => {
+    const before = tools.calls.length;
+    const { threadId } = await pausedThread();
+    const resolved = await server.client.POST('/v1/deepagents/threads/{thread_id}/resolve-interrupt', path(threadId));
+    expect(resolved.response.status).toBe(204);
+    const thread = await server.client.GET('/v1/deepagents/threads/{thread_id}', path(threadId));
+    expect(thread.data!.status).toBe('idle');
+    const state = await server.client.GET('/v1/deepagents/threads/{thread_id}/state', path(threadId));
+    expect(state.data!.interrupts).toEqual([]);
+    const messages = state.data!.values.messages as { type: string; content: string }[];
+    expect(messages.at(-1)).toMatchObject({ type: 'tool', content: expect.stringContaining('Not run') });
+    expect(tools.calls.length).toBe(before);
+    const again = await server.client.POST('/v1/deepagents/threads/{thread_id}/resolve-interrupt', path(threadId));
+    expect(again.response.status).toBe(409);
+    // The conversation goes on normally afterwards.
+    const next = await run(server, threadId, { agent_id: agentId, messages: [{ role: 'user', content: 'hello' }] });
+    expect(lastAiText(lastValues(next.events))).toBe('You said: hello');
+  });
+
+  it('subagents inherit the rules unless their own tools.json says otherwise', async () => {
+    const before = tools.calls.length;
+    const withSubs = await createAgent(server, {
+      tools: { tools: [], interrupt_config: { [`${tools.url}::add`]: true } },
+      subagents: [
+        { name: 'careful', description: 'Adds with approval', instructions: 'Add.', tools: { tools: [{ name: 'add', mcp_server_url: tools.url }], interrupt_config: {} } },
+        { name: 'trusted', description: 'Adds freely', instructions: 'Add.', tools: { tools: [{ name: 'add', mcp_server_url: tools.url }], interrupt_config: { [`${tools.url}::add`]: false } } },
+      ],
+    } as never);
+    const task = (subagent: string) => `/call task ${JSON.stringify({ description: '/call add {"a": 3, "b": 4}', subagent_type: subagent })}`;
+
+    const trusted = await createThread(server, withSubs);
+    const free = await run(server, trusted, { agent_id: withSubs, messages: [{ role: 'user', content: task('trusted') }] });
+    expect(lastAiText(lastValues(free.events))).toContain('add: 7');
+    expect(tools.calls.length).toBe(before + 1);
+
+    const careful = await createThread(server, withSubs);
+    const paused = await run(server, careful, { agent_id: withSubs, messages: [{ role: 'user', content: task('careful') }] });
+    expect(lastValues(paused.events).__interrupt__).toBeDefined();
+    const thread = await server.client.GET('/v1/deepagents/threads/{thread_id}', path(careful));
+    expect(thread.data!.status).toBe('interrupted');
+    expect(thread.data!.interrupts[0]!.value).toMatchObject({ action_requests: [{ name: 'add', args: { a: 3, b: 4 } }] });
+    expect(tools.calls.length).toBe(before + 1);
+    const resumed = await resume(careful, [{ type: 'approve' }], withSubs);
+    expect(lastAiText(lastValues(resumed.events))).toContain('add: 7');
+    expect(tools.calls.length).toBe(before + 2);
+  });
+});
