@@ -131,6 +131,14 @@ withStorageFlags(keys.command('revoke <id>'))
   });
 
 registerAgentCommands(program);
+/** The server and key of a client command. */
+function target(flags: { url?: string; apiKey?: string }) {
+  const apiKey = flags.apiKey ?? process.env.HANGAR_API_KEY;
+  if (!apiKey) throw new ConfigError('an API key is needed: --api-key or HANGAR_API_KEY');
+  return { baseUrl: flags.url ?? process.env.HANGAR_URL ?? 'http://127.0.0.1:8124', apiKey };
+}
+const stdio = { out: (t: string) => process.stdout.write(t), err: (t: string) => process.stderr.write(t) };
+
 program
   .command('chat <agent> <message>')
   .description('Send MESSAGE to AGENT (id or exact name) and stream the answer; tool calls and the thread id go to standard error.')
@@ -139,28 +147,17 @@ program
   .option('--api-key <key>', 'API key (HANGAR_API_KEY)')
   .option('--timezone <zone>', 'IANA time zone of the user (default: this machine’s)')
   .action(async (agent: string, message: string, flags: { thread?: string; url?: string; apiKey?: string; timezone?: string }) => {
-    const apiKey = flags.apiKey ?? process.env.HANGAR_API_KEY;
-    if (!apiKey) throw new ConfigError('an API key is needed: --api-key or HANGAR_API_KEY');
     await chat(
       {
-        baseUrl: flags.url ?? process.env.HANGAR_URL ?? 'http://127.0.0.1:8124',
-        apiKey,
+        ...target(flags),
         agent,
         thread: flags.thread,
         message,
         timezone: flags.timezone ?? Intl.DateTimeFormat().resolvedOptions().timeZone,
       },
-      { out: (t) => process.stdout.write(t), err: (t) => process.stderr.write(t) },
+      stdio,
     );
   });
-
-/** The server and key of a client command. */
-function target(flags: { url?: string; apiKey?: string }) {
-  const apiKey = flags.apiKey ?? process.env.HANGAR_API_KEY;
-  if (!apiKey) throw new ConfigError('an API key is needed: --api-key or HANGAR_API_KEY');
-  return { baseUrl: flags.url ?? process.env.HANGAR_URL ?? 'http://127.0.0.1:8124', apiKey };
-}
-const stdio = { out: (t: string) => process.stdout.write(t), err: (t: string) => process.stderr.write(t) };
 
 program
   .command('auth')
