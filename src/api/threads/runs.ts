@@ -117,6 +117,7 @@ export function runRoutes({ services, heartbeatMs }: AppDeps) {
         command: body.command,
         multitask_strategy: body.multitask_strategy,
       });
+      if (body.webhook) await services.webhooks.register(caller.workspaceId, { runId: run.id, threadId: thread_id }, body.webhook);
       return sseResponse({
         events: (signal) => services.runs.events(run.id, 0, signal),
         heartbeatMs,

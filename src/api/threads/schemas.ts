@@ -146,6 +146,11 @@ export const StreamRunRequest = z
       .optional()
       .openapi({ description: 'Any of `values`, `updates`, `messages-tuple` (event name `messages`). Default `["values"]`.' }),
     stream_subgraphs: z.boolean().optional().openapi({ description: 'Also stream subagents’ events, named `<mode>|<namespace>`. Default false.' }),
+    webhook: z
+      .url({ protocol: /^https?$/, message: 'must be an absolute http:// or https:// URL' })
+      .max(2048)
+      .optional()
+      .openapi({ description: 'Receives a signed POST when the run ends (see the Webhooks tag); its deliveries are listed at `…/runs/{run_id}/webhooks`.' }),
     user_timezone: z.string().optional().openapi({
       description: 'IANA zone; the local date and time there go into the system prompt. UTC when absent or unknown.',
       example: 'Europe/Paris',
