@@ -57,7 +57,7 @@ const TickSchema = z
     catch_up: z.boolean().openapi({ description: 'The run catches up ticks missed while no server was running.' }),
     run_id: z.uuid().nullable(),
     thread_id: z.uuid().nullable(),
-    run: RunSchema.nullable(),
+    run: z.union([RunSchema, z.null()]),
     error: z.object({ error: z.string(), message: z.string() }).nullable(),
   })
   .openapi('ScheduleTick');
@@ -76,7 +76,8 @@ export const ScheduleSchema = z
     metadata,
     webhook: z.string().nullable(),
     next_run_at: z.iso.datetime().nullable().openapi({ description: 'When the next tick fires; `null` when disabled or ended.' }),
-    last_run: TickSchema.nullable().openapi({ description: 'The latest tick and its run.' }),
+    // The latest tick and its run (a plain union: describing a nullable registered schema would re-register it as nullable).
+    last_run: z.union([TickSchema, z.null()]),
     created_at: z.iso.datetime(),
     updated_at: z.iso.datetime(),
   })
