@@ -133,7 +133,7 @@ export async function startHangar(config: Config, options: StartOptions = {}): P
           pollMs: config.schedulePollMs,
           missedAfterMs: config.scheduleMissedAfterMs,
           missedTicks: config.scheduleMissedTicks,
-          batchSize: 500,
+          batchSize: 100,
           startConcurrency: 16,
         },
       });

@@ -130,9 +130,9 @@ export class Scheduler {
         ORDER BY s.next_run_at
         LIMIT ${batchSize}
         FOR UPDATE SKIP LOCKED`.execute(trx);
-      const out: Claimed[] = [];
-      const skipped: { row: Selectable<SchedulesTable>; tickAt: Date }[] = [];
-      for (const row of rows) {
+      if (rows.length === 0) return { out: [] as Claimed[], count: 0 };
+      // Decide every schedule's tick in memory, then write them all in two statements.
+      const plan = rows.map((row) => {
         const tickAt = row.next_run_at!;
         const now = new Date(row.now);
         const missed = now.getTime() - tickAt.getTime() > missedAfterMs;
@@ -142,33 +142,26 @@ export class Scheduler {
         } catch {
           next = null; // an expression that no longer parses (a zone removed from tzdata): stop it
         }
-        await trx.updateTable('schedules').set({ next_run_at: next }).where('id', '=', row.id).execute();
-        if (missed && missedTicks === 'skip') {
-          skipped.push({ row, tickAt });
-          continue;
-        }
-        const tick = await trx
-          .insertInto('schedule_ticks')
-          .values({ schedule_id: row.id, workspace_id: row.workspace_id, tick_at: tickAt, catch_up: missed })
-          .onConflict((oc) => oc.columns(['schedule_id', 'tick_at']).doNothing())
-          .returning('id')
-          .executeTakeFirst();
-        if (tick) out.push({ schedule: toSchedule(row, null), tickId: tick.id, tickAt, catchUp: missed });
-      }
-      for (const { row, tickAt } of skipped) {
-        await trx
-          .insertInto('schedule_ticks')
-          .values({
-            schedule_id: row.id,
-            workspace_id: row.workspace_id,
-            tick_at: tickAt,
-            state: 'skipped',
-            catch_up: true,
-            error: JSON.stringify({ error: 'missed_tick', message: 'the tick fell due while no scheduler was running (missed-tick policy: skip)' }),
-          })
-          .onConflict((oc) => oc.columns(['schedule_id', 'tick_at']).doNothing())
-          .execute();
-      }
+        const skip = missed && missedTicks === 'skip';
+        const error = skip ? JSON.stringify({ error: 'missed_tick', message: 'the tick fell due while no scheduler was running (missed-tick policy: skip)' }) : null;
+        return { row, tickAt, missed, next, skip, error };
+      });
+      await sql`
+        UPDATE schedules s SET next_run_at = v.next
+        FROM (SELECT unnest(${plan.map((p) => p.row.id)}::uuid[]) AS id, unnest(${plan.map((p) => p.next?.toISOString() ?? null)}::timestamptz[]) AS next) v
+        WHERE s.id = v.id`.execute(trx);
+      const { rows: ticks } = await sql<{ id: string; schedule_id: string }>`
+        INSERT INTO schedule_ticks (schedule_id, workspace_id, tick_at, catch_up, state, error)
+        SELECT * FROM unnest(
+          ${plan.map((p) => p.row.id)}::uuid[], ${plan.map((p) => p.row.workspace_id)}::uuid[], ${plan.map((p) => p.tickAt.toISOString())}::timestamptz[],
+          ${plan.map((p) => p.missed)}::boolean[], ${plan.map((p) => (p.skip ? 'skipped' : 'claimed'))}::text[], ${plan.map((p) => p.error)}::jsonb[])
+        ON CONFLICT (schedule_id, tick_at) DO NOTHING
+        RETURNING id, schedule_id`.execute(trx);
+      const tickOf = new Map(ticks.map((t) => [t.schedule_id, t.id]));
+      const out = plan.flatMap((p): Claimed[] => {
+        const tickId = tickOf.get(p.row.id);
+        return tickId && !p.skip ? [{ schedule: toSchedule(p.row, null), tickId, tickAt: p.tickAt, catchUp: p.missed }] : [];
+      });
       return { out, count: rows.length };
     });
     await this.startAll(claimed.out);
