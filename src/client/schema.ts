@@ -1224,6 +1224,120 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/deepagents/assistants": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Create an assistant (refused)
+         * @description Assistants are agents: create one with `POST /v1/deepagents/agents`. This answers 405 (`method_not_allowed`).
+         */
+        post: operations["createAssistant"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/deepagents/assistants/{assistant_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Get an assistant (agent) */
+        get: operations["getAssistant"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/deepagents/assistants/{assistant_id}/graph": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get the graph of an assistant
+         * @description The agent’s LangGraph graph at its head revision, as `{nodes, edges}` (building it connects to its tool servers).
+         */
+        get: operations["getAssistantGraph"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/deepagents/assistants/{assistant_id}/schemas": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get the schemas of an assistant
+         * @description JSON schemas of the input, output and state of a deep agent (`messages`, `files`, `todos`), and its empty config and context.
+         */
+        get: operations["getAssistantSchemas"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/deepagents/assistants/count": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Count assistants (agents) */
+        post: operations["countAssistants"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/deepagents/assistants/search": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Search assistants (agents)
+         * @description LangGraph’s assistant search over the workspace’s agents. The body is optional.
+         */
+        post: operations["searchAssistants"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/deepagents/auth-sessions": {
         parameters: {
             query?: never;
@@ -2419,6 +2533,30 @@ export interface paths {
         };
         options?: never;
         head?: never;
+        /**
+         * Update a thread’s metadata
+         * @description Merges `metadata` into the thread’s metadata (a key set to `null` is removed).
+         */
+        patch: operations["updateThread"];
+        trace?: never;
+    };
+    "/v1/deepagents/threads/{thread_id}/copy": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Copy a thread
+         * @description A new thread with the same agent, metadata and state history (its runs are not copied).
+         */
+        post: operations["copyThread"];
+        delete?: never;
+        options?: never;
+        head?: never;
         patch?: never;
         trace?: never;
     };
@@ -2496,7 +2634,11 @@ export interface paths {
             };
         };
         put?: never;
-        post?: never;
+        /**
+         * Get the history of a thread (LangGraph form)
+         * @description As `GET …/history`, with the limit in the body. `before`, `checkpoint` and `metadata` filters are not supported (422).
+         */
+        post: operations["searchThreadHistory"];
         delete?: never;
         options?: never;
         head?: never;
@@ -2664,7 +2806,11 @@ export interface paths {
             };
         };
         put?: never;
-        post?: never;
+        /**
+         * Start a run in the background
+         * @description As `POST …/runs/stream` (same body, same checks), but answers at once with the run (`pending`). Follow it on `GET …/runs/{run_id}/stream`, read it on `GET …/runs/{run_id}`, or wait for it on `GET …/runs/{run_id}/join`.
+         */
+        post: operations["createThreadRun"];
         delete?: never;
         options?: never;
         head?: never;
@@ -2742,7 +2888,11 @@ export interface paths {
         };
         put?: never;
         post?: never;
-        delete?: never;
+        /**
+         * Delete a run
+         * @description Deletes an ended run and its event log. A pending or running run is a 409 (`run_active`): cancel it first.
+         */
+        delete: operations["deleteThreadRun"];
         options?: never;
         head?: never;
         patch?: never;
@@ -2837,6 +2987,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/deepagents/threads/{thread_id}/runs/{run_id}/join": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Wait for a run to end
+         * @description Answers once the run has ended (at once if it has), with the thread’s state values.
+         */
+        get: operations["joinThreadRun"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/deepagents/threads/{thread_id}/runs/{run_id}/stream": {
         parameters: {
             query?: never;
@@ -2850,9 +3020,14 @@ export interface paths {
          */
         get: {
             parameters: {
-                query?: never;
+                query?: {
+                    /** @description LangGraph: `1`/`true` cancels the run when this client goes away. */
+                    cancel_on_disconnect?: string;
+                    /** @description LangGraph: accepted; the run’s own stream modes are replayed. */
+                    stream_mode?: string | string[];
+                };
                 header?: {
-                    /** @description Last event id received. */
+                    /** @description Last event id received (`-1` or none: from the start). */
                     "last-event-id"?: string;
                 };
                 path: {
@@ -3131,6 +3306,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/deepagents/threads/{thread_id}/runs/wait": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Start a run and wait for its result
+         * @description As `POST …/runs/stream`, but answers once the run has ended, with the thread’s state values.
+         */
+        post: operations["waitThreadRun"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/deepagents/threads/{thread_id}/state": {
         parameters: {
             query?: never;
@@ -3202,7 +3397,11 @@ export interface paths {
             };
         };
         put?: never;
-        post?: never;
+        /**
+         * Write a thread’s state
+         * @description Applies `values` (for example `files`) to the thread’s state through its agent’s graph, as if node `as_node` had returned them (reducers apply; a thread without an agent yet is a 409). Writing at a past checkpoint is not supported.
+         */
+        post: operations["updateThreadState"];
         delete?: never;
         options?: never;
         head?: never;
@@ -5886,6 +6085,35 @@ export interface components {
             /** Format: date-time */
             updated_at: string;
         };
+        Assistant: {
+            /**
+             * Format: uuid
+             * @description The agent id.
+             */
+            assistant_id: string;
+            config: {
+                configurable: {
+                    [key: string]: unknown;
+                };
+            };
+            context: {
+                [key: string]: unknown;
+            };
+            /** Format: date-time */
+            created_at: string;
+            description: string | null;
+            /** @description Also the agent id: every agent is its own graph. */
+            graph_id: string;
+            /** @description `revision` (the head commit) and `model_id`. */
+            metadata: {
+                [key: string]: unknown;
+            };
+            name: string;
+            /** Format: date-time */
+            updated_at: string;
+            /** @description The number of the agent’s head revision (1 for a new agent). */
+            version: number;
+        };
         AuthError: {
             /** @description Why (a Hangar addition). */
             detail?: string;
@@ -5940,6 +6168,16 @@ export interface components {
         } & {
             [key: string]: unknown;
         };
+        CountAssistantsRequest: {
+            /** @description Only this agent (graph id = agent id). */
+            graph_id?: string;
+            /** @description Not supported unless empty (agents carry no assistant metadata). */
+            metadata?: {
+                [key: string]: unknown;
+            };
+            /** @description Only agents with exactly this name. */
+            name?: string;
+        };
         CountThreadsRequest: {
             /**
              * Format: uuid
@@ -5951,6 +6189,10 @@ export interface components {
                 [key: string]: unknown;
             };
             status?: components["schemas"]["ThreadStatus"];
+            /** @description LangGraph: not supported (422 unless empty). */
+            values?: {
+                [key: string]: unknown;
+            };
         };
         /** @description `runtime.model.model_id` is required too (Hangar choice: an agent without a model cannot run). */
         CreateAgentRequest: {
@@ -6107,9 +6349,14 @@ export interface components {
         CreateThreadRequest: {
             /**
              * Format: uuid
-             * @description The agent that runs on this thread.
+             * @description The agent that runs on this thread. LangGraph clients may name it in `metadata.assistant_id` (or `agent_id`, `graph_id`) instead, or leave it out: the first run’s `assistant_id` binds it.
              */
-            agent_id: string;
+            agent_id?: string;
+            /**
+             * @description LangGraph: when `thread_id` exists, `raise` (409, default) or `do_nothing` (return it).
+             * @enum {string}
+             */
+            if_exists?: "raise" | "do_nothing";
             /** @description Your own key/value pairs, searchable with `POST /threads/search`. */
             metadata?: {
                 [key: string]: unknown;
@@ -6120,6 +6367,13 @@ export interface components {
                 /** @description Marks the thread as a test run (echoed in metadata as `is_test_run`). */
                 test_run?: boolean;
             };
+            /** @description LangGraph: not supported (422); write state with `POST /threads/{thread_id}/state` after creating. */
+            supersteps?: unknown;
+            /**
+             * Format: uuid
+             * @description LangGraph: the id to create the thread with (generated when absent).
+             */
+            thread_id?: string;
         };
         CreateTracingProjectRequest: {
             description?: string;
@@ -6127,22 +6381,6 @@ export interface components {
             name: string;
         };
         CreateVcshostIntegrationRequest: components["schemas"]["CreateGithubIntegration"] | components["schemas"]["CreateGitIntegration"];
-        Decision: {
-            /** @description For `edit`: the arguments to run the tool with (and optionally another tool name). */
-            edited_action?: {
-                args: {
-                    [key: string]: unknown;
-                };
-                name?: string;
-            };
-            /** @description For `reject`: why (optional). For `respond`: the answer the model gets. */
-            message?: string;
-            /**
-             * @description `approve` runs the tool as requested; `edit` runs it with `edited_action`; `reject` tells the model no (optional `message`); `respond` gives the model `message` as the tool’s result.
-             * @enum {string}
-             */
-            type: "approve" | "edit" | "reject" | "respond";
-        };
         Deployment: {
             /**
              * Format: uuid
@@ -6319,6 +6557,28 @@ export interface components {
             storage: "embedded" | "external";
             /** @example 0.1.0 */
             version: string;
+        };
+        InputMessage: {
+            /** @description Text, or content blocks of which only `text` blocks are accepted. */
+            content: string | ({
+                text?: string;
+                type: string;
+            } & {
+                [key: string]: unknown;
+            })[];
+            id?: string;
+            /**
+             * @description `user`, `assistant`, `system` or `tool`.
+             * @enum {string}
+             */
+            role?: "user" | "assistant" | "system" | "tool";
+            /**
+             * @description LangChain’s form of `role` (`human`, `ai`, …).
+             * @enum {string}
+             */
+            type?: "human" | "user" | "ai" | "assistant" | "system" | "tool";
+        } & {
+            [key: string]: unknown;
         };
         LangSmithInfo: {
             batch_ingest_config: {
@@ -6669,14 +6929,40 @@ export interface components {
             /** Format: date-time */
             updated_at: string;
         };
+        /** @description The thread’s state values when the run ended; `__interrupt__` when it paused; `__error__` `{error, message}` when it failed. */
+        RunResult: {
+            [key: string]: unknown;
+        };
         /** @enum {string} */
         RunStatus: "pending" | "running" | "success" | "error" | "interrupted" | "timeout";
+        SearchAssistantsRequest: {
+            /** @description Only this agent (graph id = agent id). */
+            graph_id?: string;
+            /** @default 10 */
+            limit: number;
+            /** @description Not supported unless empty (agents carry no assistant metadata). */
+            metadata?: {
+                [key: string]: unknown;
+            };
+            /** @description Only agents with exactly this name. */
+            name?: string;
+            /** @default 0 */
+            offset: number;
+            /** @description Accepted; every field is returned. */
+            select?: string[];
+            /** @enum {string} */
+            sort_by?: "assistant_id" | "graph_id" | "name" | "created_at" | "updated_at";
+            /** @enum {string} */
+            sort_order?: "asc" | "desc";
+        };
         SearchThreadsRequest: {
             /**
              * Format: uuid
              * @description Only threads of this agent.
              */
             agent_id?: string;
+            /** @description LangGraph: only these threads. */
+            ids?: string[];
             /**
              * @description At most this many threads (default 10).
              * @default 10
@@ -6688,7 +6974,21 @@ export interface components {
             };
             /** @default 0 */
             offset: number;
+            /**
+             * @description Default `created_at`.
+             * @enum {string}
+             */
+            sort_by?: "created_at" | "updated_at" | "status" | "thread_id";
+            /**
+             * @description Default `desc`.
+             * @enum {string}
+             */
+            sort_order?: "asc" | "desc";
             status?: components["schemas"]["ThreadStatus"];
+            /** @description LangGraph: not supported (422 unless empty). */
+            values?: {
+                [key: string]: unknown;
+            };
         };
         /** @description Environment variable `name` from key `secret_key` of the Kubernetes Secret `secret_name`. */
         SecretReference: {
@@ -6763,27 +7063,57 @@ export interface components {
         StreamRunRequest: {
             /**
              * Format: uuid
-             * @description Required; must be the thread’s agent.
+             * @description The thread’s agent. Required unless `assistant_id` is sent.
              */
-            agent_id: string;
-            /** @description Resume the thread’s pending interrupt instead of sending new input. The thread must be `interrupted`. */
+            agent_id?: string;
+            /** @description LangGraph: the agent, by id or by name (an agent is an assistant). */
+            assistant_id?: string;
+            /** @description LangGraph: running from a past checkpoint is not supported (422). */
+            checkpoint?: unknown;
+            /** @description LangGraph: not supported (422). */
+            checkpoint_id?: string;
+            /** @description Resume the thread’s pending interrupt (the thread must be `interrupted`), or steer it with `goto` / `update`. */
             command?: {
-                resume: {
-                    /** @description One decision per pending action request, in order. */
-                    decisions?: components["schemas"]["Decision"][];
-                } & {
+                /** @description LangGraph: node(s) to run next. */
+                goto?: string | string[];
+                /** @description `{decisions: [...]}`: one decision per pending action request, in order (or keyed by interrupt id). */
+                resume?: unknown;
+                /** @description LangGraph: state to write before continuing. */
+                update?: {
                     [key: string]: unknown;
                 };
+            } | null;
+            /** @description LangGraph: `configurable.user_timezone` is read; other keys are accepted and ignored (the agent is configured by its files). */
+            config?: ({
+                configurable?: {
+                    [key: string]: unknown;
+                };
+            } & {
+                [key: string]: unknown;
+            }) | null;
+            /** @description LangGraph: accepted and ignored (the agent is configured by its files). */
+            context?: unknown;
+            /**
+             * @description LangGraph: `create` makes the thread (with this id) when it does not exist. Default `reject` (404).
+             * @enum {string}
+             */
+            if_not_exists?: "create" | "reject";
+            /** @description `{messages}`: the hosted form of `messages` (sending both, different, is a 422). LangGraph: `null` continues from the thread’s checkpoint (after a breakpoint). Other state keys are refused (write them with `POST /threads/{thread_id}/state`). */
+            input?: ({
+                messages?: components["schemas"]["InputMessage"][];
+            } & {
+                [key: string]: unknown;
+            }) | null;
+            /** @description LangGraph: pause after these nodes (`*`: all). */
+            interrupt_after?: "*" | string[];
+            /** @description LangGraph: pause before these nodes (`*`: all). */
+            interrupt_before?: "*" | string[];
+            /** @description Input messages, appended to the thread’s conversation. Required unless `input.messages` or `command` is sent; ignored when resuming (a placeholder is fine). */
+            messages?: components["schemas"]["InputMessage"][];
+            /** @description Your own metadata of the run (kept in the run’s `metadata`). */
+            metadata?: {
+                [key: string]: unknown;
             };
-            /** @description Input messages, appended to the thread’s conversation. Required unless `command` resumes; ignored then (a placeholder is fine). */
-            messages?: {
-                content: string;
-                /**
-                 * @description `user`, `assistant`, `system` or `tool`.
-                 * @enum {string}
-                 */
-                role: "user" | "assistant" | "system" | "tool";
-            }[];
             /**
              * @description When the thread already has an active run: `reject` (default, 409), `enqueue` (run after it), `interrupt` (cancel it, then run), `rollback` (cancel and delete it, then run).
              * @enum {string}
@@ -6794,8 +7124,8 @@ export interface components {
              * @enum {string}
              */
             on_disconnect?: "cancel" | "continue";
-            /** @description Any of `values`, `updates`, `messages-tuple` (event name `messages`). Default `["values"]`. */
-            stream_mode?: ("values" | "updates" | "messages-tuple")[];
+            /** @description Any of `values`, `updates`, `messages-tuple` (event name `messages`), `custom`. Default `["values"]`. LangGraph’s `messages`, `events`, `debug`, `tasks`, `checkpoints` and `tools` are refused with a 422 that says what to use instead. */
+            stream_mode?: string | string[];
             /** @description Also stream subagents’ events, named `<mode>|<namespace>`. Default false. */
             stream_subgraphs?: boolean;
             /**
@@ -6803,6 +7133,8 @@ export interface components {
              * @example Europe/Paris
              */
             user_timezone?: string;
+            /** @description LangGraph: not supported (422). */
+            webhook?: string;
         };
         SubagentSpec: {
             description?: string;
@@ -6815,21 +7147,45 @@ export interface components {
             tools?: components["schemas"]["ToolsConfigInput"];
         };
         Thread: {
-            /** Format: uuid */
-            agent_id: string;
+            /**
+             * Format: uuid
+             * @description Null until the first run binds an agent (a thread created by a LangGraph client without one).
+             */
+            agent_id: string | null;
             /** Format: date-time */
             created_at: string;
             /** Format: uuid */
             id: string;
-            /** @description What the thread waits for when `interrupted`; empty otherwise. */
-            interrupts: components["schemas"]["PendingInterrupt"][];
+            /** @description What the thread waits for, by task id (LangGraph’s shape); empty unless `interrupted`. */
+            interrupts: {
+                [key: string]: components["schemas"]["PendingInterrupt"][];
+            };
             /** @description Your metadata plus `is_test_run`, `skip_memory_write_protection`, `tenant_id` and `ls_user_id`. */
             metadata: {
                 [key: string]: unknown;
             };
             status: components["schemas"]["ThreadStatus"];
+            /**
+             * Format: uuid
+             * @description The same as `id` (LangGraph’s name for it).
+             */
+            thread_id: string;
             /** Format: date-time */
             updated_at: string;
+            /** @description The current state (`messages`, `files`, …), as `GET …/state` `values`. */
+            values: {
+                [key: string]: unknown;
+            };
+        };
+        ThreadHistoryRequest: {
+            before?: unknown;
+            checkpoint?: unknown;
+            /** @default 10 */
+            limit: number;
+            metadata?: {
+                [key: string]: unknown;
+            };
+            select?: string[];
         };
         ThreadState: {
             checkpoint: components["schemas"]["CheckpointRef"];
@@ -6842,6 +7198,16 @@ export interface components {
             /** @description Nodes that run next; empty when the thread is at rest. */
             next: string[];
             parent_checkpoint: components["schemas"]["CheckpointRef"];
+            /** @description LangGraph’s tasks: what runs next, each with the interrupts it waits on. */
+            tasks: {
+                checkpoint: null;
+                error: null;
+                id: string;
+                interrupts: components["schemas"]["PendingInterrupt"][];
+                name: string;
+                path: string[];
+                state: null;
+            }[];
             /** @description The graph state: `messages`, `files`, … */
             values: {
                 [key: string]: unknown;
@@ -7083,6 +7449,27 @@ export interface components {
             /** @description Send a PKCE code challenge with every authorization. */
             uses_pkce?: boolean;
         };
+        UpdateThreadRequest: {
+            /** @default {} */
+            metadata: {
+                [key: string]: unknown;
+            };
+            ttl?: unknown;
+        };
+        UpdateThreadStateRequest: {
+            as_node?: string;
+            checkpoint?: unknown;
+            checkpoint_id?: string;
+            /** @description State keys to write, e.g. `files`. */
+            values: {
+                [key: string]: unknown;
+            };
+        };
+        UpdateThreadStateResponse: {
+            checkpoint: {
+                [key: string]: unknown;
+            } | null;
+        };
         Usage: {
             /** Format: date-time */
             end: string;
@@ -7199,4 +7586,1010 @@ export interface components {
     pathItems: never;
 }
 export type $defs = Record<string, never>;
-export type operations = Record<string, never>;
+export interface operations {
+    createAssistant: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    [key: string]: unknown;
+                };
+            };
+        };
+        responses: {
+            /** @description Missing, unknown or revoked API key. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description The key may not do this. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description Error. */
+            405: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    getAssistant: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Agent id, or an agent name. */
+                assistant_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The assistant. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Assistant"];
+                };
+            };
+            /** @description Missing, unknown or revoked API key. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description The key may not do this. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description Not found in the caller’s workspace. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description A field is missing or invalid. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    getAssistantGraph: {
+        parameters: {
+            query?: {
+                xray?: "true" | "false" | string;
+            };
+            header?: never;
+            path: {
+                /** @description Agent id, or an agent name. */
+                assistant_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Nodes and edges. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Missing, unknown or revoked API key. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description The key may not do this. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description Not found in the caller’s workspace. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description A field is missing or invalid. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description An upstream dependency failed. */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    getAssistantSchemas: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Agent id, or an agent name. */
+                assistant_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The schemas. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Missing, unknown or revoked API key. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description The key may not do this. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description Not found in the caller’s workspace. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description A field is missing or invalid. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    countAssistants: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["CountAssistantsRequest"];
+            };
+        };
+        responses: {
+            /** @description How many match. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": number;
+                };
+            };
+            /** @description Malformed request (for example, invalid JSON). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Missing, unknown or revoked API key. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description The key may not do this. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description Body is not JSON. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description A field is missing or invalid. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    searchAssistants: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["SearchAssistantsRequest"];
+            };
+        };
+        responses: {
+            /** @description Matching assistants. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Assistant"][];
+                };
+            };
+            /** @description Malformed request (for example, invalid JSON). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Missing, unknown or revoked API key. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description The key may not do this. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description Body is not JSON. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description A field is missing or invalid. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    updateThread: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Thread id. */
+                thread_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["UpdateThreadRequest"];
+            };
+        };
+        responses: {
+            /** @description The thread. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Thread"];
+                };
+            };
+            /** @description Missing, unknown or revoked API key. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description The key may not do this. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description Not found in the caller’s workspace. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Body is not JSON. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description A field is missing or invalid. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    copyThread: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Thread id. */
+                thread_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The new thread. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Thread"];
+                };
+            };
+            /** @description Missing, unknown or revoked API key. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description The key may not do this. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description Not found in the caller’s workspace. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description A field is missing or invalid. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    searchThreadHistory: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Thread id. */
+                thread_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["ThreadHistoryRequest"];
+            };
+        };
+        responses: {
+            /** @description States, newest first. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ThreadState"][];
+                };
+            };
+            /** @description Missing, unknown or revoked API key. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description The key may not do this. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description Not found in the caller’s workspace. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description A field is missing or invalid. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    createThreadRun: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Thread id. */
+                thread_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["StreamRunRequest"];
+            };
+        };
+        responses: {
+            /** @description The run, accepted. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Run"];
+                };
+            };
+            /** @description Malformed request (for example, invalid JSON). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Missing, unknown or revoked API key. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description The key may not do this. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description Not found in the caller’s workspace. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Conflicts with the current state. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Body larger than the configured limit. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Body is not JSON. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description A field is missing or invalid. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description An upstream dependency failed. */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    deleteThreadRun: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Run id. */
+                run_id: string;
+                /** @description Thread id. */
+                thread_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Missing, unknown or revoked API key. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description The key may not do this. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description Not found in the caller’s workspace. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Conflicts with the current state. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description A field is missing or invalid. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    joinThreadRun: {
+        parameters: {
+            query?: {
+                cancel_on_disconnect?: string;
+            };
+            header?: never;
+            path: {
+                /** @description Run id. */
+                run_id: string;
+                /** @description Thread id. */
+                thread_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The result. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RunResult"];
+                };
+            };
+            /** @description Missing, unknown or revoked API key. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description The key may not do this. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description Not found in the caller’s workspace. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description A field is missing or invalid. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    waitThreadRun: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Thread id. */
+                thread_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["StreamRunRequest"];
+            };
+        };
+        responses: {
+            /** @description The result. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RunResult"];
+                };
+            };
+            /** @description Malformed request (for example, invalid JSON). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Missing, unknown or revoked API key. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description The key may not do this. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description Not found in the caller’s workspace. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Conflicts with the current state. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Body larger than the configured limit. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Body is not JSON. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description A field is missing or invalid. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description An upstream dependency failed. */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    updateThreadState: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Thread id. */
+                thread_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["UpdateThreadStateRequest"];
+            };
+        };
+        responses: {
+            /** @description The new checkpoint. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UpdateThreadStateResponse"];
+                };
+            };
+            /** @description Missing, unknown or revoked API key. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description The key may not do this. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description Not found in the caller’s workspace. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Conflicts with the current state. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Body is not JSON. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description A field is missing or invalid. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description An upstream dependency failed. */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+}

@@ -18,6 +18,7 @@ import { tracingRoutes } from '../api/tracing/routes.js';
 import { systemRoutes } from '../api/system/routes.js';
 import { threadRoutes } from '../api/threads/routes.js';
 import { runRoutes } from '../api/threads/runs.js';
+import { langGraphRoutes } from '../api/langgraph/index.js';
 import { usageRoutes } from '../api/usage/routes.js';
 import { HangarError } from '../core/errors.js';
 import { apiKeyAuth } from './auth.js';
@@ -56,6 +57,7 @@ export function createApp(deps: AppDeps): OpenAPIHono<AppEnv> {
   app.route('/', agentRoutes(deps));
   app.route('/', threadRoutes(deps));
   app.route('/', runRoutes(deps));
+  app.route('/', langGraphRoutes(deps));
   app.route('/', usageRoutes(deps));
   app.route('/', gitRoutes(deps));
   app.route('/', modelConfigRoutes(deps));
