@@ -22,6 +22,7 @@ import { langGraphRoutes } from '../api/langgraph/index.js';
 import { usageRoutes } from '../api/usage/routes.js';
 import { HangarError } from '../core/errors.js';
 import { apiKeyAuth } from './auth.js';
+import { corsFor } from './cors.js';
 import type { AppDeps } from './deps.js';
 import { mountDocs } from './docs.js';
 import type { AppEnv } from './env.js';
@@ -42,6 +43,8 @@ export function createApp(deps: AppDeps): OpenAPIHono<AppEnv> {
     // The path only: query strings can carry OAuth codes and other one-time secrets.
     logger.debug({ request_id: requestId, method: c.req.method, path: c.req.path, status: c.res.status, ms: Math.round(performance.now() - started) }, 'request');
   });
+  const cors = corsFor(deps.corsOrigins);
+  if (cors) app.use(cors);
   app.use(
     bodyLimit({
       maxSize: deps.bodyLimitBytes,
