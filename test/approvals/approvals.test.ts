@@ -95,6 +95,8 @@ describe('approval of tool calls', () => {
     const { threadId } = await pausedThread();
     const resumed = await resume(threadId, [{ type: 'reject', message: 'not today' }]);
     expect(lastAiText(lastValues(resumed.events))).toBe('Done.\nadd: not today');
+    const reply = (lastValues(resumed.events).messages as { type: string; status: string }[]).filter((m) => m.type === 'tool').at(-1)!;
+    expect(reply.status).toBe('error');
     expect(tools.calls.length).toBe(before);
   });
 
@@ -102,8 +104,12 @@ describe('approval of tool calls', () => {
     const before = tools.calls.length;
     const { threadId } = await pausedThread();
     const resumed = await resume(threadId, [{ type: 'respond', message: '41, by hand' }]);
-    expect(lastAiText(lastValues(resumed.events))).toBe('Done.\nadd: 41, by hand');
+    const values = lastValues(resumed.events);
+    expect(lastAiText(values)).toBe('Done.\nadd: 41, by hand');
     expect(tools.calls.length).toBe(before);
+    // A successful tool reply (a reject is an error one), in the state as the model saw it.
+    const reply = (values.messages as { type: string; content: string; status: string }[]).filter((m) => m.type === 'tool').at(-1)!;
+    expect(reply).toMatchObject({ content: '41, by hand', status: 'success' });
   });
 
   it('a tool whose rule is false runs without a pause', async () => {
