@@ -50,6 +50,12 @@ export const errorCatalogue = {
   },
   // Tool servers
   mcp_server_not_found: { status: 404, type: 'not_found', meaning: 'No tool server with this id in the workspace.' },
+  mcp_server_unreachable: { status: 502, type: 'upstream', meaning: 'The tool server could not be reached, or refused the listing of its tools.' },
+  mcp_server_not_oauth: {
+    status: 409,
+    type: 'conflict',
+    meaning: 'The tool server is not OAuth-backed with a registered OAuth provider (`auth_type: "oauth"` and `oauth_provider_id`); Hangar does not register OAuth clients dynamically.',
+  },
   mcp_server_url_taken: {
     status: 409,
     type: 'conflict',

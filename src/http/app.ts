@@ -10,6 +10,7 @@ import { integrationRoutes } from '../api/integrations/routes.js';
 import { appProxyRoutes } from '../api/deployments/app-proxy.js';
 import { deploymentRoutes } from '../api/deployments/routes.js';
 import { mcpServerRoutes } from '../api/mcp-servers/routes.js';
+import { mcpServerToolRoutes } from '../api/mcp-servers/tools.js';
 import { modelConfigRoutes } from '../api/model-configs/routes.js';
 import { oauthProviderRoutes } from '../api/oauth-providers/routes.js';
 import { langsmithRoutes } from '../api/langsmith/routes.js';
@@ -27,7 +28,9 @@ import type { AppDeps } from './deps.js';
 import { mountDocs } from './docs.js';
 import type { AppEnv } from './env.js';
 import { renderError } from './errors.js';
-import { documentConfig } from './openapi.js';
+import { apiKeySecurity, documentConfig } from './openapi.js';
+import { assignOperationIds } from './operation-ids.js';
+import { needsApiKey, surfaceOf } from './surface.js';
 
 /** Build the HTTP app. */
 export function createApp(deps: AppDeps): OpenAPIHono<AppEnv> {
@@ -57,6 +60,7 @@ export function createApp(deps: AppDeps): OpenAPIHono<AppEnv> {
 
   app.route('/', systemRoutes(deps));
   app.route('/', mcpServerRoutes(deps));
+  app.route('/', mcpServerToolRoutes(deps));
   app.route('/', agentRoutes(deps));
   app.route('/', threadRoutes(deps));
   app.route('/', runRoutes(deps));
@@ -92,5 +96,12 @@ export function createApp(deps: AppDeps): OpenAPIHono<AppEnv> {
 
 /** The OpenAPI document of the app (also served at /openapi.json). */
 export function openApiDocument(app: OpenAPIHono<AppEnv>, version: string) {
-  return app.getOpenAPI31Document(documentConfig(version));
+  const document = app.getOpenAPI31Document(documentConfig(version));
+  const paths = (document.paths ?? {}) as Record<string, Record<string, { operationId?: string; summary?: string; security?: unknown[] }>>;
+  assignOperationIds(paths);
+  // Every operation says how it is authenticated: an API key, or (service endpoints) nothing.
+  for (const [path, item] of Object.entries(paths)) {
+    for (const op of Object.values(item)) op.security ??= needsApiKey(surfaceOf(path)) ? apiKeySecurity : [];
+  }
+  return document;
 }

@@ -100,7 +100,10 @@ export function documentConfig(version: string) {
       title: 'Hangar API',
       version,
       description: DESCRIPTION,
+      license: { name: 'Apache-2.0', identifier: 'Apache-2.0' },
     },
+    // Relative: the document describes whichever Hangar serves it.
+    servers: [{ url: '/', description: 'This Hangar server.' }],
     tags: [
       { name: 'Agents', description: 'Agents as versioned file trees: every create and update is a git commit; clone them with `git`.' },
       { name: 'Model configurations', description: 'Saved model settings an agent can name instead of `<provider>:<model_id>`.' },

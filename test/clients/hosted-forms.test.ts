@@ -71,3 +71,35 @@ describe('hosted run bodies, current form', () => {
     expect(read.data!.status).toBe('success');
   });
 });
+
+describe('tool servers, as the hosted SDK uses them', () => {
+  it('lists a server’s tools with paste-ready tools.json entries', async () => {
+    const servers = (await server.client.GET('/v1/deepagents/mcp-servers')).data!;
+    const calc = servers.find((s) => s.url === tools.url)!;
+    expect(calc.oauth_mode).toBeNull();
+    const res = await fetch(`${server.url}/v1/deepagents/mcp-servers/${calc.id}/tools?force_refresh=true`, { headers: { 'x-api-key': server.adminKey } });
+    expect(res.status).toBe(200);
+    const listed = (await res.json()) as { tools: { name: string; description: string; input_schema: { properties?: object }; tools_json_entry: unknown }[] };
+    const add = listed.tools.find((t) => t.name === 'add')!;
+    expect(add.description).toBe('Add two numbers');
+    expect(add.input_schema.properties).toMatchObject({ a: { type: 'number' }, b: { type: 'number' } });
+    expect(add.tools_json_entry).toEqual({ name: 'add', mcp_server_url: tools.url, mcp_server_name: 'calc' });
+    const viewer = await server.createKey({ role: 'viewer' });
+    const refused = await fetch(`${server.url}/v1/deepagents/mcp-servers/${calc.id}/tools`, { headers: { 'x-api-key': viewer } });
+    expect(refused.status).toBe(403);
+  });
+
+  it('oauth-provider answers 409 for a server without one; per_user_dynamic_client is refused; unknown servers are 404', async () => {
+    const calc = (await server.client.GET('/v1/deepagents/mcp-servers')).data!.find((s) => s.url === tools.url)!;
+    const attach = await post(`/mcp-servers/${calc.id}/oauth-provider`, {});
+    expect(attach.status).toBe(409);
+    expect(((await attach.json()) as { code: string }).code).toBe('mcp_server_not_oauth');
+    const dynamic = await post('/mcp-servers', { name: 'dyn', url: 'https://dyn.example.test/mcp', auth_type: 'oauth', oauth_mode: 'per_user_dynamic_client' });
+    expect(dynamic.status).toBe(422);
+    expect(((await dynamic.json()) as { detail: string }).detail).toContain('per_user_dynamic_client');
+    const unknown = '00000000-0000-4000-8000-000000000000';
+    expect((await post(`/mcp-servers/${unknown}/oauth-provider`, {})).status).toBe(404);
+    const del = await fetch(`${server.url}/v1/deepagents/mcp-servers/${unknown}`, { method: 'DELETE', headers: { 'x-api-key': server.adminKey } });
+    expect(del.status).toBe(404);
+  });
+});
