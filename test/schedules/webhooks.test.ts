@@ -3,6 +3,7 @@
 // never hears of a delivery again after its last attempt.
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { Client } from '@langchain/langgraph-sdk';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer } from '../support/server.js';
@@ -117,6 +118,15 @@ describe('run webhooks', () => {
     await eventually(async () => (at('/scheduled').length >= 1 ? true : undefined));
     await server.client.DELETE('/v1/deepagents/schedules/{schedule_id}', { params: { path: { schedule_id: schedule.id } } });
     expect(at('/scheduled')[0]!.verified).toMatchObject({ schedule_id: schedule.id, agent_id: agentId, status: 'success', message: { content: 'You said: scheduled' } });
+  });
+
+  it('LangGraph clients set the webhook on runs.create (the LangGraph field)', async () => {
+    const lg = new Client({ apiUrl: `${server.url}/v1/deepagents`, defaultHeaders: { 'X-Api-Key': server.adminKey } });
+    const agentId = await createAgent(server);
+    const thread = await lg.threads.create({ metadata: { agent_id: agentId } });
+    const created = await lg.runs.create(thread.thread_id, agentId, { input: { messages: [{ role: 'user', content: 'from langgraph' }] }, webhook: `${receiverUrl}/langgraph` });
+    await eventually(async () => (at('/langgraph').length >= 1 ? true : undefined));
+    expect(at('/langgraph')[0]!.verified).toMatchObject({ run_id: created.run_id, thread_id: thread.thread_id, status: 'success', message: { content: 'You said: from langgraph' } });
   });
 
   it('refuses a webhook that is not an http(s) URL', async () => {
