@@ -23,6 +23,7 @@ import { HangarError } from '../core/errors.js';
 import { apiKeyAuth } from './auth.js';
 import type { AppDeps } from './deps.js';
 import { mountDocs } from './docs.js';
+import { inputRules } from './input-rules.js';
 import type { AppEnv } from './env.js';
 import { renderError } from './errors.js';
 import { documentConfig } from './openapi.js';
@@ -50,6 +51,7 @@ export function createApp(deps: AppDeps): OpenAPIHono<AppEnv> {
     }),
   );
   app.use(apiKeyAuth(deps.services.workspaces));
+  app.use(inputRules());
 
   app.route('/', systemRoutes(deps));
   app.route('/', mcpServerRoutes(deps));

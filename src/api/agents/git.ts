@@ -6,7 +6,8 @@ import { HangarError } from '../../core/errors.js';
 import type { AppDeps } from '../../http/deps.js';
 import type { AppEnv } from '../../http/env.js';
 import { newRouter } from '../../http/router.js';
-import { advertiseRefs, parseUploadRequest, uploadPackResponse } from '../../repo/upload-pack.js';
+import { GitProtocolError } from '../../repo/pack.js';
+import { advertiseRefs, parseUploadRequest, type UploadRequest, uploadPackResponse } from '../../repo/upload-pack.js';
 
 const REPO = '/v1/deepagents/agents/:repo{[0-9a-fA-F-]{36}\\.git}';
 
@@ -22,9 +23,16 @@ export function gitRoutes({ services }: AppDeps) {
   });
   router.post(`${REPO}/git-upload-pack`, async (c) => {
     const row = await services.agents.findRow(c.get('caller').workspaceId, agentIdOf(c.req.param('repo')));
-    let body = Buffer.from(await c.req.arrayBuffer());
-    if (c.req.header('content-encoding') === 'gzip') body = gunzipSync(body);
-    const request = parseUploadRequest(body);
+    let request: UploadRequest;
+    try {
+      let body = Buffer.from(await c.req.arrayBuffer());
+      if (c.req.header('content-encoding') === 'gzip') body = gunzipSync(body, { maxOutputLength: 64 * 1024 * 1024 });
+      request = parseUploadRequest(body);
+    } catch (error) {
+      // git prints a text/plain error body to its user, so the reason is readable where it matters.
+      const reason = error instanceof GitProtocolError ? error.message : 'the body is not valid gzip';
+      return c.text(`error: bad upload-pack request: ${reason}\n`, 400);
+    }
     const history = await services.agents.revisionCommits(row.id);
     const known = new Set(history);
     const unknown = request.wants.find((w) => !known.has(w));
