@@ -3,6 +3,8 @@ import type { Db } from '../../db/index.js';
 import type { McpServersTable } from '../../db/tables/foundation.js';
 import type { Selectable, Updateable } from 'kysely';
 import { type Caller, requireWrite } from '../caller.js';
+import type { EgressGuard } from '../../net/egress.js';
+import { checkOutboundUrl, laptopEgress } from '../egress.js';
 import { isUniqueViolation } from '../../db/errors.js';
 import { HangarError, invalidField } from '../errors.js';
 import type { Cipher } from '../secrets/cipher.js';
@@ -58,11 +60,12 @@ export class McpServerService {
     private readonly db: Db,
     private readonly cipher: Cipher,
     private readonly oauthProviders?: OAuthProviderLookup,
+    private readonly egress: EgressGuard = laptopEgress(),
   ) {}
 
   async create(caller: Caller, input: CreateMcpServerInput): Promise<McpServer> {
     requireWrite(caller);
-    const url = checkUrl(input.url);
+    const url = checkUrl(input.url, this.egress);
     checkAuth(input.auth_type, input.oauth_provider_id);
     await this.checkProvider(caller.workspaceId, input.oauth_provider_id);
     const row = await this.db
@@ -120,7 +123,7 @@ export class McpServerService {
   /** Update; `headers`, when given, replaces the whole stored array. */
   async update(caller: Caller, id: string, input: UpdateMcpServerInput): Promise<McpServer> {
     requireWrite(caller);
-    const url = input.url === undefined ? undefined : checkUrl(input.url);
+    const url = input.url === undefined ? undefined : checkUrl(input.url, this.egress);
     if (input.auth_type !== undefined || input.oauth_provider_id !== undefined) {
       checkAuth(input.auth_type, input.oauth_provider_id);
       await this.checkProvider(caller.workspaceId, input.oauth_provider_id);
@@ -178,8 +181,9 @@ export class McpServerService {
   }
 }
 
-function checkUrl(url: string): string {
+function checkUrl(url: string, egress: EgressGuard): string {
   if (!isHttpUrl(url)) throw invalidField(['url'], 'must be an absolute http:// or https:// URL', 'url_error');
+  checkOutboundUrl(egress, ['url'], url);
   return normalizeServerUrl(url);
 }
 
