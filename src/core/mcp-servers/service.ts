@@ -157,6 +157,24 @@ export class McpServerService {
   }
 
   /** An `oauth_provider_id` must name a provider (its `id`) of the same workspace. */
+  /**
+   * Every credential header value of the workspace's tool servers, for redaction. Fails small: a
+   * record that cannot be decrypted (a rotated key, a damaged row) is skipped and reported through
+   * `onSkipped`, so one bad record never takes the others down with it.
+   */
+  async headerValues(workspaceId: string, onSkipped: (serverId: string, error: unknown) => void): Promise<string[]> {
+    const rows = await this.db.selectFrom('mcp_servers').select(['id', 'headers_encrypted']).where('workspace_id', '=', workspaceId).execute();
+    const values: string[] = [];
+    for (const row of rows) {
+      try {
+        values.push(...this.cipher.decryptJson<McpHeader[]>(row.headers_encrypted).map((h) => h.value));
+      } catch (error) {
+        onSkipped(row.id, error);
+      }
+    }
+    return values;
+  }
+
   private async checkProvider(workspaceId: string, id: string | null | undefined): Promise<void> {
     if (!id || !this.oauthProviders) return;
     if (!(await this.oauthProviders.exists(workspaceId, id))) {

@@ -23,6 +23,8 @@ export type RunListQuery = Omit<RootRunFilter, 'projectId' | 'after'> & { cursor
 /** Tracing projects and runs of workspaces. */
 export class TracingService {
   private readonly secretCache = new Map<string, { at: number; values: string[] }>();
+  /** Tool server records skipped because their headers could not be decrypted (a counter for operators). */
+  undecryptableSecrets = 0;
   /** Projects by workspace and name ('' for the default): projects are never deleted or renamed. */
   private readonly projectCache = new Map<string, TracingProject>();
 
@@ -181,10 +183,15 @@ export class TracingService {
   private async knownSecrets(workspaceId: string): Promise<string[]> {
     const cached = this.secretCache.get(workspaceId);
     if (cached && Date.now() - cached.at < 5000) return cached.values;
-    // A system view of the workspace: tracing reads the headers only to redact them.
-    const system: Caller = { workspaceId, keyId: 'tracing', role: 'admin', principal: 'tracing', previewAccess: true };
-    const servers = await this.deps.mcpServers.list(system);
-    const values = servers.flatMap((s) => s.headers.flatMap((h) => [h.value, ...h.value.split(/\s+/).filter((part) => part.length >= 12)]));
+    // Tracing reads the headers only to redact them; an undecryptable record is skipped and counted.
+    const headerValues = await this.deps.mcpServers.headerValues(workspaceId, (serverId, error) => {
+      this.undecryptableSecrets += 1;
+      this.deps.logger.warn(
+        { workspace_id: workspaceId, mcp_server_id: serverId, err: error instanceof Error ? error.message : String(error), undecryptable_secrets_total: this.undecryptableSecrets },
+        'skipped a tool server whose headers cannot be decrypted (is HANGAR_SECRET_KEY the key they were written with?)',
+      );
+    });
+    const values = headerValues.flatMap((v) => [v, ...v.split(/\s+/).filter((part) => part.length >= 12)]);
     this.secretCache.set(workspaceId, { at: Date.now(), values });
     return values;
   }
