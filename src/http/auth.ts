@@ -34,6 +34,10 @@ export function apiKeyAuth(workspaces: WorkspaceService, limits?: AbuseLimits): 
     if (surface === 'deepagents' && !caller.previewAccess) {
       throw new HangarError('preview_access_required', "this key's workspace does not have preview access to the agent runtime");
     }
+    // A deployed application's key only sends traces (LangSmith-compatible ingestion).
+    if (caller.tracesProject !== undefined && !c.req.path.startsWith('/langsmith/')) {
+      throw new HangarError('forbidden', `this key may only send traces to tracing project "${caller.tracesProject}"`);
+    }
     await limits?.chargeKey(c, caller.keyId);
     c.set('caller', caller);
     return next();

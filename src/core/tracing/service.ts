@@ -62,15 +62,31 @@ export class TracingService {
   /** Store run reports sent by a client (the LangSmith SDK); returns how many reports were taken. */
   async ingest(caller: Caller, batch: RunBatch): Promise<number> {
     requireWrite(caller);
-    await this.record(caller.workspaceId, batch);
+    if (caller.tracesProject !== undefined) {
+      await this.confine(caller.workspaceId, caller.tracesProject, batch);
+      await this.record(caller.workspaceId, { post: batch.post.map((r) => ({ ...r, projectName: caller.tracesProject, projectId: undefined })), patch: batch.patch }, { fallbackProject: caller.tracesProject });
+    } else {
+      await this.record(caller.workspaceId, batch);
+    }
     return batch.post.length + batch.patch.length;
+  }
+
+  /** A key of a deployed application writes into its own project only: anything else is forbidden. */
+  private async confine(workspaceId: string, project: string, batch: RunBatch): Promise<void> {
+    const elsewhere = (what: string) => new HangarError('forbidden', `this key may only send traces to project "${project}", not ${what}`);
+    for (const run of batch.post) {
+      if (run.projectName !== undefined && run.projectName !== project) throw elsewhere(`"${run.projectName}"`);
+      if (run.projectId !== undefined && (await this.deps.store.getProject(workspaceId, run.projectId))?.name !== project) throw elsewhere(`project ${run.projectId}`);
+    }
+    const owners = await this.deps.store.projectNamesOfRuns(workspaceId, batch.patch.map((p) => p.id));
+    for (const [runId, name] of owners) if (name !== project) throw elsewhere(`run ${runId} of "${name}"`);
   }
 
   /**
    * Store run reports of a workspace (Hangar's own tracer calls this directly): redact, resolve
    * projects, write, then offer the batch to the exporters. `secrets` are extra exact values to redact.
    */
-  async record(workspaceId: string, batch: RunBatch, options: { secrets?: string[] } = {}): Promise<void> {
+  async record(workspaceId: string, batch: RunBatch, options: { secrets?: string[]; fallbackProject?: string } = {}): Promise<void> {
     const redactor = new Redactor([...(await this.knownSecrets(workspaceId)), ...(options.secrets ?? [])]);
     const clean = redactBatch(batch, redactor);
     const projectNames: Record<string, string> = {};
@@ -95,7 +111,7 @@ export class TracingService {
       throw error;
     }
     if (clean.patch.length > 0) {
-      const fallback = await this.projectNamed(workspaceId, undefined);
+      const fallback = await this.projectNamed(workspaceId, options.fallbackProject);
       for (const update of clean.patch) await this.deps.store.updateRun(workspaceId, update, fallback.id);
     }
     const exported: ExportBatch = { workspaceId, post: clean.post, patch: clean.patch, projectNames };
