@@ -20,4 +20,6 @@ export interface AppDeps {
   heartbeatMs: number;
   /** Failed-authentication throttling and the per-key rate (both off when absent). */
   limits?: AbuseSettings;
+  /** Browser origins allowed to call the API (`*`: any); none when absent. */
+  corsOrigins?: readonly string[] | undefined;
 }

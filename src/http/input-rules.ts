@@ -70,6 +70,8 @@ const JSON_TYPE = /^application\/([a-z0-9.+-]+\+)?json\s*(;|$)/i;
  */
 const VIEWER_POSTS = [
   /^\/v1\/deepagents\/threads\/(search|count)$/,
+  /^\/v1\/deepagents\/assistants\/(search|count)$/,
+  /^\/v1\/deepagents\/threads\/[^/]+\/history$/,
   /^\/v1\/deepagents\/agents\/[0-9a-fA-F-]{36}\.git\/git-upload-pack$/,
 ];
 
