@@ -188,7 +188,7 @@ export const settings = {
   deployAllowLocalRepos: {
     env: 'HANGAR_DEPLOY_ALLOW_LOCAL_REPOS',
     schema: bool.default(false),
-    description: 'Let vcshost deployments without an integration clone file:// repositories of this host (development and tests).',
+    description: 'Let git integrations and vcshost deployments read repositories on this host (file://), only under HANGAR_LOCAL_REPO_ROOTS (development and tests).',
   },
   localRepoRoots: {
     env: 'HANGAR_LOCAL_REPO_ROOTS',
