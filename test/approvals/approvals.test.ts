@@ -189,5 +189,13 @@ describe('approval of tool calls', () => {
     const resumed = await resume(careful, [{ type: 'approve' }], withSubs);
     expect(lastAiText(lastValues(resumed.events))).toContain('add: 7');
     expect(tools.calls.length).toBe(before + 2);
+
+    // A respond inside a subagent reaches its model as the tool's (successful) result, marker-free.
+    const answered = await createThread(server, withSubs);
+    await run(server, answered, { agent_id: withSubs, messages: [{ role: 'user', content: task('careful') }] });
+    const responded = await resume(answered, [{ type: 'respond', message: 'seven, by hand' }], withSubs);
+    expect(lastAiText(lastValues(responded.events))).toContain('add: seven, by hand');
+    expect(lastAiText(lastValues(responded.events))).not.toContain('hangar:respond');
+    expect(tools.calls.length).toBe(before + 2);
   });
 });
