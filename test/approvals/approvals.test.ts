@@ -110,6 +110,8 @@ describe('approval of tool calls', () => {
     // A successful tool reply (a reject is an error one), in the state as the model saw it.
     const reply = (values.messages as { type: string; content: string; status: string }[]).filter((m) => m.type === 'tool').at(-1)!;
     expect(reply).toMatchObject({ content: '41, by hand', status: 'success' });
+    // No event of the run shows the in-between form.
+    expect(JSON.stringify(resumed.events)).not.toContain('hangar:respond');
   });
 
   it('a tool whose rule is false runs without a pause', async () => {
