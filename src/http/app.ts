@@ -5,6 +5,7 @@ import { OpenAPIHono } from '@hono/zod-openapi';
 import { bodyLimit } from 'hono/body-limit';
 import { agentRoutes } from '../api/agents/routes.js';
 import { gitRoutes } from '../api/agents/git.js';
+import { agentCloneRoutes } from '../api/agents/clone.js';
 import { authSessionRoutes } from '../api/auth-sessions/routes.js';
 import { integrationRoutes } from '../api/integrations/routes.js';
 import { appProxyRoutes } from '../api/deployments/app-proxy.js';
@@ -76,6 +77,7 @@ export function createApp(deps: AppDeps): OpenAPIHono<AppEnv> {
   app.route('/', mcpServerRoutes(deps));
   app.route('/', mcpServerToolRoutes(deps));
   app.route('/', agentRoutes(deps));
+  app.route('/', agentCloneRoutes(deps));
   app.route('/', threadRoutes(deps));
   app.route('/', runRoutes(deps));
   app.route('/', scheduleRoutes(deps));
