@@ -150,7 +150,17 @@ export class ReconcilerStore {
         })
         .where('id', '=', r.deploymentId)
         .execute();
-      return { previous: d.active_revision_id === r.revisionId ? null : d.active_revision_id };
+      const previous = d.active_revision_id === r.revisionId ? null : d.active_revision_id;
+      // In the same transaction: the replaced revision says it no longer serves. Exactly one
+      // revision of a deployment is DEPLOYED, and it is active_revision_id.
+      await trx
+        .updateTable('deployment_revisions')
+        .set({ status: 'INTERRUPTED', failure_reason: `replaced by revision ${r.seq}; no longer serving`, runtime_url: null, updated_at: new Date() })
+        .where('deployment_id', '=', r.deploymentId)
+        .where('id', '<>', r.revisionId)
+        .where('status', '=', 'DEPLOYED')
+        .execute();
+      return { previous };
     });
   }
 

@@ -160,7 +160,8 @@ describe('local driver, from a git repository', () => {
     });
     await waitFor('the restarted application', async () => ((await fetch(`${appUrl}/ok`, { headers: { 'X-Api-Key': server.adminKey } })).status === 200 ? true : undefined));
     expect(await runEcho(appUrl, 'back')).toBe('hello back from v2, secret present');
-    expect((await revision(id, rev1)).status).toBe('DEPLOYED');
+    // The replaced revision says it no longer serves; exactly one revision is DEPLOYED.
+    expect(await revision(id, rev1)).toMatchObject({ status: 'INTERRUPTED', status_message: 'replaced by revision 2; no longer serving' });
 
     // A commit whose graph throws on import: DEPLOY_FAILED, v2 keeps serving.
     await repo.push('broken', { label: 'v3', broken: 'import' });
