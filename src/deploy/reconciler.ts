@@ -314,11 +314,11 @@ class RevisionRun {
       await store.settleAfterFailure(row.deployment_id);
       throw new LostRevision('deploy failed');
     }
-    await store.transition(row.id, 'DEPLOYING', 'DEPLOYED', { runtime_url: result.runtimeUrl, image_version: result.imageVersion });
     const activated = await store.activate({
       deploymentId: row.deployment_id,
       revisionId: row.id,
       seq: row.seq,
+      runtimeUrl: result.runtimeUrl,
       imageVersion: result.imageVersion,
       customUrl: driver.hostsProcesses && this.r.publicUrl() ? `${this.r.publicUrl()}/v2/deployments/${row.deployment_id}/app` : null,
     });

@@ -25,9 +25,10 @@ async function git(cwd: string, ...args: string[]): Promise<string> {
 /** The graph: echoes its input with a label, the config's env and whether a secret arrived. */
 function graphSource(label: string, broken: boolean): string {
   return `import { Annotation, StateGraph, START, END } from '@langchain/langgraph';
-${broken ? "throw new Error('this revision is broken on purpose');\n" : ''}const State = Annotation.Root({ input: Annotation(), output: Annotation() });
+${broken ? "throw new Error('this revision is broken on purpose');\n" : ''}const State = Annotation.Root({ input: Annotation(), output: Annotation(), history: Annotation({ reducer: (a, b) => a.concat(b), default: () => [] }) });
+const reply = (s) => \`\${process.env.GREETING} \${s.input} from ${label}, secret \${process.env.APP_TOKEN === 'tok-123' ? 'present' : 'absent'}\`;
 export const graph = new StateGraph(State)
-  .addNode('echo', (s) => s.input === 'crash' ? process.exit(1) : ({ output: \`\${process.env.GREETING} \${s.input} from ${label}, secret \${process.env.APP_TOKEN === 'tok-123' ? 'present' : 'absent'}\` }))
+  .addNode('echo', (s) => s.input === 'crash' ? process.exit(1) : ({ output: reply(s), history: [reply(s)] }))
   .addEdge(START, 'echo')
   .addEdge('echo', END)
   .compile();

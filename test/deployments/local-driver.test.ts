@@ -122,7 +122,7 @@ describe('local driver, from a git repository', () => {
       while (rolling) {
         const r = await fetch(`${appUrl}/ok`, { headers: { 'X-Api-Key': server.adminKey } }).catch(() => undefined);
         probes++;
-        if (r?.status !== 200) failures.push(r?.status ?? 0);
+        if (r?.status !== 200) failures.push(`${r?.status ?? 0} ${r ? await r.clone().text() : ""}`.slice(0, 200) as never);
         await r?.body?.cancel();
       }
     })();

@@ -125,27 +125,58 @@ export class Front {
       if (t.inflight === 0) t.drained?.();
     };
     res.once('close', done);
-    await t.app.whenUp(WAIT_UP_MS);
-    const upstream = http.request(
-      { host: '127.0.0.1', port: t.app.port, method: req.method, path: req.url, headers: req.headers, agent: t.agent },
-      (ures) => {
+    // Bodies are API calls (JSON): read whole, so a request can be sent again when a connection
+    // turns out dead before the application saw it (a crash, a keep-alive socket it had closed).
+    const chunks: Buffer[] = [];
+    for await (const c of req) chunks.push(c as Buffer);
+    const body = Buffer.concat(chunks);
+    const headers = { ...req.headers };
+    delete headers['transfer-encoding'];
+    headers['content-length'] = String(body.length);
+    for (let attempt = 1; ; attempt++) {
+      await t.app.whenUp(WAIT_UP_MS);
+      const outcome = await this.forward(t, req, headers, body, res);
+      if (outcome === 'done') return;
+      if (attempt >= 3 || res.headersSent) {
+        if (!res.headersSent) {
+          res.writeHead(502, { 'content-type': 'application/json' });
+          res.end(JSON.stringify({ detail: `the revision did not answer: ${outcome.message}` }));
+        } else {
+          res.destroy();
+        }
+        done();
+        return;
+      }
+      await new Promise((r) => setTimeout(r, 200));
+    }
+  }
+
+  /** One attempt; 'done' once a response started, else the error (retried only when nothing reached the app). */
+  private forward(t: Target, req: http.IncomingMessage, headers: http.OutgoingHttpHeaders, body: Buffer, res: http.ServerResponse): Promise<'done' | Error> {
+    return new Promise((resolve) => {
+      const upstream = http.request({ host: '127.0.0.1', port: t.app.port, method: req.method, path: req.url, headers, agent: t.agent }, (ures) => {
         res.writeHead(ures.statusCode ?? 502, ures.headers);
         ures.pipe(res);
         ures.once('error', () => res.destroy());
-      },
-    );
-    upstream.once('error', (error) => {
-      if (!res.headersSent) {
-        res.writeHead(502, { 'content-type': 'application/json' });
-        res.end(JSON.stringify({ detail: `the revision did not answer: ${error.message}` }));
-      } else {
-        res.destroy();
-      }
-      done();
+        resolve('done');
+      });
+      upstream.once('error', (error: NodeJS.ErrnoException) => {
+        // Safe to send again: refused (nothing listening), or reset on a reused keep-alive socket
+        // before any response (the application closed it; the request never reached a handler).
+        const retriable = error.code === 'ECONNREFUSED' || (error.code === 'ECONNRESET' && upstream.reusedSocket);
+        if (retriable) return resolve(error);
+        if (!res.headersSent) {
+          res.writeHead(502, { 'content-type': 'application/json' });
+          res.end(JSON.stringify({ detail: `the revision did not answer: ${error.message}` }));
+        } else {
+          res.destroy();
+        }
+        resolve('done');
+      });
+      res.once('close', () => {
+        if (!res.writableFinished) upstream.destroy();
+      });
+      upstream.end(body);
     });
-    res.once('close', () => {
-      if (!res.writableFinished) upstream.destroy();
-    });
-    req.pipe(upstream);
   }
 }

@@ -295,7 +295,7 @@ function entryScript(): string {
 import { rename, writeFile } from 'node:fs/promises';
 import { startServer } from ${url('server.mjs')};
 import { FileSystemPersistence, serialize } from ${url('storage/persist.mjs')};
-import { FileSystemOps } from ${url('storage/ops.mjs')};
+import { FileSystemOps, FileSystemRuns } from ${url('storage/ops.mjs')};
 import { checkpointer } from ${url('storage/checkpoint.mjs')};
 import { store } from ${url('storage/store.mjs')};
 
@@ -319,13 +319,43 @@ P.persist = function () {
 P.schedulePersist = function () {
   this.persist().catch((e) => console.error('hangar: could not write the database', e));
 };
+// Generators (the run queue's next()) mark changes and then yield: the change is written before
+// the value is handed on, so a run is 'running' on disk before it starts executing.
+P.withGenerator = async function* (fn) {
+  if (this.filepath == null || this.data == null) throw new Error(this.name + ' not initialized');
+  let dirty = false;
+  const schedulePersist = () => void (dirty = true);
+  const gen = typeof fn === 'function' ? fn(this.data, { schedulePersist }) : fn;
+  for await (const value of gen) {
+    if (dirty) { dirty = false; await this.persist(); }
+    yield value;
+  }
+  if (dirty) await this.persist();
+};
 P.with = async function (fn) {
   if (this.filepath == null || this.data == null) throw new Error(this.name + ' not initialized');
   try { return await fn(this.data); } finally { await this.persist(); }
 };
 
+// Only the writer runs the queue: a standby revision must not execute runs it read from the database.
+const next = FileSystemRuns.prototype.next;
+FileSystemRuns.prototype.next = async function* (...args) { if (writer) yield* next.apply(this, args); };
+
 const opsConn = new FileSystemPersistence('.langgraphjs_ops.json', () => ({ runs: {}, threads: {}, assistants: {}, assistant_versions: [], retry_counter: {} }));
 await opsConn.initialize(options.cwd);
+// Runs left 'running' by a process that is gone (a crash, or a stop that did not wait for them)
+// will never finish: they end as errors, so their threads take new runs.
+function endOrphanedRuns() {
+  for (const run of Object.values(opsConn.data.runs)) {
+    if (run.status !== 'running') continue;
+    run.status = 'error';
+    run.updated_at = new Date();
+    const thread = opsConn.data.threads[run.thread_id];
+    if (thread?.status === 'busy') thread.status = 'error';
+    console.error('hangar: run ' + run.run_id + ' was running in a process that is gone; it ended as an error');
+  }
+}
+if (writer) endOrphanedRuns();
 const { cleanup } = await startServer(options, { ops: new FileSystemOps(opsConn) });
 
 // Take over the database: load what the previous revision flushed, keep this revision's graphs' assistants.
@@ -341,6 +371,7 @@ async function takeOver() {
     opsConn.data.assistant_versions.push(...versions.filter((v) => v.assistant_id === id));
   }
   writer = true;
+  endOrphanedRuns();
   await opsConn.persist();
 }
 process.on('message', (m) => {
