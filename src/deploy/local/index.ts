@@ -96,6 +96,11 @@ export class LocalDriver implements Driver {
     if (!existsSync(path.join(config.root, 'node_modules'))) {
       ctx.log('build', '[hangar] no node_modules: the application uses the LangGraph packages of the runtime\n');
       await symlink(HANGAR_NODE_MODULES, path.join(config.root, 'node_modules'), 'dir');
+    } else {
+      // Packages the application does not install itself (e.g. @langchain/langgraph) resolve from the
+      // runtime's: Node looks in the parent directories' node_modules after the application's own.
+      await rm(path.join(dir, 'node_modules'), { force: true });
+      await symlink(HANGAR_NODE_MODULES, path.join(dir, 'node_modules'), 'dir');
     }
     ctx.log('build', '[hangar] build done\n');
     return { commitSha };
@@ -112,7 +117,13 @@ export class LocalDriver implements Driver {
     if (!install) return;
     const lockfile = path.join(root, 'package-lock.json');
     if (custom || install !== 'npm ci') return void (await runShell(install, o));
-    const key = createHash('sha256').update(await readFile(lockfile)).update(`\0${process.version}\0${process.platform}-${process.arch}`).digest('hex');
+    const lock = await readFile(lockfile);
+    if (hasLinks(lock)) {
+      // Linked (file: directory) packages point into this revision's source: nothing to share.
+      ctx.log('build', '[hangar] package-lock.json links local directories: installing without the cache\n');
+      return void (await runShell(install, o));
+    }
+    const key = createHash('sha256').update(lock).update(`\0${process.version}\0${process.platform}-${process.arch}`).digest('hex');
     const cached = path.join(this.o.dir, '.cache', 'node_modules', key);
     const link = path.join(root, 'node_modules');
     if (existsSync(path.join(cached, 'node_modules'))) {
@@ -226,6 +237,16 @@ async function readPackageJson(root: string): Promise<PackageJson | undefined> {
     return JSON.parse(await readFile(path.join(root, 'package.json'), 'utf8')) as PackageJson;
   } catch {
     return undefined;
+  }
+}
+
+/** Whether a lockfile (v2/v3) has packages linked from directories (`"link": true`). */
+function hasLinks(lock: Buffer): boolean {
+  try {
+    const packages = (JSON.parse(lock.toString('utf8')) as { packages?: Record<string, { link?: boolean }> }).packages ?? {};
+    return Object.values(packages).some((p) => p.link === true);
+  } catch {
+    return true;
   }
 }
 
