@@ -82,6 +82,14 @@ describe('installed dependencies keyed by the lockfile', () => {
     // Code-only change: the same lockfile, nothing installed.
     await repo.push('code', { label: 'v2', dependency: '1.0.0' });
     const code = await api('PATCH', `/v2/deployments/${id}`, { source_revision_config: { repo_ref: 'code' } });
+    // Followed live as it is written: log events, then the end with the status the build led to.
+    const followed = await fetch(`${server.url}/v2/deployments/${id}/revisions/${code.body.latest_revision_id}/build-logs?follow=true`, { headers: { 'X-Api-Key': server.adminKey } });
+    expect(followed.headers.get('content-type')).toMatch(/text\/event-stream/);
+    const events = await followed.text();
+    const texts = [...events.matchAll(/event: log\ndata: (.*)\n/g)].map((m) => (JSON.parse(m[1]!) as { text: string }).text).join('');
+    expect(texts).toContain('reusing its installed dependencies');
+    expect(texts).toContain('[hangar] build done');
+    expect(events).toMatch(/event: end\ndata: \{"status":"(AWAITING_DEPLOY|DEPLOYING|DEPLOYED)"\}/);
     const second = await deployed(id, code.body.latest_revision_id);
     expect(second.build).toMatch(/package-lock\.json unchanged \(sha256 [0-9a-f]{12}\): reusing its installed dependencies/);
     expect(second.build).not.toContain('$ npm ci');
