@@ -60,7 +60,7 @@ async function runEcho(appUrl: string, input: string): Promise<string> {
 }
 
 describe('local driver, from a git repository', () => {
-  it('deploys, rolls to a new commit without downtime, survives broken commits, and stops on delete', async () => {
+  it('deploys, rolls to a new commit without downtime, survives broken commits, and stops on delete', { timeout: 180_000 }, async () => {
     const sha1 = await repo.push('main', { label: 'v1' });
     // As a user would: a git integration over the directory, its repository list, then the deployment.
     const integration = await api('POST', '/v1/integrations/forge/vcshost', { kind: 'git', name: 'local', base_url: repo.directoryUrl });
