@@ -1443,10 +1443,10 @@ export interface paths {
          *
          *     Deployment statuses:
          *     - `AWAITING_DATABASE`: Its first revision is being deployed and its storage prepared; nothing serves yet.
-         *     - `READY`: Its active revision serves (a newer revision may be building or deploying meanwhile).
+         *     - `READY`: Its active revision answers at the stable URL (a newer revision may be building or deploying meanwhile).
          *     - `UNUSED`: Nothing is deployed: no revision has deployed successfully yet, or the last attempt failed.
          *     - `AWAITING_DELETE`: Deletion was requested; the driver is tearing it down, then it disappears.
-         *     - `UNKNOWN`: The driver has lost track of it (for example its process could not be restarted).
+         *     - `UNKNOWN`: Its active revision is not answering: the process hosting it stopped (for example Hangar restarting) and it is being started again, or it could not be.
          */
         get: operations["listDeployments"];
         put?: never;
@@ -1504,12 +1504,12 @@ export interface paths {
          *     - `BUILDING`: Fetching the source and running the install and build commands.
          *     - `AWAITING_DEPLOY`: Built; waiting to be started.
          *     - `DEPLOYING`: Starting and health-checking; the previous revision keeps serving meanwhile.
-         *     - `DEPLOYED`: Healthy; it became (or was) the active revision.
+         *     - `DEPLOYED`: Serving: the active revision of its deployment (`active_revision_id`). Exactly one revision of a deployment is DEPLOYED at a time, none before the first deploy succeeds.
          *     - `CREATE_FAILED`: Its source could not be resolved (final).
          *     - `BUILD_FAILED`: Fetching, installing or building failed or timed out; see the build logs (final).
          *     - `DEPLOY_FAILED`: It did not start or did not become healthy; see the deploy logs (final).
          *     - `SKIPPED`: A newer revision was created before this one started deploying (final).
-         *     - `INTERRUPTED`: Stopped before it finished, because its deployment was deleted (final).
+         *     - `INTERRUPTED`: No longer serving (final): it was replaced by a newer revision (`status_message` names it; a rollback is a new revision), or its deployment was deleted before or while it served.
          */
         get: operations["listRevisions"];
         put?: never;
@@ -2174,10 +2174,10 @@ export interface components {
             source_revision_config: components["schemas"]["SourceRevisionConfig"];
             /**
              * @description - `AWAITING_DATABASE`: Its first revision is being deployed and its storage prepared; nothing serves yet.
-             *     - `READY`: Its active revision serves (a newer revision may be building or deploying meanwhile).
+             *     - `READY`: Its active revision answers at the stable URL (a newer revision may be building or deploying meanwhile).
              *     - `UNUSED`: Nothing is deployed: no revision has deployed successfully yet, or the last attempt failed.
              *     - `AWAITING_DELETE`: Deletion was requested; the driver is tearing it down, then it disappears.
-             *     - `UNKNOWN`: The driver has lost track of it (for example its process could not be restarted).
+             *     - `UNKNOWN`: Its active revision is not answering: the process hosting it stopped (for example Hangar restarting) and it is being started again, or it could not be.
              * @enum {string}
              */
             status: "AWAITING_DATABASE" | "READY" | "UNUSED" | "AWAITING_DELETE" | "UNKNOWN";
@@ -2211,6 +2211,8 @@ export interface components {
             /** Format: uuid */
             id: string;
             image_version: string | null;
+            /** @description Hangar addition: the revision's number within its deployment (1, 2, …), as the logs count them. */
+            number: number;
             resource_spec: components["schemas"]["ResourceSpec"];
             source_revision_config: components["schemas"]["SourceRevisionConfig"];
             /**
@@ -2220,16 +2222,16 @@ export interface components {
              *     - `BUILDING`: Fetching the source and running the install and build commands.
              *     - `AWAITING_DEPLOY`: Built; waiting to be started.
              *     - `DEPLOYING`: Starting and health-checking; the previous revision keeps serving meanwhile.
-             *     - `DEPLOYED`: Healthy; it became (or was) the active revision.
+             *     - `DEPLOYED`: Serving: the active revision of its deployment (`active_revision_id`). Exactly one revision of a deployment is DEPLOYED at a time, none before the first deploy succeeds.
              *     - `CREATE_FAILED`: Its source could not be resolved (final).
              *     - `BUILD_FAILED`: Fetching, installing or building failed or timed out; see the build logs (final).
              *     - `DEPLOY_FAILED`: It did not start or did not become healthy; see the deploy logs (final).
              *     - `SKIPPED`: A newer revision was created before this one started deploying (final).
-             *     - `INTERRUPTED`: Stopped before it finished, because its deployment was deleted (final).
+             *     - `INTERRUPTED`: No longer serving (final): it was replaced by a newer revision (`status_message` names it; a rollback is a new revision), or its deployment was deleted before or while it served.
              * @enum {string}
              */
             status: "CREATING" | "QUEUED" | "AWAITING_BUILD" | "BUILDING" | "AWAITING_DEPLOY" | "DEPLOYING" | "DEPLOYED" | "CREATE_FAILED" | "BUILD_FAILED" | "DEPLOY_FAILED" | "SKIPPED" | "INTERRUPTED";
-            /** @description Why it failed, was skipped or was interrupted. */
+            /** @description Why it failed, was skipped, was interrupted or no longer serves (replaced by revision N). */
             status_message: string | null;
             /** Format: date-time */
             updated_at: string;
@@ -10316,7 +10318,10 @@ export interface operations {
     };
     buildLogsRevision: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description With `true`, a `text/event-stream` instead: `event: log` `data: {"text": …}` with the log so far, then each new part as it is written (about every half second), and `event: end` `data: {"status": …}` once the revision is past this phase (build logs: built or failed; deploy logs: failed, skipped or no longer serving — a serving revision’s deploy log follows its application until the client leaves). */
+                follow?: "true" | "false";
+            };
             header?: never;
             path: {
                 /** @description Deployment id. */
@@ -10328,13 +10333,14 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description The log so far. */
+            /** @description The log so far: one line per output line, each starting with its ISO 8601 timestamp; colour codes removed. */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["DeploymentLogs"];
+                    "text/event-stream": string;
                 };
             };
             /** @description Missing, unknown or revoked API key. */
@@ -10377,7 +10383,10 @@ export interface operations {
     };
     deployLogsRevision: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description With `true`, a `text/event-stream` instead: `event: log` `data: {"text": …}` with the log so far, then each new part as it is written (about every half second), and `event: end` `data: {"status": …}` once the revision is past this phase (build logs: built or failed; deploy logs: failed, skipped or no longer serving — a serving revision’s deploy log follows its application until the client leaves). */
+                follow?: "true" | "false";
+            };
             header?: never;
             path: {
                 /** @description Deployment id. */
@@ -10389,13 +10398,14 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description The log so far. */
+            /** @description The log so far: one line per output line, each starting with its ISO 8601 timestamp; colour codes removed. */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["DeploymentLogs"];
+                    "text/event-stream": string;
                 };
             };
             /** @description Missing, unknown or revoked API key. */

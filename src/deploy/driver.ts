@@ -51,8 +51,18 @@ export interface Driver {
   readonly hostsProcesses: boolean;
   /** Fetch, install and build. Throws a DriverFailure (or anything) to fail the build. */
   build(ctx: DriverContext): Promise<BuildResult>;
+  /**
+   * Create the deployment's database if it does not exist yet (idempotent). It belongs to the
+   * deployment: every revision uses it, and only teardown removes it.
+   */
+  ensureDatabase(ctx: DriverContext): Promise<void>;
   /** Start the revision and resolve once it is healthy; the previous revision keeps serving meanwhile. */
   deploy(ctx: DriverContext): Promise<DeployResult>;
+  /**
+   * Make a deployed (healthy) revision the one that serves: the previous one is drained and
+   * stopped, and the new one takes over the database. Nothing is refused meanwhile.
+   */
+  promote(ctx: DriverContext): Promise<void>;
   /** Stop a revision that no longer serves (idempotent). */
   stop(deploymentId: string, revisionId: string): Promise<void>;
   /** Remove everything of a deployment (its revisions already stopped). */

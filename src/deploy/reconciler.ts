@@ -3,6 +3,7 @@
 // Several processes can run it on one database: FOR UPDATE SKIP LOCKED + the lease make each
 // revision worked on by exactly one of them, and an expired lease hands it over.
 import { randomUUID } from 'node:crypto';
+import { stripVTControlCharacters } from 'node:util';
 import type { DeploymentSecret, ResourceSpec, SecretReference, Source, SourceConfig, SourceRevisionConfig } from '../core/deployments/types.js';
 import type { Cipher } from '../core/secrets/cipher.js';
 import type { Db } from '../db/index.js';
@@ -95,6 +96,10 @@ export class Reconciler {
     await this.ticking;
     for (const h of this.held.values()) h.abort.abort(new Error('server stopping'));
     await Promise.allSettled([...this.work]);
+    // The revisions this process hosts stop answering now: their deployments are not READY until
+    // another process (or this one, restarted) starts them again.
+    const hosted = [...this.held.values()].filter((h) => h.hosting).map((h) => h.row.deployment_id);
+    await Promise.allSettled(hosted.map((id) => this.store.setDeploymentStatus(id, 'UNKNOWN')));
     await Promise.allSettled(this.o.drivers.map((d) => d.close()));
     await this.store.release([...this.held.keys()]).catch(() => {});
     this.held.clear();
@@ -194,8 +199,10 @@ export class Reconciler {
     };
     // Log writes are chained so they land in order; a failed write is not worth failing a build.
     let chain: Promise<void> = Promise.resolve();
+    const lines = { build: new LogLines(), deploy: new LogLines() };
     const logFn = (kind: 'build' | 'deploy', text: string) => {
-      chain = chain.then(() => this.store.appendLog(row.id, kind, text)).catch(() => {});
+      const out = lines[kind].format(text);
+      if (out) chain = chain.then(() => this.store.appendLog(row.id, kind, out)).catch(() => {});
     };
     return { ...target, log: logFn, signal };
   }
@@ -285,11 +292,19 @@ class RevisionRun {
 
   private async deploy(): Promise<boolean> {
     const { store, row, driver, ctx } = this.r;
+    // The deployment's database comes first (AWAITING_DATABASE until its first revision serves).
     await store.markAwaitingDatabase(row.deployment_id);
     await store.transition(row.id, 'AWAITING_DEPLOY', 'DEPLOYING');
     let result;
     try {
+      try {
+        await driver.ensureDatabase(ctx);
+      } catch (error) {
+        throw new Error(`the deployment's database could not be created: ${message(error)}`, { cause: error });
+      }
       result = await driver.deploy(ctx);
+      // Switch-over: the previous revision drains and stops, this one takes over the database.
+      await driver.promote(ctx);
     } catch (error) {
       await driver.stop(row.deployment_id, row.id);
       if (ctx.signal.aborted) throw new LostRevision('aborted');
@@ -299,11 +314,11 @@ class RevisionRun {
       await store.settleAfterFailure(row.deployment_id);
       throw new LostRevision('deploy failed');
     }
-    await store.transition(row.id, 'DEPLOYING', 'DEPLOYED', { runtime_url: result.runtimeUrl, image_version: result.imageVersion });
     const activated = await store.activate({
       deploymentId: row.deployment_id,
       revisionId: row.id,
       seq: row.seq,
+      runtimeUrl: result.runtimeUrl,
       imageVersion: result.imageVersion,
       customUrl: driver.hostsProcesses && this.r.publicUrl() ? `${this.r.publicUrl()}/v2/deployments/${row.deployment_id}/app` : null,
     });
@@ -320,8 +335,11 @@ class RevisionRun {
   private async host(): Promise<boolean> {
     const { store, row, driver, ctx } = this.r;
     ctx.log('deploy', `\n[hangar] starting the active revision again (its previous host went away)\n`);
+    // Nothing answers until it is started again: not READY meanwhile.
+    await store.setDeploymentStatus(row.deployment_id, 'UNKNOWN');
     try {
       const result = await driver.deploy(ctx);
+      await driver.promote(ctx);
       await store.setRuntimeUrl(row.id, result.runtimeUrl);
       await store.setDeploymentStatus(row.deployment_id, 'READY');
       return true;
@@ -332,6 +350,29 @@ class RevisionRun {
       await store.setDeploymentStatus(row.deployment_id, 'UNKNOWN');
       return false;
     }
+  }
+}
+
+/**
+ * Log text as stored: every line starts with its ISO timestamp, colour and cursor codes are removed
+ * (node's stripVTControlCharacters) and carriage-return progress lines become lines. Output arrives
+ * in chunks that may end mid-line; a line is stamped when it starts.
+ */
+export class LogLines {
+  private atLineStart = true;
+
+  format(text: string, now = new Date()): string {
+    const clean = stripVTControlCharacters(text).replace(/\r\n?/g, '\n');
+    if (!clean) return '';
+    const stamp = `${now.toISOString()} `;
+    let out = '';
+    for (const ch of clean.split(/(?<=\n)/)) {
+      // Blank lines carry nothing (messages start with one to begin on their own line).
+      if (this.atLineStart && ch.trim() === '') continue;
+      out += (this.atLineStart ? stamp : '') + ch;
+      this.atLineStart = ch.endsWith('\n');
+    }
+    return out;
   }
 }
 

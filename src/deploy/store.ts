@@ -125,17 +125,35 @@ export class ReconcilerStore {
   }
 
   /**
-   * Make a healthy revision the active one, unless a newer revision is already active. Returns the
-   * previously active revision id (to stop) or undefined when `revisionId` did not become active.
+   * Make a healthy DEPLOYING revision DEPLOYED and the active one, in one transaction with the
+   * replaced revision becoming INTERRUPTED, so readers never see two DEPLOYED revisions or a
+   * DEPLOYED one that is not active. When a newer revision is already active, this one is
+   * INTERRUPTED instead and undefined is returned; otherwise the previously active revision id.
    */
-  async activate(r: { deploymentId: string; revisionId: string; seq: number; imageVersion: string | null; customUrl: string | null }): Promise<{ previous: string | null } | undefined> {
+  async activate(r: { deploymentId: string; revisionId: string; seq: number; runtimeUrl: string | null; imageVersion: string | null; customUrl: string | null }): Promise<{ previous: string | null } | undefined> {
     return this.db.transaction().execute(async (trx) => {
       const d = await trx.selectFrom('deployments').selectAll().where('id', '=', r.deploymentId).forUpdate().executeTakeFirst();
       if (!d || d.status === 'AWAITING_DELETE') return undefined;
+      let newer: number | undefined;
       if (d.active_revision_id) {
         const active = await trx.selectFrom('deployment_revisions').select('seq').where('id', '=', d.active_revision_id).executeTakeFirst();
-        if (active && active.seq > r.seq) return undefined;
+        if (active && active.seq > r.seq) newer = active.seq;
       }
+      const to: RevisionStatus = newer === undefined ? 'DEPLOYED' : 'INTERRUPTED';
+      const moved = await trx
+        .updateTable('deployment_revisions')
+        .set({
+          status: to,
+          updated_at: new Date(),
+          ...(newer === undefined ? { runtime_url: r.runtimeUrl, image_version: r.imageVersion } : { failure_reason: `revision ${newer} was already serving; this one never served` }),
+        })
+        .where('id', '=', r.revisionId)
+        .where('status', '=', 'DEPLOYING')
+        .where('claimed_by', '=', this.owner)
+        .returning('id')
+        .executeTakeFirst();
+      if (!moved) throw new LostRevision(`revision ${r.revisionId} is no longer DEPLOYING under this reconciler`);
+      if (newer !== undefined) return undefined;
       const sourceConfig = d.source_config as Record<string, unknown>;
       const next = r.customUrl && !sourceConfig.custom_url ? { ...sourceConfig, custom_url: r.customUrl } : sourceConfig;
       await trx
@@ -150,7 +168,17 @@ export class ReconcilerStore {
         })
         .where('id', '=', r.deploymentId)
         .execute();
-      return { previous: d.active_revision_id === r.revisionId ? null : d.active_revision_id };
+      const previous = d.active_revision_id === r.revisionId ? null : d.active_revision_id;
+      // In the same transaction: the replaced revision says it no longer serves. Exactly one
+      // revision of a deployment is DEPLOYED, and it is active_revision_id.
+      await trx
+        .updateTable('deployment_revisions')
+        .set({ status: 'INTERRUPTED', failure_reason: `replaced by revision ${r.seq}; no longer serving`, runtime_url: null, updated_at: new Date() })
+        .where('deployment_id', '=', r.deploymentId)
+        .where('id', '<>', r.revisionId)
+        .where('status', '=', 'DEPLOYED')
+        .execute();
+      return { previous };
     });
   }
 

@@ -45,6 +45,8 @@ export interface K8sApiStandIn {
   objects: Map<string, Record<string, unknown>>;
   /** Readiness reported for every Deployment (default 'ready'). */
   readiness: Readiness;
+  /** Readiness reported for every StatefulSet (a deployment's database; default 'ready'). */
+  databaseReadiness: Readiness;
   /** Kinds whose apply is refused with 422 Invalid, as an API server rejects an invalid object. */
   rejectKinds: Set<string>;
   /** Resolves once a GET of the named Deployment has been answered while not ready. */
@@ -81,7 +83,7 @@ async function selfSigned(): Promise<{ key: string; cert: string }> {
 export async function startK8sApiStandIn(): Promise<K8sApiStandIn> {
   const tls = await selfSigned();
   const waiters: { name: string; resolve: () => void }[] = [];
-  const state: Omit<K8sApiStandIn, 'url' | 'close' | 'writeKubeconfig' | 'polledNotReady'> = { requests: [], objects: new Map(), readiness: 'ready', rejectKinds: new Set() };
+  const state: Omit<K8sApiStandIn, 'url' | 'close' | 'writeKubeconfig' | 'polledNotReady'> = { requests: [], objects: new Map(), readiness: 'ready', databaseReadiness: 'ready', rejectKinds: new Set() };
 
   const server: Server = createServer(tls, async (req, res) => {
     const chunks: Buffer[] = [];
@@ -138,6 +140,11 @@ export async function startK8sApiStandIn(): Promise<K8sApiStandIn> {
     if (rec.method === 'GET') {
       const obj = state.objects.get(key) as { spec?: { replicas?: number }; metadata: { generation: number } } | undefined;
       if (!obj) return json(res, 404, statusBody(404, 'NotFound', `${resource} "${name}" not found`));
+      if (resource === 'statefulsets') {
+        const replicas = obj.spec?.replicas ?? 1;
+        const ready = state.databaseReadiness === 'ready' ? replicas : 0;
+        return json(res, 200, { ...obj, status: { observedGeneration: obj.metadata.generation, replicas, readyReplicas: ready, availableReplicas: ready } });
+      }
       if (resource !== 'deployments') return json(res, 200, obj);
       const replicas = obj.spec?.replicas ?? 1;
       const ready = state.readiness === 'ready';

@@ -91,10 +91,13 @@ describe('kubernetes driver against a stand-in Kubernetes API server', () => {
     }
     // Every object the driver renders for the revision was applied, exactly as rendered (nothing
     // lost by the client's serializer), except the derived database password.
-    const rendered = new KubernetesDriver({ logger: createLogger({ level: 'silent' }) }).render({
-      deployment: { id: d.id, workspaceId: '', name: 'support-bot', source: 'external_docker', sourceConfig: { listener_config: { k8s_namespace: 'agents' } }, secretReferences: [] },
+    const driver = new KubernetesDriver({ logger: createLogger({ level: 'silent' }) });
+    const t = {
+      deployment: { id: d.id, workspaceId: '', name: 'support-bot', source: 'external_docker' as const, sourceConfig: { listener_config: { k8s_namespace: 'agents' } }, secretReferences: [] },
       revision: { id: rev.id, seq: 1, sourceRevisionConfig: { image_uri: 'registry.example.com/acme/support-bot:1.4.2' }, resourceSpec: resourceSpec as never, secrets: [{ name: 'OPENAI_API_KEY', value: 'sk-test' }] },
-    });
+    };
+    // The deployment's database first, then the revision's objects.
+    const rendered = [...driver.renderDatabase(t), ...driver.render(t)];
     expect(applies.map((a) => `${(a.body as { kind: string }).kind}/${(a.body as { metadata: { name: string } }).metadata.name}`)).toEqual(
       rendered.map((o) => `${o.kind}/${o.metadata.name}`),
     );
@@ -110,6 +113,56 @@ describe('kubernetes driver against a stand-in Kubernetes API server', () => {
     expect(secret.stringData).toEqual({ OPENAI_API_KEY: 'sk-test' });
     // Readiness was read back from the API Deployment's status.
     expect(k8s.requests.some((r) => r.method === 'GET' && r.path === '/apis/apps/v1/namespaces/agents/deployments/support-bot-api')).toBe(true);
+  });
+
+  it('keeps one database per deployment: created before the first revision, kept across revisions, removed with the deployment', async () => {
+    k8s.databaseReadiness = 'not-ready';
+    const d = await create('memory-bot', 'memory');
+    const dbPath = '/apis/apps/v1/namespaces/memory/statefulsets/memory-bot-postgres';
+    const apiPath = '/apis/apps/v1/namespaces/memory/deployments/memory-bot-api';
+    await waitFor('the database to be polled', async () => (k8s.requests.some((r) => r.method === 'GET' && r.path === dbPath) ? true : undefined));
+    // Waiting for its database: nothing of the revision applied yet, nothing serves.
+    expect((await deployment(d.id)).data!).toMatchObject({ status: 'AWAITING_DATABASE', active_revision_id: null });
+    expect(k8s.requests.some((r) => r.path === apiPath)).toBe(false);
+    k8s.databaseReadiness = 'ready';
+    await waitFor('revision 1 to serve', async () => ((await deployment(d.id)).data!.active_revision_id === d.latest_revision_id ? true : undefined));
+    const db1 = structuredClone(k8s.objects.get('statefulsets/memory/memory-bot-postgres')) as { metadata: { uid: string; labels: Record<string, string> }; spec: unknown };
+    expect(db1.metadata.labels).not.toHaveProperty('hangar.dev/revision');
+
+    // Revision 2 (a new image): the same database object, applied unchanged; the API moves on.
+    const patched = await server.client.PATCH('/v2/deployments/{deployment_id}', {
+      params: { path: { deployment_id: d.id } },
+      body: { source_revision_config: { image_uri: 'registry.example.com/acme/memory-bot:1.5.0' } },
+    });
+    const rev2 = patched.data!.latest_revision_id!;
+    const after = await waitFor('revision 2 to serve', async () => {
+      const x = (await deployment(d.id)).data!;
+      return x.active_revision_id === rev2 ? x : undefined;
+    });
+    expect(after.status).toBe('READY');
+    expect((await revision(d.id, d.latest_revision_id!)).data!).toMatchObject({ status: 'INTERRUPTED', status_message: 'replaced by revision 2; no longer serving' });
+    const db2 = k8s.objects.get('statefulsets/memory/memory-bot-postgres') as typeof db1;
+    expect(db2.metadata.uid).toBe(db1.metadata.uid);
+    expect(db2.spec).toEqual(db1.spec);
+    const dbApplies = k8s.requests.filter((r) => r.method === 'PATCH' && r.path === dbPath).map((r) => r.body);
+    expect(dbApplies).toHaveLength(2);
+    expect(dbApplies[1]).toEqual(dbApplies[0]);
+    expect((k8s.objects.get('deployments/memory/memory-bot-api') as { metadata: { labels: Record<string, string> } }).metadata.labels['hangar.dev/revision']).toBe('2');
+    expect(k8s.requests.some((r) => r.method === 'DELETE' && r.path.includes('/namespaces/memory/'))).toBe(false);
+
+    // Deleting the deployment removes the database, its Secret and Service, and the volume it claimed.
+    await server.client.DELETE('/v2/deployments/{deployment_id}', { params: { path: { deployment_id: d.id } } });
+    await waitFor('the deployment to disappear', async () => ((await deployment(d.id)).response.status === 404 ? true : undefined));
+    const deleted = k8s.requests.filter((r) => r.method === 'DELETE' && r.path.includes('/namespaces/memory/')).map((r) => r.path);
+    expect(deleted).toEqual(
+      expect.arrayContaining([
+        dbPath,
+        '/api/v1/namespaces/memory/secrets/memory-bot-postgres',
+        '/api/v1/namespaces/memory/services/memory-bot-postgres',
+        '/api/v1/namespaces/memory/persistentvolumeclaims/data-memory-bot-postgres-0',
+        apiPath,
+      ]),
+    );
   });
 
   it('keeps a revision whose Deployment is not available from becoming active until it is', async () => {

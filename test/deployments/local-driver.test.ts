@@ -62,7 +62,7 @@ async function runEcho(appUrl: string, input: string): Promise<string> {
 }
 
 describe('local driver, from a git repository', () => {
-  it('deploys, rolls to a new commit without downtime, survives broken commits, and stops on delete', async () => {
+  it('deploys, rolls to a new commit without downtime, survives broken commits, and stops on delete', { timeout: 180_000 }, async () => {
     const sha1 = await repo.push('main', { label: 'v1' });
     // As a user would: a git integration over the directory, its repository list, then the deployment.
     const integration = await api('POST', '/v1/integrations/forge/vcshost', { kind: 'git', name: 'local', base_url: repo.directoryUrl });
@@ -124,7 +124,7 @@ describe('local driver, from a git repository', () => {
       while (rolling) {
         const r = await fetch(`${appUrl}/ok`, { headers: { 'X-Api-Key': server.adminKey } }).catch(() => undefined);
         probes++;
-        if (r?.status !== 200) failures.push(r?.status ?? 0);
+        if (r?.status !== 200) failures.push(`${r?.status ?? 0} ${r ? await r.clone().text() : ""}`.slice(0, 200) as never);
         await r?.body?.cancel();
       }
     })();
@@ -162,7 +162,8 @@ describe('local driver, from a git repository', () => {
     });
     await waitFor('the restarted application', async () => ((await fetch(`${appUrl}/ok`, { headers: { 'X-Api-Key': server.adminKey } })).status === 200 ? true : undefined));
     expect(await runEcho(appUrl, 'back')).toBe('hello back from v2, secret present');
-    expect((await revision(id, rev1)).status).toBe('DEPLOYED');
+    // The replaced revision says it no longer serves; exactly one revision is DEPLOYED.
+    expect(await revision(id, rev1)).toMatchObject({ status: 'INTERRUPTED', status_message: 'replaced by revision 2; no longer serving' });
 
     // A commit whose graph throws on import: DEPLOY_FAILED, v2 keeps serving.
     await repo.push('broken', { label: 'v3', broken: 'import' });

@@ -1,7 +1,10 @@
 // /v2/deployments: the deployment control plane (SPEC "Deployments"; get, update, delete and
 // revisions follow the deployment control-plane conventions, DESIGN.md §1).
 import { createRoute, z } from '@hono/zod-openapi';
-import { DEPLOYMENT_STATUS_MEANING, describeStatuses, REVISION_STATUS_MEANING } from '../../core/deployments/status.js';
+import { DEPLOYMENT_STATUS_MEANING, describeStatuses, isFinalRevisionStatus, REVISION_STATUS_MEANING, type RevisionStatus } from '../../core/deployments/status.js';
+import type { StoredEvent } from '../../runtime/events/types.js';
+import type { Caller } from '../../core/caller.js';
+import { sseResponse } from '../../http/sse.js';
 import type { AppDeps } from '../../http/deps.js';
 import { apiKeySecurity, errorResponses, jsonBody, jsonResponse, uuidParam } from '../../http/openapi.js';
 import { newRouter } from '../../http/router.js';
@@ -126,9 +129,28 @@ const logRoute = (kind: 'build' | 'deploy') =>
         ? 'Output of fetching the source and of the install and build commands, as plain text lines.'
         : 'Output of starting and health-checking the application (local driver: the application’s own output, including restarts).',
     security: apiKeySecurity,
-    request: { params: revParams },
-    responses: { 200: jsonResponse(LogsSchema, 'The log so far.'), ...cp([404, 422]) },
+    request: {
+      params: revParams,
+      query: z.object({
+        follow: z.enum(['true', 'false']).optional().openapi({
+          description:
+            'With `true`, a `text/event-stream` instead: `event: log` `data: {"text": …}` with the log so far, then each new part as it is written ' +
+            '(about every half second), and `event: end` `data: {"status": …}` once the revision is past this phase (build logs: built or failed; ' +
+            'deploy logs: failed, skipped or no longer serving — a serving revision’s deploy log follows its application until the client leaves).',
+        }),
+      }),
+    },
+    responses: {
+      200: { description: 'The log so far: one line per output line, each starting with its ISO 8601 timestamp; colour codes removed.', content: { ...jsonResponse(LogsSchema, '').content, 'text/event-stream': { schema: z.string() } } },
+      ...cp([404, 422]),
+    },
   });
+
+/** Whether a revision's `kind` log can still grow. */
+function logOpen(kind: 'build' | 'deploy', status: RevisionStatus): boolean {
+  if (kind === 'build') return ['CREATING', 'QUEUED', 'AWAITING_BUILD', 'BUILDING'].includes(status);
+  return status === 'DEPLOYED' || !isFinalRevisionStatus(status);
+}
 
 const createUpload = createRoute({
   method: 'post',
@@ -155,7 +177,7 @@ const putUpload = createRoute({
 });
 
 /** Routes of deployments. */
-export function deploymentRoutes({ services }: AppDeps) {
+export function deploymentRoutes({ services, heartbeatMs }: AppDeps) {
   const svc = services.deployments;
   const uploadBody = (id: string, path: string) => ({ source_tarball_path: path, upload_url: `${BASE}/uploads/${id}` });
   return newRouter()
@@ -194,14 +216,32 @@ export function deploymentRoutes({ services }: AppDeps) {
       const p = c.req.valid('param');
       return c.json(presentRevision(await svc.redeploy(c.get('caller'), p.deployment_id, p.revision_id)), 201);
     })
-    .openapi(logRoute('build'), async (c) => {
-      const p = c.req.valid('param');
-      const { revision: r, logs } = await svc.logs(c.get('caller'), p.deployment_id, p.revision_id, 'build');
-      return c.json({ revision_id: r.id, kind: 'build' as const, status: r.status, logs }, 200);
-    })
-    .openapi(logRoute('deploy'), async (c) => {
-      const p = c.req.valid('param');
-      const { revision: r, logs } = await svc.logs(c.get('caller'), p.deployment_id, p.revision_id, 'deploy');
-      return c.json({ revision_id: r.id, kind: 'deploy' as const, status: r.status, logs }, 200);
-    });
+    .openapi(logRoute('build'), async (c) => (await logs(c.get('caller'), c.req.valid('param'), c.req.valid('query').follow === 'true', 'build')) as never)
+    .openapi(logRoute('deploy'), async (c) => (await logs(c.get('caller'), c.req.valid('param'), c.req.valid('query').follow === 'true', 'deploy')) as never);
+
+  // One handler for both kinds: the log so far as JSON, or followed as server-sent events.
+  async function logs(caller: Caller, p: { deployment_id: string; revision_id: string }, followed: boolean, kind: 'build' | 'deploy'): Promise<Response> {
+    const { revision: r, logs: text } = await svc.logs(caller, p.deployment_id, p.revision_id, kind);
+    if (!followed) return Response.json({ revision_id: r.id, kind, status: r.status, logs: text }, { status: 200 });
+    async function* follow(signal: AbortSignal): AsyncIterable<StoredEvent> {
+      let sent = 0;
+      let seq = 0;
+      for (;;) {
+        const now = await svc.logs(caller, p.deployment_id, p.revision_id, kind);
+        // Only the last 512 KiB are kept: when the log was cut, carry on from its new end.
+        if (now.logs.length < sent) sent = now.logs.length;
+        if (now.logs.length > sent) {
+          yield { seq: ++seq, event: 'log', data: { text: now.logs.slice(sent) } };
+          sent = now.logs.length;
+        }
+        if (!logOpen(kind, now.revision.status)) {
+          yield { seq: ++seq, event: 'end', data: { status: now.revision.status } };
+          return;
+        }
+        await new Promise((resolve) => setTimeout(resolve, 500));
+        if (signal.aborted) return;
+      }
+    }
+    return sseResponse({ events: follow, heartbeatMs });
+  }
 }

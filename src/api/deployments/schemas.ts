@@ -143,11 +143,12 @@ export const RevisionSchema = z
   .object({
     id: z.uuid(),
     deployment_id: z.uuid(),
+    number: z.number().int().openapi({ description: 'Hangar addition: the revision\'s number within its deployment (1, 2, …), as the logs count them.' }),
     status: z.enum(REVISION_STATUSES).openapi({ description: describeStatuses(REVISION_STATUS_MEANING) }),
     source_revision_config: SourceRevisionConfigSchema,
     resource_spec: ResourceSpecSchema.nullable(),
     image_version: z.string().nullable(),
-    status_message: z.string().nullable().openapi({ description: 'Why it failed, was skipped or was interrupted.' }),
+    status_message: z.string().nullable().openapi({ description: 'Why it failed, was skipped, was interrupted or no longer serves (replaced by revision N).' }),
     created_at: z.iso.datetime(),
     updated_at: z.iso.datetime(),
   })
@@ -208,6 +209,7 @@ export function presentRevision(r: Revision): z.infer<typeof RevisionSchema> {
   return {
     id: r.id,
     deployment_id: r.deploymentId,
+    number: r.seq,
     status: r.status,
     source_revision_config: {
       repo_ref: src.repo_ref ?? null,

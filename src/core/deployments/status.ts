@@ -28,12 +28,12 @@ export const REVISION_STATUS_MEANING: Record<RevisionStatus, string> = {
   BUILDING: 'Fetching the source and running the install and build commands.',
   AWAITING_DEPLOY: 'Built; waiting to be started.',
   DEPLOYING: 'Starting and health-checking; the previous revision keeps serving meanwhile.',
-  DEPLOYED: 'Healthy; it became (or was) the active revision.',
+  DEPLOYED: 'Serving: the active revision of its deployment (`active_revision_id`). Exactly one revision of a deployment is DEPLOYED at a time, none before the first deploy succeeds.',
   CREATE_FAILED: 'Its source could not be resolved (final).',
   BUILD_FAILED: 'Fetching, installing or building failed or timed out; see the build logs (final).',
   DEPLOY_FAILED: 'It did not start or did not become healthy; see the deploy logs (final).',
   SKIPPED: 'A newer revision was created before this one started deploying (final).',
-  INTERRUPTED: 'Stopped before it finished, because its deployment was deleted (final).',
+  INTERRUPTED: 'No longer serving (final): it was replaced by a newer revision (`status_message` names it; a rollback is a new revision), or its deployment was deleted before or while it served.',
 };
 
 /** The allowed transitions, in one table. Every change of status is checked against it. */
@@ -87,10 +87,10 @@ export type DeploymentStatus = (typeof DEPLOYMENT_STATUSES)[number];
 /** What each deployment status means. */
 export const DEPLOYMENT_STATUS_MEANING: Record<DeploymentStatus, string> = {
   AWAITING_DATABASE: 'Its first revision is being deployed and its storage prepared; nothing serves yet.',
-  READY: 'Its active revision serves (a newer revision may be building or deploying meanwhile).',
+  READY: 'Its active revision answers at the stable URL (a newer revision may be building or deploying meanwhile).',
   UNUSED: 'Nothing is deployed: no revision has deployed successfully yet, or the last attempt failed.',
   AWAITING_DELETE: 'Deletion was requested; the driver is tearing it down, then it disappears.',
-  UNKNOWN: 'The driver has lost track of it (for example its process could not be restarted).',
+  UNKNOWN: 'Its active revision is not answering: the process hosting it stopped (for example Hangar restarting) and it is being started again, or it could not be.',
 };
 
 /** Markdown list of statuses and their meanings, for OpenAPI descriptions. */

@@ -6,7 +6,7 @@ import { createHmac } from 'node:crypto';
 import type * as k8s from '@kubernetes/client-node';
 import type { Logger } from '../../logging.js';
 import { DriverFailure, type BuildResult, type DeployResult, type Driver, type DriverContext, type DriverTarget } from '../driver.js';
-import { objectNames, renderObjects, type K8sObject } from './render.js';
+import { databaseClaimName, objectNames, renderDatabase, renderObjects, type K8sObject } from './render.js';
 
 /** Settings of the Kubernetes driver. */
 export interface KubernetesDriverOptions {
@@ -72,16 +72,25 @@ export class KubernetesDriver implements Driver {
     return {};
   }
 
-  /** The objects of a revision (exported for tests and dry runs). */
-  render(t: DriverTarget): K8sObject[] {
+  private dbPassword(t: DriverTarget): string {
     // Without a key (dry runs), a password that is only as secret as the deployment id.
     const derive = this.o.derive ?? ((label: string) => createHmac('sha256', t.deployment.id).update(label).digest('hex'));
-    return renderObjects(t, { dbPassword: derive(`postgres:${t.deployment.id}`).slice(0, 32) });
+    return derive(`postgres:${t.deployment.id}`).slice(0, 32);
   }
 
-  async deploy(ctx: DriverContext): Promise<DeployResult> {
+  /** The deployment's database objects (exported for tests and dry runs). */
+  renderDatabase(t: DriverTarget): K8sObject[] {
+    return renderDatabase(t, { dbPassword: this.dbPassword(t) });
+  }
+
+  /** The objects of a revision (exported for tests and dry runs). */
+  render(t: DriverTarget): K8sObject[] {
+    return renderObjects(t, { dbPassword: this.dbPassword(t) });
+  }
+
+  private async apply(ctx: DriverContext, objects: K8sObject[]): Promise<void> {
     const api = await this.api();
-    for (const obj of this.render(ctx)) {
+    for (const obj of objects) {
       ctx.log('deploy', `[hangar] apply ${obj.kind} ${obj.metadata.namespace}/${obj.metadata.name}\n`);
       try {
         await api.patch(obj as k8s.KubernetesObject, undefined, undefined, FIELD_MANAGER, true, 'application/apply-patch+yaml');
@@ -89,6 +98,33 @@ export class KubernetesDriver implements Driver {
         throw new DriverFailure(`applying ${obj.kind} ${obj.metadata.name} failed: ${apiErrorMessage(error)}`);
       }
     }
+  }
+
+  /** Apply the deployment's PostgreSQL (idempotent) and wait until its StatefulSet has a ready replica. */
+  async ensureDatabase(ctx: DriverContext): Promise<void> {
+    await this.apply(ctx, this.renderDatabase(ctx));
+    const ns = ctx.deployment.sourceConfig.listener_config?.k8s_namespace ?? 'default';
+    const name = objectNames(ctx.deployment.name).db;
+    const deadline = Date.now() + (this.o.readyTimeoutMs ?? 600_000);
+    while (Date.now() < deadline) {
+      if (ctx.signal.aborted) throw new DriverFailure('stopped');
+      let s: k8s.V1StatefulSet;
+      try {
+        s = (await (await this.api()).read({ apiVersion: 'apps/v1', kind: 'StatefulSet', metadata: { name, namespace: ns } })) as k8s.V1StatefulSet;
+      } catch (error) {
+        throw new DriverFailure(`reading StatefulSet ${name} back failed: ${apiErrorMessage(error)}`);
+      }
+      if ((s.status?.readyReplicas ?? 0) >= 1) {
+        ctx.log('deploy', `[hangar] database ${name}: ready\n`);
+        return;
+      }
+      await new Promise((r) => setTimeout(r, 2_000));
+    }
+    throw new DriverFailure(`the database StatefulSet ${name} did not become ready in time`);
+  }
+
+  async deploy(ctx: DriverContext): Promise<DeployResult> {
+    await this.apply(ctx, this.render(ctx));
     await this.waitReady(ctx);
     const image = ctx.revision.sourceRevisionConfig.image_uri ?? '';
     const tag = /:([^:/@]+)$/.exec(image)?.[1] ?? 'latest';
@@ -118,6 +154,9 @@ export class KubernetesDriver implements Driver {
     throw new DriverFailure(`Deployment ${name} did not become available in time`);
   }
 
+  /** The Service already selects the new pods once the rolling update is done: nothing to switch. */
+  async promote(): Promise<void> {}
+
   /** A rolling update replaces the previous revision's pods; nothing to stop separately. */
   async stop(): Promise<void> {}
 
@@ -129,8 +168,11 @@ export class KubernetesDriver implements Driver {
       this.o.logger.warn({ err: error, deployment_id: target.id }, 'no cluster to delete the objects of a deployment from');
       return;
     }
-    const objects = this.render({ deployment: target, revision: { id: '', seq: 0, sourceRevisionConfig: {}, resourceSpec: { db_storage_gi: 1, redis_cpu: 0, queue_min_scale: 0 }, secrets: [] } });
-    for (const obj of objects.reverse()) {
+    const t: DriverTarget = { deployment: target, revision: { id: '', seq: 0, sourceRevisionConfig: {}, resourceSpec: { redis_cpu: 0, queue_min_scale: 0 }, secrets: [] } };
+    // The revision's objects, then the database, then the volume its StatefulSet claimed.
+    const ns = target.sourceConfig.listener_config?.k8s_namespace ?? 'default';
+    const claim: K8sObject = { apiVersion: 'v1', kind: 'PersistentVolumeClaim', metadata: { name: databaseClaimName(target.name), namespace: ns } };
+    for (const obj of [...this.render(t).reverse(), ...this.renderDatabase(t).reverse(), claim]) {
       await api.delete(obj as k8s.KubernetesObject).catch(() => {});
     }
   }

@@ -5,7 +5,7 @@ import { HorizontalPodAutoscaler } from 'kubernetes-models/autoscaling/v2';
 import { Secret, Service } from 'kubernetes-models/v1';
 import { describe, expect, it } from 'vitest';
 import type { DriverTarget } from '../driver.js';
-import { renderObjects, type K8sObject } from './render.js';
+import { renderDatabase, renderObjects, type K8sObject } from './render.js';
 
 const spec = {
   min_scale: 2, max_scale: 6, cpu: 0.5, cpu_limit: 1, memory_mb: 512, memory_limit_mb: 1024,
@@ -75,14 +75,14 @@ const MODELS: Record<string, new (o: never) => { validate(): void }> = {
 const find = (objs: K8sObject[], kind: string, name: string) => objs.find((o) => o.kind === kind && o.metadata.name === name) as any;
 
 describe('Kubernetes rendering', () => {
-  const objects = renderObjects(target, { dbPassword: 'pw' });
+  const objects = [...renderDatabase(target, { dbPassword: 'pw' }), ...renderObjects(target, { dbPassword: 'pw' })];
 
   it('renders only objects that validate against the Kubernetes schemas', () => {
     expect(objects.map((o) => `${o.kind}/${o.metadata.name}`)).toEqual([
-      'Secret/support-bot-secrets',
       'Secret/support-bot-postgres',
       'StatefulSet/support-bot-postgres',
       'Service/support-bot-postgres',
+      'Secret/support-bot-secrets',
       'Deployment/support-bot-redis',
       'Service/support-bot-redis',
       'Deployment/support-bot-api',
@@ -139,6 +139,17 @@ describe('Kubernetes rendering', () => {
     expect(db.template.spec.containers[0].args).toEqual(['-c', 'max_connections=200']);
     expect(db.template.spec.containers[0].resources).toEqual({ requests: { cpu: '500m', memory: '1024Mi' }, limits: { cpu: '1000m', memory: '2048Mi' } });
     expect(find(objects, 'Deployment', 'support-bot-redis').spec.template.spec.containers[0].resources).toEqual({ requests: { cpu: '100m', memory: '128Mi' }, limits: { cpu: '500m', memory: '256Mi' } });
+  });
+
+  it('renders the database as the deployment\'s: no revision label, the same for every revision', () => {
+    const db = renderDatabase(target, { dbPassword: 'pw' });
+    expect(db.map((o) => `${o.kind}/${o.metadata.name}`)).toEqual(['Secret/support-bot-postgres', 'StatefulSet/support-bot-postgres', 'Service/support-bot-postgres']);
+    for (const o of db) expect(o.metadata.labels).not.toHaveProperty('hangar.dev/revision');
+    expect(renderDatabase({ ...target, revision: { ...target.revision, id: 'other', seq: 9 } }, { dbPassword: 'pw' })).toEqual(db);
+    // The revision's objects carry their revision and never the database.
+    const revisionObjects = renderObjects(target, { dbPassword: 'pw' });
+    expect(revisionObjects.some((o) => o.metadata.name === 'support-bot-postgres')).toBe(false);
+    for (const o of revisionObjects) expect(o.metadata.labels).toMatchObject({ 'hangar.dev/revision': '3' });
   });
 
   it('renders just the API, its autoscaler, a Service and the Secret for an empty resource_spec', () => {

@@ -1,6 +1,8 @@
-// Rendering a deployment revision as Kubernetes objects: API and queue Deployments with their
-// autoscalers, a Service, a Secret for `secrets`, and PostgreSQL and Redis per the db_* / redis_*
-// fields, all carrying resource_spec's metadata and pod composition as given.
+// Rendering a deployment as Kubernetes objects. Per revision: API and queue Deployments with their
+// autoscalers, a Service, a Secret for `secrets`, and Redis per the redis_* fields. Per deployment
+// (renderDatabase): its PostgreSQL database, sized by the db_* fields, which every revision uses and
+// which carries no revision label, so a new revision never restarts or replaces it. All carry
+// resource_spec's metadata and pod composition as given.
 import type { DriverTarget } from '../driver.js';
 
 /** A rendered Kubernetes object (plain JSON, as applied). */
@@ -33,13 +35,18 @@ export function objectNames(name: string) {
   return { api: `${name}-api`, queue: `${name}-queue`, service: name, secret: `${name}-secrets`, db: `${name}-postgres`, dbSecret: `${name}-postgres`, redis: `${name}-redis` };
 }
 
-/** Every object of one revision, in apply order. */
-export function renderObjects(t: DriverTarget, o: { dbPassword: string }): K8sObject[] {
+/** What the objects of a deployment share: namespace, names, labels (`perRevision` adds the revision's). */
+function common(t: DriverTarget, perRevision: boolean) {
   const spec = (t.revision.resourceSpec ?? {}) as Spec;
   const ns = t.deployment.sourceConfig.listener_config?.k8s_namespace ?? 'default';
   const names = objectNames(t.deployment.name);
   const selector = { 'app.kubernetes.io/name': t.deployment.name, 'app.kubernetes.io/instance': t.deployment.id };
-  const labels = { ...((spec.labels as Record<string, string> | null) ?? {}), ...selector, 'app.kubernetes.io/managed-by': 'hangar', 'hangar.dev/revision': String(t.revision.seq) };
+  const labels = {
+    ...((spec.labels as Record<string, string> | null) ?? {}),
+    ...selector,
+    'app.kubernetes.io/managed-by': 'hangar',
+    ...(perRevision ? { 'hangar.dev/revision': String(t.revision.seq) } : {}),
+  };
   const annotations = (spec.annotations as Record<string, string> | null) ?? {};
   const meta = (name: string, component: string) => ({
     name,
@@ -47,7 +54,31 @@ export function renderObjects(t: DriverTarget, o: { dbPassword: string }): K8sOb
     labels: { ...labels, 'app.kubernetes.io/component': component },
     ...(Object.keys(annotations).length ? { annotations } : {}),
   });
-  const withDb = ['db_cpu', 'db_memory_mb', 'db_storage_gi', 'db_max_connections', 'db_cpu_limit', 'db_memory_limit_mb'].some((k) => spec[k] != null);
+  return { spec, ns, names, selector, labels, annotations, meta };
+}
+
+/**
+ * The deployment's database, in apply order: its Secret (password and DATABASE_URI), a PostgreSQL
+ * StatefulSet with a volume claim, and its Service. Applied before the first revision and again
+ * (unchanged unless db_* changed) before each; deleted only with the deployment.
+ */
+export function renderDatabase(t: DriverTarget, o: { dbPassword: string }): K8sObject[] {
+  const { spec, ns, names, meta } = common(t, false);
+  const uri = `postgres://postgres:${encodeURIComponent(o.dbPassword)}@${names.db}.${ns}.svc:5432/postgres?sslmode=disable`;
+  return [
+    { apiVersion: 'v1', kind: 'Secret', metadata: meta(names.dbSecret, 'postgres'), type: 'Opaque', stringData: { password: o.dbPassword, uri } },
+    ...renderPostgres(spec, names, meta),
+  ];
+}
+
+/** The PersistentVolumeClaim the database's StatefulSet creates (deleted with the deployment). */
+export function databaseClaimName(deploymentName: string): string {
+  return `data-${objectNames(deploymentName).db}-0`;
+}
+
+/** Every object of one revision, in apply order (the database is the deployment's: renderDatabase). */
+export function renderObjects(t: DriverTarget, _o: { dbPassword: string }): K8sObject[] {
+  const { spec, ns, names, selector, labels, annotations, meta } = common(t, true);
   const withRedis = ['redis_cpu', 'redis_memory_mb', 'redis_cpu_limit', 'redis_memory_limit_mb'].some((k) => spec[k] != null);
   const withQueue = ['queue_min_scale', 'queue_max_scale', 'queue_cpu', 'queue_memory_mb'].some((k) => spec[k] != null);
 
@@ -55,7 +86,7 @@ export function renderObjects(t: DriverTarget, o: { dbPassword: string }): K8sOb
     { name: 'PORT', value: String(APP_PORT) },
     ...t.revision.secrets.map((s) => ({ name: s.name, valueFrom: { secretKeyRef: { name: names.secret, key: s.name } } })),
     ...(t.deployment.secretReferences ?? []).map((r) => ({ name: r.name, valueFrom: { secretKeyRef: { name: r.secret_name, key: r.secret_key } } })),
-    ...(withDb ? [{ name: 'DATABASE_URI', valueFrom: { secretKeyRef: { name: names.dbSecret, key: 'uri' } } }] : []),
+    { name: 'DATABASE_URI', valueFrom: { secretKeyRef: { name: names.dbSecret, key: 'uri' } } },
     ...(withRedis ? [{ name: 'REDIS_URI', value: `redis://${names.redis}.${ns}.svc:6379` }] : []),
   ];
   const sidecars = ((spec.sidecars as Record<string, unknown>[] | null) ?? []);
@@ -103,11 +134,6 @@ export function renderObjects(t: DriverTarget, o: { dbPassword: string }): K8sOb
   const out: K8sObject[] = [
     { apiVersion: 'v1', kind: 'Secret', metadata: meta(names.secret, 'secrets'), type: 'Opaque', stringData: Object.fromEntries(t.revision.secrets.map((s) => [s.name, s.value])) },
   ];
-  if (withDb) {
-    const uri = `postgres://postgres:${encodeURIComponent(o.dbPassword)}@${names.db}.${ns}.svc:5432/postgres?sslmode=disable`;
-    out.push({ apiVersion: 'v1', kind: 'Secret', metadata: meta(names.dbSecret, 'postgres'), type: 'Opaque', stringData: { password: o.dbPassword, uri } });
-    out.push(...renderPostgres(spec, names, meta));
-  }
   if (withRedis) out.push(...renderRedis(spec, names, meta));
   out.push(deployment(names.api, 'api', '', n(spec, 'min_scale')), hpa(names.api, 'api', n(spec, 'min_scale'), n(spec, 'max_scale')));
   if (withQueue) out.push(deployment(names.queue, 'queue', 'queue_', n(spec, 'queue_min_scale')), hpa(names.queue, 'queue', n(spec, 'queue_min_scale'), n(spec, 'queue_max_scale')));

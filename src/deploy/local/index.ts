@@ -1,7 +1,8 @@
 // The local driver (embedded default): builds a revision from its source in the data directory and
 // runs it on the official LangGraph JS server (@langchain/langgraph-api) as a supervised process.
+import { createHash, randomUUID } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { readFile, rm, symlink, writeFile } from 'node:fs/promises';
+import { lstat, mkdir, readFile, rename, rm, symlink, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import path from 'node:path';
 import { createRequire } from 'node:module';
@@ -9,7 +10,8 @@ import { pathToFileURL } from 'node:url';
 import type { Logger } from '../../logging.js';
 import type { AppTraceEnv, AppTracing } from '../app-tracing.js';
 import { DriverFailure, type BuildResult, type DeployResult, type Driver, type DriverContext, type DriverTarget } from '../driver.js';
-import { runShell } from './commands.js';
+import { runShell, type CommandOptions } from './commands.js';
+import { Front } from './front.js';
 import { readAppConfig } from './app-config.js';
 import { fetchSource, type FetchDeps } from './fetch.js';
 import { AppProcess } from './supervisor.js';
@@ -34,18 +36,43 @@ export const LANGGRAPH_API_VERSION: string = (JSON.parse(await readFile(LANGGRAP
 
 // Hangar's own node_modules: applications without their own get the LangGraph packages from here.
 const HANGAR_NODE_MODULES = path.resolve(LANGGRAPH_API_PACKAGE, '../../..');
+// The LangGraph API server's storage modules (imported by file URL: the package does not export them).
+const LANGGRAPH_API_DIST = path.join(path.dirname(LANGGRAPH_API_PACKAGE), 'dist');
 
 /** Builds and runs revisions on this host. */
 export class LocalDriver implements Driver {
   readonly name = 'local' as const;
   readonly hostsProcesses = true;
-  private readonly running = new Map<string, AppProcess>();
+  private readonly running = new Map<string, { deploymentId: string; app: AppProcess }>();
   private readonly traceEnvs = new Map<string, AppTraceEnv>();
+  private readonly fronts = new Map<string, Promise<Front>>();
 
   constructor(private readonly o: LocalDriverOptions) {}
 
   private revisionDir(deploymentId: string, revisionId: string): string {
     return path.join(this.o.dir, deploymentId, revisionId);
+  }
+
+  /** The deployment's database: the LangGraph server's storage files, shared by every revision. */
+  private databaseDir(deploymentId: string): string {
+    return path.join(this.o.dir, deploymentId, 'database');
+  }
+
+  async ensureDatabase(ctx: DriverContext): Promise<void> {
+    const dir = this.databaseDir(ctx.deployment.id);
+    if (existsSync(dir)) return;
+    await mkdir(dir, { recursive: true });
+    ctx.log('deploy', `[hangar] created the deployment's database (threads, runs, checkpoints, store)\n`);
+  }
+
+  private front(deploymentId: string): Promise<Front> {
+    let f = this.fronts.get(deploymentId);
+    if (!f) {
+      f = Front.start();
+      this.fronts.set(deploymentId, f);
+      f.catch(() => this.fronts.delete(deploymentId));
+    }
+    return f;
   }
 
   async build(ctx: DriverContext): Promise<BuildResult> {
@@ -62,17 +89,60 @@ export class LocalDriver implements Driver {
     ctx.log('build', `[hangar] graphs: ${Object.keys(config.graphs).join(', ')}\n`);
     const pkg = await readPackageJson(config.root);
     const sc = ctx.deployment.sourceConfig;
-    const install = sc.install_command ?? defaultInstall(config.root, pkg);
     const o = { ...cmd, cwd: config.root, env: { ...cmd.env, ...config.env } };
-    if (install) await runShell(install, o);
+    await this.install(ctx, config.root, pkg, sc.install_command ?? undefined, o);
     const build = sc.build_command ?? (pkg?.scripts?.build ? 'npm run build' : undefined);
     if (build) await runShell(build, o);
     if (!existsSync(path.join(config.root, 'node_modules'))) {
       ctx.log('build', '[hangar] no node_modules: the application uses the LangGraph packages of the runtime\n');
       await symlink(HANGAR_NODE_MODULES, path.join(config.root, 'node_modules'), 'dir');
+    } else {
+      // Packages the application does not install itself (e.g. @langchain/langgraph) resolve from the
+      // runtime's: Node looks in the parent directories' node_modules after the application's own.
+      await rm(path.join(dir, 'node_modules'), { force: true });
+      await symlink(HANGAR_NODE_MODULES, path.join(dir, 'node_modules'), 'dir');
     }
     ctx.log('build', '[hangar] build done\n');
     return { commitSha };
+  }
+
+  /**
+   * Install dependencies. The default `npm ci` of a lockfile goes through a content-addressed cache:
+   * `<dir>/.cache/node_modules/<sha256 of the lockfile and Node version>/node_modules`, linked into
+   * the revision, so a revision whose lockfile did not change installs nothing. A custom
+   * install_command always runs (it may do more than install).
+   */
+  private async install(ctx: DriverContext, root: string, pkg: PackageJson | undefined, custom: string | undefined, o: CommandOptions): Promise<void> {
+    const install = custom ?? defaultInstall(root, pkg);
+    if (!install) return;
+    const lockfile = path.join(root, 'package-lock.json');
+    if (custom || install !== 'npm ci') return void (await runShell(install, o));
+    const lock = await readFile(lockfile);
+    if (hasLinks(lock)) {
+      // Linked (file: directory) packages point into this revision's source: nothing to share.
+      ctx.log('build', '[hangar] package-lock.json links local directories: installing without the cache\n');
+      return void (await runShell(install, o));
+    }
+    const key = createHash('sha256').update(lock).update(`\0${process.version}\0${process.platform}-${process.arch}`).digest('hex');
+    const cached = path.join(this.o.dir, '.cache', 'node_modules', key);
+    const link = path.join(root, 'node_modules');
+    if (existsSync(path.join(cached, 'node_modules'))) {
+      ctx.log('build', `[hangar] package-lock.json unchanged (sha256 ${key.slice(0, 12)}): reusing its installed dependencies\n`);
+    } else {
+      await runShell(install, o);
+      // Publish into the cache by rename (atomic); when another build published the same key first, keep theirs.
+      const tmp = `${cached}.tmp-${randomUUID()}`;
+      await mkdir(tmp, { recursive: true });
+      await rename(link, path.join(tmp, 'node_modules'));
+      try {
+        await rename(tmp, cached);
+        ctx.log('build', `[hangar] installed dependencies cached under sha256 ${key.slice(0, 12)} of package-lock.json\n`);
+      } catch {
+        await rm(tmp, { recursive: true, force: true });
+      }
+    }
+    await rm(link, { recursive: true, force: true });
+    await symlink(path.join(cached, 'node_modules'), link, 'dir');
   }
 
   async deploy(ctx: DriverContext): Promise<DeployResult> {
@@ -84,6 +154,15 @@ export class LocalDriver implements Driver {
     const port = await freePort();
     const entry = path.join(dir, 'hangar-entry.mjs');
     await writeFile(entry, entryScript());
+    // The server keeps its storage in <cwd>/.langgraph_api: point it at the deployment's database.
+    const storage = path.join(config.root, '.langgraph_api');
+    if (await lstat(storage).catch(() => undefined)) {
+      ctx.log('deploy', '[hangar] the source has its own .langgraph_api; the deployment database is used instead\n');
+      await rm(storage, { recursive: true, force: true });
+    }
+    await mkdir(this.databaseDir(ctx.deployment.id), { recursive: true });
+    await symlink(this.databaseDir(ctx.deployment.id), storage, 'dir');
+    const front = await this.front(ctx.deployment.id);
     const needsTs = Object.values(config.graphs).some((g) => /\.(m|c)?tsx?(:|$)/.test(typeof g === 'string' ? g : g.path));
     const args = [...(needsTs ? ['--import', tsxLoader()] : []), entry];
     const options = { port, nWorkers: 2, host: '127.0.0.1', cwd: config.root, graphs: config.graphs, auth: config.auth, http: config.http };
@@ -96,32 +175,54 @@ export class LocalDriver implements Driver {
       PORT: String(port),
       LANGGRAPH_API_URL: `http://127.0.0.1:${port}`,
       HANGAR_APP_OPTIONS: JSON.stringify(options),
+      // A new revision reads the database but writes it only once it takes over (promote).
+      HANGAR_STORAGE_ROLE: 'standby',
       // Traces go to the deployment's tracing project in Hangar; never to a SaaS by accident.
       ...(traces?.env ?? { LANGSMITH_TRACING: 'false' }),
     };
     ctx.log('deploy', `[hangar] starting revision ${ctx.revision.seq} on port ${port} (LangGraph API ${LANGGRAPH_API_VERSION})\n`);
-    const app = new AppProcess({ args, cwd: config.root, env, port, onOutput: (t) => ctx.log('deploy', t) });
-    this.running.set(ctx.revision.id, app);
+    const app = new AppProcess({ args, cwd: config.root, env, port, onOutput: appOutput((t) => ctx.log('deploy', t)) });
+    this.running.set(ctx.revision.id, { deploymentId: ctx.deployment.id, app });
     await app.startHealthy(this.o.healthTimeoutMs, ctx.signal);
     ctx.log('deploy', '[hangar] healthy: GET /ok answered 200\n');
-    return { runtimeUrl: app.url, imageVersion: LANGGRAPH_API_VERSION };
+    return { runtimeUrl: front.url, imageVersion: LANGGRAPH_API_VERSION };
+  }
+
+  async promote(ctx: DriverContext): Promise<void> {
+    const entry = this.running.get(ctx.revision.id);
+    if (!entry) throw new DriverFailure('the revision is not running on this host');
+    const front = await this.front(ctx.deployment.id);
+    const previous = await front.switchTo(entry.app, () => entry.app.activate());
+    for (const [id, r] of this.running) if (r.app === previous) await this.stop(ctx.deployment.id, id);
+    ctx.log('deploy', `[hangar] serving: revision ${ctx.revision.seq} took over the deployment's database and its stable URL\n`);
   }
 
   async stop(_deploymentId: string, revisionId: string): Promise<void> {
-    const app = this.running.get(revisionId);
+    const entry = this.running.get(revisionId);
     this.running.delete(revisionId);
-    await app?.stop();
+    if (entry) {
+      const front = this.fronts.get(entry.deploymentId);
+      if (front) (await front.catch(() => undefined))?.forget(entry.app);
+      await entry.app.stop();
+    }
     const traces = this.traceEnvs.get(revisionId);
     this.traceEnvs.delete(revisionId);
     await traces?.release().catch((error: unknown) => this.o.logger.warn({ err: error }, 'could not revoke the tracing key of a revision'));
   }
 
   async teardown(target: DriverTarget['deployment']): Promise<void> {
+    const front = this.fronts.get(target.id);
+    this.fronts.delete(target.id);
+    if (front) await (await front.catch(() => undefined))?.close();
     await rm(path.join(this.o.dir, target.id), { recursive: true, force: true });
   }
 
   async close(): Promise<void> {
+    // Each process flushes the deployment's database as it stops.
     await Promise.allSettled([...this.running.keys()].map((id) => this.stop('', id)));
+    const fronts = [...this.fronts.values()];
+    this.fronts.clear();
+    await Promise.allSettled(fronts.map(async (f) => (await f).close()));
   }
 }
 
@@ -139,6 +240,16 @@ async function readPackageJson(root: string): Promise<PackageJson | undefined> {
   }
 }
 
+/** Whether a lockfile (v2/v3) has packages linked from directories (`"link": true`). */
+function hasLinks(lock: Buffer): boolean {
+  try {
+    const packages = (JSON.parse(lock.toString('utf8')) as { packages?: Record<string, { link?: boolean }> }).packages ?? {};
+    return Object.values(packages).some((p) => p.link === true);
+  } catch {
+    return true;
+  }
+}
+
 /** `npm ci` with a lockfile, `npm install` without; nothing when there is nothing to install. */
 function defaultInstall(root: string, pkg: PackageJson | undefined): string | undefined {
   const deps = Object.keys({ ...pkg?.dependencies, ...pkg?.devDependencies });
@@ -149,7 +260,27 @@ function defaultInstall(root: string, pkg: PackageJson | undefined): string | un
 /** The environment every build step and application starts from: nothing of Hangar's own secrets. */
 function baseEnv(): NodeJS.ProcessEnv {
   const keep = ['PATH', 'HOME', 'TMPDIR', 'LANG', 'npm_config_cache', 'npm_config_registry', 'HTTPS_PROXY', 'HTTP_PROXY', 'NO_PROXY'];
-  return Object.fromEntries(keep.filter((k) => process.env[k] !== undefined).map((k) => [k, process.env[k]]));
+  // Logs are read in a browser or a terminal later, not live in a TTY: no colour codes.
+  return { ...Object.fromEntries(keep.filter((k) => process.env[k] !== undefined).map((k) => [k, process.env[k]])), NO_COLOR: '1', FORCE_COLOR: '0', npm_config_color: 'false' };
+}
+
+/**
+ * The application's output for the deploy log, without the LangGraph server's start-up warning that
+ * its dependencies are "not up to date" at version 0.0.0: it cannot read package versions on this
+ * Node (a JSON import without its attribute fails), so the warning is always wrong here.
+ */
+function appOutput(log: (text: string) => void): (text: string) => void {
+  let dropping = false;
+  return (text) => {
+    const kept = text.split('\n').filter((line) => {
+      if (/dependencies are not up to date/i.test(line) && text.includes("'0.0.0'")) dropping = true;
+      if (!dropping) return true;
+      // The warning's object ends with the logger's closing mark (or a line without its frame).
+      if (line.includes('┗') || !line.includes('┃')) dropping = line.includes('┏');
+      return false;
+    });
+    if (kept.join('').trim()) log(kept.join('\n'));
+  };
 }
 
 /** Ask the OS for a free loopback port. */
@@ -172,17 +303,104 @@ function tsxLoader(): string {
   }
 }
 
-/** The process entry: the LangGraph JS server's own startServer, with the options of this revision. */
+/**
+ * The process entry: the LangGraph JS server's own startServer, with the options of this revision
+ * and its storage (the deployment's database, linked in as `<cwd>/.langgraph_api`) made safe to share
+ * between revisions: only the serving revision writes (a new one reads until it takes over, then
+ * reloads what the previous one flushed on exit); writes are atomic (temporary file + rename) and
+ * finished before the operation returns, so a crash loses nothing that was answered.
+ */
 function entryScript(): string {
-  const server = pathToFileURL(hangarRequire.resolve('@langchain/langgraph-api/server')).href;
+  const url = (rel: string) => JSON.stringify(pathToFileURL(path.join(LANGGRAPH_API_DIST, rel)).href);
   return `// Written by Hangar: runs one revision on the LangGraph JS server.
-import { startServer } from ${JSON.stringify(server)};
+import { rename, writeFile } from 'node:fs/promises';
+import { startServer } from ${url('server.mjs')};
+import { FileSystemPersistence, serialize } from ${url('storage/persist.mjs')};
+import { FileSystemOps, FileSystemRuns } from ${url('storage/ops.mjs')};
+import { checkpointer } from ${url('storage/checkpoint.mjs')};
+import { store } from ${url('storage/store.mjs')};
+
 const options = JSON.parse(process.env.HANGAR_APP_OPTIONS);
 delete process.env.HANGAR_APP_OPTIONS;
-const { cleanup } = await startServer(options);
+let writer = process.env.HANGAR_STORAGE_ROLE === 'writer';
+const P = FileSystemPersistence.prototype;
+// Group commit: one write at a time per file; callers arriving meanwhile share the next one.
+P.persist = function () {
+  clearTimeout(this.flushTimeout);
+  if (!writer || this.data == null || this.filepath == null) return Promise.resolve();
+  if (this.hangarWriting) {
+    this.hangarNext ??= this.hangarWriting.then(() => { this.hangarNext = undefined; return this.persist(); });
+    return this.hangarNext;
+  }
+  const tmp = this.filepath + '.' + process.pid + '.tmp';
+  const text = serialize(this.data);
+  this.hangarWriting = writeFile(tmp, text, 'utf-8').then(() => rename(tmp, this.filepath)).finally(() => { this.hangarWriting = undefined; });
+  return this.hangarWriting;
+};
+P.schedulePersist = function () {
+  this.persist().catch((e) => console.error('hangar: could not write the database', e));
+};
+// Generators (the run queue's next()) mark changes and then yield: the change is written before
+// the value is handed on, so a run is 'running' on disk before it starts executing.
+P.withGenerator = async function* (fn) {
+  if (this.filepath == null || this.data == null) throw new Error(this.name + ' not initialized');
+  let dirty = false;
+  const schedulePersist = () => void (dirty = true);
+  const gen = typeof fn === 'function' ? fn(this.data, { schedulePersist }) : fn;
+  for await (const value of gen) {
+    if (dirty) { dirty = false; await this.persist(); }
+    yield value;
+  }
+  if (dirty) await this.persist();
+};
+P.with = async function (fn) {
+  if (this.filepath == null || this.data == null) throw new Error(this.name + ' not initialized');
+  try { return await fn(this.data); } finally { await this.persist(); }
+};
+
+// Only the writer runs the queue: a standby revision must not execute runs it read from the database.
+const next = FileSystemRuns.prototype.next;
+FileSystemRuns.prototype.next = async function* (...args) { if (writer) yield* next.apply(this, args); };
+
+const opsConn = new FileSystemPersistence('.langgraphjs_ops.json', () => ({ runs: {}, threads: {}, assistants: {}, assistant_versions: [], retry_counter: {} }));
+await opsConn.initialize(options.cwd);
+// Runs left 'running' by a process that is gone (a crash, or a stop that did not wait for them)
+// will never finish: they end as errors, so their threads take new runs.
+function endOrphanedRuns() {
+  for (const run of Object.values(opsConn.data.runs)) {
+    if (run.status !== 'running') continue;
+    run.status = 'error';
+    run.updated_at = new Date();
+    const thread = opsConn.data.threads[run.thread_id];
+    if (thread?.status === 'busy') thread.status = 'error';
+    console.error('hangar: run ' + run.run_id + ' was running in a process that is gone; it ended as an error');
+  }
+}
+if (writer) endOrphanedRuns();
+const { cleanup } = await startServer(options, { ops: new FileSystemOps(opsConn) });
+
+// Take over the database: load what the previous revision flushed, keep this revision's graphs' assistants.
+async function takeOver() {
+  const mine = Object.entries(opsConn.data.assistants).filter(([, a]) => a.metadata?.created_by === 'system');
+  const versions = opsConn.data.assistant_versions.filter((v) => mine.some(([id]) => id === v.assistant_id));
+  await opsConn.initialize(options.cwd);
+  await checkpointer.initialize(options.cwd);
+  await store.initialize(options.cwd);
+  for (const [id, a] of mine) {
+    if (opsConn.data.assistants[id]) continue;
+    opsConn.data.assistants[id] = a;
+    opsConn.data.assistant_versions.push(...versions.filter((v) => v.assistant_id === id));
+  }
+  writer = true;
+  endOrphanedRuns();
+  await opsConn.persist();
+}
+process.on('message', (m) => {
+  if (m?.type !== 'activate') return;
+  takeOver().then(() => process.send({ type: 'activated' }), (e) => process.send({ type: 'activate-failed', error: String(e?.message ?? e) }));
+});
 const stop = async () => { try { await cleanup(); } finally { process.exit(0); } };
 process.once('SIGTERM', stop);
 process.once('SIGINT', stop);
 `;
 }
-

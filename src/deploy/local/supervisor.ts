@@ -28,8 +28,15 @@ export class AppProcess {
   private exited: Promise<void> = Promise.resolve();
   /** How many times it was restarted after a crash. */
   restarts = 0;
+  /** Waiters for the next healthy start after a crash (the front holds requests meanwhile). */
+  private upWaiters: (() => void)[] = [];
+  private up = false;
 
   constructor(private readonly spec: AppProcessSpec) {}
+
+  get port(): number {
+    return this.spec.port;
+  }
 
   get url(): string {
     return `http://127.0.0.1:${this.spec.port}`;
@@ -46,11 +53,59 @@ export class AppProcess {
       if (Date.now() > deadline) throw new DriverFailure(`the application did not answer GET /ok within ${timeoutMs} ms`);
       if (await this.healthy()) {
         this.supervising = true;
+        this.markUp(true);
         return;
       }
       await new Promise((r) => setTimeout(r, 150));
     }
     throw new DriverFailure('the application exited before it became healthy; see the deploy logs');
+  }
+
+  /**
+   * Make this process the writer of the deployment's database: it reloads the storage (which the
+   * previous revision flushed when it stopped) and persists from then on. Restarts after a crash
+   * start as the writer directly.
+   */
+  async activate(timeoutMs = 30_000): Promise<void> {
+    this.spec.env.HANGAR_STORAGE_ROLE = 'writer';
+    const child = this.child;
+    if (!child?.connected) throw new DriverFailure('the application is not running');
+    await new Promise<void>((resolve, reject) => {
+      const timer = setTimeout(() => done(new DriverFailure(`the application did not take over its database within ${timeoutMs} ms`)), timeoutMs);
+      const onMessage = (m: unknown) => {
+        if ((m as { type?: string })?.type === 'activated') done();
+        else if ((m as { type?: string })?.type === 'activate-failed') done(new DriverFailure(`the application could not load its database: ${(m as { error?: string }).error}`));
+      };
+      const onExit = () => done(new DriverFailure('the application exited while taking over its database'));
+      const done = (error?: Error) => {
+        clearTimeout(timer);
+        child.off('message', onMessage);
+        child.off('exit', onExit);
+        if (error) reject(error);
+        else resolve();
+      };
+      child.on('message', onMessage);
+      child.once('exit', onExit);
+      child.send({ type: 'activate' });
+    });
+  }
+
+  /** Resolves when the process answers (at once unless it is between a crash and its restart). */
+  whenUp(timeoutMs: number): Promise<void> {
+    if (this.up || this.stopped) return Promise.resolve();
+    return new Promise((resolve) => {
+      const timer = setTimeout(resolve, timeoutMs);
+      this.upWaiters.push(() => {
+        clearTimeout(timer);
+        resolve();
+      });
+    });
+  }
+
+  private markUp(up: boolean): void {
+    this.up = up;
+    if (!up) return;
+    for (const w of this.upWaiters.splice(0)) w();
   }
 
   /** Whether GET /ok answers 200 now. */
@@ -67,6 +122,7 @@ export class AppProcess {
   /** Stop it for good (SIGTERM to its process group, SIGKILL after 5 s). */
   async stop(): Promise<void> {
     this.stopped = true;
+    this.markUp(true);
     clearTimeout(this.restartTimer);
     const child = this.child;
     if (!child || child.exitCode !== null || child.signalCode !== null) return;
@@ -79,7 +135,7 @@ export class AppProcess {
 
   private spawn(): void {
     const started = Date.now();
-    const child = spawn(process.execPath, this.spec.args, { cwd: this.spec.cwd, env: this.spec.env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, this.spec.args, { cwd: this.spec.cwd, env: this.spec.env, detached: true, stdio: ['ignore', 'pipe', 'pipe', 'ipc'] });
     this.child = child;
     child.stdout!.on('data', (b: Buffer) => this.spec.onOutput(b.toString()));
     child.stderr!.on('data', (b: Buffer) => this.spec.onOutput(b.toString()));
@@ -88,16 +144,28 @@ export class AppProcess {
       child.once('exit', (code, sig) => {
         resolve();
         if (this.stopped || !this.supervising) return;
+        this.markUp(false);
         if (Date.now() - started > STABLE_MS) this.backoffMs = 1_000;
         this.spec.onOutput(`\n[hangar] the application exited (${code ?? sig}); restarting in ${this.backoffMs} ms\n`);
         this.restartTimer = setTimeout(() => {
           if (this.stopped) return;
           this.restarts++;
           this.spawn();
+          void this.waitHealthyAfterRestart();
         }, this.backoffMs);
         this.backoffMs = Math.min(this.backoffMs * 2, MAX_BACKOFF_MS);
       });
     });
+  }
+
+  /** After a supervised restart: mark it up once /ok answers again (or it exits again). */
+  private async waitHealthyAfterRestart(): Promise<void> {
+    let exited = false;
+    void this.exited.then(() => (exited = true));
+    while (!exited && !this.stopped) {
+      if (await this.healthy()) return this.markUp(true);
+      await new Promise((r) => setTimeout(r, 100));
+    }
   }
 }
 
