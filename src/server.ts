@@ -102,6 +102,7 @@ export async function startHangar(config: Config, options: StartOptions = {}): P
         leaseMs: config.runLeaseMs,
         maxAttempts: config.runMaxAttempts,
         modelLimits: { timeoutMs: config.modelTimeoutMs, maxRetries: config.modelMaxRetries },
+        deadlines: { runTimeoutMs: config.runTimeoutMs, modelCallTimeoutMs: config.modelCallTimeoutMs, modelIdleTimeoutMs: config.modelIdleTimeoutMs },
         toolLimits: { connectTimeoutMs: config.toolConnectTimeoutMs, callTimeoutMs: config.toolTimeoutMs },
         recursionLimit: config.recursionLimit,
         checkpointDurability: config.checkpointDurability,

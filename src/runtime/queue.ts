@@ -26,7 +26,7 @@ export interface ClaimedRun {
 export interface RunOutcome {
   status: Extract<RunStatus, 'success' | 'error' | 'interrupted' | 'timeout'>;
   thread: Extract<ThreadStatus, 'idle' | 'interrupted' | 'error'>;
-  error?: { error: string; message: string } | undefined;
+  error?: { error: string; message: string; code?: string | undefined } | undefined;
   /** Tokens the run's model calls used, and the model (kept in the run's metadata for usage reports). */
   usage?: { model: string; input_tokens: number; output_tokens: number } | undefined;
   /** Tools named in tools.json that their server did not offer (kept on the run's record). */

@@ -113,6 +113,7 @@ export class WorkerPool implements BackgroundTask {
         signal: abort.signal,
         recursionLimit: this.settings.recursionLimit,
         durability: this.settings.checkpointDurability,
+        deadlines: this.settings.deadlines,
       });
       await Promise.all([writer.flush(), settleCallbacks(handlers)]);
       const settled = await this.runtime.queue.finish(run, outcome);
