@@ -219,3 +219,25 @@ export function invalid(issues: FieldIssue[]): HangarError {
 export function invalidField(loc: (string | number)[], msg: string, type = 'value_error'): HangarError {
   return invalid([{ loc: ['body', ...loc], msg, type }]);
 }
+
+const KEY_SHAPES = [
+  /\b(Bearer|Basic|Token)\s+\S{6,}/gi,
+  // Whole keys and the masked fragments providers echo ("sk-ab***yz", "sk-proj-…1234").
+  /\b(sk|pk|rk|hgr|key)[-_][A-Za-z0-9_*.…-]{4,}/gi,
+  /\b[A-Za-z0-9]{2,}\*{3,}[A-Za-z0-9]*/g,
+];
+
+/**
+ * An error message as clients and traces may see it: without stack frames, server paths and key-like
+ * fragments (`knownSecrets` too), on one line, at most 500 characters. The full error goes to the
+ * server log at debug level.
+ */
+export function scrubMessage(text: string, knownSecrets: readonly string[] = []): string {
+  let out = text.split(/\n\s+at /)[0]!;
+  for (const secret of knownSecrets) if (secret.length >= 6) out = out.split(secret).join('[redacted]');
+  for (const shape of KEY_SHAPES) out = out.replace(shape, '[redacted]');
+  // Absolute file paths of this server (file:///…, /home/…/src/x.ts:12:3); URL paths (/v1/…) stay.
+  out = out.replace(/file:\/\/\/\S+/g, '[path]').replace(/(^|[\s('"`=:])\/(?:home|usr|tmp|var|opt|root|work|srv|app|Users|etc|mnt|private|nix|workspace)\/[^\s'"`)]*/g, '$1[path]');
+  out = out.replace(/\s+/g, ' ').trim();
+  return out.length > 500 ? `${out.slice(0, 497)}…` : out || 'no details';
+}

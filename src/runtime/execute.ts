@@ -81,7 +81,7 @@ export async function executeRun(options: ExecuteOptions): Promise<RunOutcome> {
     // A deadline Hangar enforced names itself; anything else is classified from the error.
     const failure = classifyFailure(limits?.reason ?? error);
     writer.append({ kind: 'error', data: failure });
-    return { status: failure.code === 'run_timeout' ? 'timeout' : 'error', thread: 'error', error: failure, usage: usage.total(modelName) };
+    return { status: failure.code === 'run_timeout' ? 'timeout' : 'error', thread: 'error', error: failure, usage: usage.total(modelName), cause: error };
   } finally {
     limits?.dispose();
   }

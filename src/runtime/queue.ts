@@ -31,6 +31,8 @@ export interface RunOutcome {
   usage?: { model: string; input_tokens: number; output_tokens: number } | undefined;
   /** Tools named in tools.json that their server did not offer (kept on the run's record). */
   droppedTools?: { name: string; mcp_server_url: string; reason: string }[] | undefined;
+  /** The error itself, stack included: for the server log at debug level only, never stored or sent. */
+  cause?: unknown;
 }
 
 /** Claims, leases and settles runs. */

@@ -119,7 +119,10 @@ export class WorkerPool implements BackgroundTask {
       const settled = await this.runtime.queue.finish(run, outcome);
       // A cancelled run was already settled by whoever cancelled it.
       if (!settled && outcome.status !== 'interrupted') log.warn('run was taken from this worker before it finished');
-      if (outcome.status === 'error') log.warn({ error: outcome.error }, 'run failed');
+      if (outcome.status === 'error' || outcome.status === 'timeout') {
+        log.warn({ error: outcome.error }, 'run failed');
+        log.debug({ err: outcome.cause }, 'run failure details');
+      }
       await writer.end();
       writer = undefined;
     })()

@@ -146,6 +146,13 @@ describe.each(['openai', 'anthropic'] as const)('a %s provider', (api) => {
     // A message for people: no stack, no server path, no fragment of the key.
     expect(error!.message).not.toMatch(/\n\s+at |\/src\/|node_modules|sk-prov|0123456789/);
     expect(JSON.stringify(events)).not.toContain(KEY);
+    // The trace keeps the error's type and message, never a stack trace or a path of the server.
+    const trace = await server.client.GET('/v1/deepagents/threads/{thread_id}/runs/{run_id}/trace', { params: { path: { thread_id: threadId, run_id: run.run_id } } });
+    expect(trace.response.status).toBe(200);
+    const traced = JSON.stringify(trace.data);
+    expect(traced).toMatch(/"error":"[A-Za-z]+: /);
+    expect(traced).not.toMatch(/\\n\s+at |node_modules|\/src\/runtime|file:\/\//);
+    expect(traced).not.toContain(KEY);
 
     // The thread is free: point the configuration at a provider that works and talk on.
     const fixed = await server.client.PATCH('/v1/deepagents/model-configs/{model_config_id}', {
@@ -156,6 +163,21 @@ describe.each(['openai', 'anthropic'] as const)('a %s provider', (api) => {
     const next = await send(threadId, agentId, 'hi again');
     expect(errorEvent(next.events)).toBeUndefined();
     expect(lastAiText(lastValues(next.events))).toBe('Hello from the stand-in.');
+  });
+});
+
+describe('standard output', () => {
+  it('carries only JSON: what a provider client prints on malformed output becomes a log line', async () => {
+    const { agentId } = await agentOn('openai', 'malformed');
+    const threadId = await createThread(server, agentId);
+    const { run } = await send(threadId, agentId, 'hi');
+    expect(run.error).toMatchObject({ code: 'model_bad_response' });
+    const lines = server.logs().split('\n').filter((l) => l.trim() !== '');
+    for (const line of lines) expect(() => JSON.parse(line), line).not.toThrow();
+    const printed = lines.map((l) => JSON.parse(l) as { component?: string; msg?: string }).filter((l) => l.component === 'console');
+    expect(printed.some((l) => l.msg?.includes('Could not parse message into JSON'))).toBe(true);
+    // The failure's details (stack included) are in the log at debug level, beside the warning.
+    expect(lines.some((l) => l.includes('run failure details') && l.includes(run.run_id))).toBe(true);
   });
 });
 

@@ -3,7 +3,7 @@
 // differently (a MiddlewareError around a LangChain error around an SDK error), so the cause chain is
 // walked and the HTTP status, the error class and LangChain's `lc_error_code` are read wherever they are.
 // Messages are scrubbed: no stack traces, no server paths, no key fragments.
-import type { RunErrorCode, RunFailure } from '../../core/errors.js';
+import { scrubMessage as scrub, type RunErrorCode, type RunFailure } from '../../core/errors.js';
 
 /** A failure Hangar itself decided on (a deadline), carrying its code. */
 export class RunFailureError extends Error {
@@ -110,22 +110,4 @@ function messageOf(error: unknown): string {
   if (error instanceof Error) return error.message;
   if (typeof error === 'string') return error;
   return String(error);
-}
-
-const KEY_SHAPES = [
-  /\b(Bearer|Basic|Token)\s+\S{6,}/gi,
-  // Whole keys and the masked fragments providers echo ("sk-ab***yz", "sk-proj-…1234").
-  /\b(sk|pk|rk|hgr|key)[-_][A-Za-z0-9_*.…-]{4,}/gi,
-  /\b[A-Za-z0-9]{2,}\*{3,}[A-Za-z0-9]*/g,
-];
-
-/** `text` without stack frames, server paths and key-like fragments, on one line, at most 500 characters. */
-export function scrub(text: string, knownSecrets: readonly string[] = []): string {
-  let out = text.split(/\n\s+at /)[0]!;
-  for (const secret of knownSecrets) if (secret.length >= 6) out = out.split(secret).join('[redacted]');
-  for (const shape of KEY_SHAPES) out = out.replace(shape, '[redacted]');
-  // Absolute paths of this server (file:///…, /home/…/src/x.ts:12:3).
-  out = out.replace(/file:\/\/\/\S+/g, '[path]').replace(/(^|[\s(])\/(?:[\w.@-]+\/)+[\w.@-]+(?::\d+)*/g, '$1[path]');
-  out = out.replace(/\s+/g, ' ').trim();
-  return out.length > 500 ? `${out.slice(0, 497)}…` : out || 'no details';
 }
