@@ -142,6 +142,7 @@ export class RunQueue {
    */
   async sweepExpired(maxAttempts: number): Promise<{ retried: number; failed: { id: string; threadId: string }[] }> {
     const error = JSON.stringify({
+      code: 'run_lease_expired',
       error: 'LeaseExpired',
       message: `the worker running this run stopped (its lease expired) and the run used its ${maxAttempts} attempt(s); start a new run`,
     });

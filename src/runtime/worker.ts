@@ -152,7 +152,7 @@ export class WorkerPool implements BackgroundTask {
       }
       for (const expired of failed) {
         const writer = this.runtime.hub.openWriter(expired.id, await this.lastSeq(expired.id));
-        writer.append({ kind: 'error', data: { error: 'LeaseExpired', message: 'the worker running this run stopped (its lease expired); start a new run' } });
+        writer.append({ kind: 'error', data: { code: 'run_lease_expired', error: 'LeaseExpired', message: 'the worker running this run stopped (its lease expired); start a new run' } });
         await writer.end();
         this.logger.warn({ run_id: expired.id, thread_id: expired.threadId }, 'run failed: its lease expired');
       }

@@ -5,6 +5,7 @@
 // output), every run ends within Hangar's own short limits with an error code naming the cause, and
 // its thread takes the next message.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { chat } from '../../src/cli/chat.js';
 import { collect, type SseEvent } from '../../src/client/stream.js';
 import { startProviderStandIn, type ProviderStandIn } from '../fixtures/model-providers.js';
 import { startBearerToolServer, type ToolServerFixture } from '../support/mcp.js';
@@ -163,6 +164,24 @@ describe.each(['openai', 'anthropic'] as const)('a %s provider', (api) => {
     const next = await send(threadId, agentId, 'hi again');
     expect(errorEvent(next.events)).toBeUndefined();
     expect(lastAiText(lastValues(next.events))).toBe('Hello from the stand-in.');
+  });
+});
+
+describe('hangar chat', () => {
+  it('prints the error code and message plainly, and the same thread takes the next message', async () => {
+    const { agentId, configId } = await agentOn('openai', 'stall');
+    const out: string[] = [];
+    const err: string[] = [];
+    const io = { out: (t: string) => void out.push(t), err: (t: string) => void err.push(t) };
+    const failed = await chat({ baseUrl: server.url, apiKey: server.adminKey, agent: agentId, message: 'hi' }, io).catch((e: Error) => e);
+    expect(failed).toBeInstanceOf(Error);
+    expect((failed as Error).message).toMatch(/^the run failed \(model_timeout\): .*stalled.*--thread [0-9a-f-]{36}\)$/);
+    expect(err.join('')).toMatch(/^error: model_timeout: the model provider's stream stalled/m);
+    const threadId = /--thread ([0-9a-f-]{36})/.exec((failed as Error).message)![1]!;
+    await server.client.PATCH('/v1/deepagents/model-configs/{model_config_id}', { params: { path: { model_config_id: configId } }, body: { model_id: 'openai:ok' } });
+    out.length = 0;
+    await chat({ baseUrl: server.url, apiKey: server.adminKey, agent: agentId, thread: threadId, message: 'hi again' }, io);
+    expect(out.join('')).toBe('Hello from the stand-in.\n');
   });
 });
 
