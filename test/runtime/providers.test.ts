@@ -128,6 +128,17 @@ describe.each(['openai', 'anthropic'] as const)('a %s provider', (api) => {
     }
   });
 
+  it('a provider nobody listens at ends the run with model_unavailable', async () => {
+    const name = `${api}-down-${Math.random().toString(36).slice(2, 8)}`;
+    // Port 1 on loopback: nothing listens there, the connection is refused.
+    await server.client.POST('/v1/deepagents/model-configs', { body: { name, model_id: `${api}:ok`, parameters: { base_url: 'http://127.0.0.1:1/v1' }, api_key: KEY } });
+    const agentId = await createAgent(server, { runtime: { model: { model_id: name } } });
+    const threadId = await createThread(server, agentId);
+    const { events, run } = await send(threadId, agentId, 'hi');
+    expect(errorEvent(events)).toMatchObject({ code: 'model_unavailable' });
+    expect(run.status).toBe('error');
+  });
+
   it.each([
     ['unauthorized', 'model_auth_failed'],
     ['rate-limited', 'model_rate_limited'],

@@ -24,7 +24,8 @@ export function classifyFailure(error: unknown, knownSecrets: readonly string[] 
   if (own) return { code: own.code, error: own.name, message: scrub(own.message, knownSecrets) };
   const status = chain.map(statusOf).find((s) => s !== undefined);
   const lcCode = chain.map((e) => (e as { lc_error_code?: unknown }).lc_error_code).find((c): c is string => typeof c === 'string');
-  const names = chain.map((e) => (e instanceof Error ? e.name : ''));
+  // SDK error classes do not always set `name`: their constructor names them.
+  const names = chain.flatMap((e) => (e instanceof Error ? [e.name, e.constructor.name] : []));
   const deepest = chain.at(-1);
   const type = typeName(chain.find((e) => statusOf(e) !== undefined) ?? deepest ?? error);
   const raw = messageOf(chain.find((e) => statusOf(e) !== undefined) ?? deepest ?? error);
