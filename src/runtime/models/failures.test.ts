@@ -19,7 +19,7 @@ describe('classifyFailure', () => {
     [503, 'model_unavailable'],
     [400, 'model_request_rejected'],
   ])('an SDK error with status %i wrapped by the agent framework is %s', (status, code) => {
-    const wrapped = new MiddlewareError(apiError(status, 'provider said no'), 'model');
+    const wrapped = MiddlewareError.wrap(apiError(status, 'provider said no'), 'model');
     expect(classifyFailure(wrapped).code).toBe(code);
   });
 
