@@ -158,10 +158,15 @@ describe.each(['openai', 'anthropic'] as const)('a %s provider', (api) => {
     // A message for people: no stack, no server path, no fragment of the key.
     expect(error!.message).not.toMatch(/\n\s+at |\/src\/|node_modules|sk-prov|0123456789/);
     expect(JSON.stringify(events)).not.toContain(KEY);
-    // The trace keeps the error's type and message, never a stack trace or a path of the server.
-    const trace = await server.client.GET('/v1/deepagents/threads/{thread_id}/runs/{run_id}/trace', { params: { path: { thread_id: threadId, run_id: run.run_id } } });
-    expect(trace.response.status).toBe(200);
-    const traced = JSON.stringify(trace.data);
+    // The trace keeps the error's type and message, never a stack trace or a path of the server. (An
+    // aborted model call reports its end a moment after the run settles: wait for it, boundedly.)
+    let traced = '';
+    for (let i = 0; i < 100 && !/"error":"[A-Za-z]+: /.test(traced); i++) {
+      if (i > 0) await new Promise((r) => setTimeout(r, 50));
+      const trace = await server.client.GET('/v1/deepagents/threads/{thread_id}/runs/{run_id}/trace', { params: { path: { thread_id: threadId, run_id: run.run_id } } });
+      expect(trace.response.status).toBe(200);
+      traced = JSON.stringify(trace.data);
+    }
     expect(traced).toMatch(/"error":"[A-Za-z]+: /);
     expect(traced).not.toMatch(/\\n\s+at |node_modules|\/src\/runtime|file:\/\//);
     expect(traced).not.toContain(KEY);

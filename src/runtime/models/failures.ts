@@ -74,11 +74,14 @@ function explain(code: RunErrorCode, status: number | undefined, detail: string)
   }
 }
 
-/** `error`, its `cause`, their causes… (at most 8 deep; cycles stop the walk). */
+/**
+ * `error`, its `cause`, their causes… Every wrapModelCall middleware of the agent (deepagents stacks
+ * about ten) wraps a model error in one more MiddlewareError, so the walk goes 64 deep (cycles stop it).
+ */
 function causes(error: unknown): unknown[] {
   const out: unknown[] = [];
   let current: unknown = error;
-  while (current !== undefined && current !== null && out.length < 8 && !out.includes(current)) {
+  while (current !== undefined && current !== null && out.length < 64 && !out.includes(current)) {
     out.push(current);
     current = (current as { cause?: unknown }).cause;
   }
