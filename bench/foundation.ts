@@ -27,7 +27,8 @@ function serve(dataDir: string): Promise<Running> {
   });
   return new Promise((resolve, reject) => {
     let out = '';
-    child.stdout.on('data', (d) => {
+    // The JSON log goes to standard output, the "listening on" line for people to standard error.
+    const onData = (d: unknown) => {
       out += String(d);
       const m = out.match(/listening on (http:\/\/[\d.:]+)/);
       if (m) {
@@ -37,8 +38,9 @@ function serve(dataDir: string): Promise<Running> {
           stop: () => new Promise((done) => { child.once('exit', () => done()); child.kill('SIGTERM'); }),
         });
       }
-    });
-    child.stderr.on('data', (d) => (out += String(d)));
+    };
+    child.stdout.on('data', onData);
+    child.stderr.on('data', onData);
     child.once('exit', (code) => reject(new Error(`server exited ${code}: ${out}`)));
   });
 }

@@ -15,7 +15,7 @@ import { openDatabase, type DatabaseHandle } from './db/index.js';
 import { migrate } from './db/migrate.js';
 import { createApp } from './http/app.js';
 import { Runtime } from './runtime/index.js';
-import { createLogger, type Logger } from './logging.js';
+import { captureConsole, createLogger, type Logger } from './logging.js';
 import { createReconciler } from './deploy/index.js';
 import { parseRouting } from './deploy/routing.js';
 import { Scheduler } from './core/schedules/scheduler.js';
@@ -60,8 +60,12 @@ export interface StartOptions {
 /** Start a Hangar server with `config`. */
 export async function startHangar(config: Config, options: StartOptions = {}): Promise<Hangar> {
   const logger = createLogger({ level: config.logLevel, ...(options.logDestination ? { destination: options.logDestination } : {}) });
-  const announce = options.announce ?? ((line: string) => process.stdout.write(`${line}\n`));
+  // Standard output carries JSON log lines only: a line for people (the first admin key) goes to
+  // standard error, and third-party console output becomes log lines.
+  const announce = options.announce ?? ((line: string) => process.stderr.write(`${line}\n`));
   const cleanup: (() => Promise<void>)[] = [];
+  const releaseConsole = captureConsole(logger);
+  cleanup.push(async () => releaseConsole());
   try {
     let embedded: EmbeddedDatabase | undefined;
     let url = config.databaseUrl;
@@ -113,6 +117,7 @@ export async function startHangar(config: Config, options: StartOptions = {}): P
         leaseMs: config.runLeaseMs,
         maxAttempts: config.runMaxAttempts,
         modelLimits: { timeoutMs: config.modelTimeoutMs, maxRetries: config.modelMaxRetries },
+        deadlines: { runTimeoutMs: config.runTimeoutMs, modelCallTimeoutMs: config.modelCallTimeoutMs, modelIdleTimeoutMs: config.modelIdleTimeoutMs },
         toolLimits: { connectTimeoutMs: config.toolConnectTimeoutMs, callTimeoutMs: config.toolTimeoutMs },
         recursionLimit: config.recursionLimit,
         checkpointDurability: config.checkpointDurability,

@@ -53,9 +53,10 @@ export async function chat(options: ChatOptions, io: ChatOutput): Promise<string
   };
   for await (const event of stream.events) {
     if (event.event === 'error') {
-      const e = event.data as { error: string; message: string };
-      line(`error: ${e.error}: ${e.message}`);
-      throw new Error(`the run failed: ${e.message}`);
+      // `code` is a stable run error code (model_auth_failed, model_rate_limited, run_timeout, …).
+      const e = event.data as { code?: string; error: string; message: string };
+      line(`error: ${e.code ?? e.error}: ${e.message}`);
+      throw new Error(`the run failed (${e.code ?? e.error}): ${e.message}; the thread ${threadId} takes the next message (--thread ${threadId})`);
     }
     if (event.event !== 'messages') continue;
     const [chunk] = event.data as [Record<string, unknown>, Record<string, unknown>];

@@ -41,12 +41,13 @@ withStorageFlags(program.command('serve'))
   .addHelpText('after', `\nSettings (flags win over environment variables):\n${describeSettings()}\n`)
   .action(async (flags: Record<string, unknown>) => {
     const hangar = await startHangar(config(flags));
-    process.stdout.write(`Hangar is listening on ${hangar.url} (API reference: ${hangar.url}/docs)\n`);
+    // Standard output is the JSON log (its `hangar listening` line has the URL); people read this on standard error.
+    process.stderr.write(`Hangar is listening on ${hangar.url} (API reference: ${hangar.url}/docs)\n`);
     let stopping = false;
     const stop = (signal: string) => {
       if (stopping) return;
       stopping = true;
-      process.stdout.write(`${signal}: draining requests and stopping…\n`);
+      hangar.logger.info({ signal }, 'draining requests and stopping');
       hangar.close().then(
         () => process.exit(0),
         () => process.exit(1),

@@ -1688,6 +1688,8 @@ export interface components {
                  */
                 model_id: string;
             };
+            /** @description Hangar extension: the longest a run of this agent may take, in seconds (at most 86400). A run over it is stopped with status `timeout` and error code `run_timeout`. Default: the server setting `HANGAR_RUN_TIMEOUT_MS`. */
+            run_timeout_seconds?: number;
         };
         AgentSummary: {
             backend?: components["schemas"]["AgentBackend"];
@@ -2711,7 +2713,11 @@ export interface components {
             /** Format: date-time */
             ended_at: string | null;
             error: {
+                /** @description Why the run failed, a stable code of the run error codes (API reference description), e.g. `model_rate_limited`, `run_timeout`. */
+                code?: string;
+                /** @description The error type. */
                 error: string;
+                /** @description What happened, for people. */
                 message: string;
             } | null;
             metadata: {

@@ -102,7 +102,22 @@ export const settings = {
   modelTimeoutMs: {
     env: 'HANGAR_MODEL_TIMEOUT_MS',
     schema: positiveInt.default(60_000),
-    description: 'Timeout of one model provider request.',
+    description: 'Timeout of one attempt of a model provider request (the provider client\'s own clock); see HANGAR_MODEL_CALL_TIMEOUT_MS for the whole call.',
+  },
+  modelCallTimeoutMs: {
+    env: 'HANGAR_MODEL_CALL_TIMEOUT_MS',
+    schema: positiveInt.default(120_000),
+    description: 'Longest one model call may take, every retry included (enforced by Hangar); the run then fails with error code model_timeout.',
+  },
+  modelIdleTimeoutMs: {
+    env: 'HANGAR_MODEL_IDLE_TIMEOUT_MS',
+    schema: positiveInt.default(60_000),
+    description: 'Longest a streaming model call may go without sending a chunk once it started streaming (enforced by Hangar); the run then fails with error code model_timeout.',
+  },
+  runTimeoutMs: {
+    env: 'HANGAR_RUN_TIMEOUT_MS',
+    schema: positiveInt.default(1_800_000),
+    description: 'Longest a run may take (an agent may set its own with runtime.run_timeout_seconds in agent.json); the run then ends with status timeout and error code run_timeout.',
   },
   modelMaxRetries: {
     env: 'HANGAR_MODEL_MAX_RETRIES',

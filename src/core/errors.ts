@@ -168,6 +168,35 @@ export const errorCatalogue = {
   internal_error: { status: 500, type: 'internal', meaning: 'An unexpected error; the `request_id` identifies it in the logs.' },
 } satisfies Record<string, Entry>;
 
+/**
+ * Why a run failed: the `code` of a run's closing `error` event and of its record's `error`. These are
+ * not HTTP errors (the run was accepted); they say what ended it. A code, once published, keeps its meaning.
+ */
+export const runErrorCatalogue = {
+  model_auth_failed: 'The model provider refused the API key (HTTP 401 or 403), or no key is configured for it. Fix the key of the saved model configuration (or the provider\'s environment variable).',
+  model_rate_limited: 'The model provider kept answering 429 (rate limit or quota) after Hangar\'s retries, which honour `Retry-After`.',
+  model_unavailable: 'The model provider could not be reached or kept failing (connection refused, HTTP 5xx, overloaded) after Hangar\'s retries.',
+  model_timeout: 'A model call took longer than `HANGAR_MODEL_CALL_TIMEOUT_MS` (every attempt included), or its stream went silent for longer than `HANGAR_MODEL_IDLE_TIMEOUT_MS`.',
+  model_bad_response: 'The model provider answered with something that is not a valid response of its API (malformed JSON or stream).',
+  model_not_found: 'The model provider does not know the model (HTTP 404), or the provider prefix is not supported.',
+  model_request_rejected: 'The model provider refused the request as invalid (HTTP 400, 413 or 422), for example a context that is too long.',
+  run_timeout: 'The run took longer than its time limit (`runtime.run_timeout_seconds` of the agent, else `HANGAR_RUN_TIMEOUT_MS`) and was stopped; its status is `timeout`.',
+  run_failed: 'The run failed for another reason; `error` names the error type and `message` says what happened.',
+  run_lease_expired: 'The worker running the run stopped (its lease expired) and the run used all its attempts.',
+} as const satisfies Record<string, string>;
+
+/** A code of `runErrorCatalogue`. */
+export type RunErrorCode = keyof typeof runErrorCatalogue;
+
+/** How a run failed, as its `error` event and record carry it: a stable code, the error type and a message. */
+export interface RunFailure {
+  code: RunErrorCode;
+  /** The error's type (class name), e.g. `ModelTimeout`, `AuthenticationError`. */
+  error: string;
+  /** What happened, for people; never a stack trace, a path of the server or a key. */
+  message: string;
+}
+
 /** A stable, snake_case error code. */
 export type ErrorCode = keyof typeof errorCatalogue;
 
@@ -206,4 +235,26 @@ export function invalid(issues: FieldIssue[]): HangarError {
 /** A validation failure of a single body field. */
 export function invalidField(loc: (string | number)[], msg: string, type = 'value_error'): HangarError {
   return invalid([{ loc: ['body', ...loc], msg, type }]);
+}
+
+const KEY_SHAPES = [
+  /\b(Bearer|Basic|Token)\s+\S{6,}/gi,
+  // Whole keys and the masked fragments providers echo ("sk-ab***yz", "sk-proj-…1234").
+  /\b(sk|pk|rk|hgr|key)[-_][A-Za-z0-9_*.…-]{4,}/gi,
+  /\b[A-Za-z0-9]{2,}\*{3,}[A-Za-z0-9]*/g,
+];
+
+/**
+ * An error message as clients and traces may see it: without stack frames, server paths and key-like
+ * fragments (`knownSecrets` too), on one line, at most 500 characters. The full error goes to the
+ * server log at debug level.
+ */
+export function scrubMessage(text: string, knownSecrets: readonly string[] = []): string {
+  let out = text.split(/\n\s+at /)[0]!;
+  for (const secret of knownSecrets) if (secret.length >= 6) out = out.split(secret).join('[redacted]');
+  for (const shape of KEY_SHAPES) out = out.replace(shape, '[redacted]');
+  // Absolute file paths of this server (file:///…, /home/…/src/x.ts:12:3); URL paths (/v1/…) stay.
+  out = out.replace(/file:\/\/\/\S+/g, '[path]').replace(/(^|[\s('"`=:])\/(?:home|usr|tmp|var|opt|root|work|srv|app|Users|etc|mnt|private|nix|workspace)\/[^\s'"`)]*/g, '$1[path]');
+  out = out.replace(/\s+/g, ' ').trim();
+  return out.length > 500 ? `${out.slice(0, 497)}…` : out || 'no details';
 }

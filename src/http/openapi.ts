@@ -1,7 +1,7 @@
 // Helpers shared by route definitions, and the OpenAPI document's framing: how the gaps of SPEC.md
 // are filled (DESIGN.md §1), written where clients read them.
 import { z } from '@hono/zod-openapi';
-import { errorCatalogue } from '../core/errors.js';
+import { errorCatalogue, runErrorCatalogue } from '../core/errors.js';
 import type { Surface } from './surface.js';
 
 /** The security requirement of every authenticated route. */
@@ -140,6 +140,10 @@ const errorTable = Object.entries(errorCatalogue)
   .map(([code, e]) => `| \`${code}\` | ${e.status} | ${e.meaning} |`)
   .join('\n');
 
+const runErrorTable = Object.entries(runErrorCatalogue)
+  .map(([code, meaning]) => `| \`${code}\` | ${meaning} |`)
+  .join('\n');
+
 const DESCRIPTION = `Hangar is a self-hostable implementation of the managed agent runtime and deployment
 management API. A client written for the hosted API works against Hangar by changing its base URL.
 
@@ -167,4 +171,14 @@ change and invoke; \`viewer\` may only read, and never sees tool server credenti
 | code | status | meaning |
 |---|---|---|
 ${errorTable}
+
+## Run error codes
+A run that fails ends its stream with an \`error\` event \`{code, error, message}\`, and its record
+(\`GET …/runs/{run_id}\`) keeps the same \`error\`: \`code\` is stable (below), \`error\` the error's type,
+\`message\` what happened (never a stack trace, a server path or a key). A run stopped by its time limit
+has status \`timeout\`; other failures \`error\`. Either way the thread takes the next message.
+
+| code | meaning |
+|---|---|
+${runErrorTable}
 `;

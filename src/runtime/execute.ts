@@ -6,6 +6,8 @@ import { SKIP_MEMORY_PROTECTION_KEY } from './agent/approvals.js';
 import type { BuiltAgent } from './agent/build.js';
 import type { RunEventWriter } from './events/hub.js';
 import type { StreamMode } from './events/types.js';
+import { RunLimits, type RunDeadlines } from './models/deadlines.js';
+import { classifyFailure } from './models/failures.js';
 import type { ClaimedRun, RunOutcome } from './queue.js';
 import { toGraphMessages } from './run-input.js';
 import { graphModes, hasInterrupt, translate } from './stream/translate.js';
@@ -20,6 +22,8 @@ export interface ExecuteOptions {
   signal: AbortSignal;
   recursionLimit: number;
   durability: 'async' | 'sync' | 'exit';
+  /** Hangar's own deadlines (src/runtime/models/deadlines.ts); the agent's `run_timeout_seconds` overrides the run limit. */
+  deadlines?: RunDeadlines | undefined;
 }
 
 /** Run the graph to its end; never throws (a failure is an `error` event and an `error` outcome). */
@@ -28,9 +32,14 @@ export async function executeRun(options: ExecuteOptions): Promise<RunOutcome> {
   writer.append({ kind: 'metadata', data: { run_id: run.id, attempt: run.attempt } });
   const usage = new UsageCounter();
   let modelName = 'unknown';
+  let limits: RunLimits | undefined;
   try {
     const agent = await options.agent();
     modelName = agent.modelName;
+    if (options.deadlines) {
+      limits = new RunLimits(options.signal, { ...options.deadlines, ...(agent.runTimeoutMs ? { runTimeoutMs: agent.runTimeoutMs } : {}) });
+    }
+    const signal = limits?.signal ?? options.signal;
     const modes = new Set<StreamMode>(run.input.stream_mode);
     const ctx = { modes, streamSubgraphs: run.input.stream_subgraphs, tools: () => agent.tools };
     // A resume continues from the pause; its placeholder messages are not input. A retried run whose
@@ -55,8 +64,8 @@ export async function executeRun(options: ExecuteOptions): Promise<RunOutcome> {
       ...(run.input.interrupt_before ? { interruptBefore: run.input.interrupt_before } : {}),
       ...(run.input.interrupt_after ? { interruptAfter: run.input.interrupt_after } : {}),
       subgraphs: true,
-      signal: options.signal,
-      callbacks: await options.callbacks(agent),
+      signal,
+      callbacks: [...(await options.callbacks(agent)), ...(limits ? [limits.handler] : [])],
       recursionLimit: options.recursionLimit,
       durability: options.durability,
     } as never);
@@ -73,9 +82,12 @@ export async function executeRun(options: ExecuteOptions): Promise<RunOutcome> {
     // Cancelled (POST …/cancel, on_disconnect, another run's multitask strategy): not a failure.
     // (A shutdown aborts with another reason: that run fails.)
     if (options.signal.reason instanceof RunCancelled) return { status: 'interrupted', thread: 'idle', usage: usage.total(modelName) };
-    const failure = describe(error);
+    // A deadline Hangar enforced names itself; anything else is classified from the error.
+    const failure = classifyFailure(limits?.reason ?? error);
     writer.append({ kind: 'error', data: failure });
-    return { status: 'error', thread: 'error', error: failure, usage: usage.total(modelName) };
+    return { status: failure.code === 'run_timeout' ? 'timeout' : 'error', thread: 'error', error: failure, usage: usage.total(modelName), cause: error };
+  } finally {
+    limits?.dispose();
   }
 }
 
@@ -116,10 +128,4 @@ export class RunCancelled extends Error {
     super(`run ${runId} was cancelled`);
     this.name = 'RunCancelled';
   }
-}
-
-/** `{error, message}` of a failure: the error class and what it says. */
-export function describe(error: unknown): { error: string; message: string } {
-  if (error instanceof Error) return { error: error.name === 'Error' ? error.constructor.name : error.name, message: error.message };
-  return { error: 'Error', message: String(error) };
 }

@@ -16,6 +16,7 @@ import { buildAgent, type BuiltAgent } from './agent/build.js';
 import { AgentCache } from './agent/cache.js';
 import type { CallbackFactory } from './callbacks.js';
 import { postgresSignal, RunEventHub } from './events/hub.js';
+import type { RunDeadlines } from './models/deadlines.js';
 import { parseModelId, resolveChatModel, type ModelLimits, type ModelSpec } from './models/resolve.js';
 import { RunQueue } from './queue.js';
 import { resolvePendingApproval } from './resolve.js';
@@ -32,6 +33,8 @@ export interface RuntimeSettings {
   /** Attempts of a run whose worker died before it is failed (default 3). */
   maxAttempts?: number | undefined;
   modelLimits: ModelLimits;
+  /** Hangar's own deadlines of runs and model calls. */
+  deadlines?: RunDeadlines | undefined;
   toolLimits: ToolLimits;
   recursionLimit: number;
   checkpointDurability: 'async' | 'sync' | 'exit';

@@ -26,11 +26,13 @@ export interface ClaimedRun {
 export interface RunOutcome {
   status: Extract<RunStatus, 'success' | 'error' | 'interrupted' | 'timeout'>;
   thread: Extract<ThreadStatus, 'idle' | 'interrupted' | 'error'>;
-  error?: { error: string; message: string } | undefined;
+  error?: { error: string; message: string; code?: string | undefined } | undefined;
   /** Tokens the run's model calls used, and the model (kept in the run's metadata for usage reports). */
   usage?: { model: string; input_tokens: number; output_tokens: number } | undefined;
   /** Tools named in tools.json that their server did not offer (kept on the run's record). */
   droppedTools?: { name: string; mcp_server_url: string; reason: string }[] | undefined;
+  /** The error itself, stack included: for the server log at debug level only, never stored or sent. */
+  cause?: unknown;
 }
 
 /** Claims, leases and settles runs. */
@@ -140,6 +142,7 @@ export class RunQueue {
    */
   async sweepExpired(maxAttempts: number): Promise<{ retried: number; failed: { id: string; threadId: string }[] }> {
     const error = JSON.stringify({
+      code: 'run_lease_expired',
       error: 'LeaseExpired',
       message: `the worker running this run stopped (its lease expired) and the run used its ${maxAttempts} attempt(s); start a new run`,
     });

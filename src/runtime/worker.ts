@@ -115,13 +115,17 @@ export class WorkerPool implements BackgroundTask {
         signal: abort.signal,
         recursionLimit: this.settings.recursionLimit,
         durability: this.settings.checkpointDurability,
+        deadlines: this.settings.deadlines,
       });
       const outcome = await (egress ? egress.scope(execute) : execute());
       await Promise.all([opened.flush(), settleCallbacks(handlers)]);
       const settled = await this.runtime.queue.finish(run, outcome);
       // A cancelled run was already settled by whoever cancelled it.
       if (!settled && outcome.status !== 'interrupted') log.warn('run was taken from this worker before it finished');
-      if (outcome.status === 'error') log.warn({ error: outcome.error }, 'run failed');
+      if (outcome.status === 'error' || outcome.status === 'timeout') {
+        log.warn({ error: outcome.error }, 'run failed');
+        log.debug({ err: outcome.cause }, 'run failure details');
+      }
       await writer.end();
       writer = undefined;
     })()
@@ -151,7 +155,7 @@ export class WorkerPool implements BackgroundTask {
       }
       for (const expired of failed) {
         const writer = this.runtime.hub.openWriter(expired.id, await this.lastSeq(expired.id));
-        writer.append({ kind: 'error', data: { error: 'LeaseExpired', message: 'the worker running this run stopped (its lease expired); start a new run' } });
+        writer.append({ kind: 'error', data: { code: 'run_lease_expired', error: 'LeaseExpired', message: 'the worker running this run stopped (its lease expired); start a new run' } });
         await writer.end();
         this.logger.warn({ run_id: expired.id, thread_id: expired.threadId }, 'run failed: its lease expired');
       }

@@ -3,6 +3,7 @@
 // is written when it starts (so a running trace is visible as pending) and the whole tree when it ends.
 import { BaseMessage } from '@langchain/core/messages';
 import { BaseTracer, type Run } from '@langchain/core/tracers/base';
+import { scrubMessage } from '../core/errors.js';
 import type { RunBatch, RunCreate } from './run.js';
 
 /** Where the tracer writes: `services.tracing.record` bound to a workspace. */
@@ -39,6 +40,18 @@ export class HangarTracer extends BaseTracer {
   /** Wait until everything reported so far is stored. */
   flush(): Promise<void> {
     return this.writes;
+  }
+
+  /**
+   * A failed run's `error` as traces keep it: the error's type and message, never its stack (server
+   * paths); those are in the server log at debug level. A LangGraph pause keeps its payload, then
+   * `GraphInterrupt`, which is how it is told from a failure below.
+   */
+  protected override stringifyError(error: unknown): string {
+    if (!(error instanceof Error)) return scrubMessage(String(error));
+    if (error.name === 'GraphInterrupt' || error.name === 'NodeInterrupt') return `${error.message}\n\nGraphInterrupt`;
+    const type = error.name && error.name !== 'Error' ? error.name : error.constructor.name;
+    return `${type}: ${scrubMessage(error.message)}`;
   }
 
   override async onRunCreate(run: Run): Promise<void> {

@@ -75,6 +75,9 @@ describe('hangar CLI', () => {
 
     // SIGTERM drains and stops the embedded database too.
     expect(await stop(first.running)).toBe(0);
+    // Standard output is the JSON log, line by line; the key and the "listening" line for people went to standard error.
+    for (const line of first.running.stdout().split('\n').filter((l) => l.trim() !== '')) expect(() => JSON.parse(line), line).not.toThrow();
+    expect(first.running.stdout()).not.toContain(adminKey);
     expect(existsSync(path.join(dataDir, 'pg', 'postmaster.pid'))).toBe(false);
 
     // A second start reuses the data: no new key, the old one works, the tool server is there.

@@ -2,6 +2,7 @@
 import { readFile } from 'node:fs/promises';
 import { describe, expect, it } from 'vitest';
 import { settings } from '../../src/config/index.js';
+import { runErrorCatalogue } from '../../src/core/errors.js';
 
 const readme = await readFile(new URL('../../README.md', import.meta.url), 'utf8');
 
@@ -20,5 +21,12 @@ describe('README', () => {
     const pkg = JSON.parse(await readFile(new URL('../../package.json', import.meta.url), 'utf8')) as { scripts: Record<string, string> };
     expect(pkg.scripts.start).toBeDefined();
     expect(pkg.scripts.test).toBeDefined();
+  });
+});
+
+describe('docs/runtime.md', () => {
+  it('documents every run error code', async () => {
+    const runtime = await readFile(new URL('../../docs/runtime.md', import.meta.url), 'utf8');
+    for (const code of Object.keys(runErrorCatalogue)) expect(runtime).toContain(`| \`${code}\` |`);
   });
 });

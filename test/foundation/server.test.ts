@@ -2,7 +2,7 @@
 import { readFile } from 'node:fs/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { generateClientSchema } from '../../src/client/generate.js';
-import { errorCatalogue } from '../../src/core/errors.js';
+import { errorCatalogue, runErrorCatalogue } from '../../src/core/errors.js';
 import { VERSION } from '../../src/server.js';
 import { startTestServer, type TestServer } from '../support/server.js';
 
@@ -86,6 +86,7 @@ describe('OpenAPI document', () => {
     expect(doc.components.securitySchemes.ApiKeyAuth).toMatchObject({ type: 'apiKey', in: 'header', name: 'X-Api-Key' });
     expect(Object.keys(doc.paths)).toEqual(expect.arrayContaining(['/v1/deepagents/mcp-servers', '/v1/deepagents/mcp-servers/{mcp_server_id}', '/ok', '/info']));
     for (const code of Object.keys(errorCatalogue)) expect(doc.info.description).toContain(`\`${code}\``);
+    for (const code of Object.keys(runErrorCatalogue)) expect(doc.info.description).toContain(`| \`${code}\` |`);
   });
 
   it('the committed typed client matches the served document (run `npm run gen:client` if not)', async () => {

@@ -28,9 +28,11 @@ export function runHangar(args: string[], env: Record<string, string> = {}): Pro
 /** A long-running CLI process (for `hangar serve`). */
 export interface RunningHangar {
   child: ChildProcess;
-  /** Everything written to standard output so far. */
+  /** Everything written to standard output and standard error so far. */
   output(): string;
-  /** Resolve with the first match of `pattern` in standard output. */
+  /** Everything written to standard output alone so far. */
+  stdout(): string;
+  /** Resolve with the first match of `pattern` in the output (standard output or error). */
   waitFor(pattern: RegExp): Promise<RegExpMatchArray>;
   /** Resolve with the exit code. */
   exited: Promise<number | null>;
@@ -40,6 +42,7 @@ export interface RunningHangar {
 export function spawnHangar(args: string[], env: Record<string, string> = {}): RunningHangar {
   const child = spawn(process.execPath, [...ENTRY, ...args], { cwd: ROOT, env: childEnv(env) });
   let out = '';
+  let stdout = '';
   const waiters: { pattern: RegExp; resolve: (m: RegExpMatchArray) => void }[] = [];
   const check = () => {
     for (const w of [...waiters]) {
@@ -52,13 +55,18 @@ export function spawnHangar(args: string[], env: Record<string, string> = {}): R
   };
   child.stdout.on('data', (d) => {
     out += String(d);
+    stdout += String(d);
     check();
   });
-  child.stderr.on('data', (d) => (out += String(d)));
+  child.stderr.on('data', (d) => {
+    out += String(d);
+    check();
+  });
   const exited = new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)));
   return {
     child,
     output: () => out,
+    stdout: () => stdout,
     waitFor: (pattern) =>
       new Promise((resolve, reject) => {
         waiters.push({ pattern, resolve });

@@ -1,6 +1,7 @@
 // Wire shapes of agents (SPEC "Agent (managed)"; fields beyond it follow the hosted API reference).
 import { z } from '@hono/zod-openapi';
 import type { Agent, AgentSummary } from '../../core/agents/service.js';
+import { MAX_RUN_TIMEOUT_SECONDS } from '../../core/agents/tree.js';
 
 const ToolSpec = z
   .object({
@@ -40,6 +41,16 @@ const Runtime = z
         example: 'anthropic:claude-sonnet-4-6',
       }),
     }),
+    run_timeout_seconds: z
+      .number()
+      .int()
+      .positive()
+      .max(MAX_RUN_TIMEOUT_SECONDS)
+      .optional()
+      .openapi({
+        description:
+          'Hangar extension: the longest a run of this agent may take, in seconds (at most 86400). A run over it is stopped with status `timeout` and error code `run_timeout`. Default: the server setting `HANGAR_RUN_TIMEOUT_MS`.',
+      }),
   })
   .openapi('AgentRuntime');
 

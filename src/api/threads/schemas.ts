@@ -108,7 +108,13 @@ export const RunSchema = z
     revision: z.string().openapi({ description: 'The agent revision (commit) the run executes.' }),
     status: RunStatus,
     attempt: z.number().int(),
-    error: z.object({ error: z.string(), message: z.string() }).nullable(),
+    error: z
+      .object({
+        code: z.string().optional().openapi({ description: 'Why the run failed, a stable code of the run error codes (API reference description), e.g. `model_rate_limited`, `run_timeout`.' }),
+        error: z.string().openapi({ description: 'The error type.' }),
+        message: z.string().openapi({ description: 'What happened, for people.' }),
+      })
+      .nullable(),
     metadata: metadata,
     created_at: z.iso.datetime(),
     updated_at: z.iso.datetime(),

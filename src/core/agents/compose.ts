@@ -6,6 +6,8 @@ import {
   definitionToFiles,
   filesToDefinition,
   pathProblem,
+  runtimeOf,
+  type AgentRuntime,
   sectionOf,
   SLUG,
   type ToolsConfig,
@@ -48,7 +50,7 @@ export interface SubagentInput {
 export interface AgentInput {
   name?: string | undefined;
   description?: string | undefined;
-  runtime?: { model: { model_id: string } } | undefined;
+  runtime?: AgentRuntime | undefined;
   instructions?: string | undefined;
   tools?: ToolsInput | undefined;
   subagents?: SubagentInput[] | undefined;
@@ -153,7 +155,7 @@ function mergeTyped(base: AgentDefinition, input: AgentInput): AgentDefinition {
   const def: AgentDefinition = { ...base };
   if (input.name !== undefined) def.name = input.name;
   if (input.description !== undefined) def.description = input.description;
-  if (input.runtime !== undefined) def.runtime = { model: { model_id: input.runtime.model.model_id } };
+  if (input.runtime !== undefined) def.runtime = runtimeOf(input.runtime);
   if (input.extras !== undefined) def.extras = input.extras;
   if (input.backend !== undefined) def.backend = input.backend;
   if (input.instructions !== undefined) def.instructions = input.instructions;

@@ -13,7 +13,7 @@ import type { ModelConfigService } from '../model-configs/service.js';
 import { type AgentInput, compose, type Composed } from './compose.js';
 import { findRevision, listRevisions, type RevisionPage } from './history.js';
 import { listAgents, type ListAgentsQuery, type AgentPage } from './list.js';
-import { type AgentDefinition, filesToDefinition } from './tree.js';
+import { type AgentDefinition, type AgentRuntime, filesToDefinition } from './tree.js';
 import { validateDefinition, type WorkspaceLookups } from './validate.js';
 
 export type { AgentInput } from './compose.js';
@@ -25,7 +25,7 @@ export interface AgentSummary {
   ownerId: string;
   name: string;
   description: string;
-  runtime: { model: { model_id: string } };
+  runtime: AgentRuntime;
   extras: Record<string, unknown>;
   backend: Record<string, unknown> | null;
   permissions: Record<string, unknown> | null;

@@ -49,7 +49,17 @@ export interface SubagentDefinition {
 /** The model an agent runs on: `<provider>:<model_id>` or the name of a saved model configuration. */
 export interface AgentRuntime {
   model: { model_id: string };
+  /** The agent's run time limit in seconds (Hangar extension); `HANGAR_RUN_TIMEOUT_MS` when absent. */
+  run_timeout_seconds?: number | undefined;
 }
+
+/** The runtime object as stored: the model, and the run time limit only when set. */
+export function runtimeOf(runtime: AgentRuntime): AgentRuntime {
+  return { model: { model_id: runtime.model.model_id }, ...(runtime.run_timeout_seconds !== undefined ? { run_timeout_seconds: runtime.run_timeout_seconds } : {}) };
+}
+
+/** Longest run time limit an agent may ask for: one day. */
+export const MAX_RUN_TIMEOUT_SECONDS = 86_400;
 
 /** The typed view of an agent's file tree. */
 export interface AgentDefinition {
@@ -111,7 +121,7 @@ export const ToolsConfigSchema = z.object({
 const AgentJsonSchema = z.object({
   name: z.string(),
   description: z.string().default(''),
-  runtime: z.object({ model: z.object({ model_id: z.string() }) }),
+  runtime: z.object({ model: z.object({ model_id: z.string() }), run_timeout_seconds: z.number().int().positive().max(MAX_RUN_TIMEOUT_SECONDS).optional() }),
   extras: z.record(z.string(), z.unknown()).default({}),
   backend: z.record(z.string(), z.unknown()).optional(),
 });
@@ -124,7 +134,7 @@ export function definitionToFiles(def: AgentDefinition): Record<string, string> 
   const agentJson: Record<string, unknown> = {
     name: def.name,
     description: def.description,
-    runtime: { model: { model_id: def.runtime.model.model_id } },
+    runtime: runtimeOf(def.runtime),
   };
   if (Object.keys(def.extras).length > 0) agentJson.extras = def.extras;
   if (def.backend !== undefined) agentJson.backend = def.backend;
@@ -156,7 +166,7 @@ export function filesToDefinition(files: Record<string, string>): AgentDefinitio
   const def: AgentDefinition = {
     name: agent.name,
     description: agent.description,
-    runtime: { model: { model_id: agent.runtime.model.model_id } },
+    runtime: runtimeOf(agent.runtime),
     instructions: files['AGENTS.md'] ?? '',
     tools: files['tools.json'] === undefined ? { tools: [], interrupt_config: {} } : parseTools('tools.json', files['tools.json']),
     skills: readSkills(files),

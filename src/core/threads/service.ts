@@ -34,7 +34,7 @@ export interface Run {
   attempt: number;
   input: unknown;
   metadata: Record<string, unknown>;
-  error: { error: string; message: string } | null;
+  error: { error: string; message: string; code?: string } | null;
   createdAt: Date;
   updatedAt: Date;
   startedAt: Date | null;

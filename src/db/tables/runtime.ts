@@ -29,7 +29,7 @@ export interface RunsTable {
   attempt: Generated<number>;
   lease_owner: string | null;
   lease_expires_at: Date | null;
-  error: ColumnType<{ error: string; message: string } | null, string | null | undefined, string | null>;
+  error: ColumnType<{ error: string; message: string; code?: string } | null, string | null | undefined, string | null>;
   created_at: Generated<Date>;
   updated_at: Generated<Date>;
   started_at: Date | null;

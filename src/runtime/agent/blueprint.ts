@@ -17,6 +17,7 @@ export function blueprintOf(workspaceId: string, tree: AgentTree): AgentBlueprin
     revision: tree.revision,
     instructions: d.instructions,
     modelId: d.runtime.model.model_id,
+    runTimeoutMs: d.runtime.run_timeout_seconds !== undefined ? d.runtime.run_timeout_seconds * 1000 : undefined,
     tools: d.tools.tools.map(toRef),
     interruptConfig: d.tools.interrupt_config ?? {},
     subagents: d.subagents.map((s) => ({

@@ -33,6 +33,8 @@ export interface AgentBlueprint {
   revision: string;
   instructions: string;
   modelId: string;
+  /** The agent's own run time limit (agent.json `runtime.run_timeout_seconds`); the server's when absent. */
+  runTimeoutMs?: number | undefined;
   tools: ToolRef[];
   /** tools.json `interrupt_config`: which tools wait for a person's approval. */
   interruptConfig?: Record<string, boolean> | undefined;
@@ -66,6 +68,8 @@ export interface BuiltAgent {
   /** Tools named in tools.json that their server does not offer. */
   dropped: DroppedTool[];
   modelName: string;
+  /** The agent's own run time limit, if it sets one. */
+  runTimeoutMs?: number | undefined;
   close(): Promise<void>;
 }
 
@@ -139,7 +143,7 @@ export async function buildAgent(blueprint: AgentBlueprint, deps: BuildDeps): Pr
     });
     boundTools.push(...toolNodeTools(graph));
     const modelName = (model as { model?: string }).model ?? blueprint.modelId;
-    return { graph, tools: boundTools, dropped: loaded.dropped, modelName, close: loaded.close };
+    return { graph, tools: boundTools, dropped: loaded.dropped, modelName, runTimeoutMs: blueprint.runTimeoutMs, close: loaded.close };
   } catch (error) {
     await loaded.close();
     throw error;

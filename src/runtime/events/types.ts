@@ -13,7 +13,7 @@ export type RunEvent =
   | { kind: 'updates'; ns: string[]; data: Record<string, unknown> }
   | { kind: 'messages'; ns: string[]; data: [Record<string, unknown>, Record<string, unknown>] }
   | { kind: 'custom'; ns: string[]; data: unknown }
-  | { kind: 'error'; data: { error: string; message: string } };
+  | { kind: 'error'; data: { error: string; message: string; code?: string | undefined } };
 
 /** An event as stored in the run's event log and sent on the wire. */
 export interface StoredEvent {

@@ -127,7 +127,7 @@ export async function loadMcpTools(options: {
     }),
   );
   return {
-    tools: new Map(nameUniquely(loaded).map(({ ref, name, tool: t }) => [ref, errorsAsResults(t, name)])),
+    tools: new Map(nameUniquely(loaded).map(({ ref, name, tool: t }) => [ref, errorsAsResults(t, name, options.limits.callTimeoutMs)])),
     dropped,
     close: async () => {
       await Promise.all(clients.map((c) => c.close().catch(() => {})));
@@ -161,12 +161,18 @@ function unavailableTool(ref: ToolRef, why: string): StructuredToolInterface {
   );
 }
 
-/** The same tool under `name`, whose failures come back to the model as an error result. */
-function errorsAsResults(inner: StructuredToolInterface, name: string): StructuredToolInterface {
+/**
+ * The same tool under `name`, whose failures come back to the model as an error result. Hangar holds
+ * its own deadline over every call (the MCP client's covers only the MCP request, not an OAuth token
+ * refresh before it nor a transport that never settles): past `timeoutMs` the call is aborted.
+ */
+function errorsAsResults(inner: StructuredToolInterface, name: string, timeoutMs: number): StructuredToolInterface {
   return tool(
     async (args: unknown, config) => {
+      const deadline = new AbortController();
+      const signal = config?.signal ? AbortSignal.any([config.signal, deadline.signal]) : deadline.signal;
       try {
-        return (await inner.invoke(args as never, config)) as never;
+        return (await withTimeout(inner.invoke(args as never, { ...config, signal }), timeoutMs, `tool ${name} did not answer`, () => deadline.abort())) as never;
       } catch (error) {
         // A pause for authorization (or approval) must reach LangGraph, not the model.
         if (isGraphInterrupt(error)) throw error;
@@ -177,12 +183,15 @@ function errorsAsResults(inner: StructuredToolInterface, name: string): Structur
   );
 }
 
-function withTimeout<T>(promise: Promise<T>, ms: number, message: string): Promise<T> {
+function withTimeout<T>(promise: Promise<T>, ms: number, message: string, onTimeout?: () => void): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
   return Promise.race([
     promise.finally(() => clearTimeout(timer)),
     new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new Error(`${message} within ${ms} ms`)), ms);
+      timer = setTimeout(() => {
+        onTimeout?.();
+        reject(new Error(`${message} within ${ms} ms`));
+      }, ms);
     }),
   ]);
 }
