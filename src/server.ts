@@ -154,6 +154,8 @@ export async function startHangar(config: Config, options: StartOptions = {}): P
           webhooks: services.webhooks,
           state: runtime.ports().state,
           logger,
+          // Webhook URLs are user-supplied: deliveries go through the outbound guard at connect time.
+          fetch: egress.fetch,
           settings: { pollMs: config.webhookPollMs, maxAttempts: config.webhookMaxAttempts, backoffMs: config.webhookBackoffMs, timeoutMs: config.webhookTimeoutMs },
         }),
       );
