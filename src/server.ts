@@ -158,8 +158,9 @@ export async function startHangar(config: Config, options: StartOptions = {}): P
           db: database.db,
           webhooks: services.webhooks,
           state: runtime.ports().state,
-          fetch: egress.fetch,
           logger,
+          // Webhook URLs are user-supplied: deliveries go through the outbound guard at connect time.
+          fetch: egress.fetch,
           settings: { pollMs: config.webhookPollMs, maxAttempts: config.webhookMaxAttempts, backoffMs: config.webhookBackoffMs, timeoutMs: config.webhookTimeoutMs },
         }),
       );
