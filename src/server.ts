@@ -18,6 +18,7 @@ import { Runtime } from './runtime/index.js';
 import { createLogger, type Logger } from './logging.js';
 import { createReconciler } from './deploy/index.js';
 import { parseRouting } from './deploy/routing.js';
+import { createSandboxService } from './sandbox/index.js';
 
 /** The version in package.json. */
 export const VERSION: string = (
@@ -86,6 +87,7 @@ export async function startHangar(config: Config, options: StartOptions = {}): P
       await Promise.all(traceExporters.map((e) => e.close()));
     });
     const base = createServices({ db: database.db, cipher, logger, publicUrl, keyCache, traceExporters });
+    const sandboxes = createSandboxService({ config, db: database.db, logger: logger.child({ component: 'sandbox' }) });
     const runtime = await Runtime.open({
       db: database.db,
       pool: database.pool,
@@ -96,6 +98,7 @@ export async function startHangar(config: Config, options: StartOptions = {}): P
       modelConfigs: base.modelConfigs,
       logger: logger.child({ component: 'runtime' }),
       // Every run is traced: the tracer is one of the callbacks each run gets.
+      sandboxes: { service: sandboxes, timeoutSeconds: config.sandboxTimeoutSeconds, maxOutputBytes: config.sandboxMaxOutputBytes },
       callbackFactories: config.tracing ? [agentRunTracing({ db: database.db, tracing: base.tracing, logger: logger.child({ component: 'tracing' }) })] : [],
       settings: {
         workerConcurrency: config.workerConcurrency,
@@ -109,7 +112,7 @@ export async function startHangar(config: Config, options: StartOptions = {}): P
       },
     });
     cleanup.push(() => runtime.close());
-    const services = createServices({ db: database.db, cipher, logger, publicUrl, keyCache, traceExporters, runtime: runtime.ports(), deploy: { routing } });
+    const services = createServices({ db: database.db, cipher, logger, publicUrl, keyCache, traceExporters, runtime: runtime.ports(), deploy: { routing }, sandboxes });
     const firstKey = await services.workspaces.bootstrap({ bootstrapApiKey: config.bootstrapApiKey });
     if (firstKey) {
       announce(`Created the first admin API key (shown once, store it now):\n\n  ${firstKey}\n`);
@@ -120,6 +123,7 @@ export async function startHangar(config: Config, options: StartOptions = {}): P
       const reconciler = createReconciler({ config, db: database.db, cipher, logger, services, drivers: routing.drivers, secretKey, publicUrl: () => publicUrl().replace(/\/+$/, '') });
       services.deployments.nudge = () => reconciler.nudge();
       background.push(reconciler);
+      background.push(sandboxes);
       background.push(traceSweeper({ tracing: services.tracing, retentionDays: config.traceRetentionDays, logger }));
     }
     for (const task of background) {

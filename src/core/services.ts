@@ -3,6 +3,7 @@ import type { Db } from '../db/index.js';
 import type { Logger } from '../logging.js';
 import { ObjectStore } from '../repo/store.js';
 import { AgentService } from './agents/service.js';
+import type { SandboxPorts } from './agents/backend.js';
 import { IntegrationService } from './integrations/service.js';
 import { DeploymentService } from './deployments/service.js';
 import type { CodeHosts, DriverRouting, TracingProjects } from './deployments/ports.js';
@@ -16,6 +17,7 @@ import { RunService, type RunPorts } from './runs/service.js';
 import type { Cipher } from './secrets/cipher.js';
 import type { KeyCache } from './workspaces/key-cache.js';
 import { ThreadService } from './threads/service.js';
+import { ThreadSandboxService } from './threads/sandbox.js';
 import { UsageService } from './usage/service.js';
 import type { ThreadStateReader } from './threads/state.js';
 import { TracingService } from './tracing/service.js';
@@ -41,6 +43,8 @@ export interface Services {
   usage: UsageService;
   deployments: DeploymentService;
   deploymentUploads: UploadService;
+  /** A thread's sandbox (status, reset). */
+  sandboxes: ThreadSandboxService;
 }
 
 /** What threads and runs need of the agent runtime (src/runtime). */
@@ -64,6 +68,8 @@ export interface ServiceDeps {
   deploy?: { routing: DriverRouting; codeHosts?: CodeHosts; tracing?: TracingProjects };
   /** Where traces go besides Hangar's own store (OTLP, LangSmith-compatible); none by default. */
   traceExporters?: TraceExporter[];
+  /** The sandbox service (src/sandbox); without it the sandbox endpoints answer 503. */
+  sandboxes?: SandboxPorts | undefined;
 }
 
 /** Build the services. */
@@ -102,6 +108,7 @@ export function createServices(deps: ServiceDeps): Services {
     }),
     deploymentUploads: new UploadService(deps.db),
     tracing,
+    sandboxes: new ThreadSandboxService(threads, deps.sandboxes),
   };
 }
 
