@@ -6955,8 +6955,8 @@ export interface components {
              * @enum {string}
              */
             on_disconnect?: "cancel" | "continue";
-            /** @description Any of `values`, `updates`, `messages-tuple` (event name `messages`). Default `["values"]`. */
-            stream_mode?: ("values" | "updates" | "messages-tuple")[];
+            /** @description Any of `values`, `updates`, `messages-tuple` (event name `messages`), `custom` (what tools write as they work: a sandbox command’s output as it comes, `{sandbox_output: {command, text}}`). Default `["values"]`. */
+            stream_mode?: ("values" | "updates" | "messages-tuple" | "custom")[];
             /** @description Also stream subagents’ events, named `<mode>|<namespace>`. Default false. */
             stream_subgraphs?: boolean;
             /**

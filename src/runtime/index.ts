@@ -23,7 +23,7 @@ import { checkpointStateReader } from './state.js';
 import { openLangGraphStorage, type LangGraphStorage } from './storage.js';
 import type { ToolLimits } from './tools/mcp.js';
 import { WorkerPool } from './worker.js';
-import { sandboxBackend, SANDBOX_WORKDIR, type SandboxService } from '../sandbox/index.js';
+import { sandboxBackend, SANDBOX_WORKDIR, withToolWriter, type SandboxService } from '../sandbox/index.js';
 
 /** Settings of the runtime (from src/config). */
 export interface RuntimeSettings {
@@ -145,7 +145,7 @@ export class Runtime {
       `Each command may run ${s.timeoutSeconds} s at most, and only its first ${s.maxOutputBytes} bytes of output are kept.`,
       '/agent/ (your definition, read-only) and /memories/ are reachable with the file tools only, not from commands.',
     ].join('\n');
-    return { backend, prompt };
+    return { backend, prompt, withWriter: withToolWriter };
   }
 
   /** What a built agent depends on besides its revision: registrations that can change under it. */

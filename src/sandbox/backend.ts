@@ -7,7 +7,8 @@
 // duration, output cut to 4 KiB) under the tool's run, and its output is streamed as it comes as
 // `custom` stream events where the client asked for them.
 import { RunnableLambda } from '@langchain/core/runnables';
-import { getConfig, getWriter } from '@langchain/langgraph';
+import { AsyncLocalStorage } from 'node:async_hooks';
+import { getConfig } from '@langchain/langgraph';
 import {
   BaseSandbox,
   type ExecuteResponse,
@@ -125,8 +126,7 @@ class SandboxFiles extends BaseSandbox {
 export function sandboxBackend(service: SandboxService, owner: SandboxOwner, limits: { timeoutSeconds: number; maxOutputBytes: number }): SandboxBackendProtocolV2 {
   const files = new SandboxFiles(service, owner, limits);
   // The traced run records what the trace should keep; the model gets the whole (capped) output.
-  const run = async (command: string, into: { result?: ExecuteResponse }) => {
-    const writer = safeWriter();
+  const run = async (command: string, into: { result?: ExecuteResponse }, writer: ((chunk: unknown) => void) | undefined) => {
     const r = await service.exec(files.target(), {
       command,
       onOutput: writer ? (chunk) => writer({ sandbox_output: { command, text: chunk.toString('utf8') } }) : undefined,
@@ -157,18 +157,22 @@ export function sandboxBackend(service: SandboxService, owner: SandboxOwner, lim
     downloadFiles: (paths: string[]) => files.downloadFiles(paths),
     async execute(command: string): Promise<ExecuteResponse> {
       const into: { result?: ExecuteResponse } = {};
-      const traced = RunnableLambda.from((input: { command: string }) => run(input.command, into)).withConfig({ runName: 'sandbox_execute', tags: ['sandbox'] });
+      const writer = toolWriters.getStore();
+      const traced = RunnableLambda.from((input: { command: string }) => run(input.command, into, writer)).withConfig({ runName: 'sandbox_execute', tags: ['sandbox'] });
       await traced.invoke({ command }, getConfig());
       return into.result!;
     },
   } as SandboxBackendProtocolV2;
 }
 
-/** The run's custom stream writer, when there is one (outside a graph there is none). */
-function safeWriter(): ((chunk: unknown) => void) | undefined {
-  try {
-    return getWriter() as ((chunk: unknown) => void) | undefined;
-  } catch {
-    return undefined;
-  }
+/**
+ * The `custom` stream writer of the tool call being made. LangGraph hands it to tools in their
+ * runtime argument, which deepagents' execute tool does not pass on to the backend; the runtime's
+ * tool-call middleware puts it here (see `withToolWriter`).
+ */
+const toolWriters = new AsyncLocalStorage<(chunk: unknown) => void>();
+
+/** Run a tool call with `writer` as the stream writer its sandbox commands write their output to. */
+export function withToolWriter<T>(writer: ((chunk: unknown) => void) | undefined, fn: () => T): T {
+  return writer ? toolWriters.run(writer, fn) : fn();
 }

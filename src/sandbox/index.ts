@@ -8,7 +8,7 @@ import type { SandboxLimits } from './driver.js';
 import { LocalSandboxDriver } from './local/index.js';
 import { SandboxService } from './service.js';
 
-export { sandboxBackend, SANDBOX_WORKDIR } from './backend.js';
+export { sandboxBackend, SANDBOX_WORKDIR, withToolWriter } from './backend.js';
 export { SandboxService } from './service.js';
 
 const MiB = 1024 * 1024;

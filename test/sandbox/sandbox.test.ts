@@ -120,6 +120,21 @@ describe('an agent in a sandbox', () => {
     expect(await say(agentId, threadId, 'plain message')).toBe('You said: plain message');
   });
 
+  it('streams a command’s output as it comes (stream mode custom)', async () => {
+    const agentId = await createAgent(server, { backend: { type: 'sandbox' } });
+    const threadId = await createThread(server, agentId);
+    const command = 'echo first; sleep 0.5; echo second';
+    const { events } = await run(server, threadId, { agent_id: agentId, messages: [{ role: 'user', content: call('execute', { command }) }], stream_mode: ['custom', 'updates'] });
+    const custom = events.filter((e) => e.event === 'custom').map((e) => e.data as { sandbox_output: { command: string; text: string } });
+    expect(custom.length).toBeGreaterThanOrEqual(2); // one piece per write, not one at the end
+    expect(custom.every((c) => c.sandbox_output.command === command)).toBe(true);
+    expect(custom.map((c) => c.sandbox_output.text).join('')).toBe('first\nsecond\n');
+    // The custom events come before the tool's result.
+    const firstCustom = events.findIndex((e) => e.event === 'custom');
+    const toolUpdate = events.findIndex((e) => e.event === 'updates' && JSON.stringify(e.data).includes('exit code 0'));
+    expect(firstCustom).toBeLessThan(toolUpdate);
+  });
+
   it('an agent on the state backend has no execute tool', async () => {
     const agentId = await createAgent(server);
     const threadId = await createThread(server, agentId);

@@ -144,7 +144,7 @@ export const StreamRunRequest = z
     stream_mode: z
       .array(z.enum(STREAM_MODES))
       .optional()
-      .openapi({ description: 'Any of `values`, `updates`, `messages-tuple` (event name `messages`). Default `["values"]`.' }),
+      .openapi({ description: 'Any of `values`, `updates`, `messages-tuple` (event name `messages`), `custom` (what tools write as they work: a sandbox command’s output as it comes, `{sandbox_output: {command, text}}`). Default `["values"]`.' }),
     stream_subgraphs: z.boolean().optional().openapi({ description: 'Also stream subagents’ events, named `<mode>|<namespace>`. Default false.' }),
     user_timezone: z.string().optional().openapi({
       description: 'IANA zone; the local date and time there go into the system prompt. UTC when absent or unknown.',

@@ -53,7 +53,14 @@ export interface BuildDeps {
   /** OAuth-backed tool servers of a workspace (services.oauth through oauthToolAccess); optional. */
   oauthTools?: ((workspaceId: string) => OAuthToolAccess) | undefined;
   /** The sandbox backend of an agent (the sandbox service); without it sandbox agents cannot run. */
-  sandboxBackend?: ((owner: { workspaceId: string; agentId: string; spec: SandboxSpec }) => { backend: BackendProtocolV2; prompt: string }) | undefined;
+  sandboxBackend?:
+    | ((owner: { workspaceId: string; agentId: string; spec: SandboxSpec }) => {
+        backend: BackendProtocolV2;
+        prompt: string;
+        /** Runs a tool call with the run's `custom` stream writer, where command output goes. */
+        withWriter: <T>(writer: ((chunk: unknown) => void) | undefined, fn: () => T) => T;
+      })
+    | undefined;
 }
 
 /** A tool as shown in `values.tools`. */
@@ -124,7 +131,7 @@ export async function buildAgent(blueprint: AgentBlueprint, deps: BuildDeps): Pr
       })),
     );
     const definition = await definitionBackend(blueprint.files);
-    let sandbox: { backend: BackendProtocolV2; prompt: string } | undefined;
+    let sandbox: ReturnType<NonNullable<BuildDeps['sandboxBackend']>> | undefined;
     if (blueprint.sandbox) {
       if (!deps.sandboxBackend) throw new Error('this agent has a sandbox backend, and this server runs no sandbox service');
       sandbox = deps.sandboxBackend({ workspaceId: blueprint.workspaceId, agentId: blueprint.agentId, spec: blueprint.sandbox });
@@ -136,7 +143,7 @@ export async function buildAgent(blueprint: AgentBlueprint, deps: BuildDeps): Pr
       systemPrompt: sandbox ? `${blueprint.instructions}\n\n${sandbox.prompt}` : blueprint.instructions,
       tools: mainTools as never,
       subagents,
-      middleware: [clock] as never,
+      middleware: (sandbox ? [clock, sandboxOutput(sandbox.withWriter)] : [clock]) as never,
       interruptOn: interruptOn as never,
       backend: agentFileSystem({
         definition,
@@ -156,6 +163,14 @@ export async function buildAgent(blueprint: AgentBlueprint, deps: BuildDeps): Pr
     await loaded.close();
     throw error;
   }
+}
+
+/** Middleware giving each tool call's sandbox commands the run's `custom` stream writer. */
+function sandboxOutput(withWriter: NonNullable<ReturnType<NonNullable<BuildDeps['sandboxBackend']>>>['withWriter']) {
+  return createMiddleware({
+    name: 'SandboxOutput',
+    wrapToolCall: (request, handler) => withWriter((request.runtime as { writer?: (chunk: unknown) => void } | undefined)?.writer, () => handler(request)),
+  });
 }
 
 /**
