@@ -159,7 +159,12 @@ export function sandboxBackend(service: SandboxService, owner: SandboxOwner, lim
       const into: { result?: ExecuteResponse } = {};
       const writer = toolWriters.getStore();
       const traced = RunnableLambda.from((input: { command: string }) => run(input.command, into, writer)).withConfig({ runName: 'sandbox_execute', tags: ['sandbox'] });
-      await traced.invoke({ command }, getConfig());
+      try {
+        await traced.invoke({ command }, getConfig());
+      } catch (error) {
+        // The sandbox could not run it (driver unavailable, say): the model reads why, the run goes on.
+        return { output: `Error: the command could not run: ${error instanceof Error ? error.message : String(error)}`, exitCode: null, truncated: false };
+      }
       return into.result!;
     },
   } as SandboxBackendProtocolV2;

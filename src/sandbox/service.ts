@@ -32,6 +32,8 @@ export class SandboxService {
   private timer: NodeJS.Timeout | undefined;
   private sweeping: Promise<void> | undefined;
   private unavailable: Promise<string | null> | undefined;
+  /** When each sandbox's disk use was last measured (measuring is a `du`: not after every command). */
+  private readonly measuredAt = new Map<string, number>();
 
   constructor(private readonly o: SandboxServiceOptions) {}
 
@@ -122,9 +124,13 @@ export class SandboxService {
     if (row) await this.o.driver.remove(id);
   }
 
-  /** Record a command: last used now, disk use as the driver measures it. */
+  /** Record a command: last used now, and disk use as the driver measures it (at most every 10 s). */
   private async touch(id: string): Promise<void> {
-    const disk = await this.o.driver.diskUsage(id);
+    const now = Date.now();
+    const measured = this.measuredAt.get(id);
+    const disk = measured !== undefined && now - measured < 10_000 ? null : await this.o.driver.diskUsage(id);
+    if (disk !== null) this.measuredAt.set(id, now);
+    if (this.measuredAt.size > 10_000) this.measuredAt.clear();
     await this.o.db
       .updateTable('sandboxes')
       .set({ last_used_at: sql<Date>`now()`, commands: sql<number>`commands + 1`, ...(disk !== null ? { disk_bytes: disk } : {}) })
