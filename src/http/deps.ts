@@ -17,4 +17,6 @@ export interface AppDeps {
   bodyLimitBytes: number;
   /** Interval of `: heartbeat` comments on idle run streams. */
   heartbeatMs: number;
+  /** Browser origins allowed to call the API (`*`: any); none when absent. */
+  corsOrigins?: readonly string[] | undefined;
 }

@@ -94,12 +94,12 @@ export class SandboxService {
   }
 
   /** The sandbox a thread's commands run in (its own, or its agent's), or undefined when none. */
-  async forThread(workspaceId: string, threadId: string, agentId: string): Promise<SandboxStatus | undefined> {
+  async forThread(workspaceId: string, threadId: string, agentId: string | undefined): Promise<SandboxStatus | undefined> {
     const row = await this.o.db
       .selectFrom('sandboxes')
       .selectAll()
       .where('workspace_id', '=', workspaceId)
-      .where('scope_key', 'in', [`thread:${threadId}`, `agent:${agentId}`])
+      .where('scope_key', 'in', agentId ? [`thread:${threadId}`, `agent:${agentId}`] : [`thread:${threadId}`])
       .orderBy('scope', 'desc') // `thread` before `agent`
       .executeTakeFirst();
     if (!row) return undefined;

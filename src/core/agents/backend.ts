@@ -111,7 +111,7 @@ export interface SandboxStatus {
 /** What the API needs of the sandbox service (src/sandbox). */
 export interface SandboxPorts {
   /** The sandbox a thread's commands run in (its own, or its agent's), or undefined when none. */
-  forThread(workspaceId: string, threadId: string, agentId: string): Promise<SandboxStatus | undefined>;
+  forThread(workspaceId: string, threadId: string, agentId: string | undefined): Promise<SandboxStatus | undefined>;
   /** Remove a sandbox and its files; the next command starts a fresh one. */
   remove(id: string): Promise<void>;
 }

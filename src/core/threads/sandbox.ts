@@ -15,7 +15,7 @@ export class ThreadSandboxService {
 
   async get(caller: Caller, threadId: string): Promise<ThreadSandbox> {
     const thread = await this.threads.row(caller, threadId);
-    const sandbox = await this.ports?.forThread(caller.workspaceId, threadId, thread.agent_id);
+    const sandbox = await this.ports?.forThread(caller.workspaceId, threadId, thread.agent_id ?? undefined);
     return sandbox ? { threadId, ...sandbox } : { threadId, status: 'none' };
   }
 
@@ -23,7 +23,7 @@ export class ThreadSandboxService {
   async reset(caller: Caller, threadId: string): Promise<void> {
     requireWrite(caller);
     const thread = await this.threads.row(caller, threadId);
-    const sandbox = await this.ports?.forThread(caller.workspaceId, threadId, thread.agent_id);
+    const sandbox = await this.ports?.forThread(caller.workspaceId, threadId, thread.agent_id ?? undefined);
     if (sandbox) await this.ports!.remove(sandbox.id);
   }
 }

@@ -7,6 +7,7 @@ import type { SandboxSpec } from '../../core/agents/backend.js';
 import { createMiddleware } from 'langchain';
 import type { OAuthToolAccess } from '../oauth-tools.js';
 import { loadMcpTools, type DroppedTool, type ToolLimits, type ToolRef, type ToolServerCredentials } from '../tools/mcp.js';
+import { respondMiddleware } from './respond.js';
 import { interruptOnFor } from './approvals.js';
 import { agentFileSystem, DEFINITION_ROOT, definitionBackend } from './backend.js';
 import { localDateTimeLine } from './clock.js';
@@ -143,7 +144,7 @@ export async function buildAgent(blueprint: AgentBlueprint, deps: BuildDeps): Pr
       systemPrompt: sandbox ? `${blueprint.instructions}\n\n${sandbox.prompt}` : blueprint.instructions,
       tools: mainTools as never,
       subagents,
-      middleware: (sandbox ? [clock, sandboxOutput(sandbox.withWriter)] : [clock]) as never,
+      middleware: (sandbox ? [clock, respondMiddleware(), sandboxOutput(sandbox.withWriter)] : [clock, respondMiddleware()]) as never,
       interruptOn: interruptOn as never,
       backend: agentFileSystem({
         definition,

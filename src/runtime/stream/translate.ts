@@ -62,6 +62,7 @@ export function translate(chunk: unknown, ctx: TranslateContext): RunEvent | und
       return { kind: 'messages', ns, data: [dict, meta] };
     }
     case 'custom':
+      // What a tool or node wrote with LangGraph's `config.writer` (LangGraph's `custom` mode).
       return ctx.modes.has('custom') ? { kind: 'custom', ns, data: toWire(payload) } : undefined;
     default:
       return undefined;
