@@ -14,6 +14,8 @@ import { ModelConfigService } from './model-configs/service.js';
 import { OAuthProviderService } from './oauth/providers.js';
 import { OAuthService } from './oauth/service.js';
 import { RunService, type RunPorts } from './runs/service.js';
+import { ScheduleService } from './schedules/service.js';
+import { WebhookService } from './webhooks/service.js';
 import type { Cipher } from './secrets/cipher.js';
 import type { KeyCache } from './workspaces/key-cache.js';
 import { ThreadService } from './threads/service.js';
@@ -45,6 +47,8 @@ export interface Services {
   deploymentUploads: UploadService;
   /** A thread's sandbox (status, reset). */
   sandboxes: ThreadSandboxService;
+  schedules: ScheduleService;
+  webhooks: WebhookService;
 }
 
 /** What threads and runs need of the agent runtime (src/runtime). */
@@ -109,6 +113,8 @@ export function createServices(deps: ServiceDeps): Services {
     deploymentUploads: new UploadService(deps.db),
     tracing,
     sandboxes: new ThreadSandboxService(threads, deps.sandboxes),
+    schedules: new ScheduleService(deps.db, agents),
+    webhooks: new WebhookService(deps.db, deps.cipher),
   };
 }
 

@@ -6,6 +6,16 @@ import type { IntegrationTables } from './tables/integrations.js';
 import type { OAuthTables } from './tables/oauth.js';
 import type { RuntimeTables } from './tables/runtime.js';
 import type { SandboxTables } from './tables/sandboxes.js';
+import type { ScheduleTables } from './tables/schedules.js';
 import type { TracingTables } from './tables/tracing.js';
 
-export interface Database extends FoundationTables, AgentTables, RuntimeTables, OAuthTables, IntegrationTables, TracingTables, DeploymentTables, SandboxTables {}
+export interface Database
+  extends FoundationTables,
+    AgentTables,
+    RuntimeTables,
+    OAuthTables,
+    IntegrationTables,
+    TracingTables,
+    DeploymentTables,
+    ScheduleTables,
+    SandboxTables {}
