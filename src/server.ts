@@ -21,6 +21,8 @@ import { parseRouting } from './deploy/routing.js';
 import { createSandboxService } from './sandbox/index.js';
 import { Scheduler } from './core/schedules/scheduler.js';
 import { WebhookDeliverer } from './core/webhooks/deliverer.js';
+import { EgressGuard, installEgressScopes } from './net/egress.js';
+import { type LocalRepoPolicy, parseRoots } from './core/local-repos.js';
 
 /** The version in package.json. */
 export const VERSION: string = (
@@ -84,12 +86,22 @@ export async function startHangar(config: Config, options: StartOptions = {}): P
     const keyCache = new KeyCache({ url, onError: (err) => logger.warn({ err }, 'key cache listener lost; authenticating without cache') });
     await keyCache.start();
     cleanup.push(() => keyCache.stop());
+    // One outbound policy for every request to a user-supplied URL (src/net/egress.ts).
+    const egress = new EgressGuard({ allow: config.egressAllow, serverHost: config.host });
+    installEgressScopes();
+    cleanup.push(() => egress.close());
+    const localRepos: LocalRepoPolicy = { allow: config.deployAllowLocalRepos, roots: parseRoots(config.localRepoRoots) };
+    logger.info({ egress: egress.summary, local_repo_roots: localRepos.allow ? localRepos.roots : [] }, 'outbound policy');
     const traceExporters = createTraceExporters(config, logger.child({ component: 'trace-export' }));
     cleanup.push(async () => {
       await Promise.all(traceExporters.map((e) => e.close()));
     });
+<<<<<<< HEAD
     const base = createServices({ db: database.db, cipher, logger, publicUrl, keyCache, traceExporters });
     const sandboxes = createSandboxService({ config, db: database.db, logger: logger.child({ component: 'sandbox' }) });
+=======
+    const base = createServices({ db: database.db, cipher, logger, publicUrl, keyCache, traceExporters, egress, localRepos });
+>>>>>>> main
     const runtime = await Runtime.open({
       db: database.db,
       pool: database.pool,
@@ -99,6 +111,7 @@ export async function startHangar(config: Config, options: StartOptions = {}): P
       oauth: base.oauth,
       modelConfigs: base.modelConfigs,
       logger: logger.child({ component: 'runtime' }),
+      egress,
       // Every run is traced: the tracer is one of the callbacks each run gets.
       sandboxes: { service: sandboxes, timeoutSeconds: config.sandboxTimeoutSeconds, maxOutputBytes: config.sandboxMaxOutputBytes },
       callbackFactories: config.tracing ? [agentRunTracing({ db: database.db, tracing: base.tracing, logger: logger.child({ component: 'tracing' }) })] : [],
@@ -114,7 +127,11 @@ export async function startHangar(config: Config, options: StartOptions = {}): P
       },
     });
     cleanup.push(() => runtime.close());
+<<<<<<< HEAD
     const services = createServices({ db: database.db, cipher, logger, publicUrl, keyCache, traceExporters, runtime: runtime.ports(), deploy: { routing }, sandboxes });
+=======
+    const services = createServices({ db: database.db, cipher, logger, publicUrl, keyCache, traceExporters, egress, localRepos, runtime: runtime.ports(), deploy: { routing } });
+>>>>>>> main
     const firstKey = await services.workspaces.bootstrap({ bootstrapApiKey: config.bootstrapApiKey });
     if (firstKey) {
       announce(`Created the first admin API key (shown once, store it now):\n\n  ${firstKey}\n`);
@@ -122,7 +139,7 @@ export async function startHangar(config: Config, options: StartOptions = {}): P
 
     const background: BackgroundTask[] = config.role === 'api' ? [] : [runtime.workers()];
     if (config.role !== 'api') {
-      const reconciler = createReconciler({ config, db: database.db, cipher, logger, services, drivers: routing.drivers, secretKey, publicUrl: () => publicUrl().replace(/\/+$/, '') });
+      const reconciler = createReconciler({ config, db: database.db, cipher, logger, services, drivers: routing.drivers, secretKey, egress, publicUrl: () => publicUrl().replace(/\/+$/, '') });
       services.deployments.nudge = () => reconciler.nudge();
       background.push(reconciler);
       background.push(sandboxes);
@@ -148,6 +165,7 @@ export async function startHangar(config: Config, options: StartOptions = {}): P
           db: database.db,
           webhooks: services.webhooks,
           state: runtime.ports().state,
+          fetch: egress.fetch,
           logger,
           settings: { pollMs: config.webhookPollMs, maxAttempts: config.webhookMaxAttempts, backoffMs: config.webhookBackoffMs, timeoutMs: config.webhookTimeoutMs },
         }),
@@ -164,6 +182,7 @@ export async function startHangar(config: Config, options: StartOptions = {}): P
       info: { version: VERSION, storage: embedded ? 'embedded' : 'external', role: config.role },
       bodyLimitBytes: config.bodyLimitBytes,
       heartbeatMs: config.heartbeatMs,
+      limits: { authFailureLimit: config.authFailureLimit, authFailureWindowSeconds: config.authFailureWindowSeconds, keyRateLimit: config.keyRateLimit },
       corsOrigins: config.corsOrigins,
     });
     const server = await listen(app.fetch, config.host, config.port);

@@ -1,6 +1,7 @@
 // What the HTTP app is built from. createApp never reads the environment: everything arrives here.
 import type { Services } from '../core/services.js';
 import type { Logger } from '../logging.js';
+import type { AbuseSettings } from './abuse.js';
 
 /** Facts about this server shown at `GET /info`. */
 export interface ServerInfo {
@@ -17,6 +18,8 @@ export interface AppDeps {
   bodyLimitBytes: number;
   /** Interval of `: heartbeat` comments on idle run streams. */
   heartbeatMs: number;
+  /** Failed-authentication throttling and the per-key rate (both off when absent). */
+  limits?: AbuseSettings;
   /** Browser origins allowed to call the API (`*`: any); none when absent. */
   corsOrigins?: readonly string[] | undefined;
 }
