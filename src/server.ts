@@ -96,12 +96,8 @@ export async function startHangar(config: Config, options: StartOptions = {}): P
     cleanup.push(async () => {
       await Promise.all(traceExporters.map((e) => e.close()));
     });
-<<<<<<< HEAD
-    const base = createServices({ db: database.db, cipher, logger, publicUrl, keyCache, traceExporters });
-    const sandboxes = createSandboxService({ config, db: database.db, logger: logger.child({ component: 'sandbox' }) });
-=======
     const base = createServices({ db: database.db, cipher, logger, publicUrl, keyCache, traceExporters, egress, localRepos });
->>>>>>> main
+    const sandboxes = createSandboxService({ config, db: database.db, logger: logger.child({ component: 'sandbox' }) });
     const runtime = await Runtime.open({
       db: database.db,
       pool: database.pool,
@@ -127,11 +123,7 @@ export async function startHangar(config: Config, options: StartOptions = {}): P
       },
     });
     cleanup.push(() => runtime.close());
-<<<<<<< HEAD
-    const services = createServices({ db: database.db, cipher, logger, publicUrl, keyCache, traceExporters, runtime: runtime.ports(), deploy: { routing }, sandboxes });
-=======
-    const services = createServices({ db: database.db, cipher, logger, publicUrl, keyCache, traceExporters, egress, localRepos, runtime: runtime.ports(), deploy: { routing } });
->>>>>>> main
+    const services = createServices({ db: database.db, cipher, logger, publicUrl, keyCache, traceExporters, egress, localRepos, runtime: runtime.ports(), deploy: { routing }, sandboxes });
     const firstKey = await services.workspaces.bootstrap({ bootstrapApiKey: config.bootstrapApiKey });
     if (firstKey) {
       announce(`Created the first admin API key (shown once, store it now):\n\n  ${firstKey}\n`);

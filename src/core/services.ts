@@ -75,15 +75,12 @@ export interface ServiceDeps {
   deploy?: { routing: DriverRouting; codeHosts?: CodeHosts; tracing?: TracingProjects };
   /** Where traces go besides Hangar's own store (OTLP, LangSmith-compatible); none by default. */
   traceExporters?: TraceExporter[];
-<<<<<<< HEAD
   /** The sandbox service (src/sandbox); without it the sandbox endpoints answer 503. */
   sandboxes?: SandboxPorts | undefined;
-=======
   /** The outbound policy for user-supplied URLs (default: the laptop policy). */
   egress?: EgressGuard;
   /** Which host directories may hold repositories (default: none). */
   localRepos?: LocalRepoPolicy;
->>>>>>> main
 }
 
 /** Build the services. */
@@ -128,14 +125,9 @@ export function createServices(deps: ServiceDeps): Services {
     }),
     deploymentUploads: new UploadService(deps.db),
     tracing,
-<<<<<<< HEAD
     sandboxes: new ThreadSandboxService(threads, deps.sandboxes),
-    schedules: new ScheduleService(deps.db, agents),
-    webhooks: new WebhookService(deps.db, deps.cipher),
-=======
     schedules: new ScheduleService(deps.db, agents, (url) => webhooks.check(url)),
     webhooks,
->>>>>>> main
   };
 }
 

@@ -54,16 +54,13 @@ export interface RuntimeDeps {
   settings: RuntimeSettings;
   /** Extra LangChain callbacks for every run (tracing registers here). */
   callbackFactories?: CallbackFactory[];
-<<<<<<< HEAD
   /** Sandboxes of agents with a sandbox backend, and the limits the model is told about. */
   sandboxes?: { service: SandboxService; timeoutSeconds: number; maxOutputBytes: number } | undefined;
-=======
   /**
    * The outbound policy: every run executes inside its scope, so the requests of MCP transports and
    * model SDKs (which take no fetch of ours) are checked at connect time like Hangar's own.
    */
   egress?: EgressGuard | undefined;
->>>>>>> main
 }
 
 /** What an agent's build depends on, remembered per agent so a cache hit needs no tree read. */
