@@ -236,7 +236,7 @@ export interface paths {
         };
         /**
          * Git: ref advertisement
-         * @description Read-only git smart HTTP (protocol v0): `git clone http://x:<API_KEY>@<host>/v1/deepagents/agents/<agent_id>.git` (the API key is the basic-auth password; any user name). One branch, `main`, at the agent’s `revision`; `git log` shows the same commits as the revisions endpoint. Query `service=git-upload-pack`.
+         * @description Read-only git smart HTTP (protocol v0): `git -c http.extraHeader="X-Api-Key: <API_KEY>" clone <host>/v1/deepagents/agents/<agent_id>.git`, so that no key lands in `.git/config`. These endpoints also accept the key as the HTTP Basic password, for credential helpers (any user name); no other endpoint does. One branch, `main`, at the agent’s `revision`; `git log` shows the same commits as the revisions endpoint. Query `service=git-upload-pack`.
          */
         get: operations["gitRefAdvertisement"];
         put?: never;
