@@ -18,6 +18,7 @@ import { Runtime } from './runtime/index.js';
 import { captureConsole, createLogger, type Logger } from './logging.js';
 import { createReconciler } from './deploy/index.js';
 import { parseRouting } from './deploy/routing.js';
+import { createSandboxService } from './sandbox/index.js';
 import { Scheduler } from './core/schedules/scheduler.js';
 import { WebhookDeliverer } from './core/webhooks/deliverer.js';
 import { EgressGuard, installEgressScopes } from './net/egress.js';
@@ -100,6 +101,7 @@ export async function startHangar(config: Config, options: StartOptions = {}): P
       await Promise.all(traceExporters.map((e) => e.close()));
     });
     const base = createServices({ db: database.db, cipher, logger, publicUrl, keyCache, traceExporters, egress, localRepos });
+    const sandboxes = createSandboxService({ config, db: database.db, logger: logger.child({ component: 'sandbox' }) });
     const runtime = await Runtime.open({
       db: database.db,
       pool: database.pool,
@@ -111,6 +113,7 @@ export async function startHangar(config: Config, options: StartOptions = {}): P
       logger: logger.child({ component: 'runtime' }),
       egress,
       // Every run is traced: the tracer is one of the callbacks each run gets.
+      sandboxes: { service: sandboxes, timeoutSeconds: config.sandboxTimeoutSeconds, maxOutputBytes: config.sandboxMaxOutputBytes },
       callbackFactories: config.tracing ? [agentRunTracing({ db: database.db, tracing: base.tracing, logger: logger.child({ component: 'tracing' }) })] : [],
       settings: {
         workerConcurrency: config.workerConcurrency,
@@ -125,7 +128,7 @@ export async function startHangar(config: Config, options: StartOptions = {}): P
       },
     });
     cleanup.push(() => runtime.close());
-    const services = createServices({ db: database.db, cipher, logger, publicUrl, keyCache, traceExporters, egress, localRepos, runtime: runtime.ports(), deploy: { routing } });
+    const services = createServices({ db: database.db, cipher, logger, publicUrl, keyCache, traceExporters, egress, localRepos, runtime: runtime.ports(), deploy: { routing }, sandboxes });
     const firstKey = await services.workspaces.bootstrap({ bootstrapApiKey: config.bootstrapApiKey });
     if (firstKey) {
       announce(`Created the first admin API key (shown once, store it now):\n\n  ${firstKey}\n`);
@@ -136,6 +139,7 @@ export async function startHangar(config: Config, options: StartOptions = {}): P
       const reconciler = createReconciler({ config, db: database.db, cipher, logger, services, drivers: routing.drivers, secretKey, egress, publicUrl: () => publicUrl().replace(/\/+$/, '') });
       services.deployments.nudge = () => reconciler.nudge();
       background.push(reconciler);
+      background.push(sandboxes);
       background.push(traceSweeper({ tracing: services.tracing, retentionDays: config.traceRetentionDays, logger }));
       const scheduler = new Scheduler({
         db: database.db,

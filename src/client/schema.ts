@@ -1057,6 +1057,30 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/deepagents/threads/{thread_id}/sandbox": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get the sandbox of a thread
+         * @description The sandbox the thread’s commands run in (agents with a `sandbox` backend; see docs/sandboxes.md): status, when it was created and last used, disk use.
+         */
+        get: operations["getSandboxThread"];
+        put?: never;
+        post?: never;
+        /**
+         * Reset the sandbox of a thread
+         * @description Removes the sandbox and its files (a command still running in it is killed); the next command starts a fresh one. For an agent-scoped sandbox this resets the sandbox every thread of the agent shares. Idempotent.
+         */
+        delete: operations["resetSandboxThread"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/deepagents/threads/{thread_id}/state": {
         parameters: {
             query?: never;
@@ -1652,8 +1676,16 @@ export interface components {
             message: string;
             parent: string | null;
         };
-        /** @description Stored in `agent.json` and returned; not interpreted by Hangar. */
+        /** @description Stored in `agent.json` and returned as sent. Checked: an unknown type or field is a 422 naming it. */
         AgentBackend: {
+            sandbox?: components["schemas"]["SandboxBackendConfig"] & unknown;
+            sandbox_config?: components["schemas"]["SandboxBackendConfig"];
+            /**
+             * @description `state` (default): files live in the thread’s state, no command execution. `sandbox`: file tools and an `execute` tool work in an isolated sandbox (see docs/sandboxes.md). `thread_scoped_sandbox` (older clients) = `sandbox` with scope `thread`; `agent_scoped_sandbox` = scope `agent`; `default` = `state`. Anything else is a 422.
+             * @enum {string}
+             */
+            type?: "state" | "sandbox" | "thread_scoped_sandbox" | "default" | "agent_scoped_sandbox";
+        } & {
             [key: string]: unknown;
         };
         /** @description Stored and returned; Hangar enforces access by API-key role, not by these fields. */
@@ -2741,6 +2773,21 @@ export interface components {
         };
         /** @enum {string} */
         RunStatus: "pending" | "running" | "success" | "error" | "interrupted" | "timeout";
+        SandboxBackendConfig: {
+            /** @description A stopped sandbox is removed (with its files) this long after it stopped. Default 604800 (7 days). */
+            delete_after_stop_seconds?: number;
+            /** @description A sandbox unused this long is stopped (its files are kept). Default 1800. */
+            idle_ttl_seconds?: number;
+            /** @description Accepted and stored. Hangar has no sandbox policies yet: a sandbox never has network access. */
+            policy_ids?: string[];
+            /**
+             * @description `thread` (default): one sandbox per thread; `agent`: one sandbox shared by all the agent’s threads.
+             * @enum {string}
+             */
+            scope?: "thread" | "agent";
+        } & {
+            [key: string]: unknown;
+        };
         Schedule: {
             /** Format: uuid */
             agent_id: string;
@@ -3017,7 +3064,7 @@ export interface components {
              * @enum {string}
              */
             on_disconnect?: "cancel" | "continue";
-            /** @description Any of `values`, `updates`, `messages-tuple` (event name `messages`), `custom`. Default `["values"]`. LangGraph’s `messages`, `events`, `debug`, `tasks`, `checkpoints` and `tools` are refused with a 422 that says what to use instead. */
+            /** @description Any of `values`, `updates`, `messages-tuple` (event name `messages`), `custom` (what tools write as they work: a sandbox command’s output as it comes, `{sandbox_output: {command, text}}`). Default `["values"]`. LangGraph’s `messages`, `events`, `debug`, `tasks`, `checkpoints` and `tools` are refused with a 422 that says what to use instead. */
             stream_mode?: string | string[];
             /** @description Also stream subagents’ events, named `<mode>|<namespace>`. Default false. */
             stream_subgraphs?: boolean;
@@ -3083,6 +3130,35 @@ export interface components {
             };
             select?: string[];
         };
+        ThreadSandbox: {
+            /** @description Commands run so far (the model’s and the file tools’). */
+            commands: number;
+            /** Format: date-time */
+            created_at: string | null;
+            delete_after_stop_seconds: number | null;
+            /** @description Bytes its work directory uses, measured after its last command. */
+            disk_bytes: number | null;
+            driver: string | null;
+            idle_ttl_seconds: number | null;
+            /** Format: date-time */
+            last_used_at: string | null;
+            /** Format: uuid */
+            sandbox_id: string | null;
+            /**
+             * @description `agent`: the sandbox is shared by every thread of the agent.
+             * @enum {string|null}
+             */
+            scope: "thread" | "agent" | null;
+            /**
+             * @description `none`: no command has run yet (the sandbox is created on first use); `running`: in use; `stopped`: idle longer than `idle_ttl_seconds` (its files are kept until `delete_after_stop_seconds` later; the next command restarts it).
+             * @enum {string}
+             */
+            status: "none" | "running" | "stopped";
+            /** Format: date-time */
+            stopped_at: string | null;
+            /** Format: uuid */
+            thread_id: string;
+        };
         ThreadState: {
             checkpoint: components["schemas"]["CheckpointRef"];
             created_at: string | null;
@@ -3120,7 +3196,7 @@ export interface components {
          */
         TokenEndpointAuthMethod: "none" | "client_secret_basic" | "client_secret_post";
         ToolsConfig: {
-            /** @description Keys `{mcp_server_url}::{tool_name}` (extra `::` parts ignored when matching; trailing URL slashes stripped) or a bare tool name. `true`: a person approves each call first. */
+            /** @description Keys `{mcp_server_url}::{tool_name}` (extra `::` parts ignored when matching; trailing URL slashes stripped) or a bare tool name: one of the agent’s MCP tools or a built-in tool (`ls`, `read_file`, `write_file`, `edit_file`, `delete`, `glob`, `grep`, `execute`, `write_todos`, `task`). `true`: a person approves each call first. A key that matches no tool of the agent (or of its subagents) is a 422. */
             interrupt_config: {
                 [key: string]: boolean;
             };
@@ -8281,6 +8357,122 @@ export interface operations {
             };
             /** @description An upstream dependency failed. */
             502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    getSandboxThread: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Thread id. */
+                thread_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The sandbox. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ThreadSandbox"];
+                };
+            };
+            /** @description Missing, unknown or revoked API key. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description The key may not do this. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description Not found in the caller’s workspace. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description A field is missing or invalid. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    resetSandboxThread: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Thread id. */
+                thread_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Reset. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Missing, unknown or revoked API key. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description The key may not do this. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description Not found in the caller’s workspace. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description A field is missing or invalid. */
+            422: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -271,6 +271,61 @@ export const settings = {
     schema: positiveInt.default(10_000),
     description: 'Most run reports each exporter holds while its destination is slow; more are dropped and counted.',
   },
+  sandboxDriver: {
+    env: 'HANGAR_SANDBOX_DRIVER',
+    schema: z.enum(['local']).default('local'),
+    description: 'Where agents with a sandbox backend run commands: local (bubblewrap namespaces on this host; the only driver so far).',
+  },
+  sandboxDir: {
+    env: 'HANGAR_SANDBOX_DIR',
+    schema: z.string().min(1).optional(),
+    description: 'Where the local sandbox driver keeps each sandbox’s work directory. Default: <data dir>/sandboxes.',
+  },
+  sandboxUidBase: {
+    env: 'HANGAR_SANDBOX_UID_BASE',
+    schema: z.coerce.number().int().min(1000).max(2 ** 31 - 70_000).default(200_000),
+    description: 'When Hangar runs as root, a sandbox’s commands run as user and group (this + a slot below 60000), one per live sandbox.',
+  },
+  sandboxTimeoutSeconds: {
+    env: 'HANGAR_SANDBOX_TIMEOUT_SECONDS',
+    schema: positiveInt.default(120),
+    description: 'Wall-clock limit of one sandbox command; it is killed (with everything it started) beyond it.',
+  },
+  sandboxCpuSeconds: {
+    env: 'HANGAR_SANDBOX_CPU_SECONDS',
+    schema: positiveInt.default(60),
+    description: 'CPU time limit of each process of a sandbox command.',
+  },
+  sandboxMemoryMb: {
+    env: 'HANGAR_SANDBOX_MEMORY_MB',
+    schema: positiveInt.default(1024),
+    description: 'Address-space limit of each process of a sandbox command, in MiB.',
+  },
+  sandboxMaxProcesses: {
+    env: 'HANGAR_SANDBOX_MAX_PROCESSES',
+    schema: positiveInt.default(256),
+    description: 'Processes and threads one sandbox command may have at once (a fork bomb stops there).',
+  },
+  sandboxMaxFileMb: {
+    env: 'HANGAR_SANDBOX_MAX_FILE_MB',
+    schema: positiveInt.default(256),
+    description: 'Largest file a sandbox command may write, in MiB.',
+  },
+  sandboxMaxOutputBytes: {
+    env: 'HANGAR_SANDBOX_MAX_OUTPUT_BYTES',
+    schema: positiveInt.default(100_000),
+    description: 'Output of one sandbox command the model gets (stdout and stderr together); the command is stopped beyond it.',
+  },
+  sandboxTmpMb: {
+    env: 'HANGAR_SANDBOX_TMP_MB',
+    schema: positiveInt.default(256),
+    description: 'Size of the private /tmp of a sandbox command, in MiB (it is empty at every command).',
+  },
+  sandboxSweepMs: {
+    env: 'HANGAR_SANDBOX_SWEEP_MS',
+    schema: positiveInt.default(30_000),
+    description: 'How often idle sandboxes are stopped and expired or orphaned ones removed.',
+  },
   schedulePollMs: {
     env: 'HANGAR_SCHEDULE_POLL_MS',
     schema: positiveInt.default(1_000),

@@ -3,6 +3,7 @@ import type { Db } from '../db/index.js';
 import type { Logger } from '../logging.js';
 import { ObjectStore } from '../repo/store.js';
 import { AgentService } from './agents/service.js';
+import type { SandboxPorts } from './agents/backend.js';
 import { IntegrationService } from './integrations/service.js';
 import { DeploymentService } from './deployments/service.js';
 import type { CodeHosts, DriverRouting, TracingProjects } from './deployments/ports.js';
@@ -18,6 +19,7 @@ import { WebhookService } from './webhooks/service.js';
 import type { Cipher } from './secrets/cipher.js';
 import type { KeyCache } from './workspaces/key-cache.js';
 import { ThreadService } from './threads/service.js';
+import { ThreadSandboxService } from './threads/sandbox.js';
 import { UsageService } from './usage/service.js';
 import type { ThreadStateReader } from './threads/state.js';
 import { TracingService } from './tracing/service.js';
@@ -46,6 +48,8 @@ export interface Services {
   usage: UsageService;
   deployments: DeploymentService;
   deploymentUploads: UploadService;
+  /** A thread's sandbox (status, reset). */
+  sandboxes: ThreadSandboxService;
   schedules: ScheduleService;
   webhooks: WebhookService;
 }
@@ -71,6 +75,8 @@ export interface ServiceDeps {
   deploy?: { routing: DriverRouting; codeHosts?: CodeHosts; tracing?: TracingProjects };
   /** Where traces go besides Hangar's own store (OTLP, LangSmith-compatible); none by default. */
   traceExporters?: TraceExporter[];
+  /** The sandbox service (src/sandbox); without it the sandbox endpoints answer 503. */
+  sandboxes?: SandboxPorts | undefined;
   /** The outbound policy for user-supplied URLs (default: the laptop policy). */
   egress?: EgressGuard;
   /** Which host directories may hold repositories (default: none). */
@@ -119,6 +125,7 @@ export function createServices(deps: ServiceDeps): Services {
     }),
     deploymentUploads: new UploadService(deps.db),
     tracing,
+    sandboxes: new ThreadSandboxService(threads, deps.sandboxes),
     schedules: new ScheduleService(deps.db, agents, (url) => webhooks.check(url)),
     webhooks,
   };

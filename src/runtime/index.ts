@@ -25,6 +25,7 @@ import { checkpointStateReader } from './state.js';
 import { openLangGraphStorage, type LangGraphStorage } from './storage.js';
 import type { ToolLimits } from './tools/mcp.js';
 import { WorkerPool } from './worker.js';
+import { sandboxBackend, SANDBOX_WORKDIR, withToolWriter, type SandboxService } from '../sandbox/index.js';
 
 /** Settings of the runtime (from src/config). */
 export interface RuntimeSettings {
@@ -56,6 +57,8 @@ export interface RuntimeDeps {
   settings: RuntimeSettings;
   /** Extra LangChain callbacks for every run (tracing registers here). */
   callbackFactories?: CallbackFactory[];
+  /** Sandboxes of agents with a sandbox backend, and the limits the model is told about. */
+  sandboxes?: { service: SandboxService; timeoutSeconds: number; maxOutputBytes: number } | undefined;
   /**
    * The outbound policy: every run executes inside its scope, so the requests of MCP transports and
    * model SDKs (which take no fetch of ours) are checked at connect time like Hangar's own.
@@ -133,8 +136,25 @@ export class Runtime {
         checkpointer: this.storage.checkpointer,
         store: this.storage.store,
         toolLimits: this.deps.settings.toolLimits,
+        sandboxBackend: this.deps.sandboxes ? (owner) => this.sandboxBackend(owner) : undefined,
       }),
     );
+  }
+
+  /** The sandbox backend of an agent, and what its model is told about the sandbox. */
+  private sandboxBackend(owner: Parameters<typeof sandboxBackend>[1]) {
+    const s = this.deps.sandboxes!;
+    const backend = sandboxBackend(s.service, owner, { timeoutSeconds: s.timeoutSeconds, maxOutputBytes: s.maxOutputBytes });
+    const scope = owner.spec.scope === 'agent' ? 'shared by every thread of this agent' : 'of this conversation (thread)';
+    const prompt = [
+      '## Sandbox',
+      `You work in an isolated Linux sandbox ${scope}. Run shell commands with the \`execute\` tool.`,
+      `Your working directory is ${SANDBOX_WORKDIR}: keep your files there (use absolute paths such as ${SANDBOX_WORKDIR}/main.py with the file tools); they persist between commands and runs.`,
+      'The system (/usr, /etc) is read-only, /tmp is emptied after every command, and there is no network access.',
+      `Each command may run ${s.timeoutSeconds} s at most, and only its first ${s.maxOutputBytes} bytes of output are kept.`,
+      '/agent/ (your definition, read-only) and /memories/ are reachable with the file tools only, not from commands.',
+    ].join('\n');
+    return { backend, prompt, withWriter: withToolWriter };
   }
 
   /** What a built agent depends on besides its revision: registrations that can change under it. */

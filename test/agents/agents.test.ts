@@ -46,7 +46,7 @@ describe('agents', () => {
         instructions: 'You are careful.',
         tools: {
           tools: [{ name: 'search', mcp_server_url: `${TOOLS_URL}/`, mcp_server_name: 'Tools' }],
-          interrupt_config: { [`${TOOLS_URL}/::search::Tools`]: true, fetch: false },
+          interrupt_config: { [`${TOOLS_URL}/::search::Tools`]: true, write_file: false },
         },
         skills: [{ name: 'citing', description: 'How to cite', instructions: 'Use APA.', files: { 'examples/apa.md': 'Doe (2020)\n' } }],
         subagents: [{ name: 'critic', description: 'Finds holes', instructions: 'Be harsh.' }],

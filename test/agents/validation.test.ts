@@ -55,6 +55,13 @@ const cases: [string, Body, number, string, RegExp][] = [
   ['no runtime', { name: 'bad' }, 422, 'validation_failed', /runtime\.model\.model_id: field required/],
   ['blank name', { ...base, name: '  ' }, 422, 'validation_failed', /name/],
   ['typed field and its file', { ...base, instructions: 'a', files: { 'AGENTS.md': { content: 'b' } } }, 422, 'validation_failed', /"instructions" and the file AGENTS\.md both set AGENTS\.md/],
+  ['unknown backend type', { ...base, backend: { type: 'docker' } }, 422, 'validation_failed', /backend\.type: "docker" is not a backend type/],
+  ['unknown sandbox scope', { ...base, backend: { type: 'sandbox', sandbox_config: { scope: 'workspace' } } }, 422, 'validation_failed', /backend\.sandbox_config\.scope: "workspace" is not a scope/],
+  ['negative idle ttl', { ...base, backend: { type: 'sandbox', sandbox_config: { idle_ttl_seconds: -1 } } }, 422, 'validation_failed', /backend\.sandbox_config\.idle_ttl_seconds: must be a whole number of seconds/],
+  ['unknown sandbox setting', { ...base, backend: { type: 'sandbox', sandbox_config: { network: true } } }, 422, 'validation_failed', /backend\.sandbox_config\.network: unknown field/],
+  ['sandbox settings on the state backend', { ...base, backend: { type: 'state', sandbox_config: { scope: 'agent' } } }, 422, 'validation_failed', /backend\.sandbox_config: only a sandbox backend/],
+  ['interrupt key that matches no tool', { ...base, tools: { tools: [], interrupt_config: { shell: true } } }, 422, 'validation_failed', /interrupt_config\.shell: "shell" matches no tool of this agent/],
+  ['interrupt key of a tool the agent lacks', { ...base, tools: { tools: [], interrupt_config: { [`${TOOLS_URL}::search`]: true } } }, 422, 'validation_failed', /no tool search of https:\/\/tools\.example\.com\/mcp is in its tools/],
   ['tools.json that is not JSON', { ...base, files: { 'tools.json': { content: '{' } } }, 422, 'validation_failed', /tools\.json: not valid JSON/],
 ];
 
@@ -158,5 +165,33 @@ describe('listing', () => {
     expect(bad.response.status).toBe(422);
     const badCursor = await ws.client.GET('/v1/deepagents/agents', { params: { query: { cursor: 'nope' } } });
     expect(badCursor.response.status).toBe(422);
+  });
+});
+
+describe('backends', () => {
+  it('accepts state, sandbox (with its settings) and the older thread_scoped_sandbox, and returns them as sent', async () => {
+    const backends = [
+      { type: 'state' },
+      { type: 'sandbox', sandbox_config: { scope: 'agent', idle_ttl_seconds: 60, delete_after_stop_seconds: 0, policy_ids: ['p-1'] } },
+      { type: 'thread_scoped_sandbox' },
+    ];
+    for (const backend of backends) {
+      const res = await server.client.POST('/v1/deepagents/agents', { body: { ...base, name: `b-${backend.type}`, backend } as never });
+      expect(res.response.status).toBe(201);
+      const got = await server.client.GET('/v1/deepagents/agents/{agent_id}', { params: { path: { agent_id: res.data!.id } } });
+      expect(got.data!.backend).toEqual(backend);
+    }
+  });
+
+  it('a bare interrupt key may name a built-in tool or an MCP tool of a subagent', async () => {
+    const res = await server.client.POST('/v1/deepagents/agents', {
+      body: {
+        ...base,
+        name: 'approvals',
+        tools: { tools: [], interrupt_config: { execute: true, write_file: true, search: true } },
+        subagents: [{ name: 'finder', tools: { tools: [{ name: 'search', mcp_server_url: TOOLS_URL }] } }],
+      } as never,
+    });
+    expect(res.response.status).toBe(201);
   });
 });

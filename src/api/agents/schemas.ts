@@ -14,7 +14,7 @@ const ToolSpec = z
 
 const interruptConfig = z.record(z.string(), z.boolean()).openapi({
   description:
-    'Keys `{mcp_server_url}::{tool_name}` (extra `::` parts ignored when matching; trailing URL slashes stripped) or a bare tool name. `true`: a person approves each call first.',
+    'Keys `{mcp_server_url}::{tool_name}` (extra `::` parts ignored when matching; trailing URL slashes stripped) or a bare tool name: one of the agent’s MCP tools or a built-in tool (`ls`, `read_file`, `write_file`, `edit_file`, `delete`, `glob`, `grep`, `execute`, `write_todos`, `task`). `true`: a person approves each call first. A key that matches no tool of the agent (or of its subagents) is a 422.',
 });
 
 /** The tool set as stored and returned. */
@@ -94,7 +94,28 @@ const Permissions = z
   .passthrough()
   .openapi('AgentPermissions', { description: 'Stored and returned; Hangar enforces access by API-key role, not by these fields.' });
 
-const Backend = z.record(z.string(), z.unknown()).openapi('AgentBackend', { description: 'Stored in `agent.json` and returned; not interpreted by Hangar.' });
+const SandboxConfig = z
+  .object({
+    scope: z.string().optional().openapi({ enum: ['thread', 'agent'], description: '`thread` (default): one sandbox per thread; `agent`: one sandbox shared by all the agent’s threads.' }),
+    idle_ttl_seconds: z.number().int().optional().openapi({ description: 'A sandbox unused this long is stopped (its files are kept). Default 1800.' }),
+    delete_after_stop_seconds: z.number().int().optional().openapi({ description: 'A stopped sandbox is removed (with its files) this long after it stopped. Default 604800 (7 days).' }),
+    policy_ids: z.array(z.string()).optional().openapi({ description: 'Accepted and stored. Hangar has no sandbox policies yet: a sandbox never has network access.' }),
+  })
+  .passthrough()
+  .openapi('SandboxBackendConfig');
+
+const Backend = z
+  .object({
+    type: z.string().optional().openapi({
+      enum: ['state', 'sandbox', 'thread_scoped_sandbox', 'default', 'agent_scoped_sandbox'],
+      description:
+        '`state` (default): files live in the thread’s state, no command execution. `sandbox`: file tools and an `execute` tool work in an isolated sandbox (see docs/sandboxes.md). `thread_scoped_sandbox` (older clients) = `sandbox` with scope `thread`; `agent_scoped_sandbox` = scope `agent`; `default` = `state`. Anything else is a 422.',
+    }),
+    sandbox_config: SandboxConfig.optional(),
+    sandbox: SandboxConfig.optional().openapi({ description: 'The reference OpenAPI’s name for `sandbox_config`; accepted as the same.' }),
+  })
+  .passthrough()
+  .openapi('AgentBackend', { description: 'Stored in `agent.json` and returned as sent. Checked: an unknown type or field is a 422 naming it.' });
 
 const Extras = z.record(z.string(), z.unknown()).openapi({ description: 'Caller-defined metadata, stored in `agent.json`.' });
 

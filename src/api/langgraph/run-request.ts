@@ -93,7 +93,7 @@ export const RunRequest = z
       .optional()
       .openapi({
         description:
-          'Any of `values`, `updates`, `messages-tuple` (event name `messages`), `custom`. Default `["values"]`. LangGraph’s `messages`, `events`, `debug`, `tasks`, `checkpoints` and `tools` are refused with a 422 that says what to use instead.',
+          'Any of `values`, `updates`, `messages-tuple` (event name `messages`), `custom` (what tools write as they work: a sandbox command’s output as it comes, `{sandbox_output: {command, text}}`). Default `["values"]`. LangGraph’s `messages`, `events`, `debug`, `tasks`, `checkpoints` and `tools` are refused with a 422 that says what to use instead.',
       }),
     stream_subgraphs: z.boolean().optional().openapi({ description: 'Also stream subagents’ events, named `<mode>|<namespace>`. Default false.' }),
     user_timezone: z.string().optional().openapi({

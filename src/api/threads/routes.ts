@@ -3,6 +3,7 @@ import { createRoute, z } from '@hono/zod-openapi';
 import type { AppDeps } from '../../http/deps.js';
 import { apiKeySecurity, errorResponses, jsonBody, jsonResponse, uuidParam } from '../../http/openapi.js';
 import { newRouter } from '../../http/router.js';
+import type { ThreadSandbox } from '../../core/threads/sandbox.js';
 import { threadCreateInput } from '../langgraph/threads.js';
 import {
   CountThreadsRequest,
@@ -109,6 +110,82 @@ const resolveInterrupt = createRoute({
   responses: { 204: { description: 'Resolved.' }, ...errorResponses('deepagents', [404, 409, 422]) },
 });
 
+const SandboxSchema = z
+  .object({
+    thread_id: z.uuid(),
+    status: z.enum(['none', 'running', 'stopped']).openapi({
+      description:
+        '`none`: no command has run yet (the sandbox is created on first use); `running`: in use; `stopped`: idle longer than `idle_ttl_seconds` (its files are kept until `delete_after_stop_seconds` later; the next command restarts it).',
+    }),
+    sandbox_id: z.uuid().nullable(),
+    scope: z.enum(['thread', 'agent']).nullable().openapi({ description: '`agent`: the sandbox is shared by every thread of the agent.' }),
+    driver: z.string().nullable(),
+    created_at: z.iso.datetime().nullable(),
+    last_used_at: z.iso.datetime().nullable(),
+    stopped_at: z.iso.datetime().nullable(),
+    disk_bytes: z.number().int().nullable().openapi({ description: 'Bytes its work directory uses, measured after its last command.' }),
+    commands: z.number().int().openapi({ description: 'Commands run so far (the model’s and the file tools’).' }),
+    idle_ttl_seconds: z.number().int().nullable(),
+    delete_after_stop_seconds: z.number().int().nullable(),
+  })
+  .openapi('ThreadSandbox');
+
+const sandboxGet = createRoute({
+  method: 'get',
+  path: `${BASE}/{thread_id}/sandbox`,
+  tags,
+  summary: 'Get the sandbox of a thread',
+  description: 'The sandbox the thread’s commands run in (agents with a `sandbox` backend; see docs/sandboxes.md): status, when it was created and last used, disk use.',
+  security: apiKeySecurity,
+  request: { params },
+  responses: { 200: jsonResponse(SandboxSchema, 'The sandbox.'), ...errorResponses('deepagents', [404, 422]) },
+});
+
+const sandboxReset = createRoute({
+  method: 'delete',
+  path: `${BASE}/{thread_id}/sandbox`,
+  tags,
+  summary: 'Reset the sandbox of a thread',
+  description:
+    'Removes the sandbox and its files (a command still running in it is killed); the next command starts a fresh one. For an agent-scoped sandbox this resets the sandbox every thread of the agent shares. Idempotent.',
+  security: apiKeySecurity,
+  request: { params },
+  responses: { 204: { description: 'Reset.' }, ...errorResponses('deepagents', [403, 404, 422]) },
+});
+
+function presentSandbox(s: ThreadSandbox): z.infer<typeof SandboxSchema> {
+  if (s.status === 'none') {
+    return {
+      thread_id: s.threadId,
+      status: 'none',
+      sandbox_id: null,
+      scope: null,
+      driver: null,
+      created_at: null,
+      last_used_at: null,
+      stopped_at: null,
+      disk_bytes: null,
+      commands: 0,
+      idle_ttl_seconds: null,
+      delete_after_stop_seconds: null,
+    };
+  }
+  return {
+    thread_id: s.threadId,
+    status: s.status,
+    sandbox_id: s.id,
+    scope: s.scope,
+    driver: s.driver,
+    created_at: s.createdAt.toISOString(),
+    last_used_at: s.lastUsedAt.toISOString(),
+    stopped_at: s.stoppedAt?.toISOString() ?? null,
+    disk_bytes: s.diskBytes,
+    commands: s.commands,
+    idle_ttl_seconds: s.idleTtlSeconds,
+    delete_after_stop_seconds: s.deleteAfterStopSeconds,
+  };
+}
+
 /** Routes of threads. */
 export function threadRoutes({ services }: AppDeps) {
   return newRouter()
@@ -137,6 +214,11 @@ export function threadRoutes({ services }: AppDeps) {
       return c.body(null, 204);
     })
     .openapi(state, async (c) => c.json(presentState(await services.threads.currentState(c.get('caller'), c.req.valid('param').thread_id)), 200))
+    .openapi(sandboxGet, async (c) => c.json(presentSandbox(await services.sandboxes.get(c.get('caller'), c.req.valid('param').thread_id)), 200))
+    .openapi(sandboxReset, async (c) => {
+      await services.sandboxes.reset(c.get('caller'), c.req.valid('param').thread_id);
+      return c.body(null, 204);
+    })
     .openapi(history, async (c) => {
       const states = await services.threads.history(c.get('caller'), c.req.valid('param').thread_id, c.req.valid('query').limit);
       return c.json(states.map(presentState), 200);

@@ -2,7 +2,14 @@
 // registered, interrupt keys are well formed. Run before anything is written.
 import { invalidField } from '../errors.js';
 import { isHttpUrl, normalizeServerUrl } from '../mcp-servers/url.js';
+import { checkBackend } from './backend.js';
 import type { AgentDefinition, ToolsConfig } from './tree.js';
+
+/**
+ * The tools every deep agent has besides its MCP tools (deepagents' file tools, `execute` on a
+ * sandbox backend, the to-do list and the subagent tool): a bare `interrupt_config` key may name them.
+ */
+export const BUILT_IN_TOOLS = ['ls', 'read_file', 'write_file', 'edit_file', 'delete', 'glob', 'grep', 'execute', 'write_todos', 'task'] as const;
 
 /** What validation needs to know about the workspace. */
 export interface WorkspaceLookups {
@@ -17,11 +24,13 @@ const MODEL_ID = /^[a-z0-9][a-z0-9_.-]*:\S.*$/;
 
 /** Throw a 422 naming the first problem of `def` in its workspace. */
 export async function validateDefinition(def: AgentDefinition, lookups: WorkspaceLookups): Promise<void> {
+  if (def.backend !== undefined) checkBackend(def.backend);
   await checkModel(['runtime', 'model', 'model_id'], def.runtime.model.model_id, lookups);
-  await checkTools(['tools'], def.tools, lookups);
+  const all = [...def.tools.tools, ...def.subagents.flatMap((s) => s.tools?.tools ?? [])];
+  await checkTools(['tools'], def.tools, lookups, all);
   for (const [i, sub] of def.subagents.entries()) {
     if (sub.model_id) await checkModel(['subagents', i, 'model_id'], sub.model_id, lookups);
-    if (sub.tools) await checkTools(['subagents', i, 'tools'], sub.tools, lookups);
+    if (sub.tools) await checkTools(['subagents', i, 'tools'], sub.tools, lookups, all);
   }
 }
 
@@ -41,7 +50,7 @@ async function checkModel(loc: (string | number)[], modelId: string, lookups: Wo
   }
 }
 
-async function checkTools(loc: (string | number)[], tools: ToolsConfig, lookups: WorkspaceLookups): Promise<void> {
+async function checkTools(loc: (string | number)[], tools: ToolsConfig, lookups: WorkspaceLookups, all: ToolsConfig['tools']): Promise<void> {
   for (const [i, tool] of tools.tools.entries()) {
     const url = tool.mcp_server_url;
     if (!isHttpUrl(url)) throw invalidField([...loc, 'tools', i, 'mcp_server_url'], `"${url}" is not an absolute http(s) URL`);
@@ -53,9 +62,24 @@ async function checkTools(loc: (string | number)[], tools: ToolsConfig, lookups:
     }
   }
   for (const key of Object.keys(tools.interrupt_config)) {
-    const problem = interruptKeyProblem(key);
+    const problem = interruptKeyProblem(key) ?? unmatchedKeyProblem(key, all);
     if (problem) throw invalidField([...loc, 'interrupt_config', key], problem);
   }
+}
+
+/**
+ * Why a well-formed interrupt key names no tool of the agent (its own or its subagents'), or `null`:
+ * a bare name must be a built-in tool or the name of one of its MCP tools, `{url}::{tool}` one of
+ * its MCP tools. A key that matches nothing would silently never ask for approval.
+ */
+function unmatchedKeyProblem(key: string, all: ToolsConfig['tools']): string | null {
+  if (!key.includes('::')) {
+    if ((BUILT_IN_TOOLS as readonly string[]).includes(key) || all.some((t) => t.name === key)) return null;
+    return `"${key}" matches no tool of this agent: use a built-in tool (${BUILT_IN_TOOLS.join(', ')}) or the name of one of its MCP tools`;
+  }
+  const [url, tool] = key.split('::');
+  if (all.some((t) => t.name === tool && normalizeServerUrl(t.mcp_server_url) === normalizeServerUrl(url!))) return null;
+  return `"${key}" matches no tool of this agent: no tool ${tool} of ${normalizeServerUrl(url!)} is in its tools (or its subagents')`;
 }
 
 /** Why an interrupt_config key is malformed, or `null`: `{url}::{tool}[::…]` or a bare tool name. */

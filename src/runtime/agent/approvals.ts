@@ -2,6 +2,7 @@
 // langchain's human-in-the-loop middleware (`interruptOn`, which deepagents wires for the main agent
 // and every subagent), and its interrupt payload in the snake_case wire form of DESIGN §5.
 import type { ToolCall } from '@langchain/core/messages/tool';
+import { BUILT_IN_TOOLS } from '../../core/agents/validate.js';
 import { normalizeServerUrl } from '../../core/mcp-servers/url.js';
 import type { ToolRef } from '../tools/mcp.js';
 import { MEMORIES_ROOT } from './backend.js';
@@ -61,10 +62,19 @@ export function interruptOnFor(tools: { ref: ToolRef; name: string }[], interrup
     };
   }
   for (const fileTool of ['write_file', 'edit_file']) {
+    if (interruptConfig[fileTool] === true) continue; // every write asks (below), not only memory writes
     out[fileTool] = {
       allowedDecisions: [...MIDDLEWARE_DECISIONS],
       when: ({ toolCall, runtime }) => isMemoryPath(filePathOf(toolCall)) && !skipsMemoryProtection(runtime),
       description: (call) => `${call.name === 'write_file' ? 'Write' : 'Edit'} durable memory ${filePathOf(call)} (kept across threads) requires approval.`,
+    };
+  }
+  // A bare key naming a built-in tool (deepagents' file tools, `execute`, `write_todos`, `task`).
+  for (const name of BUILT_IN_TOOLS) {
+    if (interruptConfig[name] !== true || out[name]) continue;
+    out[name] = {
+      allowedDecisions: [...MIDDLEWARE_DECISIONS],
+      description: (call) => `Built-in tool ${call.name} requires approval.\nArgs: ${JSON.stringify(call.args)}`,
     };
   }
   return out;

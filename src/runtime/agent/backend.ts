@@ -1,6 +1,7 @@
 // The file system an agent sees: its definition tree under /agent/ (read-only, at the run's
 // revision), /memories/ (a LangGraph store namespaced by agent, durable across threads), and a
-// thread-scoped scratch area everywhere else (graph state, checkpointed with the thread).
+// thread-scoped scratch area everywhere else (graph state, checkpointed with the thread) or, for an
+// agent with a sandbox backend, the sandbox's own file system (where `execute` runs too).
 import { InMemoryStore, type BaseStore } from '@langchain/langgraph';
 import {
   CompositeBackend,
@@ -86,8 +87,14 @@ function principalPart(config: { configurable?: Record<string, unknown> | undefi
  * The composite file system of one agent. `/memories/user/` is namespaced by the run's principal
  * too, resolved per call (the built agent is shared by every run of the revision).
  */
-export function agentFileSystem(options: { definition: ReadOnlyBackend; store: BaseStore; memoryNamespace: string[] }): CompositeBackend {
-  return new CompositeBackend(new StateBackend(), {
+export function agentFileSystem(options: {
+  definition: ReadOnlyBackend;
+  store: BaseStore;
+  memoryNamespace: string[];
+  /** Where every other path goes: the thread's state (default) or the agent's sandbox. */
+  scratch?: BackendProtocolV2 | undefined;
+}): CompositeBackend {
+  return new CompositeBackend(options.scratch ?? new StateBackend(), {
     [DEFINITION_ROOT]: options.definition,
     [MEMORIES_ROOT]: new StoreBackend({ store: options.store, namespace: options.memoryNamespace }),
     [USER_MEMORIES_ROOT]: new StoreBackend({

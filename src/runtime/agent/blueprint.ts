@@ -1,4 +1,5 @@
 // The runtime's view of an agent tree (read by src/core/agents/tree.ts; never parsed again here).
+import { sandboxSpecOf } from '../../core/agents/backend.js';
 import type { AgentTree } from '../../core/agents/service.js';
 import type { ToolSpec } from '../../core/agents/tree.js';
 import type { ToolRef } from '../tools/mcp.js';
@@ -29,5 +30,6 @@ export function blueprintOf(workspaceId: string, tree: AgentTree): AgentBlueprin
       interruptConfig: s.tools?.interrupt_config,
     })),
     files: tree.files,
+    sandbox: sandboxSpecOf(d.backend),
   };
 }

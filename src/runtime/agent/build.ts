@@ -2,7 +2,8 @@
 import type { BaseChatModel } from '@langchain/core/language_models/chat_models';
 import type { StructuredToolInterface } from '@langchain/core/tools';
 import type { BaseCheckpointSaver, BaseStore } from '@langchain/langgraph';
-import { createDeepAgent, type SubAgent } from 'deepagents';
+import { createDeepAgent, type BackendProtocolV2, type SubAgent } from 'deepagents';
+import type { SandboxSpec } from '../../core/agents/backend.js';
 import { createMiddleware } from 'langchain';
 import type { OAuthToolAccess } from '../oauth-tools.js';
 import { loadMcpTools, type DroppedTool, type ToolLimits, type ToolRef, type ToolServerCredentials } from '../tools/mcp.js';
@@ -41,6 +42,8 @@ export interface AgentBlueprint {
   subagents: SubagentBlueprint[];
   /** Every file of the tree, relative paths (AGENTS.md, tools.json, skills/…, subagents/…). */
   files: Record<string, string>;
+  /** The agent's sandbox (agent.json `backend`); the state backend when absent. */
+  sandbox?: SandboxSpec | undefined;
 }
 
 /** Services the builder uses. */
@@ -52,6 +55,15 @@ export interface BuildDeps {
   toolLimits: ToolLimits;
   /** OAuth-backed tool servers of a workspace (services.oauth through oauthToolAccess); optional. */
   oauthTools?: ((workspaceId: string) => OAuthToolAccess) | undefined;
+  /** The sandbox backend of an agent (the sandbox service); without it sandbox agents cannot run. */
+  sandboxBackend?:
+    | ((owner: { workspaceId: string; agentId: string; spec: SandboxSpec }) => {
+        backend: BackendProtocolV2;
+        prompt: string;
+        /** Runs a tool call with the run's `custom` stream writer, where command output goes. */
+        withWriter: <T>(writer: ((chunk: unknown) => void) | undefined, fn: () => T) => T;
+      })
+    | undefined;
 }
 
 /** A tool as shown in `values.tools`. */
@@ -126,22 +138,32 @@ export async function buildAgent(blueprint: AgentBlueprint, deps: BuildDeps): Pr
       })),
     );
     const definition = await definitionBackend(blueprint.files);
+    let sandbox: ReturnType<NonNullable<BuildDeps['sandboxBackend']>> | undefined;
+    if (blueprint.sandbox) {
+      if (!deps.sandboxBackend) throw new Error('this agent has a sandbox backend, and this server runs no sandbox service');
+      sandbox = deps.sandboxBackend({ workspaceId: blueprint.workspaceId, agentId: blueprint.agentId, spec: blueprint.sandbox });
+    }
     const hasSkills = Object.keys(blueprint.files).some((p) => p.startsWith('skills/'));
     const graph = createDeepAgent({
       name: blueprint.agentId,
       model: model as never,
-      systemPrompt: blueprint.instructions,
+      systemPrompt: sandbox ? `${blueprint.instructions}\n\n${sandbox.prompt}` : blueprint.instructions,
       tools: mainTools as never,
       subagents,
-      middleware: [clock, respondMiddleware()] as never,
+      middleware: (sandbox ? [clock, respondMiddleware(), sandboxOutput(sandbox.withWriter)] : [clock, respondMiddleware()]) as never,
       interruptOn: interruptOn as never,
-      backend: agentFileSystem({ definition, store: deps.store, memoryNamespace: memoryNamespace(blueprint.workspaceId, blueprint.agentId) }),
+      backend: agentFileSystem({
+        definition,
+        store: deps.store,
+        memoryNamespace: memoryNamespace(blueprint.workspaceId, blueprint.agentId),
+        scratch: sandbox?.backend,
+      }),
       ...(hasSkills ? { skills: [`${DEFINITION_ROOT}skills/`] } : {}),
       checkpointer: deps.checkpointer,
       store: deps.store,
       permissions: [{ operations: ['write'], paths: [`${DEFINITION_ROOT}**`], mode: 'deny' }],
     });
-    boundTools.push(...toolNodeTools(graph));
+    boundTools.push(...toolNodeTools(graph, sandbox !== undefined));
     const modelName = (model as { model?: string }).model ?? blueprint.modelId;
     return { graph, tools: boundTools, dropped: loaded.dropped, modelName, runTimeoutMs: blueprint.runTimeoutMs, close: loaded.close };
   } catch (error) {
@@ -150,11 +172,19 @@ export async function buildAgent(blueprint: AgentBlueprint, deps: BuildDeps): Pr
   }
 }
 
+/** Middleware giving each tool call's sandbox commands the run's `custom` stream writer. */
+function sandboxOutput(withWriter: NonNullable<ReturnType<NonNullable<BuildDeps['sandboxBackend']>>>['withWriter']) {
+  return createMiddleware({
+    name: 'SandboxOutput',
+    wrapToolCall: (request, handler) => withWriter((request.runtime as { writer?: (chunk: unknown) => void } | undefined)?.writer, () => handler(request)),
+  });
+}
+
 /**
  * The tools of the agent's tool node, until the first model call shows the exact bound list:
- * `execute` is left out because deepagents binds it only on sandbox backends, never used here.
+ * `execute` is left out unless the agent has a sandbox (deepagents binds it only on sandbox backends).
  */
-function toolNodeTools(graph: unknown): ToolInfo[] {
+function toolNodeTools(graph: unknown, sandboxed: boolean): ToolInfo[] {
   const node = (graph as { graph?: { nodes?: Record<string, { bound?: { tools?: { name: string; description?: string }[] } }> } }).graph?.nodes?.tools;
-  return (node?.bound?.tools ?? []).filter((t) => t.name !== 'execute').map((t) => ({ name: t.name, description: t.description ?? '' }));
+  return (node?.bound?.tools ?? []).filter((t) => sandboxed || t.name !== 'execute').map((t) => ({ name: t.name, description: t.description ?? '' }));
 }

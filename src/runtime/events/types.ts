@@ -12,6 +12,7 @@ export type RunEvent =
   | { kind: 'values'; ns: string[]; data: Record<string, unknown> }
   | { kind: 'updates'; ns: string[]; data: Record<string, unknown> }
   | { kind: 'messages'; ns: string[]; data: [Record<string, unknown>, Record<string, unknown>] }
+  /** What the graph's tools write as they work (a sandbox command's output as it comes). */
   | { kind: 'custom'; ns: string[]; data: unknown }
   | { kind: 'error'; data: { error: string; message: string; code?: string | undefined } };
 

@@ -1,0 +1,280 @@
+// The local sandbox driver: every command runs in fresh Linux namespaces made by bubblewrap (`bwrap`,
+// Debian's `bubblewrap` package), with resource limits set by util-linux's `prlimit`.
+//
+// What a command sees: the host's /usr and /etc read-only (and the /bin, /lib… links into /usr), its
+// own /proc, a minimal /dev, a private /tmp (a small tmpfs), and its sandbox's work directory at
+// /workspace (the only place that persists). Nothing else of the host: not Hangar's data directory,
+// not other sandboxes, not any home directory. It has its own network namespace with only a loopback
+// device, so nothing outside is reachable (not even Hangar or PostgreSQL on the host's 127.0.0.1),
+// and its own PID, IPC and UTS namespaces.
+//
+// Two ways to get there, by who runs Hangar:
+// - root: bwrap sets the namespaces up as root, then `setpriv` drops to a user of the sandbox's own
+//   (`HANGAR_SANDBOX_UID_BASE` + slot) with no capabilities, an empty bounding set and no_new_privs
+//   (so set-uid programs under /usr grant nothing). A user per sandbox keeps the process limit per
+//   sandbox (the kernel does not enforce it for root, nor inside a user namespace mapped to root)
+//   and its work directory (mode 0700, owned by that user) closed to every other sandbox's user.
+// - anyone else: bwrap makes an unprivileged user namespace (and forbids further ones); the
+//   command runs as Hangar's user mapped inside, with no capabilities.
+//
+// Why bubblewrap and not a home-made namespace setup: it is the well-kept tool Flatpak uses for
+// exactly this, packaged by every distribution; Node has no namespace API of its own.
+import { spawn, execFile } from 'node:child_process';
+import { constants as fsConstants } from 'node:fs';
+import { access, chown, lstat, mkdir, readdir, readlink, rm } from 'node:fs/promises';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import type { ExecRequest, ExecResult, SandboxDriver, SandboxLimits, SandboxRef } from '../driver.js';
+
+const execFileAsync = promisify(execFile);
+
+/** Where a sandbox's work directory appears inside it. */
+export const WORKSPACE = '/workspace';
+
+/** Settings of the local driver. */
+export interface LocalSandboxOptions {
+  /** Where work directories live: `<dir>/<sandbox id>/`. */
+  dir: string;
+  limits: SandboxLimits;
+  /** When Hangar runs as root: sandbox commands run as user and group `uidBase + slot`. */
+  uidBase: number;
+  /** The bwrap, prlimit and setpriv executables (found on PATH by default). */
+  bwrap?: string | undefined;
+  prlimit?: string | undefined;
+  setpriv?: string | undefined;
+}
+
+const ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+
+/** Runs sandboxes as bubblewrap namespaces on this host. */
+export class LocalSandboxDriver implements SandboxDriver {
+  readonly name = 'local' as const;
+  private readonly running = new Map<string, Set<() => void>>();
+  private systemBinds?: Promise<string[]>;
+
+  constructor(private readonly o: LocalSandboxOptions) {}
+
+  private get asRoot(): boolean {
+    return process.getuid?.() === 0;
+  }
+
+  private workDir(id: string): string {
+    if (!ID.test(id)) throw new Error(`not a sandbox id: ${id}`);
+    return path.join(this.o.dir, id);
+  }
+
+  async unavailable(): Promise<string | null> {
+    for (const [name, bin] of [
+      ['bubblewrap (bwrap)', this.o.bwrap ?? 'bwrap'],
+      ['prlimit (util-linux)', this.o.prlimit ?? 'prlimit'],
+      ...(this.asRoot ? [['setpriv (util-linux)', this.o.setpriv ?? 'setpriv'] as const] : []),
+    ] as const) {
+      if (!(await onPath(bin))) return `the local sandbox driver needs ${name}; install it (Debian/Ubuntu: apt-get install -y ${name.startsWith('bubble') ? 'bubblewrap' : 'util-linux'})`;
+    }
+    // Namespaces may be refused (a container without user namespaces, say): try once.
+    const probe = await this.spawnSandbox(null, { command: 'true' }, { id: '', slot: 0 }).catch((error: unknown) => ({ error }));
+    if ('error' in probe) return `bubblewrap cannot start here: ${String(probe.error)}`;
+    if (probe.exitCode !== 0) return `bubblewrap cannot make namespaces here: ${probe.output.toString('utf8').trim()}`;
+    return null;
+  }
+
+  private uidOf(ref: SandboxRef): number {
+    return this.o.uidBase + ref.slot;
+  }
+
+  async ensure(ref: SandboxRef): Promise<void> {
+    const dir = this.workDir(ref.id);
+    await mkdir(this.o.dir, { recursive: true, mode: 0o700 });
+    await mkdir(dir, { recursive: true, mode: 0o700 });
+    if (this.asRoot) await chown(dir, this.uidOf(ref), this.uidOf(ref));
+  }
+
+  exec(ref: SandboxRef, request: ExecRequest): Promise<ExecResult> {
+    return this.spawnSandbox(this.workDir(ref.id), request, ref);
+  }
+
+  async stop(): Promise<void> {
+    // Nothing of a sandbox runs between its commands (each is a fresh set of namespaces), so an
+    // idle sandbox has nothing to stop; its work directory stays until it is removed.
+  }
+
+  async remove(id: string): Promise<void> {
+    for (const kill of this.running.get(id) ?? []) kill();
+    const dir = this.workDir(id);
+    try {
+      await rm(dir, { recursive: true, force: true });
+    } catch {
+      // A command may have left directories without write permission (only a problem when Hangar
+      // is not root): give them back, then remove. rm and chmod -R never follow symbolic links.
+      await execFileAsync('chmod', ['-R', 'u+rwX', dir]).catch(() => {});
+      await rm(dir, { recursive: true, force: true });
+    }
+  }
+
+  async diskUsage(id: string): Promise<number | null> {
+    try {
+      // du counts blocks without following symbolic links.
+      const { stdout } = await execFileAsync('du', ['-s', '-B1', this.workDir(id)]);
+      return Number.parseInt(stdout, 10);
+    } catch {
+      return null;
+    }
+  }
+
+  async list(): Promise<string[]> {
+    const names = await readdir(this.o.dir).catch(() => [] as string[]);
+    return names.filter((n) => ID.test(n));
+  }
+
+  /** The bwrap arguments that show the host's system read-only (mirroring /bin → usr/bin links). */
+  private binds(): Promise<string[]> {
+    this.systemBinds ??= (async () => {
+      const args = ['--ro-bind', '/usr', '/usr', '--ro-bind', '/etc', '/etc'];
+      for (const top of ['/bin', '/sbin', '/lib', '/lib32', '/lib64', '/libx32']) {
+        const st = await lstat(top).catch(() => null);
+        if (!st) continue;
+        if (st.isSymbolicLink()) args.push('--symlink', await readlink(top), top);
+        else if (st.isDirectory()) args.push('--ro-bind', top, top);
+      }
+      return args;
+    })();
+    return this.systemBinds;
+  }
+
+  private async spawnSandbox(dir: string | null, request: ExecRequest, ref: SandboxRef): Promise<ExecResult> {
+    const limits = this.o.limits;
+    const cap = request.maxOutputBytes ?? limits.maxOutputBytes;
+    const started = Date.now();
+    const root = this.asRoot;
+    const uid = this.uidOf(ref);
+    const id = ref.id || undefined;
+    const args = [
+        '--unshare-ipc',
+        '--unshare-pid',
+        '--unshare-net',
+        '--unshare-uts',
+        '--unshare-cgroup-try',
+        // Not root: an unprivileged user namespace, no capabilities, no nested user namespaces.
+        ...(root ? [] : ['--unshare-user', '--disable-userns', '--cap-drop', 'ALL']),
+        '--die-with-parent',
+        '--new-session',
+        '--hostname',
+        'sandbox',
+        ...(await this.binds()),
+        '--proc',
+        '/proc',
+        '--dev',
+        '/dev',
+        '--perms',
+        '1777',
+        '--size',
+        String(limits.tmpBytes),
+        '--tmpfs',
+        '/tmp',
+        ...(dir ? ['--bind', dir, WORKSPACE] : ['--dir', WORKSPACE]),
+        '--chdir',
+        WORKSPACE,
+        '--clearenv',
+        '--setenv',
+        'PATH',
+        '/usr/local/bin:/usr/bin:/bin',
+        '--setenv',
+        'HOME',
+        WORKSPACE,
+        '--setenv',
+        'TMPDIR',
+        '/tmp',
+        '--setenv',
+        'LANG',
+        'C.UTF-8',
+        '--setenv',
+        'USER',
+        'sandbox',
+        '--',
+        // Root: drop to the sandbox's own user, every capability gone, set-uid programs powerless.
+        ...(root
+          ? [this.o.setpriv ?? 'setpriv', `--reuid=${uid}`, `--regid=${uid}`, '--clear-groups', '--inh-caps=-all', '--bounding-set=-all', '--no-new-privs', '--']
+          : []),
+        this.o.prlimit ?? 'prlimit',
+        `--cpu=${limits.cpuSeconds}`,
+        `--as=${limits.memoryBytes}`,
+        `--nproc=${limits.maxProcesses}`,
+        `--fsize=${limits.maxFileBytes}`,
+        '--core=0',
+        '--',
+        '/bin/sh',
+        '-c',
+        // Merged output keeps the order in which a command wrote to stdout and stderr.
+        request.mergeStderr === false ? request.command : `exec 2>&1\n${request.command}`,
+    ];
+      const child = spawn(this.o.bwrap ?? 'bwrap', args, { stdio: ['pipe', 'pipe', 'pipe'], env: {} });
+      return await new Promise<ExecResult>((resolve, reject) => {
+        const chunks: Buffer[] = [];
+        let size = 0;
+        let truncated = false;
+        let stoppedBy: ExecResult['stoppedBy'] = null;
+        const kill = (why: NonNullable<ExecResult['stoppedBy']>) => {
+          stoppedBy ??= why;
+          // bwrap dies, so does the sandbox's PID 1 (--die-with-parent), so does every process in it.
+          child.kill('SIGKILL');
+        };
+        const timer = setTimeout(() => kill('timeout'), limits.timeoutMs);
+        const onAbort = () => kill('aborted');
+        request.signal?.addEventListener('abort', onAbort, { once: true });
+        const stopper = () => kill('aborted');
+        if (id) {
+          if (!this.running.has(id)) this.running.set(id, new Set());
+          this.running.get(id)!.add(stopper);
+        }
+        const take = (chunk: Buffer) => {
+          if (truncated) return;
+          const room = cap - size;
+          const kept = chunk.length > room ? chunk.subarray(0, room) : chunk;
+          if (kept.length > 0) {
+            chunks.push(kept);
+            size += kept.length;
+            request.onOutput?.(kept);
+          }
+          if (chunk.length > room) {
+            truncated = true;
+            kill('output_limit');
+          }
+        };
+        child.stdout.on('data', take);
+        const errChunks: Buffer[] = [];
+        child.stderr.on('data', (chunk: Buffer) => {
+          // bwrap's own complaints (and stderr of binary reads) are kept apart, a little of them.
+          if (errChunks.reduce((n, c) => n + c.length, 0) < 4096) errChunks.push(chunk);
+        });
+        child.stdin.on('error', () => {}); // a command that exits without reading its input
+        child.stdin.end(request.stdin ? Buffer.from(request.stdin) : undefined);
+        child.on('error', (error) => {
+          clearTimeout(timer);
+          reject(error);
+        });
+        child.on('close', (code, signal) => {
+          clearTimeout(timer);
+          request.signal?.removeEventListener('abort', onAbort);
+          if (id) this.running.get(id)?.delete(stopper);
+          const stderr = Buffer.concat(errChunks);
+          const output = Buffer.concat(request.mergeStderr === false || stderr.length === 0 ? chunks : [...chunks, stderr]);
+          resolve({
+            output,
+            exitCode: stoppedBy || signal ? null : code,
+            signal: signal ?? null,
+            truncated,
+            stoppedBy,
+            durationMs: Date.now() - started,
+          });
+        });
+      });
+  }
+}
+
+async function onPath(bin: string): Promise<boolean> {
+  if (bin.includes('/')) return access(bin, fsConstants.X_OK).then(() => true, () => false);
+  for (const dir of (process.env.PATH ?? '/usr/bin:/bin').split(':')) {
+    if (await access(path.join(dir, bin), fsConstants.X_OK).then(() => true, () => false)) return true;
+  }
+  return false;
+}
