@@ -3,6 +3,7 @@ import { readFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { serve, type ServerType } from '@hono/node-server';
 import type { DestinationStream } from 'pino';
+import type { BackgroundTask } from './background.js';
 import type { Config } from './config/index.js';
 import { createServices, type Services } from './core/services.js';
 import { agentRunTracing } from './core/tracing/agent-runs.js';
@@ -23,14 +24,6 @@ import { parseRouting } from './deploy/routing.js';
 export const VERSION: string = (
   JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string }
 ).version;
-
-/** A long-lived part of the server started after the database and stopped before it (workers, sweepers). */
-export interface BackgroundTask {
-  name: string;
-  start(): Promise<void> | void;
-  /** Stop taking new work and let current work finish (within the drain timeout). */
-  stop(): Promise<void> | void;
-}
 
 /** A running Hangar server. */
 export interface Hangar {

@@ -2,7 +2,7 @@
 // settles them. It sleeps until a run is announced (in-process or by NOTIFY), with a slow poll as a
 // safety net for a lost notification.
 import type { Logger } from '../logging.js';
-import type { BackgroundTask } from '../server.js';
+import type { BackgroundTask } from '../background.js';
 import type { BaseCallbackHandler } from '@langchain/core/callbacks/base';
 import { runCallbacks, settleCallbacks } from './callbacks.js';
 import { executeRun, RunCancelled } from './execute.js';
