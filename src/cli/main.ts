@@ -1,6 +1,6 @@
 // The `hangar` command.
 import { Command, Option } from 'commander';
-import { ConfigError, describeSettings, loadConfig, type Config } from '../config/index.js';
+import { ConfigError, describeSettings, loadConfig, settings, type Config } from '../config/index.js';
 import { WorkspaceAdminError } from '../core/workspaces/service.js';
 import { startHangar, VERSION } from '../server.js';
 import { ApiError, registerAgentCommands } from './agents.js';
@@ -30,13 +30,20 @@ function storageConfig(flags: Record<string, unknown>): Config {
   return config({ dataDir: flags.dataDir, databaseUrl: flags.databaseUrl });
 }
 
-withStorageFlags(program.command('serve'))
+/** `--flag <value>` for every setting that has a flag and is not declared by hand above. */
+function serveFlags(): Option[] {
+  const declared = new Set(['data-dir', 'database-url', 'role']);
+  return (Object.values(settings) as { env: string; flag?: string; description: string }[])
+    .filter((s) => s.flag !== undefined && !declared.has(s.flag))
+    .map((s) => new Option(`--${s.flag} <value>`, `${s.description} (${s.env})`));
+}
+
+const serve = withStorageFlags(program.command('serve'));
+// Every other setting with a flag, from the one table of settings, so none is listed but refused.
+for (const option of serveFlags()) serve.addOption(option);
+serve
   .description('Start the server (embedded PostgreSQL unless DATABASE_URL is set).')
-  .option('--port <port>', 'port (PORT; default 8124; 0 picks a free one)')
-  .option('--host <host>', 'interface (HOST; default 127.0.0.1)')
-  .option('--log-level <level>', 'log level (LOG_LEVEL; default info)')
   .addOption(new Option('--role <role>', 'what this process runs (HANGAR_ROLE)').choices(['all', 'api', 'worker']))
-  .option('--worker-concurrency <n>', 'runs executed at once (HANGAR_WORKER_CONCURRENCY; default 32)')
   .addHelpText('after', `\nSettings (flags win over environment variables):\n${describeSettings()}\n`)
   .action(async (flags: Record<string, unknown>) => {
     const hangar = await startHangar(config(flags));
