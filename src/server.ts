@@ -13,10 +13,12 @@ import { createCipher, loadSecretKey } from './core/secrets/cipher.js';
 import { KeyCache } from './core/workspaces/key-cache.js';
 import { ensureDatabase, startEmbeddedDatabase, type EmbeddedDatabase } from './db/embedded.js';
 import { openDatabase, type DatabaseHandle } from './db/index.js';
-import { migrate } from './db/migrate.js';
+import { databaseGauges } from './db/gauges.js';
+import { migrate, pendingMigrations } from './db/migrate.js';
 import { createApp } from './http/app.js';
 import { Runtime } from './runtime/index.js';
 import { createLogger, type Logger } from './logging.js';
+import { createMetrics, type Metrics } from './metrics.js';
 import { createReconciler } from './deploy/index.js';
 import { parseRouting } from './deploy/routing.js';
 
@@ -34,6 +36,8 @@ export interface Hangar {
   runtime: Runtime;
   database: DatabaseHandle;
   logger: Logger;
+  /** This process's metrics registry (served at /metrics). */
+  metrics: Metrics;
   /** Drain requests and background work, then close the database (and stop the embedded one). */
   close(): Promise<void>;
 }
@@ -62,6 +66,9 @@ export async function startHangar(config: Config, options: StartOptions = {}): P
     }
     const database = openDatabase(url);
     cleanup.push(() => database.close());
+    // One registry for the process, handed to whoever records (DESIGN.md §9).
+    const metrics = createMetrics();
+    metrics.observeCluster(databaseGauges(database.db));
     const applied = await migrate(database.pool);
     if (applied.length > 0) logger.info({ migrations: applied }, 'database migrated');
 
@@ -78,6 +85,7 @@ export async function startHangar(config: Config, options: StartOptions = {}): P
     cleanup.push(async () => {
       await Promise.all(traceExporters.map((e) => e.close()));
     });
+    metrics.observeExporters(traceExporters);
     const base = createServices({ db: database.db, cipher, logger, publicUrl, keyCache, traceExporters });
     const runtime = await Runtime.open({
       db: database.db,
@@ -88,6 +96,7 @@ export async function startHangar(config: Config, options: StartOptions = {}): P
       oauth: base.oauth,
       modelConfigs: base.modelConfigs,
       logger: logger.child({ component: 'runtime' }),
+      metrics,
       // Every run is traced: the tracer is one of the callbacks each run gets.
       callbackFactories: config.tracing ? [agentRunTracing({ db: database.db, tracing: base.tracing, logger: logger.child({ component: 'tracing' }) })] : [],
       settings: {
@@ -126,6 +135,15 @@ export async function startHangar(config: Config, options: StartOptions = {}): P
       info: { version: VERSION, storage: embedded ? 'embedded' : 'external', role: config.role },
       bodyLimitBytes: config.bodyLimitBytes,
       heartbeatMs: config.heartbeatMs,
+      metrics,
+      readiness: async () => {
+        try {
+          const pending = await pendingMigrations(database.pool);
+          return { ready: pending.length === 0, database: 'ok' as const, pending_migrations: pending };
+        } catch {
+          return { ready: false, database: 'unreachable' as const, pending_migrations: [] };
+        }
+      },
     });
     const server = await listen(app.fetch, config.host, config.port);
     const port = (server.address() as AddressInfo).port;
@@ -140,7 +158,7 @@ export async function startHangar(config: Config, options: StartOptions = {}): P
         await runCleanup(cleanup, logger);
         logger.info('hangar stopped');
       })());
-    return { url: baseUrl, port, services, runtime, database, logger, close };
+    return { url: baseUrl, port, services, runtime, database, logger, metrics, close };
   } catch (error) {
     await runCleanup(cleanup, logger);
     throw error;

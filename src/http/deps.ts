@@ -1,6 +1,7 @@
 // What the HTTP app is built from. createApp never reads the environment: everything arrives here.
 import type { Services } from '../core/services.js';
 import type { Logger } from '../logging.js';
+import type { Metrics } from '../metrics.js';
 
 /** Facts about this server shown at `GET /info`. */
 export interface ServerInfo {
@@ -17,4 +18,16 @@ export interface AppDeps {
   bodyLimitBytes: number;
   /** Interval of `: heartbeat` comments on idle run streams. */
   heartbeatMs: number;
+  /** The server's metrics registry: requests are recorded into it and `GET /metrics` shows it. */
+  metrics?: Metrics | undefined;
+  /** Readiness checks for `GET /ready` (database reachable, migrations applied); ready when absent. */
+  readiness?: (() => Promise<Readiness>) | undefined;
+}
+
+/** The answer of `GET /ready`. */
+export interface Readiness {
+  ready: boolean;
+  database: 'ok' | 'unreachable';
+  /** Migrations of this build not applied to the database yet. */
+  pending_migrations: string[];
 }

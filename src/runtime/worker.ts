@@ -101,6 +101,9 @@ export class WorkerPool implements BackgroundTask {
     const abort = new AbortController();
     const log = this.logger.child({ run_id: run.id, thread_id: run.threadId });
     let writer: RunEventWriter | undefined;
+    const metrics = this.runtime.deps.metrics;
+    if (run.attempt === 1 && run.waitedSeconds !== undefined) metrics?.queueWait.observe(run.waitedSeconds);
+    const claimedAt = performance.now();
     const done = (async () => {
       // A retried run continues its event log after what the earlier attempt stored.
       writer = this.runtime.hub.openWriter(run.id, run.attempt > 1 ? await this.lastSeq(run.id) : 0);
@@ -116,6 +119,8 @@ export class WorkerPool implements BackgroundTask {
       });
       await Promise.all([writer.flush(), settleCallbacks(handlers)]);
       const settled = await this.runtime.queue.finish(run, outcome);
+      metrics?.runsFinished.inc({ status: outcome.status });
+      metrics?.runDuration.observe({ status: outcome.status }, (performance.now() - claimedAt) / 1000);
       // A cancelled run was already settled by whoever cancelled it.
       if (!settled && outcome.status !== 'interrupted') log.warn('run was taken from this worker before it finished');
       if (outcome.status === 'error') log.warn({ error: outcome.error }, 'run failed');
