@@ -4,10 +4,12 @@ import { ConfigError, describeSettings, loadConfig, settings, type Config } from
 import { WorkspaceAdminError } from '../core/workspaces/service.js';
 import { startHangar, VERSION } from '../server.js';
 import { ApiError, registerAgentCommands } from './agents.js';
-import { chat } from './chat.js';
+import { chat, ChatError } from './chat.js';
+import { scriptedDecider, terminalDecider } from './decide.js';
 import { authLogin, listRepos } from './oauth.js';
 import { withServices } from './database.js';
 import { table } from './table.js';
+import { registerWorkflowCommands } from './workflow.js';
 
 const program = new Command('hangar')
   .description('Hangar: a self-hostable agent runtime and deployment API.')
@@ -147,23 +149,40 @@ function target(flags: { url?: string; apiKey?: string }) {
 const stdio = { out: (t: string) => process.stdout.write(t), err: (t: string) => process.stderr.write(t) };
 
 program
-  .command('chat <agent> <message>')
-  .description('Send MESSAGE to AGENT (id or exact name) and stream the answer; tool calls and the thread id go to standard error.')
+  .command('chat <agent> [message]')
+  .description(
+    'Send MESSAGE to AGENT (id or exact name) and stream the answer; tool calls, approvals and the thread id go to standard error. ' +
+      'When the run pauses for approval, each pending action is shown and, in a terminal, you approve, edit, reject or respond; ' +
+      'in scripts --approve or --reject answer every action. A pause left unanswered exits with status 3. ' +
+      'Without MESSAGE, only answer what --thread is waiting for.',
+  )
   .option('--thread <id>', 'continue this thread (default: a new thread)')
+  .option('--approve', 'approve every pending action without asking')
+  .option('--reject [message]', 'reject every pending action without asking (the model sees MESSAGE)')
   .option('--url <url>', 'Hangar server (HANGAR_URL; default http://127.0.0.1:8124)')
   .option('--api-key <key>', 'API key (HANGAR_API_KEY)')
   .option('--timezone <zone>', 'IANA time zone of the user (default: this machine’s)')
-  .action(async (agent: string, message: string, flags: { thread?: string; url?: string; apiKey?: string; timezone?: string }) => {
-    await chat(
+  .action(async (agent: string, message: string | undefined, flags: { thread?: string; url?: string; apiKey?: string; timezone?: string; approve?: boolean; reject?: string | boolean }) => {
+    if (flags.approve && flags.reject !== undefined) throw new ConfigError('--approve and --reject exclude each other');
+    if (message === undefined && !flags.thread) throw new ConfigError('a MESSAGE is needed (or --thread, to answer what it waits for)');
+    const decide =
+      flags.approve || flags.reject !== undefined
+        ? scriptedDecider(flags.approve ? { type: 'approve' } : { type: 'reject', ...(typeof flags.reject === 'string' ? { message: flags.reject } : {}) })
+        : process.stdin.isTTY
+          ? terminalDecider()
+          : undefined;
+    const result = await chat(
       {
         ...target(flags),
         agent,
         thread: flags.thread,
         message,
         timezone: flags.timezone ?? Intl.DateTimeFormat().resolvedOptions().timeZone,
+        decide,
       },
       stdio,
     );
+    if (result.pending.length > 0) process.exit(3);
   });
 
 program
@@ -189,8 +208,10 @@ program
     await listRepos({ ...target(flags), integration, json: flags.json }, stdio);
   });
 
+registerWorkflowCommands(program, stdio);
+
 program.parseAsync(process.argv).catch((error: unknown) => {
-  if (error instanceof ApiError) {
+  if (error instanceof ApiError || error instanceof ChatError) {
     process.stderr.write(`hangar: ${error.message}\n`);
     process.exit(1);
   }
