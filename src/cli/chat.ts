@@ -74,23 +74,24 @@ export async function chat(options: ChatOptions, io: ChatOutput): Promise<ChatRe
   const reach = reachingFetch(options.baseUrl);
   const client = createHangarClient({ baseUrl: options.baseUrl, apiKey: options.apiKey, fetch: reach });
   const agentId = await resolveAgentId(client, options.agent);
+  let pendingFirst: PendingAction[] = [];
   let threadId = options.thread;
-  if (threadId) {
-    // A new message on a thread waiting for approval would cancel the waiting call: answer it first.
-    const thread = await client.GET('/v1/deepagents/threads/{thread_id}', { params: { path: { thread_id: threadId } } });
-    if (!thread.data) throw new ChatError(`no thread ${threadId}: ${describe(thread.error)}`);
-    const waiting = thread.data.status === 'interrupted' ? actionsOf(thread.data.interrupts.map((i) => i.value)) : [];
-    if (waiting.length > 0) {
-      io.err(`thread ${threadId} is waiting for approval:\n`);
-      const result = await answer(waiting);
-      if (result.pending.length > 0) return result;
-    }
-  } else {
+  if (!threadId) {
     const created = await client.POST('/v1/deepagents/threads', { body: { agent_id: agentId } });
     if (!created.data) throw new ChatError(`could not create a thread: ${describe(created.error)}`);
     threadId = created.data.id;
+  } else {
+    const thread = await client.GET('/v1/deepagents/threads/{thread_id}', { params: { path: { thread_id: threadId } } });
+    if (!thread.data) throw new ChatError(`no thread ${threadId}: ${describe(thread.error)}`);
+    // A new message on a thread waiting for approval would cancel the waiting call: answer it first.
+    if (thread.data.status === 'interrupted') pendingFirst = actionsOf(thread.data.interrupts.map((i) => i.value));
   }
   const id = threadId;
+  if (pendingFirst.length > 0) {
+    io.err(`thread ${id} is waiting for approval:\n`);
+    const result = await answer(pendingFirst);
+    if (result.pending.length > 0) return result;
+  }
   if (options.message === undefined) return { threadId: id, pending: [] };
   return turn({ messages: [{ role: 'user', content: options.message }] });
 

@@ -28,12 +28,12 @@ export function askingDecider(ask: (question: string) => Promise<string>, output
   return async (action, index, total) => {
     {
       const choices = [
-        ['a', 'approve'],
-        ['e', 'edit'],
-        ['r', 'reject'],
-        ['s', 'respond'],
+        ['a', 'approve', '[a]pprove'],
+        ['e', 'edit', '[e]dit'],
+        ['r', 'reject', '[r]eject'],
+        ['s', 'respond', 're[s]pond'],
       ].filter(([, name]) => action.allowed.includes(name!));
-      const menu = choices.map(([key, name]) => `[${key}]${name!.slice(1)}`).join(' / ');
+      const menu = choices.map(([, , label]) => label).join(' / ');
       for (;;) {
         const answer = (await ask(`${action.name} (${index + 1}/${total}): ${menu}? `)).trim().toLowerCase();
         const choice = choices.find(([key, name]) => answer === key || answer === name)?.[1];
