@@ -135,6 +135,7 @@ export async function startHangar(config: Config, options: StartOptions = {}): P
       info: { version: VERSION, storage: embedded ? 'embedded' : 'external', role: config.role },
       bodyLimitBytes: config.bodyLimitBytes,
       heartbeatMs: config.heartbeatMs,
+      corsOrigins: config.corsOrigins,
       metrics,
       readiness: async () => {
         try {

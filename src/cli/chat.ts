@@ -84,7 +84,7 @@ export async function chat(options: ChatOptions, io: ChatOutput): Promise<ChatRe
     const thread = await client.GET('/v1/deepagents/threads/{thread_id}', { params: { path: { thread_id: threadId } } });
     if (!thread.data) throw new ChatError(`no thread ${threadId}: ${describe(thread.error)}`);
     // A new message on a thread waiting for approval would cancel the waiting call: answer it first.
-    if (thread.data.status === 'interrupted') pendingFirst = actionsOf(thread.data.interrupts.map((i) => i.value));
+    if (thread.data.status === 'interrupted') pendingFirst = actionsOf(Object.values(thread.data.interrupts ?? {}).flat().map((i) => i.value));
   }
   const id = threadId;
   if (pendingFirst.length > 0) {

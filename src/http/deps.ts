@@ -18,6 +18,8 @@ export interface AppDeps {
   bodyLimitBytes: number;
   /** Interval of `: heartbeat` comments on idle run streams. */
   heartbeatMs: number;
+  /** Browser origins allowed to call the API (`*`: any); none when absent. */
+  corsOrigins?: readonly string[] | undefined;
   /** The server's metrics registry: requests are recorded into it and `GET /metrics` shows it. */
   metrics?: Metrics | undefined;
   /** Readiness checks for `GET /ready` (database reachable, migrations applied); ready when absent. */
