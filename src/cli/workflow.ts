@@ -61,6 +61,14 @@ export async function resolveServerId(client: HangarClient, server: string): Pro
   return match[0]!.id;
 }
 
+/** `hangar mcp-servers tools`: a `tools.json` body listing every tool of the server (trim what the agent should not use). */
+export async function toolsJson(client: HangarClient, server: string, refresh = false): Promise<{ tools: { name: string; mcp_server_url: string; mcp_server_name: string }[]; interrupt_config: Record<string, boolean> }> {
+  const id = await resolveServerId(client, server);
+  const res = await client.GET('/v1/deepagents/mcp-servers/{mcp_server_id}/tools', { params: { path: { mcp_server_id: id }, query: refresh ? { force_refresh: 'true' } : {} } });
+  if (!res.data) fail(res.error, res.response);
+  return { tools: res.data.tools.map((t) => t.tools_json_entry), interrupt_config: {} };
+}
+
 /** Add `hangar init`, `hangar mcp-servers …`, `hangar traces …` and `hangar dev` to the program. */
 export function registerWorkflowCommands(program: Command, io: ChatOutput): void {
   const clientOptions = (cmd: Command) =>
@@ -122,20 +130,10 @@ export function registerWorkflowCommands(program: Command, io: ChatOutput): void
     });
 
   clientOptions(servers.command('tools <server>'))
-    .description('List the tools a registered server exposes, as a paste-ready tools.json entry (server: id or exact name).')
-    .option('--refresh', 'ask the server again rather than a cached listing')
+    .description('List the tools a registered server exposes, as a paste-ready tools.json (server: id or exact name).')
+    .option('--refresh', 'ask the server again (listings are never cached; accepted for the hosted CLI)')
     .action(async (server: string, flags: ClientFlags & { refresh?: boolean }) => {
-      const client = clientFrom(flags);
-      const id = await resolveServerId(client, server);
-      const res = await (client as unknown as { GET: (p: string, o: unknown) => Promise<{ data?: unknown; error?: unknown; response: Response }> }).GET(
-        '/v1/deepagents/mcp-servers/{mcp_server_id}/tools',
-        { params: { path: { mcp_server_id: id }, query: flags.refresh ? { refresh: 'true' } : {} } },
-      );
-      if (res.response.status === 404 && (res.error as { code?: string } | undefined)?.code === 'route_not_found') {
-        throw new ApiError('this server does not list tool server tools yet (GET /v1/deepagents/mcp-servers/{id}/tools)');
-      }
-      if (!res.data) fail(res.error, res.response);
-      io.out(`${JSON.stringify(res.data, null, 2)}\n`);
+      io.out(`${JSON.stringify(await toolsJson(clientFrom(flags), server, flags.refresh), null, 2)}\n`);
     });
 
   clientOptions(servers.command('connect <server>'))

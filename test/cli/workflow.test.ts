@@ -10,7 +10,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { pushAgent, readAgentFolder, type PushPlan } from '../../src/cli/agents.js';
 import { chat, type ChatOutput } from '../../src/cli/chat.js';
 import { askingDecider, scriptedDecider } from '../../src/cli/decide.js';
-import { dev, initFolder } from '../../src/cli/workflow.js';
+import { dev, initFolder, toolsJson } from '../../src/cli/workflow.js';
+import { startEverythingServer } from '../support/mcp.js';
 import { runHangar } from '../support/cli.js';
 import { startTestServer, type TestServer } from '../support/server.js';
 
@@ -144,6 +145,21 @@ describe('names, tool servers and traces from the CLI', () => {
     expect(shown.code, shown.stderr).toBe(0);
     expect(shown.stdout).toMatch(/\(chain, (success|error)/);
   }, 240_000);
+});
+
+describe('hangar mcp-servers tools', () => {
+  it('prints a tools.json body naming each tool of a real MCP server, by server name', async () => {
+    const everything = await startEverythingServer();
+    try {
+      const reg = await server.client.POST('/v1/deepagents/mcp-servers', { body: { name: 'everything', url: everything.url } });
+      expect(reg.response.status).toBe(201);
+      const body = await toolsJson(server.client, 'everything');
+      expect(body.tools).toContainEqual({ name: 'echo', mcp_server_url: everything.url, mcp_server_name: 'everything' });
+      expect(body.interrupt_config).toEqual({});
+    } finally {
+      await everything.close();
+    }
+  });
 });
 
 describe('hangar dev', () => {
