@@ -197,3 +197,8 @@ function describe(error: unknown): string {
   if (error && typeof error === 'object' && 'detail' in error) return String((error as { detail: unknown }).detail);
   return JSON.stringify(error);
 }
+
+/** The id of the one agent named `name` (exact match); an error naming the problem otherwise. */
+export function agentIdByName(client: HangarClient, name: string): Promise<string> {
+  return resolveAgentId(client, name);
+}

@@ -8,6 +8,7 @@ import { chat, ChatError } from './chat.js';
 import { scriptedDecider, terminalDecider } from './decide.js';
 import { authLogin, listRepos } from './oauth.js';
 import { withServices } from './database.js';
+import { registerScheduleCommands } from './schedules.js';
 import { table } from './table.js';
 import { registerWorkflowCommands } from './workflow.js';
 
@@ -209,6 +210,7 @@ program
   });
 
 registerWorkflowCommands(program, stdio);
+registerScheduleCommands(program, target);
 
 program.parseAsync(process.argv).catch((error: unknown) => {
   if (error instanceof ApiError || error instanceof ChatError) {
