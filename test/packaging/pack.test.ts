@@ -28,7 +28,7 @@ describe.skipIf(process.env.HANGAR_TEST_PACK !== '1')('npm pack', () => {
     await run('npm', ['install', '--prefer-offline', '--omit=dev', '--no-audit', '--no-fund', path.join(work, packed!.filename)], { cwd: app, maxBuffer: 64 * 1024 * 1024 });
     expect(await readdir(path.join(app, 'node_modules/hangar'))).toContain('dist');
 
-    const env = { ...process.env, DATABASE_URL: await freshDatabaseUrl(), PORT: '0' };
+    const env: NodeJS.ProcessEnv = { ...process.env, DATABASE_URL: await freshDatabaseUrl(), PORT: '0' };
     delete env.HANGAR_DATA_DIR;
     const child = spawn('npx', ['hangar', 'serve', '--data-dir', path.join(work, 'data')], { cwd: app, env, detached: true });
     let out = '';
