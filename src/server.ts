@@ -23,6 +23,8 @@ import { createReconciler } from './deploy/index.js';
 import { parseRouting } from './deploy/routing.js';
 import { Scheduler } from './core/schedules/scheduler.js';
 import { WebhookDeliverer } from './core/webhooks/deliverer.js';
+import { EgressGuard, installEgressScopes } from './net/egress.js';
+import { type LocalRepoPolicy, parseRoots } from './core/local-repos.js';
 
 /** The version in package.json. */
 export const VERSION: string = (
@@ -83,12 +85,22 @@ export async function startHangar(config: Config, options: StartOptions = {}): P
     const keyCache = new KeyCache({ url, onError: (err) => logger.warn({ err }, 'key cache listener lost; authenticating without cache') });
     await keyCache.start();
     cleanup.push(() => keyCache.stop());
+    // One outbound policy for every request to a user-supplied URL (src/net/egress.ts).
+    const egress = new EgressGuard({ allow: config.egressAllow, serverHost: config.host });
+    installEgressScopes();
+    cleanup.push(() => egress.close());
+    const localRepos: LocalRepoPolicy = { allow: config.deployAllowLocalRepos, roots: parseRoots(config.localRepoRoots) };
+    logger.info({ egress: egress.summary, local_repo_roots: localRepos.allow ? localRepos.roots : [] }, 'outbound policy');
     const traceExporters = createTraceExporters(config, logger.child({ component: 'trace-export' }));
     cleanup.push(async () => {
       await Promise.all(traceExporters.map((e) => e.close()));
     });
+<<<<<<< HEAD
     metrics.observeExporters(traceExporters);
     const base = createServices({ db: database.db, cipher, logger, publicUrl, keyCache, traceExporters });
+=======
+    const base = createServices({ db: database.db, cipher, logger, publicUrl, keyCache, traceExporters, egress, localRepos });
+>>>>>>> main
     const runtime = await Runtime.open({
       db: database.db,
       pool: database.pool,
@@ -98,7 +110,11 @@ export async function startHangar(config: Config, options: StartOptions = {}): P
       oauth: base.oauth,
       modelConfigs: base.modelConfigs,
       logger: logger.child({ component: 'runtime' }),
+<<<<<<< HEAD
       metrics,
+=======
+      egress,
+>>>>>>> main
       // Every run is traced: the tracer is one of the callbacks each run gets.
       callbackFactories: config.tracing ? [agentRunTracing({ db: database.db, tracing: base.tracing, logger: logger.child({ component: 'tracing' }) })] : [],
       settings: {
@@ -113,7 +129,7 @@ export async function startHangar(config: Config, options: StartOptions = {}): P
       },
     });
     cleanup.push(() => runtime.close());
-    const services = createServices({ db: database.db, cipher, logger, publicUrl, keyCache, traceExporters, runtime: runtime.ports(), deploy: { routing } });
+    const services = createServices({ db: database.db, cipher, logger, publicUrl, keyCache, traceExporters, egress, localRepos, runtime: runtime.ports(), deploy: { routing } });
     const firstKey = await services.workspaces.bootstrap({ bootstrapApiKey: config.bootstrapApiKey });
     if (firstKey) {
       announce(`Created the first admin API key (shown once, store it now):\n\n  ${firstKey}\n`);
@@ -121,7 +137,7 @@ export async function startHangar(config: Config, options: StartOptions = {}): P
 
     const background: BackgroundTask[] = config.role === 'api' ? [] : [runtime.workers()];
     if (config.role !== 'api') {
-      const reconciler = createReconciler({ config, db: database.db, cipher, logger, services, drivers: routing.drivers, secretKey, publicUrl: () => publicUrl().replace(/\/+$/, '') });
+      const reconciler = createReconciler({ config, db: database.db, cipher, logger, services, drivers: routing.drivers, secretKey, egress, publicUrl: () => publicUrl().replace(/\/+$/, '') });
       services.deployments.nudge = () => reconciler.nudge();
       background.push(reconciler);
       background.push(traceSweeper({ tracing: services.tracing, retentionDays: config.traceRetentionDays, logger }));
@@ -146,6 +162,7 @@ export async function startHangar(config: Config, options: StartOptions = {}): P
           db: database.db,
           webhooks: services.webhooks,
           state: runtime.ports().state,
+          fetch: egress.fetch,
           logger,
           settings: { pollMs: config.webhookPollMs, maxAttempts: config.webhookMaxAttempts, backoffMs: config.webhookBackoffMs, timeoutMs: config.webhookTimeoutMs },
         }),
@@ -162,6 +179,7 @@ export async function startHangar(config: Config, options: StartOptions = {}): P
       info: { version: VERSION, storage: embedded ? 'embedded' : 'external', role: config.role },
       bodyLimitBytes: config.bodyLimitBytes,
       heartbeatMs: config.heartbeatMs,
+      limits: { authFailureLimit: config.authFailureLimit, authFailureWindowSeconds: config.authFailureWindowSeconds, keyRateLimit: config.keyRateLimit },
       corsOrigins: config.corsOrigins,
       metrics,
       readiness: async () => {

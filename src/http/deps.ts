@@ -1,7 +1,11 @@
 // What the HTTP app is built from. createApp never reads the environment: everything arrives here.
 import type { Services } from '../core/services.js';
 import type { Logger } from '../logging.js';
+<<<<<<< HEAD
 import type { Metrics } from '../metrics.js';
+=======
+import type { AbuseSettings } from './abuse.js';
+>>>>>>> main
 
 /** Facts about this server shown at `GET /info`. */
 export interface ServerInfo {
@@ -18,6 +22,8 @@ export interface AppDeps {
   bodyLimitBytes: number;
   /** Interval of `: heartbeat` comments on idle run streams. */
   heartbeatMs: number;
+  /** Failed-authentication throttling and the per-key rate (both off when absent). */
+  limits?: AbuseSettings;
   /** Browser origins allowed to call the API (`*`: any); none when absent. */
   corsOrigins?: readonly string[] | undefined;
   /** The server's metrics registry: requests are recorded into it and `GET /metrics` shows it. */

@@ -1,5 +1,6 @@
 // The agent runtime of one process: LangGraph storage, the run event hub, the run queue, the agent
 // cache and (unless the process only serves the API) a pool of workers executing runs.
+import type { EgressGuard } from '../net/egress.js';
 import { randomUUID } from 'node:crypto';
 import type pg from 'pg';
 import type { AgentService } from '../core/agents/service.js';
@@ -53,8 +54,16 @@ export interface RuntimeDeps {
   settings: RuntimeSettings;
   /** Extra LangChain callbacks for every run (tracing registers here). */
   callbackFactories?: CallbackFactory[];
+<<<<<<< HEAD
   /** Where run durations, queue waits and event-log write lags are recorded (the server's registry). */
   metrics?: Metrics | undefined;
+=======
+  /**
+   * The outbound policy: every run executes inside its scope, so the requests of MCP transports and
+   * model SDKs (which take no fetch of ours) are checked at connect time like Hangar's own.
+   */
+  egress?: EgressGuard | undefined;
+>>>>>>> main
 }
 
 /** What an agent's build depends on, remembered per agent so a cache hit needs no tree read. */

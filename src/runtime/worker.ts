@@ -106,18 +106,21 @@ export class WorkerPool implements BackgroundTask {
     const claimedAt = performance.now();
     const done = (async () => {
       // A retried run continues its event log after what the earlier attempt stored.
-      writer = this.runtime.hub.openWriter(run.id, run.attempt > 1 ? await this.lastSeq(run.id) : 0);
+      const opened = this.runtime.hub.openWriter(run.id, run.attempt > 1 ? await this.lastSeq(run.id) : 0);
+      writer = opened;
       let handlers: BaseCallbackHandler[] = [];
-      const outcome = await executeRun({
+      const egress = this.runtime.deps.egress;
+      const execute = (): ReturnType<typeof executeRun> => executeRun({
         run,
-        writer,
+        writer: opened,
         agent: () => this.runtime.agentFor(run.workspaceId, run.agentId, run.revision),
         callbacks: async (agent) => (handlers = await runCallbacks(this.runtime.callbackFactories, { run, modelName: agent.modelName, droppedTools: agent.dropped })),
         signal: abort.signal,
         recursionLimit: this.settings.recursionLimit,
         durability: this.settings.checkpointDurability,
       });
-      await Promise.all([writer.flush(), settleCallbacks(handlers)]);
+      const outcome = await (egress ? egress.scope(execute) : execute());
+      await Promise.all([opened.flush(), settleCallbacks(handlers)]);
       const settled = await this.runtime.queue.finish(run, outcome);
       metrics?.runsFinished.inc({ status: outcome.status });
       metrics?.runDuration.observe({ status: outcome.status }, (performance.now() - claimedAt) / 1000);

@@ -144,7 +144,7 @@ describe('names, tool servers and traces from the CLI', () => {
     const shown = await runHangar(['traces', 'show', page.items[0]!.id], env());
     expect(shown.code, shown.stderr).toBe(0);
     expect(shown.stdout).toMatch(/\(chain, (success|error)/);
-  }, 240_000);
+  }, 480_000); // eight CLI processes, each compiling the sources: ~15 s on a quiet machine, minutes at load 20
 });
 
 describe('hangar mcp-servers tools', () => {
