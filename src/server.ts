@@ -95,12 +95,8 @@ export async function startHangar(config: Config, options: StartOptions = {}): P
     cleanup.push(async () => {
       await Promise.all(traceExporters.map((e) => e.close()));
     });
-<<<<<<< HEAD
     metrics.observeExporters(traceExporters);
-    const base = createServices({ db: database.db, cipher, logger, publicUrl, keyCache, traceExporters });
-=======
     const base = createServices({ db: database.db, cipher, logger, publicUrl, keyCache, traceExporters, egress, localRepos });
->>>>>>> main
     const runtime = await Runtime.open({
       db: database.db,
       pool: database.pool,
@@ -110,11 +106,8 @@ export async function startHangar(config: Config, options: StartOptions = {}): P
       oauth: base.oauth,
       modelConfigs: base.modelConfigs,
       logger: logger.child({ component: 'runtime' }),
-<<<<<<< HEAD
-      metrics,
-=======
       egress,
->>>>>>> main
+      metrics,
       // Every run is traced: the tracer is one of the callbacks each run gets.
       callbackFactories: config.tracing ? [agentRunTracing({ db: database.db, tracing: base.tracing, logger: logger.child({ component: 'tracing' }) })] : [],
       settings: {

@@ -118,14 +118,14 @@ export function createApp(deps: AppDeps): OpenAPIHono<AppEnv> {
   return app;
 }
 
-<<<<<<< HEAD
 /** The route pattern that answered (bounded label values: never the raw path), or `unmatched`. */
 function routeLabel(c: Parameters<typeof routePath>[0]): string {
   const routes = matchedRoutes(c);
   const handler = routes.findLast((r) => r.method !== 'ALL') ?? routes.at(-1);
   const path = handler?.path ?? '';
   return path === '' || path === '*' || path === '/*' ? 'unmatched' : path;
-=======
+}
+
 function closeAfter(c: Context): void {
   try {
     c.res.headers.set('connection', 'close');
@@ -135,7 +135,6 @@ function closeAfter(c: Context): void {
     headers.set('connection', 'close');
     c.res = new Response(c.res.body, { status: c.res.status, headers });
   }
->>>>>>> main
 }
 
 /** The OpenAPI document of the app (also served at /openapi.json). */

@@ -1,11 +1,8 @@
 // What the HTTP app is built from. createApp never reads the environment: everything arrives here.
 import type { Services } from '../core/services.js';
 import type { Logger } from '../logging.js';
-<<<<<<< HEAD
-import type { Metrics } from '../metrics.js';
-=======
 import type { AbuseSettings } from './abuse.js';
->>>>>>> main
+import type { Metrics } from '../metrics.js';
 
 /** Facts about this server shown at `GET /info`. */
 export interface ServerInfo {

@@ -54,16 +54,13 @@ export interface RuntimeDeps {
   settings: RuntimeSettings;
   /** Extra LangChain callbacks for every run (tracing registers here). */
   callbackFactories?: CallbackFactory[];
-<<<<<<< HEAD
-  /** Where run durations, queue waits and event-log write lags are recorded (the server's registry). */
-  metrics?: Metrics | undefined;
-=======
   /**
    * The outbound policy: every run executes inside its scope, so the requests of MCP transports and
    * model SDKs (which take no fetch of ours) are checked at connect time like Hangar's own.
    */
   egress?: EgressGuard | undefined;
->>>>>>> main
+  /** Where run durations, queue waits and event-log write lags are recorded (the server's registry). */
+  metrics?: Metrics | undefined;
 }
 
 /** What an agent's build depends on, remembered per agent so a cache hit needs no tree read. */
