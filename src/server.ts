@@ -3,6 +3,7 @@ import { readFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { serve, type ServerType } from '@hono/node-server';
 import type { DestinationStream } from 'pino';
+import type { BackgroundTask } from './background.js';
 import type { Config } from './config/index.js';
 import { createServices, type Services } from './core/services.js';
 import { agentRunTracing } from './core/tracing/agent-runs.js';
@@ -12,10 +13,12 @@ import { createCipher, loadSecretKey } from './core/secrets/cipher.js';
 import { KeyCache } from './core/workspaces/key-cache.js';
 import { ensureDatabase, startEmbeddedDatabase, type EmbeddedDatabase } from './db/embedded.js';
 import { openDatabase, type DatabaseHandle } from './db/index.js';
-import { migrate } from './db/migrate.js';
+import { databaseGauges } from './db/gauges.js';
+import { migrate, pendingMigrations } from './db/migrate.js';
 import { createApp } from './http/app.js';
 import { Runtime } from './runtime/index.js';
 import { captureConsole, createLogger, type Logger } from './logging.js';
+import { createMetrics, type Metrics } from './metrics.js';
 import { createReconciler } from './deploy/index.js';
 import { parseRouting } from './deploy/routing.js';
 import { createSandboxService } from './sandbox/index.js';
@@ -29,14 +32,6 @@ export const VERSION: string = (
   JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string }
 ).version;
 
-/** A long-lived part of the server started after the database and stopped before it (workers, sweepers). */
-export interface BackgroundTask {
-  name: string;
-  start(): Promise<void> | void;
-  /** Stop taking new work and let current work finish (within the drain timeout). */
-  stop(): Promise<void> | void;
-}
-
 /** A running Hangar server. */
 export interface Hangar {
   /** Base URL, for example http://127.0.0.1:8124. */
@@ -46,6 +41,8 @@ export interface Hangar {
   runtime: Runtime;
   database: DatabaseHandle;
   logger: Logger;
+  /** This process's metrics registry (served at /metrics). */
+  metrics: Metrics;
   /** Drain requests and background work, then close the database (and stop the embedded one). */
   close(): Promise<void>;
 }
@@ -78,6 +75,9 @@ export async function startHangar(config: Config, options: StartOptions = {}): P
     }
     const database = openDatabase(url);
     cleanup.push(() => database.close());
+    // One registry for the process, handed to whoever records (DESIGN.md §9).
+    const metrics = createMetrics();
+    metrics.observeCluster(databaseGauges(database.db));
     const applied = await migrate(database.pool);
     if (applied.length > 0) logger.info({ migrations: applied }, 'database migrated');
 
@@ -100,6 +100,7 @@ export async function startHangar(config: Config, options: StartOptions = {}): P
     cleanup.push(async () => {
       await Promise.all(traceExporters.map((e) => e.close()));
     });
+    metrics.observeExporters(traceExporters);
     const base = createServices({ db: database.db, cipher, logger, publicUrl, keyCache, traceExporters, egress, localRepos });
     const sandboxes = createSandboxService({ config, db: database.db, logger: logger.child({ component: 'sandbox' }) });
     const runtime = await Runtime.open({
@@ -112,6 +113,7 @@ export async function startHangar(config: Config, options: StartOptions = {}): P
       modelConfigs: base.modelConfigs,
       logger: logger.child({ component: 'runtime' }),
       egress,
+      metrics,
       // Every run is traced: the tracer is one of the callbacks each run gets.
       sandboxes: { service: sandboxes, timeoutSeconds: config.sandboxTimeoutSeconds, maxOutputBytes: config.sandboxMaxOutputBytes },
       callbackFactories: config.tracing ? [agentRunTracing({ db: database.db, tracing: base.tracing, logger: logger.child({ component: 'tracing' }) })] : [],
@@ -182,6 +184,15 @@ export async function startHangar(config: Config, options: StartOptions = {}): P
       heartbeatMs: config.heartbeatMs,
       limits: { authFailureLimit: config.authFailureLimit, authFailureWindowSeconds: config.authFailureWindowSeconds, keyRateLimit: config.keyRateLimit },
       corsOrigins: config.corsOrigins,
+      metrics,
+      readiness: async () => {
+        try {
+          const pending = await pendingMigrations(database.pool);
+          return { ready: pending.length === 0, database: 'ok' as const, pending_migrations: pending };
+        } catch {
+          return { ready: false, database: 'unreachable' as const, pending_migrations: [] };
+        }
+      },
     });
     const server = await listen(app.fetch, config.host, config.port);
     const port = (server.address() as AddressInfo).port;
@@ -196,7 +207,7 @@ export async function startHangar(config: Config, options: StartOptions = {}): P
         await runCleanup(cleanup, logger);
         logger.info('hangar stopped');
       })());
-    return { url: baseUrl, port, services, runtime, database, logger, close };
+    return { url: baseUrl, port, services, runtime, database, logger, metrics, close };
   } catch (error) {
     await runCleanup(cleanup, logger);
     throw error;

@@ -5,6 +5,7 @@ import path from 'node:path';
 import type { Command } from 'commander';
 import { createHangarClient, type HangarClient } from '../client/index.js';
 import { pathProblem } from '../core/agents/tree.js';
+import { resolveAgentId } from './chat.js';
 import { table } from './table.js';
 
 /** The file in an agent folder that remembers which agent it is; never uploaded. */
@@ -60,15 +61,25 @@ function fail(error: unknown, response: Response): never {
  * Create (no id known) or update the agent from folder `dir`; returns its id and new revision.
  * The id comes from `agentId`, else from `dir/.hangar-agent`; after a create it is written there.
  */
-export async function pushAgent(client: HangarClient, dir: string, agentId?: string): Promise<{ id: string; revision: string; created: boolean }> {
+export async function pushAgent(
+  client: HangarClient,
+  dir: string,
+  agentId?: string,
+  options: { dryRun?: (plan: PushPlan) => void } = {},
+): Promise<{ id: string; revision: string; created: boolean }> {
   const files = await readAgentFolder(dir);
-  const id = agentId ?? (await readMarker(dir));
+  const id = agentId ? await resolveAgentId(client, agentId) : await readMarker(dir);
   if (id) {
     const current = await client.GET('/v1/deepagents/agents/{agent_id}', { params: { path: { agent_id: id }, query: { include_files: 'true' } } });
     if (!current.data) fail(current.error, current.response);
     const body: Record<string, { content: string | null }> = {};
-    for (const p of Object.keys(current.data.files ?? {})) if (!(p in files)) body[p] = { content: null };
-    for (const [p, content] of Object.entries(files)) body[p] = { content };
+    const remote = current.data.files ?? {};
+    for (const p of Object.keys(remote)) if (!(p in files)) body[p] = { content: null };
+    for (const [p, content] of Object.entries(files)) if (remote[p]?.content !== content) body[p] = { content };
+    if (options.dryRun) {
+      options.dryRun({ action: 'update', agentId: id, request: { method: 'PATCH', path: `/v1/deepagents/agents/${id}`, body: { files: body } }, files: changes(remote, files) });
+      return { id, revision: current.data.revision, created: false };
+    }
     const res = await client.PATCH('/v1/deepagents/agents/{agent_id}', { params: { path: { agent_id: id } }, body: { files: body } });
     if (!res.data) fail(res.error, res.response);
     return { id, revision: res.data.revision, created: false };
@@ -82,19 +93,38 @@ export async function pushAgent(client: HangarClient, dir: string, agentId?: str
     throw new ApiError(`${path.join(dir, 'agent.json')} is not valid JSON`);
   }
   const rest = Object.fromEntries(Object.entries(files).filter(([p]) => p !== 'agent.json').map(([p, content]) => [p, { content }]));
-  const res = await client.POST('/v1/deepagents/agents', {
-    body: {
-      name: meta.name ?? '',
-      ...(meta.description !== undefined ? { description: meta.description } : {}),
-      ...(meta.runtime !== undefined ? { runtime: meta.runtime } : {}),
-      ...(meta.extras !== undefined ? { extras: meta.extras } : {}),
-      ...(meta.backend !== undefined ? { backend: meta.backend } : {}),
-      files: rest,
-    },
-  });
+  const createBody = {
+    name: meta.name ?? '',
+    ...(meta.description !== undefined ? { description: meta.description } : {}),
+    ...(meta.runtime !== undefined ? { runtime: meta.runtime } : {}),
+    ...(meta.extras !== undefined ? { extras: meta.extras } : {}),
+    ...(meta.backend !== undefined ? { backend: meta.backend } : {}),
+    files: rest,
+  };
+  if (options.dryRun) {
+    options.dryRun({ action: 'create', request: { method: 'POST', path: '/v1/deepagents/agents', body: createBody }, files: changes({}, files) });
+    return { id: '', revision: '', created: true };
+  }
+  const res = await client.POST('/v1/deepagents/agents', { body: createBody });
   if (!res.data) fail(res.error, res.response);
   await writeFile(path.join(dir, AGENT_ID_FILE), `${res.data.id}\n`);
   return { id: res.data.id, revision: res.data.revision, created: true };
+}
+
+/** What a push would do: the request it would send and each file's change. */
+export interface PushPlan {
+  action: 'create' | 'update';
+  agentId?: string;
+  request: { method: string; path: string; body: unknown };
+  files: { path: string; change: 'added' | 'changed' | 'deleted' | 'unchanged' }[];
+}
+
+function changes(remote: Record<string, { content?: string | null | undefined }>, local: Record<string, string>): PushPlan['files'] {
+  const paths = [...new Set([...Object.keys(remote), ...Object.keys(local)])].sort();
+  return paths.map((p) => ({
+    path: p,
+    change: !(p in local) ? 'deleted' : !(p in remote) ? 'added' : remote[p]!.content === local[p] ? 'unchanged' : 'changed',
+  }));
 }
 
 /** Write the agent's files into `dir` (created if needed; it must hold no other files). */
@@ -134,8 +164,19 @@ export function registerAgentCommands(program: Command): void {
   agents
     .command('push <dir>')
     .description(`Create an agent from a folder, or update it when the folder knows its id (${AGENT_ID_FILE} or --agent); prints the new revision.`)
-    .option('--agent <id>', 'update this agent')
-    .action(async (dir: string, flags: { agent?: string }) => {
+    .option('--agent <agent>', 'update this agent (id or exact name)')
+    .option('--dry-run', 'print the request and the file tree it would send, change nothing')
+    .action(async (dir: string, flags: { agent?: string; dryRun?: boolean }) => {
+      if (flags.dryRun) {
+        await pushAgent(client(), dir, flags.agent, {
+          dryRun: (plan) => {
+            process.stderr.write(`Would ${plan.action} ${plan.agentId ? `agent ${plan.agentId}` : 'an agent'} (${plan.request.method} ${plan.request.path}); nothing was sent.\n`);
+            for (const f of plan.files) process.stderr.write(`  ${f.change.padEnd(9)} ${f.path}\n`);
+            process.stdout.write(`${JSON.stringify(plan.request.body, null, 2)}\n`);
+          },
+        });
+        return;
+      }
       const r = await pushAgent(client(), dir, flags.agent);
       process.stderr.write(`${r.created ? 'Created' : 'Updated'} agent ${r.id}\n`);
       process.stdout.write(`${r.revision}\n`);
@@ -143,10 +184,24 @@ export function registerAgentCommands(program: Command): void {
 
   agents
     .command('pull <agent> <dir>')
-    .description('Write an agent’s files into a folder (new or empty).')
-    .action(async (agentId: string, dir: string) => {
-      const r = await pullAgent(client(), agentId, dir);
+    .description('Write an agent’s files into a folder (new or empty); AGENT is an id or exact name.')
+    .action(async (agent: string, dir: string) => {
+      const c = client();
+      const r = await pullAgent(c, await resolveAgentId(c, agent), dir);
       process.stdout.write(`Pulled ${r.files} files at revision ${r.revision}\n`);
+    });
+
+  agents
+    .command('get <agent>')
+    .description('Print an agent as JSON (AGENT: id or exact name).')
+    .option('--include-files', 'include its file tree')
+    .action(async (agent: string, flags: { includeFiles?: boolean }) => {
+      const c = client();
+      const res = await c.GET('/v1/deepagents/agents/{agent_id}', {
+        params: { path: { agent_id: await resolveAgentId(c, agent) }, query: flags.includeFiles ? { include_files: 'true' } : {} },
+      });
+      if (!res.data) fail(res.error, res.response);
+      process.stdout.write(`${JSON.stringify(res.data, null, 2)}\n`);
     });
 
   agents
@@ -167,9 +222,10 @@ export function registerAgentCommands(program: Command): void {
 
   agents
     .command('log <agent>')
-    .description('Show an agent’s revisions, newest first.')
-    .action(async (agentId: string) => {
+    .description('Show an agent’s revisions, newest first (AGENT: id or exact name).')
+    .action(async (agent: string) => {
       const c = client();
+      const agentId = await resolveAgentId(c, agent);
       let cursor: string | undefined;
       do {
         const res = await c.GET('/v1/deepagents/agents/{agent_id}/revisions', { params: { path: { agent_id: agentId }, query: { page_size: 100, ...(cursor ? { cursor } : {}) } } });

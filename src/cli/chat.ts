@@ -1,13 +1,35 @@
 // `hangar chat AGENT [--thread ID] MESSAGE`: one streamed run in the terminal. Tokens go to standard
-// output as they arrive; tool calls, tool results and the thread id go to standard error.
-import { createHangarClient } from '../client/index.js';
-import { streamRun } from '../client/stream.js';
+// output as they arrive; tool calls, tool results, pending approvals and the thread id go to standard
+// error. When the run pauses for a person, each pending action is shown and a decider answers it
+// (a prompt in a terminal, --approve/--reject in scripts); the run is resumed with the decisions,
+// as often as it pauses. A pause nobody answers is reported to the caller (non-zero exit).
+import { createHangarClient, type HangarClient } from '../client/index.js';
+import { streamRun, type StreamRunBody } from '../client/stream.js';
 
 /** Where chat writes. */
 export interface ChatOutput {
   out: (text: string) => void;
   err: (text: string) => void;
 }
+
+/** One tool call waiting for a person. */
+export interface PendingAction {
+  name: string;
+  args: Record<string, unknown>;
+  description?: string | undefined;
+  /** Decisions the agent's rule allows for it. */
+  allowed: string[];
+}
+
+/** A person's answer to one pending action (the wire form of a resume decision). */
+export type Decision =
+  | { type: 'approve' }
+  | { type: 'edit'; edited_action: { name: string; args: Record<string, unknown> } }
+  | { type: 'reject'; message?: string }
+  | { type: 'respond'; message: string };
+
+/** Answers pending actions; `undefined` leaves the action (and the run) waiting. */
+export type Decider = (action: PendingAction, index: number, total: number) => Promise<Decision | undefined>;
 
 /** Options of one chat turn. */
 export interface ChatOptions {
@@ -17,77 +39,167 @@ export interface ChatOptions {
   agent: string;
   /** Continue this thread; a new thread when absent. */
   thread?: string | undefined;
-  message: string;
+  /** The message; absent: only answer what the thread is waiting for. */
+  message?: string | undefined;
   timezone?: string | undefined;
+  /** Who answers approvals; without one, a pause ends the chat unanswered. */
+  decide?: Decider | undefined;
+}
+
+/** How a chat turn ended. */
+export interface ChatResult {
+  threadId: string;
+  /** The actions still waiting for a person (the run paused and nobody answered); empty when done. */
+  pending: PendingAction[];
+}
+
+/** A chat failure with a message meant for the terminal. */
+export class ChatError extends Error {
+  override name = 'ChatError';
 }
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
-/** Send `message` to the agent and stream the answer; returns the thread id. Throws with a readable message on failure. */
-export async function chat(options: ChatOptions, io: ChatOutput): Promise<string> {
-  const client = createHangarClient({ baseUrl: options.baseUrl, apiKey: options.apiKey });
-  const agentId = UUID.test(options.agent) ? options.agent : await agentIdByName(client, options.agent);
+/** A fetch that says which server could not be reached instead of "fetch failed". */
+export function reachingFetch(baseUrl: string): typeof fetch {
+  return (input, init) =>
+    fetch(input, init).catch((error: unknown) => {
+      if (init?.signal?.aborted) throw error;
+      throw new ChatError(`cannot reach the Hangar server at ${baseUrl} (is it running? set --url or HANGAR_URL)`);
+    });
+}
+
+/** Send `message` to the agent and stream the answer, handling approvals. Throws ChatError on failure. */
+export async function chat(options: ChatOptions, io: ChatOutput): Promise<ChatResult> {
+  const reach = reachingFetch(options.baseUrl);
+  const client = createHangarClient({ baseUrl: options.baseUrl, apiKey: options.apiKey, fetch: reach });
+  const agentId = await resolveAgentId(client, options.agent);
+  let pendingFirst: PendingAction[] = [];
   let threadId = options.thread;
   if (!threadId) {
     const created = await client.POST('/v1/deepagents/threads', { body: { agent_id: agentId } });
-    if (!created.data) throw new Error(`could not create a thread: ${describe(created.error)}`);
+    if (!created.data) throw new ChatError(`could not create a thread: ${describe(created.error)}`);
     threadId = created.data.id;
+  } else {
+    const thread = await client.GET('/v1/deepagents/threads/{thread_id}', { params: { path: { thread_id: threadId } } });
+    if (!thread.data) throw new ChatError(`no thread ${threadId}: ${describe(thread.error)}`);
+    // A new message on a thread waiting for approval would cancel the waiting call: answer it first.
+    if (thread.data.status === 'interrupted') pendingFirst = actionsOf(Object.values(thread.data.interrupts ?? {}).flat().map((i) => i.value));
   }
-  const stream = await streamRun({
-    baseUrl: options.baseUrl,
-    apiKey: options.apiKey,
-    threadId,
-    body: {
-      agent_id: agentId,
-      messages: [{ role: 'user', content: options.message }],
-      stream_mode: ['messages-tuple'],
-      ...(options.timezone ? { user_timezone: options.timezone } : {}),
-    },
-  });
-  if (stream.status !== 200) throw new Error(`the run was refused (${stream.status}): ${describe(stream.error)}`);
-  let midLine = false;
-  const line = (text: string) => {
+  const id = threadId;
+  if (pendingFirst.length > 0) {
+    io.err(`thread ${id} is waiting for approval:\n`);
+    const result = await answer(pendingFirst);
+    if (result.pending.length > 0) return result;
+  }
+  if (options.message === undefined) return { threadId: id, pending: [] };
+  return turn({ messages: [{ role: 'user', content: options.message }] });
+
+  /** Ask the decider about every action; resume when all are answered. */
+  async function answer(actions: PendingAction[]): Promise<ChatResult> {
+    actions.forEach((a, i) => io.err(`  [${i + 1}/${actions.length}] ${a.name}(${JSON.stringify(a.args)})${a.description ? ` — ${a.description}` : ''}\n`));
+    const decisions: Decision[] = [];
+    for (const [i, action] of actions.entries()) {
+      const decision = options.decide ? await options.decide(action, i, actions.length) : undefined;
+      if (!decision) {
+        io.err(`thread: ${id} is waiting for approval (answer with: hangar chat ${options.agent} --thread ${id} --approve | --reject)\n`);
+        return { threadId: id, pending: actions };
+      }
+      decisions.push(decision);
+    }
+    // A resume still carries a message list; an empty system message is the no-op clients send.
+    return turn({ messages: [{ role: 'system', content: '' }], command: { resume: { decisions } } });
+  }
+
+  /** One run: stream it; on a pause, answer and resume. */
+  async function turn(input: Pick<StreamRunBody, 'messages'> & { command?: unknown }): Promise<ChatResult> {
+    const stream = await streamRun({
+      baseUrl: options.baseUrl,
+      apiKey: options.apiKey,
+      fetch: reach,
+      threadId: id,
+      body: {
+        agent_id: agentId,
+        ...input,
+        stream_mode: ['messages-tuple', 'updates'],
+        ...(options.timezone ? { user_timezone: options.timezone } : {}),
+      } as StreamRunBody,
+    });
+    if (stream.status !== 200) throw new ChatError(`the run was refused (${stream.status}): ${describe(stream.error)}`);
+    let midLine = false;
+    const line = (text: string) => {
+      if (midLine) io.out('\n');
+      midLine = false;
+      io.err(`${text}\n`);
+    };
+    let interrupts: unknown[] = [];
+    for await (const event of stream.events) {
+      if (event.event === 'error') {
+        // `code` is a stable run error code (model_auth_failed, model_rate_limited, run_timeout, …).
+        const e = event.data as { code?: string; error: string; message: string };
+        line(`error: ${e.code ?? e.error}: ${e.message}`);
+        throw new ChatError(`the run failed (${e.code ?? e.error}): ${e.message}; the thread ${id} takes the next message (--thread ${id})`);
+      }
+      if (event.event === 'updates') {
+        const found = (event.data as { __interrupt__?: { value: unknown }[] }).__interrupt__;
+        if (found) interrupts = found.map((i) => i.value);
+        continue;
+      }
+      if (event.event !== 'messages') continue;
+      const [chunk] = event.data as [Record<string, unknown>, Record<string, unknown>];
+      if (chunk.type === 'AIMessageChunk') {
+        for (const call of (chunk.tool_call_chunks as { name?: string; args?: string }[] | undefined) ?? []) {
+          if (call.name) line(`→ ${call.name}(${call.args ?? ''})`);
+        }
+        if (typeof chunk.content === 'string' && chunk.content !== '') {
+          io.out(chunk.content);
+          midLine = !chunk.content.endsWith('\n');
+        }
+      } else if (chunk.type === 'tool') {
+        const text = typeof chunk.content === 'string' ? chunk.content : JSON.stringify(chunk.content);
+        line(`← ${String(chunk.name ?? 'tool')}: ${text.length > 200 ? `${text.slice(0, 200)}…` : text}`);
+      }
+    }
     if (midLine) io.out('\n');
-    midLine = false;
-    io.err(`${text}\n`);
-  };
-  for await (const event of stream.events) {
-    if (event.event === 'error') {
-      // `code` is a stable run error code (model_auth_failed, model_rate_limited, run_timeout, …).
-      const e = event.data as { code?: string; error: string; message: string };
-      line(`error: ${e.code ?? e.error}: ${e.message}`);
-      throw new Error(`the run failed (${e.code ?? e.error}): ${e.message}; the thread ${threadId} takes the next message (--thread ${threadId})`);
+    const actions = actionsOf(interrupts);
+    if (actions.length > 0) {
+      io.err('paused for approval:\n');
+      return answer(actions);
     }
-    if (event.event !== 'messages') continue;
-    const [chunk] = event.data as [Record<string, unknown>, Record<string, unknown>];
-    if (chunk.type === 'AIMessageChunk') {
-      for (const call of (chunk.tool_call_chunks as { name?: string; args?: string }[] | undefined) ?? []) {
-        if (call.name) line(`→ ${call.name}(${call.args ?? ''})`);
-      }
-      if (typeof chunk.content === 'string' && chunk.content !== '') {
-        io.out(chunk.content);
-        midLine = !chunk.content.endsWith('\n');
-      }
-    } else if (chunk.type === 'tool') {
-      const text = typeof chunk.content === 'string' ? chunk.content : JSON.stringify(chunk.content);
-      line(`← ${String(chunk.name ?? 'tool')}: ${text.length > 200 ? `${text.slice(0, 200)}…` : text}`);
-    }
+    io.err(`thread: ${id} (continue with --thread ${id})\n`);
+    return { threadId: id, pending: [] };
   }
-  if (midLine) io.out('\n');
-  io.err(`thread: ${threadId} (continue with --thread ${threadId})\n`);
-  return threadId;
 }
 
-/** The id of the one agent named `name` (exact match); an error naming the problem otherwise. */
-export async function agentIdByName(client: ReturnType<typeof createHangarClient>, name: string): Promise<string> {
-  const res = await client.GET('/v1/deepagents/agents', { params: { query: { name, page_size: 100 } } });
-  if (!res.data) throw new Error(`could not list agents: ${describe(res.error)}`);
-  const match = res.data.items.filter((a) => a.name === name);
-  if (match.length !== 1) throw new Error(match.length === 0 ? `no agent named "${name}"` : `several agents are named "${name}"; use the id`);
+/** The pending actions of interrupt payloads (`{action_requests, review_configs}`). */
+function actionsOf(values: unknown[]): PendingAction[] {
+  const out: PendingAction[] = [];
+  for (const value of values) {
+    const v = value as { action_requests?: { name: string; args: Record<string, unknown>; description?: string }[]; review_configs?: { action_name: string; allowed_decisions: string[] }[] };
+    for (const [i, request] of (v.action_requests ?? []).entries()) {
+      const config = v.review_configs?.[i] ?? v.review_configs?.find((c) => c.action_name === request.name);
+      out.push({ name: request.name, args: request.args ?? {}, description: request.description, allowed: config?.allowed_decisions ?? ['approve', 'edit', 'reject', 'respond'] });
+    }
+  }
+  return out;
+}
+
+/** An agent id, or the id of the one agent of the workspace with this exact name. */
+export async function resolveAgentId(client: HangarClient, agent: string): Promise<string> {
+  if (UUID.test(agent)) return agent;
+  const res = await client.GET('/v1/deepagents/agents', { params: { query: { name: agent, page_size: 100 } } });
+  if (!res.data) throw new ChatError(`could not list agents: ${describe(res.error)}`);
+  const match = res.data.items.filter((a) => a.name === agent);
+  if (match.length !== 1) throw new ChatError(match.length === 0 ? `no agent named "${agent}"` : `several agents are named "${agent}"; use the id`);
   return match[0]!.id;
 }
 
 function describe(error: unknown): string {
   if (error && typeof error === 'object' && 'detail' in error) return String((error as { detail: unknown }).detail);
   return JSON.stringify(error);
+}
+
+/** The id of the one agent named `name` (exact match); an error naming the problem otherwise. */
+export function agentIdByName(client: HangarClient, name: string): Promise<string> {
+  return resolveAgentId(client, name);
 }

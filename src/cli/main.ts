@@ -1,14 +1,16 @@
 // The `hangar` command.
 import { Command, Option } from 'commander';
-import { ConfigError, describeSettings, loadConfig, type Config } from '../config/index.js';
+import { ConfigError, describeSettings, loadConfig, settings, type Config } from '../config/index.js';
 import { WorkspaceAdminError } from '../core/workspaces/service.js';
 import { startHangar, VERSION } from '../server.js';
 import { ApiError, registerAgentCommands } from './agents.js';
-import { chat } from './chat.js';
+import { chat, ChatError } from './chat.js';
+import { scriptedDecider, terminalDecider } from './decide.js';
 import { authLogin, listRepos } from './oauth.js';
 import { withServices } from './database.js';
 import { registerScheduleCommands } from './schedules.js';
 import { table } from './table.js';
+import { registerWorkflowCommands } from './workflow.js';
 
 const program = new Command('hangar')
   .description('Hangar: a self-hostable agent runtime and deployment API.')
@@ -31,13 +33,20 @@ function storageConfig(flags: Record<string, unknown>): Config {
   return config({ dataDir: flags.dataDir, databaseUrl: flags.databaseUrl });
 }
 
-withStorageFlags(program.command('serve'))
+/** `--flag <value>` for every setting that has a flag and is not declared by hand above. */
+function serveFlags(): Option[] {
+  const declared = new Set(['data-dir', 'database-url', 'role']);
+  return (Object.values(settings) as { env: string; flag?: string; description: string }[])
+    .filter((s) => s.flag !== undefined && !declared.has(s.flag))
+    .map((s) => new Option(`--${s.flag} <value>`, `${s.description} (${s.env})`));
+}
+
+const serve = withStorageFlags(program.command('serve'));
+// Every other setting with a flag, from the one table of settings, so none is listed but refused.
+for (const option of serveFlags()) serve.addOption(option);
+serve
   .description('Start the server (embedded PostgreSQL unless DATABASE_URL is set).')
-  .option('--port <port>', 'port (PORT; default 8124; 0 picks a free one)')
-  .option('--host <host>', 'interface (HOST; default 127.0.0.1)')
-  .option('--log-level <level>', 'log level (LOG_LEVEL; default info)')
   .addOption(new Option('--role <role>', 'what this process runs (HANGAR_ROLE)').choices(['all', 'api', 'worker']))
-  .option('--worker-concurrency <n>', 'runs executed at once (HANGAR_WORKER_CONCURRENCY; default 32)')
   .addHelpText('after', `\nSettings (flags win over environment variables):\n${describeSettings()}\n`)
   .action(async (flags: Record<string, unknown>) => {
     const hangar = await startHangar(config(flags));
@@ -142,23 +151,40 @@ function target(flags: { url?: string; apiKey?: string }) {
 const stdio = { out: (t: string) => process.stdout.write(t), err: (t: string) => process.stderr.write(t) };
 
 program
-  .command('chat <agent> <message>')
-  .description('Send MESSAGE to AGENT (id or exact name) and stream the answer; tool calls and the thread id go to standard error.')
+  .command('chat <agent> [message]')
+  .description(
+    'Send MESSAGE to AGENT (id or exact name) and stream the answer; tool calls, approvals and the thread id go to standard error. ' +
+      'When the run pauses for approval, each pending action is shown and, in a terminal, you approve, edit, reject or respond; ' +
+      'in scripts --approve or --reject answer every action. A pause left unanswered exits with status 3. ' +
+      'Without MESSAGE, only answer what --thread is waiting for.',
+  )
   .option('--thread <id>', 'continue this thread (default: a new thread)')
+  .option('--approve', 'approve every pending action without asking')
+  .option('--reject [message]', 'reject every pending action without asking (the model sees MESSAGE)')
   .option('--url <url>', 'Hangar server (HANGAR_URL; default http://127.0.0.1:8124)')
   .option('--api-key <key>', 'API key (HANGAR_API_KEY)')
   .option('--timezone <zone>', 'IANA time zone of the user (default: this machine’s)')
-  .action(async (agent: string, message: string, flags: { thread?: string; url?: string; apiKey?: string; timezone?: string }) => {
-    await chat(
+  .action(async (agent: string, message: string | undefined, flags: { thread?: string; url?: string; apiKey?: string; timezone?: string; approve?: boolean; reject?: string | boolean }) => {
+    if (flags.approve && flags.reject !== undefined) throw new ConfigError('--approve and --reject exclude each other');
+    if (message === undefined && !flags.thread) throw new ConfigError('a MESSAGE is needed (or --thread, to answer what it waits for)');
+    const decide =
+      flags.approve || flags.reject !== undefined
+        ? scriptedDecider(flags.approve ? { type: 'approve' } : { type: 'reject', ...(typeof flags.reject === 'string' ? { message: flags.reject } : {}) })
+        : process.stdin.isTTY
+          ? terminalDecider()
+          : undefined;
+    const result = await chat(
       {
         ...target(flags),
         agent,
         thread: flags.thread,
         message,
         timezone: flags.timezone ?? Intl.DateTimeFormat().resolvedOptions().timeZone,
+        decide,
       },
       stdio,
     );
+    if (result.pending.length > 0) process.exit(3);
   });
 
 program
@@ -184,10 +210,11 @@ program
     await listRepos({ ...target(flags), integration, json: flags.json }, stdio);
   });
 
+registerWorkflowCommands(program, stdio);
 registerScheduleCommands(program, target);
 
 program.parseAsync(process.argv).catch((error: unknown) => {
-  if (error instanceof ApiError) {
+  if (error instanceof ApiError || error instanceof ChatError) {
     process.stderr.write(`hangar: ${error.message}\n`);
     process.exit(1);
   }

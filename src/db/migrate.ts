@@ -44,3 +44,13 @@ export async function migrate(pool: pg.Pool, dir: string = MIGRATIONS_DIR): Prom
   }
   return applied;
 }
+
+/** Migrations in `dir` not yet applied to the database (all of them when none ever ran). */
+export async function pendingMigrations(pool: pg.Pool, dir: string = MIGRATIONS_DIR): Promise<string[]> {
+  const versions = (await readdir(dir)).filter((f) => /^\d{4}_[\w-]+\.sql$/.test(f)).map((f) => f.replace(/\.sql$/, ''));
+  const { rows } = await pool.query<{ versions: string[] | null }>(
+    `SELECT CASE WHEN to_regclass('hangar_migrations') IS NULL THEN NULL ELSE (SELECT array_agg(version) FROM hangar_migrations) END AS versions`,
+  );
+  const done = new Set(rows[0]?.versions ?? []);
+  return versions.filter((v) => !done.has(v)).sort();
+}

@@ -3,6 +3,7 @@
 import { randomUUID } from 'node:crypto';
 import { OpenAPIHono } from '@hono/zod-openapi';
 import { bodyLimit } from 'hono/body-limit';
+import { matchedRoutes, type routePath } from 'hono/route';
 import { agentRoutes } from '../api/agents/routes.js';
 import { gitRoutes } from '../api/agents/git.js';
 import { agentCloneRoutes } from '../api/agents/clone.js';
@@ -57,6 +58,11 @@ export function createApp(deps: AppDeps): OpenAPIHono<AppEnv> {
     const started = performance.now();
     await next();
     c.header('x-request-id', requestId);
+    if (deps.metrics) {
+      const labels = { method: c.req.method, route: routeLabel(c), status: String(c.res.status) };
+      deps.metrics.httpRequests.inc(labels);
+      deps.metrics.httpDuration.observe(labels, (performance.now() - started) / 1000);
+    }
     // The path only: query strings can carry OAuth codes and other one-time secrets.
     logger.debug({ request_id: requestId, method: c.req.method, path: c.req.path, status: c.res.status, ms: Math.round(performance.now() - started) }, 'request');
   });
@@ -110,6 +116,14 @@ export function createApp(deps: AppDeps): OpenAPIHono<AppEnv> {
   });
   app.onError((error, c) => renderError(c, error, logger));
   return app;
+}
+
+/** The route pattern that answered (bounded label values: never the raw path), or `unmatched`. */
+function routeLabel(c: Parameters<typeof routePath>[0]): string {
+  const routes = matchedRoutes(c);
+  const handler = routes.findLast((r) => r.method !== 'ALL') ?? routes.at(-1);
+  const path = handler?.path ?? '';
+  return path === '' || path === '*' || path === '/*' ? 'unmatched' : path;
 }
 
 function closeAfter(c: Context): void {

@@ -2,6 +2,7 @@
 import type { Services } from '../core/services.js';
 import type { Logger } from '../logging.js';
 import type { AbuseSettings } from './abuse.js';
+import type { Metrics } from '../metrics.js';
 
 /** Facts about this server shown at `GET /info`. */
 export interface ServerInfo {
@@ -22,4 +23,16 @@ export interface AppDeps {
   limits?: AbuseSettings;
   /** Browser origins allowed to call the API (`*`: any); none when absent. */
   corsOrigins?: readonly string[] | undefined;
+  /** The server's metrics registry: requests are recorded into it and `GET /metrics` shows it. */
+  metrics?: Metrics | undefined;
+  /** Readiness checks for `GET /ready` (database reachable, migrations applied); ready when absent. */
+  readiness?: (() => Promise<Readiness>) | undefined;
+}
+
+/** The answer of `GET /ready`. */
+export interface Readiness {
+  ready: boolean;
+  database: 'ok' | 'unreachable';
+  /** Migrations of this build not applied to the database yet. */
+  pending_migrations: string[];
 }

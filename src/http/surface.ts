@@ -6,7 +6,7 @@
  *   errors `{detail}`, validation `{detail: [{loc, msg, type}]}`.
  * - `hangar`: Hangar's own APIs (tracing and others) and the LangSmith-compatible ingestion API
  *   under `/langsmith`, errors like `deepagents`.
- * - `public`: unauthenticated service endpoints (`/ok`, `/info`, `/openapi.json`, `/docs`).
+ * - `public`: unauthenticated service endpoints (`/ok`, `/ready`, `/metrics`, `/info`, `/openapi.json`, `/docs`).
  */
 export type Surface = 'deepagents' | 'controlplane' | 'hangar' | 'public';
 

@@ -11,6 +11,7 @@ import type { OAuthService } from '../core/oauth/service.js';
 import type { RuntimePorts } from '../core/services.js';
 import type { Db } from '../db/index.js';
 import type { Logger } from '../logging.js';
+import type { Metrics } from '../metrics.js';
 import { blueprintOf } from './agent/blueprint.js';
 import { buildAgent, type BuiltAgent } from './agent/build.js';
 import { AgentCache } from './agent/cache.js';
@@ -64,6 +65,8 @@ export interface RuntimeDeps {
    * model SDKs (which take no fetch of ours) are checked at connect time like Hangar's own.
    */
   egress?: EgressGuard | undefined;
+  /** Where run durations, queue waits and event-log write lags are recorded (the server's registry). */
+  metrics?: Metrics | undefined;
 }
 
 /** What an agent's build depends on, remembered per agent so a cache hit needs no tree read. */
@@ -88,6 +91,7 @@ export class Runtime {
     readonly storage: LangGraphStorage,
   ) {
     this.hub = new RunEventHub(deps.pool, postgresSignal(deps.pool, deps.logger), deps.logger);
+    this.hub.metrics = deps.metrics;
     this.queue = new RunQueue(deps.db, deps.pool, `worker-${randomUUID()}`, deps.settings.leaseMs);
     this.callbackFactories = [...(deps.callbackFactories ?? [])];
   }

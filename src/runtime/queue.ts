@@ -20,6 +20,8 @@ export interface ClaimedRun {
   principal: string;
   attempt: number;
   input: RunInput;
+  /** Seconds since the run was created, at claim (its wait in the queue on a first attempt). */
+  waitedSeconds?: number;
 }
 
 /** How a run ended, and the thread status that follows. */
@@ -70,6 +72,7 @@ export class RunQueue {
       principal: string;
       attempt: number;
       input: RunInput;
+      waited_seconds: number;
     }>`
       UPDATE runs SET status = 'running', attempt = attempt + 1, lease_owner = ${this.workerId},
         metadata = metadata || jsonb_build_object('attempt', attempt + 1, 'worker', ${this.workerId}::text),
@@ -82,7 +85,8 @@ export class RunQueue {
           AND NOT EXISTS (SELECT 1 FROM runs o WHERE o.thread_id = r.thread_id AND o.status = 'pending' AND (o.created_at, o.id) < (r.created_at, r.id))
         ORDER BY created_at LIMIT ${limit} FOR UPDATE SKIP LOCKED
       ) AND status = 'pending'
-      RETURNING id, workspace_id, thread_id, agent_id, revision, principal, attempt, input`.execute(this.db);
+      RETURNING id, workspace_id, thread_id, agent_id, revision, principal, attempt, input,
+        EXTRACT(EPOCH FROM now() - created_at)::float8 AS waited_seconds`.execute(this.db);
     return rows.map((r) => ({
       id: r.id,
       workspaceId: r.workspace_id,
@@ -92,6 +96,7 @@ export class RunQueue {
       principal: r.principal,
       attempt: r.attempt,
       input: r.input,
+      waitedSeconds: r.waited_seconds,
     }));
   }
 

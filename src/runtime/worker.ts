@@ -2,7 +2,7 @@
 // settles them. It sleeps until a run is announced (in-process or by NOTIFY), with a slow poll as a
 // safety net for a lost notification.
 import type { Logger } from '../logging.js';
-import type { BackgroundTask } from '../server.js';
+import type { BackgroundTask } from '../background.js';
 import type { BaseCallbackHandler } from '@langchain/core/callbacks/base';
 import { runCallbacks, settleCallbacks } from './callbacks.js';
 import { executeRun, RunCancelled } from './execute.js';
@@ -101,6 +101,9 @@ export class WorkerPool implements BackgroundTask {
     const abort = new AbortController();
     const log = this.logger.child({ run_id: run.id, thread_id: run.threadId });
     let writer: RunEventWriter | undefined;
+    const metrics = this.runtime.deps.metrics;
+    if (run.attempt === 1 && run.waitedSeconds !== undefined) metrics?.queueWait.observe(run.waitedSeconds);
+    const claimedAt = performance.now();
     const done = (async () => {
       // A retried run continues its event log after what the earlier attempt stored.
       const opened = this.runtime.hub.openWriter(run.id, run.attempt > 1 ? await this.lastSeq(run.id) : 0);
@@ -120,6 +123,8 @@ export class WorkerPool implements BackgroundTask {
       const outcome = await (egress ? egress.scope(execute) : execute());
       await Promise.all([opened.flush(), settleCallbacks(handlers)]);
       const settled = await this.runtime.queue.finish(run, outcome);
+      metrics?.runsFinished.inc({ status: outcome.status });
+      metrics?.runDuration.observe({ status: outcome.status }, (performance.now() - claimedAt) / 1000);
       // A cancelled run was already settled by whoever cancelled it.
       if (!settled && outcome.status !== 'interrupted') log.warn('run was taken from this worker before it finished');
       if (outcome.status === 'error' || outcome.status === 'timeout') {

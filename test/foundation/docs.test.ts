@@ -17,7 +17,7 @@ describe('README', () => {
   it('opens with a quick start of exactly two commands that the package scripts back', async () => {
     const quickStart = readme.split('## Quick start')[1]!.split('\n## ')[0]!;
     const commands = [...quickStart.matchAll(/```sh\n([^`]+)```/g)].map((m) => m[1]!.trim());
-    expect(commands).toEqual(['npm install && npm start', 'npm install && npm test']);
+    expect(commands).toEqual(['npm ci && npm start', 'npm ci && npm test']);
     const pkg = JSON.parse(await readFile(new URL('../../package.json', import.meta.url), 'utf8')) as { scripts: Record<string, string> };
     expect(pkg.scripts.start).toBeDefined();
     expect(pkg.scripts.test).toBeDefined();

@@ -25,7 +25,7 @@ describe('hangar chat', () => {
     const name = `chatty-${Date.now()}`;
     const agentId = await createAgent(server, { name });
     const first = capture();
-    const threadId = await chat({ baseUrl: server.url, apiKey: server.adminKey, agent: name, message: 'hello terminal' }, first.io);
+    const { threadId } = await chat({ baseUrl: server.url, apiKey: server.adminKey, agent: name, message: 'hello terminal' }, first.io);
     expect(first.out.join('')).toBe('You said: hello terminal\n');
     expect(first.out.length).toBeGreaterThan(3); // one write per token
     expect(first.err.join('')).toContain(`thread: ${threadId}`);

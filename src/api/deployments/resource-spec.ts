@@ -1,6 +1,7 @@
 // Wire shape of `resource_spec`: scale and resources per component, metadata, and pod composition.
 // Kubernetes objects inside it (volumes, containers, mounts) keep any further Kubernetes fields given.
 import { z } from '@hono/zod-openapi';
+import { VOLUME_SOURCES } from '../../core/deployments/resource-rules.js';
 
 const num = (description: string) => z.number().nonnegative().nullable().optional().openapi({ description });
 const scale = (description: string) => z.number().int().nonnegative().nullable().optional().openapi({ description });
@@ -38,9 +39,6 @@ export const ContainerSchema = z
     securityContext: z.record(z.string(), z.unknown()).optional(),
   })
   .openapi('Container');
-
-/** The volume sources a volume may name (exactly one). */
-export const VOLUME_SOURCES = ['configMap', 'secret', 'emptyDir', 'persistentVolumeClaim', 'nfs', 'projected', 'downwardAPI', 'csi'] as const;
 
 /** A volume (Kubernetes `Volume`) with exactly one of the supported sources. */
 export const VolumeSchema = z
@@ -96,13 +94,3 @@ export const ResourceSpecSchema = z
   })
   .openapi('ResourceSpec');
 
-/** Pairs (request, limit) and (min, max) whose order is checked. */
-export const ORDERED_PAIRS: [string, string][] = [
-  ['min_scale', 'max_scale'],
-  ['queue_min_scale', 'queue_max_scale'],
-  ['orchestrator_min_scale', 'orchestrator_max_scale'],
-  ...['', 'queue_', 'orchestrator_', 'executor_', 'redis_', 'db_'].flatMap((p): [string, string][] => [
-    [`${p}cpu`, `${p}cpu_limit`],
-    [`${p}memory_mb`, `${p}memory_limit_mb`],
-  ]),
-];

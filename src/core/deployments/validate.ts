@@ -1,6 +1,6 @@
 // Validation of a deployment's fields according to its `source`: every rule names the field and says
 // what is wrong; all problems of a request are reported together.
-import { ORDERED_PAIRS, VOLUME_SOURCES } from '../../api/deployments/resource-spec.js';
+import { ORDERED_PAIRS, VOLUME_SOURCES } from './resource-rules.js';
 import type { FieldIssue } from '../errors.js';
 import { checkSecrets } from './secrets.js';
 import type { DeploymentSecret, SecretReference, Source, SourceConfig, SourceRevisionConfig } from './types.js';

@@ -1,11 +1,10 @@
 // Thread and run statuses as state machines: the allowed transitions in one table each. Every change
 // of status is a guarded UPDATE (`WHERE status IN (<allowed sources>)`), so races surface as errors.
 
-/** Status of a thread. */
-export type ThreadStatus = 'idle' | 'busy' | 'interrupted' | 'error';
+import type { RunStatus, ThreadStatus } from '../../db/tables/runtime.js';
 
-/** Status of a run. */
-export type RunStatus = 'pending' | 'running' | 'success' | 'error' | 'interrupted' | 'timeout';
+/** Status of a thread and of a run: the column types of their tables. */
+export type { RunStatus, ThreadStatus };
 
 /** Every thread status. */
 export const THREAD_STATUSES = ['idle', 'busy', 'interrupted', 'error'] as const satisfies readonly ThreadStatus[];

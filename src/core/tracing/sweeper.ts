@@ -1,6 +1,6 @@
 // The retention sweeper: deletes traced runs older than the retention setting, at start and hourly.
 import type { Logger } from '../../logging.js';
-import type { BackgroundTask } from '../../server.js';
+import type { BackgroundTask } from '../../background.js';
 import type { TracingService } from './service.js';
 
 /** A background task that applies trace retention every `intervalMs`. */

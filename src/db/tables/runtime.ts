@@ -1,6 +1,11 @@
 // Row types of the runtime tables (migrations/0200_runtime.sql).
 import type { ColumnType, Generated } from 'kysely';
-import type { RunStatus, ThreadStatus } from '../../core/runs/status.js';
+
+/** Status of a thread (its state machine is core/runs/status.ts). */
+export type ThreadStatus = 'idle' | 'busy' | 'interrupted' | 'error';
+
+/** Status of a run (its state machine is core/runs/status.ts). */
+export type RunStatus = 'pending' | 'running' | 'success' | 'error' | 'interrupted' | 'timeout';
 
 type Json = ColumnType<unknown, string, string>;
 

@@ -3,6 +3,7 @@
 // client replays). Subscribers in other processes are woken by PostgreSQL NOTIFY and read the table.
 import type pg from 'pg';
 import type { Logger } from '../../logging.js';
+import type { Metrics } from '../../metrics.js';
 import { eventName, type RunEvent, type StoredEvent } from './types.js';
 
 const CHANNEL = 'hangar_run_events';
@@ -55,6 +56,8 @@ export class RunEventWriter {
   private unflushed: StoredEvent[] = [];
   private timer: NodeJS.Timeout | undefined;
   private flushing: Promise<void> = Promise.resolve();
+  /** When the oldest event not yet handed to a flush was appended (for the write-lag metric). */
+  private unflushedSince = 0;
 
   constructor(
     private readonly hub: RunEventHub,
@@ -72,6 +75,7 @@ export class RunEventWriter {
   append(event: RunEvent): StoredEvent {
     const stored: StoredEvent = { seq: ++this.seq, event: eventName(event), data: event.data, json: JSON.stringify(event.data) };
     this.events.push(stored);
+    if (this.unflushed.length === 0) this.unflushedSince = performance.now();
     this.unflushed.push(stored);
     if (this.unflushed.length >= 500) void this.flush();
     else this.timer ??= setTimeout(() => void this.flush(), this.hub.flushIntervalMs);
@@ -91,10 +95,12 @@ export class RunEventWriter {
     if (this.timer) clearTimeout(this.timer);
     this.timer = undefined;
     const batch = this.unflushed;
+    const since = this.unflushedSince;
     this.unflushed = [];
     this.flushing = this.flushing.then(async () => {
       if (batch.length === 0) return;
       await this.hub.store(this.runId, batch);
+      this.hub.metrics?.eventLogWriteLag.observe((performance.now() - since) / 1000);
       this.written = batch.at(-1)!.seq;
       for (const l of this.hub.listenersOf(this.runId)) for (const e of batch) l.onEvent(e);
     });
@@ -128,6 +134,8 @@ function lazyEvent(seq: number, event: string, json: string): StoredEvent {
 
 /** Per-process fan-out of run events, backed by the `run_events` table. */
 export class RunEventHub {
+  /** Where event-log write lags are recorded, if anywhere. */
+  metrics: Metrics | undefined;
   private readonly listeners = new Map<string, Set<Listener>>();
   private readonly writers = new Map<string, RunEventWriter>();
 

@@ -1,0 +1,286 @@
+// The agent workflow in the terminal, mirroring the hosted CLI's verbs: `init` a folder, `mcp-servers
+// add|list|tools|connect`, `traces list|show`, and `dev` (watch a folder, push each change as a
+// revision, keep a chat open). Agents and tool servers are named by id or by exact name.
+import { watch } from 'node:fs';
+import { mkdir, readdir, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { createInterface } from 'node:readline/promises';
+import type { Command } from 'commander';
+import type { HangarClient } from '../client/index.js';
+import { AGENT_ID_FILE, ApiError, clientFrom, pullAgent, pushAgent } from './agents.js';
+import { chat, resolveAgentId, type ChatOutput } from './chat.js';
+import { askingDecider } from './decide.js';
+import { authLogin } from './oauth.js';
+import { table } from './table.js';
+
+interface ClientFlags {
+  url?: string;
+  apiKey?: string;
+}
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+function fail(error: unknown, response: Response): never {
+  const body = error as { code?: string; detail?: unknown } | undefined;
+  const detail = typeof body?.detail === 'string' ? body.detail : JSON.stringify(body?.detail ?? error);
+  throw new ApiError(`${response.status}${body?.code ? ` ${body.code}` : ''}: ${detail}`);
+}
+
+/** The files of a new agent folder (the hosted CLI's project layout). */
+export function scaffold(name: string): Record<string, string> {
+  return {
+    'agent.json': `${JSON.stringify({ name, description: `The ${name} agent.`, runtime: { model: { model_id: 'scripted:demo' } } }, null, 2)}\n`,
+    'AGENTS.md': `# ${name}\n\nYou are a helpful assistant. Describe here what this agent does and how.\n`,
+    'tools.json': `${JSON.stringify({ tools: [], interrupt_config: {} }, null, 2)}\n`,
+  };
+}
+
+/** `hangar init DIR`: scaffold a folder, or fill it with an existing agent's files (`from`). */
+export async function initFolder(dir: string, options: { from?: string; client?: () => HangarClient } = {}): Promise<{ files: number; agentId?: string }> {
+  await mkdir(dir, { recursive: true });
+  const present = (await readdir(dir)).filter((f) => f !== '.git');
+  if (present.length > 0) throw new ApiError(`${dir} is not empty; init writes into a new or empty folder`);
+  if (options.from) {
+    const client = options.client!();
+    const agentId = await resolveAgentId(client, options.from);
+    const pulled = await pullAgent(client, agentId, dir);
+    return { files: pulled.files, agentId };
+  }
+  const files = scaffold(path.basename(path.resolve(dir)));
+  for (const [p, content] of Object.entries(files)) await writeFile(path.join(dir, p), content);
+  return { files: Object.keys(files).length };
+}
+
+/** A tool server id, or the id of the one server of the workspace with this exact name. */
+export async function resolveServerId(client: HangarClient, server: string): Promise<string> {
+  if (UUID.test(server)) return server;
+  const res = await client.GET('/v1/deepagents/mcp-servers');
+  if (!res.data) fail(res.error, res.response);
+  const match = res.data.filter((s) => s.name === server);
+  if (match.length !== 1) throw new ApiError(match.length === 0 ? `no tool server named "${server}"` : `several tool servers are named "${server}"; use the id`);
+  return match[0]!.id;
+}
+
+/** `hangar mcp-servers tools`: a `tools.json` body listing every tool of the server (trim what the agent should not use). */
+export async function toolsJson(client: HangarClient, server: string, refresh = false): Promise<{ tools: { name: string; mcp_server_url: string; mcp_server_name: string }[]; interrupt_config: Record<string, boolean> }> {
+  const id = await resolveServerId(client, server);
+  const res = await client.GET('/v1/deepagents/mcp-servers/{mcp_server_id}/tools', { params: { path: { mcp_server_id: id }, query: refresh ? { force_refresh: 'true' } : {} } });
+  if (!res.data) fail(res.error, res.response);
+  return { tools: res.data.tools.map((t) => t.tools_json_entry), interrupt_config: {} };
+}
+
+/** Add `hangar init`, `hangar mcp-servers …`, `hangar traces …` and `hangar dev` to the program. */
+export function registerWorkflowCommands(program: Command, io: ChatOutput): void {
+  const clientOptions = (cmd: Command) =>
+    cmd.option('--url <url>', 'Hangar server (HANGAR_URL; default http://127.0.0.1:8124)').option('--api-key <key>', 'API key (HANGAR_API_KEY)');
+
+  clientOptions(program.command('init <dir>'))
+    .description('Create an agent folder (agent.json, AGENTS.md, tools.json) to edit and push; --from fills it with an existing agent’s files instead.')
+    .option('--from <agent>', 'start from this agent (id or exact name); the folder then pushes to it')
+    .action(async (dir: string, flags: ClientFlags & { from?: string }) => {
+      const r = await initFolder(dir, { from: flags.from, client: () => clientFrom(flags) });
+      io.out(r.agentId ? `Wrote ${r.files} files of agent ${r.agentId} into ${dir}\n` : `Created ${dir} (${r.files} files); push it with: hangar agents push ${dir}\n`);
+    });
+
+  // `add --url` is the tool server's URL (as in the hosted CLI), so the Hangar server is `--hangar-url`
+  // there; the other verbs take `--url` like every client command.
+  const servers = program.command('mcp-servers').description('Tool (MCP) servers of the workspace.');
+
+  servers
+    .command('add')
+    .description('Register a tool server (the Hangar server: --hangar-url or HANGAR_URL).')
+    .option('--hangar-url <url>', 'Hangar server (HANGAR_URL; default http://127.0.0.1:8124)')
+    .option('--api-key <key>', 'API key (HANGAR_API_KEY)')
+    .requiredOption('--name <name>', 'display name')
+    .requiredOption('--url <server-url>', 'the server’s MCP endpoint (streamable HTTP)')
+    .option('--header <key=value...>', 'a header sent to the server (stored encrypted), e.g. "Authorization=Bearer sk-…"')
+    .option('--auth-type <type>', 'headers (default) or oauth', 'headers')
+    .option('--oauth-provider <id>', 'OAuth provider of an oauth server')
+    .option('--connect', 'for an oauth server: authorize your principal right away')
+    .action(async (flags: { name: string; url: string; header?: string[]; authType: string; oauthProvider?: string; connect?: boolean; hangarUrl?: string; apiKey?: string }) => {
+      const hangar = { ...(flags.apiKey ? { apiKey: flags.apiKey } : {}), ...(flags.hangarUrl ? { url: flags.hangarUrl } : {}) };
+      const client = clientFrom(hangar);
+      const headers = (flags.header ?? []).map((h) => {
+        const i = h.indexOf('=');
+        if (i <= 0) throw new ApiError(`--header ${JSON.stringify(h)}: expected key=value`);
+        return { key: h.slice(0, i), value: h.slice(i + 1) };
+      });
+      if (flags.authType !== 'headers' && flags.authType !== 'oauth') throw new ApiError('--auth-type: headers or oauth');
+      const res = await client.POST('/v1/deepagents/mcp-servers', {
+        body: {
+          name: flags.name,
+          url: flags.url,
+          ...(headers.length > 0 ? { headers } : {}),
+          auth_type: flags.authType,
+          ...(flags.oauthProvider ? { oauth_provider_id: flags.oauthProvider } : {}),
+        },
+      });
+      if (!res.data) fail(res.error, res.response);
+      io.err(`Registered tool server ${res.data.name}\n`);
+      io.out(`${res.data.id}\n`);
+      if (flags.connect && res.data.oauth_provider_id) await connectServer(client, hangar, res.data.id);
+    });
+
+  clientOptions(servers.command('list'))
+    .description('List the workspace’s tool servers.')
+    .action(async (flags: ClientFlags) => {
+      const res = await clientFrom(flags).GET('/v1/deepagents/mcp-servers');
+      if (!res.data) fail(res.error, res.response);
+      io.out(table(['ID', 'NAME', 'URL', 'AUTH'], res.data.map((s) => [s.id, s.name, s.url, s.auth_type])));
+    });
+
+  clientOptions(servers.command('tools <server>'))
+    .description('List the tools a registered server exposes, as a paste-ready tools.json (server: id or exact name).')
+    .option('--refresh', 'ask the server again (listings are never cached; accepted for the hosted CLI)')
+    .action(async (server: string, flags: ClientFlags & { refresh?: boolean }) => {
+      io.out(`${JSON.stringify(await toolsJson(clientFrom(flags), server, flags.refresh), null, 2)}\n`);
+    });
+
+  clientOptions(servers.command('connect <server>'))
+    .description('Authorize your key’s principal with an OAuth-backed tool server (prints the URL to open, waits until done).')
+    .action(async (server: string, flags: ClientFlags) => {
+      const client = clientFrom(flags);
+      await connectServer(client, flags, await resolveServerId(client, server));
+    });
+
+  async function connectServer(client: HangarClient, flags: ClientFlags, id: string): Promise<void> {
+    const res = await client.GET('/v1/deepagents/mcp-servers/{mcp_server_id}', { params: { path: { mcp_server_id: id } } });
+    if (!res.data) fail(res.error, res.response);
+    if (res.data.auth_type !== 'oauth' || !res.data.oauth_provider_id) {
+      io.out(`${res.data.name} uses its stored headers; there is nothing to connect.\n`);
+      return;
+    }
+    const apiKey = flags.apiKey ?? process.env.HANGAR_API_KEY ?? '';
+    await authLogin({ baseUrl: flags.url ?? process.env.HANGAR_URL ?? 'http://127.0.0.1:8124', apiKey, provider: res.data.oauth_provider_id }, io);
+  }
+
+  const traces = clientOptions(program.command('traces').description('Traces of agent runs (the trace store).'));
+  const traceClient = () => clientFrom(traces.opts<ClientFlags>());
+
+  traces
+    .command('list')
+    .description('Recent traces (root runs) of a project, newest first.')
+    .option('--project <name>', 'tracing project (id or name; default: the default project)')
+    .option('--limit <n>', 'how many', '20')
+    .option('--json', 'print the JSON page')
+    .action(async (flags: { project?: string; limit: string; json?: boolean }) => {
+      const client = traceClient();
+      const projects = await client.GET('/v1/tracing/projects');
+      if (!projects.data) fail(projects.error, projects.response);
+      const project = projects.data.items.find((p) => (flags.project ? p.id === flags.project || p.name === flags.project : p.is_default));
+      if (!project) throw new ApiError(`no tracing project ${JSON.stringify(flags.project)}`);
+      const limit = Number.parseInt(flags.limit, 10);
+      if (!(limit >= 1 && limit <= 100)) throw new ApiError('--limit: 1 to 100');
+      const res = await client.GET('/v1/tracing/projects/{project_id}/runs', { params: { path: { project_id: project.id }, query: { page_size: limit } } });
+      if (!res.data) fail(res.error, res.response);
+      if (flags.json) {
+        io.out(`${JSON.stringify(res.data, null, 2)}\n`);
+        return;
+      }
+      io.out(
+        table(
+          ['RUN', 'NAME', 'STATUS', 'STARTED', 'LATENCY', 'TOKENS'],
+          res.data.items.map((r) => [r.id, r.name, r.status, r.start_time, r.latency_ms === null ? '' : `${Math.round(r.latency_ms)} ms`, String(r.total_tokens ?? '')]),
+        ),
+      );
+    });
+
+  traces
+    .command('show <run>')
+    .description('One trace as a tree: each run with its type, status, latency and tokens (--json for everything).')
+    .option('--json', 'print the JSON tree')
+    .action(async (run: string, flags: { json?: boolean }) => {
+      const res = await traceClient().GET('/v1/tracing/runs/{run_id}', { params: { path: { run_id: run } } });
+      if (!res.data) fail(res.error, res.response);
+      if (flags.json) {
+        io.out(`${JSON.stringify(res.data, null, 2)}\n`);
+        return;
+      }
+      type Node = { name: string; run_type: string; status: string; latency_ms: number | null; total_tokens: number | null; error: string | null; child_runs?: Node[] };
+      const print = (node: Node, depth: number) => {
+        const facts = [node.run_type, node.status, node.latency_ms === null ? '' : `${Math.round(node.latency_ms)} ms`, node.total_tokens ? `${node.total_tokens} tokens` : ''].filter(Boolean).join(', ');
+        io.out(`${'  '.repeat(depth)}${node.name} (${facts})${node.error ? ` — ${node.error}` : ''}\n`);
+        for (const child of node.child_runs ?? []) print(child, depth + 1);
+      };
+      print(res.data as unknown as Node, 0);
+    });
+
+  clientOptions(program.command('dev <dir>'))
+    .description('Develop an agent: push the folder now and after every change (each push is a revision), and chat with it in the same terminal. Approvals are asked at the prompt.')
+    .action(async (dir: string, flags: ClientFlags) => {
+      await dev(dir, { client: clientFrom(flags), baseUrl: flags.url ?? process.env.HANGAR_URL ?? 'http://127.0.0.1:8124', apiKey: flags.apiKey ?? process.env.HANGAR_API_KEY ?? '' }, io);
+    });
+}
+
+/** Options of `hangar dev`. */
+export interface DevOptions {
+  client: HangarClient;
+  baseUrl: string;
+  apiKey: string;
+  /** Lines typed by the user (standard input by default). */
+  input?: NodeJS.ReadableStream;
+  /** Quiet period after a change before pushing (editors write several files at once). */
+  debounceMs?: number;
+  /** Called after each push (tests wait on it). */
+  onPush?: (revision: string) => void;
+}
+
+/** `hangar dev DIR`: push now and on every change; every line typed is a chat message on one thread. */
+export async function dev(dir: string, options: DevOptions, io: ChatOutput): Promise<void> {
+  let pushing = Promise.resolve();
+  let agentId: string | undefined;
+  const push = () =>
+    (pushing = pushing.then(async () => {
+      try {
+        const r = await pushAgent(options.client, dir);
+        agentId = r.id;
+        io.err(`[dev] ${r.created ? 'created agent' : 'pushed'} ${r.id} revision ${r.revision.slice(0, 12)}\n`);
+        options.onPush?.(r.revision);
+      } catch (error) {
+        io.err(`[dev] push failed: ${error instanceof Error ? error.message : String(error)}\n`);
+      }
+    }));
+  await push();
+  let timer: NodeJS.Timeout | undefined;
+  const watcher = watch(dir, { recursive: true }, (_event, file) => {
+    if (file && (String(file) === AGENT_ID_FILE || String(file).startsWith('.git'))) return;
+    clearTimeout(timer);
+    timer = setTimeout(() => void push(), options.debounceMs ?? 200);
+  });
+  io.err('[dev] watching for changes; type a message to chat, Ctrl-D to stop\n');
+  const input = options.input ?? process.stdin;
+  const rl = createInterface({ input, terminal: false });
+  // One reader of the input for both chat lines and approval answers.
+  const lines = rl[Symbol.asyncIterator]();
+  const nextLine = async () => {
+    const r = await lines.next();
+    return r.done ? undefined : r.value;
+  };
+  const decide = askingDecider(async (question) => {
+    io.err(question);
+    return (await nextLine()) ?? '';
+  });
+  let thread: string | undefined;
+  try {
+    for (let line = await nextLine(); line !== undefined; line = await nextLine()) {
+      const message = line.trim();
+      if (message === '') continue;
+      await pushing;
+      if (!agentId) {
+        io.err('[dev] the folder has not been pushed yet; fix it and save\n');
+        continue;
+      }
+      try {
+        const r = await chat({ baseUrl: options.baseUrl, apiKey: options.apiKey, agent: agentId, thread, message, decide }, io);
+        thread = r.threadId;
+      } catch (error) {
+        io.err(`[dev] ${error instanceof Error ? error.message : String(error)}\n`);
+      }
+    }
+  } finally {
+    rl.close();
+    watcher.close();
+    clearTimeout(timer);
+    await pushing;
+  }
+}
