@@ -40,7 +40,7 @@ withStorageFlags(program.command('serve'))
   .addHelpText('after', `\nSettings (flags win over environment variables):\n${describeSettings()}\n`)
   .action(async (flags: Record<string, unknown>) => {
     const hangar = await startHangar(config(flags));
-    process.stdout.write(`Hangar is listening on ${hangar.url} (API reference: ${hangar.url}/docs)\n`);
+    process.stdout.write(`Hangar is listening on ${hangar.url} (API reference: ${hangar.url}/docs)\nConsole: open ${hangar.url}/ and sign in with an API key\n`);
     let stopping = false;
     const stop = (signal: string) => {
       if (stopping) return;

@@ -22,6 +22,7 @@ import { TracingService } from './tracing/service.js';
 import type { TraceExporter } from '../tracing/export/exporter.js';
 import { TraceStore } from '../tracing/store.js';
 import { WorkspaceService } from './workspaces/service.js';
+import { ConsoleSessionService } from './console/sessions.js';
 
 /** Every core service. */
 export interface Services {
@@ -41,6 +42,8 @@ export interface Services {
   usage: UsageService;
   deployments: DeploymentService;
   deploymentUploads: UploadService;
+  /** Console sign-in sessions (cookie ↔ API key). */
+  consoleSessions: ConsoleSessionService;
 }
 
 /** What threads and runs need of the agent runtime (src/runtime). */
@@ -77,8 +80,10 @@ export function createServices(deps: ServiceDeps): Services {
   const threads = new ThreadService(deps.db, agents, runtime.state);
   const integrations = new IntegrationService(deps.db, deps.cipher);
   const tracing = new TracingService({ store: new TraceStore(deps.db), mcpServers, exporters: deps.traceExporters ?? [], logger: deps.logger });
+  const workspaces = new WorkspaceService(deps.db, deps.keyCache);
   return {
-    workspaces: new WorkspaceService(deps.db, deps.keyCache),
+    workspaces,
+    consoleSessions: new ConsoleSessionService(deps.db, workspaces),
     mcpServers,
     modelConfigs,
     agents,

@@ -1,4 +1,5 @@
 // The typed view of every table. Each domain declares its tables in tables/<domain>.ts.
+import type { ConsoleTables } from './tables/console.js';
 import type { DeploymentTables } from './tables/deployments.js';
 import type { AgentTables } from './tables/agents.js';
 import type { FoundationTables } from './tables/foundation.js';
@@ -7,4 +8,4 @@ import type { OAuthTables } from './tables/oauth.js';
 import type { RuntimeTables } from './tables/runtime.js';
 import type { TracingTables } from './tables/tracing.js';
 
-export interface Database extends FoundationTables, AgentTables, RuntimeTables, OAuthTables, IntegrationTables, TracingTables, DeploymentTables {}
+export interface Database extends FoundationTables, AgentTables, RuntimeTables, OAuthTables, IntegrationTables, TracingTables, DeploymentTables, ConsoleTables {}

@@ -5,6 +5,7 @@ import { OpenAPIHono } from '@hono/zod-openapi';
 import { bodyLimit } from 'hono/body-limit';
 import { agentRoutes } from '../api/agents/routes.js';
 import { gitRoutes } from '../api/agents/git.js';
+import { consoleRoutes } from '../api/console/routes.js';
 import { authSessionRoutes } from '../api/auth-sessions/routes.js';
 import { integrationRoutes } from '../api/integrations/routes.js';
 import { appProxyRoutes } from '../api/deployments/app-proxy.js';
@@ -22,6 +23,7 @@ import { usageRoutes } from '../api/usage/routes.js';
 import { HangarError } from '../core/errors.js';
 import { apiKeyAuth } from './auth.js';
 import type { AppDeps } from './deps.js';
+import { mountConsole } from './console.js';
 import { mountDocs } from './docs.js';
 import type { AppEnv } from './env.js';
 import { renderError } from './errors.js';
@@ -49,7 +51,7 @@ export function createApp(deps: AppDeps): OpenAPIHono<AppEnv> {
       },
     }),
   );
-  app.use(apiKeyAuth(deps.services.workspaces));
+  app.use(apiKeyAuth(deps.services.workspaces, deps.services.consoleSessions));
 
   app.route('/', systemRoutes(deps));
   app.route('/', mcpServerRoutes(deps));
@@ -67,6 +69,7 @@ export function createApp(deps: AppDeps): OpenAPIHono<AppEnv> {
   app.route('/', tracingRoutes(deps));
   app.route('/', runTraceRoutes(deps));
   app.route('/', langsmithRoutes(deps));
+  app.route('/', consoleRoutes(deps));
 
   app.openAPIRegistry.registerComponent('securitySchemes', 'ApiKeyAuth', {
     type: 'apiKey',
@@ -77,6 +80,7 @@ export function createApp(deps: AppDeps): OpenAPIHono<AppEnv> {
   const document = openApiDocument(app, deps.info.version);
   app.get('/openapi.json', (c) => c.json(document));
   mountDocs(app);
+  mountConsole(app, deps.consoleDir);
 
   app.notFound(() => {
     throw new HangarError('route_not_found', 'no such route; the API reference is at /docs');

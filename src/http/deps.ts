@@ -17,4 +17,6 @@ export interface AppDeps {
   bodyLimitBytes: number;
   /** Interval of `: heartbeat` comments on idle run streams. */
   heartbeatMs: number;
+  /** The built Console (default: the package's dist/console/). */
+  consoleDir?: string;
 }
