@@ -49,6 +49,7 @@ export const errorCatalogue = {
     meaning: "The key's workspace does not have preview access to the agent runtime.",
   },
   // Tool servers
+  mcp_server_unreachable: { status: 502, type: 'upstream', meaning: 'The tool server could not be reached, or failed to list its tools.' },
   mcp_server_not_found: { status: 404, type: 'not_found', meaning: 'No tool server with this id in the workspace.' },
   mcp_server_url_taken: {
     status: 409,
