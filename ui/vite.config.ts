@@ -16,6 +16,13 @@ export default defineConfig({
     chunkSizeWarningLimit: 800,
     // No inline modulepreload polyfill: the page's CSP allows scripts from this origin only.
     modulePreload: { polyfill: false },
+    rollupOptions: {
+      // Libraries' "use client" directives and misplaced /*@__PURE__*/ comments are harmless here.
+      onwarn(warning, warn) {
+        if (warning.code === 'MODULE_LEVEL_DIRECTIVE' || warning.code === 'INVALID_ANNOTATION' || warning.code === 'SOURCEMAP_ERROR') return;
+        warn(warning);
+      },
+    },
   },
   logLevel: 'warn',
 });

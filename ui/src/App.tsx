@@ -1,7 +1,7 @@
 import { Center, Loader } from '@mantine/core';
 import { useQuery, useQueryClient } from '@tanstack/react-query';
 import { lazy, Suspense, useEffect } from 'react';
-import { Navigate, Route, Routes, useLocation, useNavigate } from 'react-router';
+import { Navigate, Route, Routes, useLocation } from 'react-router';
 import { fetchSession, setCsrfToken, whenSignedOut } from './api';
 import { Shell } from './Shell';
 import { SignIn } from './pages/SignIn';
@@ -31,10 +31,15 @@ export function useSession() {
   });
 }
 
+/** Where to go after signing in: the page that asked for it, if it is one of ours. */
+function nextPath(search: string): string {
+  const next = new URLSearchParams(search).get('next');
+  return next && next.startsWith('/') && !next.startsWith('//') && !next.startsWith('/sign-in') ? next : '/agents';
+}
+
 export function App() {
   const session = useSession();
   const client = useQueryClient();
-  const navigate = useNavigate();
   const location = useLocation();
   useEffect(() => {
     whenSignedOut(() => {
@@ -52,7 +57,7 @@ export function App() {
   }
   if (!session.data) {
     if (location.pathname !== '/sign-in') return <Navigate to={`/sign-in?next=${encodeURIComponent(location.pathname + location.search)}`} replace />;
-    return <SignIn onSignedIn={(next) => navigate(next, { replace: true })} />;
+    return <SignIn />;
   }
   const page = (el: React.ReactNode) => (
     <Suspense
@@ -69,7 +74,7 @@ export function App() {
     <Shell session={session.data}>
       <Routes>
         <Route path="/" element={<Navigate to="/agents" replace />} />
-        <Route path="/sign-in" element={<Navigate to="/agents" replace />} />
+        <Route path="/sign-in" element={<Navigate to={nextPath(location.search)} replace />} />
         <Route path="/agents" element={page(<Agents />)} />
         <Route path="/agents/:agentId" element={page(<Agent />)} />
         <Route path="/agents/:agentId/playground" element={page(<Playground />)} />

@@ -22,8 +22,8 @@ export function Shell({ session, children }: { session: Session; children: React
   const signOut = async () => {
     await api.DELETE('/v1/console/session');
     setCsrfToken(null);
-    client.clear();
     client.setQueryData(['session'], null);
+    client.removeQueries({ predicate: (q) => q.queryKey[0] !== 'session' });
   };
   return (
     <AppShell header={{ height: 52 }} navbar={{ width: 200, breakpoint: 'sm', collapsed: { mobile: !opened } }} padding="md">

@@ -28,7 +28,10 @@ const session: Middleware = {
     return request;
   },
   onResponse({ response, request }) {
-    if (response.status === 401 && !(request.method === 'POST' && new URL(request.url).pathname === '/v1/console/session')) onSignedOut();
+    if (response.status === 401 && !(request.method === 'POST' && new URL(request.url).pathname === '/v1/console/session')) {
+      clearSessionHint();
+      onSignedOut();
+    }
     return response;
   },
 };
@@ -62,10 +65,21 @@ export function ok<T>(result: { data?: T; error?: unknown; response: Response })
   return result.data as T;
 }
 
-/** The signed-in caller, or null. */
+const HINT = 'hangar_console';
+
+/** Forget the readable "signed in" hint (the HttpOnly session cookie is the server's to clear). */
+export function clearSessionHint(): void {
+  document.cookie = `${HINT}=; Max-Age=0; Path=/; SameSite=Strict`;
+}
+
+/** The signed-in caller, or null. Asks only when the sign-in's hint cookie is there. */
 export async function fetchSession(): Promise<Session | null> {
+  if (!document.cookie.split('; ').some((c) => c === `${HINT}=1`)) return null;
   const result = await api.GET('/v1/console/session');
-  if (result.response.status === 401) return null;
+  if (result.response.status === 401) {
+    clearSessionHint();
+    return null;
+  }
   return ok(result);
 }
 

@@ -9,7 +9,10 @@ import { App } from './App';
 
 // The page's CSP allows <style> elements only with this response's nonce (src/http/console.ts).
 const nonce = document.querySelector<HTMLMetaElement>('meta[name="csp-nonce"]')?.content ?? '';
-const theme = createTheme({ primaryColor: 'blue', defaultRadius: 'sm' });
+// react-remove-scroll (Mantine's modals) adds its <style> with the nonce it finds here (get-nonce).
+(globalThis as { __webpack_nonce__?: string }).__webpack_nonce__ = nonce;
+// Shade 9 keeps white-on-color and color-on-white text above WCAG AA contrast (axe checks it).
+const theme = createTheme({ primaryColor: 'blue', primaryShade: 9, defaultRadius: 'sm' });
 const queries = new QueryClient({ defaultOptions: { queries: { retry: false, refetchOnWindowFocus: false } } });
 
 createRoot(document.getElementById('root')!).render(

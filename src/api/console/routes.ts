@@ -14,6 +14,8 @@ import { apiKeySecurity, errorResponses, jsonBody, jsonResponse } from '../../ht
 import { newRouter } from '../../http/router.js';
 
 const tags = ['Console'];
+/** Not HttpOnly, value `1`: tells the app a session cookie may exist. */
+const CONSOLE_HINT_COOKIE = 'hangar_console';
 
 const SessionSchema = z
   .object({
@@ -51,7 +53,7 @@ const signIn = createRoute({
   tags,
   summary: 'Sign in to the Console',
   description:
-    'Exchanges an API key for a session cookie (`hangar_session`: HttpOnly, SameSite=Strict, 12 hours). The session ends at sign-out, at expiry, or when the key is revoked. Requests made with the cookie that change something must send the returned `csrf_token` as `X-CSRF-Token`.',
+    'Exchanges an API key for a session cookie (`hangar_session`: HttpOnly, SameSite=Strict, 12 hours) and a readable `hangar_console=1` hint cookie that holds no secret. The session ends at sign-out, at expiry, or when the key is revoked. Requests made with the cookie that change something must send the returned `csrf_token` as `X-CSRF-Token`.',
   request: { body: jsonBody(SignInBody) },
   responses: { 200: jsonResponse(SessionSchema, 'Signed in; the cookie is set.'), ...errorResponses('hangar', [400, 415, 422]) },
 });
@@ -87,6 +89,9 @@ export function consoleRoutes({ services }: AppDeps) {
         secure: secure(c),
         expires: session.expiresAt,
       });
+      // A readable hint with no secret in it: the app asks who is signed in only when it is set,
+      // so a signed-out visit makes no request that fails.
+      setCookie(c, CONSOLE_HINT_COOKIE, '1', { sameSite: 'Strict', path: '/', secure: secure(c), expires: session.expiresAt });
       c.header('cache-control', 'no-store');
       return c.json(present(session.caller, session.expiresAt, session.token), 200);
     })
@@ -100,6 +105,7 @@ export function consoleRoutes({ services }: AppDeps) {
       const token = getCookie(c, CONSOLE_SESSION_COOKIE);
       if (token) await services.consoleSessions.signOut(token);
       deleteCookie(c, CONSOLE_SESSION_COOKIE, { path: '/', httpOnly: true, sameSite: 'Strict', secure: secure(c) });
+      deleteCookie(c, CONSOLE_HINT_COOKIE, { path: '/', sameSite: 'Strict', secure: secure(c) });
       return c.body(null, 204);
     });
 }

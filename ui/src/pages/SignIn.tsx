@@ -4,7 +4,7 @@ import { useState, type FormEvent } from 'react';
 import { api, ok, setCsrfToken } from '../api';
 
 /** Sign in with an API key; the server answers with an HttpOnly cookie. The key is not kept. */
-export function SignIn({ onSignedIn }: { onSignedIn: (next: string) => void }) {
+export function SignIn() {
   const client = useQueryClient();
   const [key, setKey] = useState('');
   const [error, setError] = useState<string | null>(null);
@@ -17,9 +17,7 @@ export function SignIn({ onSignedIn }: { onSignedIn: (next: string) => void }) {
       const session = ok(await api.POST('/v1/console/session', { body: { api_key: key.trim() } }));
       setKey('');
       setCsrfToken(session.csrf_token);
-      client.setQueryData(['session'], session);
-      const next = new URLSearchParams(window.location.search).get('next');
-      onSignedIn(next && next.startsWith('/') && !next.startsWith('//') && next !== '/sign-in' ? next : '/agents');
+      client.setQueryData(['session'], session); // the app then leaves /sign-in for ?next
     } catch (err) {
       setError(err instanceof Error ? err.message : String(err));
     } finally {
