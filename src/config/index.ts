@@ -124,6 +124,16 @@ export const settings = {
     description:
       'When LangGraph checkpoints a run: only when it ends or pauses for a person (exit, default: a run is the unit of retry, and per-step checkpoints cost about half of a short run), after every step written while the next runs (async), or before the next step (sync).',
   },
+  corsOrigins: {
+    env: 'HANGAR_CORS_ORIGINS',
+    schema: z
+      .string()
+      .default('')
+      .transform((v) => v.split(',').map((o) => o.trim()).filter((o) => o !== ''))
+      .pipe(z.array(z.string().refine(isOrigin, 'each entry must be an origin such as https://chat.example.com (scheme, host, optional port; no path) or *'))),
+    description:
+      'Comma-separated browser origins allowed to call the API from web pages they serve (`*`: any). None by default: browsers on other origins are refused.',
+  },
   heartbeatMs: {
     env: 'HANGAR_HEARTBEAT_MS',
     schema: positiveInt.default(5_000),
@@ -265,6 +275,16 @@ export function describeSettings(): string {
       return `  ${flag}${s.env}\n      ${s.description}`;
     })
     .join('\n');
+}
+
+function isOrigin(value: string): boolean {
+  if (value === '*') return true;
+  try {
+    const url = new URL(value);
+    return (url.protocol === 'http:' || url.protocol === 'https:') && url.origin === value;
+  } catch {
+    return false;
+  }
 }
 
 function camel(flag: string): string {

@@ -49,8 +49,13 @@ export const errorCatalogue = {
     meaning: "The key's workspace does not have preview access to the agent runtime.",
   },
   // Tool servers
-  mcp_server_unreachable: { status: 502, type: 'upstream', meaning: 'The tool server could not be reached, or failed to list its tools.' },
   mcp_server_not_found: { status: 404, type: 'not_found', meaning: 'No tool server with this id in the workspace.' },
+  mcp_server_unreachable: { status: 502, type: 'upstream', meaning: 'The tool server could not be reached, or refused the listing of its tools.' },
+  mcp_server_not_oauth: {
+    status: 409,
+    type: 'conflict',
+    meaning: 'The tool server is not OAuth-backed with a registered OAuth provider (`auth_type: "oauth"` and `oauth_provider_id`); Hangar does not register OAuth clients dynamically.',
+  },
   mcp_server_url_taken: {
     status: 409,
     type: 'conflict',
@@ -95,6 +100,9 @@ export const errorCatalogue = {
     type: 'conflict',
     meaning: 'The thread has no pending interrupt: there is nothing to resume or resolve.',
   },
+  thread_has_no_agent: { status: 409, type: 'conflict', meaning: 'The thread has no agent yet (a LangGraph client created it without one); its first run binds one.' },
+  thread_exists: { status: 409, type: 'conflict', meaning: 'A thread with this `thread_id` already exists (send `if_exists: "do_nothing"` to get it instead).' },
+  run_active: { status: 409, type: 'conflict', meaning: 'The run is still pending or running; cancel it before deleting it.' },
   run_not_active: { status: 409, type: 'conflict', meaning: 'The run already ended; only a pending or running run can be cancelled.' },
   // OAuth providers, authorization sessions and tokens (issue 7)
   oauth_provider_not_found: { status: 404, type: 'not_found', meaning: 'No OAuth provider with this `provider_id` (or id) in the workspace.' },

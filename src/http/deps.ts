@@ -19,4 +19,6 @@ export interface AppDeps {
   heartbeatMs: number;
   /** The built Console (default: the package's dist/console/). */
   consoleDir?: string;
+  /** Browser origins allowed to call the API (`*`: any); none when absent. */
+  corsOrigins?: readonly string[] | undefined;
 }

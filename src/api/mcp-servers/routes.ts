@@ -1,8 +1,5 @@
 // /v1/deepagents/mcp-servers: register tool servers and their credential headers.
 import { createRoute, z } from '@hono/zod-openapi';
-import { canInvoke } from '../../core/caller.js';
-import { HangarError } from '../../core/errors.js';
-import { listServerTools } from '../../core/mcp-servers/tools.js';
 import type { AppDeps } from '../../http/deps.js';
 import { apiKeySecurity, errorResponses, jsonBody, jsonResponse, uuidParam } from '../../http/openapi.js';
 import { newRouter } from '../../http/router.js';
@@ -59,30 +56,10 @@ const remove = createRoute({
   path: `${BASE}/{mcp_server_id}`,
   tags,
   summary: 'Delete a tool server',
-  description: 'Idempotent: deleting a server that is already gone also answers 204.',
+  description: 'A server that does not exist (or is already deleted) is a 404, as the reference documents.',
   security: apiKeySecurity,
   request: { params },
-  responses: { 204: { description: 'Deleted.' }, ...errorResponses('deepagents', [422]) },
-});
-
-const ListedToolSchema = z
-  .object({
-    name: z.string(),
-    description: z.string(),
-    input_schema: z.record(z.string(), z.unknown()).openapi({ description: 'JSON Schema of the arguments.' }),
-  })
-  .openapi('ListedTool');
-
-const listTools = createRoute({
-  method: 'get',
-  path: `${BASE}/{mcp_server_id}/tools`,
-  tags,
-  summary: 'List the tools a tool server offers',
-  description:
-    'Hangar addition: connects to the server now (with its stored headers, and for `auth_type: "oauth"` the caller’s token) and lists its tools — a connection test and the source of the Console’s tool picker. 409 `oauth_authorization_required` carries the authorization URL when the caller has not connected the server’s provider yet.',
-  security: apiKeySecurity,
-  request: { params },
-  responses: { 200: jsonResponse(z.object({ tools: z.array(ListedToolSchema) }).openapi('ListedTools'), 'The tools.'), ...errorResponses('deepagents', [404, 409, 422, 502]) },
+  responses: { 204: { description: 'Deleted.' }, ...errorResponses('deepagents', [404, 422]) },
 });
 
 /** Routes of tool servers. */
@@ -104,14 +81,6 @@ export function mcpServerRoutes({ services }: AppDeps) {
       const caller = c.get('caller');
       const server = await services.mcpServers.update(caller, c.req.valid('param').mcp_server_id, c.req.valid('json'));
       return c.json(presentMcpServer(server, caller), 200);
-    })
-    .openapi(listTools, async (c) => {
-      const caller = c.get('caller');
-      if (!canInvoke(caller.role)) throw new HangarError('forbidden', `a ${caller.role} key cannot connect to tool servers`);
-      const server = await services.mcpServers.get(caller, c.req.valid('param').mcp_server_id);
-      const headers = await services.oauth.toolServerHeaders({ workspaceId: caller.workspaceId, principal: caller.principal, server });
-      const tools = await listServerTools(server.url, headers);
-      return c.json({ tools: tools.map((t) => ({ name: t.name, description: t.description, input_schema: t.inputSchema })) }, 200);
     })
     .openapi(remove, async (c) => {
       await services.mcpServers.delete(c.get('caller'), c.req.valid('param').mcp_server_id);
