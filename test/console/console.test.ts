@@ -31,7 +31,7 @@ afterEach(async (ctx) => {
 /** A fresh browser profile (no cookies) with its error log. */
 async function open(width = 1280): Promise<{ context: BrowserContext; page: Page; errors: string[] }> {
   const context = await browser.newContext({ viewport: { width, height: 900 } });
-  context.setDefaultTimeout(20_000);
+  context.setDefaultTimeout(60_000); // generous: CI machines are small and shared
   const page = await context.newPage();
   current = page;
   return { context, page, errors: collectErrors(page) };
@@ -127,7 +127,7 @@ describe('sessions', () => {
   });
 });
 
-describe('in the browser', () => {
+describe('in the browser', { timeout: 180_000 }, () => {
   it('signs in with the API key, keeps the key out of browser storage, and signs out', async () => {
     const { context, page, errors } = await open();
     await page.goto(`${server.url}/agents`);
@@ -230,6 +230,113 @@ describe('in the browser', () => {
     expect(await page.getByRole('button', { name: 'Register tool server' }).count()).toBe(0);
     expect(await page.getByRole('button', { name: 'Test connection' }).count()).toBe(0);
     expect(await page.content()).not.toContain('viewer-must-not-see');
+    expect(errors).toEqual([]);
+    await context.close();
+  });
+});
+
+describe('playground (useStream over the LangGraph protocol)', { timeout: 180_000 }, () => {
+  let approvalTools: ToolServerFixture;
+  beforeAll(async () => {
+    approvalTools = await startBearerToolServer('approvals-token');
+  });
+  afterAll(async () => {
+    await approvalTools?.close();
+  });
+
+  async function scriptedAgent(name: string, model = 'scripted:demo', toolsConfig?: object): Promise<string> {
+    const res = await server.client.POST('/v1/deepagents/agents', { body: { name, runtime: { model: { model_id: model } }, ...(toolsConfig ? { tools: toolsConfig } : {}) } });
+    expect(res.response.status).toBe(201);
+    return res.data!.id;
+  }
+
+  it('chats with a scripted agent, streams the answer, sends the time zone, and links the run to its trace', async () => {
+    const agentId = await scriptedAgent('Echo');
+    const { context, page, errors } = await open();
+    await signIn(page, server.adminKey, `/agents/${agentId}/playground`);
+    await page.getByLabel('Message').fill('hello from the console');
+    await page.getByRole('button', { name: 'Send' }).click();
+    await page.getByLabel('Conversation').getByText('You said: hello from the console').waitFor();
+    await page.waitForURL(/\/threads\/[0-9a-f-]{36}$/);
+    const threadId = page.url().split('/').pop()!;
+    const [run] = (await server.client.GET('/v1/deepagents/threads/{thread_id}/runs', { params: { path: { thread_id: threadId }, query: { limit: 1, offset: 0 } } })).data!;
+    expect(run!.status).toBe('success');
+    await expectAccessible(page);
+    await screenshot(page, 'playground-chat');
+
+    await page.getByRole('link', { name: /^Trace of run/ }).first().click();
+    await page.getByLabel('Waterfall').waitFor();
+    await page.getByLabel('Waterfall').getByRole('button', { name: /\(llm, success\)/ }).first().click();
+    await page.getByLabel('Run details').getByText('hello from the console').first().waitFor();
+    await expectAccessible(page);
+    await screenshot(page, 'trace-waterfall');
+    expect(errors).toEqual([]);
+    await context.close();
+  });
+
+  it('approves, edits, rejects and responds to calls of a real MCP tool, each from its approval card', async () => {
+    await server.client.POST('/v1/deepagents/mcp-servers', { body: { name: 'Approval tools', url: approvalTools.url, headers: [{ key: 'Authorization', value: 'Bearer approvals-token' }] } });
+    const agentId = await scriptedAgent('Careful adder', 'scripted:demo', {
+      tools: [{ name: 'add', mcp_server_url: approvalTools.url }],
+      interrupt_config: { [`${approvalTools.url}::add`]: true },
+    });
+    const { context, page, errors } = await open();
+    await signIn(page, server.adminKey, `/agents/${agentId}/playground`);
+    const card = page.getByLabel('Approval needed: add');
+    const ask = async (a: number, b: number) => {
+      await page.getByLabel('Message').fill(`/call add {"a": ${a}, "b": ${b}}`);
+      await page.getByRole('button', { name: 'Send' }).click();
+      await card.waitFor();
+    };
+    const answer = (text: string) => page.getByLabel('Conversation').getByText(text).first().waitFor();
+
+    await ask(2, 3);
+    await expectAccessible(page);
+    await screenshot(page, 'playground-approval');
+    await card.getByRole('button', { name: 'Approve' }).click();
+    await answer('add: 5');
+    expect(approvalTools.calls).toEqual([{ name: 'add', args: { a: 2, b: 3 } }]);
+
+    await ask(4, 4);
+    await card.getByRole('button', { name: 'Edit' }).click();
+    await card.getByLabel('Arguments').fill('{"a": 40, "b": 2}');
+    await card.getByRole('button', { name: 'Run with these arguments' }).click();
+    await answer('add: 42');
+    expect(approvalTools.calls.at(-1)).toEqual({ name: 'add', args: { a: 40, b: 2 } });
+
+    await ask(1, 1);
+    await card.getByRole('button', { name: 'Reject' }).click();
+    await card.getByLabel('Reason (optional)').fill('not now');
+    await card.getByRole('button', { name: 'Reject call' }).click();
+    await card.waitFor({ state: 'detached' });
+    await page.getByRole('button', { name: 'Send' }).waitFor();
+    await expect.poll(async () => (await page.getByLabel('Conversation').getByText('not now').count()) > 0).toBe(true);
+
+    await ask(7, 7);
+    await card.getByRole('button', { name: 'Respond' }).click();
+    await card.getByLabel('Response to the agent').fill('the answer is fourteen');
+    await card.getByRole('button', { name: 'Send response' }).click();
+    await answer('add: the answer is fourteen');
+    // Rejected and answered calls never reached the tool server.
+    expect(approvalTools.calls.length).toBe(2);
+    expect(errors).toEqual([]);
+    await context.close();
+  });
+
+  it('resumes a run after a reload mid-stream', async () => {
+    await server.client.POST('/v1/deepagents/model-configs', { body: { name: 'slow-scripted', model_id: 'scripted:slow', parameters: { delay_ms: 150 } } });
+    const agentId = await scriptedAgent('Slow talker', 'slow-scripted');
+    const { context, page, errors } = await open();
+    await signIn(page, server.adminKey, `/agents/${agentId}/playground`);
+    const words = Array.from({ length: 30 }, (_, i) => `word${i}`).join(' ');
+    await page.getByLabel('Message').fill(words);
+    await page.getByRole('button', { name: 'Send' }).click();
+    await page.waitForURL(/\/threads\//);
+    // Reload once the answer has started but not finished.
+    await page.getByLabel('Conversation').getByText(/You said: word0/).waitFor();
+    expect(await page.getByLabel('Conversation').getByText(`You said: ${words}`).count()).toBe(0);
+    await page.reload();
+    await page.getByLabel('Conversation').getByText(`You said: ${words}`).waitFor();
     expect(errors).toEqual([]);
     await context.close();
   });

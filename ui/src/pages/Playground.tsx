@@ -417,7 +417,7 @@ function ApprovalCard({
           {mode === null && (
             <>
               {allowed.has('approve') && (
-                <Button color="green" onClick={() => decide({ type: 'approve' })} disabled={disabled}>
+                <Button onClick={() => decide({ type: 'approve' })} disabled={disabled}>
                   Approve
                 </Button>
               )}
