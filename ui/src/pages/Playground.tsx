@@ -6,7 +6,7 @@ import { useStream, type UseStream } from '@langchain/langgraph-sdk/react';
 import type { Message } from '@langchain/langgraph-sdk';
 import { useEffect, useMemo, useState, type FormEvent, type KeyboardEvent } from 'react';
 import Markdown from 'react-markdown';
-import { Link, useNavigate, useParams } from 'react-router';
+import { Link, useLocation, useNavigate, useParams } from 'react-router';
 import { api, canWrite, getCsrfToken, ok } from '../api';
 import { useSession } from '../App';
 
@@ -44,17 +44,21 @@ function text(content: Message['content']): string {
 export default function Playground() {
   const params = useParams();
   const navigate = useNavigate();
+  const location = useLocation();
+  // A new thread's page knows its agent from the navigation, so the chat stays mounted (and its
+  // stream open) while the URL becomes /threads/{id}.
+  const fromNavigation = (location.state as { agentId?: string } | null)?.agentId;
   // /threads/{id} deep links find the agent through the thread.
   const threadOnly = useQuery({
     queryKey: ['thread', params.threadId],
-    enabled: Boolean(params.threadId),
+    enabled: Boolean(params.threadId) && !fromNavigation,
     queryFn: async () => ok(await api.GET('/v1/deepagents/threads/{thread_id}', { params: { path: { thread_id: params.threadId! } } })),
   });
-  const agentId = params.agentId ?? threadOnly.data?.agent_id;
+  const agentId = params.agentId ?? fromNavigation ?? threadOnly.data?.agent_id;
   const threadId = params.threadId ?? null;
   if (threadOnly.error) return <Alert color="red">{threadOnly.error.message}</Alert>;
   if (!agentId) return <Loader aria-label="Loading thread" />;
-  return <Chat key={agentId} agentId={agentId} threadId={threadId} onThread={(id) => navigate(`/threads/${id}`, { replace: !threadId })} />;
+  return <Chat key={agentId} agentId={agentId} threadId={threadId} onThread={(id) => navigate(`/threads/${id}`, { replace: !threadId, state: { agentId } })} />;
 }
 
 function Chat({ agentId, threadId, onThread }: { agentId: string; threadId: string | null; onThread: (id: string) => void }) {
@@ -149,7 +153,7 @@ function Chat({ agentId, threadId, onThread }: { agentId: string; threadId: stri
           </Anchor>
           <Title order={2}>Playground</Title>
         </div>
-        <Button variant="default" onClick={() => onThread('')} component={Link} to={`/agents/${agentId}/playground`}>
+        <Button variant="default" component={Link} to={`/agents/${agentId}/playground`}>
           New thread
         </Button>
       </Group>

@@ -60,7 +60,7 @@ export default function TraceRun() {
               <UnstyledButton
                 key={node.id}
                 onClick={() => setSelected(node.id)}
-                aria-label={`${node.name} (${node.run_type}, ${node.status})`}
+                title={`${node.name} (${node.run_type}, ${node.status})`}
                 aria-pressed={current.id === node.id}
                 p={4}
                 style={{ borderRadius: 4, background: current.id === node.id ? 'var(--mantine-color-blue-0)' : undefined }}
