@@ -18,6 +18,8 @@ import { Runtime } from './runtime/index.js';
 import { createLogger, type Logger } from './logging.js';
 import { createReconciler } from './deploy/index.js';
 import { parseRouting } from './deploy/routing.js';
+import { Scheduler } from './core/schedules/scheduler.js';
+import { WebhookDeliverer } from './core/webhooks/deliverer.js';
 
 /** The version in package.json. */
 export const VERSION: string = (
@@ -121,6 +123,31 @@ export async function startHangar(config: Config, options: StartOptions = {}): P
       services.deployments.nudge = () => reconciler.nudge();
       background.push(reconciler);
       background.push(traceSweeper({ tracing: services.tracing, retentionDays: config.traceRetentionDays, logger }));
+      const scheduler = new Scheduler({
+        db: database.db,
+        threads: services.threads,
+        runs: services.runs,
+        webhooks: services.webhooks,
+        logger,
+        settings: {
+          pollMs: config.schedulePollMs,
+          missedAfterMs: config.scheduleMissedAfterMs,
+          missedTicks: config.scheduleMissedTicks,
+          batchSize: 100,
+          startConcurrency: 16,
+        },
+      });
+      services.schedules.nudge = () => scheduler.wake();
+      background.push(scheduler);
+      background.push(
+        new WebhookDeliverer({
+          db: database.db,
+          webhooks: services.webhooks,
+          state: runtime.ports().state,
+          logger,
+          settings: { pollMs: config.webhookPollMs, maxAttempts: config.webhookMaxAttempts, backoffMs: config.webhookBackoffMs, timeoutMs: config.webhookTimeoutMs },
+        }),
+      );
     }
     for (const task of background) {
       await task.start();

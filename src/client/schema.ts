@@ -607,6 +607,147 @@ export interface paths {
         patch: operations["updateModelConfiguration"];
         trace?: never;
     };
+    "/v1/deepagents/runs/crons": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Create a cron (LangGraph)
+         * @description LangGraph `crons.create`: a schedule whose runs each get a fresh thread.
+         */
+        post: operations["createCron"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/deepagents/runs/crons/{cron_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /** Delete a cron (LangGraph) */
+        delete: operations["deleteCron"];
+        options?: never;
+        head?: never;
+        /** Change a cron (LangGraph) */
+        patch: operations["changeCron"];
+        trace?: never;
+    };
+    "/v1/deepagents/runs/crons/count": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Count crons (LangGraph) */
+        post: operations["countCrons"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/deepagents/runs/crons/search": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Search crons (LangGraph) */
+        post: operations["searchCrons"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/deepagents/schedules": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List schedules
+         * @description Newest first, filtered by agent, thread or `enabled`. `{items, next_cursor}`.
+         */
+        get: operations["listSchedules"];
+        put?: never;
+        /**
+         * Create a schedule
+         * @description Starts a run of the agent at every tick of `schedule` in `timezone`, each on a fresh thread (`thread: "new"`) or on one thread. Messages go in `input.messages` (or top-level `messages`). Ticks missed while no server ran: one catch-up run, then on schedule (`HANGAR_SCHEDULE_MISSED_TICKS`).
+         */
+        post: operations["createSchedule"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/deepagents/schedules/{schedule_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Get a schedule */
+        get: operations["getSchedule"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete a schedule
+         * @description It fires no more; the threads and runs it started stay. An unknown id is a 404.
+         */
+        delete: operations["deleteSchedule"];
+        options?: never;
+        head?: never;
+        /**
+         * Change a schedule
+         * @description Only the fields sent change. A new expression, zone or end time, or `enabled`, recomputes `next_run_at` from now. `enabled: false` stops it firing.
+         */
+        patch: operations["changeSchedule"];
+        trace?: never;
+    };
+    "/v1/deepagents/schedules/{schedule_id}/runs": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the runs a schedule started
+         * @description One entry per tick, newest first: the run it started, or why it started none (`skipped`, `failed`).
+         */
+        get: operations["listRunsScheduleStarted"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/deepagents/threads": {
         parameters: {
             query?: never;
@@ -844,6 +985,46 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/deepagents/threads/{thread_id}/runs/{run_id}/webhooks": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the webhook deliveries of a run
+         * @description Each URL the run notifies, with every attempt (status code or error, duration) and its state.
+         */
+        get: operations["listWebhookDeliveriesRun"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/deepagents/threads/{thread_id}/runs/crons": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Create a cron on a thread (LangGraph)
+         * @description LangGraph `crons.createForThread`: every run goes to this thread.
+         */
+        post: operations["createCronThread"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/deepagents/threads/{thread_id}/runs/stream": {
         parameters: {
             query?: never;
@@ -962,6 +1143,46 @@ export interface paths {
         get: operations["usagePerAgentModel"];
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/deepagents/webhooks/secret": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get the webhook signing secret
+         * @description The workspace’s Standard Webhooks secret (created on first use; admins only). Every delivery carries `webhook-id`, `webhook-timestamp` and `webhook-signature: v1,<base64 HMAC-SHA256 of "{id}.{timestamp}.{body}">`; reject timestamps older than a few minutes to stop replays.
+         */
+        get: operations["getWebhookSigningSecret"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/deepagents/webhooks/secret/rotate": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Rotate the webhook signing secret
+         * @description Deliveries from now on are signed with the new secret (admins only).
+         */
+        post: operations["rotateWebhookSigningSecret"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1677,6 +1898,59 @@ export interface components {
             /** @description The provider’s authorization URL (with `state` and, for PKCE providers, an S256 challenge): open it in a browser. */
             verification_url?: string;
         };
+        CreateCronRequest: {
+            /** Format: uuid */
+            assistant_id: string;
+            checkpoint_during?: boolean;
+            config?: {
+                [key: string]: unknown;
+            } | null;
+            context?: unknown;
+            durability?: string;
+            enabled?: boolean;
+            /** Format: date-time */
+            end_time?: string | null;
+            input?: ({
+                messages: ({
+                    content: string | ({
+                        text?: string;
+                        type: string;
+                    } & {
+                        [key: string]: unknown;
+                    })[];
+                    role?: string;
+                    type?: string;
+                } & {
+                    [key: string]: unknown;
+                })[];
+            } & {
+                [key: string]: unknown;
+            }) | null;
+            interrupt_after?: "*" | string[];
+            interrupt_before?: "*" | string[];
+            metadata?: {
+                [key: string]: unknown;
+            } | null;
+            /** @enum {string} */
+            multitask_strategy?: "reject" | "enqueue" | "interrupt" | "rollback";
+            /**
+             * @description Only `keep`: Hangar keeps the threads of scheduled runs.
+             * @enum {string}
+             */
+            on_run_completed?: "keep" | "delete";
+            /** @description 5-field cron expression, or 6 fields with seconds first. */
+            schedule: string;
+            stream_mode?: unknown;
+            stream_resumable?: boolean;
+            stream_subgraphs?: boolean;
+            timezone?: string | null;
+            /**
+             * Format: uri
+             * @description Receives a signed POST when each run ends (see the Webhooks tag).
+             * @example https://example.com/hooks/hangar
+             */
+            webhook?: string | null;
+        };
         CreateDeploymentRequest: {
             /**
              * @description Hangar addition: the tier the list filter `deployment_type` matches (default `dev`).
@@ -1785,6 +2059,53 @@ export interface components {
             /** @description Send a PKCE code challenge with every authorization. Default false. */
             uses_pkce?: boolean;
         };
+        CreateScheduleRequest: {
+            /** Format: uuid */
+            agent_id: string;
+            /** @description Default true. A disabled schedule does not fire; enabling it again fires from the next tick on. */
+            enabled?: boolean;
+            /**
+             * Format: date-time
+             * @description No tick fires after this instant.
+             */
+            end_time?: string | null;
+            input?: components["schemas"]["ScheduleInput"];
+            /** @description Shorthand for `input.messages`. */
+            messages?: {
+                content: string;
+                /**
+                 * @description `user`, `assistant` or `system`.
+                 * @enum {string}
+                 */
+                role: "user" | "assistant" | "system";
+            }[];
+            metadata?: {
+                [key: string]: unknown;
+            };
+            /**
+             * @description When a tick finds its thread busy: `reject` (default: the tick is skipped and recorded as `skipped`), `enqueue`, `interrupt` or `rollback`, as for a run.
+             * @enum {string}
+             */
+            multitask_strategy?: "reject" | "enqueue" | "interrupt" | "rollback";
+            /**
+             * @description A 5-field cron expression (minute hour day-of-month month day-of-week), or 6 fields with seconds first.
+             * @example 0 9 * * 1-5
+             */
+            schedule: string;
+            /** @description `new` (default): a fresh thread per run. A thread id: every run goes to that thread of the same agent. */
+            thread?: string;
+            /**
+             * @description IANA time zone the expression is read in; daylight-saving changes follow it. Default `UTC`.
+             * @example Europe/Paris
+             */
+            timezone?: string;
+            /**
+             * Format: uri
+             * @description Receives a signed POST when each run ends (see the Webhooks tag).
+             * @example https://example.com/hooks/hangar
+             */
+            webhook?: string | null;
+        };
         CreateThreadRequest: {
             /**
              * Format: uuid
@@ -1820,6 +2141,34 @@ export interface components {
             name: string;
         };
         CreateVcshostIntegrationRequest: components["schemas"]["CreateGithubIntegration"] | components["schemas"]["CreateGitIntegration"];
+        Cron: {
+            /** Format: uuid */
+            assistant_id: string;
+            /** Format: date-time */
+            created_at: string;
+            /** Format: uuid */
+            cron_id: string;
+            enabled: boolean;
+            /** Format: date-time */
+            end_time: string | null;
+            metadata: {
+                [key: string]: unknown;
+            };
+            /** Format: date-time */
+            next_run_date: string | null;
+            /** @enum {string} */
+            on_run_completed: "keep";
+            payload: {
+                [key: string]: unknown;
+            };
+            schedule: string;
+            /** Format: uuid */
+            thread_id: string | null;
+            timezone: string;
+            /** Format: date-time */
+            updated_at: string;
+            user_id: string | null;
+        };
         Deployment: {
             /**
              * Format: uuid
@@ -2142,6 +2491,10 @@ export interface components {
             /** @description Pass as `cursor` for the next page; `null` on the last page. */
             next_cursor: string | null;
         };
+        ListSchedulesResponse: {
+            items: components["schemas"]["Schedule"][];
+            next_cursor: string | null;
+        };
         McpServer: {
             auth_type: components["schemas"]["AuthType"];
             /** @description Whether the caller may invoke this server. */
@@ -2402,6 +2755,74 @@ export interface components {
         };
         /** @enum {string} */
         RunStatus: "pending" | "running" | "success" | "error" | "interrupted" | "timeout";
+        Schedule: {
+            /** Format: uuid */
+            agent_id: string;
+            /** Format: date-time */
+            created_at: string;
+            enabled: boolean;
+            /** Format: date-time */
+            end_time: string | null;
+            /** Format: uuid */
+            id: string;
+            input: components["schemas"]["ScheduleInput"];
+            last_run: components["schemas"]["ScheduleTick"] | null;
+            metadata: {
+                [key: string]: unknown;
+            };
+            /** @enum {string} */
+            multitask_strategy: "reject" | "enqueue" | "interrupt" | "rollback";
+            /**
+             * Format: date-time
+             * @description When the next tick fires; `null` when disabled or ended.
+             */
+            next_run_at: string | null;
+            schedule: string;
+            /** @description `new` or a thread id. */
+            thread: string;
+            timezone: string;
+            /** Format: date-time */
+            updated_at: string;
+            webhook: string | null;
+        };
+        /** @description What each run is sent, as in a run body. */
+        ScheduleInput: {
+            messages: {
+                content: string;
+                /**
+                 * @description `user`, `assistant` or `system`.
+                 * @enum {string}
+                 */
+                role: "user" | "assistant" | "system";
+            }[];
+        };
+        ScheduleTick: {
+            /** @description The run catches up ticks missed while no server was running. */
+            catch_up: boolean;
+            error: {
+                error: string;
+                message: string;
+            } | null;
+            run: components["schemas"]["Run"] | null;
+            /** Format: uuid */
+            run_id: string | null;
+            /**
+             * @description `started`: a run started (`run`); `skipped`: the thread was busy, or the tick was missed under the `skip` policy; `failed`: the run could not start (`error`); `claimed`: being started.
+             * @enum {string}
+             */
+            state: "claimed" | "started" | "skipped" | "failed";
+            /** Format: uuid */
+            thread_id: string | null;
+            /**
+             * Format: date-time
+             * @description The tick this entry is for.
+             */
+            tick_at: string;
+        };
+        ScheduleTicksResponse: {
+            items: components["schemas"]["ScheduleTick"][];
+            next_cursor: string | null;
+        };
         SearchAssistantsRequest: {
             /** @description Only this agent (graph id = agent id). */
             graph_id?: string;
@@ -2421,6 +2842,25 @@ export interface components {
             sort_by?: "assistant_id" | "graph_id" | "name" | "created_at" | "updated_at";
             /** @enum {string} */
             sort_order?: "asc" | "desc";
+        };
+        SearchCronsRequest: {
+            /** Format: uuid */
+            assistant_id?: string;
+            enabled?: boolean;
+            /** @default 10 */
+            limit: number;
+            metadata?: {
+                [key: string]: unknown;
+            };
+            /** @default 0 */
+            offset: number;
+            select?: string[];
+            /** @enum {string} */
+            sort_by?: "cron_id" | "assistant_id" | "thread_id" | "next_run_date" | "end_time" | "created_at" | "updated_at";
+            /** @enum {string} */
+            sort_order?: "asc" | "desc";
+            /** Format: uuid */
+            thread_id?: string;
         };
         SearchThreadsRequest: {
             /**
@@ -2600,7 +3040,10 @@ export interface components {
              * @example Europe/Paris
              */
             user_timezone?: string;
-            /** @description LangGraph: not supported (422). */
+            /**
+             * Format: uri
+             * @description Receives a signed POST when the run ends (see the Webhooks tag); its deliveries are listed at `…/runs/{run_id}/webhooks`.
+             */
             webhook?: string;
         };
         SubagentSpec: {
@@ -2856,6 +3299,57 @@ export interface components {
             subagents?: components["schemas"]["SubagentSpec"][];
             tools?: components["schemas"]["ToolsConfigInput"] & unknown;
         };
+        UpdateCronRequest: {
+            checkpoint_during?: boolean;
+            config?: {
+                [key: string]: unknown;
+            } | null;
+            context?: unknown;
+            durability?: string;
+            enabled?: boolean;
+            /** Format: date-time */
+            end_time?: string | null;
+            input?: ({
+                messages: ({
+                    content: string | ({
+                        text?: string;
+                        type: string;
+                    } & {
+                        [key: string]: unknown;
+                    })[];
+                    role?: string;
+                    type?: string;
+                } & {
+                    [key: string]: unknown;
+                })[];
+            } & {
+                [key: string]: unknown;
+            }) | null;
+            interrupt_after?: "*" | string[];
+            interrupt_before?: "*" | string[];
+            metadata?: {
+                [key: string]: unknown;
+            } | null;
+            /** @enum {string} */
+            multitask_strategy?: "reject" | "enqueue" | "interrupt" | "rollback";
+            /**
+             * @description Only `keep`: Hangar keeps the threads of scheduled runs.
+             * @enum {string}
+             */
+            on_run_completed?: "keep" | "delete";
+            /** @description 5-field cron expression, or 6 fields with seconds first. */
+            schedule?: string;
+            stream_mode?: unknown;
+            stream_resumable?: boolean;
+            stream_subgraphs?: boolean;
+            timezone?: string | null;
+            /**
+             * Format: uri
+             * @description Receives a signed POST when each run ends (see the Webhooks tag).
+             * @example https://example.com/hooks/hangar
+             */
+            webhook?: string | null;
+        };
         UpdateDeploymentRequest: {
             /** @description Immutable: any value is refused (422). */
             name?: unknown;
@@ -2916,6 +3410,51 @@ export interface components {
             token_url?: string;
             /** @description Send a PKCE code challenge with every authorization. */
             uses_pkce?: boolean;
+        };
+        UpdateScheduleRequest: {
+            /** @description Default true. A disabled schedule does not fire; enabling it again fires from the next tick on. */
+            enabled?: boolean;
+            /**
+             * Format: date-time
+             * @description No tick fires after this instant.
+             */
+            end_time?: string | null;
+            input?: components["schemas"]["ScheduleInput"];
+            /** @description Shorthand for `input.messages`. */
+            messages?: {
+                content: string;
+                /**
+                 * @description `user`, `assistant` or `system`.
+                 * @enum {string}
+                 */
+                role: "user" | "assistant" | "system";
+            }[];
+            metadata?: {
+                [key: string]: unknown;
+            };
+            /**
+             * @description When a tick finds its thread busy: `reject` (default: the tick is skipped and recorded as `skipped`), `enqueue`, `interrupt` or `rollback`, as for a run.
+             * @enum {string}
+             */
+            multitask_strategy?: "reject" | "enqueue" | "interrupt" | "rollback";
+            /**
+             * @description A 5-field cron expression (minute hour day-of-month month day-of-week), or 6 fields with seconds first.
+             * @example 0 9 * * 1-5
+             */
+            schedule?: string;
+            /** @description `new` (default): a fresh thread per run. A thread id: every run goes to that thread of the same agent. */
+            thread?: string;
+            /**
+             * @description IANA time zone the expression is read in; daylight-saving changes follow it. Default `UTC`.
+             * @example Europe/Paris
+             */
+            timezone?: string;
+            /**
+             * Format: uri
+             * @description Receives a signed POST when each run ends (see the Webhooks tag).
+             * @example https://example.com/hooks/hangar
+             */
+            webhook?: string | null;
         };
         UpdateThreadRequest: {
             /** @default {} */
@@ -3045,6 +3584,41 @@ export interface components {
             subPathExpr?: string;
         } & {
             [key: string]: unknown;
+        };
+        WebhookDelivery: {
+            attempts: {
+                at: string;
+                attempt: number;
+                duration_ms: number;
+                error: string | null;
+                status_code: number | null;
+            }[];
+            /** Format: date-time */
+            created_at: string;
+            /** Format: uuid */
+            id: string;
+            /** Format: date-time */
+            next_attempt_at: string | null;
+            /** Format: uuid */
+            run_id: string;
+            /** Format: uuid */
+            schedule_id: string | null;
+            /**
+             * @description `pending` until the run ends and while attempts remain.
+             * @enum {string}
+             */
+            state: "pending" | "delivered" | "failed";
+            /** Format: uuid */
+            thread_id: string;
+            /** Format: date-time */
+            updated_at: string;
+            url: string;
+        };
+        WebhookSecret: {
+            /** Format: date-time */
+            created_at: string;
+            /** @description Standard Webhooks secret (`whsec_…`): verify `webhook-signature` with it. */
+            secret: string;
         };
     };
     responses: never;
@@ -5524,6 +6098,796 @@ export interface operations {
             };
         };
     };
+    createCron: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateCronRequest"];
+            };
+        };
+        responses: {
+            /** @description The cron. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Cron"];
+                };
+            };
+            /** @description Malformed request (for example, invalid JSON). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Missing, unknown or revoked API key. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description The key may not do this. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description Not found in the caller’s workspace. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Body larger than the configured limit. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Body is not JSON. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description A field is missing or invalid. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    deleteCron: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Cron (schedule) id. */
+                cron_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Missing, unknown or revoked API key. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description The key may not do this. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description Not found in the caller’s workspace. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description A field is missing or invalid. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    changeCron: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Cron (schedule) id. */
+                cron_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["UpdateCronRequest"];
+            };
+        };
+        responses: {
+            /** @description The cron. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Cron"];
+                };
+            };
+            /** @description Malformed request (for example, invalid JSON). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Missing, unknown or revoked API key. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description The key may not do this. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description Not found in the caller’s workspace. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Body larger than the configured limit. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Body is not JSON. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description A field is missing or invalid. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    countCrons: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": {
+                    /** Format: uuid */
+                    assistant_id?: string;
+                    metadata?: {
+                        [key: string]: unknown;
+                    };
+                    /** Format: uuid */
+                    thread_id?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description How many. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": number;
+                };
+            };
+            /** @description Malformed request (for example, invalid JSON). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Missing, unknown or revoked API key. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description The key may not do this. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description Body is not JSON. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description A field is missing or invalid. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    searchCrons: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["SearchCronsRequest"];
+            };
+        };
+        responses: {
+            /** @description Matching crons. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Cron"][];
+                };
+            };
+            /** @description Malformed request (for example, invalid JSON). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Missing, unknown or revoked API key. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description The key may not do this. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description Body is not JSON. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description A field is missing or invalid. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    listSchedules: {
+        parameters: {
+            query?: {
+                agent_id?: string;
+                /** @description `next_cursor` of the previous page. */
+                cursor?: string;
+                enabled?: "true" | "false";
+                /** @description 1 to 100. */
+                page_size?: number;
+                thread_id?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of schedules. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ListSchedulesResponse"];
+                };
+            };
+            /** @description Missing, unknown or revoked API key. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description The key may not do this. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description A field is missing or invalid. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    createSchedule: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateScheduleRequest"];
+            };
+        };
+        responses: {
+            /** @description Created. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Schedule"];
+                };
+            };
+            /** @description Malformed request (for example, invalid JSON). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Missing, unknown or revoked API key. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description The key may not do this. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description Not found in the caller’s workspace. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Body larger than the configured limit. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Body is not JSON. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description A field is missing or invalid. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    getSchedule: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Schedule id. */
+                schedule_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The schedule. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Schedule"];
+                };
+            };
+            /** @description Missing, unknown or revoked API key. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description The key may not do this. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description Not found in the caller’s workspace. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description A field is missing or invalid. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    deleteSchedule: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Schedule id. */
+                schedule_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Missing, unknown or revoked API key. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description The key may not do this. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description Not found in the caller’s workspace. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description A field is missing or invalid. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    changeSchedule: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Schedule id. */
+                schedule_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["UpdateScheduleRequest"];
+            };
+        };
+        responses: {
+            /** @description The changed schedule. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Schedule"];
+                };
+            };
+            /** @description Malformed request (for example, invalid JSON). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Missing, unknown or revoked API key. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description The key may not do this. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description Not found in the caller’s workspace. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Body larger than the configured limit. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Body is not JSON. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description A field is missing or invalid. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    listRunsScheduleStarted: {
+        parameters: {
+            query?: {
+                cursor?: string;
+                page_size?: number;
+            };
+            header?: never;
+            path: {
+                /** @description Schedule id. */
+                schedule_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Ticks and their runs. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ScheduleTicksResponse"];
+                };
+            };
+            /** @description Missing, unknown or revoked API key. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description The key may not do this. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description Not found in the caller’s workspace. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description A field is missing or invalid. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
     createManagedDeepAgentThread: {
         parameters: {
             query?: never;
@@ -6624,6 +7988,157 @@ export interface operations {
             };
         };
     };
+    listWebhookDeliveriesRun: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Run id. */
+                run_id: string;
+                /** @description Thread id. */
+                thread_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deliveries, oldest first. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookDelivery"][];
+                };
+            };
+            /** @description Missing, unknown or revoked API key. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description The key may not do this. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description Not found in the caller’s workspace. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description A field is missing or invalid. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    createCronThread: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Thread id. */
+                thread_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateCronRequest"];
+            };
+        };
+        responses: {
+            /** @description The cron. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Cron"];
+                };
+            };
+            /** @description Malformed request (for example, invalid JSON). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Missing, unknown or revoked API key. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description The key may not do this. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description Not found in the caller’s workspace. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Body larger than the configured limit. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Body is not JSON. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description A field is missing or invalid. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
     streamManagedDeepAgentThreadRun: {
         parameters: {
             query?: never;
@@ -7179,6 +8694,82 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    getWebhookSigningSecret: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The secret. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookSecret"];
+                };
+            };
+            /** @description Missing, unknown or revoked API key. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description The key may not do this. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+        };
+    };
+    rotateWebhookSigningSecret: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The new secret. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookSecret"];
+                };
+            };
+            /** @description Missing, unknown or revoked API key. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description The key may not do this. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
                 };
             };
         };

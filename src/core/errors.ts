@@ -156,6 +156,8 @@ export const errorCatalogue = {
     type: 'not_found',
     meaning: 'The run exists but has no trace: tracing was off when it ran, or it has not started yet.',
   },
+  // Schedules and webhooks (issue 16)
+  schedule_not_found: { status: 404, type: 'not_found', meaning: 'No schedule (cron) with this id in the workspace.' },
   // Server side
   internal_error: { status: 500, type: 'internal', meaning: 'An unexpected error; the `request_id` identifies it in the logs.' },
 } satisfies Record<string, Entry>;

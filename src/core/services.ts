@@ -13,6 +13,8 @@ import { ModelConfigService } from './model-configs/service.js';
 import { OAuthProviderService } from './oauth/providers.js';
 import { OAuthService } from './oauth/service.js';
 import { RunService, type RunPorts } from './runs/service.js';
+import { ScheduleService } from './schedules/service.js';
+import { WebhookService } from './webhooks/service.js';
 import type { Cipher } from './secrets/cipher.js';
 import type { KeyCache } from './workspaces/key-cache.js';
 import { ThreadService } from './threads/service.js';
@@ -44,6 +46,8 @@ export interface Services {
   deploymentUploads: UploadService;
   /** Console sign-in sessions (cookie ↔ API key). */
   consoleSessions: ConsoleSessionService;
+  schedules: ScheduleService;
+  webhooks: WebhookService;
 }
 
 /** What threads and runs need of the agent runtime (src/runtime). */
@@ -107,6 +111,8 @@ export function createServices(deps: ServiceDeps): Services {
     }),
     deploymentUploads: new UploadService(deps.db),
     tracing,
+    schedules: new ScheduleService(deps.db, agents),
+    webhooks: new WebhookService(deps.db, deps.cipher),
   };
 }
 

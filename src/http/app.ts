@@ -20,6 +20,8 @@ import { tracingRoutes } from '../api/tracing/routes.js';
 import { systemRoutes } from '../api/system/routes.js';
 import { threadRoutes } from '../api/threads/routes.js';
 import { runRoutes } from '../api/threads/runs.js';
+import { scheduleRoutes } from '../api/schedules/routes.js';
+import { cronRoutes } from '../api/schedules/crons.js';
 import { langGraphRoutes } from '../api/langgraph/index.js';
 import { usageRoutes } from '../api/usage/routes.js';
 import { HangarError } from '../core/errors.js';
@@ -66,6 +68,8 @@ export function createApp(deps: AppDeps): OpenAPIHono<AppEnv> {
   app.route('/', agentRoutes(deps));
   app.route('/', threadRoutes(deps));
   app.route('/', runRoutes(deps));
+  app.route('/', scheduleRoutes(deps));
+  app.route('/', cronRoutes(deps));
   app.route('/', langGraphRoutes(deps));
   app.route('/', usageRoutes(deps));
   app.route('/', gitRoutes(deps));

@@ -109,6 +109,8 @@ export function documentConfig(version: string) {
       { name: 'Model configurations', description: 'Saved model settings an agent can name instead of `<provider>:<model_id>`.' },
       { name: 'Threads', description: 'Conversations with one agent: status, state, history.' },
       { name: 'Runs', description: 'Streamed runs of an agent on a thread (server-sent events), and their records.' },
+      { name: 'Schedules', description: 'Agent runs on a cron schedule (also as LangGraph `crons`).' },
+      { name: 'Webhooks', description: 'Signed POSTs when runs end: the signing secret and each run’s delivery log.' },
       {
         name: 'Assistants (LangGraph)',
         description:

@@ -6,6 +6,7 @@ import { invalid, type FieldIssue } from '../../core/errors.js';
 import type { Caller } from '../../core/caller.js';
 import { MULTITASK_STRATEGIES, type StartRunInput } from '../../core/runs/service.js';
 import type { Services } from '../../core/services.js';
+import type { Run } from '../../core/threads/service.js';
 import { DECISION_TYPES } from '../../runtime/agent/approvals.js';
 import { isTimeZone } from '../../runtime/agent/clock.js';
 import { STREAM_MODES, type StreamMode } from '../../runtime/events/types.js';
@@ -112,7 +113,11 @@ export const RunRequest = z
     if_not_exists: z.enum(['create', 'reject']).optional().openapi({ description: 'LangGraph: `create` makes the thread (with this id) when it does not exist. Default `reject` (404).' }),
     checkpoint: z.unknown().optional().openapi({ description: 'LangGraph: running from a past checkpoint is not supported (422).' }),
     checkpoint_id: z.string().optional().openapi({ description: 'LangGraph: not supported (422).' }),
-    webhook: z.string().optional().openapi({ description: 'LangGraph: not supported (422).' }),
+    webhook: z
+      .url({ protocol: /^https?$/, message: 'must be an absolute http:// or https:// URL' })
+      .max(2048)
+      .optional()
+      .openapi({ description: 'Receives a signed POST when the run ends (see the Webhooks tag); its deliveries are listed at `…/runs/{run_id}/webhooks`.' }),
   })
   .openapi('StreamRunRequest');
 
@@ -129,7 +134,6 @@ export async function startRunInput(services: Services, caller: Caller, threadId
   for (const field of ['checkpoint', 'checkpoint_id'] as const) {
     if (body[field] !== undefined && body[field] !== null) issue([field], 'running from a past checkpoint is not supported; start from the thread’s latest state');
   }
-  if (body.webhook !== undefined) issue(['webhook'], 'run webhooks are not supported; poll GET /threads/{thread_id}/runs/{run_id} or join the stream');
 
   const topLevel = body.messages === undefined ? undefined : toRunMessages(body.messages, ['messages'], issue);
   const { messages: inputMessages, ...otherInput } = body.input ?? {};
@@ -177,6 +181,13 @@ export async function startRunInput(services: Services, caller: Caller, threadId
     ...(body.interrupt_after ? { interrupt_after: body.interrupt_after } : {}),
     ...(body.metadata ? { metadata: body.metadata } : {}),
   };
+}
+
+/** Start the run `body` asks for on `threadId`, and register its webhook when it names one. */
+export async function startRun(services: Services, caller: Caller, threadId: string, body: RunRequestBody): Promise<Run> {
+  const run = await services.runs.start(caller, threadId, await startRunInput(services, caller, threadId, body));
+  if (body.webhook) await services.webhooks.register(caller.workspaceId, { runId: run.id, threadId }, body.webhook);
+  return run;
 }
 
 /** Messages of either form as run messages (role and text). */

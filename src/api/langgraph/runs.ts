@@ -8,7 +8,7 @@ import type { AppDeps } from '../../http/deps.js';
 import { apiKeySecurity, errorResponses, jsonBody, jsonResponse, uuidParam } from '../../http/openapi.js';
 import { newRouter } from '../../http/router.js';
 import { presentRun, RunSchema } from '../threads/schemas.js';
-import { RunRequest, startRunInput } from './run-request.js';
+import { RunRequest, startRun } from './run-request.js';
 
 const BASE = '/v1/deepagents/threads/{thread_id}/runs';
 const tags = ['Runs'];
@@ -84,13 +84,13 @@ export function langGraphRunRoutes({ services }: AppDeps) {
     .openapi(create, async (c) => {
       const caller = c.get('caller');
       const { thread_id } = c.req.valid('param');
-      const run = await services.runs.start(caller, thread_id, await startRunInput(services, caller, thread_id, c.req.valid('json')));
+      const run = await startRun(services, caller, thread_id, c.req.valid('json'));
       return c.json(presentRun(run), 200, location(thread_id, run.id));
     })
     .openapi(wait, async (c) => {
       const caller = c.get('caller');
       const { thread_id } = c.req.valid('param');
-      const run = await services.runs.start(caller, thread_id, await startRunInput(services, caller, thread_id, c.req.valid('json')));
+      const run = await startRun(services, caller, thread_id, c.req.valid('json'));
       return c.json(await resultOf(services, caller, thread_id, run.id, c.req.raw.signal), 200, location(thread_id, run.id));
     })
     .openapi(join, async (c) => {

@@ -5,7 +5,7 @@ import { apiKeySecurity, errorResponses, jsonBody, jsonResponse, uuidParam } fro
 import { newRouter } from '../../http/router.js';
 import { sseResponse } from '../../http/sse.js';
 import { RUN_STATUSES } from '../../core/runs/status.js';
-import { startRunInput } from '../langgraph/run-request.js';
+import { startRun } from '../langgraph/run-request.js';
 import { presentRun, RunSchema, StreamRunRequest } from './schemas.js';
 
 const BASE = '/v1/deepagents/threads/{thread_id}/runs';
@@ -111,7 +111,7 @@ export function runRoutes({ services, heartbeatMs }: AppDeps) {
       const body = c.req.valid('json');
       const caller = c.get('caller');
       // Either wire form (hosted or LangGraph) becomes the same run.
-      const run = await services.runs.start(caller, thread_id, await startRunInput(services, caller, thread_id, body));
+      const run = await startRun(services, caller, thread_id, body);
       return sseResponse({
         events: (signal) => services.runs.events(run.id, 0, signal),
         heartbeatMs,
