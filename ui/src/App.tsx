@@ -17,7 +17,6 @@ const Deployments = lazy(() => import('./pages/Deployments'));
 const Deployment = lazy(() => import('./pages/Deployment'));
 const Usage = lazy(() => import('./pages/Usage'));
 const Settings = lazy(() => import('./pages/Settings'));
-const Memories = lazy(() => import('./pages/Memories'));
 
 export function useSession() {
   return useQuery({
@@ -82,7 +81,6 @@ export function App() {
         <Route path="/traces" element={page(<Traces />)} />
         <Route path="/traces/:runId" element={page(<TraceRun />)} />
         <Route path="/tool-servers" element={page(<ToolServers />)} />
-        <Route path="/memories" element={page(<Memories />)} />
         <Route path="/deployments" element={page(<Deployments />)} />
         <Route path="/deployments/:deploymentId" element={page(<Deployment />)} />
         <Route path="/usage" element={page(<Usage />)} />

@@ -9,7 +9,6 @@ const LINKS = [
   { to: '/agents', label: 'Agents' },
   { to: '/traces', label: 'Traces' },
   { to: '/tool-servers', label: 'Tool servers' },
-  { to: '/memories', label: 'Memories' },
   { to: '/deployments', label: 'Deployments' },
   { to: '/usage', label: 'Usage' },
   { to: '/settings', label: 'Settings' },

@@ -1,3 +1,0 @@
-export default function Memories() {
-  return null;
-}
