@@ -28,7 +28,10 @@ async function sizes() {
   };
   let initialJs = 0;
   let initialCss = 0;
-  for (const f of initial) (f.endsWith('.js') ? (initialJs += (await size(f)).gzip) : (initialCss += (await size(f)).gzip));
+  for (const f of initial) {
+    if (f.endsWith('.js')) initialJs += (await size(f)).gzip;
+    else initialCss += (await size(f)).gzip;
+  }
   const pages: Record<string, number> = {};
   for (const f of files.filter((f) => /^[A-Z]\w+-[\w-]+\.js$/.test(f))) pages[f.split('-')[0]!] = kb((await size(`assets/${f}`)).gzip);
   let totalJs = 0;
