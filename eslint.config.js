@@ -3,7 +3,7 @@ import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['dist/', 'node_modules/', 'coverage/', 'src/client/schema.ts', 'bench/peer/', '.hangar/'] },
+  { ignores: ['dist/', 'node_modules/', 'coverage/', 'src/client/schema.ts', 'bench/peer/', '.hangar/', 'test-artifacts/', 'scratch/'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {

@@ -51,7 +51,7 @@ serve
   .action(async (flags: Record<string, unknown>) => {
     const hangar = await startHangar(config(flags));
     // Standard output is the JSON log (its `hangar listening` line has the URL); people read this on standard error.
-    process.stderr.write(`Hangar is listening on ${hangar.url} (API reference: ${hangar.url}/docs)\n`);
+    process.stderr.write(`Hangar is listening on ${hangar.url} (API reference: ${hangar.url}/docs)\nConsole: open ${hangar.url}/ and sign in with an API key\n`);
     let stopping = false;
     const stop = (signal: string) => {
       if (stopping) return;

@@ -118,6 +118,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/metrics": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Prometheus metrics
+         * @description Prometheus text format: HTTP requests by route and status with latency histograms, runs by status, the run queue (depth, oldest wait, wait histogram), run durations, event-log write lag, notification-bus reconnects, deployments by status, trace exporter drops, and Node.js process metrics. Database-backed figures are cluster-wide; the rest are this process's.
+         */
+        get: operations["prometheusMetrics"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/oauth/callback": {
         parameters: {
             query?: never;
@@ -150,6 +170,54 @@ export interface paths {
         put?: never;
         post?: never;
         delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/ready": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Readiness
+         * @description Ready to serve: the database answers and every migration of this build is applied. For load balancers and Kubernetes readiness probes (`/ok` is liveness).
+         */
+        get: operations["readiness"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/console/session": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The signed-in caller
+         * @description Who the session cookie (or `X-Api-Key`) stands for, with its role.
+         */
+        get: operations["signedCaller"];
+        put?: never;
+        /**
+         * Sign in to the Console
+         * @description Exchanges an API key for a session cookie (`hangar_session`: HttpOnly, SameSite=Strict, 12 hours) and a readable `hangar_console=1` hint cookie that holds no secret. The session ends at sign-out, at expiry, or when the key is revoked. Requests made with the cookie that change something must send the returned `csrf_token` as `X-CSRF-Token`.
+         */
+        post: operations["signConsole"];
+        /**
+         * Sign out of the Console
+         * @description Ends the session and clears its cookie.
+         */
+        delete: operations["signOutConsole"];
         options?: never;
         head?: never;
         patch?: never;
@@ -1800,6 +1868,29 @@ export interface components {
         CloneAgentRequest: {
             name?: string;
         };
+        ConsoleSession: {
+            /** @description Send as `X-CSRF-Token` on every state-changing request made with the session cookie. */
+            csrf_token: string | null;
+            /**
+             * Format: date-time
+             * @description When the Console session ends; `null` when the request used `X-Api-Key`.
+             */
+            expires_at: string | null;
+            /**
+             * Format: uuid
+             * @description The id of the signed-in API key (never the key).
+             */
+            key_id: string;
+            preview_access: boolean;
+            principal: string;
+            /** @enum {string} */
+            role: "admin" | "member" | "viewer";
+            /** Format: uuid */
+            workspace_id: string;
+        };
+        ConsoleSignInRequest: {
+            api_key: string;
+        };
         Container: {
             args?: string[];
             command?: string[];
@@ -2641,6 +2732,13 @@ export interface components {
             id: string | null;
             /** @description For a tool approval: `{action_requests: [{name, args, description}], review_configs: [{action_name, allowed_decisions}]}`. */
             value?: unknown;
+        };
+        Ready: {
+            /** @enum {string} */
+            database: "ok" | "unreachable";
+            /** @description Migrations of this build not yet applied to the database. */
+            pending_migrations: string[];
+            ready: boolean;
         };
         RegisterMcpOAuthProviderRequest: {
             ls_user_id?: string;
@@ -4066,6 +4164,26 @@ export interface operations {
             };
         };
     };
+    prometheusMetrics: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The metrics. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+        };
+    };
     oauthRedirectTarget: {
         parameters: {
             query?: {
@@ -4116,6 +4234,178 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Ok"];
+                };
+            };
+        };
+    };
+    readiness: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Ready. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Ready"];
+                };
+            };
+            /** @description Not ready; the body says why. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Ready"];
+                };
+            };
+        };
+    };
+    signedCaller: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The caller. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ConsoleSession"];
+                };
+            };
+            /** @description Missing, unknown or revoked API key. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description The key may not do this. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    signConsole: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ConsoleSignInRequest"];
+            };
+        };
+        responses: {
+            /** @description Signed in; the cookie is set. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ConsoleSession"];
+                };
+            };
+            /** @description Malformed request (for example, invalid JSON). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Missing, unknown or revoked API key. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description The key may not do this. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Body is not JSON. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description A field is missing or invalid. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    signOutConsole: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Signed out. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Missing, unknown or revoked API key. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description The key may not do this. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
         };

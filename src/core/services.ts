@@ -29,6 +29,7 @@ import { WorkspaceService } from './workspaces/service.js';
 import type { EgressGuard } from '../net/egress.js';
 import { laptopEgress } from './egress.js';
 import { type LocalRepoPolicy, NO_LOCAL_REPOS } from './local-repos.js';
+import { ConsoleSessionService } from './console/sessions.js';
 
 /** Every core service. */
 export interface Services {
@@ -50,6 +51,8 @@ export interface Services {
   deploymentUploads: UploadService;
   /** A thread's sandbox (status, reset). */
   sandboxes: ThreadSandboxService;
+  /** Console sign-in sessions (cookie ↔ API key). */
+  consoleSessions: ConsoleSessionService;
   schedules: ScheduleService;
   webhooks: WebhookService;
 }
@@ -97,8 +100,10 @@ export function createServices(deps: ServiceDeps): Services {
   const integrations = new IntegrationService(deps.db, deps.cipher, egress.fetch, { egress, localRepos });
   const webhooks = new WebhookService(deps.db, deps.cipher, egress);
   const tracing = new TracingService({ store: new TraceStore(deps.db), mcpServers, exporters: deps.traceExporters ?? [], logger: deps.logger });
+  const workspaces = new WorkspaceService(deps.db, deps.keyCache);
   return {
-    workspaces: new WorkspaceService(deps.db, deps.keyCache),
+    workspaces,
+    consoleSessions: new ConsoleSessionService(deps.db, workspaces),
     mcpServers,
     modelConfigs,
     agents,

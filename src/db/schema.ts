@@ -1,4 +1,5 @@
 // The typed view of every table. Each domain declares its tables in tables/<domain>.ts.
+import type { ConsoleTables } from './tables/console.js';
 import type { DeploymentTables } from './tables/deployments.js';
 import type { AgentTables } from './tables/agents.js';
 import type { FoundationTables } from './tables/foundation.js';
@@ -18,4 +19,5 @@ export interface Database
     TracingTables,
     DeploymentTables,
     ScheduleTables,
-    SandboxTables {}
+    SandboxTables,
+    ConsoleTables {}

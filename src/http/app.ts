@@ -7,6 +7,7 @@ import { matchedRoutes, type routePath } from 'hono/route';
 import { agentRoutes } from '../api/agents/routes.js';
 import { gitRoutes } from '../api/agents/git.js';
 import { agentCloneRoutes } from '../api/agents/clone.js';
+import { consoleRoutes } from '../api/console/routes.js';
 import { authSessionRoutes } from '../api/auth-sessions/routes.js';
 import { integrationRoutes } from '../api/integrations/routes.js';
 import { appProxyRoutes } from '../api/deployments/app-proxy.js';
@@ -31,6 +32,7 @@ import { AbuseLimits } from './abuse.js';
 import { apiKeyAuth } from './auth.js';
 import { corsFor } from './cors.js';
 import type { AppDeps } from './deps.js';
+import { mountConsole } from './console.js';
 import { mountDocs } from './docs.js';
 import { inputRules } from './input-rules.js';
 import type { AppEnv } from './env.js';
@@ -76,7 +78,7 @@ export function createApp(deps: AppDeps): OpenAPIHono<AppEnv> {
       },
     }),
   );
-  app.use(apiKeyAuth(deps.services.workspaces, deps.limits ? new AbuseLimits(deps.limits) : undefined));
+  app.use(apiKeyAuth(deps.services.workspaces, deps.limits ? new AbuseLimits(deps.limits) : undefined, deps.services.consoleSessions));
   app.use(inputRules());
 
   app.route('/', systemRoutes(deps));
@@ -100,6 +102,7 @@ export function createApp(deps: AppDeps): OpenAPIHono<AppEnv> {
   app.route('/', tracingRoutes(deps));
   app.route('/', runTraceRoutes(deps));
   app.route('/', langsmithRoutes(deps));
+  app.route('/', consoleRoutes(deps));
 
   app.openAPIRegistry.registerComponent('securitySchemes', 'ApiKeyAuth', {
     type: 'apiKey',
@@ -110,6 +113,7 @@ export function createApp(deps: AppDeps): OpenAPIHono<AppEnv> {
   const document = openApiDocument(app, deps.info.version);
   app.get('/openapi.json', (c) => c.json(document));
   mountDocs(app);
+  mountConsole(app, deps.consoleDir);
 
   app.notFound(() => {
     throw new HangarError('route_not_found', 'no such route; the API reference is at /docs');

@@ -1,5 +1,8 @@
-// Authentication: X-Api-Key → the caller (workspace, role, principal). One middleware for every surface.
+// Authentication: X-Api-Key (or the Console's session cookie) → the caller (workspace, role,
+// principal). One middleware for every surface.
 import type { MiddlewareHandler } from 'hono';
+import { getCookie } from 'hono/cookie';
+import { csrfTokenOf, type ConsoleSessionService } from '../core/console/sessions.js';
 import { HangarError } from '../core/errors.js';
 import type { WorkspaceService } from '../core/workspaces/service.js';
 import type { AbuseLimits } from './abuse.js';
@@ -10,12 +13,35 @@ import { needsApiKey, surfaceOf } from './surface.js';
 const GIT_PATH = /^\/v1\/deepagents\/agents\/[0-9a-fA-F-]{36}\.git\/(info\/refs|git-upload-pack)$/;
 
 /** Middleware that authenticates API-key surfaces and enforces preview access on the agent runtime. */
-export function apiKeyAuth(workspaces: WorkspaceService, limits?: AbuseLimits): MiddlewareHandler<AppEnv> {
+export function apiKeyAuth(workspaces: WorkspaceService, limits?: AbuseLimits, sessions?: ConsoleSessionService): MiddlewareHandler<AppEnv> {
   return async (c, next) => {
     const surface = surfaceOf(c.req.path);
     if (!needsApiKey(surface)) return next();
+    // Signing in to the Console presents the key in the body (and is the only way to get a cookie).
+    if (c.req.path === CONSOLE_SESSION_PATH && c.req.method === 'POST') return next();
     const git = GIT_PATH.test(c.req.path);
     const key = c.req.header('x-api-key') ?? (git ? basicAuthPassword(c.req.header('authorization')) : undefined);
+    const sessionToken = key ? undefined : getCookie(c, CONSOLE_SESSION_COOKIE);
+    if (sessionToken && sessions) {
+      await limits?.assertNotThrottled(c);
+      const session = await sessions.authenticate(sessionToken);
+      if (!session) {
+        await limits?.recordFailure(c);
+        throw new HangarError('unauthorized', 'the Console session has expired, was signed out, or its API key was revoked; sign in again');
+      }
+      // CSRF: the cookie alone never authorizes a change. SameSite=Strict already keeps other
+      // sites' requests cookie-less; the header, computable only from the HttpOnly token, also
+      // stops same-site pages and any form post.
+      if (!SAFE_METHODS.has(c.req.method) && c.req.header('x-csrf-token') !== csrfTokenOf(sessionToken)) {
+        throw new HangarError('forbidden', 'a Console request that changes something must carry the session\'s X-CSRF-Token header');
+      }
+      if (surface === 'deepagents' && !session.caller.previewAccess) {
+        throw new HangarError('preview_access_required', "this key's workspace does not have preview access to the agent runtime");
+      }
+      await limits?.chargeKey(c, session.caller.keyId);
+      c.set('caller', session.caller);
+      return next();
+    }
     // git asks for credentials only after a Basic challenge.
     const challenge = () => {
       if (git) c.header('WWW-Authenticate', 'Basic realm="Hangar", charset="UTF-8"');
@@ -43,6 +69,12 @@ export function apiKeyAuth(workspaces: WorkspaceService, limits?: AbuseLimits): 
     return next();
   };
 }
+
+/** The Console's session cookie (HttpOnly, SameSite=Strict). */
+export const CONSOLE_SESSION_COOKIE = 'hangar_session';
+/** Sign-in (POST), the signed-in caller (GET) and sign-out (DELETE). */
+export const CONSOLE_SESSION_PATH = '/v1/console/session';
+const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
 
 /** The password of an HTTP basic `Authorization` header (how `git` sends credentials). */
 function basicAuthPassword(header: string | undefined): string | undefined {

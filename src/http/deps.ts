@@ -21,6 +21,8 @@ export interface AppDeps {
   heartbeatMs: number;
   /** Failed-authentication throttling and the per-key rate (both off when absent). */
   limits?: AbuseSettings;
+  /** The built Console (default: the package's dist/console/). */
+  consoleDir?: string;
   /** Browser origins allowed to call the API (`*`: any); none when absent. */
   corsOrigins?: readonly string[] | undefined;
   /** The server's metrics registry: requests are recorded into it and `GET /metrics` shows it. */

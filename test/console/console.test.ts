@@ -1,0 +1,343 @@
+// The Console in a real browser (Debian Chromium via playwright-core) against a real `hangar serve`
+// on port 0: one server, one browser and one real MCP tool server for the whole file.
+import type { Browser, BrowserContext, Page } from 'playwright-core';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { axeViolations, collectErrors, ensureConsoleBuilt, launchBrowser, screenshot } from '../support/browser.js';
+import { startBearerToolServer, type ToolServerFixture } from '../support/mcp.js';
+import { startTestServer, type TestServer } from '../support/server.js';
+
+let server: TestServer;
+let browser: Browser;
+let tools: ToolServerFixture;
+const TOOL_TOKEN = 'tool-server-secret-token-123';
+
+beforeAll(async () => {
+  ensureConsoleBuilt();
+  [server, browser, tools] = await Promise.all([startTestServer(), launchBrowser(), startBearerToolServer(TOOL_TOKEN)]);
+});
+afterAll(async () => {
+  await browser?.close();
+  await tools?.close();
+  await server?.close();
+});
+
+let current: Page | undefined;
+afterEach(async (ctx) => {
+  // A failed test leaves a picture of where it stopped.
+  if (ctx.task.result?.state === 'fail' && current && !current.isClosed()) await screenshot(current, `failed-${ctx.task.name.slice(0, 40).replace(/\W+/g, '-')}`);
+  current = undefined;
+});
+
+/** A fresh browser profile (no cookies) with its error log. */
+async function open(width = 1280): Promise<{ context: BrowserContext; page: Page; errors: string[] }> {
+  const context = await browser.newContext({ viewport: { width, height: 900 } });
+  context.setDefaultTimeout(60_000); // generous: CI machines are small and shared
+  const page = await context.newPage();
+  current = page;
+  return { context, page, errors: collectErrors(page) };
+}
+
+async function signIn(page: Page, key: string, path = '/'): Promise<void> {
+  await page.goto(`${server.url}${path}`);
+  await page.getByLabel('API key').fill(key);
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  await page.getByRole('button', { name: 'Sign out' }).waitFor();
+}
+
+async function expectAccessible(page: Page): Promise<void> {
+  expect(await axeViolations(page)).toEqual([]);
+}
+
+describe('serving', () => {
+  it('serves the app at / and at deep links with a strict CSP, no-cache index and immutable assets; API paths keep their 404s', async () => {
+    for (const path of ['/', '/agents/3f1c2a9e-0000-4000-8000-000000000000', '/threads/x', '/traces/y', '/deployments/z', '/sign-in']) {
+      const res = await fetch(`${server.url}${path}`);
+      expect(res.status, path).toBe(200);
+      expect(res.headers.get('content-type')).toMatch(/text\/html/);
+      expect(res.headers.get('cache-control')).toBe('no-cache');
+      const csp = res.headers.get('content-security-policy')!;
+      expect(csp).toContain("default-src 'self'");
+      expect(csp).toContain("script-src 'self'");
+      expect(csp).not.toContain('unsafe-inline');
+      expect(csp).toContain("frame-ancestors 'none'");
+      const html = await res.text();
+      const nonce = /'nonce-([^']+)'/.exec(csp)![1]!;
+      expect(html).toContain(`content="${nonce}"`);
+      expect(html).not.toContain('__CSP_NONCE__');
+    }
+    const html = await (await fetch(`${server.url}/`)).text();
+    const asset = /src="(\/assets\/[^"]+\.js)"/.exec(html)![1]!;
+    const res = await fetch(`${server.url}${asset}`);
+    expect(res.status).toBe(200);
+    expect(res.headers.get('cache-control')).toBe('public, max-age=31536000, immutable');
+    expect(res.headers.get('content-type')).toMatch(/javascript/);
+    // Nothing from another origin: every script and stylesheet of the page is this server's.
+    expect(html).not.toMatch(/(src|href)="https?:/);
+    const api404 = await fetch(`${server.url}/v1/deepagents/nope`, { headers: { 'X-Api-Key': server.adminKey } });
+    expect(api404.status).toBe(404);
+    expect(((await api404.json()) as any).code).toBe('route_not_found');
+    expect((await fetch(`${server.url}/assets/..%2Fpackage.json`)).status).toBe(404);
+  });
+});
+
+describe('sessions', () => {
+  it('exchanges a key for an HttpOnly SameSite=Strict cookie; changes need the CSRF token; sign-out and key revocation end it', async () => {
+    const bad = await fetch(`${server.url}/v1/console/session`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ api_key: 'nope' }) });
+    expect(bad.status).toBe(401);
+
+    const key = await server.createKey({ role: 'member', principal: 'sessions@example.com' });
+    const res = await fetch(`${server.url}/v1/console/session`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ api_key: key }) });
+    expect(res.status).toBe(200);
+    const setCookie = res.headers.get('set-cookie')!;
+    expect(setCookie).toMatch(/^hangar_session=/);
+    expect(setCookie).toMatch(/HttpOnly/i);
+    expect(setCookie).toMatch(/SameSite=Strict/i);
+    expect(setCookie).toMatch(/Expires=/i);
+    const body = (await res.json()) as any;
+    expect(body).toMatchObject({ role: 'member', principal: 'sessions@example.com' });
+    expect(JSON.stringify(body)).not.toContain(key);
+    const cookie = setCookie.split(';')[0]!;
+
+    const me = await fetch(`${server.url}/v1/console/session`, { headers: { cookie } });
+    expect(((await me.json()) as any).role).toBe('member');
+    const agents = await fetch(`${server.url}/v1/deepagents/agents`, { headers: { cookie } });
+    expect(agents.status).toBe(200);
+
+    const create = (headers: Record<string, string>) =>
+      fetch(`${server.url}/v1/deepagents/agents`, {
+        method: 'POST',
+        headers: { cookie, 'content-type': 'application/json', ...headers },
+        body: JSON.stringify({ name: 'csrf-check', runtime: { model: { model_id: 'scripted:demo' } } }),
+      });
+    const forged = await create({});
+    expect(forged.status).toBe(403);
+    expect(((await forged.json()) as any).detail).toMatch(/X-CSRF-Token/);
+    expect((await create({ 'X-CSRF-Token': 'guess' })).status).toBe(403);
+    expect((await create({ 'X-CSRF-Token': body.csrf_token })).status).toBe(201);
+
+    // Sign-out ends that session; a second session dies with its key.
+    expect((await fetch(`${server.url}/v1/console/session`, { method: 'DELETE', headers: { cookie, 'X-CSRF-Token': body.csrf_token } })).status).toBe(204);
+    expect((await fetch(`${server.url}/v1/deepagents/agents`, { headers: { cookie } })).status).toBe(401);
+    const again = await fetch(`${server.url}/v1/console/session`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ api_key: key }) });
+    const cookie2 = again.headers.get('set-cookie')!.split(';')[0]!;
+    expect((await fetch(`${server.url}/v1/deepagents/agents`, { headers: { cookie: cookie2 } })).status).toBe(200);
+    const [record] = (await server.hangar.services.workspaces.listKeys()).filter((k) => k.principal === 'sessions@example.com');
+    await server.hangar.services.workspaces.revokeKey(record!.id);
+    expect((await fetch(`${server.url}/v1/deepagents/agents`, { headers: { cookie: cookie2 } })).status).toBe(401);
+  });
+});
+
+describe('in the browser', { timeout: 180_000 }, () => {
+  it('signs in with the API key, keeps the key out of browser storage, and signs out', async () => {
+    const { context, page, errors } = await open();
+    await page.goto(`${server.url}/agents`);
+    await page.getByLabel('API key').waitFor();
+    await expectAccessible(page);
+    await screenshot(page, 'sign-in');
+    await page.getByLabel('API key').fill('wrong-key');
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByRole('alert').filter({ hasText: 'unknown or revoked' }).waitFor();
+    errors.length = 0; // the browser logs the refused sign-in's 401 itself
+    await page.getByLabel('API key').fill(server.adminKey);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByRole('heading', { name: 'Agents' }).waitFor();
+    const stored = await page.evaluate<string>('JSON.stringify({ ...localStorage }) + JSON.stringify({ ...sessionStorage }) + document.cookie');
+    expect(stored).not.toContain(server.adminKey);
+    const cookies = await context.cookies();
+    expect(cookies.find((c) => c.name === 'hangar_session')).toMatchObject({ httpOnly: true, sameSite: 'Strict' });
+    await page.getByRole('button', { name: 'Sign out' }).click();
+    await page.getByLabel('API key').waitFor();
+    expect(errors).toEqual([]);
+    await context.close();
+  });
+
+  it('creates an agent, edits AGENTS.md with a preview, and saving makes a new revision with a diff', async () => {
+    const { context, page, errors } = await open();
+    await signIn(page, server.adminKey, '/agents');
+    await page.getByRole('button', { name: 'New agent' }).click();
+    await page.getByRole('dialog').getByRole('textbox', { name: /^Name/ }).fill('Greeter');
+    await page.getByRole('button', { name: 'Create agent' }).click();
+    await page.getByRole('heading', { name: 'Greeter', level: 2 }).waitFor();
+    expect(page.url()).toMatch(/\/agents\/[0-9a-f-]{36}$/);
+    await page.getByLabel('Instructions (AGENTS.md)').fill('# Greeter\n\nAlways greet **warmly**.');
+    await page.getByLabel('Preview').getByRole('heading', { name: 'Greeter', level: 1 }).waitFor();
+    await expect(page.getByLabel('Preview').locator('strong').textContent()).resolves.toBe('warmly');
+    await page.getByRole('button', { name: 'Save' }).click();
+    await page.getByRole('status').filter({ hasText: 'Saved as revision' }).waitFor();
+    await page.getByRole('tab', { name: 'Revisions' }).click();
+    await page.getByText('#2', { exact: true }).waitFor();
+    const diff = page.getByLabel('Diff');
+    await diff.getByText('+ Always greet **warmly**.').waitFor();
+    await diff.getByText('- You are a helpful assistant.').waitFor();
+    await expectAccessible(page);
+    await screenshot(page, 'agent-revisions');
+    // A deep link straight to the agent loads the app there.
+    await page.reload();
+    await page.getByRole('heading', { name: 'Greeter', level: 2 }).waitFor();
+    expect(errors).toEqual([]);
+    await context.close();
+  });
+
+  it('registers a tool server with a masked header, lists its tools, and picks a tool with approval for an agent', async () => {
+    const { context, page, errors } = await open();
+    await signIn(page, server.adminKey, '/tool-servers');
+    await page.getByRole('button', { name: 'Register tool server' }).click();
+    await page.getByRole('dialog').getByRole('textbox', { name: /^Name/ }).fill('Calculator');
+    await page.getByRole('dialog').getByRole('textbox', { name: /^URL/ }).fill(tools.url);
+    await page.getByRole('button', { name: 'Add header' }).click();
+    await page.getByLabel('Header 1 name').fill('Authorization');
+    await page.getByLabel('Header 1 value').fill(`Bearer ${TOOL_TOKEN}`);
+    await page.getByRole('button', { name: 'Register', exact: true }).click();
+    await page.getByText('Headers: Authorization: ••••••').waitFor();
+    expect(await page.content()).not.toContain(TOOL_TOKEN);
+    await page.getByRole('button', { name: 'Test connection' }).click();
+    const listed = page.getByLabel('Tools of Calculator');
+    await listed.getByText('2 tools').waitFor();
+    await listed.getByText('add', { exact: true }).waitFor();
+    await expectAccessible(page);
+    await screenshot(page, 'tool-servers');
+
+    // The picker on an agent's Tools tab is fed by the same listing.
+    const agent = (await server.client.POST('/v1/deepagents/agents', { body: { name: 'Adder', runtime: { model: { model_id: 'scripted:demo' } } } })).data!;
+    await page.goto(`${server.url}/agents/${agent.id}`);
+    await page.getByRole('tab', { name: 'Tools' }).click();
+    await page.getByRole('checkbox', { name: 'add' }).check();
+    await page.getByRole('switch', { name: 'Require approval for add' }).check();
+    await page.getByRole('button', { name: 'Save' }).click();
+    await page.getByRole('status').filter({ hasText: 'Saved as revision' }).waitFor();
+    const saved = (await server.client.GET('/v1/deepagents/agents/{agent_id}', { params: { path: { agent_id: agent.id } } })).data!;
+    expect(saved.tools.tools).toEqual([{ name: 'add', mcp_server_url: tools.url, mcp_server_name: 'Calculator' }]);
+    expect(saved.tools.interrupt_config).toEqual({ [`${tools.url}::add`]: true });
+    expect(errors).toEqual([]);
+    await context.close();
+  });
+
+  it('shows a viewer read-only pages: no write buttons and no credentials', async () => {
+    await server.client.POST('/v1/deepagents/mcp-servers', { body: { name: 'Secret server', url: 'http://127.0.0.1:9/mcp', headers: [{ key: 'X-Token', value: 'viewer-must-not-see' }] } });
+    const viewerKey = await server.createKey({ role: 'viewer', principal: 'viewer@example.com' });
+    const { context, page, errors } = await open(390);
+    await signIn(page, viewerKey, '/agents');
+    await page.getByRole('heading', { name: 'Agents' }).waitFor();
+    await page.getByRole('link', { name: 'Greeter' }).waitFor();
+    expect(await page.getByRole('button', { name: 'New agent' }).count()).toBe(0);
+    await page.getByRole('link', { name: 'Greeter' }).click();
+    await page.getByRole('heading', { name: 'Greeter', level: 2 }).waitFor();
+    for (const name of ['Save', 'Clone', 'Delete']) expect(await page.getByRole('button', { name }).count(), name).toBe(0);
+    await expectAccessible(page);
+    await screenshot(page, 'viewer-agent-390');
+    await page.goto(`${server.url}/tool-servers`);
+    await page.getByText('Secret server').waitFor();
+    expect(await page.getByRole('button', { name: 'Register tool server' }).count()).toBe(0);
+    expect(await page.getByRole('button', { name: 'Test connection' }).count()).toBe(0);
+    expect(await page.content()).not.toContain('viewer-must-not-see');
+    expect(errors).toEqual([]);
+    await context.close();
+  });
+});
+
+describe('playground (useStream over the LangGraph protocol)', { timeout: 180_000 }, () => {
+  let approvalTools: ToolServerFixture;
+  beforeAll(async () => {
+    approvalTools = await startBearerToolServer('approvals-token');
+  });
+  afterAll(async () => {
+    await approvalTools?.close();
+  });
+
+  async function scriptedAgent(name: string, model = 'scripted:demo', toolsConfig?: object): Promise<string> {
+    const res = await server.client.POST('/v1/deepagents/agents', { body: { name, runtime: { model: { model_id: model } }, ...(toolsConfig ? { tools: toolsConfig } : {}) } });
+    expect(res.response.status).toBe(201);
+    return res.data!.id;
+  }
+
+  it('chats with a scripted agent, streams the answer and links the run to its trace', async () => {
+    const agentId = await scriptedAgent('Echo');
+    const { context, page, errors } = await open();
+    await signIn(page, server.adminKey, `/agents/${agentId}/playground`);
+    await page.getByLabel('Message', { exact: true }).fill('hello from the console');
+    await page.getByRole('button', { name: 'Send' }).click();
+    await page.getByLabel('Conversation').getByText('You said: hello from the console').waitFor();
+    await page.waitForURL(/\/threads\/[0-9a-f-]{36}$/);
+    const threadId = page.url().split('/').pop()!;
+    const [run] = (await server.client.GET('/v1/deepagents/threads/{thread_id}/runs', { params: { path: { thread_id: threadId }, query: { limit: 1, offset: 0 } } })).data!;
+    expect(run!.status).toBe('success');
+    await expectAccessible(page);
+    await screenshot(page, 'playground-chat');
+
+    await page.getByRole('link', { name: /^Trace of run/ }).first().click();
+    await page.getByLabel('Waterfall').waitFor();
+    await page.getByLabel('Waterfall').getByRole('button', { name: /^llm/ }).first().click();
+    await page.getByLabel('Run details').getByText('hello from the console').first().waitFor();
+    await expectAccessible(page);
+    await screenshot(page, 'trace-waterfall');
+    expect(errors).toEqual([]);
+    await context.close();
+  });
+
+  it('approves, edits, rejects and responds to calls of a real MCP tool, each from its approval card', async () => {
+    await server.client.POST('/v1/deepagents/mcp-servers', { body: { name: 'Approval tools', url: approvalTools.url, headers: [{ key: 'Authorization', value: 'Bearer approvals-token' }] } });
+    const agentId = await scriptedAgent('Careful adder', 'scripted:demo', {
+      tools: [{ name: 'add', mcp_server_url: approvalTools.url }],
+      interrupt_config: { [`${approvalTools.url}::add`]: true },
+    });
+    const { context, page, errors } = await open();
+    await signIn(page, server.adminKey, `/agents/${agentId}/playground`);
+    const card = page.getByLabel('Approval needed: add');
+    const ask = async (a: number, b: number) => {
+      await page.getByLabel('Message', { exact: true }).fill(`/call add {"a": ${a}, "b": ${b}}`);
+      await page.getByRole('button', { name: 'Send' }).click();
+      await card.waitFor();
+    };
+    const answer = (text: string) => page.getByLabel('Conversation').getByText(text).first().waitFor();
+
+    await ask(2, 3);
+    await expectAccessible(page);
+    await screenshot(page, 'playground-approval');
+    await card.getByRole('button', { name: 'Approve' }).click();
+    await answer('add: 5');
+    expect(approvalTools.calls).toEqual([{ name: 'add', args: { a: 2, b: 3 } }]);
+
+    await ask(4, 4);
+    await card.getByRole('button', { name: 'Edit' }).click();
+    await card.getByLabel('Arguments').fill('{"a": 40, "b": 2}');
+    await card.getByRole('button', { name: 'Run with these arguments' }).click();
+    await answer('add: 42');
+    expect(approvalTools.calls.at(-1)).toEqual({ name: 'add', args: { a: 40, b: 2 } });
+
+    await ask(1, 1);
+    await card.getByRole('button', { name: 'Reject' }).click();
+    await card.getByLabel('Reason (optional)').fill('not now');
+    await card.getByRole('button', { name: 'Reject call' }).click();
+    await card.waitFor({ state: 'detached' });
+    await page.getByRole('button', { name: 'Send' }).waitFor();
+    await expect.poll(async () => (await page.getByLabel('Conversation').getByText('not now').count()) > 0).toBe(true);
+
+    await ask(7, 7);
+    await card.getByRole('button', { name: 'Respond' }).click();
+    await card.getByLabel('Response to the agent').fill('the answer is fourteen');
+    await card.getByRole('button', { name: 'Send response' }).click();
+    await answer('add: the answer is fourteen');
+    // Rejected and answered calls never reached the tool server.
+    expect(approvalTools.calls.length).toBe(2);
+    expect(errors).toEqual([]);
+    await context.close();
+  });
+
+  it('resumes a run after a reload mid-stream', async () => {
+    await server.client.POST('/v1/deepagents/model-configs', { body: { name: 'slow-scripted', model_id: 'scripted:slow', parameters: { delay_ms: 150 } } });
+    const agentId = await scriptedAgent('Slow talker', 'slow-scripted');
+    const { context, page, errors } = await open();
+    await signIn(page, server.adminKey, `/agents/${agentId}/playground`);
+    const words = Array.from({ length: 30 }, (_, i) => `word${i}`).join(' ');
+    await page.getByLabel('Message', { exact: true }).fill(words);
+    await page.getByRole('button', { name: 'Send' }).click();
+    await page.waitForURL(/\/threads\//);
+    // Reload once the answer has started but not finished.
+    await page.getByLabel('Conversation').getByText(/You said: word0/).waitFor();
+    expect(await page.getByLabel('Conversation').getByText(`You said: ${words}`).count()).toBe(0);
+    await page.reload();
+    await page.getByLabel('Conversation').getByText(`You said: ${words}`).waitFor();
+    expect(errors).toEqual([]);
+    await context.close();
+  });
+});

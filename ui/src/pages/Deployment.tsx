@@ -1,0 +1,128 @@
+import { Alert, Anchor, Badge, Button, Code, Group, Loader, Paper, SegmentedControl, Stack, Text, Timeline, Title } from '@mantine/core';
+import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { useEffect, useState } from 'react';
+import { Link, useNavigate, useParams } from 'react-router';
+import { api, canWrite, ok } from '../api';
+import { useSession } from '../App';
+import { deploymentColor } from './Deployments';
+
+const active = (status: string) => !/READY|DEPLOYED|FAIL|ERROR|SKIPPED|INTERRUPTED|DELETED/.test(status);
+
+export default function Deployment() {
+  const { deploymentId = '' } = useParams();
+  const session = useSession().data;
+  const navigate = useNavigate();
+  const client = useQueryClient();
+  const path = { deployment_id: deploymentId };
+  const deployment = useQuery({
+    queryKey: ['deployment', deploymentId],
+    queryFn: async () => ok(await api.GET('/v2/deployments/{deployment_id}', { params: { path } })),
+    refetchInterval: (q) => (q.state.data && active(q.state.data.status) ? 1500 : 10_000),
+  });
+  const revisions = useQuery({
+    queryKey: ['deployment-revisions', deploymentId, deployment.data?.status],
+    queryFn: async () => ok(await api.GET('/v2/deployments/{deployment_id}/revisions', { params: { path, query: { limit: 50, offset: 0 } } })),
+  });
+  const [revision, setRevision] = useState<string | null>(null);
+  const [kind, setKind] = useState<'build' | 'deploy'>('build');
+  useEffect(() => {
+    if (!revision && deployment.data?.latest_revision_id) setRevision(deployment.data.latest_revision_id);
+  }, [deployment.data, revision]);
+  const revStatus = revisions.data?.resources.find((r) => r.id === revision)?.status ?? '';
+  const logs = useQuery({
+    queryKey: ['deployment-logs', deploymentId, revision, kind],
+    enabled: Boolean(revision),
+    queryFn: async () =>
+      kind === 'build'
+        ? ok(await api.GET('/v2/deployments/{deployment_id}/revisions/{revision_id}/build-logs', { params: { path: { ...path, revision_id: revision! } } }))
+        : ok(await api.GET('/v2/deployments/{deployment_id}/revisions/{revision_id}/deploy-logs', { params: { path: { ...path, revision_id: revision! } } })),
+    refetchInterval: active(revStatus) || kind === 'deploy' ? 1500 : false,
+  });
+  const redeploy = useMutation({
+    mutationFn: async () => ok(await api.POST('/v2/deployments/{deployment_id}/revisions/{revision_id}/redeploy', { params: { path: { ...path, revision_id: revision! } } })),
+    onSuccess: (r) => {
+      setRevision(r.id);
+      void client.invalidateQueries({ queryKey: ['deployment', deploymentId] });
+    },
+  });
+  const remove = useMutation({
+    mutationFn: async () => ok(await api.DELETE('/v2/deployments/{deployment_id}', { params: { path } })),
+    onSuccess: () => {
+      void client.invalidateQueries({ queryKey: ['deployments'] });
+      navigate('/deployments');
+    },
+  });
+  if (deployment.isPending) return <Loader aria-label="Loading deployment" />;
+  if (deployment.error) return <Alert color="red">{deployment.error.message}</Alert>;
+  const d = deployment.data;
+  return (
+    <Stack>
+      <div>
+        <Anchor component={Link} to="/deployments" size="sm">
+          ← Deployments
+        </Anchor>
+        <Group gap="xs">
+          <Title order={2}>{d.name}</Title>
+          <Badge color={deploymentColor(d.status)} aria-label={`Status ${d.status}`}>
+            {d.status}
+          </Badge>
+        </Group>
+        {d.source_config.custom_url && (
+          <Anchor href={d.source_config.custom_url} size="sm" className="wrap-anywhere">
+            {d.source_config.custom_url}
+          </Anchor>
+        )}
+      </div>
+      {canWrite(session) && (
+        <Group gap="xs">
+          <Button variant="default" onClick={() => redeploy.mutate()} loading={redeploy.isPending} disabled={!revision}>
+            Redeploy
+          </Button>
+          <Button variant="light" color="red" onClick={() => remove.mutate()} loading={remove.isPending}>
+            Delete deployment
+          </Button>
+        </Group>
+      )}
+      {(redeploy.error || remove.error) && <Alert color="red">{(redeploy.error ?? remove.error)!.message}</Alert>}
+      <Paper withBorder p="sm" aria-label="Revisions">
+        <Text fw={600} mb="xs">
+          Revisions
+        </Text>
+        <Timeline active={-1} bulletSize={14} lineWidth={2}>
+          {revisions.data?.resources.map((r) => (
+            <Timeline.Item key={r.id} title={<Anchor component="button" type="button" onClick={() => setRevision(r.id)} fw={r.id === revision ? 700 : 400}>{`${r.status} · ${r.id.slice(0, 8)}`}</Anchor>}>
+              <Text size="xs" c="dimmed">
+                {new Date(r.created_at).toLocaleString()}
+                {r.id === d.active_revision_id ? ' · active' : ''}
+                {r.source_revision_config.repo_commit_sha ? ` · ${r.source_revision_config.repo_commit_sha.slice(0, 7)}` : ''}
+              </Text>
+              {r.status_message && (
+                <Text size="xs" c="red" className="wrap-anywhere">
+                  {r.status_message}
+                </Text>
+              )}
+            </Timeline.Item>
+          ))}
+        </Timeline>
+      </Paper>
+      <Paper withBorder p="sm" aria-label="Logs">
+        <Group justify="space-between" mb="xs">
+          <Text fw={600}>Logs {revision ? `of ${revision.slice(0, 8)}` : ''}</Text>
+          <SegmentedControl
+            aria-label="Log kind"
+            value={kind}
+            onChange={(v) => setKind(v as 'build' | 'deploy')}
+            data={[
+              { value: 'build', label: 'Build' },
+              { value: 'deploy', label: 'Deploy' },
+            ]}
+          />
+        </Group>
+        {logs.error && <Alert color="red">{logs.error.message}</Alert>}
+        <Code block className="wrap-anywhere" style={{ maxHeight: 420, overflow: 'auto' }}>
+          {logs.data?.logs || '(no output yet)'}
+        </Code>
+      </Paper>
+    </Stack>
+  );
+}

@@ -1,0 +1,142 @@
+import { Alert, Anchor, Badge, Button, Group, Modal, Select, Stack, Table, Text, TextInput, Title } from '@mantine/core';
+import { useDisclosure } from '@mantine/hooks';
+import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { useState, type FormEvent } from 'react';
+import { Link, useNavigate } from 'react-router';
+import { api, canWrite, ok } from '../api';
+import { useSession } from '../App';
+
+export function deploymentColor(status: string): string {
+  return /READY|DEPLOYED/.test(status) ? 'green' : /FAIL|ERROR/.test(status) ? 'red' : 'blue';
+}
+
+export default function Deployments() {
+  const session = useSession().data;
+  const [opened, { open, close }] = useDisclosure(false);
+  const list = useQuery({
+    queryKey: ['deployments'],
+    queryFn: async () => ok(await api.GET('/v2/deployments', { params: { query: { limit: 100, offset: 0 } } })),
+    refetchInterval: 5000,
+  });
+  return (
+    <Stack>
+      <Group justify="space-between">
+        <Title order={2}>Deployments</Title>
+        {canWrite(session) && <Button onClick={open}>New deployment</Button>}
+      </Group>
+      {list.error && <Alert color="red">{list.error.message}</Alert>}
+      <Table.ScrollContainer minWidth={360}>
+        <Table striped highlightOnHover>
+          <Table.Thead>
+            <Table.Tr>
+              <Table.Th>Name</Table.Th>
+              <Table.Th>Status</Table.Th>
+              <Table.Th visibleFrom="sm">Source</Table.Th>
+              <Table.Th visibleFrom="sm">Updated</Table.Th>
+            </Table.Tr>
+          </Table.Thead>
+          <Table.Tbody>
+            {list.data?.resources.map((d) => (
+              <Table.Tr key={d.id}>
+                <Table.Td>
+                  <Anchor component={Link} to={`/deployments/${d.id}`}>
+                    {d.name}
+                  </Anchor>
+                </Table.Td>
+                <Table.Td>
+                  <Badge color={deploymentColor(d.status)} variant="light">
+                    {d.status}
+                  </Badge>
+                </Table.Td>
+                <Table.Td visibleFrom="sm">{d.source}</Table.Td>
+                <Table.Td visibleFrom="sm">{new Date(d.updated_at).toLocaleString()}</Table.Td>
+              </Table.Tr>
+            ))}
+          </Table.Tbody>
+        </Table>
+      </Table.ScrollContainer>
+      {list.data?.resources.length === 0 && <Text c="dimmed">No deployments yet.</Text>}
+      <Modal opened={opened} onClose={close} title="New deployment" size="lg">
+        <CreateDeployment onDone={close} />
+      </Modal>
+    </Stack>
+  );
+}
+
+function CreateDeployment({ onDone }: { onDone: () => void }) {
+  const client = useQueryClient();
+  const navigate = useNavigate();
+  const integrations = useQuery({ queryKey: ['integrations'], queryFn: async () => ok(await api.GET('/v1/integrations/forge/vcshost')) });
+  const [integration, setIntegration] = useState<string | null>(null);
+  const repos = useQuery({
+    queryKey: ['repos', integration],
+    enabled: Boolean(integration),
+    queryFn: async () => ok(await api.GET('/v1/integrations/forge/vcshost/{integration_id}/repos', { params: { path: { integration_id: integration! } } })),
+  });
+  const [repo, setRepo] = useState<string | null>(null);
+  const [name, setName] = useState('');
+  const [ref, setRef] = useState('');
+  const repoList = (repos.data as { url: string; name: string; owner: string; default_branch: string }[] | undefined) ?? [];
+  const create = useMutation({
+    mutationFn: async () =>
+      ok(
+        await api.POST('/v2/deployments', {
+          body: {
+            name,
+            source: 'vcshost',
+            source_config: { integration_id: integration, repo_url: repo },
+            source_revision_config: { repo_ref: ref || repoList.find((r) => r.url === repo)?.default_branch || null },
+            secrets: [],
+          },
+        }),
+      ),
+    onSuccess: (d) => {
+      void client.invalidateQueries({ queryKey: ['deployments'] });
+      onDone();
+      navigate(`/deployments/${d.id}`);
+    },
+  });
+  const submit = (e: FormEvent) => {
+    e.preventDefault();
+    create.mutate();
+  };
+  const integrationList = (integrations.data as { id: string; name: string; kind: string }[] | undefined) ?? [];
+  return (
+    <form onSubmit={submit}>
+      <Stack>
+        {integrations.error && <Alert color="red">{integrations.error.message}</Alert>}
+        <Select
+          label="Integration"
+          data={integrationList.map((i) => ({ value: i.id, label: `${i.name} (${i.kind})` }))}
+          value={integration}
+          onChange={(v) => {
+            setIntegration(v);
+            setRepo(null);
+          }}
+          nothingFoundMessage="No integrations"
+          required
+        />
+        <Select
+          label="Repository"
+          data={repoList.map((r) => ({ value: r.url, label: `${r.owner}/${r.name}` }))}
+          value={repo}
+          onChange={(v) => {
+            setRepo(v);
+            const r = repoList.find((x) => x.url === v);
+            if (r && !name) setName(r.name.toLowerCase().replace(/[^a-z0-9-]/g, '-').replace(/^[^a-z]+/, ''));
+          }}
+          disabled={!integration}
+          searchable
+          required
+        />
+        {repos.error && <Alert color="red">{repos.error.message}</Alert>}
+        <TextInput label="Deployment name" description="Lowercase letters, digits and hyphens" value={name} onChange={(e) => setName(e.currentTarget.value)} required />
+        <TextInput label="Branch, tag or commit" placeholder={repoList.find((r) => r.url === repo)?.default_branch ?? 'default branch'} value={ref} onChange={(e) => setRef(e.currentTarget.value)} />
+        {create.error && <Alert color="red">{create.error.message}</Alert>}
+        <Button type="submit" loading={create.isPending}>
+          Create deployment
+        </Button>
+      </Stack>
+    </form>
+  );
+}

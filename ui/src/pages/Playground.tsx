@@ -1,0 +1,469 @@
+// The playground: threads of one agent and a chat over Hangar's LangGraph protocol through the
+// official `useStream` hook (streamed tokens, tool calls, subagents, approvals, resumable runs).
+import { Alert, Anchor, Badge, Button, Card, Code, Group, JsonInput, Loader, NavLink, Paper, ScrollArea, Select, SimpleGrid, Stack, Text, Textarea, Title } from '@mantine/core';
+import { useQuery, useQueryClient } from '@tanstack/react-query';
+import { useStream, type UseStream } from '@langchain/langgraph-sdk/react';
+import type { Message } from '@langchain/langgraph-sdk';
+import { useEffect, useMemo, useState, type FormEvent, type KeyboardEvent } from 'react';
+import Markdown from 'react-markdown';
+import { Link, useLocation, useNavigate, useParams } from 'react-router';
+import { api, canWrite, getCsrfToken, ok } from '../api';
+import { useSession } from '../App';
+
+interface ActionRequest {
+  name: string;
+  args: Record<string, unknown>;
+  description?: string;
+}
+interface ReviewConfig {
+  action_name: string;
+  allowed_decisions?: string[];
+}
+interface ApprovalRequest {
+  action_requests?: ActionRequest[];
+  review_configs?: ReviewConfig[];
+}
+type Decision = { type: 'approve' } | { type: 'edit'; edited_action: { name: string; args: Record<string, unknown> } } | { type: 'reject'; message?: string } | { type: 'respond'; message: string };
+interface Todo {
+  content: string;
+  status: string;
+}
+interface AgentState extends Record<string, unknown> {
+  messages: Message[];
+  todos?: Todo[];
+  files?: Record<string, { content?: string[] | string } | string>;
+}
+
+const timeZone = Intl.DateTimeFormat().resolvedOptions().timeZone;
+
+function text(content: Message['content']): string {
+  if (typeof content === 'string') return content;
+  return content.map((c) => ('text' in c && typeof c.text === 'string' ? c.text : '')).join('');
+}
+
+export default function Playground() {
+  const params = useParams();
+  const navigate = useNavigate();
+  const location = useLocation();
+  // A new thread's page knows its agent from the navigation, so the chat stays mounted (and its
+  // stream open) while the URL becomes /threads/{id}.
+  const fromNavigation = (location.state as { agentId?: string } | null)?.agentId;
+  // /threads/{id} deep links find the agent through the thread.
+  const threadOnly = useQuery({
+    queryKey: ['thread', params.threadId],
+    enabled: Boolean(params.threadId) && !fromNavigation,
+    queryFn: async () => ok(await api.GET('/v1/deepagents/threads/{thread_id}', { params: { path: { thread_id: params.threadId! } } })),
+  });
+  const agentId = params.agentId ?? fromNavigation ?? threadOnly.data?.agent_id;
+  const threadId = params.threadId ?? null;
+  if (threadOnly.error) return <Alert color="red">{threadOnly.error.message}</Alert>;
+  if (!agentId) return <Loader aria-label="Loading thread" />;
+  return <Chat key={agentId} agentId={agentId} threadId={threadId} onThread={(id) => navigate(`/threads/${id}`, { replace: !threadId, state: { agentId } })} />;
+}
+
+function Chat({ agentId, threadId, onThread }: { agentId: string; threadId: string | null; onThread: (id: string) => void }) {
+  const session = useSession().data;
+  const writable = canWrite(session);
+  const client = useQueryClient();
+  const agent = useQuery({
+    queryKey: ['agent', agentId],
+    queryFn: async () => ok(await api.GET('/v1/deepagents/agents/{agent_id}', { params: { path: { agent_id: agentId } } })),
+  });
+  const [statusFilter, setStatusFilter] = useState<string | null>(null);
+  const threads = useQuery({
+    queryKey: ['threads', agentId, statusFilter],
+    queryFn: async () =>
+      ok(
+        await api.POST('/v1/deepagents/threads/search', {
+          body: { agent_id: agentId, limit: 50, offset: 0, ...(statusFilter ? { status: statusFilter as 'idle' } : {}) },
+        }),
+      ),
+  });
+  const runs = useQuery({
+    queryKey: ['runs', threadId],
+    enabled: Boolean(threadId),
+    queryFn: async () => ok(await api.GET('/v1/deepagents/threads/{thread_id}/runs', { params: { path: { thread_id: threadId! }, query: { limit: 20, offset: 0 } } })),
+  });
+  const refresh = () => {
+    void client.invalidateQueries({ queryKey: ['threads', agentId] });
+    void client.invalidateQueries({ queryKey: ['runs'] });
+  };
+  const csrf = getCsrfToken();
+  const stream = useStream<AgentState>({
+    apiUrl: `${window.location.origin}/v1/deepagents`,
+    apiKey: null,
+    assistantId: agentId,
+    threadId,
+    onThreadId: onThread,
+    reconnectOnMount: true,
+    defaultHeaders: csrf ? { 'X-CSRF-Token': csrf } : {},
+    messagesKey: 'messages',
+    onCreated: refresh,
+    onFinish: refresh,
+    onError: refresh,
+    fetchStateHistory: false,
+  }) as unknown as UseStream<AgentState>; // the non-deep-agent overload's type omits the tool-call and subagent helpers it returns
+  const [input, setInput] = useState('');
+  const send = (e?: FormEvent) => {
+    e?.preventDefault();
+    const content = input.trim();
+    if (!content) return;
+    setInput('');
+    void stream.submit(
+      { messages: [{ type: 'human', content }] },
+      {
+        config: { configurable: { user_timezone: timeZone } },
+        streamMode: ['values', 'messages-tuple', 'updates'],
+        streamSubgraphs: true,
+        streamResumable: true,
+        onDisconnect: 'continue',
+        optimisticValues: (prev) => ({ ...prev, messages: [...(prev.messages ?? []), { type: 'human', content }] as Message[] }),
+      },
+    );
+  };
+  const onKey = (e: KeyboardEvent<HTMLTextAreaElement>) => {
+    if (e.key === 'Enter' && !e.shiftKey) send(e as unknown as FormEvent);
+  };
+  const decide = (decisions: Decision[]) =>
+    void stream.submit(null, {
+      command: { resume: { decisions } },
+      config: { configurable: { user_timezone: timeZone } },
+      streamMode: ['values', 'messages-tuple', 'updates'],
+      streamSubgraphs: true,
+      streamResumable: true,
+      onDisconnect: 'continue',
+    });
+  const activeRun = runs.data?.find((r) => r.status === 'pending' || r.status === 'running');
+  const cancel = async () => {
+    if (threadId && activeRun) await api.POST('/v1/deepagents/threads/{thread_id}/runs/{run_id}/cancel', { params: { path: { thread_id: threadId, run_id: activeRun.run_id } } });
+    await stream.stop();
+    refresh();
+  };
+  const approval = stream.interrupt?.value as ApprovalRequest | undefined;
+  const todos = stream.values?.todos ?? [];
+  const files = Object.entries(stream.values?.files ?? {});
+  const latestRun = runs.data?.[0];
+
+  return (
+    <Stack>
+      <Group justify="space-between">
+        <div>
+          <Anchor component={Link} to={`/agents/${agentId}`} size="sm">
+            ← {agent.data?.name ?? 'Agent'}
+          </Anchor>
+          <Title order={2}>Playground</Title>
+        </div>
+        <Button variant="default" component={Link} to={`/agents/${agentId}/playground`}>
+          New thread
+        </Button>
+      </Group>
+      <SimpleGrid cols={{ base: 1, md: 3 }} spacing="md" style={{ alignItems: 'start' }}>
+        <Paper withBorder p="xs" aria-label="Threads">
+          <Select
+            label="Thread status"
+            placeholder="Any"
+            data={['idle', 'busy', 'interrupted', 'error']}
+            value={statusFilter}
+            onChange={setStatusFilter}
+            clearable
+            size="xs"
+            mb="xs"
+          />
+          <ScrollArea.Autosize mah={320}>
+            {threads.data?.map((t) => (
+              <NavLink
+                key={t.id}
+                component={Link}
+                to={`/threads/${t.id}`}
+                active={t.id === threadId}
+                label={new Date(t.created_at).toLocaleString()}
+                description={t.id.slice(0, 8)}
+                rightSection={<Badge size="xs" color={t.status === 'interrupted' ? 'orange' : t.status === 'error' ? 'red' : t.status === 'busy' ? 'blue' : 'gray'}>{t.status}</Badge>}
+              />
+            ))}
+            {threads.data?.length === 0 && (
+              <Text size="sm" c="dimmed">
+                No threads yet.
+              </Text>
+            )}
+          </ScrollArea.Autosize>
+        </Paper>
+        <Stack style={{ gridColumn: 'span 2' }} className="chat-column">
+          <Paper withBorder p="sm" aria-label="Conversation" aria-live="polite" aria-busy={stream.isLoading}>
+            <Stack gap="sm">
+              {stream.isThreadLoading && <Loader size="sm" aria-label="Loading conversation" />}
+              {stream.messages.length === 0 && !stream.isThreadLoading && (
+                <Text c="dimmed" size="sm">
+                  Say something to {agent.data?.name ?? 'the agent'}.
+                </Text>
+              )}
+              {stream.messages.map((m, i) => (
+                <MessageView key={m.id ?? i} message={m} stream={stream} />
+              ))}
+              {stream.isLoading && !approval && (
+                <Group gap="xs">
+                  <Loader size="xs" aria-label="Agent is working" />
+                  <Text size="sm" c="dimmed">
+                    working…
+                  </Text>
+                </Group>
+              )}
+            </Stack>
+          </Paper>
+          {approval?.action_requests?.map((req, i) => (
+            <ApprovalCard key={`${stream.interrupt?.id ?? ''}-${i}`} request={req} config={approval.review_configs?.find((c) => c.action_name === req.name)} count={approval.action_requests!.length} index={i} onDecide={decide} disabled={!writable} />
+          ))}
+          {stream.error != null && (
+            <Alert color="red" title="Run failed">
+              {stream.error instanceof Error ? stream.error.message : String(stream.error)}
+            </Alert>
+          )}
+          {writable && (
+            <form onSubmit={send}>
+              <Stack gap="xs">
+                <Textarea label="Message" placeholder="Ask the agent… (Enter sends, Shift+Enter for a new line)" autosize minRows={2} value={input} onChange={(e) => setInput(e.currentTarget.value)} onKeyDown={onKey} />
+                <Group gap="xs">
+                  <Button type="submit" disabled={!input.trim() || Boolean(approval)}>
+                    Send
+                  </Button>
+                  {stream.isLoading && (
+                    <Button variant="light" color="red" onClick={() => void cancel()}>
+                      Cancel run
+                    </Button>
+                  )}
+                  {latestRun && threadId && (
+                    <Anchor component={Link} to={`/traces/${latestRun.run_id}?thread_id=${threadId}`} size="sm">
+                      View trace of the last run
+                    </Anchor>
+                  )}
+                </Group>
+              </Stack>
+            </form>
+          )}
+          <SimpleGrid cols={{ base: 1, sm: 2 }}>
+            <Paper withBorder p="xs" aria-label="Todos">
+              <Text fw={600} size="sm">
+                Todos
+              </Text>
+              {todos.length === 0 && (
+                <Text size="sm" c="dimmed">
+                  None
+                </Text>
+              )}
+              {todos.map((t, i) => (
+                <Text size="sm" key={i}>
+                  {t.status === 'completed' ? '☑' : t.status === 'in_progress' ? '▶' : '☐'} {t.content}
+                </Text>
+              ))}
+            </Paper>
+            <Paper withBorder p="xs" aria-label="Files">
+              <Text fw={600} size="sm">
+                Files
+              </Text>
+              {files.length === 0 && (
+                <Text size="sm" c="dimmed">
+                  None
+                </Text>
+              )}
+              {files.map(([path, f]) => (
+                <details key={path}>
+                  <summary>
+                    <Text span size="sm" ff="monospace">
+                      {path}
+                    </Text>
+                  </summary>
+                  <Code block className="wrap-anywhere">
+                    {typeof f === 'string' ? f : Array.isArray(f.content) ? f.content.join('\n') : (f.content ?? '')}
+                  </Code>
+                </details>
+              ))}
+            </Paper>
+          </SimpleGrid>
+          {runs.data && runs.data.length > 0 && (
+            <Paper withBorder p="xs" aria-label="Runs">
+              <Text fw={600} size="sm">
+                Runs
+              </Text>
+              {runs.data.map((r) => (
+                <Group key={r.run_id} gap="xs">
+                  <Badge size="xs" color={r.status === 'success' ? 'green' : r.status === 'error' ? 'red' : 'gray'}>
+                    {r.status}
+                  </Badge>
+                  <Anchor component={Link} to={`/traces/${r.run_id}?thread_id=${r.thread_id}`} size="sm">
+                    Trace of run {r.run_id.slice(0, 8)}
+                  </Anchor>
+                </Group>
+              ))}
+            </Paper>
+          )}
+        </Stack>
+      </SimpleGrid>
+    </Stack>
+  );
+}
+
+type Stream = UseStream<AgentState>;
+
+function MessageView({ message: m, stream }: { message: Message; stream: Stream }) {
+  if (m.type === 'tool') return null; // shown inside the tool-call card of the AI message that asked
+  const who = m.type === 'human' ? 'You' : m.type === 'ai' ? 'Agent' : m.type;
+  const calls = m.type === 'ai' ? stream.getToolCalls(m) : [];
+  const body = text(m.content);
+  return (
+    <div aria-label={`${who} message`}>
+      <Text size="xs" c="dimmed" fw={600}>
+        {who}
+      </Text>
+      {body && (
+        <div className="markdown-preview">
+          <Markdown>{body}</Markdown>
+        </div>
+      )}
+      {calls.map((c) => {
+        const sub = c.call.name === 'task' && c.call.id ? stream.getSubagent(c.call.id) : undefined;
+        return (
+          <Card withBorder key={c.call.id ?? c.call.name} p="xs" mt={4} aria-label={`Tool call ${c.call.name}`}>
+            <Group gap="xs">
+              <Text size="sm" fw={600} ff="monospace">
+                {c.call.name}
+              </Text>
+              <Badge size="xs" color={c.state === 'error' ? 'red' : c.state === 'completed' ? 'green' : 'gray'}>
+                {c.state}
+              </Badge>
+            </Group>
+            <Code block className="wrap-anywhere">
+              {JSON.stringify(c.call.args, null, 2)}
+            </Code>
+            {c.result && (
+              <>
+                <Text size="xs" c="dimmed" mt={4}>
+                  Result
+                </Text>
+                <Code block className="wrap-anywhere">
+                  {text(c.result.content)}
+                </Code>
+              </>
+            )}
+            {sub && (
+              <Paper withBorder p="xs" mt={4} aria-label={`Subagent ${String(sub.toolCall.args.subagent_type ?? '')}`}>
+                <Text size="xs" fw={600}>
+                  Subagent {String(sub.toolCall.args.subagent_type ?? '')} · {sub.status}
+                </Text>
+                {sub.messages.map((sm, j) => (
+                  <Text size="sm" key={sm.id ?? j} className="wrap-anywhere">
+                    {sm.type === 'ai' ? '› ' : ''}
+                    {text(sm.content)}
+                  </Text>
+                ))}
+                {sub.result && (
+                  <Text size="sm" className="wrap-anywhere">
+                    {sub.result}
+                  </Text>
+                )}
+              </Paper>
+            )}
+          </Card>
+        );
+      })}
+    </div>
+  );
+}
+
+function ApprovalCard({
+  request,
+  config,
+  count,
+  index,
+  onDecide,
+  disabled,
+}: {
+  request: ActionRequest;
+  config: ReviewConfig | undefined;
+  count: number;
+  index: number;
+  onDecide: (d: Decision[]) => void;
+  disabled: boolean;
+}) {
+  const allowed = new Set(config?.allowed_decisions ?? ['approve', 'edit', 'reject', 'respond']);
+  const [mode, setMode] = useState<'edit' | 'respond' | 'reject' | null>(null);
+  const [args, setArgs] = useState(() => JSON.stringify(request.args, null, 2));
+  const [message, setMessage] = useState('');
+  const parsed = useMemo(() => {
+    try {
+      const v: unknown = JSON.parse(args);
+      return v && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : null;
+    } catch {
+      return null;
+    }
+  }, [args]);
+  useEffect(() => setMode(null), [request]);
+  // One decision per pending action, in order; a card answers for its own action and approves none of the others.
+  const decide = (d: Decision) => onDecide(Array.from({ length: count }, (_, i) => (i === index ? d : { type: 'approve' as const })));
+  return (
+    <Card withBorder p="sm" style={{ borderColor: 'var(--mantine-color-orange-5)' }} aria-label={`Approval needed: ${request.name}`}>
+      <Stack gap="xs">
+        <Text fw={600}>
+          Approve call to <Code>{request.name}</Code>?
+        </Text>
+        {request.description && (
+          <Text size="sm" className="wrap-anywhere">
+            {request.description}
+          </Text>
+        )}
+        <Code block className="wrap-anywhere">
+          {JSON.stringify(request.args, null, 2)}
+        </Code>
+        {mode === 'edit' && <JsonInput label="Arguments" value={args} onChange={setArgs} autosize minRows={3} validationError="Not a JSON object" formatOnBlur />}
+        {(mode === 'respond' || mode === 'reject') && (
+          <Textarea label={mode === 'respond' ? 'Response to the agent' : 'Reason (optional)'} value={message} onChange={(e) => setMessage(e.currentTarget.value)} autosize />
+        )}
+        <Group gap="xs">
+          {mode === null && (
+            <>
+              {allowed.has('approve') && (
+                <Button onClick={() => decide({ type: 'approve' })} disabled={disabled}>
+                  Approve
+                </Button>
+              )}
+              {allowed.has('edit') && (
+                <Button variant="default" onClick={() => setMode('edit')} disabled={disabled}>
+                  Edit
+                </Button>
+              )}
+              {allowed.has('reject') && (
+                <Button variant="light" color="red" onClick={() => setMode('reject')} disabled={disabled}>
+                  Reject
+                </Button>
+              )}
+              {allowed.has('respond') && (
+                <Button variant="default" onClick={() => setMode('respond')} disabled={disabled}>
+                  Respond
+                </Button>
+              )}
+            </>
+          )}
+          {mode === 'edit' && (
+            <Button onClick={() => parsed && decide({ type: 'edit', edited_action: { name: request.name, args: parsed } })} disabled={!parsed}>
+              Run with these arguments
+            </Button>
+          )}
+          {mode === 'reject' && (
+            <Button color="red" onClick={() => decide(message.trim() ? { type: 'reject', message: message.trim() } : { type: 'reject' })}>
+              Reject call
+            </Button>
+          )}
+          {mode === 'respond' && (
+            <Button onClick={() => decide({ type: 'respond', message })} disabled={!message.trim()}>
+              Send response
+            </Button>
+          )}
+          {mode !== null && (
+            <Button variant="subtle" onClick={() => setMode(null)}>
+              Back
+            </Button>
+          )}
+        </Group>
+      </Stack>
+    </Card>
+  );
+}

@@ -1,0 +1,208 @@
+import { ActionIcon, Alert, Anchor, Badge, Button, Card, Group, Modal, SegmentedControl, Select, Stack, Text, TextInput, Title } from '@mantine/core';
+import { useDisclosure } from '@mantine/hooks';
+import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { useState, type FormEvent } from 'react';
+import { api, canWrite, ok, type Schemas } from '../api';
+import { useSession } from '../App';
+
+type Header = { key: string; value: string };
+
+export default function ToolServers() {
+  const session = useSession().data;
+  const servers = useQuery({ queryKey: ['mcp-servers'], queryFn: async () => ok(await api.GET('/v1/deepagents/mcp-servers')) });
+  const [opened, { open, close }] = useDisclosure(false);
+  return (
+    <Stack>
+      <Group justify="space-between">
+        <Title order={2}>Tool servers</Title>
+        {canWrite(session) && <Button onClick={open}>Register tool server</Button>}
+      </Group>
+      {servers.error && <Alert color="red">{servers.error.message}</Alert>}
+      {servers.data?.length === 0 && <Text c="dimmed">No tool servers registered. Agents use the tools of registered MCP servers.</Text>}
+      {servers.data?.map((s) => <ServerCard key={s.id} server={s} writable={canWrite(session)} />)}
+      <Modal opened={opened} onClose={close} title="Register tool server" size="lg">
+        <RegisterServer onDone={close} />
+      </Modal>
+    </Stack>
+  );
+}
+
+function HeaderRows({ headers, onChange }: { headers: Header[]; onChange: (h: Header[]) => void }) {
+  return (
+    <Stack gap="xs">
+      {headers.map((h, i) => (
+        <Group key={i} align="flex-end" wrap="nowrap">
+          <TextInput label={`Header ${i + 1} name`} value={h.key} onChange={(e) => onChange(headers.map((x, j) => (j === i ? { ...x, key: e.currentTarget.value } : x)))} />
+          <TextInput
+            label={`Header ${i + 1} value`}
+            type="password"
+            autoComplete="off"
+            value={h.value}
+            onChange={(e) => onChange(headers.map((x, j) => (j === i ? { ...x, value: e.currentTarget.value } : x)))}
+          />
+          <ActionIcon variant="subtle" color="red" aria-label={`Remove header ${i + 1}`} onClick={() => onChange(headers.filter((_, j) => j !== i))} mb={4}>
+            ×
+          </ActionIcon>
+        </Group>
+      ))}
+      <Button variant="default" size="compact-sm" onClick={() => onChange([...headers, { key: '', value: '' }])} w="fit-content">
+        Add header
+      </Button>
+    </Stack>
+  );
+}
+
+function RegisterServer({ onDone }: { onDone: () => void }) {
+  const client = useQueryClient();
+  const providers = useQuery({ queryKey: ['oauth-providers'], queryFn: async () => ok(await api.GET('/v2/auth/providers')) });
+  const [name, setName] = useState('');
+  const [url, setUrl] = useState('');
+  const [auth, setAuth] = useState<'headers' | 'oauth'>('headers');
+  const [provider, setProvider] = useState<string | null>(null);
+  const [headers, setHeaders] = useState<Header[]>([]);
+  const create = useMutation({
+    mutationFn: async () =>
+      ok(
+        await api.POST('/v1/deepagents/mcp-servers', {
+          body: { name, url, auth_type: auth, headers: headers.filter((h) => h.key), ...(auth === 'oauth' ? { oauth_provider_id: provider } : {}) },
+        }),
+      ),
+    onSuccess: () => {
+      void client.invalidateQueries({ queryKey: ['mcp-servers'] });
+      onDone();
+    },
+  });
+  const submit = (e: FormEvent) => {
+    e.preventDefault();
+    create.mutate();
+  };
+  const providerList = (providers.data as { items?: { id: string; name: string; provider_id: string }[] } | undefined)?.items ?? [];
+  return (
+    <form onSubmit={submit}>
+      <Stack>
+        <TextInput label="Name" value={name} onChange={(e) => setName(e.currentTarget.value)} required data-autofocus />
+        <TextInput label="URL" placeholder="https://tools.example.com/mcp" value={url} onChange={(e) => setUrl(e.currentTarget.value)} required />
+        <SegmentedControl
+          aria-label="Authentication"
+          value={auth}
+          onChange={(v) => setAuth(v as 'headers' | 'oauth')}
+          data={[
+            { value: 'headers', label: 'Headers' },
+            { value: 'oauth', label: 'OAuth' },
+          ]}
+        />
+        {auth === 'oauth' && (
+          <Select
+            label="OAuth provider"
+            data={providerList.map((p) => ({ value: p.id, label: `${p.name} (${p.provider_id})` }))}
+            value={provider}
+            onChange={setProvider}
+            required
+            nothingFoundMessage="No OAuth providers registered"
+          />
+        )}
+        <HeaderRows headers={headers} onChange={setHeaders} />
+        {create.error && <Alert color="red">{create.error.message}</Alert>}
+        <Button type="submit" loading={create.isPending}>
+          Register
+        </Button>
+      </Stack>
+    </form>
+  );
+}
+
+function ServerCard({ server: s, writable }: { server: Schemas['McpServer']; writable: boolean }) {
+  const client = useQueryClient();
+  const [testing, setTesting] = useState(false);
+  const tools = useQuery({
+    queryKey: ['mcp-tools', s.id],
+    enabled: testing,
+    queryFn: async () => ok(await api.GET('/v1/deepagents/mcp-servers/{mcp_server_id}/tools', { params: { path: { mcp_server_id: s.id } } })),
+  });
+  const [replacing, setReplacing] = useState(false);
+  const [headers, setHeaders] = useState<Header[]>([]);
+  const replace = useMutation({
+    mutationFn: async () => ok(await api.PATCH('/v1/deepagents/mcp-servers/{mcp_server_id}', { params: { path: { mcp_server_id: s.id } }, body: { headers: headers.filter((h) => h.key) } })),
+    onSuccess: () => {
+      setReplacing(false);
+      void client.invalidateQueries({ queryKey: ['mcp-servers'] });
+    },
+  });
+  const remove = useMutation({
+    mutationFn: async () => ok(await api.DELETE('/v1/deepagents/mcp-servers/{mcp_server_id}', { params: { path: { mcp_server_id: s.id } } })),
+    onSuccess: () => void client.invalidateQueries({ queryKey: ['mcp-servers'] }),
+  });
+  const authUrl = tools.error?.message.match(/open (https?:\/\/\S+)/)?.[1];
+  return (
+    <Card withBorder>
+      <Stack gap="xs">
+        <Group justify="space-between">
+          <div>
+            <Text fw={600}>{s.name}</Text>
+            <Text size="xs" c="dimmed" className="wrap-anywhere">
+              {s.url}
+            </Text>
+          </div>
+          <Badge variant="light">{s.auth_type}</Badge>
+        </Group>
+        {s.headers && s.headers.length > 0 && (
+          <Text size="sm">
+            Headers: {s.headers.map((h) => `${h.key}: ••••••`).join(', ')}
+          </Text>
+        )}
+        <Group gap="xs">
+          {s.can_invoke && (
+            <Button size="compact-sm" variant="default" onClick={() => (testing ? void tools.refetch() : setTesting(true))} loading={tools.isFetching}>
+              Test connection
+            </Button>
+          )}
+          {writable && (
+            <Button size="compact-sm" variant="default" onClick={() => setReplacing(!replacing)}>
+              Replace headers
+            </Button>
+          )}
+          {writable && (
+            <Button size="compact-sm" variant="subtle" color="red" onClick={() => remove.mutate()} loading={remove.isPending}>
+              Delete
+            </Button>
+          )}
+        </Group>
+        {replacing && (
+          <Stack>
+            <Text size="sm" c="dimmed">
+              Saved values are never shown; the new set replaces them all.
+            </Text>
+            <HeaderRows headers={headers} onChange={setHeaders} />
+            <Button size="compact-sm" onClick={() => replace.mutate()} loading={replace.isPending} w="fit-content">
+              Save headers
+            </Button>
+            {replace.error && <Alert color="red">{replace.error.message}</Alert>}
+          </Stack>
+        )}
+        {tools.error && (
+          <Alert color={authUrl ? 'yellow' : 'red'} title={authUrl ? 'Not connected' : 'Connection failed'}>
+            {authUrl ? (
+              <Anchor href={authUrl} target="_blank" rel="noopener noreferrer">
+                Connect with OAuth
+              </Anchor>
+            ) : (
+              <Text className="wrap-anywhere">{tools.error.message}</Text>
+            )}
+          </Alert>
+        )}
+        {tools.data && (
+          <div aria-label={`Tools of ${s.name}`}>
+            <Text size="sm" fw={600}>
+              {tools.data.tools.length} tools
+            </Text>
+            {tools.data.tools.map((t) => (
+              <Text size="sm" key={t.name} className="wrap-anywhere">
+                <b>{t.name}</b> — {t.description}
+              </Text>
+            ))}
+          </div>
+        )}
+      </Stack>
+    </Card>
+  );
+}

@@ -1,0 +1,107 @@
+import { Alert, Anchor, Badge, Button, Group, NumberInput, Select, SimpleGrid, Stack, Table, Text, TextInput, Title } from '@mantine/core';
+import { useDebouncedValue } from '@mantine/hooks';
+import { useQuery } from '@tanstack/react-query';
+import { useEffect, useState } from 'react';
+import { Link } from 'react-router';
+import { api, ok } from '../api';
+
+export function statusColor(status: string): string {
+  return status === 'error' ? 'red' : status === 'success' ? 'green' : 'gray';
+}
+
+const SINCE: Record<string, number | null> = { 'Last hour': 3600e3, 'Last 24 hours': 86400e3, 'Last 7 days': 7 * 86400e3, 'Any time': null };
+
+export default function Traces() {
+  const projects = useQuery({ queryKey: ['tracing-projects'], queryFn: async () => ok(await api.GET('/v1/tracing/projects')) });
+  const [project, setProject] = useState<string | null>(null);
+  const [status, setStatus] = useState<string | null>(null);
+  const [nameInput, setName] = useState('');
+  const [name] = useDebouncedValue(nameInput, 250);
+  const [minLatency, setMinLatency] = useState<number | string>('');
+  const [since, setSince] = useState<string>('Any time');
+  const [cursor, setCursor] = useState<string | undefined>(undefined);
+  useEffect(() => {
+    if (!project && projects.data?.items.length) setProject((projects.data.items.find((p) => p.is_default) ?? projects.data.items[0]!).id);
+  }, [projects.data, project]);
+  useEffect(() => setCursor(undefined), [project, status, name, minLatency, since]);
+  const window = SINCE[since] ?? null;
+  const runs = useQuery({
+    queryKey: ['trace-runs', project, status, name, minLatency, since, cursor],
+    enabled: Boolean(project),
+    queryFn: async () =>
+      ok(
+        await api.GET('/v1/tracing/projects/{project_id}/runs', {
+          params: {
+            path: { project_id: project! },
+            query: {
+              page_size: 50,
+              ...(status ? { status: status as 'pending' | 'success' | 'error' } : {}),
+              ...(name ? { name } : {}),
+              ...(typeof minLatency === 'number' ? { min_latency_ms: minLatency } : {}),
+              ...(window ? { start_time_gte: new Date(Date.now() - window).toISOString() } : {}),
+              ...(cursor ? { cursor } : {}),
+            },
+          },
+        }),
+      ),
+  });
+  return (
+    <Stack>
+      <Title order={2}>Traces</Title>
+      {projects.error && <Alert color="red">{projects.error.message}</Alert>}
+      <SimpleGrid cols={{ base: 1, xs: 2, md: 5 }}>
+        <Select label="Project" data={(projects.data?.items ?? []).map((p) => ({ value: p.id, label: p.name }))} value={project} onChange={setProject} allowDeselect={false} />
+        <Select label="Status" placeholder="Any" data={['success', 'error', 'pending']} value={status} onChange={setStatus} clearable />
+        <TextInput label="Name contains" value={nameInput} onChange={(e) => setName(e.currentTarget.value)} />
+        <NumberInput label="Min latency (ms)" value={minLatency} onChange={setMinLatency} min={0} />
+        <Select label="Started" data={Object.keys(SINCE)} value={since} onChange={(v) => setSince(v ?? 'Any time')} allowDeselect={false} />
+      </SimpleGrid>
+      {runs.error && <Alert color="red">{runs.error.message}</Alert>}
+      <Table.ScrollContainer minWidth={360}>
+        <Table striped highlightOnHover>
+          <Table.Thead>
+            <Table.Tr>
+              <Table.Th>Run</Table.Th>
+              <Table.Th>Status</Table.Th>
+              <Table.Th>Latency</Table.Th>
+              <Table.Th visibleFrom="sm">Tokens</Table.Th>
+              <Table.Th visibleFrom="sm">Started</Table.Th>
+            </Table.Tr>
+          </Table.Thead>
+          <Table.Tbody>
+            {runs.data?.items.map((r) => (
+              <Table.Tr key={r.id}>
+                <Table.Td>
+                  <Anchor component={Link} to={`/traces/${r.id}`}>
+                    {r.name}
+                  </Anchor>
+                </Table.Td>
+                <Table.Td>
+                  <Badge color={statusColor(r.status)} variant="light">
+                    {r.status}
+                  </Badge>
+                </Table.Td>
+                <Table.Td>{r.latency_ms === null ? '—' : `${Math.round(r.latency_ms)} ms`}</Table.Td>
+                <Table.Td visibleFrom="sm">{r.total_tokens ?? '—'}</Table.Td>
+                <Table.Td visibleFrom="sm">{new Date(r.start_time).toLocaleString()}</Table.Td>
+              </Table.Tr>
+            ))}
+          </Table.Tbody>
+        </Table>
+      </Table.ScrollContainer>
+      {runs.data && runs.data.items.length === 0 && <Text c="dimmed">No runs match.</Text>}
+      <Group>
+        {cursor && (
+          <Button variant="default" onClick={() => setCursor(undefined)}>
+            First page
+          </Button>
+        )}
+        {runs.data?.next_cursor && (
+          <Button variant="default" onClick={() => setCursor(runs.data.next_cursor ?? undefined)}>
+            Next page
+          </Button>
+        )}
+      </Group>
+    </Stack>
+  );
+}
