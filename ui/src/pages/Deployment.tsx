@@ -120,7 +120,7 @@ export default function Deployment() {
         </Group>
         {logs.error && <Alert color="red">{logs.error.message}</Alert>}
         <Code block className="wrap-anywhere" style={{ maxHeight: 420, overflow: 'auto' }}>
-          {logs.data?.logs || '(no output yet)'}
+          {(typeof logs.data === 'string' ? logs.data : logs.data?.logs) || '(no output yet)'}
         </Code>
       </Paper>
     </Stack>
