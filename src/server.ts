@@ -4,7 +4,8 @@ import type { AddressInfo } from 'node:net';
 import { serve, type ServerType } from '@hono/node-server';
 import type { DestinationStream } from 'pino';
 import type { Config } from './config/index.js';
-import { createServices, type Services } from './core/services.js';
+import { createServices, deferredRuntime, type Services } from './core/services.js';
+import { NotificationBus } from './db/bus.js';
 import { agentRunTracing } from './core/tracing/agent-runs.js';
 import { traceSweeper } from './core/tracing/sweeper.js';
 import { createTraceExporters } from './tracing/export/index.js';
@@ -85,8 +86,18 @@ export async function startHangar(config: Config, options: StartOptions = {}): P
     cleanup.push(async () => {
       await Promise.all(traceExporters.map((e) => e.close()));
     });
-    const base = createServices({ db: database.db, cipher, logger, publicUrl, keyCache, traceExporters });
+    // One notification bus for the process (runs, events, cancels), supervised: it reconnects.
+    const bus = new NotificationBus({ connectionString: url, pool: database.pool, logger: logger.child({ component: 'bus' }) });
+    await bus.start();
+    cleanup.push(() => bus.stop());
+    // The services are built once; the runtime is built from them and bound to them afterwards, so
+    // HTTP, workers and background tasks share every instance (and its caches).
+    const runtimePorts = deferredRuntime();
+    const services = createServices({ db: database.db, cipher, logger, publicUrl, keyCache, traceExporters, runtime: runtimePorts.ports, deploy: { routing } });
+    const base = services;
     const runtime = await Runtime.open({
+      bus,
+      lifecycle: services.runLifecycle,
       db: database.db,
       pool: database.pool,
       databaseUrl: url,
@@ -109,7 +120,7 @@ export async function startHangar(config: Config, options: StartOptions = {}): P
       },
     });
     cleanup.push(() => runtime.close());
-    const services = createServices({ db: database.db, cipher, logger, publicUrl, keyCache, traceExporters, runtime: runtime.ports(), deploy: { routing } });
+    runtimePorts.bind(runtime.ports());
     const firstKey = await services.workspaces.bootstrap({ bootstrapApiKey: config.bootstrapApiKey });
     if (firstKey) {
       announce(`Created the first admin API key (shown once, store it now):\n\n  ${firstKey}\n`);

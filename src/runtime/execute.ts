@@ -25,7 +25,9 @@ export interface ExecuteOptions {
 /** Run the graph to its end; never throws (a failure is an `error` event and an `error` outcome). */
 export async function executeRun(options: ExecuteOptions): Promise<RunOutcome> {
   const { run, writer } = options;
-  writer.append({ kind: 'metadata', data: { run_id: run.id, attempt: run.attempt } });
+  // The first attempt's `metadata` was written when the run was accepted (so a queued run's stream
+  // had it at once); a retry announces its attempt.
+  if (run.lastSeq === 0 || run.attempt > 1) writer.append({ kind: 'metadata', data: { run_id: run.id, attempt: run.attempt } });
   const usage = new UsageCounter();
   let modelName = 'unknown';
   try {
@@ -69,7 +71,9 @@ export async function executeRun(options: ExecuteOptions): Promise<RunOutcome> {
     // Cancelled (POST …/cancel, on_disconnect, another run's multitask strategy): not a failure.
     // (A shutdown aborts with another reason: that run fails.)
     if (options.signal.reason instanceof RunCancelled) return { status: 'interrupted', thread: 'idle', usage: usage.total(modelName) };
-    const failure = describe(error);
+    // Stopped for a reason of ours (the event log could not be written, shutdown): that reason.
+    const reason: unknown = options.signal.aborted ? options.signal.reason : undefined;
+    const failure = describe(reason instanceof Error ? reason : error);
     writer.append({ kind: 'error', data: failure });
     return { status: 'error', thread: 'error', error: failure, usage: usage.total(modelName) };
   }

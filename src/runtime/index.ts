@@ -14,7 +14,9 @@ import { blueprintOf } from './agent/blueprint.js';
 import { buildAgent, type BuiltAgent } from './agent/build.js';
 import { AgentCache } from './agent/cache.js';
 import type { CallbackFactory } from './callbacks.js';
-import { postgresSignal, RunEventHub } from './events/hub.js';
+import { RunEventHub } from './events/hub.js';
+import { NotificationBus } from '../db/bus.js';
+import { RunLifecycle } from '../core/runs/lifecycle.js';
 import { parseModelId, resolveChatModel, type ModelLimits, type ModelSpec } from './models/resolve.js';
 import { RunQueue } from './queue.js';
 import { resolvePendingApproval } from './resolve.js';
@@ -36,6 +38,8 @@ export interface RuntimeSettings {
   checkpointDurability: 'async' | 'sync' | 'exit';
   /** On stop, how long runs may go on before they are aborted. */
   drainTimeoutMs: number;
+  /** Written events each running run keeps in memory for late subscribers (default 256). */
+  keepEvents?: number | undefined;
 }
 
 /** What the runtime is built from. */
@@ -52,6 +56,10 @@ export interface RuntimeDeps {
   settings: RuntimeSettings;
   /** Extra LangChain callbacks for every run (tracing registers here). */
   callbackFactories?: CallbackFactory[];
+  /** The process's notification bus (the composition root's); one is opened (and closed) here without it. */
+  bus?: NotificationBus | undefined;
+  /** The owner of run status (stateless; one is made without it). */
+  lifecycle?: RunLifecycle | undefined;
 }
 
 /** What an agent's build depends on, remembered per agent so a cache hit needs no tree read. */
@@ -71,19 +79,28 @@ export class Runtime {
   private readonly cache = new AgentCache();
   private readonly dependencies = new Map<string, AgentDependencies>();
 
+  readonly bus: NotificationBus;
+  readonly lifecycle: RunLifecycle;
+
   private constructor(
     readonly deps: RuntimeDeps,
     readonly storage: LangGraphStorage,
+    bus: NotificationBus,
+    private readonly ownsBus: boolean,
   ) {
-    this.hub = new RunEventHub(deps.pool, postgresSignal(deps.pool, deps.logger), deps.logger);
-    this.queue = new RunQueue(deps.db, deps.pool, `worker-${randomUUID()}`, deps.settings.leaseMs);
+    this.bus = bus;
+    this.lifecycle = deps.lifecycle ?? new RunLifecycle(deps.db);
+    this.hub = new RunEventHub(deps.pool, bus, deps.logger, { keepEvents: deps.settings.keepEvents });
+    this.queue = new RunQueue(this.lifecycle, bus, `worker-${randomUUID()}`, deps.settings.leaseMs);
     this.callbackFactories = [...(deps.callbackFactories ?? [])];
   }
 
   /** Open LangGraph storage and start listening for run events. */
   static async open(deps: RuntimeDeps): Promise<Runtime> {
     const storage = await openLangGraphStorage(deps.databaseUrl, deps.pool);
-    const runtime = new Runtime(deps, storage);
+    const bus = deps.bus ?? new NotificationBus({ connectionString: deps.databaseUrl, pool: deps.pool, logger: deps.logger.child({ component: 'bus' }) });
+    if (!deps.bus) await bus.start();
+    const runtime = new Runtime(deps, storage, bus, !deps.bus);
     await runtime.hub.start();
     return runtime;
   }
@@ -186,6 +203,7 @@ export class Runtime {
   async close(): Promise<void> {
     await this.cache.close();
     await this.hub.stop();
+    if (this.ownsBus) await this.bus.stop();
     await this.storage.close();
   }
 }

@@ -1,10 +1,9 @@
 // Starting runs and following their events. A start validates, then records the run (`pending`) and
 // the thread (`busy`) in one statement and hands the run to the queue; workers do the rest. Resumes of
 // a pending approval are checked against it here, so a wrong answer never reaches the graph.
-import { sql, type Selectable } from 'kysely';
+import { sql, type RawBuilder, type Selectable } from 'kysely';
 import type { Db } from '../../db/index.js';
 import type { RunsTable } from '../../db/tables/runtime.js';
-import { isUniqueViolation } from '../../db/errors.js';
 import { checkDecisions, isApprovalRequest, toMiddlewareResume, type WireDecision } from '../../runtime/agent/approvals.js';
 import type { StoredEvent } from '../../runtime/events/types.js';
 import type { RunInput } from '../../runtime/run-input.js';
@@ -12,7 +11,8 @@ import { type Caller, requireWrite } from '../caller.js';
 import { HangarError, invalidField } from '../errors.js';
 import type { ThreadStateReader } from '../threads/state.js';
 import { toRun, type Run } from '../threads/service.js';
-import { isFinalRunStatus, THREAD_TRANSITIONS } from './status.js';
+import { RunLifecycle } from './lifecycle.js';
+import { isFinalRunStatus, THREAD_TRANSITIONS, type ThreadStatus } from './status.js';
 
 /** What the run service needs of the runtime. */
 export interface RunPorts {
@@ -52,6 +52,7 @@ export class RunService {
     private readonly db: Db,
     private readonly ports: RunPorts,
     private readonly state: ThreadStateReader,
+    private readonly lifecycle: RunLifecycle = new RunLifecycle(db),
   ) {}
 
   /** Accept a run on `threadId`; its events follow through `events`. */
@@ -77,27 +78,21 @@ export class RunService {
     const metadata = { assistant_id: thread.agent_id, is_test_run: thread.metadata.is_test_run === true, multitask_strategy: strategy };
     if (strategy === 'interrupt' || strategy === 'rollback') await this.stopActive(threadId, strategy === 'rollback');
     // Enqueue may join a busy thread (its run waits for the active one); the others need it free.
-    const from = strategy === 'enqueue' ? [...THREAD_TRANSITIONS.busy, 'busy'] : [...THREAD_TRANSITIONS.busy];
     // A resume needs the thread still interrupted: a concurrent resume or resolve must not both win.
-    const allowed = command ? ['interrupted'] : from;
-    try {
-      const { rows } = await sql<Selectable<RunsTable>>`
-        WITH claimed AS (
-          UPDATE threads SET status = 'busy', updated_at = now()
-          WHERE id = ${threadId} AND status IN (${sql.join(allowed)})
-          RETURNING id
-        )
-        INSERT INTO runs (workspace_id, thread_id, agent_id, revision, input, principal, metadata)
-        SELECT ${caller.workspaceId}, id, ${thread.agent_id}, ${thread.head}, ${JSON.stringify(runInput)}::jsonb, ${caller.principal}, ${JSON.stringify(metadata)}::jsonb
-        FROM claimed
-        RETURNING *`.execute(this.db);
-      if (rows.length === 0) throw command ? notInterrupted(threadId) : busy(threadId);
-      await this.ports.announce();
-      return toRun(rows[0]!);
-    } catch (error) {
-      if (isUniqueViolation(error)) throw busy(threadId);
-      throw error;
-    }
+    const threadFrom: ThreadStatus[] = command ? ['interrupted'] : strategy === 'enqueue' ? [...THREAD_TRANSITIONS.busy, 'busy'] : [...THREAD_TRANSITIONS.busy];
+    const created = await this.lifecycle.create({
+      workspaceId: caller.workspaceId,
+      threadId,
+      agentId: thread.agent_id,
+      revision: thread.head,
+      principal: caller.principal,
+      input: runInput,
+      metadata,
+      threadFrom,
+    });
+    if (!created) throw command ? notInterrupted(threadId) : busy(threadId);
+    await this.ports.announce();
+    return toRun(created.row);
   }
 
   /** The run's events after `afterSeq`, then live ones until the run ends (or `signal` aborts). */
@@ -129,18 +124,12 @@ export class RunService {
     if (!thread) throw new HangarError('thread_not_found', `no thread with id ${threadId} in this workspace`);
     if (thread.status !== 'interrupted') throw notInterrupted(threadId);
     // Take the thread first so that a concurrent resume cannot start on it meanwhile.
-    const taken = await this.db.updateTable('threads').set({ status: 'busy', updated_at: new Date() }).where('id', '=', threadId).where('status', '=', 'interrupted').executeTakeFirst();
-    if (Number(taken.numUpdatedRows) === 0) throw notInterrupted(threadId);
+    if (!(await this.lifecycle.takeInterrupted(threadId))) throw notInterrupted(threadId);
     let resolved = false;
     try {
       resolved = await this.ports.resolveInterrupt({ workspaceId: caller.workspaceId, threadId, agentId: thread.agent_id });
     } finally {
-      await this.db
-        .updateTable('threads')
-        .set({ status: resolved ? 'idle' : 'interrupted', updated_at: new Date() })
-        .where('id', '=', threadId)
-        .where('status', '=', 'busy')
-        .execute();
+      await this.lifecycle.releaseTaken(threadId, resolved ? 'idle' : 'interrupted');
     }
     if (!resolved) throw notInterrupted(threadId);
   }
@@ -171,18 +160,8 @@ export class RunService {
    * Mark the matching active runs `interrupted`, free their thread unless another run waits on it,
    * and tell the workers executing them to stop.
    */
-  private async interruptRuns(which: ReturnType<typeof sql>): Promise<Selectable<RunsTable>[]> {
-    const { rows } = await sql<Selectable<RunsTable>>`
-      WITH stopped AS (
-        UPDATE runs SET status = 'interrupted', ended_at = now(), updated_at = now(), lease_owner = NULL, lease_expires_at = NULL
-        WHERE ${which} AND status IN ('pending', 'running')
-        RETURNING *
-      ), freed AS (
-        UPDATE threads t SET status = 'idle', updated_at = now()
-        WHERE t.id IN (SELECT thread_id FROM stopped) AND t.status = 'busy'
-          AND NOT EXISTS (SELECT 1 FROM runs r WHERE r.thread_id = t.id AND r.status IN ('pending', 'running') AND r.id NOT IN (SELECT id FROM stopped))
-      )
-      SELECT * FROM stopped`.execute(this.db);
+  private async interruptRuns(which: RawBuilder<unknown>): Promise<Selectable<RunsTable>[]> {
+    const rows = await this.lifecycle.cancel(which);
     await Promise.all(rows.map((r) => this.ports.cancel(r.id)));
     return rows;
   }
