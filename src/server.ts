@@ -8,6 +8,7 @@ import { createServices, deferredRuntime, type Services } from './core/services.
 import { NotificationBus } from './db/bus.js';
 import { agentRunTracing } from './core/tracing/agent-runs.js';
 import { traceSweeper } from './core/tracing/sweeper.js';
+import { runEventSweeper } from './core/runs/sweeper.js';
 import { createTraceExporters } from './tracing/export/index.js';
 import { createCipher, loadSecretKey } from './core/secrets/cipher.js';
 import { KeyCache } from './core/workspaces/key-cache.js';
@@ -15,6 +16,7 @@ import { ensureDatabase, startEmbeddedDatabase, type EmbeddedDatabase } from './
 import { openDatabase, type DatabaseHandle } from './db/index.js';
 import { migrate } from './db/migrate.js';
 import { createApp } from './http/app.js';
+import { StreamSlots } from './http/sse.js';
 import { Runtime } from './runtime/index.js';
 import { createLogger, type Logger } from './logging.js';
 import { createReconciler } from './deploy/index.js';
@@ -132,6 +134,7 @@ export async function startHangar(config: Config, options: StartOptions = {}): P
       services.deployments.nudge = () => reconciler.nudge();
       background.push(reconciler);
       background.push(traceSweeper({ tracing: services.tracing, retentionDays: config.traceRetentionDays, logger }));
+      background.push(runEventSweeper({ lifecycle: services.runLifecycle, retentionDays: config.runEventRetentionDays, logger }));
     }
     for (const task of background) {
       await task.start();
@@ -144,6 +147,7 @@ export async function startHangar(config: Config, options: StartOptions = {}): P
       info: { version: VERSION, storage: embedded ? 'embedded' : 'external', role: config.role },
       bodyLimitBytes: config.bodyLimitBytes,
       heartbeatMs: config.heartbeatMs,
+      streams: new StreamSlots(config.streamCapacity),
     });
     const server = await listen(app.fetch, config.host, config.port);
     const port = (server.address() as AddressInfo).port;

@@ -10,6 +10,7 @@ export type ErrorType =
   | 'conflict'
   | 'payload_too_large'
   | 'upstream'
+  | 'unavailable'
   | 'internal';
 
 interface Entry {
@@ -93,6 +94,11 @@ export const errorCatalogue = {
     status: 409,
     type: 'conflict',
     meaning: 'The thread has no pending interrupt: there is nothing to resume or resolve.',
+  },
+  stream_capacity_reached: {
+    status: 503,
+    type: 'unavailable',
+    meaning: 'This server already serves as many run streams as HANGAR_STREAM_CAPACITY allows; retry shortly or on another replica.',
   },
   run_not_active: { status: 409, type: 'conflict', meaning: 'The run already ended; only a pending or running run can be cancelled.' },
   // OAuth providers, authorization sessions and tokens (issue 7)

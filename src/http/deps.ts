@@ -1,6 +1,7 @@
 // What the HTTP app is built from. createApp never reads the environment: everything arrives here.
 import type { Services } from '../core/services.js';
 import type { Logger } from '../logging.js';
+import type { StreamSlots } from './sse.js';
 
 /** Facts about this server shown at `GET /info`. */
 export interface ServerInfo {
@@ -17,4 +18,6 @@ export interface AppDeps {
   bodyLimitBytes: number;
   /** Interval of `: heartbeat` comments on idle run streams. */
   heartbeatMs: number;
+  /** The process's run-stream slots (HANGAR_STREAM_CAPACITY); unlimited without. */
+  streams?: StreamSlots | undefined;
 }

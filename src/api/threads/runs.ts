@@ -3,7 +3,7 @@ import { createRoute, z } from '@hono/zod-openapi';
 import type { AppDeps } from '../../http/deps.js';
 import { apiKeySecurity, errorResponses, jsonBody, jsonResponse, uuidParam } from '../../http/openapi.js';
 import { newRouter } from '../../http/router.js';
-import { sseResponse } from '../../http/sse.js';
+import { sseResponse, StreamSlots } from '../../http/sse.js';
 import { isTimeZone } from '../../runtime/agent/clock.js';
 import { RUN_STATUSES } from '../../core/runs/status.js';
 import { invalidField } from '../../core/errors.js';
@@ -39,7 +39,7 @@ const stream = createRoute({
     'Resume with `command: {resume: {decisions: [...]}}`: a wrong number of decisions or a decision type not allowed is a 422, a thread with nothing pending a 409 (`thread_not_interrupted`); the thread stays interrupted.',
   security: apiKeySecurity,
   request: { params, body: jsonBody(StreamRunRequest) },
-  responses: { 200: sse, ...errorResponses('deepagents', [400, 404, 409, 413, 415, 422, 502]) },
+  responses: { 200: sse, ...errorResponses('deepagents', [400, 404, 409, 413, 415, 422, 502, 503]) },
 });
 
 const join = createRoute({
@@ -53,7 +53,7 @@ const join = createRoute({
     params: runParams,
     headers: z.object({ 'last-event-id': z.string().regex(/^\d+$/, 'must be an event id').optional().openapi({ description: 'Last event id received.' }) }),
   },
-  responses: { 200: sse, ...errorResponses('deepagents', [404, 422]) },
+  responses: { 200: sse, ...errorResponses('deepagents', [404, 422, 503]) },
 });
 
 const cancel = createRoute({
@@ -98,7 +98,7 @@ const get = createRoute({
 });
 
 /** Routes of runs. */
-export function runRoutes({ services, heartbeatMs }: AppDeps) {
+export function runRoutes({ services, heartbeatMs, streams = new StreamSlots(Number.MAX_SAFE_INTEGER) }: AppDeps) {
   const location = (threadId: string, runId: string) => ({ 'content-location': `/v1/deepagents/threads/${threadId}/runs/${runId}` });
   return newRouter()
     .openapi(stream, async (c) => {
@@ -107,19 +107,29 @@ export function runRoutes({ services, heartbeatMs }: AppDeps) {
       // Messages are input unless the run resumes a pause (then a placeholder, or none, is fine).
       if (!body.command && (body.messages ?? []).length === 0) throw invalidField(['messages'], 'must contain at least one message');
       const caller = c.get('caller');
-      const run = await services.runs.start(caller, thread_id, {
+      // A slot first: a stream refused for capacity must not leave a run behind.
+      const release = streams.acquire();
+      let run;
+      try {
+        run = await services.runs.start(caller, thread_id, {
         agent_id: body.agent_id,
         messages: body.command ? [] : (body.messages ?? []),
         stream_mode: body.stream_mode && body.stream_mode.length > 0 ? [...new Set(body.stream_mode)] : ['values'],
         stream_subgraphs: body.stream_subgraphs ?? false,
         user_timezone: isTimeZone(body.user_timezone) ? body.user_timezone : null,
         on_disconnect: body.on_disconnect ?? 'continue',
-        command: body.command,
-        multitask_strategy: body.multitask_strategy,
-      });
+          command: body.command,
+          multitask_strategy: body.multitask_strategy,
+        });
+      } catch (error) {
+        release();
+        throw error;
+      }
+      const runId = run.id;
       return sseResponse({
-        events: (signal) => services.runs.events(run.id, 0, signal),
+        events: (signal) => services.runs.events(runId, 0, signal),
         heartbeatMs,
+        onClose: release,
         headers: location(thread_id, run.id),
         ...(body.on_disconnect === 'cancel'
           ? { onClientGone: () => void services.runs.cancel(caller, thread_id, run.id).catch(() => {}) }
@@ -130,7 +140,8 @@ export function runRoutes({ services, heartbeatMs }: AppDeps) {
       const { thread_id, run_id } = c.req.valid('param');
       await services.threads.run(c.get('caller'), thread_id, run_id);
       const after = Number(c.req.valid('header')['last-event-id'] ?? 0);
-      return sseResponse({ events: (signal) => services.runs.events(run_id, after, signal), heartbeatMs, headers: location(thread_id, run_id) }) as never;
+      const release = streams.acquire();
+      return sseResponse({ events: (signal) => services.runs.events(run_id, after, signal), heartbeatMs, onClose: release, headers: location(thread_id, run_id) }) as never;
     })
     .openapi(cancel, async (c) => {
       const { thread_id, run_id } = c.req.valid('param');

@@ -283,15 +283,20 @@ export class RunLifecycle {
       AND NOT EXISTS (SELECT 1 FROM runs r WHERE r.thread_id = t.id AND r.status IN ('pending', 'running'))`.execute(this.db);
   }
 
-  /** Delete run events older than `days` days (of runs that ended); returns how many went. */
-  async deleteOldEvents(days: number, batch = 5_000): Promise<number> {
+  /**
+   * Delete the events of runs that ended more than `days` days ago (so every event is older than
+   * that), `batch` runs at a time; returns how many events went. Through `runs.ended_at`, so the
+   * event log needs no extra index on its hot insert path.
+   */
+  async deleteOldEvents(days: number, batch = 200): Promise<number> {
     const { rows } = await sql<{ n: number }>`
       WITH old AS (
-        SELECT e.run_id, e.seq FROM run_events e JOIN runs r ON r.id = e.run_id
-        WHERE e.created_at < now() - make_interval(days => ${days}) AND r.status NOT IN ('pending', 'running')
+        SELECT r.id FROM runs r
+        WHERE r.ended_at < now() - make_interval(days => ${days}) AND r.status NOT IN ('pending', 'running')
+          AND EXISTS (SELECT 1 FROM run_events e WHERE e.run_id = r.id)
         LIMIT ${batch}
       ), gone AS (
-        DELETE FROM run_events e USING old WHERE e.run_id = old.run_id AND e.seq = old.seq RETURNING 1
+        DELETE FROM run_events e WHERE e.run_id IN (SELECT id FROM old) RETURNING 1
       )
       SELECT count(*)::int AS n FROM gone`.execute(this.db);
     return rows[0]?.n ?? 0;
