@@ -18,6 +18,7 @@ import { migrate } from './db/migrate.js';
 import { createApp } from './http/app.js';
 import { StreamSlots } from './http/sse.js';
 import { Runtime } from './runtime/index.js';
+import type { WorkerPool } from './runtime/worker.js';
 import { createLogger, type Logger } from './logging.js';
 import { createReconciler } from './deploy/index.js';
 import { parseRouting } from './deploy/routing.js';
@@ -42,6 +43,8 @@ export interface Hangar {
   port: number;
   services: Services;
   runtime: Runtime;
+  /** The run workers of this process (none in an API-only process). */
+  workers: WorkerPool | undefined;
   database: DatabaseHandle;
   logger: Logger;
   /** Drain requests and background work, then close the database (and stop the embedded one). */
@@ -128,7 +131,8 @@ export async function startHangar(config: Config, options: StartOptions = {}): P
       announce(`Created the first admin API key (shown once, store it now):\n\n  ${firstKey}\n`);
     }
 
-    const background: BackgroundTask[] = config.role === 'api' ? [] : [runtime.workers()];
+    const workers = config.role === 'api' ? undefined : runtime.workers();
+    const background: BackgroundTask[] = workers ? [workers] : [];
     if (config.role !== 'api') {
       const reconciler = createReconciler({ config, db: database.db, cipher, logger, services, drivers: routing.drivers, secretKey, publicUrl: () => publicUrl().replace(/\/+$/, '') });
       services.deployments.nudge = () => reconciler.nudge();
@@ -162,7 +166,7 @@ export async function startHangar(config: Config, options: StartOptions = {}): P
         await runCleanup(cleanup, logger);
         logger.info('hangar stopped');
       })());
-    return { url: baseUrl, port, services, runtime, database, logger, close };
+    return { url: baseUrl, port, services, runtime, workers, database, logger, close };
   } catch (error) {
     await runCleanup(cleanup, logger);
     throw error;
