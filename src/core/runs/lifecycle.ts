@@ -93,6 +93,8 @@ export interface NewRun {
   metadata: Record<string, unknown>;
   /** Thread statuses the run may start from (`busy` too for an enqueued run). */
   threadFrom: readonly ThreadStatus[];
+  /** A resume: the interrupt it answers and the resume as sent, recorded with the run (once per interrupt). */
+  approval?: { interruptId: string; resume: unknown } | undefined;
 }
 
 /** Owns run and thread status. Stateless: any number of instances share the database. */
@@ -122,6 +124,10 @@ export class RunLifecycle {
           RETURNING *
         ), ahead AS (
           SELECT count(*)::int AS n FROM runs WHERE status = 'pending'
+        ), approval AS (
+          INSERT INTO run_approvals (thread_id, interrupt_id, run_id, resume)
+          SELECT thread_id, ${run.approval?.interruptId ?? ''}, id, ${JSON.stringify(run.approval?.resume ?? null)}::jsonb
+          FROM created WHERE ${run.approval ? sql`true` : sql`false`}
         ), first_event AS (
           INSERT INTO run_events (run_id, seq, event, data)
           SELECT c.id, 1, 'metadata', '{"run_id":"' || c.id || '","attempt":1,"status":"pending","queue_position":' || a.n || '}'
@@ -136,6 +142,18 @@ export class RunLifecycle {
       if (isUniqueViolation(error)) return undefined;
       throw error;
     }
+  }
+
+  /**
+   * The run a resume already started, when `resume` repeats the approval behind the thread's latest
+   * run (a client retrying a resume whose answer it lost): the retry gets that run, not a second one.
+   */
+  async replayedApproval(threadId: string, resume: unknown): Promise<Selectable<RunsTable> | undefined> {
+    const { rows } = await sql<Selectable<RunsTable>>`
+      SELECT r.* FROM run_approvals a JOIN runs r ON r.id = a.run_id
+      WHERE a.thread_id = ${threadId} AND a.resume = ${JSON.stringify(resume)}::jsonb
+        AND r.id = (SELECT id FROM runs WHERE thread_id = ${threadId} ORDER BY created_at DESC, id DESC LIMIT 1)`.execute(this.db);
+    return rows[0];
   }
 
   /**

@@ -74,7 +74,17 @@ export class RunService {
     }
     const { agent_id: _agentId, command, multitask_strategy: strategy = 'reject', ...rest } = input;
     const runInput: RunInput = { ...rest, skip_memory_write_protection: thread.metadata.skip_memory_write_protection === true };
-    if (command) runInput.command = { resume: await this.resumeValue(threadId, thread.status, command.resume) };
+    let approval: { interruptId: string; resume: unknown } | undefined;
+    if (command) {
+      // A retried resume (its first answer lost on the way) gets the run the first one started.
+      if (thread.status !== 'interrupted') {
+        const replayed = await this.lifecycle.replayedApproval(threadId, command.resume);
+        if (replayed) return toRun(replayed);
+      }
+      const resumed = await this.resumeValue(threadId, thread.status, command.resume);
+      runInput.command = { resume: resumed.value };
+      approval = { interruptId: resumed.interruptId, resume: command.resume };
+    }
     const metadata = { assistant_id: thread.agent_id, is_test_run: thread.metadata.is_test_run === true, multitask_strategy: strategy };
     if (strategy === 'interrupt' || strategy === 'rollback') await this.stopActive(threadId, strategy === 'rollback');
     // Enqueue may join a busy thread (its run waits for the active one); the others need it free.
@@ -89,6 +99,7 @@ export class RunService {
       input: runInput,
       metadata,
       threadFrom,
+      approval,
     });
     if (!created) throw command ? notInterrupted(threadId) : busy(threadId);
     await this.ports.announce();
@@ -135,17 +146,19 @@ export class RunService {
   }
 
   /** The LangGraph resume value of a wire resume, checked against the thread's pending interrupt. */
-  private async resumeValue(threadId: string, status: string, resume: WireResume): Promise<unknown> {
+  private async resumeValue(threadId: string, status: string, resume: WireResume): Promise<{ value: unknown; interruptId: string }> {
     if (status !== 'interrupted') throw notInterrupted(threadId);
-    const { interrupts } = await this.state.current(threadId);
+    const { interrupts, checkpoint } = await this.state.current(threadId);
     if (interrupts.length === 0) throw notInterrupted(threadId);
     const approval = interrupts.find((i) => isApprovalRequest(i.value));
+    // The key of the approval record: the interrupt answered (or the checkpoint that paused).
+    const interruptId = (approval ?? interrupts[0])?.id ?? checkpoint?.checkpoint_id ?? 'pause';
     // Other pauses (an OAuth authorization, say) take the resume value as it is.
-    if (!approval || !isApprovalRequest(approval.value)) return resume;
+    if (!approval || !isApprovalRequest(approval.value)) return { value: resume, interruptId };
     if (!Array.isArray(resume.decisions)) throw invalidField(['command', 'resume', 'decisions'], 'required: one decision per pending action request');
     const problem = checkDecisions(approval.value, resume.decisions);
     if (problem) throw invalidField(['command', 'resume', 'decisions'], problem);
-    return toMiddlewareResume(approval.value, resume.decisions);
+    return { value: toMiddlewareResume(approval.value, resume.decisions), interruptId };
   }
 
   /** Interrupt the thread's active runs (and delete them for a rollback) before a new run starts. */
