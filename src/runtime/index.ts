@@ -182,7 +182,9 @@ export class Runtime {
       runs: {
         announce: () => this.queue.announce(),
         subscribe: (runId, afterSeq, isOver, signal) => this.hub.subscribe(runId, afterSeq, isOver, signal),
-        cancel: (runId) => this.queue.cancel(runId),
+        cancel: async (runId) => {
+          await Promise.all([this.queue.cancel(runId), this.hub.poke(runId)]);
+        },
         resolveInterrupt: async ({ workspaceId, threadId, agentId }) => {
           // The revision of the run that paused: its graph holds the pending approval.
           const paused = await this.deps.db

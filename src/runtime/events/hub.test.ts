@@ -129,6 +129,16 @@ describe('RunEventHub', () => {
     expect(api.bus.connects).toBeGreaterThan(before);
   });
 
+  it('a queued run cancelled in another process ends its streams here at once (no poll needed)', async () => {
+    const api = await process({ pollIntervalMs: 3_600_000 });
+    const other = await process();
+    const runId = await newRun('pending');
+    const stream = all(api.hub.subscribe(runId, 0, isOverFor(runId)));
+    await pool.query("UPDATE runs SET status = 'interrupted' WHERE id = $1", [runId]);
+    await other.hub.poke(runId);
+    expect(await stream).toEqual([]);
+  });
+
   it('keeps a bounded window of events per run: a late subscriber and a slow one still get everything', async () => {
     const { hub } = await process({ keepEvents: 4, subscriberBuffer: 3 });
     const runId = await newRun();

@@ -19,7 +19,11 @@ export interface HubLimits {
   subscriberBuffer?: number;
   /** Attempts at writing a batch before the runs in it fail [4]. */
   writeAttempts?: number;
-  /** Safety-net poll of the table by subscribers of runs executed elsewhere, ms [5000]. */
+  /**
+   * Safety-net poll of the table by each subscriber, ms [30000]. Rarely needed: the bus wakes every
+   * subscriber after a gap, so this only covers a notification lost on a live connection; with
+   * 1,000 queued streams a short poll would cost hundreds of queries a second.
+   */
   pollIntervalMs?: number;
 }
 
@@ -156,7 +160,7 @@ export class RunEventHub {
     private readonly logger: Logger,
     limits: HubLimits = {},
   ) {
-    this.limits = { keepEvents: 256, subscriberBuffer: 1024, writeAttempts: 4, pollIntervalMs: 5_000, ...limits };
+    this.limits = { keepEvents: 256, subscriberBuffer: 1024, writeAttempts: 4, pollIntervalMs: 30_000, ...limits };
   }
 
   /** Start listening for other processes' events. */
@@ -185,6 +189,15 @@ export class RunEventHub {
     const writer = new RunEventWriter(this, runId, lastSeq);
     this.writers.set(runId, writer);
     return writer;
+  }
+
+  /**
+   * The run's state changed outside its writer (cancelled while queued, deleted by a rollback): its
+   * subscribers here and in other processes re-read the table and the run's status.
+   */
+  async poke(runId: string): Promise<void> {
+    for (const l of this.listenersOf(runId)) l.onPoke();
+    await this.bus?.notify(CHANNEL, runId);
   }
 
   /** Runs whose events are being written by this process. */
