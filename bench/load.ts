@@ -2,7 +2,7 @@
 // `hangar serve` process, each a scripted model answering token by token with a per-token delay
 // (LOAD_DELAY_MS, default 20) so they overlap. Measures time to the first event (`metadata`), time to
 // the end of each stream, errors, and the server's resident memory before the load and after it plus
-// a settle period (LOAD_SETTLE_S, default 15). Worker concurrency: LOAD_WORKERS (default 256); the
+// a settle period (LOAD_SETTLE_S, default 15). Worker concurrency: LOAD_WORKERS (default 32, the server's); the
 // rest of the runs wait in the queue with their streams open. `npm run bench:load`; ends with one
 // line of JSON. Targets (issue 13): 0 errors, every run completes, metadata p99 ≤ 100 ms, RSS after
 // settle ≤ 1.5× before.
@@ -18,7 +18,7 @@ import { parseSse } from '../src/client/stream.js';
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const RUNS = Number(process.env.LOAD_RUNS ?? 1_000);
 const DELAY_MS = Number(process.env.LOAD_DELAY_MS ?? 20);
-const WORKERS = Number(process.env.LOAD_WORKERS ?? 256);
+const WORKERS = Number(process.env.LOAD_WORKERS ?? 32);
 const SETTLE_S = Number(process.env.LOAD_SETTLE_S ?? 15);
 const WORDS = Number(process.env.LOAD_WORDS ?? 20);
 const PROMPT = Array.from({ length: WORDS }, (_, i) => `w${i}`).join(' ');

@@ -75,6 +75,11 @@ export async function startHangar(config: Config, options: StartOptions = {}): P
     }
     const database = openDatabase(url);
     cleanup.push(() => database.close());
+    // The run engine's control plane (run status, leases, the first event of a stream, replays) on a
+    // small pool of its own: under load the main pool is full of checkpoint transactions, and a lease
+    // renewal or a new stream's metadata must not wait behind them.
+    const control = openDatabase(url, { max: 5 });
+    cleanup.push(() => control.close());
     const applied = await migrate(database.pool);
     if (applied.length > 0) logger.info({ migrations: applied }, 'database migrated');
 
@@ -98,10 +103,11 @@ export async function startHangar(config: Config, options: StartOptions = {}): P
     // The services are built once; the runtime is built from them and bound to them afterwards, so
     // HTTP, workers and background tasks share every instance (and its caches).
     const runtimePorts = deferredRuntime();
-    const services = createServices({ db: database.db, cipher, logger, publicUrl, keyCache, traceExporters, runtime: runtimePorts.ports, deploy: { routing } });
+    const services = createServices({ db: database.db, controlDb: control.db, cipher, logger, publicUrl, keyCache, traceExporters, runtime: runtimePorts.ports, deploy: { routing } });
     const base = services;
     const runtime = await Runtime.open({
       bus,
+      controlPool: control.pool,
       lifecycle: services.runLifecycle,
       db: database.db,
       pool: database.pool,

@@ -55,6 +55,8 @@ export interface RuntimePorts {
 /** What services are built from. */
 export interface ServiceDeps {
   db: Db;
+  /** A small pool of its own for run status and leases (the run engine's control plane); `db` without. */
+  controlDb?: Db | undefined;
   cipher: Cipher;
   logger: Logger;
   /** Cache of authenticated keys (server processes); operator commands go without. */
@@ -77,7 +79,7 @@ export function createServices(deps: ServiceDeps): Services {
   const gitObjects = new ObjectStore(deps.db);
   const agents = new AgentService(deps.db, gitObjects, mcpServers, modelConfigs);
   const runtime = deps.runtime ?? offlineRuntime();
-  const runLifecycle = new RunLifecycle(deps.db);
+  const runLifecycle = new RunLifecycle(deps.controlDb ?? deps.db);
   const threads = new ThreadService(deps.db, agents, runtime.state);
   const integrations = new IntegrationService(deps.db, deps.cipher);
   const tracing = new TracingService({ store: new TraceStore(deps.db), mcpServers, exporters: deps.traceExporters ?? [], logger: deps.logger });
@@ -88,7 +90,7 @@ export function createServices(deps: ServiceDeps): Services {
     agents,
     gitObjects,
     threads,
-    runs: new RunService(deps.db, runtime.runs, runtime.state, runLifecycle),
+    runs: new RunService(deps.controlDb ?? deps.db, runtime.runs, runtime.state, runLifecycle),
     runLifecycle,
     usage: new UsageService(deps.db),
     oauthProviders,

@@ -58,6 +58,8 @@ export interface RuntimeDeps {
   callbackFactories?: CallbackFactory[];
   /** The process's notification bus (the composition root's); one is opened (and closed) here without it. */
   bus?: NotificationBus | undefined;
+  /** Pool for reading run events (the control plane's); `pool` without. */
+  controlPool?: pg.Pool | undefined;
   /** The owner of run status (stateless; one is made without it). */
   lifecycle?: RunLifecycle | undefined;
 }
@@ -90,7 +92,7 @@ export class Runtime {
   ) {
     this.bus = bus;
     this.lifecycle = deps.lifecycle ?? new RunLifecycle(deps.db);
-    this.hub = new RunEventHub(deps.pool, bus, deps.logger, { keepEvents: deps.settings.keepEvents });
+    this.hub = new RunEventHub(deps.pool, bus, deps.logger, { keepEvents: deps.settings.keepEvents }, deps.controlPool);
     this.queue = new RunQueue(this.lifecycle, bus, `worker-${randomUUID()}`, deps.settings.leaseMs);
     this.callbackFactories = [...(deps.callbackFactories ?? [])];
   }

@@ -183,6 +183,13 @@ export class WorkerPool implements BackgroundTask {
         this.nudge();
       }
       for (const expired of failed) {
+        // Still executing here (this process was too slow to renew): stop it; its own writer closes
+        // the log with the error, so no second writer races it for sequence numbers.
+        const local = this.active.get(expired.id);
+        if (local) {
+          local.abort.abort(new Error('the run lost its lease (this worker could not renew it in time)'));
+          continue;
+        }
         const writer = this.runtime.hub.openWriter(expired.id, await this.lastSeq(expired.id));
         writer.append({ kind: 'error', data: { error: 'LeaseExpired', message: 'the worker running this run stopped (its lease expired); start a new run' } });
         await writer.end().catch(() => {});

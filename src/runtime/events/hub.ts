@@ -159,6 +159,8 @@ export class RunEventHub {
     private readonly bus: NotificationBus | undefined,
     private readonly logger: Logger,
     limits: HubLimits = {},
+    /** Where subscribers read the log (a stream's first read must not queue behind event writes); `pool` without. */
+    private readonly readPool: pg.Pool = pool,
   ) {
     this.limits = { keepEvents: 256, subscriberBuffer: 1024, writeAttempts: 4, pollIntervalMs: 30_000, ...limits };
   }
@@ -306,7 +308,7 @@ export class RunEventHub {
 
   /** Stored events of a run after `afterSeq`, in order. */
   async readStored(runId: string, afterSeq: number): Promise<StoredEvent[]> {
-    const { rows } = await this.pool.query<{ seq: number; event: string; data: string }>(
+    const { rows } = await this.readPool.query<{ seq: number; event: string; data: string }>(
       'SELECT seq, event, data FROM run_events WHERE run_id = $1 AND seq > $2 ORDER BY seq',
       [runId, afterSeq],
     );
