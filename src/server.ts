@@ -22,6 +22,8 @@ import type { WorkerPool } from './runtime/worker.js';
 import { createLogger, type Logger } from './logging.js';
 import { createReconciler } from './deploy/index.js';
 import { parseRouting } from './deploy/routing.js';
+import { Scheduler } from './core/schedules/scheduler.js';
+import { WebhookDeliverer } from './core/webhooks/deliverer.js';
 
 /** The version in package.json. */
 export const VERSION: string = (
@@ -145,6 +147,31 @@ export async function startHangar(config: Config, options: StartOptions = {}): P
       background.push(reconciler);
       background.push(traceSweeper({ tracing: services.tracing, retentionDays: config.traceRetentionDays, logger }));
       background.push(runEventSweeper({ lifecycle: services.runLifecycle, retentionDays: config.runEventRetentionDays, logger }));
+      const scheduler = new Scheduler({
+        db: database.db,
+        threads: services.threads,
+        runs: services.runs,
+        webhooks: services.webhooks,
+        logger,
+        settings: {
+          pollMs: config.schedulePollMs,
+          missedAfterMs: config.scheduleMissedAfterMs,
+          missedTicks: config.scheduleMissedTicks,
+          batchSize: 100,
+          startConcurrency: 16,
+        },
+      });
+      services.schedules.nudge = () => scheduler.wake();
+      background.push(scheduler);
+      background.push(
+        new WebhookDeliverer({
+          db: database.db,
+          webhooks: services.webhooks,
+          state: runtime.ports().state,
+          logger,
+          settings: { pollMs: config.webhookPollMs, maxAttempts: config.webhookMaxAttempts, backoffMs: config.webhookBackoffMs, timeoutMs: config.webhookTimeoutMs },
+        }),
+      );
     }
     for (const task of background) {
       await task.start();
@@ -158,6 +185,7 @@ export async function startHangar(config: Config, options: StartOptions = {}): P
       bodyLimitBytes: config.bodyLimitBytes,
       heartbeatMs: config.heartbeatMs,
       streams: new StreamSlots(config.streamCapacity),
+      corsOrigins: config.corsOrigins,
     });
     const server = await listen(app.fetch, config.host, config.port);
     const port = (server.address() as AddressInfo).port;

@@ -77,7 +77,8 @@ export async function chat(options: ChatOptions, io: ChatOutput): Promise<string
   return threadId;
 }
 
-async function agentIdByName(client: ReturnType<typeof createHangarClient>, name: string): Promise<string> {
+/** The id of the one agent named `name` (exact match); an error naming the problem otherwise. */
+export async function agentIdByName(client: ReturnType<typeof createHangarClient>, name: string): Promise<string> {
   const res = await client.GET('/v1/deepagents/agents', { params: { query: { name, page_size: 100 } } });
   if (!res.data) throw new Error(`could not list agents: ${describe(res.error)}`);
   const match = res.data.items.filter((a) => a.name === name);

@@ -7,6 +7,7 @@ import { ApiError, registerAgentCommands } from './agents.js';
 import { chat } from './chat.js';
 import { authLogin, listRepos } from './oauth.js';
 import { withServices } from './database.js';
+import { registerScheduleCommands } from './schedules.js';
 import { table } from './table.js';
 
 const program = new Command('hangar')
@@ -181,6 +182,8 @@ program
   .action(async (integration: string, flags: { json?: boolean; url?: string; apiKey?: string }) => {
     await listRepos({ ...target(flags), integration, json: flags.json }, stdio);
   });
+
+registerScheduleCommands(program, target);
 
 program.parseAsync(process.argv).catch((error: unknown) => {
   if (error instanceof ApiError) {

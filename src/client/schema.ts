@@ -9,26 +9,7 @@ export interface paths {
             cookie?: never;
         };
         /** Server facts */
-        get: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Version and storage mode. */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Info"];
-                    };
-                };
-            };
-        };
+        get: operations["serverFacts"];
         put?: never;
         post?: never;
         delete?: never;
@@ -48,44 +29,7 @@ export interface paths {
          * Server information for the LangSmith SDK
          * @description Tells the SDK to send runs through the multipart endpoint, and the batch limits.
          */
-        get: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description What the server accepts. */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["LangSmithInfo"];
-                    };
-                };
-                /** @description Missing, unknown or revoked API key. */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["AuthError"];
-                    };
-                };
-                /** @description The key may not do this. */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-            };
-        };
+        get: operations["serverInformationLangSmithSDK"];
         put?: never;
         post?: never;
         delete?: never;
@@ -107,84 +51,7 @@ export interface paths {
          * Report one run
          * @description Stores a run (created, or completed when it is already stored). Secrets are redacted first.
          */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": components["schemas"]["LangSmithRunCreate"];
-                };
-            };
-            responses: {
-                /** @description Stored. */
-                202: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["LangSmithIngestAccepted"];
-                    };
-                };
-                /** @description Malformed request (for example, invalid JSON). */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-                /** @description Missing, unknown or revoked API key. */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["AuthError"];
-                    };
-                };
-                /** @description The key may not do this. */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-                /** @description Body larger than the configured limit. */
-                413: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-                /** @description Body is not JSON. */
-                415: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-                /** @description A field is missing or invalid. */
-                422: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-            };
-        };
+        post: operations["reportOneRun"];
         delete?: never;
         options?: never;
         head?: never;
@@ -208,87 +75,7 @@ export interface paths {
          * Complete or amend one run
          * @description Sets end time, outputs, error and other fields of a run reported earlier.
          */
-        patch: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    /** @description Run id. */
-                    run_id: string;
-                };
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": components["schemas"]["LangSmithRunPatch"];
-                };
-            };
-            responses: {
-                /** @description Stored. */
-                202: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["LangSmithIngestAccepted"];
-                    };
-                };
-                /** @description Malformed request (for example, invalid JSON). */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-                /** @description Missing, unknown or revoked API key. */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["AuthError"];
-                    };
-                };
-                /** @description The key may not do this. */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-                /** @description Body larger than the configured limit. */
-                413: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-                /** @description Body is not JSON. */
-                415: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-                /** @description A field is missing or invalid. */
-                422: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-            };
-        };
+        patch: operations["completeAmendOneRun"];
         trace?: never;
     };
     "/langsmith/runs/batch": {
@@ -304,84 +91,7 @@ export interface paths {
          * Report runs in a batch
          * @description `post` holds runs to create, `patch` runs to complete; a run created and completed in one batch may be sent once in `post`.
          */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": components["schemas"]["LangSmithRunBatch"];
-                };
-            };
-            responses: {
-                /** @description Stored. */
-                202: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["LangSmithIngestAccepted"];
-                    };
-                };
-                /** @description Malformed request (for example, invalid JSON). */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-                /** @description Missing, unknown or revoked API key. */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["AuthError"];
-                    };
-                };
-                /** @description The key may not do this. */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-                /** @description Body larger than the configured limit. */
-                413: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-                /** @description Body is not JSON. */
-                415: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-                /** @description A field is missing or invalid. */
-                422: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-            };
-        };
+        post: operations["reportRunsBatch"];
         delete?: never;
         options?: never;
         head?: never;
@@ -401,86 +111,7 @@ export interface paths {
          * Report runs as multipart form data
          * @description The SDK’s preferred form: parts named `post.<run_id>` and `patch.<run_id>` hold a run as JSON, and `post.<run_id>.inputs` (or `outputs`, `extra`, `events`, `error`, `serialized`) hold its large fields. Parts `attachment.<run_id>.<name>` are accepted and not stored. Gzip bodies are not accepted (the info endpoint says so).
          */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "multipart/form-data": {
-                        [key: string]: string;
-                    };
-                };
-            };
-            responses: {
-                /** @description Stored. */
-                202: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["LangSmithIngestAccepted"];
-                    };
-                };
-                /** @description Malformed request (for example, invalid JSON). */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-                /** @description Missing, unknown or revoked API key. */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["AuthError"];
-                    };
-                };
-                /** @description The key may not do this. */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-                /** @description Body larger than the configured limit. */
-                413: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-                /** @description Body is not JSON. */
-                415: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-                /** @description A field is missing or invalid. */
-                422: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-            };
-        };
+        post: operations["reportRunsMultipartFormData"];
         delete?: never;
         options?: never;
         head?: never;
@@ -498,40 +129,7 @@ export interface paths {
          * OAuth redirect target (opened by the browser)
          * @description No API key: the one-time `state` identifies the session. Exchanges the code at the provider’s token endpoint and answers an HTML page.
          */
-        get: {
-            parameters: {
-                query?: {
-                    code?: string;
-                    error?: string;
-                    error_description?: string;
-                    state?: string;
-                };
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Connected. */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "text/html": string;
-                    };
-                };
-                /** @description Unknown, used or expired state, or the provider refused. */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "text/html": string;
-                    };
-                };
-            };
-        };
+        get: operations["oauthRedirectTarget"];
         put?: never;
         post?: never;
         delete?: never;
@@ -548,26 +146,7 @@ export interface paths {
             cookie?: never;
         };
         /** Liveness */
-        get: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description The server is up. */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Ok"];
-                    };
-                };
-            };
-        };
+        get: operations["liveness"];
         put?: never;
         post?: never;
         delete?: never;
@@ -587,148 +166,13 @@ export interface paths {
          * List agents
          * @description `{items, next_cursor}`; deleted agents are not listed.
          */
-        get: {
-            parameters: {
-                query?: {
-                    /** @description `next_cursor` of the previous page. */
-                    cursor?: string;
-                    /** @description Case-insensitive substring of the name. */
-                    name?: string;
-                    /** @description 1 to 100. */
-                    page_size?: number;
-                    sort_by?: "created_at" | "updated_at" | "name";
-                    sort_order?: "asc" | "desc";
-                };
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description One page of agents. */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ListAgentsResponse"];
-                    };
-                };
-                /** @description Missing, unknown or revoked API key. */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["AuthError"];
-                    };
-                };
-                /** @description The key may not do this. */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["AuthError"];
-                    };
-                };
-                /** @description A field is missing or invalid. */
-                422: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-            };
-        };
+        get: operations["listManagedDeepAgents"];
         put?: never;
         /**
          * Create an agent
          * @description Writes the agent’s file tree (`agent.json`, `AGENTS.md`, `tools.json`, `skills/`, `subagents/`, plus any `files`) as the first commit of its repository. All or nothing: a 4xx writes nothing. Every tool server URL must be registered in the workspace; a model id without a colon must name a saved model configuration.
          */
-        post: {
-            parameters: {
-                query?: {
-                    /** @description `true` adds `files`, the raw file map. */
-                    include_files?: "true" | "false";
-                };
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": components["schemas"]["CreateAgentRequest"];
-                };
-            };
-            responses: {
-                /** @description Created; `revision` is the first commit. */
-                201: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Agent"];
-                    };
-                };
-                /** @description Malformed request (for example, invalid JSON). */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-                /** @description Missing, unknown or revoked API key. */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["AuthError"];
-                    };
-                };
-                /** @description The key may not do this. */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["AuthError"];
-                    };
-                };
-                /** @description Body larger than the configured limit. */
-                413: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-                /** @description Body is not JSON. */
-                415: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-                /** @description A field is missing or invalid. */
-                422: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-            };
-        };
+        post: operations["createManagedDeepAgent"];
         delete?: never;
         options?: never;
         head?: never;
@@ -746,221 +190,21 @@ export interface paths {
          * Get an agent
          * @description The agent at its head revision.
          */
-        get: {
-            parameters: {
-                query?: {
-                    /** @description `true` adds `files`, the raw file map. */
-                    include_files?: "true" | "false";
-                };
-                header?: never;
-                path: {
-                    /** @description Agent id. */
-                    agent_id: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description The agent. */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Agent"];
-                    };
-                };
-                /** @description Missing, unknown or revoked API key. */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["AuthError"];
-                    };
-                };
-                /** @description The key may not do this. */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["AuthError"];
-                    };
-                };
-                /** @description Not found in the caller’s workspace. */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-                /** @description A field is missing or invalid. */
-                422: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-            };
-        };
+        get: operations["getManagedDeepAgent"];
         put?: never;
         post?: never;
         /**
          * Delete an agent
          * @description Idempotent (204 again when repeated). The agent’s threads are not deleted; new runs on them answer 502.
          */
-        delete: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    /** @description Agent id. */
-                    agent_id: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Deleted. */
-                204: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content?: never;
-                };
-                /** @description Missing, unknown or revoked API key. */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["AuthError"];
-                    };
-                };
-                /** @description The key may not do this. */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["AuthError"];
-                    };
-                };
-                /** @description A field is missing or invalid. */
-                422: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-            };
-        };
+        delete: operations["deleteManagedDeepAgent"];
         options?: never;
         head?: never;
         /**
          * Update an agent
          * @description Always makes a new commit (new `revision`). A given field replaces its value wholesale (`tools`, `skills`, `subagents`, `extras`, and every nested object); omitted fields keep their values. Concurrent updates are applied one after the other: none is lost and the history stays a single line.
          */
-        patch: {
-            parameters: {
-                query?: {
-                    /** @description `true` adds `files`, the raw file map. */
-                    include_files?: "true" | "false";
-                };
-                header?: never;
-                path: {
-                    /** @description Agent id. */
-                    agent_id: string;
-                };
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": components["schemas"]["UpdateAgentRequest"];
-                };
-            };
-            responses: {
-                /** @description Updated. */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Agent"];
-                    };
-                };
-                /** @description Malformed request (for example, invalid JSON). */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-                /** @description Missing, unknown or revoked API key. */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["AuthError"];
-                    };
-                };
-                /** @description The key may not do this. */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["AuthError"];
-                    };
-                };
-                /** @description Not found in the caller’s workspace. */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-                /** @description Body larger than the configured limit. */
-                413: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-                /** @description Body is not JSON. */
-                415: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-                /** @description A field is missing or invalid. */
-                422: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-            };
-        };
+        patch: operations["updateManagedDeepAgent"];
         trace?: never;
     };
     "/v1/deepagents/agents/{agent_id}.git/git-upload-pack": {
@@ -976,33 +220,7 @@ export interface paths {
          * Git: upload-pack
          * @description Sends the pack of the whole history (no deltas) after the client’s `done`. Used by `git clone` and `git fetch`; not meant for direct calls.
          */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    agent_id: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description NAK then the pack (`application/x-git-upload-pack-result`). */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content?: never;
-                };
-                /** @description No such agent in the workspace. */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content?: never;
-                };
-            };
-        };
+        post: operations["gitUploadPack"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1020,40 +238,7 @@ export interface paths {
          * Git: ref advertisement
          * @description Read-only git smart HTTP (protocol v0): `git clone http://x:<API_KEY>@<host>/v1/deepagents/agents/<agent_id>.git` (the API key is the basic-auth password; any user name). One branch, `main`, at the agent’s `revision`; `git log` shows the same commits as the revisions endpoint. Query `service=git-upload-pack`.
          */
-        get: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    agent_id: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description pkt-line ref advertisement (`application/x-git-upload-pack-advertisement`). */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content?: never;
-                };
-                /** @description No or unknown key (with `WWW-Authenticate: Basic`). */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content?: never;
-                };
-                /** @description No such agent in the workspace. */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content?: never;
-                };
-            };
-        };
+        get: operations["gitRefAdvertisement"];
         put?: never;
         post?: never;
         delete?: never;
@@ -1073,69 +258,7 @@ export interface paths {
          * List an agent’s revisions
          * @description Newest first. The same commits `git log` shows on a clone.
          */
-        get: {
-            parameters: {
-                query?: {
-                    /** @description `next_cursor` of the previous page. */
-                    cursor?: string;
-                    page_size?: number;
-                };
-                header?: never;
-                path: {
-                    /** @description Agent id. */
-                    agent_id: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description One page of revisions. */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ListAgentRevisionsResponse"];
-                    };
-                };
-                /** @description Missing, unknown or revoked API key. */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["AuthError"];
-                    };
-                };
-                /** @description The key may not do this. */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["AuthError"];
-                    };
-                };
-                /** @description Not found in the caller’s workspace. */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-                /** @description A field is missing or invalid. */
-                422: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-            };
-        };
+        get: operations["listAgentSRevisions"];
         put?: never;
         post?: never;
         delete?: never;
@@ -1155,69 +278,123 @@ export interface paths {
          * Get an agent at a revision
          * @description The agent as it was after that commit, `files` included. `revision` may be abbreviated to 7 or more hex digits.
          */
-        get: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    /** @description Agent id. */
-                    agent_id: string;
-                    /** @description Commit id. */
-                    revision: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description The agent at that revision. */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["AgentAtRevision"];
-                    };
-                };
-                /** @description Missing, unknown or revoked API key. */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["AuthError"];
-                    };
-                };
-                /** @description The key may not do this. */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["AuthError"];
-                    };
-                };
-                /** @description Not found in the caller’s workspace. */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-                /** @description A field is missing or invalid. */
-                422: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-            };
-        };
+        get: operations["getAgentAtRevision"];
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/deepagents/assistants": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Create an assistant (refused)
+         * @description Assistants are agents: create one with `POST /v1/deepagents/agents`. This answers 405 (`method_not_allowed`).
+         */
+        post: operations["createAssistant"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/deepagents/assistants/{assistant_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Get an assistant (agent) */
+        get: operations["getAssistant"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/deepagents/assistants/{assistant_id}/graph": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get the graph of an assistant
+         * @description The agent’s LangGraph graph at its head revision, as `{nodes, edges}` (building it connects to its tool servers).
+         */
+        get: operations["getAssistantGraph"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/deepagents/assistants/{assistant_id}/schemas": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get the schemas of an assistant
+         * @description JSON schemas of the input, output and state of a deep agent (`messages`, `files`, `todos`), and its empty config and context.
+         */
+        get: operations["getAssistantSchemas"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/deepagents/assistants/count": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Count assistants (agents) */
+        post: operations["countAssistants"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/deepagents/assistants/search": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Search assistants (agents)
+         * @description LangGraph’s assistant search over the workspace’s agents. The body is optional.
+         */
+        post: operations["searchAssistants"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1237,102 +414,7 @@ export interface paths {
          * Start an OAuth authorization for the caller
          * @description Tokens are kept per workspace, principal (of the API key) and provider. The provider redirects the browser to `/oauth/callback` on this server (HANGAR_PUBLIC_URL), which exchanges the code.
          */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": components["schemas"]["CreateAuthSessionRequest"];
-                };
-            };
-            responses: {
-                /** @description The caller already has a usable token; nothing started. */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["CreateAuthSessionResponse"];
-                    };
-                };
-                /** @description Session started: open `verification_url`. */
-                201: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["CreateAuthSessionResponse"];
-                    };
-                };
-                /** @description Malformed request (for example, invalid JSON). */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-                /** @description Missing, unknown or revoked API key. */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["AuthError"];
-                    };
-                };
-                /** @description The key may not do this. */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["AuthError"];
-                    };
-                };
-                /** @description Not found in the caller’s workspace. */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-                /** @description Body larger than the configured limit. */
-                413: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-                /** @description Body is not JSON. */
-                415: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-                /** @description A field is missing or invalid. */
-                422: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-            };
-        };
+        post: operations["startAuthSession"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1350,67 +432,7 @@ export interface paths {
          * Poll an authorization session
          * @description With `wait_seconds`, waits up to that long for the session to leave PENDING (long poll).
          */
-        get: {
-            parameters: {
-                query?: {
-                    /** @description Long-poll window, 0..25 seconds. */
-                    wait_seconds?: number | null;
-                };
-                header?: never;
-                path: {
-                    session_id: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description The session. */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["GetAuthSessionResponse"];
-                    };
-                };
-                /** @description Missing, unknown or revoked API key. */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["AuthError"];
-                    };
-                };
-                /** @description The key may not do this. */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["AuthError"];
-                    };
-                };
-                /** @description Not found in the caller’s workspace. */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-                /** @description A field is missing or invalid. */
-                422: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-            };
-        };
+        get: operations["getAuthSession"];
         put?: never;
         post?: never;
         delete?: never;
@@ -1430,136 +452,13 @@ export interface paths {
          * List tool servers
          * @description A bare array, oldest first. Headers are omitted for callers without invoke permission.
          */
-        get: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description The workspace’s tool servers. */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["McpServer"][];
-                    };
-                };
-                /** @description Missing, unknown or revoked API key. */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["AuthError"];
-                    };
-                };
-                /** @description The key may not do this. */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["AuthError"];
-                    };
-                };
-            };
-        };
+        get: operations["listMcpServers"];
         put?: never;
         /**
          * Register a tool server
          * @description The URL is stored without trailing slashes and may be registered once per workspace.
          */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": components["schemas"]["CreateMcpServerRequest"];
-                };
-            };
-            responses: {
-                /** @description Registered. */
-                201: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["McpServer"];
-                    };
-                };
-                /** @description Malformed request (for example, invalid JSON). */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-                /** @description Missing, unknown or revoked API key. */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["AuthError"];
-                    };
-                };
-                /** @description The key may not do this. */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["AuthError"];
-                    };
-                };
-                /** @description Conflicts with the current state. */
-                409: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-                /** @description Body larger than the configured limit. */
-                413: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-                /** @description Body is not JSON. */
-                415: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-                /** @description A field is missing or invalid. */
-                422: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-            };
-        };
+        post: operations["createMcpServer"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1574,224 +473,61 @@ export interface paths {
             cookie?: never;
         };
         /** Get a tool server */
-        get: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    /** @description Tool server id. */
-                    mcp_server_id: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description The tool server. */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["McpServer"];
-                    };
-                };
-                /** @description Missing, unknown or revoked API key. */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["AuthError"];
-                    };
-                };
-                /** @description The key may not do this. */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["AuthError"];
-                    };
-                };
-                /** @description Not found in the caller’s workspace. */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-                /** @description A field is missing or invalid. */
-                422: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-            };
-        };
+        get: operations["getMcpServer"];
         put?: never;
         post?: never;
         /**
          * Delete a tool server
-         * @description Idempotent: deleting a server that is already gone also answers 204.
+         * @description A server that does not exist (or is already deleted) is a 404, as the reference documents.
          */
-        delete: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    /** @description Tool server id. */
-                    mcp_server_id: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Deleted. */
-                204: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content?: never;
-                };
-                /** @description Missing, unknown or revoked API key. */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["AuthError"];
-                    };
-                };
-                /** @description The key may not do this. */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["AuthError"];
-                    };
-                };
-                /** @description A field is missing or invalid. */
-                422: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-            };
-        };
+        delete: operations["deleteMcpServer"];
         options?: never;
         head?: never;
         /**
          * Update a tool server
          * @description `headers` replaces the entire stored array: send the full new set. Omitted fields keep their values.
          */
-        patch: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    /** @description Tool server id. */
-                    mcp_server_id: string;
-                };
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": components["schemas"]["UpdateMcpServerRequest"];
-                };
-            };
-            responses: {
-                /** @description Updated. */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["McpServer"];
-                    };
-                };
-                /** @description Malformed request (for example, invalid JSON). */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-                /** @description Missing, unknown or revoked API key. */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["AuthError"];
-                    };
-                };
-                /** @description The key may not do this. */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["AuthError"];
-                    };
-                };
-                /** @description Not found in the caller’s workspace. */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-                /** @description Conflicts with the current state. */
-                409: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-                /** @description Body larger than the configured limit. */
-                413: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-                /** @description Body is not JSON. */
-                415: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-                /** @description A field is missing or invalid. */
-                422: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-            };
+        patch: operations["updateMcpServer"];
+        trace?: never;
+    };
+    "/v1/deepagents/mcp-servers/{mcp_server_id}/oauth-provider": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
         };
+        get?: never;
+        put?: never;
+        /**
+         * Get the OAuth provider of a tool server
+         * @description For an OAuth-backed server (`auth_type: "oauth"` with `oauth_provider_id`): its provider’s `provider_id`, to start an authorization session with. Idempotent. Hangar does not register OAuth clients dynamically, so a server without a provider is a 409 (`mcp_server_not_oauth`). The optional body’s `ls_user_id` is ignored (the caller is the key’s principal).
+         */
+        post: operations["registerMcpOAuthProvider"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/deepagents/mcp-servers/{mcp_server_id}/tools": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the tools of a tool server
+         * @description Asks the server (with its stored headers, or the caller’s OAuth token for an OAuth-backed server) which tools it offers. Nothing is cached, so every call is fresh; `force_refresh=true` is accepted. Needs invoke permission (admin or member).
+         */
+        get: operations["listToolsToolServer"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
         trace?: never;
     };
     "/v1/deepagents/model-configs": {
@@ -1805,136 +541,13 @@ export interface paths {
          * List model configurations
          * @description A bare array, by name.
          */
-        get: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description The workspace’s model configurations. */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ModelConfig"][];
-                    };
-                };
-                /** @description Missing, unknown or revoked API key. */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["AuthError"];
-                    };
-                };
-                /** @description The key may not do this. */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["AuthError"];
-                    };
-                };
-            };
-        };
+        get: operations["listModelConfigurations"];
         put?: never;
         /**
          * Save a model configuration
          * @description Names are unique per workspace and contain no colon.
          */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": components["schemas"]["CreateModelConfigRequest"];
-                };
-            };
-            responses: {
-                /** @description Saved. */
-                201: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ModelConfig"];
-                    };
-                };
-                /** @description Malformed request (for example, invalid JSON). */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-                /** @description Missing, unknown or revoked API key. */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["AuthError"];
-                    };
-                };
-                /** @description The key may not do this. */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["AuthError"];
-                    };
-                };
-                /** @description Conflicts with the current state. */
-                409: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-                /** @description Body larger than the configured limit. */
-                413: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-                /** @description Body is not JSON. */
-                415: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-                /** @description A field is missing or invalid. */
-                422: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-            };
-        };
+        post: operations["saveModelConfiguration"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1949,224 +562,162 @@ export interface paths {
             cookie?: never;
         };
         /** Get a model configuration */
-        get: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    /** @description Model configuration id. */
-                    model_config_id: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description The model configuration. */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ModelConfig"];
-                    };
-                };
-                /** @description Missing, unknown or revoked API key. */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["AuthError"];
-                    };
-                };
-                /** @description The key may not do this. */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["AuthError"];
-                    };
-                };
-                /** @description Not found in the caller’s workspace. */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-                /** @description A field is missing or invalid. */
-                422: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-            };
-        };
+        get: operations["getModelConfiguration"];
         put?: never;
         post?: never;
         /**
          * Delete a model configuration
          * @description Idempotent. Agents that name it fail to start runs until one of that name exists again.
          */
-        delete: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    /** @description Model configuration id. */
-                    model_config_id: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Deleted. */
-                204: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content?: never;
-                };
-                /** @description Missing, unknown or revoked API key. */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["AuthError"];
-                    };
-                };
-                /** @description The key may not do this. */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["AuthError"];
-                    };
-                };
-                /** @description A field is missing or invalid. */
-                422: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-            };
-        };
+        delete: operations["deleteModelConfiguration"];
         options?: never;
         head?: never;
         /**
          * Update a model configuration
          * @description Omitted fields keep their values. Agents that name it use the new values on their next run.
          */
-        patch: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    /** @description Model configuration id. */
-                    model_config_id: string;
-                };
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": components["schemas"]["UpdateModelConfigRequest"];
-                };
-            };
-            responses: {
-                /** @description Updated. */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ModelConfig"];
-                    };
-                };
-                /** @description Malformed request (for example, invalid JSON). */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-                /** @description Missing, unknown or revoked API key. */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["AuthError"];
-                    };
-                };
-                /** @description The key may not do this. */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["AuthError"];
-                    };
-                };
-                /** @description Not found in the caller’s workspace. */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-                /** @description Conflicts with the current state. */
-                409: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-                /** @description Body larger than the configured limit. */
-                413: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-                /** @description Body is not JSON. */
-                415: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-                /** @description A field is missing or invalid. */
-                422: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-            };
+        patch: operations["updateModelConfiguration"];
+        trace?: never;
+    };
+    "/v1/deepagents/runs/crons": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
         };
+        get?: never;
+        put?: never;
+        /**
+         * Create a cron (LangGraph)
+         * @description LangGraph `crons.create`: a schedule whose runs each get a fresh thread.
+         */
+        post: operations["createCron"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/deepagents/runs/crons/{cron_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /** Delete a cron (LangGraph) */
+        delete: operations["deleteCron"];
+        options?: never;
+        head?: never;
+        /** Change a cron (LangGraph) */
+        patch: operations["changeCron"];
+        trace?: never;
+    };
+    "/v1/deepagents/runs/crons/count": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Count crons (LangGraph) */
+        post: operations["countCrons"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/deepagents/runs/crons/search": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Search crons (LangGraph) */
+        post: operations["searchCrons"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/deepagents/schedules": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List schedules
+         * @description Newest first, filtered by agent, thread or `enabled`. `{items, next_cursor}`.
+         */
+        get: operations["listSchedules"];
+        put?: never;
+        /**
+         * Create a schedule
+         * @description Starts a run of the agent at every tick of `schedule` in `timezone`, each on a fresh thread (`thread: "new"`) or on one thread. Messages go in `input.messages` (or top-level `messages`). Ticks missed while no server ran: one catch-up run, then on schedule (`HANGAR_SCHEDULE_MISSED_TICKS`).
+         */
+        post: operations["createSchedule"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/deepagents/schedules/{schedule_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Get a schedule */
+        get: operations["getSchedule"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete a schedule
+         * @description It fires no more; the threads and runs it started stay. An unknown id is a 404.
+         */
+        delete: operations["deleteSchedule"];
+        options?: never;
+        head?: never;
+        /**
+         * Change a schedule
+         * @description Only the fields sent change. A new expression, zone or end time, or `enabled`, recomputes `next_run_at` from now. `enabled: false` stops it firing.
+         */
+        patch: operations["changeSchedule"];
+        trace?: never;
+    };
+    "/v1/deepagents/schedules/{schedule_id}/runs": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the runs a schedule started
+         * @description One entry per tick, newest first: the run it started, or why it started none (`skipped`, `failed`).
+         */
+        get: operations["listRunsScheduleStarted"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
         trace?: never;
     };
     "/v1/deepagents/threads": {
@@ -2182,93 +733,7 @@ export interface paths {
          * Create a thread
          * @description A thread belongs to one agent. `options` are echoed in `metadata` as `is_test_run` and `skip_memory_write_protection`.
          */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": components["schemas"]["CreateThreadRequest"];
-                };
-            };
-            responses: {
-                /** @description Created. */
-                201: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Thread"];
-                    };
-                };
-                /** @description Malformed request (for example, invalid JSON). */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-                /** @description Missing, unknown or revoked API key. */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["AuthError"];
-                    };
-                };
-                /** @description The key may not do this. */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["AuthError"];
-                    };
-                };
-                /** @description Not found in the caller’s workspace. */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-                /** @description Body larger than the configured limit. */
-                413: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-                /** @description Body is not JSON. */
-                415: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-                /** @description A field is missing or invalid. */
-                422: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-            };
-        };
+        post: operations["createManagedDeepAgentThread"];
         delete?: never;
         options?: never;
         head?: never;
@@ -2286,137 +751,38 @@ export interface paths {
          * Get a thread
          * @description Threads of a deleted agent stay readable. An `interrupted` thread lists what it waits for in `interrupts`.
          */
-        get: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    /** @description Thread id. */
-                    thread_id: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description The thread. */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Thread"];
-                    };
-                };
-                /** @description Missing, unknown or revoked API key. */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["AuthError"];
-                    };
-                };
-                /** @description The key may not do this. */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["AuthError"];
-                    };
-                };
-                /** @description Not found in the caller’s workspace. */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-                /** @description A field is missing or invalid. */
-                422: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-            };
-        };
+        get: operations["getManagedDeepAgentThread"];
         put?: never;
         post?: never;
         /**
          * Delete a thread
          * @description Deletes the thread, its runs, their event logs and its checkpoints. A thread that does not exist is a 404; a thread with an active run is a 409 (`thread_busy`).
          */
-        delete: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    /** @description Thread id. */
-                    thread_id: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Deleted. */
-                204: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content?: never;
-                };
-                /** @description Missing, unknown or revoked API key. */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["AuthError"];
-                    };
-                };
-                /** @description The key may not do this. */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["AuthError"];
-                    };
-                };
-                /** @description Not found in the caller’s workspace. */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-                /** @description Conflicts with the current state. */
-                409: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-                /** @description A field is missing or invalid. */
-                422: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-            };
+        delete: operations["deleteThread"];
+        options?: never;
+        head?: never;
+        /**
+         * Update a thread’s metadata
+         * @description Merges `metadata` into the thread’s metadata (a key set to `null` is removed).
+         */
+        patch: operations["updateThread"];
+        trace?: never;
+    };
+    "/v1/deepagents/threads/{thread_id}/copy": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
         };
+        get?: never;
+        put?: never;
+        /**
+         * Copy a thread
+         * @description A new thread with the same agent, metadata and state history (its runs are not copied).
+         */
+        post: operations["copyThread"];
+        delete?: never;
         options?: never;
         head?: never;
         patch?: never;
@@ -2433,70 +799,13 @@ export interface paths {
          * Get the history of a thread
          * @description Past states (one per checkpoint), newest first.
          */
-        get: {
-            parameters: {
-                query?: {
-                    /** @description Default 10. */
-                    limit?: number;
-                };
-                header?: never;
-                path: {
-                    /** @description Thread id. */
-                    thread_id: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description States, newest first. */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ThreadState"][];
-                    };
-                };
-                /** @description Missing, unknown or revoked API key. */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["AuthError"];
-                    };
-                };
-                /** @description The key may not do this. */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["AuthError"];
-                    };
-                };
-                /** @description Not found in the caller’s workspace. */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-                /** @description A field is missing or invalid. */
-                422: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-            };
-        };
+        get: operations["getHistoryThread"];
         put?: never;
-        post?: never;
+        /**
+         * Get the history of a thread (LangGraph form)
+         * @description As `GET …/history`, with the limit in the body. `before`, `checkpoint` and `metadata` filters are not supported (422).
+         */
+        post: operations["searchThreadHistory"];
         delete?: never;
         options?: never;
         head?: never;
@@ -2516,72 +825,7 @@ export interface paths {
          * Resolve an interrupted thread
          * @description Ends the thread’s pending approval without running the tools it asked about: each gets a result saying it was not run, and the thread is `idle` again. A thread with nothing pending is a 409 (`thread_not_interrupted`).
          */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    /** @description Thread id. */
-                    thread_id: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Resolved. */
-                204: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content?: never;
-                };
-                /** @description Missing, unknown or revoked API key. */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["AuthError"];
-                    };
-                };
-                /** @description The key may not do this. */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["AuthError"];
-                    };
-                };
-                /** @description Not found in the caller’s workspace. */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-                /** @description Conflicts with the current state. */
-                409: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-                /** @description A field is missing or invalid. */
-                422: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-            };
-        };
+        post: operations["resolveManagedDeepAgentThreadInterrupt"];
         delete?: never;
         options?: never;
         head?: never;
@@ -2599,72 +843,13 @@ export interface paths {
          * List the runs of a thread
          * @description Newest first.
          */
-        get: {
-            parameters: {
-                query?: {
-                    /** @description Default 10. */
-                    limit?: number;
-                    offset?: number | null;
-                    status?: "pending" | "running" | "success" | "error" | "interrupted" | "timeout";
-                };
-                header?: never;
-                path: {
-                    /** @description Thread id. */
-                    thread_id: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Runs, newest first. */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Run"][];
-                    };
-                };
-                /** @description Missing, unknown or revoked API key. */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["AuthError"];
-                    };
-                };
-                /** @description The key may not do this. */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["AuthError"];
-                    };
-                };
-                /** @description Not found in the caller’s workspace. */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-                /** @description A field is missing or invalid. */
-                422: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-            };
-        };
+        get: operations["listRunsThread"];
         put?: never;
-        post?: never;
+        /**
+         * Start a run in the background
+         * @description As `POST …/runs/stream` (same body, same checks), but answers at once with the run (`pending`). Follow it on `GET …/runs/{run_id}/stream`, read it on `GET …/runs/{run_id}`, or wait for it on `GET …/runs/{run_id}/join`.
+         */
+        post: operations["createManagedDeepAgentThreadRun"];
         delete?: never;
         options?: never;
         head?: never;
@@ -2679,70 +864,14 @@ export interface paths {
             cookie?: never;
         };
         /** Get a run */
-        get: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    /** @description Run id. */
-                    run_id: string;
-                    /** @description Thread id. */
-                    thread_id: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description The run. */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Run"];
-                    };
-                };
-                /** @description Missing, unknown or revoked API key. */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["AuthError"];
-                    };
-                };
-                /** @description The key may not do this. */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["AuthError"];
-                    };
-                };
-                /** @description Not found in the caller’s workspace. */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-                /** @description A field is missing or invalid. */
-                422: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-            };
-        };
+        get: operations["getRun"];
         put?: never;
         post?: never;
-        delete?: never;
+        /**
+         * Delete a run
+         * @description Deletes an ended run and its event log. A pending or running run is a 409 (`run_active`): cancel it first.
+         */
+        delete: operations["deleteThreadRun"];
         options?: never;
         head?: never;
         patch?: never;
@@ -2761,76 +890,27 @@ export interface paths {
          * Cancel a run
          * @description Stops a pending or running run wherever it executes: the run ends `interrupted` and the thread is `idle` again (or stays `busy` when another run is queued). Events emitted before the cancel stay in the run’s log. A run that already ended is a 409 (`run_not_active`).
          */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    /** @description Run id. */
-                    run_id: string;
-                    /** @description Thread id. */
-                    thread_id: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description The cancelled run. */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Run"];
-                    };
-                };
-                /** @description Missing, unknown or revoked API key. */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["AuthError"];
-                    };
-                };
-                /** @description The key may not do this. */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["AuthError"];
-                    };
-                };
-                /** @description Not found in the caller’s workspace. */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-                /** @description Conflicts with the current state. */
-                409: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-                /** @description A field is missing or invalid. */
-                422: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-            };
+        post: operations["cancelRun"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/deepagents/threads/{thread_id}/runs/{run_id}/join": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
         };
+        /**
+         * Wait for a run to end
+         * @description Answers once the run has ended (at once if it has), with the thread’s state values.
+         */
+        get: operations["joinThreadRun"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -2848,81 +928,7 @@ export interface paths {
          * Join the stream of a run
          * @description Replays the run’s events after `Last-Event-ID` (from the start without it), then follows live events until the run ends.
          */
-        get: {
-            parameters: {
-                query?: never;
-                header?: {
-                    /** @description Last event id received. */
-                    "last-event-id"?: string;
-                };
-                path: {
-                    /** @description Run id. */
-                    run_id: string;
-                    /** @description Thread id. */
-                    thread_id: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Server-sent events: `event: <name>`, `data: <json>`, `id: <n>` (increasing per run) per event. First `metadata` `{run_id, attempt, status, queue_position}` at once, even while the run waits for a worker (`status: "pending"`, `queue_position`: runs waiting before it); then, per requested mode, `values` (full state with `messages`, `files`, `tools`), `updates` (keyed by node or middleware; `null` when a node changed nothing) and `messages` (`[chunk, metadata]`). With `stream_subgraphs`, subagent events are named `<mode>|<namespace>`. A failed run sends `error` `{error, message}`. `: heartbeat` comments keep an idle stream open. `Content-Location` names the run. */
-                200: {
-                    headers: {
-                        /** @description Path of the run: `/v1/deepagents/threads/{thread_id}/runs/{run_id}`. */
-                        "Content-Location"?: string;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "text/event-stream": string;
-                    };
-                };
-                /** @description Missing, unknown or revoked API key. */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["AuthError"];
-                    };
-                };
-                /** @description The key may not do this. */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["AuthError"];
-                    };
-                };
-                /** @description Not found in the caller’s workspace. */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-                /** @description A field is missing or invalid. */
-                422: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-                /** @description Error. */
-                503: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-            };
-        };
+        get: operations["joinStreamRun"];
         put?: never;
         post?: never;
         delete?: never;
@@ -2942,69 +948,49 @@ export interface paths {
          * Get the trace of a run
          * @description The run tree recorded while the run executed: the root run, each model call (messages, model name, provider, token usage), each tool call (arguments and result) and each subagent, nested in `child_runs`. Secrets are redacted. `trace_not_found` when tracing was off for the run or it has not started.
          */
-        get: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    /** @description Run id. */
-                    run_id: string;
-                    /** @description Thread id. */
-                    thread_id: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description The trace. */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["TraceRunTree"];
-                    };
-                };
-                /** @description Missing, unknown or revoked API key. */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["AuthError"];
-                    };
-                };
-                /** @description The key may not do this. */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["AuthError"];
-                    };
-                };
-                /** @description Not found in the caller’s workspace. */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-                /** @description A field is missing or invalid. */
-                422: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-            };
-        };
+        get: operations["getTraceRun"];
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/deepagents/threads/{thread_id}/runs/{run_id}/webhooks": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the webhook deliveries of a run
+         * @description Each URL the run notifies, with every attempt (status code or error, duration) and its state.
+         */
+        get: operations["listWebhookDeliveriesRun"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/deepagents/threads/{thread_id}/runs/crons": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Create a cron on a thread (LangGraph)
+         * @description LangGraph `crons.createForThread`: every run goes to this thread.
+         */
+        post: operations["createCronThread"];
         delete?: never;
         options?: never;
         head?: never;
@@ -3024,125 +1010,27 @@ export interface paths {
          * Start a run and stream its events
          * @description Runs the thread’s agent at its latest revision on the given messages. One active run per thread: a second is a 409 (`thread_busy`) unless `multitask_strategy` says otherwise. A thread whose agent was deleted answers 502 (`agent_deleted`). Closing the stream does not stop the run (unless `on_disconnect: "cancel"`); its events stay in the run’s log. When a tool needs approval (tools.json `interrupt_config`, or a write under `/memories/`), `__interrupt__` appears in `updates` and `values`, the stream ends, the run is `success` and the thread `interrupted`. Resume with `command: {resume: {decisions: [...]}}`: a wrong number of decisions or a decision type not allowed is a 422, a thread with nothing pending a 409 (`thread_not_interrupted`); the thread stays interrupted.
          */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    /** @description Thread id. */
-                    thread_id: string;
-                };
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": components["schemas"]["StreamRunRequest"];
-                };
-            };
-            responses: {
-                /** @description Server-sent events: `event: <name>`, `data: <json>`, `id: <n>` (increasing per run) per event. First `metadata` `{run_id, attempt, status, queue_position}` at once, even while the run waits for a worker (`status: "pending"`, `queue_position`: runs waiting before it); then, per requested mode, `values` (full state with `messages`, `files`, `tools`), `updates` (keyed by node or middleware; `null` when a node changed nothing) and `messages` (`[chunk, metadata]`). With `stream_subgraphs`, subagent events are named `<mode>|<namespace>`. A failed run sends `error` `{error, message}`. `: heartbeat` comments keep an idle stream open. `Content-Location` names the run. */
-                200: {
-                    headers: {
-                        /** @description Path of the run: `/v1/deepagents/threads/{thread_id}/runs/{run_id}`. */
-                        "Content-Location"?: string;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "text/event-stream": string;
-                    };
-                };
-                /** @description Malformed request (for example, invalid JSON). */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-                /** @description Missing, unknown or revoked API key. */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["AuthError"];
-                    };
-                };
-                /** @description The key may not do this. */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["AuthError"];
-                    };
-                };
-                /** @description Not found in the caller’s workspace. */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-                /** @description Conflicts with the current state. */
-                409: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-                /** @description Body larger than the configured limit. */
-                413: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-                /** @description Body is not JSON. */
-                415: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-                /** @description A field is missing or invalid. */
-                422: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-                /** @description An upstream dependency failed. */
-                502: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-                /** @description Error. */
-                503: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-            };
+        post: operations["streamManagedDeepAgentThreadRun"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/deepagents/threads/{thread_id}/runs/wait": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
         };
+        get?: never;
+        put?: never;
+        /**
+         * Start a run and wait for its result
+         * @description As `POST …/runs/stream`, but answers once the run has ended, with the thread’s state values.
+         */
+        post: operations["waitThreadRun"];
         delete?: never;
         options?: never;
         head?: never;
@@ -3160,67 +1048,13 @@ export interface paths {
          * Get the state of a thread
          * @description Values (`messages`, `files`, …), next nodes, pending interrupts and the checkpoint, from the latest checkpoint.
          */
-        get: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    /** @description Thread id. */
-                    thread_id: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description The current state. */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ThreadState"];
-                    };
-                };
-                /** @description Missing, unknown or revoked API key. */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["AuthError"];
-                    };
-                };
-                /** @description The key may not do this. */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["AuthError"];
-                    };
-                };
-                /** @description Not found in the caller’s workspace. */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-                /** @description A field is missing or invalid. */
-                422: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-            };
-        };
+        get: operations["getStateThread"];
         put?: never;
-        post?: never;
+        /**
+         * Write a thread’s state
+         * @description Applies `values` (for example `files`) to the thread’s state through its agent’s graph, as if node `as_node` had returned them (reducers apply; a thread without an agent yet is a 409). Writing at a past checkpoint is not supported.
+         */
+        post: operations["updateThreadState"];
         delete?: never;
         options?: never;
         head?: never;
@@ -3240,75 +1074,7 @@ export interface paths {
          * Count threads
          * @description How many threads match the same filters as search. The body is optional.
          */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: {
-                content: {
-                    "application/json": components["schemas"]["CountThreadsRequest"];
-                };
-            };
-            responses: {
-                /** @description The number of matching threads. */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": number;
-                    };
-                };
-                /** @description Malformed request (for example, invalid JSON). */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-                /** @description Missing, unknown or revoked API key. */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["AuthError"];
-                    };
-                };
-                /** @description The key may not do this. */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["AuthError"];
-                    };
-                };
-                /** @description Body is not JSON. */
-                415: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-                /** @description A field is missing or invalid. */
-                422: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-            };
-        };
+        post: operations["countManagedDeepAgentThreads"];
         delete?: never;
         options?: never;
         head?: never;
@@ -3328,75 +1094,7 @@ export interface paths {
          * Search threads
          * @description Threads of the workspace by agent, status and metadata (containment), newest first. The body is optional.
          */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: {
-                content: {
-                    "application/json": components["schemas"]["SearchThreadsRequest"];
-                };
-            };
-            responses: {
-                /** @description Matching threads. */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Thread"][];
-                    };
-                };
-                /** @description Malformed request (for example, invalid JSON). */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-                /** @description Missing, unknown or revoked API key. */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["AuthError"];
-                    };
-                };
-                /** @description The key may not do this. */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["AuthError"];
-                    };
-                };
-                /** @description Body is not JSON. */
-                415: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-                /** @description A field is missing or invalid. */
-                422: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-            };
-        };
+        post: operations["searchManagedDeepAgentThreads"];
         delete?: never;
         options?: never;
         head?: never;
@@ -3414,62 +1112,49 @@ export interface paths {
          * Usage per agent and model
          * @description Runs created in [`start`, `end`) per agent and model, with tokens in and out and errors. Runs of threads created with `options.test_run` are not counted. Default range: the 30 days before `end` (default now).
          */
-        get: {
-            parameters: {
-                query?: {
-                    /** @description Only this agent. */
-                    agent_id?: string;
-                    /** @description End of the range (exclusive), ISO 8601. Default now. */
-                    end?: string;
-                    /** @description Start of the range (inclusive), ISO 8601. */
-                    start?: string;
-                };
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description The usage report. */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Usage"];
-                    };
-                };
-                /** @description Missing, unknown or revoked API key. */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["AuthError"];
-                    };
-                };
-                /** @description The key may not do this. */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["AuthError"];
-                    };
-                };
-                /** @description A field is missing or invalid. */
-                422: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-            };
-        };
+        get: operations["usagePerAgentModel"];
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/deepagents/webhooks/secret": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get the webhook signing secret
+         * @description The workspace’s Standard Webhooks secret (created on first use; admins only). Every delivery carries `webhook-id`, `webhook-timestamp` and `webhook-signature: v1,<base64 HMAC-SHA256 of "{id}.{timestamp}.{body}">`; reject timestamps older than a few minutes to stop replays.
+         */
+        get: operations["getWebhookSigningSecret"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/deepagents/webhooks/secret/rotate": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Rotate the webhook signing secret
+         * @description Deliveries from now on are signed with the new secret (admins only).
+         */
+        post: operations["rotateWebhookSigningSecret"];
         delete?: never;
         options?: never;
         head?: never;
@@ -3484,141 +1169,13 @@ export interface paths {
             cookie?: never;
         };
         /** List code-host integrations */
-        get: {
-            parameters: {
-                query?: {
-                    /** @description Largest number of resources returned (1..100). */
-                    limit?: number;
-                    /** @description Offset of the first resource. */
-                    offset?: number | null;
-                };
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description One page, oldest first. */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["VcshostIntegrationPage"];
-                    };
-                };
-                /** @description Missing, unknown or revoked API key. */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["DetailError"];
-                    };
-                };
-                /** @description The key may not do this. */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["DetailError"];
-                    };
-                };
-                /** @description A field is missing or invalid. */
-                422: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ValidationError"];
-                    };
-                };
-            };
-        };
+        get: operations["listCodeHostIntegrations"];
         put?: never;
         /**
          * Create a code-host integration
          * @description `github`: a token or GitHub App installation credentials, and the API base URL (GitHub Enterprise works). `git`: a directory of bare repositories on the server. Credentials are stored encrypted and never returned; they are checked when repositories are listed.
          */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": components["schemas"]["CreateVcshostIntegrationRequest"];
-                };
-            };
-            responses: {
-                /** @description Created. */
-                201: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["VcshostIntegration"];
-                    };
-                };
-                /** @description Malformed request (for example, invalid JSON). */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["DetailError"];
-                    };
-                };
-                /** @description Missing, unknown or revoked API key. */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["DetailError"];
-                    };
-                };
-                /** @description The key may not do this. */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["DetailError"];
-                    };
-                };
-                /** @description Body larger than the configured limit. */
-                413: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["DetailError"];
-                    };
-                };
-                /** @description Body is not JSON. */
-                415: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["DetailError"];
-                    };
-                };
-                /** @description A field is missing or invalid. */
-                422: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ValidationError"];
-                    };
-                };
-            };
-        };
+        post: operations["createCodeHostIntegration"];
         delete?: never;
         options?: never;
         head?: never;
@@ -3633,125 +1190,11 @@ export interface paths {
             cookie?: never;
         };
         /** Get a code-host integration */
-        get: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    /** @description The integration id. */
-                    integration_id: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description The integration. */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["VcshostIntegration"];
-                    };
-                };
-                /** @description Missing, unknown or revoked API key. */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["DetailError"];
-                    };
-                };
-                /** @description The key may not do this. */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["DetailError"];
-                    };
-                };
-                /** @description Not found in the caller’s workspace. */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["DetailError"];
-                    };
-                };
-                /** @description A field is missing or invalid. */
-                422: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ValidationError"];
-                    };
-                };
-            };
-        };
+        get: operations["getCodeHostIntegration"];
         put?: never;
         post?: never;
         /** Delete a code-host integration */
-        delete: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    /** @description The integration id. */
-                    integration_id: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Deleted. */
-                204: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content?: never;
-                };
-                /** @description Missing, unknown or revoked API key. */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["DetailError"];
-                    };
-                };
-                /** @description The key may not do this. */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["DetailError"];
-                    };
-                };
-                /** @description Not found in the caller’s workspace. */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["DetailError"];
-                    };
-                };
-                /** @description A field is missing or invalid. */
-                422: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ValidationError"];
-                    };
-                };
-            };
-        };
+        delete: operations["deleteCodeHostIntegration"];
         options?: never;
         head?: never;
         patch?: never;
@@ -3768,83 +1211,7 @@ export interface paths {
          * List the repositories of an integration
          * @description A JSON array of every repository the integration reaches (all pages of the code host). Distinct errors: 404 unknown integration; 400 credentials rejected by the code host (bad, expired or revoked); 502 code host (or directory) unreachable or failing.
          */
-        get: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    /** @description The integration id. */
-                    integration_id: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description The repositories. */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["VcshostRepository"][];
-                    };
-                };
-                /** @description Malformed request (for example, invalid JSON). */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["DetailError"];
-                    };
-                };
-                /** @description Missing, unknown or revoked API key. */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["DetailError"];
-                    };
-                };
-                /** @description The key may not do this. */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["DetailError"];
-                    };
-                };
-                /** @description Not found in the caller’s workspace. */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["DetailError"];
-                    };
-                };
-                /** @description A field is missing or invalid. */
-                422: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ValidationError"];
-                    };
-                };
-                /** @description An upstream dependency failed. */
-                502: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["DetailError"];
-                    };
-                };
-            };
-        };
+        get: operations["listRepositoriesIntegration"];
         put?: never;
         post?: never;
         delete?: never;
@@ -3864,44 +1231,7 @@ export interface paths {
          * Export counters
          * @description One item per configured exporter (`otlp`, `langsmith`) of this server process: run reports queued, sent, and dropped (queue full or destination failing). Export never slows or fails runs; what it cannot deliver is counted here.
          */
-        get: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Counters since start. */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["TraceExporterList"];
-                    };
-                };
-                /** @description Missing, unknown or revoked API key. */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["AuthError"];
-                    };
-                };
-                /** @description The key may not do this. */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-            };
-        };
+        get: operations["exportCounters"];
         put?: never;
         post?: never;
         delete?: never;
@@ -3921,136 +1251,13 @@ export interface paths {
          * List tracing projects
          * @description Oldest first. The workspace’s default project always exists and is listed.
          */
-        get: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description The workspace’s projects. */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["TracingProjectList"];
-                    };
-                };
-                /** @description Missing, unknown or revoked API key. */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["AuthError"];
-                    };
-                };
-                /** @description The key may not do this. */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-            };
-        };
+        get: operations["listTracingProjects"];
         put?: never;
         /**
          * Create a tracing project
          * @description Names are unique per workspace. Traces name a project with `session_name` (LangSmith SDK) or the thread metadata key `tracing_project`.
          */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": components["schemas"]["CreateTracingProjectRequest"];
-                };
-            };
-            responses: {
-                /** @description Created. */
-                201: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["TracingProject"];
-                    };
-                };
-                /** @description Malformed request (for example, invalid JSON). */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-                /** @description Missing, unknown or revoked API key. */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["AuthError"];
-                    };
-                };
-                /** @description The key may not do this. */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-                /** @description Conflicts with the current state. */
-                409: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-                /** @description Body larger than the configured limit. */
-                413: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-                /** @description Body is not JSON. */
-                415: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-                /** @description A field is missing or invalid. */
-                422: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-            };
-        };
+        post: operations["createTracingProject"];
         delete?: never;
         options?: never;
         head?: never;
@@ -4065,65 +1272,7 @@ export interface paths {
             cookie?: never;
         };
         /** Get a tracing project */
-        get: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    /** @description Tracing project id. */
-                    project_id: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description The project. */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["TracingProject"];
-                    };
-                };
-                /** @description Missing, unknown or revoked API key. */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["AuthError"];
-                    };
-                };
-                /** @description The key may not do this. */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-                /** @description Not found in the caller’s workspace. */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-                /** @description A field is missing or invalid. */
-                422: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-            };
-        };
+        get: operations["getTracingProject"];
         put?: never;
         post?: never;
         delete?: never;
@@ -4143,81 +1292,7 @@ export interface paths {
          * List the root runs of a project
          * @description One item per trace (its root run), newest first, with the token totals of the whole trace. Filters combine with AND.
          */
-        get: {
-            parameters: {
-                query?: {
-                    /** @description `next_cursor` of the previous page. */
-                    cursor?: string;
-                    /** @description `true`: only failed runs; `false`: only runs without an error. */
-                    error?: "true" | "false";
-                    /** @description Only finished runs that took at least this long. */
-                    min_latency_ms?: number | null;
-                    /** @description Runs whose name contains this text (case-insensitive). */
-                    name?: string;
-                    /** @description 1 to 100, default 20. */
-                    page_size?: number;
-                    /** @description Only runs that started at or after this time. */
-                    start_time_gte?: string;
-                    /** @description Only runs that started before this time. */
-                    start_time_lt?: string;
-                    status?: "pending" | "success" | "error";
-                };
-                header?: never;
-                path: {
-                    /** @description Tracing project id. */
-                    project_id: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description A page of root runs. */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["TraceRunPage"];
-                    };
-                };
-                /** @description Missing, unknown or revoked API key. */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["AuthError"];
-                    };
-                };
-                /** @description The key may not do this. */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-                /** @description Not found in the caller’s workspace. */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-                /** @description A field is missing or invalid. */
-                422: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-            };
-        };
+        get: operations["listRootRunsProject"];
         put?: never;
         post?: never;
         delete?: never;
@@ -4237,70 +1312,7 @@ export interface paths {
          * Figures of a project
          * @description Count, error rate and latency percentiles of root runs; token totals of all model runs. Optionally within a time range.
          */
-        get: {
-            parameters: {
-                query?: {
-                    /** @description Only runs that started at or after this time. */
-                    start_time_gte?: string;
-                    /** @description Only runs that started before this time. */
-                    start_time_lt?: string;
-                };
-                header?: never;
-                path: {
-                    /** @description Tracing project id. */
-                    project_id: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description The figures. */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["TracingProjectStats"];
-                    };
-                };
-                /** @description Missing, unknown or revoked API key. */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["AuthError"];
-                    };
-                };
-                /** @description The key may not do this. */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-                /** @description Not found in the caller’s workspace. */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-                /** @description A field is missing or invalid. */
-                422: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-            };
-        };
+        get: operations["figuresProject"];
         put?: never;
         post?: never;
         delete?: never;
@@ -4320,65 +1332,7 @@ export interface paths {
          * Get a run with its children
          * @description The run and, nested in `child_runs` (in execution order), every run beneath it.
          */
-        get: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    /** @description Run id. */
-                    run_id: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description The run tree. */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["TraceRunTree"];
-                    };
-                };
-                /** @description Missing, unknown or revoked API key. */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["AuthError"];
-                    };
-                };
-                /** @description The key may not do this. */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-                /** @description Not found in the caller’s workspace. */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-                /** @description A field is missing or invalid. */
-                422: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-            };
-        };
+        get: operations["getRunChildren"];
         put?: never;
         post?: never;
         delete?: never;
@@ -4398,150 +1352,13 @@ export interface paths {
          * List OAuth providers
          * @description Oldest first, `{resources, offset}`; pass `offset` back to get the next page.
          */
-        get: {
-            parameters: {
-                query?: {
-                    /** @description Largest number of resources returned (1..100). */
-                    limit?: number;
-                    /** @description Offset of the first resource. */
-                    offset?: number | null;
-                };
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description One page of providers. */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["OAuthProviderPage"];
-                    };
-                };
-                /** @description Missing, unknown or revoked API key. */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["DetailError"];
-                    };
-                };
-                /** @description The key may not do this. */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["DetailError"];
-                    };
-                };
-                /** @description A field is missing or invalid. */
-                422: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ValidationError"];
-                    };
-                };
-            };
-        };
+        get: operations["listOAuthProviders"];
         put?: never;
         /**
          * Create an OAuth provider
          * @description Answers 200 (the control plane’s convention for this route). `client_secret` is stored encrypted and never returned; `provider_id` is unique within the workspace (409).
          */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": components["schemas"]["CreateOAuthProviderRequest"];
-                };
-            };
-            responses: {
-                /** @description Created. */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["OAuthProvider"];
-                    };
-                };
-                /** @description Malformed request (for example, invalid JSON). */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["DetailError"];
-                    };
-                };
-                /** @description Missing, unknown or revoked API key. */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["DetailError"];
-                    };
-                };
-                /** @description The key may not do this. */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["DetailError"];
-                    };
-                };
-                /** @description Conflicts with the current state. */
-                409: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["DetailError"];
-                    };
-                };
-                /** @description Body larger than the configured limit. */
-                413: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["DetailError"];
-                    };
-                };
-                /** @description Body is not JSON. */
-                415: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["DetailError"];
-                    };
-                };
-                /** @description A field is missing or invalid. */
-                422: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ValidationError"];
-                    };
-                };
-            };
-        };
+        post: operations["createOAuthProvider"];
         delete?: never;
         options?: never;
         head?: never;
@@ -4556,215 +1373,21 @@ export interface paths {
             cookie?: never;
         };
         /** Get an OAuth provider */
-        get: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    /** @description The provider’s `provider_id`. */
-                    provider_id: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description The provider. */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["OAuthProvider"];
-                    };
-                };
-                /** @description Missing, unknown or revoked API key. */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["DetailError"];
-                    };
-                };
-                /** @description The key may not do this. */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["DetailError"];
-                    };
-                };
-                /** @description Not found in the caller’s workspace. */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["DetailError"];
-                    };
-                };
-            };
-        };
+        get: operations["getOAuthProvider"];
         put?: never;
         post?: never;
         /**
          * Delete an OAuth provider
          * @description Also deletes every principal’s tokens and pending authorizations for it.
          */
-        delete: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    /** @description The provider’s `provider_id`. */
-                    provider_id: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Deleted. */
-                204: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content?: never;
-                };
-                /** @description Missing, unknown or revoked API key. */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["DetailError"];
-                    };
-                };
-                /** @description The key may not do this. */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["DetailError"];
-                    };
-                };
-                /** @description Not found in the caller’s workspace. */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["DetailError"];
-                    };
-                };
-            };
-        };
+        delete: operations["deleteOAuthProvider"];
         options?: never;
         head?: never;
         /**
          * Update an OAuth provider
          * @description Omitted fields keep their values; `client_secret: null` removes the secret. Tokens already issued are kept.
          */
-        patch: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    /** @description The provider’s `provider_id`. */
-                    provider_id: string;
-                };
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": components["schemas"]["UpdateOAuthProviderRequest"];
-                };
-            };
-            responses: {
-                /** @description Updated. */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["OAuthProvider"];
-                    };
-                };
-                /** @description Malformed request (for example, invalid JSON). */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["DetailError"];
-                    };
-                };
-                /** @description Missing, unknown or revoked API key. */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["DetailError"];
-                    };
-                };
-                /** @description The key may not do this. */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["DetailError"];
-                    };
-                };
-                /** @description Not found in the caller’s workspace. */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["DetailError"];
-                    };
-                };
-                /** @description Conflicts with the current state. */
-                409: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["DetailError"];
-                    };
-                };
-                /** @description Body larger than the configured limit. */
-                413: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["DetailError"];
-                    };
-                };
-                /** @description Body is not JSON. */
-                415: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["DetailError"];
-                    };
-                };
-                /** @description A field is missing or invalid. */
-                422: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ValidationError"];
-                    };
-                };
-            };
-        };
+        patch: operations["updateOAuthProvider"];
         trace?: never;
     };
     "/v2/auth/providers/{provider_id}/token": {
@@ -4781,53 +1404,7 @@ export interface paths {
          * Revoke the caller’s token for a provider
          * @description Deletes the tokens Hangar holds for the calling principal; the next use asks for authorization again. Idempotent.
          */
-        delete: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    provider_id: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Revoked. */
-                204: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content?: never;
-                };
-                /** @description Missing, unknown or revoked API key. */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["DetailError"];
-                    };
-                };
-                /** @description The key may not do this. */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["DetailError"];
-                    };
-                };
-                /** @description Not found in the caller’s workspace. */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["DetailError"];
-                    };
-                };
-            };
-        };
+        delete: operations["revokeCallerSTokenProvider"];
         options?: never;
         head?: never;
         patch?: never;
@@ -4851,160 +1428,13 @@ export interface paths {
          *     - `AWAITING_DELETE`: Deletion was requested; the driver is tearing it down, then it disappears.
          *     - `UNKNOWN`: The driver has lost track of it (for example its process could not be restarted).
          */
-        get: {
-            parameters: {
-                query?: {
-                    /** @description Comma-separated UUIDs. */
-                    deployment_ids?: string;
-                    deployment_type?: "dev_free" | "dev" | "prod";
-                    image_version?: string;
-                    /** @description 1..100, default 20. */
-                    limit?: number;
-                    /** @description Case-insensitive substring of the name. */
-                    name_contains?: string;
-                    /** @description ≥ 0, default 0. */
-                    offset?: number | null;
-                    remote_reconciled?: boolean;
-                    status?: "AWAITING_DATABASE" | "READY" | "UNUSED" | "AWAITING_DELETE" | "UNKNOWN";
-                    /** @description Comma-separated UUIDs. */
-                    tag_value_ids?: string;
-                };
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description A page of deployments. */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["DeploymentList"];
-                    };
-                };
-                /** @description Missing, unknown or revoked API key. */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["DetailError"];
-                    };
-                };
-                /** @description The key may not do this. */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["DetailError"];
-                    };
-                };
-                /** @description A field is missing or invalid. */
-                422: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ValidationError"];
-                    };
-                };
-            };
-        };
+        get: operations["listDeployments"];
         put?: never;
         /**
          * Create a deployment
          * @description Records the deployment and its first revision (status `CREATING`), creates a tracing project of the same name, and hands the revision to the reconciler. Fields are validated according to `source`; each problem is reported with the field and the rule. A source that no configured driver serves is 422 on `source`.
          */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": components["schemas"]["CreateDeploymentRequest"];
-                };
-            };
-            responses: {
-                /** @description Created. */
-                201: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Deployment"];
-                    };
-                };
-                /** @description Malformed request (for example, invalid JSON). */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["DetailError"];
-                    };
-                };
-                /** @description Missing, unknown or revoked API key. */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["DetailError"];
-                    };
-                };
-                /** @description The key may not do this. */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["DetailError"];
-                    };
-                };
-                /** @description Conflicts with the current state. */
-                409: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["DetailError"];
-                    };
-                };
-                /** @description Body larger than the configured limit. */
-                413: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["DetailError"];
-                    };
-                };
-                /** @description Body is not JSON. */
-                415: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["DetailError"];
-                    };
-                };
-                /** @description A field is missing or invalid. */
-                422: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ValidationError"];
-                    };
-                };
-            };
-        };
+        post: operations["createDeployment"];
         delete?: never;
         options?: never;
         head?: never;
@@ -5019,233 +1449,21 @@ export interface paths {
             cookie?: never;
         };
         /** Get a deployment */
-        get: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    /** @description Deployment id. */
-                    deployment_id: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description The deployment. */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Deployment"];
-                    };
-                };
-                /** @description Missing, unknown or revoked API key. */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["DetailError"];
-                    };
-                };
-                /** @description The key may not do this. */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["DetailError"];
-                    };
-                };
-                /** @description Not found in the caller’s workspace. */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["DetailError"];
-                    };
-                };
-                /** @description A field is missing or invalid. */
-                422: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ValidationError"];
-                    };
-                };
-            };
-        };
+        get: operations["getDeployment"];
         put?: never;
         post?: never;
         /**
          * Delete a deployment
          * @description The deployment shows `AWAITING_DELETE` while the driver stops and removes what runs, then it is gone (404). Revisions in progress become `INTERRUPTED`.
          */
-        delete: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    /** @description Deployment id. */
-                    deployment_id: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Deletion started. */
-                204: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content?: never;
-                };
-                /** @description Missing, unknown or revoked API key. */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["DetailError"];
-                    };
-                };
-                /** @description The key may not do this. */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["DetailError"];
-                    };
-                };
-                /** @description Not found in the caller’s workspace. */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["DetailError"];
-                    };
-                };
-                /** @description A field is missing or invalid. */
-                422: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ValidationError"];
-                    };
-                };
-            };
-        };
+        delete: operations["deleteDeployment"];
         options?: never;
         head?: never;
         /**
          * Update a deployment
          * @description A change to `source_revision_config`, `secrets` or `source_config.resource_spec` makes a new revision (older ones not yet deploying become `SKIPPED`); other `source_config` fields change in place. `name` and `source` are immutable (422).
          */
-        patch: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    /** @description Deployment id. */
-                    deployment_id: string;
-                };
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": components["schemas"]["UpdateDeploymentRequest"];
-                };
-            };
-            responses: {
-                /** @description Updated. */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Deployment"];
-                    };
-                };
-                /** @description Malformed request (for example, invalid JSON). */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["DetailError"];
-                    };
-                };
-                /** @description Missing, unknown or revoked API key. */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["DetailError"];
-                    };
-                };
-                /** @description The key may not do this. */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["DetailError"];
-                    };
-                };
-                /** @description Not found in the caller’s workspace. */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["DetailError"];
-                    };
-                };
-                /** @description Conflicts with the current state. */
-                409: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["DetailError"];
-                    };
-                };
-                /** @description Body larger than the configured limit. */
-                413: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["DetailError"];
-                    };
-                };
-                /** @description Body is not JSON. */
-                415: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["DetailError"];
-                    };
-                };
-                /** @description A field is missing or invalid. */
-                422: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ValidationError"];
-                    };
-                };
-            };
-        };
+        patch: operations["updateDeployment"];
         trace?: never;
     };
     "/v2/deployments/{deployment_id}/revisions": {
@@ -5273,70 +1491,7 @@ export interface paths {
          *     - `SKIPPED`: A newer revision was created before this one started deploying (final).
          *     - `INTERRUPTED`: Stopped before it finished, because its deployment was deleted (final).
          */
-        get: {
-            parameters: {
-                query?: {
-                    /** @description 1..100, default 20. */
-                    limit?: number;
-                    /** @description ≥ 0, default 0. */
-                    offset?: number | null;
-                };
-                header?: never;
-                path: {
-                    /** @description Deployment id. */
-                    deployment_id: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description A page of revisions. */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["DeploymentRevisionList"];
-                    };
-                };
-                /** @description Missing, unknown or revoked API key. */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["DetailError"];
-                    };
-                };
-                /** @description The key may not do this. */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["DetailError"];
-                    };
-                };
-                /** @description Not found in the caller’s workspace. */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["DetailError"];
-                    };
-                };
-                /** @description A field is missing or invalid. */
-                422: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ValidationError"];
-                    };
-                };
-            };
-        };
+        get: operations["listRevisions"];
         put?: never;
         post?: never;
         delete?: never;
@@ -5353,67 +1508,7 @@ export interface paths {
             cookie?: never;
         };
         /** Get a revision */
-        get: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    /** @description Deployment id. */
-                    deployment_id: string;
-                    /** @description Revision id. */
-                    revision_id: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description The revision. */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["DeploymentRevision"];
-                    };
-                };
-                /** @description Missing, unknown or revoked API key. */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["DetailError"];
-                    };
-                };
-                /** @description The key may not do this. */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["DetailError"];
-                    };
-                };
-                /** @description Not found in the caller’s workspace. */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["DetailError"];
-                    };
-                };
-                /** @description A field is missing or invalid. */
-                422: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ValidationError"];
-                    };
-                };
-            };
-        };
+        get: operations["getRevision"];
         put?: never;
         post?: never;
         delete?: never;
@@ -5433,67 +1528,7 @@ export interface paths {
          * Build logs of a revision
          * @description Output of fetching the source and of the install and build commands, as plain text lines.
          */
-        get: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    /** @description Deployment id. */
-                    deployment_id: string;
-                    /** @description Revision id. */
-                    revision_id: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description The log so far. */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["DeploymentLogs"];
-                    };
-                };
-                /** @description Missing, unknown or revoked API key. */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["DetailError"];
-                    };
-                };
-                /** @description The key may not do this. */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["DetailError"];
-                    };
-                };
-                /** @description Not found in the caller’s workspace. */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["DetailError"];
-                    };
-                };
-                /** @description A field is missing or invalid. */
-                422: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ValidationError"];
-                    };
-                };
-            };
-        };
+        get: operations["buildLogsRevision"];
         put?: never;
         post?: never;
         delete?: never;
@@ -5513,67 +1548,7 @@ export interface paths {
          * Deploy logs of a revision
          * @description Output of starting and health-checking the application (local driver: the application’s own output, including restarts).
          */
-        get: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    /** @description Deployment id. */
-                    deployment_id: string;
-                    /** @description Revision id. */
-                    revision_id: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description The log so far. */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["DeploymentLogs"];
-                    };
-                };
-                /** @description Missing, unknown or revoked API key. */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["DetailError"];
-                    };
-                };
-                /** @description The key may not do this. */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["DetailError"];
-                    };
-                };
-                /** @description Not found in the caller’s workspace. */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["DetailError"];
-                    };
-                };
-                /** @description A field is missing or invalid. */
-                422: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ValidationError"];
-                    };
-                };
-            };
-        };
+        get: operations["deployLogsRevision"];
         put?: never;
         post?: never;
         delete?: never;
@@ -5595,76 +1570,7 @@ export interface paths {
          * Redeploy a revision
          * @description Makes a new revision with the configuration and secrets of this one (a `vcshost` ref is fetched again), for example to roll back.
          */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    /** @description Deployment id. */
-                    deployment_id: string;
-                    /** @description Revision id. */
-                    revision_id: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description The new revision. */
-                201: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["DeploymentRevision"];
-                    };
-                };
-                /** @description Missing, unknown or revoked API key. */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["DetailError"];
-                    };
-                };
-                /** @description The key may not do this. */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["DetailError"];
-                    };
-                };
-                /** @description Not found in the caller’s workspace. */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["DetailError"];
-                    };
-                };
-                /** @description Conflicts with the current state. */
-                409: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["DetailError"];
-                    };
-                };
-                /** @description A field is missing or invalid. */
-                422: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ValidationError"];
-                    };
-                };
-            };
-        };
+        post: operations["redeployRevision"];
         delete?: never;
         options?: never;
         head?: never;
@@ -5684,44 +1590,7 @@ export interface paths {
          * Start a source upload
          * @description Hands out an upload location for an `internal_source` deployment: PUT the `.tar.gz` of the application to `upload_url`, then create the deployment with `source_tarball_path`.
          */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description The upload location. */
-                201: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["DeploymentUpload"];
-                    };
-                };
-                /** @description Missing, unknown or revoked API key. */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["DetailError"];
-                    };
-                };
-                /** @description The key may not do this. */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["DetailError"];
-                    };
-                };
-            };
-        };
+        post: operations["startSourceUpload"];
         delete?: never;
         options?: never;
         head?: never;
@@ -5740,87 +1609,7 @@ export interface paths {
          * Upload a source tarball
          * @description The body is the gzipped tarball (`application/gzip`), at most the configured body limit.
          */
-        put: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    /** @description Upload id. */
-                    upload_id: string;
-                };
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/gzip": string;
-                };
-            };
-            responses: {
-                /** @description Stored. */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["DeploymentUpload"];
-                    };
-                };
-                /** @description Malformed request (for example, invalid JSON). */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["DetailError"];
-                    };
-                };
-                /** @description Missing, unknown or revoked API key. */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["DetailError"];
-                    };
-                };
-                /** @description The key may not do this. */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["DetailError"];
-                    };
-                };
-                /** @description Not found in the caller’s workspace. */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["DetailError"];
-                    };
-                };
-                /** @description Body larger than the configured limit. */
-                413: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["DetailError"];
-                    };
-                };
-                /** @description A field is missing or invalid. */
-                422: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ValidationError"];
-                    };
-                };
-            };
-        };
+        put: operations["uploadSourceTarball"];
         post?: never;
         delete?: never;
         options?: never;
@@ -5904,6 +1693,35 @@ export interface components {
             /** Format: date-time */
             updated_at: string;
         };
+        Assistant: {
+            /**
+             * Format: uuid
+             * @description The agent id.
+             */
+            assistant_id: string;
+            config: {
+                configurable: {
+                    [key: string]: unknown;
+                };
+            };
+            context: {
+                [key: string]: unknown;
+            };
+            /** Format: date-time */
+            created_at: string;
+            description: string | null;
+            /** @description Also the agent id: every agent is its own graph. */
+            graph_id: string;
+            /** @description `revision` (the head commit) and `model_id`. */
+            metadata: {
+                [key: string]: unknown;
+            };
+            name: string;
+            /** Format: date-time */
+            updated_at: string;
+            /** @description The number of the agent’s head revision (1 for a new agent). */
+            version: number;
+        };
         AuthError: {
             /** @description Why (a Hangar addition). */
             detail?: string;
@@ -5958,6 +1776,16 @@ export interface components {
         } & {
             [key: string]: unknown;
         };
+        CountAssistantsRequest: {
+            /** @description Only this agent (graph id = agent id). */
+            graph_id?: string;
+            /** @description Not supported unless empty (agents carry no assistant metadata). */
+            metadata?: {
+                [key: string]: unknown;
+            };
+            /** @description Only agents with exactly this name. */
+            name?: string;
+        };
         CountThreadsRequest: {
             /**
              * Format: uuid
@@ -5969,6 +1797,10 @@ export interface components {
                 [key: string]: unknown;
             };
             status?: components["schemas"]["ThreadStatus"];
+            /** @description LangGraph: not supported (422 unless empty). */
+            values?: {
+                [key: string]: unknown;
+            };
         };
         /** @description `runtime.model.model_id` is required too (Hangar choice: an agent without a model cannot run). */
         CreateAgentRequest: {
@@ -6014,6 +1846,59 @@ export interface components {
             status: components["schemas"]["AuthSessionStatus"];
             /** @description The provider’s authorization URL (with `state` and, for PKCE providers, an S256 challenge): open it in a browser. */
             verification_url?: string;
+        };
+        CreateCronRequest: {
+            /** Format: uuid */
+            assistant_id: string;
+            checkpoint_during?: boolean;
+            config?: {
+                [key: string]: unknown;
+            } | null;
+            context?: unknown;
+            durability?: string;
+            enabled?: boolean;
+            /** Format: date-time */
+            end_time?: string | null;
+            input?: ({
+                messages: ({
+                    content: string | ({
+                        text?: string;
+                        type: string;
+                    } & {
+                        [key: string]: unknown;
+                    })[];
+                    role?: string;
+                    type?: string;
+                } & {
+                    [key: string]: unknown;
+                })[];
+            } & {
+                [key: string]: unknown;
+            }) | null;
+            interrupt_after?: "*" | string[];
+            interrupt_before?: "*" | string[];
+            metadata?: {
+                [key: string]: unknown;
+            } | null;
+            /** @enum {string} */
+            multitask_strategy?: "reject" | "enqueue" | "interrupt" | "rollback";
+            /**
+             * @description Only `keep`: Hangar keeps the threads of scheduled runs.
+             * @enum {string}
+             */
+            on_run_completed?: "keep" | "delete";
+            /** @description 5-field cron expression, or 6 fields with seconds first. */
+            schedule: string;
+            stream_mode?: unknown;
+            stream_resumable?: boolean;
+            stream_subgraphs?: boolean;
+            timezone?: string | null;
+            /**
+             * Format: uri
+             * @description Receives a signed POST when each run ends (see the Webhooks tag).
+             * @example https://example.com/hooks/hangar
+             */
+            webhook?: string | null;
         };
         CreateDeploymentRequest: {
             /**
@@ -6072,6 +1957,7 @@ export interface components {
             headers?: components["schemas"]["McpServerHeader"][];
             /** @example Internal tools */
             name: string;
+            oauth_mode?: components["schemas"]["OAuthMode"] & unknown;
             /** Format: uuid */
             oauth_provider_id?: string | null;
             /**
@@ -6122,12 +2008,64 @@ export interface components {
             /** @description Send a PKCE code challenge with every authorization. Default false. */
             uses_pkce?: boolean;
         };
+        CreateScheduleRequest: {
+            /** Format: uuid */
+            agent_id: string;
+            /** @description Default true. A disabled schedule does not fire; enabling it again fires from the next tick on. */
+            enabled?: boolean;
+            /**
+             * Format: date-time
+             * @description No tick fires after this instant.
+             */
+            end_time?: string | null;
+            input?: components["schemas"]["ScheduleInput"];
+            /** @description Shorthand for `input.messages`. */
+            messages?: {
+                content: string;
+                /**
+                 * @description `user`, `assistant` or `system`.
+                 * @enum {string}
+                 */
+                role: "user" | "assistant" | "system";
+            }[];
+            metadata?: {
+                [key: string]: unknown;
+            };
+            /**
+             * @description When a tick finds its thread busy: `reject` (default: the tick is skipped and recorded as `skipped`), `enqueue`, `interrupt` or `rollback`, as for a run.
+             * @enum {string}
+             */
+            multitask_strategy?: "reject" | "enqueue" | "interrupt" | "rollback";
+            /**
+             * @description A 5-field cron expression (minute hour day-of-month month day-of-week), or 6 fields with seconds first.
+             * @example 0 9 * * 1-5
+             */
+            schedule: string;
+            /** @description `new` (default): a fresh thread per run. A thread id: every run goes to that thread of the same agent. */
+            thread?: string;
+            /**
+             * @description IANA time zone the expression is read in; daylight-saving changes follow it. Default `UTC`.
+             * @example Europe/Paris
+             */
+            timezone?: string;
+            /**
+             * Format: uri
+             * @description Receives a signed POST when each run ends (see the Webhooks tag).
+             * @example https://example.com/hooks/hangar
+             */
+            webhook?: string | null;
+        };
         CreateThreadRequest: {
             /**
              * Format: uuid
-             * @description The agent that runs on this thread.
+             * @description The agent that runs on this thread. LangGraph clients may name it in `metadata.assistant_id` (or `agent_id`, `graph_id`) instead, or leave it out: the first run’s `assistant_id` binds it.
              */
-            agent_id: string;
+            agent_id?: string;
+            /**
+             * @description LangGraph: when `thread_id` exists, `raise` (409, default) or `do_nothing` (return it).
+             * @enum {string}
+             */
+            if_exists?: "raise" | "do_nothing";
             /** @description Your own key/value pairs, searchable with `POST /threads/search`. */
             metadata?: {
                 [key: string]: unknown;
@@ -6138,6 +2076,13 @@ export interface components {
                 /** @description Marks the thread as a test run (echoed in metadata as `is_test_run`). */
                 test_run?: boolean;
             };
+            /** @description LangGraph: not supported (422); write state with `POST /threads/{thread_id}/state` after creating. */
+            supersteps?: unknown;
+            /**
+             * Format: uuid
+             * @description LangGraph: the id to create the thread with (generated when absent).
+             */
+            thread_id?: string;
         };
         CreateTracingProjectRequest: {
             description?: string;
@@ -6145,21 +2090,33 @@ export interface components {
             name: string;
         };
         CreateVcshostIntegrationRequest: components["schemas"]["CreateGithubIntegration"] | components["schemas"]["CreateGitIntegration"];
-        Decision: {
-            /** @description For `edit`: the arguments to run the tool with (and optionally another tool name). */
-            edited_action?: {
-                args: {
-                    [key: string]: unknown;
-                };
-                name?: string;
+        Cron: {
+            /** Format: uuid */
+            assistant_id: string;
+            /** Format: date-time */
+            created_at: string;
+            /** Format: uuid */
+            cron_id: string;
+            enabled: boolean;
+            /** Format: date-time */
+            end_time: string | null;
+            metadata: {
+                [key: string]: unknown;
             };
-            /** @description For `reject`: why (optional). For `respond`: the answer the model gets. */
-            message?: string;
-            /**
-             * @description `approve` runs the tool as requested; `edit` runs it with `edited_action`; `reject` tells the model no (optional `message`); `respond` gives the model `message` as the tool’s result.
-             * @enum {string}
-             */
-            type: "approve" | "edit" | "reject" | "respond";
+            /** Format: date-time */
+            next_run_date: string | null;
+            /** @enum {string} */
+            on_run_completed: "keep";
+            payload: {
+                [key: string]: unknown;
+            };
+            schedule: string;
+            /** Format: uuid */
+            thread_id: string | null;
+            timezone: string;
+            /** Format: date-time */
+            updated_at: string;
+            user_id: string | null;
         };
         Deployment: {
             /**
@@ -6338,6 +2295,28 @@ export interface components {
             /** @example 0.1.0 */
             version: string;
         };
+        InputMessage: {
+            /** @description Text, or content blocks of which only `text` blocks are accepted. */
+            content: string | ({
+                text?: string;
+                type: string;
+            } & {
+                [key: string]: unknown;
+            })[];
+            id?: string;
+            /**
+             * @description `user`, `assistant`, `system` or `tool`.
+             * @enum {string}
+             */
+            role?: "user" | "assistant" | "system" | "tool";
+            /**
+             * @description LangChain’s form of `role` (`human`, `ai`, …).
+             * @enum {string}
+             */
+            type?: "human" | "user" | "ai" | "assistant" | "system" | "tool";
+        } & {
+            [key: string]: unknown;
+        };
         LangSmithInfo: {
             batch_ingest_config: {
                 scale_down_nempty_trigger: number;
@@ -6461,6 +2440,10 @@ export interface components {
             /** @description Pass as `cursor` for the next page; `null` on the last page. */
             next_cursor: string | null;
         };
+        ListSchedulesResponse: {
+            items: components["schemas"]["Schedule"][];
+            next_cursor: string | null;
+        };
         McpServer: {
             auth_type: components["schemas"]["AuthType"];
             /** @description Whether the caller may invoke this server. */
@@ -6474,7 +2457,7 @@ export interface components {
             id: string;
             mcp_vendor_id: string | null;
             name: string;
-            oauth_mode: string | null;
+            oauth_mode: components["schemas"]["OAuthMode"];
             /** Format: uuid */
             oauth_provider_id: string | null;
             /**
@@ -6498,6 +2481,23 @@ export interface components {
              * @example Bearer sk-...
              */
             value: string;
+        };
+        McpTool: {
+            description: string;
+            /** @description The JSON schema of the tool’s arguments, as the server declares it. */
+            input_schema: {
+                [key: string]: unknown;
+            };
+            name: string;
+            /** @description Paste into `tools.json` `tools`. */
+            tools_json_entry: {
+                mcp_server_name: string;
+                mcp_server_url: string;
+                name: string;
+            };
+        };
+        McpToolList: {
+            tools: components["schemas"]["McpTool"][];
         };
         ModelConfig: {
             /** Format: date-time */
@@ -6525,6 +2525,11 @@ export interface components {
             max_tokens?: number;
             temperature?: number;
         };
+        /**
+         * @description `legacy_shared_provider` for an OAuth-backed server; null otherwise.
+         * @enum {string|null}
+         */
+        OAuthMode: "legacy_shared_provider" | null;
         OAuthProvider: {
             auth_url: string;
             client_id: string;
@@ -6571,6 +2576,12 @@ export interface components {
             id: string | null;
             /** @description For a tool approval: `{action_requests: [{name, args, description}], review_configs: [{action_name, allowed_decisions}]}`. */
             value?: unknown;
+        };
+        RegisterMcpOAuthProviderRequest: {
+            ls_user_id?: string;
+        };
+        RegisterMcpOAuthProviderResponse: {
+            oauth_provider_id: string;
         };
         ResourceSpec: {
             /** @description Added to every object and pod. */
@@ -6687,14 +2698,127 @@ export interface components {
             /** Format: date-time */
             updated_at: string;
         };
+        /** @description The thread’s state values when the run ended; `__interrupt__` when it paused; `__error__` `{error, message}` when it failed. */
+        RunResult: {
+            [key: string]: unknown;
+        };
         /** @enum {string} */
         RunStatus: "pending" | "running" | "success" | "error" | "interrupted" | "timeout";
+        Schedule: {
+            /** Format: uuid */
+            agent_id: string;
+            /** Format: date-time */
+            created_at: string;
+            enabled: boolean;
+            /** Format: date-time */
+            end_time: string | null;
+            /** Format: uuid */
+            id: string;
+            input: components["schemas"]["ScheduleInput"];
+            last_run: components["schemas"]["ScheduleTick"] | null;
+            metadata: {
+                [key: string]: unknown;
+            };
+            /** @enum {string} */
+            multitask_strategy: "reject" | "enqueue" | "interrupt" | "rollback";
+            /**
+             * Format: date-time
+             * @description When the next tick fires; `null` when disabled or ended.
+             */
+            next_run_at: string | null;
+            schedule: string;
+            /** @description `new` or a thread id. */
+            thread: string;
+            timezone: string;
+            /** Format: date-time */
+            updated_at: string;
+            webhook: string | null;
+        };
+        /** @description What each run is sent, as in a run body. */
+        ScheduleInput: {
+            messages: {
+                content: string;
+                /**
+                 * @description `user`, `assistant` or `system`.
+                 * @enum {string}
+                 */
+                role: "user" | "assistant" | "system";
+            }[];
+        };
+        ScheduleTick: {
+            /** @description The run catches up ticks missed while no server was running. */
+            catch_up: boolean;
+            error: {
+                error: string;
+                message: string;
+            } | null;
+            run: components["schemas"]["Run"] | null;
+            /** Format: uuid */
+            run_id: string | null;
+            /**
+             * @description `started`: a run started (`run`); `skipped`: the thread was busy, or the tick was missed under the `skip` policy; `failed`: the run could not start (`error`); `claimed`: being started.
+             * @enum {string}
+             */
+            state: "claimed" | "started" | "skipped" | "failed";
+            /** Format: uuid */
+            thread_id: string | null;
+            /**
+             * Format: date-time
+             * @description The tick this entry is for.
+             */
+            tick_at: string;
+        };
+        ScheduleTicksResponse: {
+            items: components["schemas"]["ScheduleTick"][];
+            next_cursor: string | null;
+        };
+        SearchAssistantsRequest: {
+            /** @description Only this agent (graph id = agent id). */
+            graph_id?: string;
+            /** @default 10 */
+            limit: number;
+            /** @description Not supported unless empty (agents carry no assistant metadata). */
+            metadata?: {
+                [key: string]: unknown;
+            };
+            /** @description Only agents with exactly this name. */
+            name?: string;
+            /** @default 0 */
+            offset: number;
+            /** @description Accepted; every field is returned. */
+            select?: string[];
+            /** @enum {string} */
+            sort_by?: "assistant_id" | "graph_id" | "name" | "created_at" | "updated_at";
+            /** @enum {string} */
+            sort_order?: "asc" | "desc";
+        };
+        SearchCronsRequest: {
+            /** Format: uuid */
+            assistant_id?: string;
+            enabled?: boolean;
+            /** @default 10 */
+            limit: number;
+            metadata?: {
+                [key: string]: unknown;
+            };
+            /** @default 0 */
+            offset: number;
+            select?: string[];
+            /** @enum {string} */
+            sort_by?: "cron_id" | "assistant_id" | "thread_id" | "next_run_date" | "end_time" | "created_at" | "updated_at";
+            /** @enum {string} */
+            sort_order?: "asc" | "desc";
+            /** Format: uuid */
+            thread_id?: string;
+        };
         SearchThreadsRequest: {
             /**
              * Format: uuid
              * @description Only threads of this agent.
              */
             agent_id?: string;
+            /** @description LangGraph: only these threads. */
+            ids?: string[];
             /**
              * @description At most this many threads (default 10).
              * @default 10
@@ -6706,7 +2830,21 @@ export interface components {
             };
             /** @default 0 */
             offset: number;
+            /**
+             * @description Default `created_at`.
+             * @enum {string}
+             */
+            sort_by?: "created_at" | "updated_at" | "status" | "thread_id";
+            /**
+             * @description Default `desc`.
+             * @enum {string}
+             */
+            sort_order?: "asc" | "desc";
             status?: components["schemas"]["ThreadStatus"];
+            /** @description LangGraph: not supported (422 unless empty). */
+            values?: {
+                [key: string]: unknown;
+            };
         };
         /** @description Environment variable `name` from key `secret_key` of the Kubernetes Secret `secret_name`. */
         SecretReference: {
@@ -6781,27 +2919,57 @@ export interface components {
         StreamRunRequest: {
             /**
              * Format: uuid
-             * @description Required; must be the thread’s agent.
+             * @description The thread’s agent. Required unless `assistant_id` is sent.
              */
-            agent_id: string;
-            /** @description Resume the thread’s pending interrupt instead of sending new input. The thread must be `interrupted`. */
+            agent_id?: string;
+            /** @description LangGraph: the agent, by id or by name (an agent is an assistant). */
+            assistant_id?: string;
+            /** @description LangGraph: running from a past checkpoint is not supported (422). */
+            checkpoint?: unknown;
+            /** @description LangGraph: not supported (422). */
+            checkpoint_id?: string;
+            /** @description Resume the thread’s pending interrupt (the thread must be `interrupted`), or steer it with `goto` / `update`. */
             command?: {
-                resume: {
-                    /** @description One decision per pending action request, in order. */
-                    decisions?: components["schemas"]["Decision"][];
-                } & {
+                /** @description LangGraph: node(s) to run next. */
+                goto?: string | string[];
+                /** @description `{decisions: [...]}`: one decision per pending action request, in order (or keyed by interrupt id). */
+                resume?: unknown;
+                /** @description LangGraph: state to write before continuing. */
+                update?: {
                     [key: string]: unknown;
                 };
+            } | null;
+            /** @description LangGraph: `configurable.user_timezone` is read; other keys are accepted and ignored (the agent is configured by its files). */
+            config?: ({
+                configurable?: {
+                    [key: string]: unknown;
+                };
+            } & {
+                [key: string]: unknown;
+            }) | null;
+            /** @description LangGraph: accepted and ignored (the agent is configured by its files). */
+            context?: unknown;
+            /**
+             * @description LangGraph: `create` makes the thread (with this id) when it does not exist. Default `reject` (404).
+             * @enum {string}
+             */
+            if_not_exists?: "create" | "reject";
+            /** @description `{messages}`: the hosted form of `messages` (sending both, different, is a 422). LangGraph: `null` continues from the thread’s checkpoint (after a breakpoint). Other state keys are refused (write them with `POST /threads/{thread_id}/state`). */
+            input?: ({
+                messages?: components["schemas"]["InputMessage"][];
+            } & {
+                [key: string]: unknown;
+            }) | null;
+            /** @description LangGraph: pause after these nodes (`*`: all). */
+            interrupt_after?: "*" | string[];
+            /** @description LangGraph: pause before these nodes (`*`: all). */
+            interrupt_before?: "*" | string[];
+            /** @description Input messages, appended to the thread’s conversation. Required unless `input.messages` or `command` is sent; ignored when resuming (a placeholder is fine). */
+            messages?: components["schemas"]["InputMessage"][];
+            /** @description Your own metadata of the run (kept in the run’s `metadata`). */
+            metadata?: {
+                [key: string]: unknown;
             };
-            /** @description Input messages, appended to the thread’s conversation. Required unless `command` resumes; ignored then (a placeholder is fine). */
-            messages?: {
-                content: string;
-                /**
-                 * @description `user`, `assistant`, `system` or `tool`.
-                 * @enum {string}
-                 */
-                role: "user" | "assistant" | "system" | "tool";
-            }[];
             /**
              * @description When the thread already has an active run: `reject` (default, 409), `enqueue` (run after it), `interrupt` (cancel it, then run), `rollback` (cancel and delete it, then run).
              * @enum {string}
@@ -6812,8 +2980,8 @@ export interface components {
              * @enum {string}
              */
             on_disconnect?: "cancel" | "continue";
-            /** @description Any of `values`, `updates`, `messages-tuple` (event name `messages`). Default `["values"]`. */
-            stream_mode?: ("values" | "updates" | "messages-tuple")[];
+            /** @description Any of `values`, `updates`, `messages-tuple` (event name `messages`), `custom`. Default `["values"]`. LangGraph’s `messages`, `events`, `debug`, `tasks`, `checkpoints` and `tools` are refused with a 422 that says what to use instead. */
+            stream_mode?: string | string[];
             /** @description Also stream subagents’ events, named `<mode>|<namespace>`. Default false. */
             stream_subgraphs?: boolean;
             /**
@@ -6821,6 +2989,11 @@ export interface components {
              * @example Europe/Paris
              */
             user_timezone?: string;
+            /**
+             * Format: uri
+             * @description Receives a signed POST when the run ends (see the Webhooks tag); its deliveries are listed at `…/runs/{run_id}/webhooks`.
+             */
+            webhook?: string;
         };
         SubagentSpec: {
             description?: string;
@@ -6833,21 +3006,45 @@ export interface components {
             tools?: components["schemas"]["ToolsConfigInput"];
         };
         Thread: {
-            /** Format: uuid */
-            agent_id: string;
+            /**
+             * Format: uuid
+             * @description Null until the first run binds an agent (a thread created by a LangGraph client without one).
+             */
+            agent_id: string | null;
             /** Format: date-time */
             created_at: string;
             /** Format: uuid */
             id: string;
-            /** @description What the thread waits for when `interrupted`; empty otherwise. */
-            interrupts: components["schemas"]["PendingInterrupt"][];
+            /** @description What the thread waits for, by task id (LangGraph’s shape); empty unless `interrupted`. */
+            interrupts: {
+                [key: string]: components["schemas"]["PendingInterrupt"][];
+            };
             /** @description Your metadata plus `is_test_run`, `skip_memory_write_protection`, `tenant_id` and `ls_user_id`. */
             metadata: {
                 [key: string]: unknown;
             };
             status: components["schemas"]["ThreadStatus"];
+            /**
+             * Format: uuid
+             * @description The same as `id` (LangGraph’s name for it).
+             */
+            thread_id: string;
             /** Format: date-time */
             updated_at: string;
+            /** @description The current state (`messages`, `files`, …), as `GET …/state` `values`. */
+            values: {
+                [key: string]: unknown;
+            };
+        };
+        ThreadHistoryRequest: {
+            before?: unknown;
+            checkpoint?: unknown;
+            /** @default 10 */
+            limit: number;
+            metadata?: {
+                [key: string]: unknown;
+            };
+            select?: string[];
         };
         ThreadState: {
             checkpoint: components["schemas"]["CheckpointRef"];
@@ -6860,6 +3057,16 @@ export interface components {
             /** @description Nodes that run next; empty when the thread is at rest. */
             next: string[];
             parent_checkpoint: components["schemas"]["CheckpointRef"];
+            /** @description LangGraph’s tasks: what runs next, each with the interrupts it waits on. */
+            tasks: {
+                checkpoint: null;
+                error: null;
+                id: string;
+                interrupts: components["schemas"]["PendingInterrupt"][];
+                name: string;
+                path: string[];
+                state: null;
+            }[];
             /** @description The graph state: `messages`, `files`, … */
             values: {
                 [key: string]: unknown;
@@ -7041,6 +3248,57 @@ export interface components {
             subagents?: components["schemas"]["SubagentSpec"][];
             tools?: components["schemas"]["ToolsConfigInput"] & unknown;
         };
+        UpdateCronRequest: {
+            checkpoint_during?: boolean;
+            config?: {
+                [key: string]: unknown;
+            } | null;
+            context?: unknown;
+            durability?: string;
+            enabled?: boolean;
+            /** Format: date-time */
+            end_time?: string | null;
+            input?: ({
+                messages: ({
+                    content: string | ({
+                        text?: string;
+                        type: string;
+                    } & {
+                        [key: string]: unknown;
+                    })[];
+                    role?: string;
+                    type?: string;
+                } & {
+                    [key: string]: unknown;
+                })[];
+            } & {
+                [key: string]: unknown;
+            }) | null;
+            interrupt_after?: "*" | string[];
+            interrupt_before?: "*" | string[];
+            metadata?: {
+                [key: string]: unknown;
+            } | null;
+            /** @enum {string} */
+            multitask_strategy?: "reject" | "enqueue" | "interrupt" | "rollback";
+            /**
+             * @description Only `keep`: Hangar keeps the threads of scheduled runs.
+             * @enum {string}
+             */
+            on_run_completed?: "keep" | "delete";
+            /** @description 5-field cron expression, or 6 fields with seconds first. */
+            schedule?: string;
+            stream_mode?: unknown;
+            stream_resumable?: boolean;
+            stream_subgraphs?: boolean;
+            timezone?: string | null;
+            /**
+             * Format: uri
+             * @description Receives a signed POST when each run ends (see the Webhooks tag).
+             * @example https://example.com/hooks/hangar
+             */
+            webhook?: string | null;
+        };
         UpdateDeploymentRequest: {
             /** @description Immutable: any value is refused (422). */
             name?: unknown;
@@ -7057,6 +3315,7 @@ export interface components {
             /** @description Replaces the whole stored array. */
             headers?: components["schemas"]["McpServerHeader"][];
             name?: string;
+            oauth_mode?: components["schemas"]["OAuthMode"] & unknown;
             /** Format: uuid */
             oauth_provider_id?: string | null;
             url?: string;
@@ -7100,6 +3359,72 @@ export interface components {
             token_url?: string;
             /** @description Send a PKCE code challenge with every authorization. */
             uses_pkce?: boolean;
+        };
+        UpdateScheduleRequest: {
+            /** @description Default true. A disabled schedule does not fire; enabling it again fires from the next tick on. */
+            enabled?: boolean;
+            /**
+             * Format: date-time
+             * @description No tick fires after this instant.
+             */
+            end_time?: string | null;
+            input?: components["schemas"]["ScheduleInput"];
+            /** @description Shorthand for `input.messages`. */
+            messages?: {
+                content: string;
+                /**
+                 * @description `user`, `assistant` or `system`.
+                 * @enum {string}
+                 */
+                role: "user" | "assistant" | "system";
+            }[];
+            metadata?: {
+                [key: string]: unknown;
+            };
+            /**
+             * @description When a tick finds its thread busy: `reject` (default: the tick is skipped and recorded as `skipped`), `enqueue`, `interrupt` or `rollback`, as for a run.
+             * @enum {string}
+             */
+            multitask_strategy?: "reject" | "enqueue" | "interrupt" | "rollback";
+            /**
+             * @description A 5-field cron expression (minute hour day-of-month month day-of-week), or 6 fields with seconds first.
+             * @example 0 9 * * 1-5
+             */
+            schedule?: string;
+            /** @description `new` (default): a fresh thread per run. A thread id: every run goes to that thread of the same agent. */
+            thread?: string;
+            /**
+             * @description IANA time zone the expression is read in; daylight-saving changes follow it. Default `UTC`.
+             * @example Europe/Paris
+             */
+            timezone?: string;
+            /**
+             * Format: uri
+             * @description Receives a signed POST when each run ends (see the Webhooks tag).
+             * @example https://example.com/hooks/hangar
+             */
+            webhook?: string | null;
+        };
+        UpdateThreadRequest: {
+            /** @default {} */
+            metadata: {
+                [key: string]: unknown;
+            };
+            ttl?: unknown;
+        };
+        UpdateThreadStateRequest: {
+            as_node?: string;
+            checkpoint?: unknown;
+            checkpoint_id?: string;
+            /** @description State keys to write, e.g. `files`. */
+            values: {
+                [key: string]: unknown;
+            };
+        };
+        UpdateThreadStateResponse: {
+            checkpoint: {
+                [key: string]: unknown;
+            } | null;
         };
         Usage: {
             /** Format: date-time */
@@ -7209,6 +3534,41 @@ export interface components {
         } & {
             [key: string]: unknown;
         };
+        WebhookDelivery: {
+            attempts: {
+                at: string;
+                attempt: number;
+                duration_ms: number;
+                error: string | null;
+                status_code: number | null;
+            }[];
+            /** Format: date-time */
+            created_at: string;
+            /** Format: uuid */
+            id: string;
+            /** Format: date-time */
+            next_attempt_at: string | null;
+            /** Format: uuid */
+            run_id: string;
+            /** Format: uuid */
+            schedule_id: string | null;
+            /**
+             * @description `pending` until the run ends and while attempts remain.
+             * @enum {string}
+             */
+            state: "pending" | "delivered" | "failed";
+            /** Format: uuid */
+            thread_id: string;
+            /** Format: date-time */
+            updated_at: string;
+            url: string;
+        };
+        WebhookSecret: {
+            /** Format: date-time */
+            created_at: string;
+            /** @description Standard Webhooks secret (`whsec_…`): verify `webhook-signature` with it. */
+            secret: string;
+        };
     };
     responses: never;
     parameters: never;
@@ -7217,4 +3577,6951 @@ export interface components {
     pathItems: never;
 }
 export type $defs = Record<string, never>;
-export type operations = Record<string, never>;
+export interface operations {
+    serverFacts: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Version and storage mode. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Info"];
+                };
+            };
+        };
+    };
+    serverInformationLangSmithSDK: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description What the server accepts. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LangSmithInfo"];
+                };
+            };
+            /** @description Missing, unknown or revoked API key. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description The key may not do this. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    reportOneRun: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["LangSmithRunCreate"];
+            };
+        };
+        responses: {
+            /** @description Stored. */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LangSmithIngestAccepted"];
+                };
+            };
+            /** @description Malformed request (for example, invalid JSON). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Missing, unknown or revoked API key. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description The key may not do this. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Body larger than the configured limit. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Body is not JSON. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description A field is missing or invalid. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    completeAmendOneRun: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Run id. */
+                run_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["LangSmithRunPatch"];
+            };
+        };
+        responses: {
+            /** @description Stored. */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LangSmithIngestAccepted"];
+                };
+            };
+            /** @description Malformed request (for example, invalid JSON). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Missing, unknown or revoked API key. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description The key may not do this. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Body larger than the configured limit. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Body is not JSON. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description A field is missing or invalid. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    reportRunsBatch: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["LangSmithRunBatch"];
+            };
+        };
+        responses: {
+            /** @description Stored. */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LangSmithIngestAccepted"];
+                };
+            };
+            /** @description Malformed request (for example, invalid JSON). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Missing, unknown or revoked API key. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description The key may not do this. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Body larger than the configured limit. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Body is not JSON. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description A field is missing or invalid. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    reportRunsMultipartFormData: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "multipart/form-data": {
+                    [key: string]: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Stored. */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LangSmithIngestAccepted"];
+                };
+            };
+            /** @description Malformed request (for example, invalid JSON). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Missing, unknown or revoked API key. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description The key may not do this. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Body larger than the configured limit. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Body is not JSON. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description A field is missing or invalid. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    oauthRedirectTarget: {
+        parameters: {
+            query?: {
+                code?: string;
+                error?: string;
+                error_description?: string;
+                state?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Connected. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+            /** @description Unknown, used or expired state, or the provider refused. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+        };
+    };
+    liveness: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The server is up. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Ok"];
+                };
+            };
+        };
+    };
+    listManagedDeepAgents: {
+        parameters: {
+            query?: {
+                /** @description `next_cursor` of the previous page. */
+                cursor?: string;
+                /** @description Case-insensitive substring of the name. */
+                name?: string;
+                /** @description 1 to 100. */
+                page_size?: number;
+                sort_by?: "created_at" | "updated_at" | "name";
+                sort_order?: "asc" | "desc";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description One page of agents. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ListAgentsResponse"];
+                };
+            };
+            /** @description Missing, unknown or revoked API key. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description The key may not do this. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description A field is missing or invalid. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    createManagedDeepAgent: {
+        parameters: {
+            query?: {
+                /** @description `true` adds `files`, the raw file map. */
+                include_files?: "true" | "false";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateAgentRequest"];
+            };
+        };
+        responses: {
+            /** @description Created; `revision` is the first commit. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Agent"];
+                };
+            };
+            /** @description Malformed request (for example, invalid JSON). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Missing, unknown or revoked API key. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description The key may not do this. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description Body larger than the configured limit. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Body is not JSON. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description A field is missing or invalid. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    getManagedDeepAgent: {
+        parameters: {
+            query?: {
+                /** @description `true` adds `files`, the raw file map. */
+                include_files?: "true" | "false";
+            };
+            header?: never;
+            path: {
+                /** @description Agent id. */
+                agent_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The agent. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Agent"];
+                };
+            };
+            /** @description Missing, unknown or revoked API key. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description The key may not do this. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description Not found in the caller’s workspace. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description A field is missing or invalid. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    deleteManagedDeepAgent: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Agent id. */
+                agent_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Missing, unknown or revoked API key. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description The key may not do this. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description A field is missing or invalid. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    updateManagedDeepAgent: {
+        parameters: {
+            query?: {
+                /** @description `true` adds `files`, the raw file map. */
+                include_files?: "true" | "false";
+            };
+            header?: never;
+            path: {
+                /** @description Agent id. */
+                agent_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["UpdateAgentRequest"];
+            };
+        };
+        responses: {
+            /** @description Updated. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Agent"];
+                };
+            };
+            /** @description Malformed request (for example, invalid JSON). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Missing, unknown or revoked API key. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description The key may not do this. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description Not found in the caller’s workspace. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Body larger than the configured limit. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Body is not JSON. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description A field is missing or invalid. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    gitUploadPack: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                agent_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description NAK then the pack (`application/x-git-upload-pack-result`). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description No such agent in the workspace. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    gitRefAdvertisement: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                agent_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description pkt-line ref advertisement (`application/x-git-upload-pack-advertisement`). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description No or unknown key (with `WWW-Authenticate: Basic`). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description No such agent in the workspace. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    listAgentSRevisions: {
+        parameters: {
+            query?: {
+                /** @description `next_cursor` of the previous page. */
+                cursor?: string;
+                page_size?: number;
+            };
+            header?: never;
+            path: {
+                /** @description Agent id. */
+                agent_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description One page of revisions. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ListAgentRevisionsResponse"];
+                };
+            };
+            /** @description Missing, unknown or revoked API key. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description The key may not do this. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description Not found in the caller’s workspace. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description A field is missing or invalid. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    getAgentAtRevision: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Agent id. */
+                agent_id: string;
+                /** @description Commit id. */
+                revision: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The agent at that revision. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AgentAtRevision"];
+                };
+            };
+            /** @description Missing, unknown or revoked API key. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description The key may not do this. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description Not found in the caller’s workspace. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description A field is missing or invalid. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    createAssistant: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    [key: string]: unknown;
+                };
+            };
+        };
+        responses: {
+            /** @description Missing, unknown or revoked API key. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description The key may not do this. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description Error. */
+            405: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    getAssistant: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Agent id, or an agent name. */
+                assistant_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The assistant. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Assistant"];
+                };
+            };
+            /** @description Missing, unknown or revoked API key. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description The key may not do this. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description Not found in the caller’s workspace. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description A field is missing or invalid. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    getAssistantGraph: {
+        parameters: {
+            query?: {
+                xray?: "true" | "false" | string;
+            };
+            header?: never;
+            path: {
+                /** @description Agent id, or an agent name. */
+                assistant_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Nodes and edges. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Missing, unknown or revoked API key. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description The key may not do this. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description Not found in the caller’s workspace. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description A field is missing or invalid. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description An upstream dependency failed. */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    getAssistantSchemas: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Agent id, or an agent name. */
+                assistant_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The schemas. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Missing, unknown or revoked API key. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description The key may not do this. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description Not found in the caller’s workspace. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description A field is missing or invalid. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    countAssistants: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["CountAssistantsRequest"];
+            };
+        };
+        responses: {
+            /** @description How many match. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": number;
+                };
+            };
+            /** @description Malformed request (for example, invalid JSON). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Missing, unknown or revoked API key. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description The key may not do this. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description Body is not JSON. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description A field is missing or invalid. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    searchAssistants: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["SearchAssistantsRequest"];
+            };
+        };
+        responses: {
+            /** @description Matching assistants. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Assistant"][];
+                };
+            };
+            /** @description Malformed request (for example, invalid JSON). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Missing, unknown or revoked API key. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description The key may not do this. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description Body is not JSON. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description A field is missing or invalid. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    startAuthSession: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateAuthSessionRequest"];
+            };
+        };
+        responses: {
+            /** @description The caller already has a usable token; nothing started. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CreateAuthSessionResponse"];
+                };
+            };
+            /** @description Session started: open `verification_url`. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CreateAuthSessionResponse"];
+                };
+            };
+            /** @description Malformed request (for example, invalid JSON). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Missing, unknown or revoked API key. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description The key may not do this. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description Not found in the caller’s workspace. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Body larger than the configured limit. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Body is not JSON. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description A field is missing or invalid. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    getAuthSession: {
+        parameters: {
+            query?: {
+                /** @description Long-poll window, 0..25 seconds. */
+                wait_seconds?: number | null;
+            };
+            header?: never;
+            path: {
+                session_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The session. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GetAuthSessionResponse"];
+                };
+            };
+            /** @description Missing, unknown or revoked API key. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description The key may not do this. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description Not found in the caller’s workspace. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description A field is missing or invalid. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    listMcpServers: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The workspace’s tool servers. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["McpServer"][];
+                };
+            };
+            /** @description Missing, unknown or revoked API key. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description The key may not do this. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+        };
+    };
+    createMcpServer: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateMcpServerRequest"];
+            };
+        };
+        responses: {
+            /** @description Registered. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["McpServer"];
+                };
+            };
+            /** @description Malformed request (for example, invalid JSON). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Missing, unknown or revoked API key. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description The key may not do this. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description Conflicts with the current state. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Body larger than the configured limit. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Body is not JSON. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description A field is missing or invalid. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    getMcpServer: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Tool server id. */
+                mcp_server_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The tool server. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["McpServer"];
+                };
+            };
+            /** @description Missing, unknown or revoked API key. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description The key may not do this. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description Not found in the caller’s workspace. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description A field is missing or invalid. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    deleteMcpServer: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Tool server id. */
+                mcp_server_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Missing, unknown or revoked API key. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description The key may not do this. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description Not found in the caller’s workspace. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description A field is missing or invalid. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    updateMcpServer: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Tool server id. */
+                mcp_server_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["UpdateMcpServerRequest"];
+            };
+        };
+        responses: {
+            /** @description Updated. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["McpServer"];
+                };
+            };
+            /** @description Malformed request (for example, invalid JSON). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Missing, unknown or revoked API key. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description The key may not do this. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description Not found in the caller’s workspace. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Conflicts with the current state. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Body larger than the configured limit. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Body is not JSON. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description A field is missing or invalid. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    registerMcpOAuthProvider: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Tool server id. */
+                mcp_server_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["RegisterMcpOAuthProviderRequest"];
+            };
+        };
+        responses: {
+            /** @description The provider to authorize with. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RegisterMcpOAuthProviderResponse"];
+                };
+            };
+            /** @description Malformed request (for example, invalid JSON). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Missing, unknown or revoked API key. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description The key may not do this. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description Not found in the caller’s workspace. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Conflicts with the current state. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Body is not JSON. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description A field is missing or invalid. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    listToolsToolServer: {
+        parameters: {
+            query?: {
+                /** @description Accepted; listings are never cached. */
+                force_refresh?: "true" | "false";
+            };
+            header?: never;
+            path: {
+                /** @description Tool server id. */
+                mcp_server_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The tools. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["McpToolList"];
+                };
+            };
+            /** @description Missing, unknown or revoked API key. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description The key may not do this. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description Not found in the caller’s workspace. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Conflicts with the current state. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description A field is missing or invalid. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description An upstream dependency failed. */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    listModelConfigurations: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The workspace’s model configurations. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ModelConfig"][];
+                };
+            };
+            /** @description Missing, unknown or revoked API key. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description The key may not do this. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+        };
+    };
+    saveModelConfiguration: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateModelConfigRequest"];
+            };
+        };
+        responses: {
+            /** @description Saved. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ModelConfig"];
+                };
+            };
+            /** @description Malformed request (for example, invalid JSON). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Missing, unknown or revoked API key. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description The key may not do this. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description Conflicts with the current state. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Body larger than the configured limit. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Body is not JSON. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description A field is missing or invalid. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    getModelConfiguration: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Model configuration id. */
+                model_config_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The model configuration. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ModelConfig"];
+                };
+            };
+            /** @description Missing, unknown or revoked API key. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description The key may not do this. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description Not found in the caller’s workspace. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description A field is missing or invalid. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    deleteModelConfiguration: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Model configuration id. */
+                model_config_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Missing, unknown or revoked API key. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description The key may not do this. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description A field is missing or invalid. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    updateModelConfiguration: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Model configuration id. */
+                model_config_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["UpdateModelConfigRequest"];
+            };
+        };
+        responses: {
+            /** @description Updated. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ModelConfig"];
+                };
+            };
+            /** @description Malformed request (for example, invalid JSON). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Missing, unknown or revoked API key. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description The key may not do this. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description Not found in the caller’s workspace. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Conflicts with the current state. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Body larger than the configured limit. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Body is not JSON. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description A field is missing or invalid. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    createCron: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateCronRequest"];
+            };
+        };
+        responses: {
+            /** @description The cron. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Cron"];
+                };
+            };
+            /** @description Malformed request (for example, invalid JSON). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Missing, unknown or revoked API key. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description The key may not do this. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description Not found in the caller’s workspace. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Body larger than the configured limit. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Body is not JSON. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description A field is missing or invalid. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    deleteCron: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Cron (schedule) id. */
+                cron_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Missing, unknown or revoked API key. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description The key may not do this. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description Not found in the caller’s workspace. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description A field is missing or invalid. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    changeCron: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Cron (schedule) id. */
+                cron_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["UpdateCronRequest"];
+            };
+        };
+        responses: {
+            /** @description The cron. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Cron"];
+                };
+            };
+            /** @description Malformed request (for example, invalid JSON). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Missing, unknown or revoked API key. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description The key may not do this. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description Not found in the caller’s workspace. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Body larger than the configured limit. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Body is not JSON. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description A field is missing or invalid. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    countCrons: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": {
+                    /** Format: uuid */
+                    assistant_id?: string;
+                    metadata?: {
+                        [key: string]: unknown;
+                    };
+                    /** Format: uuid */
+                    thread_id?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description How many. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": number;
+                };
+            };
+            /** @description Malformed request (for example, invalid JSON). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Missing, unknown or revoked API key. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description The key may not do this. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description Body is not JSON. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description A field is missing or invalid. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    searchCrons: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["SearchCronsRequest"];
+            };
+        };
+        responses: {
+            /** @description Matching crons. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Cron"][];
+                };
+            };
+            /** @description Malformed request (for example, invalid JSON). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Missing, unknown or revoked API key. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description The key may not do this. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description Body is not JSON. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description A field is missing or invalid. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    listSchedules: {
+        parameters: {
+            query?: {
+                agent_id?: string;
+                /** @description `next_cursor` of the previous page. */
+                cursor?: string;
+                enabled?: "true" | "false";
+                /** @description 1 to 100. */
+                page_size?: number;
+                thread_id?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of schedules. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ListSchedulesResponse"];
+                };
+            };
+            /** @description Missing, unknown or revoked API key. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description The key may not do this. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description A field is missing or invalid. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    createSchedule: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateScheduleRequest"];
+            };
+        };
+        responses: {
+            /** @description Created. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Schedule"];
+                };
+            };
+            /** @description Malformed request (for example, invalid JSON). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Missing, unknown or revoked API key. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description The key may not do this. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description Not found in the caller’s workspace. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Body larger than the configured limit. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Body is not JSON. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description A field is missing or invalid. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    getSchedule: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Schedule id. */
+                schedule_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The schedule. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Schedule"];
+                };
+            };
+            /** @description Missing, unknown or revoked API key. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description The key may not do this. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description Not found in the caller’s workspace. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description A field is missing or invalid. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    deleteSchedule: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Schedule id. */
+                schedule_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Missing, unknown or revoked API key. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description The key may not do this. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description Not found in the caller’s workspace. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description A field is missing or invalid. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    changeSchedule: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Schedule id. */
+                schedule_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["UpdateScheduleRequest"];
+            };
+        };
+        responses: {
+            /** @description The changed schedule. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Schedule"];
+                };
+            };
+            /** @description Malformed request (for example, invalid JSON). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Missing, unknown or revoked API key. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description The key may not do this. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description Not found in the caller’s workspace. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Body larger than the configured limit. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Body is not JSON. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description A field is missing or invalid. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    listRunsScheduleStarted: {
+        parameters: {
+            query?: {
+                cursor?: string;
+                page_size?: number;
+            };
+            header?: never;
+            path: {
+                /** @description Schedule id. */
+                schedule_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Ticks and their runs. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ScheduleTicksResponse"];
+                };
+            };
+            /** @description Missing, unknown or revoked API key. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description The key may not do this. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description Not found in the caller’s workspace. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description A field is missing or invalid. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    createManagedDeepAgentThread: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateThreadRequest"];
+            };
+        };
+        responses: {
+            /** @description Created. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Thread"];
+                };
+            };
+            /** @description Malformed request (for example, invalid JSON). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Missing, unknown or revoked API key. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description The key may not do this. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description Not found in the caller’s workspace. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Body larger than the configured limit. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Body is not JSON. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description A field is missing or invalid. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    getManagedDeepAgentThread: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Thread id. */
+                thread_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The thread. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Thread"];
+                };
+            };
+            /** @description Missing, unknown or revoked API key. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description The key may not do this. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description Not found in the caller’s workspace. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description A field is missing or invalid. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    deleteThread: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Thread id. */
+                thread_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Missing, unknown or revoked API key. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description The key may not do this. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description Not found in the caller’s workspace. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Conflicts with the current state. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description A field is missing or invalid. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    updateThread: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Thread id. */
+                thread_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["UpdateThreadRequest"];
+            };
+        };
+        responses: {
+            /** @description The thread. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Thread"];
+                };
+            };
+            /** @description Missing, unknown or revoked API key. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description The key may not do this. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description Not found in the caller’s workspace. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Body is not JSON. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description A field is missing or invalid. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    copyThread: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Thread id. */
+                thread_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The new thread. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Thread"];
+                };
+            };
+            /** @description Missing, unknown or revoked API key. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description The key may not do this. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description Not found in the caller’s workspace. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description A field is missing or invalid. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    getHistoryThread: {
+        parameters: {
+            query?: {
+                /** @description Default 10. */
+                limit?: number;
+            };
+            header?: never;
+            path: {
+                /** @description Thread id. */
+                thread_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description States, newest first. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ThreadState"][];
+                };
+            };
+            /** @description Missing, unknown or revoked API key. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description The key may not do this. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description Not found in the caller’s workspace. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description A field is missing or invalid. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    searchThreadHistory: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Thread id. */
+                thread_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["ThreadHistoryRequest"];
+            };
+        };
+        responses: {
+            /** @description States, newest first. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ThreadState"][];
+                };
+            };
+            /** @description Missing, unknown or revoked API key. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description The key may not do this. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description Not found in the caller’s workspace. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description A field is missing or invalid. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    resolveManagedDeepAgentThreadInterrupt: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Thread id. */
+                thread_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Resolved. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Missing, unknown or revoked API key. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description The key may not do this. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description Not found in the caller’s workspace. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Conflicts with the current state. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description A field is missing or invalid. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    listRunsThread: {
+        parameters: {
+            query?: {
+                /** @description Default 10. */
+                limit?: number;
+                offset?: number | null;
+                status?: "pending" | "running" | "success" | "error" | "interrupted" | "timeout";
+            };
+            header?: never;
+            path: {
+                /** @description Thread id. */
+                thread_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Runs, newest first. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Run"][];
+                };
+            };
+            /** @description Missing, unknown or revoked API key. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description The key may not do this. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description Not found in the caller’s workspace. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description A field is missing or invalid. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    createManagedDeepAgentThreadRun: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Thread id. */
+                thread_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["StreamRunRequest"];
+            };
+        };
+        responses: {
+            /** @description The run, accepted. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Run"];
+                };
+            };
+            /** @description Malformed request (for example, invalid JSON). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Missing, unknown or revoked API key. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description The key may not do this. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description Not found in the caller’s workspace. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Conflicts with the current state. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Body larger than the configured limit. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Body is not JSON. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description A field is missing or invalid. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description An upstream dependency failed. */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    getRun: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Run id. */
+                run_id: string;
+                /** @description Thread id. */
+                thread_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The run. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Run"];
+                };
+            };
+            /** @description Missing, unknown or revoked API key. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description The key may not do this. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description Not found in the caller’s workspace. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description A field is missing or invalid. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    deleteThreadRun: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Run id. */
+                run_id: string;
+                /** @description Thread id. */
+                thread_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Missing, unknown or revoked API key. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description The key may not do this. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description Not found in the caller’s workspace. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Conflicts with the current state. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description A field is missing or invalid. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    cancelRun: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Run id. */
+                run_id: string;
+                /** @description Thread id. */
+                thread_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The cancelled run. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Run"];
+                };
+            };
+            /** @description Missing, unknown or revoked API key. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description The key may not do this. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description Not found in the caller’s workspace. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Conflicts with the current state. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description A field is missing or invalid. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    joinThreadRun: {
+        parameters: {
+            query?: {
+                cancel_on_disconnect?: string;
+            };
+            header?: never;
+            path: {
+                /** @description Run id. */
+                run_id: string;
+                /** @description Thread id. */
+                thread_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The result. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RunResult"];
+                };
+            };
+            /** @description Missing, unknown or revoked API key. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description The key may not do this. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description Not found in the caller’s workspace. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description A field is missing or invalid. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    joinStreamRun: {
+        parameters: {
+            query?: {
+                /** @description LangGraph: `1`/`true` cancels the run when this client goes away. */
+                cancel_on_disconnect?: string;
+                /** @description LangGraph: accepted; the run’s own stream modes are replayed. */
+                stream_mode?: string | string[];
+            };
+            header?: {
+                /** @description Last event id received (`-1` or none: from the start). */
+                "last-event-id"?: string;
+            };
+            path: {
+                /** @description Run id. */
+                run_id: string;
+                /** @description Thread id. */
+                thread_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Server-sent events: `event: <name>`, `data: <json>`, `id: <n>` (increasing per run) per event. First `metadata` `{run_id, attempt, status, queue_position}` at once, even while the run waits for a worker (`status: "pending"`, `queue_position`: runs waiting before it); then, per requested mode, `values` (full state with `messages`, `files`, `tools`), `updates` (keyed by node or middleware; `null` when a node changed nothing) and `messages` (`[chunk, metadata]`). With `stream_subgraphs`, subagent events are named `<mode>|<namespace>`. A failed run sends `error` `{error, message}`. `: heartbeat` comments keep an idle stream open. `Content-Location` names the run. */
+            200: {
+                headers: {
+                    /** @description Path of the run: `/v1/deepagents/threads/{thread_id}/runs/{run_id}`. */
+                    "Content-Location"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/event-stream": string;
+                };
+            };
+            /** @description Missing, unknown or revoked API key. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description The key may not do this. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description Not found in the caller’s workspace. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description A field is missing or invalid. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Error. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    getTraceRun: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Run id. */
+                run_id: string;
+                /** @description Thread id. */
+                thread_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The trace. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TraceRunTree"];
+                };
+            };
+            /** @description Missing, unknown or revoked API key. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description The key may not do this. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description Not found in the caller’s workspace. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description A field is missing or invalid. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    listWebhookDeliveriesRun: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Run id. */
+                run_id: string;
+                /** @description Thread id. */
+                thread_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deliveries, oldest first. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookDelivery"][];
+                };
+            };
+            /** @description Missing, unknown or revoked API key. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description The key may not do this. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description Not found in the caller’s workspace. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description A field is missing or invalid. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    createCronThread: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Thread id. */
+                thread_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateCronRequest"];
+            };
+        };
+        responses: {
+            /** @description The cron. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Cron"];
+                };
+            };
+            /** @description Malformed request (for example, invalid JSON). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Missing, unknown or revoked API key. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description The key may not do this. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description Not found in the caller’s workspace. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Body larger than the configured limit. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Body is not JSON. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description A field is missing or invalid. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    streamManagedDeepAgentThreadRun: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Thread id. */
+                thread_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["StreamRunRequest"];
+            };
+        };
+        responses: {
+            /** @description Server-sent events: `event: <name>`, `data: <json>`, `id: <n>` (increasing per run) per event. First `metadata` `{run_id, attempt, status, queue_position}` at once, even while the run waits for a worker (`status: "pending"`, `queue_position`: runs waiting before it); then, per requested mode, `values` (full state with `messages`, `files`, `tools`), `updates` (keyed by node or middleware; `null` when a node changed nothing) and `messages` (`[chunk, metadata]`). With `stream_subgraphs`, subagent events are named `<mode>|<namespace>`. A failed run sends `error` `{error, message}`. `: heartbeat` comments keep an idle stream open. `Content-Location` names the run. */
+            200: {
+                headers: {
+                    /** @description Path of the run: `/v1/deepagents/threads/{thread_id}/runs/{run_id}`. */
+                    "Content-Location"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/event-stream": string;
+                };
+            };
+            /** @description Malformed request (for example, invalid JSON). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Missing, unknown or revoked API key. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description The key may not do this. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description Not found in the caller’s workspace. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Conflicts with the current state. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Body larger than the configured limit. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Body is not JSON. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description A field is missing or invalid. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description An upstream dependency failed. */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Error. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    waitThreadRun: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Thread id. */
+                thread_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["StreamRunRequest"];
+            };
+        };
+        responses: {
+            /** @description The result. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RunResult"];
+                };
+            };
+            /** @description Malformed request (for example, invalid JSON). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Missing, unknown or revoked API key. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description The key may not do this. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description Not found in the caller’s workspace. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Conflicts with the current state. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Body larger than the configured limit. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Body is not JSON. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description A field is missing or invalid. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description An upstream dependency failed. */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    getStateThread: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Thread id. */
+                thread_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The current state. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ThreadState"];
+                };
+            };
+            /** @description Missing, unknown or revoked API key. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description The key may not do this. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description Not found in the caller’s workspace. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description A field is missing or invalid. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    updateThreadState: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Thread id. */
+                thread_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["UpdateThreadStateRequest"];
+            };
+        };
+        responses: {
+            /** @description The new checkpoint. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UpdateThreadStateResponse"];
+                };
+            };
+            /** @description Missing, unknown or revoked API key. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description The key may not do this. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description Not found in the caller’s workspace. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Conflicts with the current state. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Body is not JSON. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description A field is missing or invalid. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description An upstream dependency failed. */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    countManagedDeepAgentThreads: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["CountThreadsRequest"];
+            };
+        };
+        responses: {
+            /** @description The number of matching threads. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": number;
+                };
+            };
+            /** @description Malformed request (for example, invalid JSON). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Missing, unknown or revoked API key. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description The key may not do this. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description Body is not JSON. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description A field is missing or invalid. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    searchManagedDeepAgentThreads: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["SearchThreadsRequest"];
+            };
+        };
+        responses: {
+            /** @description Matching threads. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Thread"][];
+                };
+            };
+            /** @description Malformed request (for example, invalid JSON). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Missing, unknown or revoked API key. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description The key may not do this. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description Body is not JSON. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description A field is missing or invalid. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    usagePerAgentModel: {
+        parameters: {
+            query?: {
+                /** @description Only this agent. */
+                agent_id?: string;
+                /** @description End of the range (exclusive), ISO 8601. Default now. */
+                end?: string;
+                /** @description Start of the range (inclusive), ISO 8601. */
+                start?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The usage report. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Usage"];
+                };
+            };
+            /** @description Missing, unknown or revoked API key. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description The key may not do this. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description A field is missing or invalid. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    getWebhookSigningSecret: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The secret. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookSecret"];
+                };
+            };
+            /** @description Missing, unknown or revoked API key. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description The key may not do this. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+        };
+    };
+    rotateWebhookSigningSecret: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The new secret. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookSecret"];
+                };
+            };
+            /** @description Missing, unknown or revoked API key. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description The key may not do this. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+        };
+    };
+    listCodeHostIntegrations: {
+        parameters: {
+            query?: {
+                /** @description Largest number of resources returned (1..100). */
+                limit?: number;
+                /** @description Offset of the first resource. */
+                offset?: number | null;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description One page, oldest first. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["VcshostIntegrationPage"];
+                };
+            };
+            /** @description Missing, unknown or revoked API key. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DetailError"];
+                };
+            };
+            /** @description The key may not do this. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DetailError"];
+                };
+            };
+            /** @description A field is missing or invalid. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationError"];
+                };
+            };
+        };
+    };
+    createCodeHostIntegration: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateVcshostIntegrationRequest"];
+            };
+        };
+        responses: {
+            /** @description Created. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["VcshostIntegration"];
+                };
+            };
+            /** @description Malformed request (for example, invalid JSON). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DetailError"];
+                };
+            };
+            /** @description Missing, unknown or revoked API key. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DetailError"];
+                };
+            };
+            /** @description The key may not do this. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DetailError"];
+                };
+            };
+            /** @description Body larger than the configured limit. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DetailError"];
+                };
+            };
+            /** @description Body is not JSON. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DetailError"];
+                };
+            };
+            /** @description A field is missing or invalid. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationError"];
+                };
+            };
+        };
+    };
+    getCodeHostIntegration: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The integration id. */
+                integration_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The integration. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["VcshostIntegration"];
+                };
+            };
+            /** @description Missing, unknown or revoked API key. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DetailError"];
+                };
+            };
+            /** @description The key may not do this. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DetailError"];
+                };
+            };
+            /** @description Not found in the caller’s workspace. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DetailError"];
+                };
+            };
+            /** @description A field is missing or invalid. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationError"];
+                };
+            };
+        };
+    };
+    deleteCodeHostIntegration: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The integration id. */
+                integration_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Missing, unknown or revoked API key. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DetailError"];
+                };
+            };
+            /** @description The key may not do this. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DetailError"];
+                };
+            };
+            /** @description Not found in the caller’s workspace. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DetailError"];
+                };
+            };
+            /** @description A field is missing or invalid. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationError"];
+                };
+            };
+        };
+    };
+    listRepositoriesIntegration: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The integration id. */
+                integration_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The repositories. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["VcshostRepository"][];
+                };
+            };
+            /** @description Malformed request (for example, invalid JSON). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DetailError"];
+                };
+            };
+            /** @description Missing, unknown or revoked API key. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DetailError"];
+                };
+            };
+            /** @description The key may not do this. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DetailError"];
+                };
+            };
+            /** @description Not found in the caller’s workspace. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DetailError"];
+                };
+            };
+            /** @description A field is missing or invalid. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationError"];
+                };
+            };
+            /** @description An upstream dependency failed. */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DetailError"];
+                };
+            };
+        };
+    };
+    exportCounters: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Counters since start. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TraceExporterList"];
+                };
+            };
+            /** @description Missing, unknown or revoked API key. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description The key may not do this. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    listTracingProjects: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The workspace’s projects. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TracingProjectList"];
+                };
+            };
+            /** @description Missing, unknown or revoked API key. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description The key may not do this. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    createTracingProject: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateTracingProjectRequest"];
+            };
+        };
+        responses: {
+            /** @description Created. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TracingProject"];
+                };
+            };
+            /** @description Malformed request (for example, invalid JSON). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Missing, unknown or revoked API key. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description The key may not do this. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Conflicts with the current state. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Body larger than the configured limit. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Body is not JSON. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description A field is missing or invalid. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    getTracingProject: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Tracing project id. */
+                project_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The project. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TracingProject"];
+                };
+            };
+            /** @description Missing, unknown or revoked API key. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description The key may not do this. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Not found in the caller’s workspace. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description A field is missing or invalid. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    listRootRunsProject: {
+        parameters: {
+            query?: {
+                /** @description `next_cursor` of the previous page. */
+                cursor?: string;
+                /** @description `true`: only failed runs; `false`: only runs without an error. */
+                error?: "true" | "false";
+                /** @description Only finished runs that took at least this long. */
+                min_latency_ms?: number | null;
+                /** @description Runs whose name contains this text (case-insensitive). */
+                name?: string;
+                /** @description 1 to 100, default 20. */
+                page_size?: number;
+                /** @description Only runs that started at or after this time. */
+                start_time_gte?: string;
+                /** @description Only runs that started before this time. */
+                start_time_lt?: string;
+                status?: "pending" | "success" | "error";
+            };
+            header?: never;
+            path: {
+                /** @description Tracing project id. */
+                project_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of root runs. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TraceRunPage"];
+                };
+            };
+            /** @description Missing, unknown or revoked API key. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description The key may not do this. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Not found in the caller’s workspace. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description A field is missing or invalid. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    figuresProject: {
+        parameters: {
+            query?: {
+                /** @description Only runs that started at or after this time. */
+                start_time_gte?: string;
+                /** @description Only runs that started before this time. */
+                start_time_lt?: string;
+            };
+            header?: never;
+            path: {
+                /** @description Tracing project id. */
+                project_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The figures. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TracingProjectStats"];
+                };
+            };
+            /** @description Missing, unknown or revoked API key. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description The key may not do this. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Not found in the caller’s workspace. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description A field is missing or invalid. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    getRunChildren: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Run id. */
+                run_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The run tree. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TraceRunTree"];
+                };
+            };
+            /** @description Missing, unknown or revoked API key. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description The key may not do this. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Not found in the caller’s workspace. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description A field is missing or invalid. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    listOAuthProviders: {
+        parameters: {
+            query?: {
+                /** @description Largest number of resources returned (1..100). */
+                limit?: number;
+                /** @description Offset of the first resource. */
+                offset?: number | null;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description One page of providers. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OAuthProviderPage"];
+                };
+            };
+            /** @description Missing, unknown or revoked API key. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DetailError"];
+                };
+            };
+            /** @description The key may not do this. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DetailError"];
+                };
+            };
+            /** @description A field is missing or invalid. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationError"];
+                };
+            };
+        };
+    };
+    createOAuthProvider: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateOAuthProviderRequest"];
+            };
+        };
+        responses: {
+            /** @description Created. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OAuthProvider"];
+                };
+            };
+            /** @description Malformed request (for example, invalid JSON). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DetailError"];
+                };
+            };
+            /** @description Missing, unknown or revoked API key. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DetailError"];
+                };
+            };
+            /** @description The key may not do this. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DetailError"];
+                };
+            };
+            /** @description Conflicts with the current state. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DetailError"];
+                };
+            };
+            /** @description Body larger than the configured limit. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DetailError"];
+                };
+            };
+            /** @description Body is not JSON. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DetailError"];
+                };
+            };
+            /** @description A field is missing or invalid. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationError"];
+                };
+            };
+        };
+    };
+    getOAuthProvider: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The provider’s `provider_id`. */
+                provider_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The provider. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OAuthProvider"];
+                };
+            };
+            /** @description Missing, unknown or revoked API key. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DetailError"];
+                };
+            };
+            /** @description The key may not do this. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DetailError"];
+                };
+            };
+            /** @description Not found in the caller’s workspace. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DetailError"];
+                };
+            };
+        };
+    };
+    deleteOAuthProvider: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The provider’s `provider_id`. */
+                provider_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Missing, unknown or revoked API key. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DetailError"];
+                };
+            };
+            /** @description The key may not do this. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DetailError"];
+                };
+            };
+            /** @description Not found in the caller’s workspace. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DetailError"];
+                };
+            };
+        };
+    };
+    updateOAuthProvider: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The provider’s `provider_id`. */
+                provider_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["UpdateOAuthProviderRequest"];
+            };
+        };
+        responses: {
+            /** @description Updated. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OAuthProvider"];
+                };
+            };
+            /** @description Malformed request (for example, invalid JSON). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DetailError"];
+                };
+            };
+            /** @description Missing, unknown or revoked API key. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DetailError"];
+                };
+            };
+            /** @description The key may not do this. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DetailError"];
+                };
+            };
+            /** @description Not found in the caller’s workspace. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DetailError"];
+                };
+            };
+            /** @description Conflicts with the current state. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DetailError"];
+                };
+            };
+            /** @description Body larger than the configured limit. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DetailError"];
+                };
+            };
+            /** @description Body is not JSON. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DetailError"];
+                };
+            };
+            /** @description A field is missing or invalid. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationError"];
+                };
+            };
+        };
+    };
+    revokeCallerSTokenProvider: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                provider_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Revoked. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Missing, unknown or revoked API key. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DetailError"];
+                };
+            };
+            /** @description The key may not do this. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DetailError"];
+                };
+            };
+            /** @description Not found in the caller’s workspace. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DetailError"];
+                };
+            };
+        };
+    };
+    listDeployments: {
+        parameters: {
+            query?: {
+                /** @description Comma-separated UUIDs. */
+                deployment_ids?: string;
+                deployment_type?: "dev_free" | "dev" | "prod";
+                image_version?: string;
+                /** @description 1..100, default 20. */
+                limit?: number;
+                /** @description Case-insensitive substring of the name. */
+                name_contains?: string;
+                /** @description ≥ 0, default 0. */
+                offset?: number | null;
+                remote_reconciled?: boolean;
+                status?: "AWAITING_DATABASE" | "READY" | "UNUSED" | "AWAITING_DELETE" | "UNKNOWN";
+                /** @description Comma-separated UUIDs. */
+                tag_value_ids?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of deployments. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeploymentList"];
+                };
+            };
+            /** @description Missing, unknown or revoked API key. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DetailError"];
+                };
+            };
+            /** @description The key may not do this. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DetailError"];
+                };
+            };
+            /** @description A field is missing or invalid. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationError"];
+                };
+            };
+        };
+    };
+    createDeployment: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateDeploymentRequest"];
+            };
+        };
+        responses: {
+            /** @description Created. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Deployment"];
+                };
+            };
+            /** @description Malformed request (for example, invalid JSON). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DetailError"];
+                };
+            };
+            /** @description Missing, unknown or revoked API key. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DetailError"];
+                };
+            };
+            /** @description The key may not do this. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DetailError"];
+                };
+            };
+            /** @description Conflicts with the current state. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DetailError"];
+                };
+            };
+            /** @description Body larger than the configured limit. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DetailError"];
+                };
+            };
+            /** @description Body is not JSON. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DetailError"];
+                };
+            };
+            /** @description A field is missing or invalid. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationError"];
+                };
+            };
+        };
+    };
+    getDeployment: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Deployment id. */
+                deployment_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The deployment. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Deployment"];
+                };
+            };
+            /** @description Missing, unknown or revoked API key. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DetailError"];
+                };
+            };
+            /** @description The key may not do this. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DetailError"];
+                };
+            };
+            /** @description Not found in the caller’s workspace. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DetailError"];
+                };
+            };
+            /** @description A field is missing or invalid. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationError"];
+                };
+            };
+        };
+    };
+    deleteDeployment: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Deployment id. */
+                deployment_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deletion started. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Missing, unknown or revoked API key. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DetailError"];
+                };
+            };
+            /** @description The key may not do this. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DetailError"];
+                };
+            };
+            /** @description Not found in the caller’s workspace. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DetailError"];
+                };
+            };
+            /** @description A field is missing or invalid. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationError"];
+                };
+            };
+        };
+    };
+    updateDeployment: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Deployment id. */
+                deployment_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["UpdateDeploymentRequest"];
+            };
+        };
+        responses: {
+            /** @description Updated. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Deployment"];
+                };
+            };
+            /** @description Malformed request (for example, invalid JSON). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DetailError"];
+                };
+            };
+            /** @description Missing, unknown or revoked API key. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DetailError"];
+                };
+            };
+            /** @description The key may not do this. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DetailError"];
+                };
+            };
+            /** @description Not found in the caller’s workspace. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DetailError"];
+                };
+            };
+            /** @description Conflicts with the current state. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DetailError"];
+                };
+            };
+            /** @description Body larger than the configured limit. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DetailError"];
+                };
+            };
+            /** @description Body is not JSON. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DetailError"];
+                };
+            };
+            /** @description A field is missing or invalid. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationError"];
+                };
+            };
+        };
+    };
+    listRevisions: {
+        parameters: {
+            query?: {
+                /** @description 1..100, default 20. */
+                limit?: number;
+                /** @description ≥ 0, default 0. */
+                offset?: number | null;
+            };
+            header?: never;
+            path: {
+                /** @description Deployment id. */
+                deployment_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of revisions. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeploymentRevisionList"];
+                };
+            };
+            /** @description Missing, unknown or revoked API key. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DetailError"];
+                };
+            };
+            /** @description The key may not do this. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DetailError"];
+                };
+            };
+            /** @description Not found in the caller’s workspace. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DetailError"];
+                };
+            };
+            /** @description A field is missing or invalid. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationError"];
+                };
+            };
+        };
+    };
+    getRevision: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Deployment id. */
+                deployment_id: string;
+                /** @description Revision id. */
+                revision_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The revision. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeploymentRevision"];
+                };
+            };
+            /** @description Missing, unknown or revoked API key. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DetailError"];
+                };
+            };
+            /** @description The key may not do this. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DetailError"];
+                };
+            };
+            /** @description Not found in the caller’s workspace. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DetailError"];
+                };
+            };
+            /** @description A field is missing or invalid. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationError"];
+                };
+            };
+        };
+    };
+    buildLogsRevision: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Deployment id. */
+                deployment_id: string;
+                /** @description Revision id. */
+                revision_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The log so far. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeploymentLogs"];
+                };
+            };
+            /** @description Missing, unknown or revoked API key. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DetailError"];
+                };
+            };
+            /** @description The key may not do this. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DetailError"];
+                };
+            };
+            /** @description Not found in the caller’s workspace. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DetailError"];
+                };
+            };
+            /** @description A field is missing or invalid. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationError"];
+                };
+            };
+        };
+    };
+    deployLogsRevision: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Deployment id. */
+                deployment_id: string;
+                /** @description Revision id. */
+                revision_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The log so far. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeploymentLogs"];
+                };
+            };
+            /** @description Missing, unknown or revoked API key. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DetailError"];
+                };
+            };
+            /** @description The key may not do this. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DetailError"];
+                };
+            };
+            /** @description Not found in the caller’s workspace. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DetailError"];
+                };
+            };
+            /** @description A field is missing or invalid. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationError"];
+                };
+            };
+        };
+    };
+    redeployRevision: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Deployment id. */
+                deployment_id: string;
+                /** @description Revision id. */
+                revision_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The new revision. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeploymentRevision"];
+                };
+            };
+            /** @description Missing, unknown or revoked API key. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DetailError"];
+                };
+            };
+            /** @description The key may not do this. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DetailError"];
+                };
+            };
+            /** @description Not found in the caller’s workspace. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DetailError"];
+                };
+            };
+            /** @description Conflicts with the current state. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DetailError"];
+                };
+            };
+            /** @description A field is missing or invalid. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationError"];
+                };
+            };
+        };
+    };
+    startSourceUpload: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The upload location. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeploymentUpload"];
+                };
+            };
+            /** @description Missing, unknown or revoked API key. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DetailError"];
+                };
+            };
+            /** @description The key may not do this. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DetailError"];
+                };
+            };
+        };
+    };
+    uploadSourceTarball: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Upload id. */
+                upload_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/gzip": string;
+            };
+        };
+        responses: {
+            /** @description Stored. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeploymentUpload"];
+                };
+            };
+            /** @description Malformed request (for example, invalid JSON). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DetailError"];
+                };
+            };
+            /** @description Missing, unknown or revoked API key. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DetailError"];
+                };
+            };
+            /** @description The key may not do this. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DetailError"];
+                };
+            };
+            /** @description Not found in the caller’s workspace. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DetailError"];
+                };
+            };
+            /** @description Body larger than the configured limit. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DetailError"];
+                };
+            };
+            /** @description A field is missing or invalid. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationError"];
+                };
+            };
+        };
+    };
+}

@@ -26,4 +26,11 @@ describe('loadConfig', () => {
     expect(loadConfig({ env: { HANGAR_SECRET_KEY: 'ab'.repeat(32) } }).secretKey).toBe('ab'.repeat(32));
     expect(() => loadConfig({ env: { HANGAR_SECRET_KEY: 'short' } })).toThrow(/HANGAR_SECRET_KEY/);
   });
+
+  it('reads CORS origins as a list (none by default) and refuses what is not an origin', () => {
+    expect(loadConfig({}).corsOrigins).toEqual([]);
+    expect(loadConfig({ env: { HANGAR_CORS_ORIGINS: 'https://chat.example.com, http://127.0.0.1:5173' } }).corsOrigins).toEqual(['https://chat.example.com', 'http://127.0.0.1:5173']);
+    expect(loadConfig({ env: { HANGAR_CORS_ORIGINS: '*' } }).corsOrigins).toEqual(['*']);
+    expect(() => loadConfig({ env: { HANGAR_CORS_ORIGINS: 'https://chat.example.com/app' } })).toThrow(/HANGAR_CORS_ORIGINS: each entry must be an origin/);
+  });
 });

@@ -135,6 +135,16 @@ export const settings = {
     description:
       'When LangGraph checkpoints a run: only when it ends or pauses for a person (exit, default: a run is the unit of retry, and per-step checkpoints cost about half of a short run), after every step written while the next runs (async), or before the next step (sync).',
   },
+  corsOrigins: {
+    env: 'HANGAR_CORS_ORIGINS',
+    schema: z
+      .string()
+      .default('')
+      .transform((v) => v.split(',').map((o) => o.trim()).filter((o) => o !== ''))
+      .pipe(z.array(z.string().refine(isOrigin, 'each entry must be an origin such as https://chat.example.com (scheme, host, optional port; no path) or *'))),
+    description:
+      'Comma-separated browser origins allowed to call the API from web pages they serve (`*`: any). None by default: browsers on other origins are refused.',
+  },
   heartbeatMs: {
     env: 'HANGAR_HEARTBEAT_MS',
     schema: positiveInt.default(5_000),
@@ -226,6 +236,41 @@ export const settings = {
     schema: positiveInt.default(10_000),
     description: 'Most run reports each exporter holds while its destination is slow; more are dropped and counted.',
   },
+  schedulePollMs: {
+    env: 'HANGAR_SCHEDULE_POLL_MS',
+    schema: positiveInt.default(1_000),
+    description: 'Longest wait of the scheduler between two looks for due schedules (it also wakes at the next due tick, and at once on a change made through this process).',
+  },
+  scheduleMissedTicks: {
+    env: 'HANGAR_SCHEDULE_MISSED_TICKS',
+    schema: z.enum(['one', 'skip']).default('one'),
+    description: 'Ticks that fell due while no server was running: `one` starts a single catch-up run, then the schedule goes on; `skip` starts none.',
+  },
+  scheduleMissedAfterMs: {
+    env: 'HANGAR_SCHEDULE_MISSED_AFTER_MS',
+    schema: positiveInt.default(10_000),
+    description: 'How late a tick must be to count as missed (and be marked `catch_up`) rather than merely late.',
+  },
+  webhookMaxAttempts: {
+    env: 'HANGAR_WEBHOOK_MAX_ATTEMPTS',
+    schema: positiveInt.max(20).default(6),
+    description: 'Attempts of one webhook delivery (the first included) before it is given up as failed.',
+  },
+  webhookBackoffMs: {
+    env: 'HANGAR_WEBHOOK_BACKOFF_MS',
+    schema: positiveInt.default(2_000),
+    description: 'Wait before the second attempt of a webhook delivery; it doubles for each further attempt (at most an hour).',
+  },
+  webhookTimeoutMs: {
+    env: 'HANGAR_WEBHOOK_TIMEOUT_MS',
+    schema: positiveInt.default(10_000),
+    description: 'Time limit of one webhook delivery attempt.',
+  },
+  webhookPollMs: {
+    env: 'HANGAR_WEBHOOK_POLL_MS',
+    schema: positiveInt.default(500),
+    description: 'How often the webhook sender looks for runs that ended with a delivery pending.',
+  },
 } satisfies Record<string, Setting<z.ZodType>>;
 
 type Settings = typeof settings;
@@ -276,6 +321,16 @@ export function describeSettings(): string {
       return `  ${flag}${s.env}\n      ${s.description}`;
     })
     .join('\n');
+}
+
+function isOrigin(value: string): boolean {
+  if (value === '*') return true;
+  try {
+    const url = new URL(value);
+    return (url.protocol === 'http:' || url.protocol === 'https:') && url.origin === value;
+  } catch {
+    return false;
+  }
 }
 
 function camel(flag: string): string {

@@ -51,6 +51,12 @@ export const errorCatalogue = {
   },
   // Tool servers
   mcp_server_not_found: { status: 404, type: 'not_found', meaning: 'No tool server with this id in the workspace.' },
+  mcp_server_unreachable: { status: 502, type: 'upstream', meaning: 'The tool server could not be reached, or refused the listing of its tools.' },
+  mcp_server_not_oauth: {
+    status: 409,
+    type: 'conflict',
+    meaning: 'The tool server is not OAuth-backed with a registered OAuth provider (`auth_type: "oauth"` and `oauth_provider_id`); Hangar does not register OAuth clients dynamically.',
+  },
   mcp_server_url_taken: {
     status: 409,
     type: 'conflict',
@@ -100,6 +106,9 @@ export const errorCatalogue = {
     type: 'unavailable',
     meaning: 'This server already serves as many run streams as HANGAR_STREAM_CAPACITY allows; retry shortly or on another replica.',
   },
+  thread_has_no_agent: { status: 409, type: 'conflict', meaning: 'The thread has no agent yet (a LangGraph client created it without one); its first run binds one.' },
+  thread_exists: { status: 409, type: 'conflict', meaning: 'A thread with this `thread_id` already exists (send `if_exists: "do_nothing"` to get it instead).' },
+  run_active: { status: 409, type: 'conflict', meaning: 'The run is still pending or running; cancel it before deleting it.' },
   run_not_active: { status: 409, type: 'conflict', meaning: 'The run already ended; only a pending or running run can be cancelled.' },
   // OAuth providers, authorization sessions and tokens (issue 7)
   oauth_provider_not_found: { status: 404, type: 'not_found', meaning: 'No OAuth provider with this `provider_id` (or id) in the workspace.' },
@@ -153,6 +162,8 @@ export const errorCatalogue = {
     type: 'not_found',
     meaning: 'The run exists but has no trace: tracing was off when it ran, or it has not started yet.',
   },
+  // Schedules and webhooks (issue 16)
+  schedule_not_found: { status: 404, type: 'not_found', meaning: 'No schedule (cron) with this id in the workspace.' },
   // Server side
   internal_error: { status: 500, type: 'internal', meaning: 'An unexpected error; the `request_id` identifies it in the logs.' },
 } satisfies Record<string, Entry>;

@@ -14,6 +14,8 @@ import { OAuthProviderService } from './oauth/providers.js';
 import { OAuthService } from './oauth/service.js';
 import { RunService, type RunPorts } from './runs/service.js';
 import { RunLifecycle } from './runs/lifecycle.js';
+import { ScheduleService } from './schedules/service.js';
+import { WebhookService } from './webhooks/service.js';
 import type { Cipher } from './secrets/cipher.js';
 import type { KeyCache } from './workspaces/key-cache.js';
 import { ThreadService } from './threads/service.js';
@@ -44,6 +46,8 @@ export interface Services {
   usage: UsageService;
   deployments: DeploymentService;
   deploymentUploads: UploadService;
+  schedules: ScheduleService;
+  webhooks: WebhookService;
 }
 
 /** What threads and runs need of the agent runtime (src/runtime). */
@@ -109,6 +113,8 @@ export function createServices(deps: ServiceDeps): Services {
     }),
     deploymentUploads: new UploadService(deps.db),
     tracing,
+    schedules: new ScheduleService(deps.db, agents),
+    webhooks: new WebhookService(deps.db, deps.cipher),
   };
 }
 
@@ -136,5 +142,5 @@ function offlineRuntime(): RuntimePorts {
   const refuse = (): never => {
     throw new Error('the agent runtime is not running in this process');
   };
-  return { state: { current: refuse, history: refuse, forget: refuse }, runs: { announce: refuse, subscribe: refuse, cancel: refuse, resolveInterrupt: refuse } };
+  return { state: { current: refuse, history: refuse, forget: refuse, copy: refuse, update: refuse, graph: refuse }, runs: { announce: refuse, subscribe: refuse, cancel: refuse, resolveInterrupt: refuse } };
 }

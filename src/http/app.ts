@@ -10,6 +10,7 @@ import { integrationRoutes } from '../api/integrations/routes.js';
 import { appProxyRoutes } from '../api/deployments/app-proxy.js';
 import { deploymentRoutes } from '../api/deployments/routes.js';
 import { mcpServerRoutes } from '../api/mcp-servers/routes.js';
+import { mcpServerToolRoutes } from '../api/mcp-servers/tools.js';
 import { modelConfigRoutes } from '../api/model-configs/routes.js';
 import { oauthProviderRoutes } from '../api/oauth-providers/routes.js';
 import { langsmithRoutes } from '../api/langsmith/routes.js';
@@ -18,14 +19,20 @@ import { tracingRoutes } from '../api/tracing/routes.js';
 import { systemRoutes } from '../api/system/routes.js';
 import { threadRoutes } from '../api/threads/routes.js';
 import { runRoutes } from '../api/threads/runs.js';
+import { scheduleRoutes } from '../api/schedules/routes.js';
+import { cronRoutes } from '../api/schedules/crons.js';
+import { langGraphRoutes } from '../api/langgraph/index.js';
 import { usageRoutes } from '../api/usage/routes.js';
 import { HangarError } from '../core/errors.js';
 import { apiKeyAuth } from './auth.js';
+import { corsFor } from './cors.js';
 import type { AppDeps } from './deps.js';
 import { mountDocs } from './docs.js';
 import type { AppEnv } from './env.js';
 import { renderError } from './errors.js';
-import { documentConfig } from './openapi.js';
+import { apiKeySecurity, documentConfig } from './openapi.js';
+import { assignOperationIds } from './operation-ids.js';
+import { needsApiKey, surfaceOf } from './surface.js';
 
 /** Build the HTTP app. */
 export function createApp(deps: AppDeps): OpenAPIHono<AppEnv> {
@@ -41,6 +48,8 @@ export function createApp(deps: AppDeps): OpenAPIHono<AppEnv> {
     // The path only: query strings can carry OAuth codes and other one-time secrets.
     logger.debug({ request_id: requestId, method: c.req.method, path: c.req.path, status: c.res.status, ms: Math.round(performance.now() - started) }, 'request');
   });
+  const cors = corsFor(deps.corsOrigins);
+  if (cors) app.use(cors);
   app.use(
     bodyLimit({
       maxSize: deps.bodyLimitBytes,
@@ -53,9 +62,13 @@ export function createApp(deps: AppDeps): OpenAPIHono<AppEnv> {
 
   app.route('/', systemRoutes(deps));
   app.route('/', mcpServerRoutes(deps));
+  app.route('/', mcpServerToolRoutes(deps));
   app.route('/', agentRoutes(deps));
   app.route('/', threadRoutes(deps));
   app.route('/', runRoutes(deps));
+  app.route('/', scheduleRoutes(deps));
+  app.route('/', cronRoutes(deps));
+  app.route('/', langGraphRoutes(deps));
   app.route('/', usageRoutes(deps));
   app.route('/', gitRoutes(deps));
   app.route('/', modelConfigRoutes(deps));
@@ -87,5 +100,12 @@ export function createApp(deps: AppDeps): OpenAPIHono<AppEnv> {
 
 /** The OpenAPI document of the app (also served at /openapi.json). */
 export function openApiDocument(app: OpenAPIHono<AppEnv>, version: string) {
-  return app.getOpenAPI31Document(documentConfig(version));
+  const document = app.getOpenAPI31Document(documentConfig(version));
+  const paths = (document.paths ?? {}) as Record<string, Record<string, { operationId?: string; summary?: string; security?: unknown[] }>>;
+  assignOperationIds(paths);
+  // Every operation says how it is authenticated: an API key, or (service endpoints) nothing.
+  for (const [path, item] of Object.entries(paths)) {
+    for (const op of Object.values(item)) op.security ??= needsApiKey(surfaceOf(path)) ? apiKeySecurity : [];
+  }
+  return document;
 }

@@ -20,4 +20,6 @@ export interface AppDeps {
   heartbeatMs: number;
   /** The process's run-stream slots (HANGAR_STREAM_CAPACITY); unlimited without. */
   streams?: StreamSlots | undefined;
+  /** Browser origins allowed to call the API (`*`: any); none when absent. */
+  corsOrigins?: readonly string[] | undefined;
 }

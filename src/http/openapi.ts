@@ -100,12 +100,22 @@ export function documentConfig(version: string) {
       title: 'Hangar API',
       version,
       description: DESCRIPTION,
+      license: { name: 'Apache-2.0', identifier: 'Apache-2.0' },
     },
+    // Relative: the document describes whichever Hangar serves it.
+    servers: [{ url: '/', description: 'This Hangar server.' }],
     tags: [
       { name: 'Agents', description: 'Agents as versioned file trees: every create and update is a git commit; clone them with `git`.' },
       { name: 'Model configurations', description: 'Saved model settings an agent can name instead of `<provider>:<model_id>`.' },
       { name: 'Threads', description: 'Conversations with one agent: status, state, history.' },
       { name: 'Runs', description: 'Streamed runs of an agent on a thread (server-sent events), and their records.' },
+      { name: 'Schedules', description: 'Agent runs on a cron schedule (also as LangGraph `crons`).' },
+      { name: 'Webhooks', description: 'Signed POSTs when runs end: the signing secret and each run’s delivery log.' },
+      {
+        name: 'Assistants (LangGraph)',
+        description:
+          'The LangGraph Agent Server protocol’s assistants: every agent is an assistant. Point `@langchain/langgraph-sdk` at `<server>/v1/deepagents` with `X-Api-Key` (docs/clients.md).',
+      },
       { name: 'Usage', description: 'Runs, tokens and errors per agent and model over a time range (test runs excluded).' },
       { name: 'Tool servers', description: 'MCP servers and the credential headers Hangar sends to them.' },
       { name: 'OAuth providers', description: 'OAuth 2.0 clients of the workspace, used by OAuth-backed tool servers.' },

@@ -41,8 +41,10 @@ export async function executeRun(options: ExecuteOptions): Promise<RunOutcome> {
       run.attempt > 1 && (await checkpointedBy(agent, run))
         ? null
         : run.input.command
-          ? new Command({ resume: run.input.command.resume })
-          : { messages: toGraphMessages(run.input.messages) };
+          ? new Command(run.input.command as never)
+          : run.input.continue
+            ? null
+            : { messages: toGraphMessages(run.input.messages) };
     const stream = await agent.graph.stream(input as never, {
       configurable: {
         thread_id: run.threadId,
@@ -52,6 +54,8 @@ export async function executeRun(options: ExecuteOptions): Promise<RunOutcome> {
       },
       metadata: { assistant_id: run.agentId, run_id: run.id, thread_id: run.threadId, revision: run.revision },
       streamMode: graphModes(run.input.stream_mode),
+      ...(run.input.interrupt_before ? { interruptBefore: run.input.interrupt_before } : {}),
+      ...(run.input.interrupt_after ? { interruptAfter: run.input.interrupt_after } : {}),
       subgraphs: true,
       signal: options.signal,
       callbacks: await options.callbacks(agent),

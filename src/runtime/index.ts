@@ -180,7 +180,17 @@ export class Runtime {
   /** What core services use of the runtime. */
   ports(): RuntimePorts {
     return {
-      state: checkpointStateReader(this.storage.checkpointer),
+      state: {
+        ...checkpointStateReader(this.storage.checkpointer),
+        update: async ({ workspaceId, agentId, revision, threadId }, values, asNode) => {
+          const agent = await this.agentFor(workspaceId, agentId, revision);
+          await agent.graph.updateState({ configurable: { thread_id: threadId } } as never, values as never, asNode);
+        },
+        graph: async ({ workspaceId, agentId, revision }, xray) => {
+          const agent = await this.agentFor(workspaceId, agentId, revision);
+          return (await agent.graph.getGraphAsync({ xray })).toJSON() as Record<string, unknown>;
+        },
+      },
       runs: {
         announce: () => this.queue.announce(),
         subscribe: (runId, afterSeq, isOver, signal) => this.hub.subscribe(runId, afterSeq, isOver, signal),

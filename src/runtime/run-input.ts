@@ -16,8 +16,13 @@ export interface RunInput {
   stream_mode: StreamMode[];
   stream_subgraphs: boolean;
   user_timezone: string | null;
-  /** A resume of the thread's pending interrupt: the value handed to LangGraph's `Command`. */
-  command?: { resume: unknown } | undefined;
+  /** LangGraph's `Command`: a resume of the thread's pending interrupt, and/or `goto` and `update`. */
+  command?: { resume?: unknown; goto?: string | string[] | undefined; update?: Record<string, unknown> | undefined } | undefined;
+  /** No input: continue from the thread's checkpoint (a LangGraph client's `input: null`). */
+  continue?: boolean | undefined;
+  /** Nodes to pause before / after (`"*"`: every node), LangGraph's breakpoints. */
+  interrupt_before?: string[] | '*' | undefined;
+  interrupt_after?: string[] | '*' | undefined;
   /** From the thread's options: writes under /memories/ do not wait for approval. */
   skip_memory_write_protection?: boolean | undefined;
   /** `cancel`: the run is cancelled when the client that started it goes away. */

@@ -9,7 +9,7 @@ const BRANCH = 'branch:to:';
 
 /** The state of a checkpoint in wire form. */
 export function stateOf(tuple: CheckpointTuple | undefined): ThreadState {
-  if (!tuple) return { values: {}, next: [], interrupts: [], checkpoint: null, parent_checkpoint: null, metadata: {}, created_at: null };
+  if (!tuple) return { values: {}, next: [], interrupts: [], tasks: [], checkpoint: null, parent_checkpoint: null, metadata: {}, created_at: null };
   const values: Record<string, unknown> = {};
   const next: string[] = [];
   for (const [channel, value] of Object.entries(tuple.checkpoint.channel_values)) {
@@ -17,13 +17,21 @@ export function stateOf(tuple: CheckpointTuple | undefined): ThreadState {
     if (channel.startsWith(BRANCH)) next.push(channel.slice(BRANCH.length));
     else if (!channel.startsWith('__')) values[channel] = toWire(value);
   }
-  const interrupts = interruptsToWire(
-    (tuple.pendingWrites ?? []).filter(([, channel]) => channel === '__interrupt__').flatMap(([, , value]) => (Array.isArray(value) ? value : [value])),
-  );
+  const pending = (tuple.pendingWrites ?? []).filter(([, channel]) => channel === '__interrupt__');
+  const interrupts = interruptsToWire(pending.flatMap(([, , value]) => (Array.isArray(value) ? value : [value])));
+  // LangGraph's `tasks`: the interrupts grouped by the task that raised them. Pending writes do not
+  // name the task's node; with one node next (the usual pause) it is that one.
+  const taskIds = [...new Set(pending.map(([taskId]) => taskId))];
+  const tasks = taskIds.map((id, i) => ({
+    id,
+    name: next[i] ?? next[0] ?? '',
+    interrupts: interruptsToWire(pending.filter(([t]) => t === id).flatMap(([, , value]) => (Array.isArray(value) ? value : [value]))),
+  }));
   return {
     values,
     next,
     interrupts,
+    tasks,
     checkpoint: ref(tuple.config),
     parent_checkpoint: tuple.parentConfig ? ref(tuple.parentConfig) : null,
     metadata: (toWire(tuple.metadata ?? {}) as Record<string, unknown>) ?? {},
@@ -37,7 +45,7 @@ function ref(config: CheckpointTuple['config']) {
 }
 
 /** Thread state over a checkpointer. */
-export function checkpointStateReader(checkpointer: BaseCheckpointSaver): ThreadStateReader {
+export function checkpointStateReader(checkpointer: BaseCheckpointSaver): Omit<ThreadStateReader, 'update' | 'graph'> {
   return {
     async current(threadId) {
       return stateOf(await checkpointer.getTuple({ configurable: { thread_id: threadId, checkpoint_ns: '' } }));
@@ -48,5 +56,23 @@ export function checkpointStateReader(checkpointer: BaseCheckpointSaver): Thread
       return out;
     },
     forget: (threadId) => checkpointer.deleteThread(threadId),
+    async copy(from, to) {
+      const tuples: CheckpointTuple[] = [];
+      for await (const tuple of checkpointer.list({ configurable: { thread_id: from } })) tuples.push(tuple);
+      // Oldest first, so that each parent exists before its child; ids stay, so parent links hold.
+      for (const tuple of tuples.reverse()) {
+        const { checkpoint_ns = '', checkpoint_id } = (tuple.config.configurable ?? {}) as Record<string, string>;
+        const parentId = (tuple.parentConfig?.configurable as Record<string, string> | undefined)?.checkpoint_id;
+        const saved = await checkpointer.put(
+          { configurable: { thread_id: to, checkpoint_ns, ...(parentId ? { checkpoint_id: parentId } : {}) } },
+          tuple.checkpoint,
+          tuple.metadata ?? ({} as never),
+          tuple.checkpoint.channel_versions,
+        );
+        const byTask = new Map<string, [string, unknown][]>();
+        for (const [taskId, channel, value] of tuple.pendingWrites ?? []) byTask.set(taskId, [...(byTask.get(taskId) ?? []), [channel, value]]);
+        for (const [taskId, writes] of byTask) await checkpointer.putWrites({ configurable: { ...saved.configurable, checkpoint_id: checkpoint_id } }, writes, taskId);
+      }
+    },
   };
 }

@@ -88,7 +88,8 @@ describe('approval of tool calls', () => {
     expect(runRecord.data!.status).toBe('success');
     const thread = await server.client.GET('/v1/deepagents/threads/{thread_id}', path(threadId));
     expect(thread.data!.status).toBe('interrupted');
-    expect(thread.data!.interrupts.map((i) => i.value)).toEqual([expectedRequest(tools.url)]);
+    // LangGraph's shape: interrupts by task id.
+    expect(Object.values(thread.data!.interrupts).flat().map((i) => i.value)).toEqual([expectedRequest(tools.url)]);
     const state = await server.client.GET('/v1/deepagents/threads/{thread_id}/state', path(threadId));
     expect(state.data!.interrupts.map((i) => i.value)).toEqual([expectedRequest(tools.url)]);
 
@@ -97,7 +98,7 @@ describe('approval of tool calls', () => {
     expect(tools.calls.slice(before)).toEqual([{ name: 'add', args: { a: 2, b: 40 } }]);
     const after = await server.client.GET('/v1/deepagents/threads/{thread_id}', path(threadId));
     expect(after.data!.status).toBe('idle');
-    expect(after.data!.interrupts).toEqual([]);
+    expect(after.data!.interrupts).toEqual({});
   });
 
   it('edit runs the tool with the edited arguments', async () => {
@@ -113,6 +114,8 @@ describe('approval of tool calls', () => {
     const { threadId } = await pausedThread();
     const resumed = await resume(threadId, [{ type: 'reject', message: 'not today' }]);
     expect(lastAiText(lastValues(resumed.events))).toBe('Done.\nadd: not today');
+    const reply = (lastValues(resumed.events).messages as { type: string; status: string }[]).filter((m) => m.type === 'tool').at(-1)!;
+    expect(reply.status).toBe('error');
     expect(tools.calls.length).toBe(before);
   });
 
@@ -120,8 +123,12 @@ describe('approval of tool calls', () => {
     const before = tools.calls.length;
     const { threadId } = await pausedThread();
     const resumed = await resume(threadId, [{ type: 'respond', message: '41, by hand' }]);
-    expect(lastAiText(lastValues(resumed.events))).toBe('Done.\nadd: 41, by hand');
+    const values = lastValues(resumed.events);
+    expect(lastAiText(values)).toBe('Done.\nadd: 41, by hand');
     expect(tools.calls.length).toBe(before);
+    // A successful tool reply (a reject is an error one), in the state as the model saw it.
+    const reply = (values.messages as { type: string; content: string; status: string }[]).filter((m) => m.type === 'tool').at(-1)!;
+    expect(reply).toMatchObject({ content: '41, by hand', status: 'success' });
   });
 
   it('a tool whose rule is false runs without a pause', async () => {
@@ -196,7 +203,7 @@ describe('approval of tool calls', () => {
     expect(lastValues(paused.events).__interrupt__).toBeDefined();
     const thread = await server.client.GET('/v1/deepagents/threads/{thread_id}', path(careful));
     expect(thread.data!.status).toBe('interrupted');
-    expect(thread.data!.interrupts[0]!.value).toMatchObject({ action_requests: [{ name: 'add', args: { a: 3, b: 4 } }] });
+    expect(Object.values(thread.data!.interrupts).flat()[0]!.value).toMatchObject({ action_requests: [{ name: 'add', args: { a: 3, b: 4 } }] });
     expect(tools.calls.length).toBe(before + 1);
     const resumed = await resume(careful, [{ type: 'approve' }], withSubs);
     expect(lastAiText(lastValues(resumed.events))).toContain('add: 7');

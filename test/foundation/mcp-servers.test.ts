@@ -51,10 +51,11 @@ describe('tool servers', () => {
     expect(patched.data!.headers).toEqual([{ key: 'X-Api-Key', value: 'k2' }]);
     expect(patched.data!.name).toBe('Docs');
 
-    for (let i = 0; i < 2; i++) {
-      const del = await server.client.DELETE('/v1/deepagents/mcp-servers/{mcp_server_id}', { params: { path: { mcp_server_id: s.id } } });
-      expect(del.response.status).toBe(204);
-    }
+    const del = await server.client.DELETE('/v1/deepagents/mcp-servers/{mcp_server_id}', { params: { path: { mcp_server_id: s.id } } });
+    expect(del.response.status).toBe(204);
+    // As the reference documents: a server that is gone is a 404.
+    const again = await server.client.DELETE('/v1/deepagents/mcp-servers/{mcp_server_id}', { params: { path: { mcp_server_id: s.id } } });
+    expect(again.response.status).toBe(404);
     const gone = await server.client.GET('/v1/deepagents/mcp-servers/{mcp_server_id}', { params: { path: { mcp_server_id: s.id } } });
     expect(gone.response.status).toBe(404);
     expect(gone.error).toMatchObject({ code: 'mcp_server_not_found', status: 404, type: 'not_found' });
@@ -181,7 +182,7 @@ describe('tool servers', () => {
     });
     expect(update.response.status).toBe(404);
     const del = await other.client.DELETE('/v1/deepagents/mcp-servers/{mcp_server_id}', { params: { path: { mcp_server_id: id } } });
-    expect(del.response.status).toBe(204); // idempotent delete: nothing of theirs to delete
+    expect(del.response.status).toBe(404); // not theirs: as if it did not exist
     const list = await other.client.GET('/v1/deepagents/mcp-servers');
     expect(list.data).toEqual([]);
     // The same URL may be registered in the other workspace.

@@ -56,10 +56,10 @@ const remove = createRoute({
   path: `${BASE}/{mcp_server_id}`,
   tags,
   summary: 'Delete a tool server',
-  description: 'Idempotent: deleting a server that is already gone also answers 204.',
+  description: 'A server that does not exist (or is already deleted) is a 404, as the reference documents.',
   security: apiKeySecurity,
   request: { params },
-  responses: { 204: { description: 'Deleted.' }, ...errorResponses('deepagents', [422]) },
+  responses: { 204: { description: 'Deleted.' }, ...errorResponses('deepagents', [404, 422]) },
 });
 
 /** Routes of tool servers. */

@@ -15,6 +15,11 @@ const AuthType = z.enum(['headers', 'oauth']).openapi('AuthType', {
   description: '`headers`: the stored headers are sent. `oauth`: the run principal’s OAuth access token is sent.',
 });
 
+/** Only the shared-provider mode exists: Hangar does not register OAuth clients per user dynamically. */
+const OAuthMode = z.literal('legacy_shared_provider', { message: 'only legacy_shared_provider is supported: Hangar does not register OAuth clients dynamically (per_user_dynamic_client); register an OAuth provider and send its oauth_provider_id' }).openapi('OAuthMode', {
+  description: '`legacy_shared_provider`: the OAuth provider named by `oauth_provider_id` (the only mode Hangar offers; `per_user_dynamic_client` is a 422).',
+});
+
 export const CreateMcpServerRequest = z
   .object({
     name: z.string().trim().min(1, 'must not be blank').max(200).openapi({ example: 'Internal tools' }),
@@ -22,6 +27,7 @@ export const CreateMcpServerRequest = z
     headers: z.array(McpHeaderSchema).max(50).optional().openapi({ description: 'Credential headers attached to every call; stored encrypted.' }),
     auth_type: AuthType.optional(),
     oauth_provider_id: z.uuid().nullable().optional(),
+    oauth_mode: OAuthMode.optional(),
     vendor_id: z.string().max(200).optional(),
     external_system_id: z.string().max(200).optional(),
   })
@@ -34,6 +40,7 @@ export const UpdateMcpServerRequest = z
     headers: z.array(McpHeaderSchema).max(50).optional().openapi({ description: 'Replaces the whole stored array.' }),
     auth_type: AuthType.optional(),
     oauth_provider_id: z.uuid().nullable().optional(),
+    oauth_mode: OAuthMode.optional(),
   })
   .openapi('UpdateMcpServerRequest');
 
@@ -46,7 +53,7 @@ export const McpServerSchema = z
     headers: z.array(McpHeaderSchema).optional().openapi({ description: 'Present only for callers with invoke permission (roles admin and member).' }),
     auth_type: AuthType,
     oauth_provider_id: z.uuid().nullable(),
-    oauth_mode: z.string().nullable(),
+    oauth_mode: OAuthMode.nullable().openapi({ description: '`legacy_shared_provider` for an OAuth-backed server; null otherwise.' }),
     mcp_vendor_id: z.string().nullable(),
     vendor_id: z.string().nullable(),
     external_system_id: z.string().nullable(),
@@ -69,7 +76,7 @@ export function presentMcpServer(server: McpServer, caller: Caller): McpServerBo
     ...(invoke ? { headers: server.headers } : {}),
     auth_type: server.authType,
     oauth_provider_id: server.oauthProviderId,
-    oauth_mode: null,
+    oauth_mode: server.authType === 'oauth' ? 'legacy_shared_provider' : null,
     mcp_vendor_id: null,
     vendor_id: server.vendorId,
     external_system_id: server.externalSystemId,

@@ -3,6 +3,7 @@ import { createRoute, z } from '@hono/zod-openapi';
 import type { AppDeps } from '../../http/deps.js';
 import { apiKeySecurity, errorResponses, jsonBody, jsonResponse, uuidParam } from '../../http/openapi.js';
 import { newRouter } from '../../http/router.js';
+import { threadCreateInput } from '../langgraph/threads.js';
 import {
   CountThreadsRequest,
   CreateThreadRequest,
@@ -111,14 +112,19 @@ const resolveInterrupt = createRoute({
 /** Routes of threads. */
 export function threadRoutes({ services }: AppDeps) {
   return newRouter()
-    .openapi(create, async (c) => c.json(presentThread(await services.threads.create(c.get('caller'), c.req.valid('json'))), 201))
+    .openapi(create, async (c) => {
+      const caller = c.get('caller');
+      const body = await threadCreateInput(services, caller, c.req.valid('json'));
+      return c.json(presentThread(await services.threads.create(caller, body)), 201);
+    })
     .openapi(search, async (c) => {
       // An absent body skips validation; parsing `{}` applies the defaults.
-      const { limit, offset, ...filter } = SearchThreadsRequest.parse(c.req.valid('json') ?? {});
-      return c.json((await services.threads.search(c.get('caller'), filter, { limit, offset })).map(presentThread), 200);
+      const { limit, offset, ids, sort_by, sort_order, values: _values, ...filter } = SearchThreadsRequest.parse(c.req.valid('json') ?? {});
+      const threads = await services.threads.searchWithState(c.get('caller'), filter, { limit, offset, ids, sortBy: sort_by, sortOrder: sort_order });
+      return c.json(threads.map(presentThread), 200);
     })
     .openapi(count, async (c) => {
-      const filter = CountThreadsRequest.parse(c.req.valid('json') ?? {});
+      const { values: _values, ...filter } = CountThreadsRequest.parse(c.req.valid('json') ?? {});
       return c.json(await services.threads.count(c.get('caller'), filter), 200);
     })
     .openapi(get, async (c) => c.json(presentThread(await services.threads.get(c.get('caller'), c.req.valid('param').thread_id)), 200))

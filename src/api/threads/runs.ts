@@ -4,9 +4,8 @@ import type { AppDeps } from '../../http/deps.js';
 import { apiKeySecurity, errorResponses, jsonBody, jsonResponse, uuidParam } from '../../http/openapi.js';
 import { newRouter } from '../../http/router.js';
 import { sseResponse, StreamSlots } from '../../http/sse.js';
-import { isTimeZone } from '../../runtime/agent/clock.js';
 import { RUN_STATUSES } from '../../core/runs/status.js';
-import { invalidField } from '../../core/errors.js';
+import { startRun } from '../langgraph/run-request.js';
 import { presentRun, RunSchema, StreamRunRequest } from './schemas.js';
 
 const BASE = '/v1/deepagents/threads/{thread_id}/runs';
@@ -51,7 +50,13 @@ const join = createRoute({
   security: apiKeySecurity,
   request: {
     params: runParams,
-    headers: z.object({ 'last-event-id': z.string().regex(/^\d+$/, 'must be an event id').optional().openapi({ description: 'Last event id received.' }) }),
+    headers: z.object({
+      'last-event-id': z.string().regex(/^(\d+|-1)$/, 'must be an event id').optional().openapi({ description: 'Last event id received (`-1` or none: from the start).' }),
+    }),
+    query: z.object({
+      stream_mode: z.union([z.string(), z.array(z.string())]).optional().openapi({ description: 'LangGraph: accepted; the run’s own stream modes are replayed.' }),
+      cancel_on_disconnect: z.string().optional().openapi({ description: 'LangGraph: `1`/`true` cancels the run when this client goes away.' }),
+    }),
   },
   responses: { 200: sse, ...errorResponses('deepagents', [404, 422, 503]) },
 });
@@ -104,23 +109,13 @@ export function runRoutes({ services, heartbeatMs, streams = new StreamSlots(Num
     .openapi(stream, async (c) => {
       const { thread_id } = c.req.valid('param');
       const body = c.req.valid('json');
-      // Messages are input unless the run resumes a pause (then a placeholder, or none, is fine).
-      if (!body.command && (body.messages ?? []).length === 0) throw invalidField(['messages'], 'must contain at least one message');
       const caller = c.get('caller');
       // A slot first: a stream refused for capacity must not leave a run behind.
       const release = streams.acquire();
       let run;
       try {
-        run = await services.runs.start(caller, thread_id, {
-        agent_id: body.agent_id,
-        messages: body.command ? [] : (body.messages ?? []),
-        stream_mode: body.stream_mode && body.stream_mode.length > 0 ? [...new Set(body.stream_mode)] : ['values'],
-        stream_subgraphs: body.stream_subgraphs ?? false,
-        user_timezone: isTimeZone(body.user_timezone) ? body.user_timezone : null,
-        on_disconnect: body.on_disconnect ?? 'continue',
-          command: body.command,
-          multitask_strategy: body.multitask_strategy,
-        });
+        // Either wire form (hosted or LangGraph) becomes the same run.
+        run = await startRun(services, caller, thread_id, body);
       } catch (error) {
         release();
         throw error;
@@ -139,9 +134,17 @@ export function runRoutes({ services, heartbeatMs, streams = new StreamSlots(Num
     .openapi(join, async (c) => {
       const { thread_id, run_id } = c.req.valid('param');
       await services.threads.run(c.get('caller'), thread_id, run_id);
-      const after = Number(c.req.valid('header')['last-event-id'] ?? 0);
+      const after = Math.max(0, Number(c.req.valid('header')['last-event-id'] ?? 0));
+      const cancelOnDisconnect = ['1', 'true'].includes(c.req.valid('query').cancel_on_disconnect ?? '');
+      const caller = c.get('caller');
       const release = streams.acquire();
-      return sseResponse({ events: (signal) => services.runs.events(run_id, after, signal), heartbeatMs, onClose: release, headers: location(thread_id, run_id) }) as never;
+      return sseResponse({
+        events: (signal) => services.runs.events(run_id, after, signal),
+        heartbeatMs,
+        onClose: release,
+        headers: location(thread_id, run_id),
+        ...(cancelOnDisconnect ? { onClientGone: () => void services.runs.cancel(caller, thread_id, run_id).catch(() => {}) } : {}),
+      }) as never;
     })
     .openapi(cancel, async (c) => {
       const { thread_id, run_id } = c.req.valid('param');

@@ -4,10 +4,6 @@ import { z } from '@hono/zod-openapi';
 import { RUN_STATUSES, THREAD_STATUSES } from '../../core/runs/status.js';
 import type { Run, Thread } from '../../core/threads/service.js';
 import type { ThreadState } from '../../core/threads/state.js';
-import { STREAM_MODES } from '../../runtime/events/types.js';
-import { MESSAGE_ROLES } from '../../runtime/run-input.js';
-import { DECISION_TYPES } from '../../runtime/agent/approvals.js';
-import { MULTITASK_STRATEGIES } from '../../core/runs/service.js';
 
 const ThreadStatus = z.enum(THREAD_STATUSES).openapi('ThreadStatus', {
   description: '`idle`: ready for a run. `busy`: a run is pending or running. `interrupted`: waiting for a person. `error`: the last run failed (a new run may start).',
@@ -17,7 +13,13 @@ const metadata = z.record(z.string(), z.unknown());
 
 export const CreateThreadRequest = z
   .object({
-    agent_id: z.uuid({ message: 'must be a UUID' }).openapi({ description: 'The agent that runs on this thread.' }),
+    agent_id: z.uuid({ message: 'must be a UUID' }).optional().openapi({
+      description:
+        'The agent that runs on this thread. LangGraph clients may name it in `metadata.assistant_id` (or `agent_id`, `graph_id`) instead, or leave it out: the first run’s `assistant_id` binds it.',
+    }),
+    thread_id: z.uuid({ message: 'must be a UUID' }).optional().openapi({ description: 'LangGraph: the id to create the thread with (generated when absent).' }),
+    if_exists: z.enum(['raise', 'do_nothing']).optional().openapi({ description: 'LangGraph: when `thread_id` exists, `raise` (409, default) or `do_nothing` (return it).' }),
+    supersteps: z.unknown().optional().openapi({ description: 'LangGraph: not supported (422); write state with `POST /threads/{thread_id}/state` after creating.' }),
     options: z
       .object({
         test_run: z.boolean().optional().openapi({ description: 'Marks the thread as a test run (echoed in metadata as `is_test_run`).' }),
@@ -43,9 +45,13 @@ const PendingInterrupt = z
 export const ThreadSchema = z
   .object({
     id: z.uuid(),
-    agent_id: z.uuid(),
+    thread_id: z.uuid().openapi({ description: 'The same as `id` (LangGraph’s name for it).' }),
+    agent_id: z.uuid().nullable().openapi({ description: 'Null until the first run binds an agent (a thread created by a LangGraph client without one).' }),
     status: ThreadStatus,
-    interrupts: z.array(PendingInterrupt).openapi({ description: 'What the thread waits for when `interrupted`; empty otherwise.' }),
+    values: z.record(z.string(), z.unknown()).openapi({ description: 'The current state (`messages`, `files`, …), as `GET …/state` `values`.' }),
+    interrupts: z.record(z.string(), z.array(PendingInterrupt)).openapi({
+      description: 'What the thread waits for, by task id (LangGraph’s shape); empty unless `interrupted`.',
+    }),
     metadata: metadata.openapi({ description: 'Your metadata plus `is_test_run`, `skip_memory_write_protection`, `tenant_id` and `ls_user_id`.' }),
     created_at: z.iso.datetime(),
     updated_at: z.iso.datetime(),
@@ -56,13 +62,21 @@ const filterFields = {
   agent_id: z.uuid({ message: 'must be a UUID' }).optional().openapi({ description: 'Only threads of this agent.' }),
   status: ThreadStatus.optional(),
   metadata: metadata.optional().openapi({ description: 'Only threads whose metadata contains all these pairs.' }),
+  values: z
+    .record(z.string(), z.unknown())
+    .optional()
+    .refine((v) => !v || Object.keys(v).length === 0, 'filtering threads by state values is not supported; filter by metadata')
+    .openapi({ description: 'LangGraph: not supported (422 unless empty).' }),
 };
 
 export const SearchThreadsRequest = z
   .object({
     ...filterFields,
+    ids: z.array(z.uuid({ message: 'must be a UUID' })).optional().openapi({ description: 'LangGraph: only these threads.' }),
     limit: z.number().int().min(1).max(1000).default(10).openapi({ description: 'At most this many threads (default 10).' }),
     offset: z.number().int().min(0).default(0),
+    sort_by: z.enum(['created_at', 'updated_at', 'status', 'thread_id']).optional().openapi({ description: 'Default `created_at`.' }),
+    sort_order: z.enum(['asc', 'desc']).optional().openapi({ description: 'Default `desc`.' }),
   })
   .openapi('SearchThreadsRequest');
 
@@ -75,6 +89,9 @@ export const ThreadStateSchema = z
     values: z.record(z.string(), z.unknown()).openapi({ description: 'The graph state: `messages`, `files`, …' }),
     next: z.array(z.string()).openapi({ description: 'Nodes that run next; empty when the thread is at rest.' }),
     interrupts: z.array(PendingInterrupt).openapi({ description: 'Pending interrupts.' }),
+    tasks: z
+      .array(z.object({ id: z.string(), name: z.string(), path: z.array(z.string()), error: z.null(), interrupts: z.array(PendingInterrupt), checkpoint: z.null(), state: z.null() }))
+      .openapi({ description: 'LangGraph’s tasks: what runs next, each with the interrupts it waits on.' }),
     checkpoint: CheckpointRef.nullable(),
     parent_checkpoint: CheckpointRef.nullable(),
     metadata: metadata,
@@ -100,66 +117,20 @@ export const RunSchema = z
   })
   .openapi('Run');
 
-const Decision = z
-  .object({
-    type: z.enum(DECISION_TYPES).openapi({
-      description:
-        '`approve` runs the tool as requested; `edit` runs it with `edited_action`; `reject` tells the model no (optional `message`); `respond` gives the model `message` as the tool’s result.',
-    }),
-    edited_action: z
-      .object({ name: z.string().optional(), args: z.record(z.string(), z.unknown()) })
-      .optional()
-      .openapi({ description: 'For `edit`: the arguments to run the tool with (and optionally another tool name).' }),
-    message: z.string().optional().openapi({ description: 'For `reject`: why (optional). For `respond`: the answer the model gets.' }),
-  })
-  .openapi('Decision');
+// The run request (both wire forms) lives with the LangGraph translation: ../langgraph/run-request.ts.
+export { RunRequest as StreamRunRequest } from '../langgraph/run-request.js';
 
-export const StreamRunRequest = z
-  .object({
-    agent_id: z.uuid({ message: 'must be a UUID' }).openapi({ description: 'Required; must be the thread’s agent.' }),
-    messages: z
-      .array(
-        z.object({
-          role: z.enum(MESSAGE_ROLES).openapi({ description: '`user`, `assistant`, `system` or `tool`.' }),
-          content: z.string(),
-        }),
-      )
-      .optional()
-      .openapi({ description: 'Input messages, appended to the thread’s conversation. Required unless `command` resumes; ignored then (a placeholder is fine).' }),
-    command: z
-      .object({
-        resume: z
-          .object({ decisions: z.array(Decision).optional().openapi({ description: 'One decision per pending action request, in order.' }) })
-          .catchall(z.unknown()),
-      })
-      .optional()
-      .openapi({ description: 'Resume the thread’s pending interrupt instead of sending new input. The thread must be `interrupted`.' }),
-    multitask_strategy: z.enum(MULTITASK_STRATEGIES).optional().openapi({
-      description:
-        'When the thread already has an active run: `reject` (default, 409), `enqueue` (run after it), `interrupt` (cancel it, then run), `rollback` (cancel and delete it, then run).',
-    }),
-    on_disconnect: z.enum(['cancel', 'continue']).optional().openapi({
-      description: '`cancel`: cancel the run when this stream’s client goes away. Default `continue` (the run goes on; rejoin its stream).',
-    }),
-    stream_mode: z
-      .array(z.enum(STREAM_MODES))
-      .optional()
-      .openapi({ description: 'Any of `values`, `updates`, `messages-tuple` (event name `messages`). Default `["values"]`.' }),
-    stream_subgraphs: z.boolean().optional().openapi({ description: 'Also stream subagents’ events, named `<mode>|<namespace>`. Default false.' }),
-    user_timezone: z.string().optional().openapi({
-      description: 'IANA zone; the local date and time there go into the system prompt. UTC when absent or unknown.',
-      example: 'Europe/Paris',
-    }),
-  })
-  .openapi('StreamRunRequest');
-
-/** The wire form of a thread. */
+/** The wire form of a thread (a superset of the hosted form and LangGraph's). */
 export function presentThread(t: Thread): z.infer<typeof ThreadSchema> {
+  const interrupts: Record<string, { id: string | null; value: unknown }[]> = {};
+  for (const task of t.state?.tasks ?? []) if (task.interrupts.length > 0) interrupts[task.id] = task.interrupts;
   return {
     id: t.id,
+    thread_id: t.id,
     agent_id: t.agentId,
     status: t.status,
-    interrupts: t.interrupts ?? [],
+    values: t.state?.values ?? {},
+    interrupts,
     metadata: t.metadata,
     created_at: t.createdAt.toISOString(),
     updated_at: t.updatedAt.toISOString(),
@@ -185,7 +156,7 @@ export function presentRun(r: Run): z.infer<typeof RunSchema> {
   };
 }
 
-/** The wire form of a state (already plain). */
+/** The wire form of a state (already plain; tasks get LangGraph's remaining fields). */
 export function presentState(s: ThreadState): z.infer<typeof ThreadStateSchema> {
-  return s;
+  return { ...s, tasks: s.tasks.map((t) => ({ ...t, path: [], error: null, checkpoint: null, state: null })) };
 }

@@ -31,6 +31,8 @@ export interface AgentSummary {
   permissions: Record<string, unknown> | null;
   /** Id of the head commit. */
   revision: string;
+  /** How many revisions the agent has (its head is number `revisionCount`). */
+  revisionCount: number;
   createdAt: Date;
   updatedAt: Date;
 }
@@ -106,6 +108,24 @@ export class AgentService {
     const row = await this.findRow(caller.workspaceId, agentId);
     const files = await this.store.readFiles(row.head);
     return { ...toSummary(row), definition: filesToDefinition(files), files };
+  }
+
+  /** Agents by offset (LangGraph's assistant search): `name` exact, or all; `ids` narrows. */
+  async search(caller: Caller, query: { name?: string | undefined; ids?: string[] | undefined; limit: number; offset: number; sortBy: 'created_at' | 'updated_at' | 'name'; sortOrder: 'asc' | 'desc' }): Promise<AgentSummary[]> {
+    let q = this.db.selectFrom('agents').selectAll().where('workspace_id', '=', caller.workspaceId).where('deleted_at', 'is', null);
+    if (query.name !== undefined) q = q.where('name', '=', query.name);
+    if (query.ids) q = q.where('id', 'in', query.ids.length > 0 ? query.ids : ['00000000-0000-0000-0000-000000000000']);
+    const rows = await q.orderBy(query.sortBy, query.sortOrder).orderBy('id').limit(query.limit).offset(query.offset).execute();
+    return rows.map(toSummary);
+  }
+
+  /** How many agents `search` would find without paging. */
+  async count(caller: Caller, query: { name?: string | undefined; ids?: string[] | undefined }): Promise<number> {
+    let q = this.db.selectFrom('agents').where('workspace_id', '=', caller.workspaceId).where('deleted_at', 'is', null);
+    if (query.name !== undefined) q = q.where('name', '=', query.name);
+    if (query.ids) q = q.where('id', 'in', query.ids.length > 0 ? query.ids : ['00000000-0000-0000-0000-000000000000']);
+    const row = await q.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
+    return Number(row.n);
   }
 
   /** A page of the workspace's agents. */
@@ -300,6 +320,7 @@ export function toSummary(row: Selectable<AgentsTable>): AgentSummary {
     backend: row.backend,
     permissions: row.permissions,
     revision: row.head,
+    revisionCount: row.revision_count,
     createdAt: row.created_at,
     updatedAt: row.updated_at,
   };

@@ -150,7 +150,9 @@ export class McpServerService {
   /** Delete; deleting a tool server that does not exist (any more) succeeds. */
   async delete(caller: Caller, id: string): Promise<void> {
     requireWrite(caller);
-    await this.db.deleteFrom('mcp_servers').where('workspace_id', '=', caller.workspaceId).where('id', '=', id).execute();
+    const deleted = await this.db.deleteFrom('mcp_servers').where('workspace_id', '=', caller.workspaceId).where('id', '=', id).executeTakeFirst();
+    // As the reference documents it: an unknown (or already deleted) server is a 404.
+    if (Number(deleted.numDeletedRows) === 0) throw new HangarError('mcp_server_not_found', `no tool server with id ${id} in this workspace`);
   }
 
   /** An `oauth_provider_id` must name a provider (its `id`) of the same workspace. */

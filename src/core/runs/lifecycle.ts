@@ -114,8 +114,10 @@ export class RunLifecycle {
     try {
       const { rows } = await sql<Selectable<RunsTable> & { queue_position: number }>`
         WITH claimed AS (
-          UPDATE threads t SET status = 'busy', updated_at = now()
+          UPDATE threads t SET status = 'busy', agent_id = ${run.agentId}, updated_at = now()
           WHERE t.id = ${run.threadId} AND (${sources.length > 0 ? threadFrom('busy', sources) : sql`false`} ${joinBusy ? sql`OR t.status = 'busy'` : sql``})
+            -- A thread without an agent (made by a LangGraph client) is bound by its first run.
+            AND (t.agent_id IS NULL OR t.agent_id = ${run.agentId})
           RETURNING t.id
         ), created AS (
           INSERT INTO runs (id, workspace_id, thread_id, agent_id, revision, input, principal, metadata)

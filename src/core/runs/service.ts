@@ -41,9 +41,11 @@ export type WireResume = { decisions?: WireDecision[] | undefined } & Record<str
 /** A run request, validated by the API schema. */
 export interface StartRunInput extends Omit<RunInput, 'command' | 'skip_memory_write_protection'> {
   agent_id: string;
-  /** A resume of the thread's pending interrupt, as sent on the wire. */
-  command?: { resume: WireResume } | undefined;
+  /** A resume of the thread's pending interrupt as sent on the wire, and LangGraph's `goto`/`update`. */
+  command?: { resume?: WireResume | undefined; goto?: string | string[] | undefined; update?: Record<string, unknown> | undefined } | undefined;
   multitask_strategy?: MultitaskStrategy | undefined;
+  /** The caller's own metadata of the run. */
+  metadata?: Record<string, unknown> | undefined;
 }
 
 /** Start runs; follow, cancel and resume them. */
@@ -55,45 +57,52 @@ export class RunService {
     private readonly lifecycle: RunLifecycle = new RunLifecycle(db),
   ) {}
 
-  /** Accept a run on `threadId`; its events follow through `events`. */
+  /** Accept a run on `threadId`; its events follow through `events`. A thread without an agent takes the run's. */
   async start(caller: Caller, threadId: string, input: StartRunInput): Promise<Run> {
     requireWrite(caller);
     const thread = await this.db
       .selectFrom('threads as t')
-      .leftJoin('agents as a', (join) => join.onRef('a.id', '=', 't.agent_id').onRef('a.workspace_id', '=', 't.workspace_id').on('a.deleted_at', 'is', null))
+      .leftJoin('agents as a', (join) =>
+        join.on((eb) => eb('a.id', '=', eb.fn.coalesce('t.agent_id', eb.val(input.agent_id)))).onRef('a.workspace_id', '=', 't.workspace_id').on('a.deleted_at', 'is', null),
+      )
       .select(['t.agent_id', 't.metadata', 't.status', 'a.head'])
       .where('t.workspace_id', '=', caller.workspaceId)
       .where('t.id', '=', threadId)
       .executeTakeFirst();
     if (!thread) throw new HangarError('thread_not_found', `no thread with id ${threadId} in this workspace`);
-    if (input.agent_id !== thread.agent_id) {
+    if (thread.agent_id !== null && input.agent_id !== thread.agent_id) {
       throw invalidField(['agent_id'], `must be the thread's agent (${thread.agent_id})`);
     }
+    const agentId = thread.agent_id ?? input.agent_id;
     if (!thread.head) {
+      if (thread.agent_id === null) throw new HangarError('agent_not_found', `no agent with id ${agentId} in this workspace`);
       throw new HangarError('agent_deleted', `agent ${thread.agent_id} of thread ${threadId} was deleted; the thread can be read but not run`);
     }
-    const { agent_id: _agentId, command, multitask_strategy: strategy = 'reject', ...rest } = input;
+    const { agent_id: _agentId, command, multitask_strategy: strategy = 'reject', metadata: userMetadata, ...rest } = input;
     const runInput: RunInput = { ...rest, skip_memory_write_protection: thread.metadata.skip_memory_write_protection === true };
+    const resumes = command?.resume !== undefined;
     let approval: { interruptId: string; resume: unknown } | undefined;
     if (command) {
+      const { resume, ...steer } = command;
       // A retried resume (its first answer lost on the way) gets the run the first one started.
-      if (thread.status !== 'interrupted') {
-        const replayed = await this.lifecycle.replayedApproval(threadId, command.resume);
+      if (resumes && thread.status !== 'interrupted') {
+        const replayed = await this.lifecycle.replayedApproval(threadId, resume);
         if (replayed) return toRun(replayed);
       }
-      const resumed = await this.resumeValue(threadId, thread.status, command.resume);
-      runInput.command = { resume: resumed.value };
-      approval = { interruptId: resumed.interruptId, resume: command.resume };
+      const resumed = resumes ? await this.resumeValue(threadId, thread.status, resume!) : undefined;
+      runInput.command = { ...steer, ...(resumed ? { resume: resumed.value } : {}) };
+      if (resumed) approval = { interruptId: resumed.interruptId, resume };
     }
-    const metadata = { assistant_id: thread.agent_id, is_test_run: thread.metadata.is_test_run === true, multitask_strategy: strategy };
+    const metadata = { ...userMetadata, assistant_id: agentId, is_test_run: thread.metadata.is_test_run === true, multitask_strategy: strategy };
     if (strategy === 'interrupt' || strategy === 'rollback') await this.stopActive(threadId, strategy === 'rollback');
     // Enqueue may join a busy thread (its run waits for the active one); the others need it free.
     // A resume needs the thread still interrupted: a concurrent resume or resolve must not both win.
-    const threadFrom: ThreadStatus[] = command ? ['interrupted'] : strategy === 'enqueue' ? [...THREAD_TRANSITIONS.busy, 'busy'] : [...THREAD_TRANSITIONS.busy];
+    const threadFrom: ThreadStatus[] = resumes ? ['interrupted'] : strategy === 'enqueue' ? [...THREAD_TRANSITIONS.busy, 'busy'] : [...THREAD_TRANSITIONS.busy];
+    // The first run of a thread without an agent binds it (a concurrent first run of another agent loses).
     const created = await this.lifecycle.create({
       workspaceId: caller.workspaceId,
       threadId,
-      agentId: thread.agent_id,
+      agentId,
       revision: thread.head,
       principal: caller.principal,
       input: runInput,
@@ -101,7 +110,7 @@ export class RunService {
       threadFrom,
       approval,
     });
-    if (!created) throw command ? notInterrupted(threadId) : busy(threadId);
+    if (!created) throw resumes ? notInterrupted(threadId) : busy(threadId);
     await this.ports.announce();
     return toRun(created.row);
   }
@@ -138,7 +147,7 @@ export class RunService {
     if (!(await this.lifecycle.takeInterrupted(threadId))) throw notInterrupted(threadId);
     let resolved = false;
     try {
-      resolved = await this.ports.resolveInterrupt({ workspaceId: caller.workspaceId, threadId, agentId: thread.agent_id });
+      resolved = await this.ports.resolveInterrupt({ workspaceId: caller.workspaceId, threadId, agentId: thread.agent_id ?? '' });
     } finally {
       await this.lifecycle.releaseTaken(threadId, resolved ? 'idle' : 'interrupted');
     }
@@ -155,6 +164,9 @@ export class RunService {
     const interruptId = (approval ?? interrupts[0])?.id ?? checkpoint?.checkpoint_id ?? 'pause';
     // Other pauses (an OAuth authorization, say) take the resume value as it is.
     if (!approval || !isApprovalRequest(approval.value)) return { value: resume, interruptId };
+    // LangGraph clients may key the resume by interrupt id.
+    if (!resume || typeof resume !== 'object') throw invalidField(['command', 'resume', 'decisions'], 'required: one decision per pending action request');
+    if (!Array.isArray(resume.decisions) && approval.id && approval.id in resume) resume = resume[approval.id] as WireResume;
     if (!Array.isArray(resume.decisions)) throw invalidField(['command', 'resume', 'decisions'], 'required: one decision per pending action request');
     const problem = checkDecisions(approval.value, resume.decisions);
     if (problem) throw invalidField(['command', 'resume', 'decisions'], problem);

@@ -12,10 +12,13 @@ import type { ThreadStateReader, ThreadState } from './state.js';
 export interface Thread {
   id: string;
   workspaceId: string;
-  agentId: string;
+  /** Null until the first run binds an agent (a thread created by a LangGraph client). */
+  agentId: string | null;
   status: ThreadStatus;
   /** Pending interrupts (read for a single `interrupted` thread; absent in lists). */
   interrupts?: ThreadState['interrupts'] | undefined;
+  /** The current state (read for a single thread; absent in lists unless asked for). */
+  state?: ThreadState | undefined;
   metadata: Record<string, unknown>;
   createdAt: Date;
   updatedAt: Date;
@@ -39,10 +42,18 @@ export interface Run {
 }
 
 export interface CreateThreadInput {
-  agent_id: string;
+  /** Absent: the first run binds the agent. */
+  agent_id?: string | undefined;
+  /** The id to create the thread with (LangGraph clients choose it); generated when absent. */
+  thread_id?: string | undefined;
+  /** What to do when `thread_id` exists: `raise` (409, the default) or `do_nothing` (return it). */
+  if_exists?: 'raise' | 'do_nothing' | undefined;
   options?: { test_run?: boolean | undefined; skip_memory_write_protection?: boolean | undefined } | undefined;
   metadata?: Record<string, unknown> | undefined;
 }
+
+/** Orders of thread search. */
+export type ThreadSort = 'created_at' | 'updated_at' | 'status' | 'thread_id';
 
 /** Filters of thread search and count. */
 export interface ThreadFilter {
@@ -61,7 +72,7 @@ export class ThreadService {
 
   async create(caller: Caller, input: CreateThreadInput): Promise<Thread> {
     requireWrite(caller);
-    await this.agents.findRow(caller.workspaceId, input.agent_id);
+    if (input.agent_id !== undefined) await this.agents.findRow(caller.workspaceId, input.agent_id);
     const metadata = {
       ...(input.metadata ?? {}),
       // The options are echoed in metadata, as the hosted runtime does.
@@ -72,17 +83,108 @@ export class ThreadService {
     };
     const row = await this.db
       .insertInto('threads')
-      .values({ workspace_id: caller.workspaceId, agent_id: input.agent_id, metadata: JSON.stringify(metadata), principal: caller.principal })
+      .values({
+        ...(input.thread_id ? { id: input.thread_id } : {}),
+        workspace_id: caller.workspaceId,
+        agent_id: input.agent_id ?? null,
+        metadata: JSON.stringify(metadata),
+        principal: caller.principal,
+      })
+      .onConflict((oc) => oc.column('id').doNothing())
       .returningAll()
-      .executeTakeFirstOrThrow();
-    return toThread(row);
+      .executeTakeFirst();
+    if (row) return toThread(row);
+    // The id is taken (ids are global, so another workspace's thread answers the same 409).
+    if (input.if_exists === 'do_nothing') {
+      const existing = await this.db.selectFrom('threads').selectAll().where('workspace_id', '=', caller.workspaceId).where('id', '=', input.thread_id!).executeTakeFirst();
+      if (existing) return toThread(existing);
+    }
+    throw new HangarError('thread_exists', `a thread with id ${input.thread_id} already exists`);
   }
 
   async get(caller: Caller, threadId: string): Promise<Thread> {
     const thread = toThread(await this.row(caller, threadId));
-    // What the thread waits for lives in its checkpoint; only an interrupted thread has any.
-    if (thread.status === 'interrupted') thread.interrupts = (await this.state.current(threadId)).interrupts;
+    // What the thread waits for, and its values, live in its checkpoint.
+    thread.state = await this.state.current(threadId);
+    thread.interrupts = thread.state.interrupts;
     return thread;
+  }
+
+  /** Merge `metadata` into the thread's metadata (a key set to null is removed). */
+  async updateMetadata(caller: Caller, threadId: string, metadata: Record<string, unknown>): Promise<Thread> {
+    requireWrite(caller);
+    const removed = Object.keys(metadata).filter((k) => metadata[k] === null);
+    const kept = Object.fromEntries(Object.entries(metadata).filter(([, v]) => v !== null));
+    const row = await this.db
+      .updateTable('threads')
+      .set({ metadata: sql`(metadata || ${JSON.stringify(kept)}::jsonb) - ${sql.val(removed)}::text[]` as never, updated_at: new Date() })
+      .where('workspace_id', '=', caller.workspaceId)
+      .where('id', '=', threadId)
+      .returningAll()
+      .executeTakeFirst();
+    if (!row) throw new HangarError('thread_not_found', `no thread with id ${threadId} in this workspace`);
+    return this.get(caller, threadId);
+  }
+
+  /** Threads matching `filter` with their current state, newest first (LangGraph lists carry `values`). */
+  async searchWithState(caller: Caller, filter: ThreadFilter, page: { limit: number; offset: number; ids?: string[] | undefined; sortBy?: ThreadSort | undefined; sortOrder?: 'asc' | 'desc' | undefined }): Promise<Thread[]> {
+    const threads = await this.search(caller, filter, page);
+    await Promise.all(
+      threads.map(async (t) => {
+        t.state = await this.state.current(t.id);
+        t.interrupts = t.state.interrupts;
+      }),
+    );
+    return threads;
+  }
+
+  /**
+   * A new thread with the same agent, metadata and checkpoints (LangGraph's copy); its runs stay
+   * with the original.
+   */
+  async copy(caller: Caller, threadId: string): Promise<Thread> {
+    requireWrite(caller);
+    const source = await this.row(caller, threadId);
+    const row = await this.db
+      .insertInto('threads')
+      .values({
+        workspace_id: caller.workspaceId,
+        agent_id: source.agent_id,
+        status: source.status === 'busy' ? 'idle' : source.status,
+        metadata: JSON.stringify(source.metadata),
+        principal: caller.principal,
+      })
+      .returningAll()
+      .executeTakeFirstOrThrow();
+    await this.state.copy(threadId, row.id);
+    return this.get(caller, row.id);
+  }
+
+  /**
+   * Write `values` into the thread's state as node `asNode` (LangGraph's `updateState`), through the
+   * graph of the agent at its latest revision. A thread with an active run is a 409.
+   */
+  async updateState(caller: Caller, threadId: string, values: Record<string, unknown>, asNode: string | undefined): Promise<ThreadState> {
+    requireWrite(caller);
+    const thread = await this.row(caller, threadId);
+    if (thread.status === 'busy') throw new HangarError('thread_busy', `thread ${threadId} has an active run; update its state when the run has finished`);
+    if (!thread.agent_id) throw new HangarError('thread_has_no_agent', `thread ${threadId} has no agent yet; start a run with an assistant_id first`);
+    const agent = await this.agents.findRow(caller.workspaceId, thread.agent_id);
+    await this.state.update({ workspaceId: caller.workspaceId, agentId: agent.id, revision: agent.head, threadId }, values, asNode);
+    return this.state.current(threadId);
+  }
+
+  /** The drawable graph of an agent at a revision. */
+  async graphOf(caller: Caller, target: { agentId: string; revision: string }, xray: boolean): Promise<Record<string, unknown>> {
+    return this.state.graph({ workspaceId: caller.workspaceId, ...target }, xray);
+  }
+
+  /** Delete a run that has ended (`run_active` while it is pending or running). */
+  async deleteRun(caller: Caller, threadId: string, runId: string): Promise<void> {
+    requireWrite(caller);
+    const run = await this.run(caller, threadId, runId);
+    const deleted = await this.db.deleteFrom('runs').where('id', '=', run.id).where('status', 'not in', ['pending', 'running']).executeTakeFirst();
+    if (Number(deleted.numDeletedRows) === 0) throw new HangarError('run_active', `run ${runId} is still ${run.status}; cancel it first`);
   }
 
   /** The thread's row (for the run service), or `thread_not_found`. */
@@ -97,9 +199,11 @@ export class ThreadService {
     return row;
   }
 
-  /** Threads matching `filter`, newest first. */
-  async search(caller: Caller, filter: ThreadFilter, page: { limit: number; offset: number }): Promise<Thread[]> {
-    const rows = await this.filtered(caller, filter).selectAll().orderBy('created_at', 'desc').orderBy('id').limit(page.limit).offset(page.offset).execute();
+  /** Threads matching `filter`, newest first (or as `sortBy`/`sortOrder` say); `ids` narrows to those. */
+  async search(caller: Caller, filter: ThreadFilter, page: { limit: number; offset: number; ids?: string[] | undefined; sortBy?: ThreadSort | undefined; sortOrder?: 'asc' | 'desc' | undefined }): Promise<Thread[]> {
+    let q = this.filtered(caller, filter).selectAll();
+    if (page.ids) q = q.where('id', 'in', page.ids.length > 0 ? page.ids : ['00000000-0000-0000-0000-000000000000']);
+    const rows = await q.orderBy(page.sortBy === 'thread_id' ? 'id' : (page.sortBy ?? 'created_at'), page.sortOrder ?? 'desc').orderBy('id').limit(page.limit).offset(page.offset).execute();
     return rows.map(toThread);
   }
 

@@ -8,6 +8,8 @@ export interface ThreadState {
   next: string[];
   /** Pending interrupts, each `{id, value}`. */
   interrupts: { id: string | null; value: unknown }[];
+  /** The tasks that run next, with the interrupts each waits on (LangGraph's `tasks`). */
+  tasks: { id: string; name: string; interrupts: { id: string | null; value: unknown }[] }[];
   checkpoint: { thread_id: string; checkpoint_ns: string; checkpoint_id: string } | null;
   parent_checkpoint: { thread_id: string; checkpoint_ns: string; checkpoint_id: string } | null;
   metadata: Record<string, unknown>;
@@ -19,4 +21,21 @@ export interface ThreadStateReader {
   current(threadId: string): Promise<ThreadState>;
   history(threadId: string, limit: number): Promise<ThreadState[]>;
   forget(threadId: string): Promise<void>;
+  /** Copy every checkpoint of `from` to the new thread `to`. */
+  copy(from: string, to: string): Promise<void>;
+  /**
+   * Write `values` into the thread's state through its agent's graph (reducers apply), as if node
+   * `asNode` had returned them (LangGraph's `updateState`).
+   */
+  update(target: AgentGraphTarget, values: Record<string, unknown>, asNode: string | undefined): Promise<void>;
+  /** The drawable graph of an agent at a revision (LangGraph's `{nodes, edges}`). */
+  graph(target: Omit<AgentGraphTarget, 'threadId'>, xray: boolean): Promise<Record<string, unknown>>;
+}
+
+/** Which agent graph, at which revision, for which thread. */
+export interface AgentGraphTarget {
+  workspaceId: string;
+  agentId: string;
+  revision: string;
+  threadId: string;
 }

@@ -7,7 +7,8 @@ type Json = ColumnType<unknown, string, string>;
 export interface ThreadsTable {
   id: Generated<string>;
   workspace_id: string;
-  agent_id: string;
+  /** Null until the first run binds an agent (a thread created by a LangGraph client). */
+  agent_id: string | null;
   status: Generated<ThreadStatus>;
   metadata: ColumnType<Record<string, unknown>, string | undefined, string>;
   principal: string;

@@ -5,6 +5,7 @@ import type { ToolCall } from '@langchain/core/messages/tool';
 import { normalizeServerUrl } from '../../core/mcp-servers/url.js';
 import type { ToolRef } from '../tools/mcp.js';
 import { MEMORIES_ROOT } from './backend.js';
+import { RESPOND_MARK } from './respond.js';
 
 /** Decisions a reviewer may send on the wire. */
 export const DECISION_TYPES = ['approve', 'edit', 'reject', 'respond'] as const;
@@ -14,7 +15,7 @@ export type DecisionType = (typeof DECISION_TYPES)[number];
 
 /**
  * Decisions langchain's middleware knows. `respond` has no counterpart there: it is carried as a
- * `reject` whose message is the reviewer's text (the model sees that text as the tool's result).
+ * `reject` whose marked message respond.ts turns into a successful tool reply with the reviewer's text.
  */
 const MIDDLEWARE_DECISIONS = ['approve', 'edit', 'reject'] as const;
 
@@ -146,7 +147,7 @@ export function toMiddlewareResume(request: WireApprovalRequest, decisions: Wire
         case 'reject':
           return { type: 'reject', ...(d.message !== undefined ? { message: d.message } : {}) };
         case 'respond':
-          return { type: 'reject', message: d.message ?? '' };
+          return { type: 'reject', message: `${RESPOND_MARK}${d.message ?? ''}` };
       }
     }),
   };

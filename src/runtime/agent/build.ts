@@ -6,6 +6,7 @@ import { createDeepAgent, type SubAgent } from 'deepagents';
 import { createMiddleware } from 'langchain';
 import type { OAuthToolAccess } from '../oauth-tools.js';
 import { loadMcpTools, type DroppedTool, type ToolLimits, type ToolRef, type ToolServerCredentials } from '../tools/mcp.js';
+import { respondMiddleware } from './respond.js';
 import { interruptOnFor } from './approvals.js';
 import { agentFileSystem, DEFINITION_ROOT, definitionBackend } from './backend.js';
 import { localDateTimeLine } from './clock.js';
@@ -126,7 +127,7 @@ export async function buildAgent(blueprint: AgentBlueprint, deps: BuildDeps): Pr
       systemPrompt: blueprint.instructions,
       tools: mainTools as never,
       subagents,
-      middleware: [clock] as never,
+      middleware: [clock, respondMiddleware()] as never,
       interruptOn: interruptOn as never,
       backend: agentFileSystem({ definition, store: deps.store, memoryNamespace: memoryNamespace(blueprint.workspaceId, blueprint.agentId) }),
       ...(hasSkills ? { skills: [`${DEFINITION_ROOT}skills/`] } : {}),

@@ -1,7 +1,7 @@
 // Run events: one definition from which events are produced, stored, framed as SSE and parsed.
 
 /** The stream modes a run request may ask for. */
-export const STREAM_MODES = ['values', 'updates', 'messages-tuple'] as const;
+export const STREAM_MODES = ['values', 'updates', 'messages-tuple', 'custom'] as const;
 
 /** A stream mode of a run request. */
 export type StreamMode = (typeof STREAM_MODES)[number];
@@ -12,6 +12,7 @@ export type RunEvent =
   | { kind: 'values'; ns: string[]; data: Record<string, unknown> }
   | { kind: 'updates'; ns: string[]; data: Record<string, unknown> }
   | { kind: 'messages'; ns: string[]; data: [Record<string, unknown>, Record<string, unknown>] }
+  | { kind: 'custom'; ns: string[]; data: unknown }
   | { kind: 'error'; data: { error: string; message: string } };
 
 /** An event as stored in the run's event log and sent on the wire. */
@@ -34,6 +35,7 @@ export function eventName(event: RunEvent): string {
     case 'values':
     case 'updates':
     case 'messages':
+    case 'custom':
       return event.ns.length > 0 ? `${event.kind}|${event.ns.join('|')}` : event.kind;
     default: {
       const never: never = event;

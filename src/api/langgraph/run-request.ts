@@ -1,0 +1,221 @@
+// One run request, two wire forms: the hosted form (`agent_id`, `messages` or `input.messages`,
+// `command.resume.decisions`) and LangGraph's (`assistant_id`, `input`, `command`, `stream_mode`,
+// `interrupt_before`, `config`, …). Both become the same StartRunInput here, at the edge.
+import { z } from '@hono/zod-openapi';
+import { invalid, type FieldIssue } from '../../core/errors.js';
+import type { Caller } from '../../core/caller.js';
+import { MULTITASK_STRATEGIES, type StartRunInput } from '../../core/runs/service.js';
+import type { Services } from '../../core/services.js';
+import type { Run } from '../../core/threads/service.js';
+import { DECISION_TYPES } from '../../runtime/agent/approvals.js';
+import { isTimeZone } from '../../runtime/agent/clock.js';
+import { STREAM_MODES, type StreamMode } from '../../runtime/events/types.js';
+import { MESSAGE_ROLES, type RunMessage } from '../../runtime/run-input.js';
+import { resolveAssistant } from './assistants.js';
+
+/** LangGraph stream modes Hangar does not serve, and what to use instead. */
+const REFUSED_MODES: Record<string, string> = {
+  messages: 'use messages-tuple (token chunks as [message, metadata])',
+  events: 'LangChain callback events are not streamed; use messages-tuple and updates',
+  debug: 'debug events are not streamed; use updates and values',
+  tasks: 'task events are not streamed; use updates',
+  checkpoints: 'checkpoint events are not streamed; read POST /threads/{thread_id}/history',
+  tools: 'tool progress events are not streamed; tool calls and results arrive in messages-tuple and updates',
+};
+
+/** LangChain message types → roles. */
+const TYPE_ROLES: Record<string, RunMessage['role']> = { human: 'user', user: 'user', ai: 'assistant', assistant: 'assistant', system: 'system', tool: 'tool' };
+
+const InputMessage = z
+  .object({
+    role: z.enum(MESSAGE_ROLES).optional().openapi({ description: '`user`, `assistant`, `system` or `tool`.' }),
+    type: z.enum(['human', 'user', 'ai', 'assistant', 'system', 'tool']).optional().openapi({ description: 'LangChain’s form of `role` (`human`, `ai`, …).' }),
+    content: z
+      .union([z.string(), z.array(z.object({ type: z.string(), text: z.string().optional() }).catchall(z.unknown()))])
+      .openapi({ description: 'Text, or content blocks of which only `text` blocks are accepted.' }),
+    id: z.string().optional(),
+  })
+  .catchall(z.unknown())
+  .openapi('InputMessage');
+
+const Decision = z
+  .object({
+    type: z.enum(DECISION_TYPES).openapi({
+      description:
+        '`approve` runs the tool as requested; `edit` runs it with `edited_action`; `reject` blocks it (the model gets an error result, with `message` if given); `respond` skips it (the model gets `message` as the tool’s successful result).',
+    }),
+    edited_action: z
+      .object({ name: z.string().optional(), args: z.record(z.string(), z.unknown()) })
+      .optional()
+      .openapi({ description: 'For `edit`: the arguments to run the tool with (and optionally another tool name). LangChain’s `editedAction` is accepted too.' }),
+    editedAction: z.object({ name: z.string().optional(), args: z.record(z.string(), z.unknown()) }).optional(),
+    message: z.string().optional().openapi({ description: 'For `reject`: why (optional). For `respond`: the answer the model gets.' }),
+  })
+  .openapi('Decision');
+
+const interruptNodes = z.union([z.literal('*'), z.array(z.string())]);
+
+/** The body of `POST /threads/{thread_id}/runs/stream`, `/runs` and `/runs/wait`, in either form. */
+export const RunRequest = z
+  .object({
+    agent_id: z.uuid({ message: 'must be a UUID' }).optional().openapi({ description: 'The thread’s agent. Required unless `assistant_id` is sent.' }),
+    assistant_id: z.string().min(1).optional().openapi({ description: 'LangGraph: the agent, by id or by name (an agent is an assistant).' }),
+    messages: z.array(InputMessage).optional().openapi({
+      description: 'Input messages, appended to the thread’s conversation. Required unless `input.messages` or `command` is sent; ignored when resuming (a placeholder is fine).',
+    }),
+    input: z
+      .object({ messages: z.array(InputMessage).optional() })
+      .catchall(z.unknown())
+      .nullable()
+      .optional()
+      .openapi({
+        description:
+          '`{messages}`: the hosted form of `messages` (sending both, different, is a 422). LangGraph: `null` continues from the thread’s checkpoint (after a breakpoint). Other state keys are refused (write them with `POST /threads/{thread_id}/state`).',
+      }),
+    command: z
+      .object({
+        resume: z.unknown().optional().openapi({ description: '`{decisions: [...]}`: one decision per pending action request, in order (or keyed by interrupt id).' }),
+        goto: z.union([z.string(), z.array(z.string())]).optional().openapi({ description: 'LangGraph: node(s) to run next.' }),
+        update: z.record(z.string(), z.unknown()).optional().openapi({ description: 'LangGraph: state to write before continuing.' }),
+      })
+      .nullable()
+      .optional()
+      .openapi({ description: 'Resume the thread’s pending interrupt (the thread must be `interrupted`), or steer it with `goto` / `update`.' }),
+    multitask_strategy: z.enum(MULTITASK_STRATEGIES).optional().openapi({
+      description:
+        'When the thread already has an active run: `reject` (default, 409), `enqueue` (run after it), `interrupt` (cancel it, then run), `rollback` (cancel and delete it, then run).',
+    }),
+    on_disconnect: z.enum(['cancel', 'continue']).optional().openapi({
+      description: '`cancel`: cancel the run when this stream’s client goes away. Default `continue` (the run goes on; rejoin its stream).',
+    }),
+    stream_mode: z
+      .union([z.string(), z.array(z.string())])
+      .optional()
+      .openapi({
+        description:
+          'Any of `values`, `updates`, `messages-tuple` (event name `messages`), `custom`. Default `["values"]`. LangGraph’s `messages`, `events`, `debug`, `tasks`, `checkpoints` and `tools` are refused with a 422 that says what to use instead.',
+      }),
+    stream_subgraphs: z.boolean().optional().openapi({ description: 'Also stream subagents’ events, named `<mode>|<namespace>`. Default false.' }),
+    user_timezone: z.string().optional().openapi({
+      description: 'IANA zone; the local date and time there go into the system prompt. UTC when absent or unknown.',
+      example: 'Europe/Paris',
+    }),
+    interrupt_before: interruptNodes.optional().openapi({ description: 'LangGraph: pause before these nodes (`*`: all).' }),
+    interrupt_after: interruptNodes.optional().openapi({ description: 'LangGraph: pause after these nodes (`*`: all).' }),
+    metadata: z.record(z.string(), z.unknown()).optional().openapi({ description: 'Your own metadata of the run (kept in the run’s `metadata`).' }),
+    config: z
+      .object({ configurable: z.record(z.string(), z.unknown()).optional() })
+      .catchall(z.unknown())
+      .nullable()
+      .optional()
+      .openapi({ description: 'LangGraph: `configurable.user_timezone` is read; other keys are accepted and ignored (the agent is configured by its files).' }),
+    context: z.unknown().optional().openapi({ description: 'LangGraph: accepted and ignored (the agent is configured by its files).' }),
+    if_not_exists: z.enum(['create', 'reject']).optional().openapi({ description: 'LangGraph: `create` makes the thread (with this id) when it does not exist. Default `reject` (404).' }),
+    checkpoint: z.unknown().optional().openapi({ description: 'LangGraph: running from a past checkpoint is not supported (422).' }),
+    checkpoint_id: z.string().optional().openapi({ description: 'LangGraph: not supported (422).' }),
+    webhook: z
+      .url({ protocol: /^https?$/, message: 'must be an absolute http:// or https:// URL' })
+      .max(2048)
+      .optional()
+      .openapi({ description: 'Receives a signed POST when the run ends (see the Webhooks tag); its deliveries are listed at `…/runs/{run_id}/webhooks`.' }),
+  })
+  .openapi('StreamRunRequest');
+
+/** A run request as sent. */
+export type RunRequestBody = z.infer<typeof RunRequest>;
+
+/**
+ * The run to start for `body` on `threadId`, or a 422 naming every problem. Nothing is written here
+ * (only `if_not_exists: "create"` creates the thread, once the request is known to be good).
+ */
+export async function startRunInput(services: Services, caller: Caller, threadId: string, body: RunRequestBody): Promise<StartRunInput> {
+  const issues: FieldIssue[] = [];
+  const issue = (loc: (string | number)[], msg: string) => issues.push({ loc: ['body', ...loc], msg, type: 'value_error' });
+  for (const field of ['checkpoint', 'checkpoint_id'] as const) {
+    if (body[field] !== undefined && body[field] !== null) issue([field], 'running from a past checkpoint is not supported; start from the thread’s latest state');
+  }
+
+  const topLevel = body.messages === undefined ? undefined : toRunMessages(body.messages, ['messages'], issue);
+  const { messages: inputMessages, ...otherInput } = body.input ?? {};
+  const nested = inputMessages === undefined ? undefined : toRunMessages(inputMessages, ['input', 'messages'], issue);
+  for (const key of Object.keys(otherInput)) issue(['input', key], 'only `messages` can be sent as input; write other state with POST /threads/{thread_id}/state');
+  if (topLevel && nested && JSON.stringify(topLevel) !== JSON.stringify(nested)) {
+    issue(['messages'], 'both `messages` and `input.messages` were sent and they differ; send one of them');
+  }
+  const messages = topLevel ?? nested ?? [];
+  const command = body.command ?? undefined;
+  const continues = body.input === null && !command;
+  if (!command && !continues && messages.length === 0) issue(['messages'], 'must contain at least one message (or send `input.messages`)');
+
+  const sentModes = typeof body.stream_mode === 'string' ? [body.stream_mode] : (body.stream_mode ?? []);
+  sentModes.forEach((mode, i) => {
+    const at = typeof body.stream_mode === 'string' ? ['stream_mode'] : ['stream_mode', i];
+    if (REFUSED_MODES[mode]) issue(at, `stream mode "${mode}" is not served: ${REFUSED_MODES[mode]}`);
+    else if (!(STREAM_MODES as readonly string[]).includes(mode)) issue(at, `unknown stream mode "${mode}"; served: ${STREAM_MODES.join(', ')}`);
+  });
+  const modes = [...new Set(sentModes)];
+  const decisions = (body.command?.resume as { decisions?: unknown } | undefined)?.decisions;
+  if (Array.isArray(decisions)) {
+    decisions.forEach((d, i) => {
+      const parsed = Decision.safeParse(d);
+      if (!parsed.success) for (const e of parsed.error.issues) issue(['command', 'resume', 'decisions', i, ...e.path.map(String)], e.message);
+    });
+  } else if (decisions !== undefined) issue(['command', 'resume', 'decisions'], 'must be a list: one decision per pending action request');
+  if (body.agent_id === undefined && body.assistant_id === undefined) issue(['agent_id'], 'required: the agent to run (`agent_id`, or LangGraph’s `assistant_id`)');
+  if (issues.length > 0) throw invalid(issues);
+
+  const agentId = body.agent_id ?? (await resolveAssistant(services, caller, body.assistant_id!, ['assistant_id']));
+  if (body.if_not_exists === 'create') await services.threads.create(caller, { thread_id: threadId, if_exists: 'do_nothing', agent_id: agentId });
+  const timezone = body.user_timezone ?? body.config?.configurable?.user_timezone;
+  return {
+    agent_id: agentId,
+    messages: command || continues ? [] : messages,
+    stream_mode: modes.length > 0 ? (modes as StreamMode[]) : ['values'],
+    stream_subgraphs: body.stream_subgraphs ?? false,
+    user_timezone: typeof timezone === 'string' && isTimeZone(timezone) ? timezone : null,
+    on_disconnect: body.on_disconnect ?? 'continue',
+    command: command ? { ...command, resume: command.resume === undefined ? undefined : normaliseResume(command.resume) } : undefined,
+    multitask_strategy: body.multitask_strategy,
+    ...(continues ? { continue: true } : {}),
+    ...(body.interrupt_before ? { interrupt_before: body.interrupt_before } : {}),
+    ...(body.interrupt_after ? { interrupt_after: body.interrupt_after } : {}),
+    ...(body.metadata ? { metadata: body.metadata } : {}),
+  };
+}
+
+/** Start the run `body` asks for on `threadId`, and register its webhook when it names one. */
+export async function startRun(services: Services, caller: Caller, threadId: string, body: RunRequestBody): Promise<Run> {
+  const run = await services.runs.start(caller, threadId, await startRunInput(services, caller, threadId, body));
+  if (body.webhook) await services.webhooks.register(caller.workspaceId, { runId: run.id, threadId }, body.webhook);
+  return run;
+}
+
+/** Messages of either form as run messages (role and text). */
+function toRunMessages(messages: z.infer<typeof InputMessage>[], at: string[], issue: (loc: (string | number)[], msg: string) => void): RunMessage[] {
+  return messages.map((m, i) => {
+    const role = m.role ?? (m.type ? TYPE_ROLES[m.type] : undefined);
+    if (!role) issue([...at, i], 'needs `role` (or LangChain’s `type`)');
+    let content = '';
+    if (typeof m.content === 'string') content = m.content;
+    else {
+      const other = m.content.find((b) => b.type !== 'text');
+      if (other) issue([...at, i, 'content'], `content blocks of type "${other.type}" are not supported; send text`);
+      content = m.content.map((b) => b.text ?? '').join('');
+    }
+    return { role: role ?? 'user', content };
+  });
+}
+
+/** LangChain's camelCase `editedAction` as the wire's `edited_action`. */
+function normaliseResume(resume: unknown): Record<string, unknown> {
+  if (!resume || typeof resume !== 'object' || Array.isArray(resume)) return resume as Record<string, unknown>;
+  const r = resume as { decisions?: unknown };
+  if (!Array.isArray(r.decisions)) return resume as Record<string, unknown>;
+  const decisions = r.decisions.map((d) => {
+    const parsed = Decision.safeParse(d);
+    if (!parsed.success) return d;
+    const { editedAction, ...rest } = parsed.data;
+    return { ...rest, ...(rest.edited_action || !editedAction ? {} : { edited_action: editedAction }) };
+  });
+  return { ...resume, decisions };
+}

@@ -1,0 +1,138 @@
+// The thread operations LangGraph clients call beyond the hosted ones: history by POST, metadata
+// update, copy, and state writes; and how a LangGraph `threads.create` body names its agent.
+import { createRoute, z } from '@hono/zod-openapi';
+import type { Caller } from '../../core/caller.js';
+import { invalidField } from '../../core/errors.js';
+import type { Services } from '../../core/services.js';
+import type { CreateThreadInput } from '../../core/threads/service.js';
+import type { AppDeps } from '../../http/deps.js';
+import { apiKeySecurity, errorResponses, jsonBody, jsonResponse, uuidParam } from '../../http/openapi.js';
+import { newRouter } from '../../http/router.js';
+import { CreateThreadRequest, presentState, presentThread, ThreadSchema, ThreadStateSchema } from '../threads/schemas.js';
+import { resolveAssistant } from './assistants.js';
+
+const BASE = '/v1/deepagents/threads/{thread_id}';
+const tags = ['Threads'];
+const params = z.object({ thread_id: uuidParam('thread_id', 'Thread id.') });
+
+/**
+ * The create input of a thread request in either form. The agent is `agent_id`, else the one named
+ * in `metadata.assistant_id` / `agent_id` / `graph_id` (by id or name), else none yet.
+ */
+export async function threadCreateInput(services: Services, caller: Caller, body: z.infer<typeof CreateThreadRequest>): Promise<CreateThreadInput> {
+  if (body.supersteps !== undefined && body.supersteps !== null) throw invalidField(['supersteps'], 'creating a thread with supersteps is not supported; write state with POST /threads/{thread_id}/state');
+  const { supersteps: _supersteps, ...input } = body;
+  if (input.agent_id !== undefined) return input;
+  for (const key of ['assistant_id', 'agent_id', 'graph_id']) {
+    const ref = body.metadata?.[key];
+    if (typeof ref === 'string' && ref !== '') return { ...input, agent_id: await resolveAssistant(services, caller, ref, ['metadata', key]) };
+  }
+  return input;
+}
+
+const history = createRoute({
+  method: 'post',
+  path: `${BASE}/history`,
+  operationId: 'searchThreadHistory',
+  tags,
+  summary: 'Get the history of a thread (LangGraph form)',
+  description: 'As `GET …/history`, with the limit in the body. `before`, `checkpoint` and `metadata` filters are not supported (422).',
+  security: apiKeySecurity,
+  request: {
+    params,
+    body: {
+      required: false,
+      content: {
+        'application/json': {
+          schema: z
+            .object({
+              limit: z.number().int().min(1).max(1000).default(10),
+              before: z.unknown().optional(),
+              checkpoint: z.unknown().optional(),
+              metadata: z.record(z.string(), z.unknown()).optional(),
+              select: z.array(z.string()).optional(),
+            })
+            .openapi('ThreadHistoryRequest'),
+        },
+      },
+    },
+  },
+  responses: { 200: jsonResponse(z.array(ThreadStateSchema), 'States, newest first.'), ...errorResponses('deepagents', [404, 422]) },
+});
+
+const update = createRoute({
+  method: 'patch',
+  path: BASE,
+  operationId: 'updateThread',
+  tags,
+  summary: 'Update a thread’s metadata',
+  description: 'Merges `metadata` into the thread’s metadata (a key set to `null` is removed).',
+  security: apiKeySecurity,
+  request: { params, body: jsonBody(z.object({ metadata: z.record(z.string(), z.unknown()).default({}), ttl: z.unknown().optional() }).openapi('UpdateThreadRequest')) },
+  responses: { 200: jsonResponse(ThreadSchema, 'The thread.'), ...errorResponses('deepagents', [404, 415, 422]) },
+});
+
+const copy = createRoute({
+  method: 'post',
+  path: `${BASE}/copy`,
+  operationId: 'copyThread',
+  tags,
+  summary: 'Copy a thread',
+  description: 'A new thread with the same agent, metadata and state history (its runs are not copied).',
+  security: apiKeySecurity,
+  request: { params },
+  responses: { 200: jsonResponse(ThreadSchema, 'The new thread.'), ...errorResponses('deepagents', [404, 422]) },
+});
+
+const updateState = createRoute({
+  method: 'post',
+  path: `${BASE}/state`,
+  operationId: 'updateThreadState',
+  tags,
+  summary: 'Write a thread’s state',
+  description:
+    'Applies `values` (for example `files`) to the thread’s state through its agent’s graph, as if node `as_node` had returned them (reducers apply; a thread without an agent yet is a 409). Writing at a past checkpoint is not supported.',
+  security: apiKeySecurity,
+  request: {
+    params,
+    body: jsonBody(
+      z
+        .object({
+          values: z.record(z.string(), z.unknown()).openapi({ description: 'State keys to write, e.g. `files`.' }),
+          as_node: z.string().optional(),
+          checkpoint: z.unknown().optional(),
+          checkpoint_id: z.string().optional(),
+        })
+        .openapi('UpdateThreadStateRequest'),
+    ),
+  },
+  responses: {
+    200: jsonResponse(z.object({ checkpoint: z.record(z.string(), z.unknown()).nullable() }).openapi('UpdateThreadStateResponse'), 'The new checkpoint.'),
+    ...errorResponses('deepagents', [404, 409, 415, 422, 502]),
+  },
+});
+
+/** Routes of LangGraph's thread operations. */
+export function langGraphThreadRoutes({ services }: AppDeps) {
+  return newRouter()
+    .openapi(history, async (c) => {
+      const body = c.req.valid('json') ?? { limit: 10 };
+      for (const key of ['before', 'checkpoint'] as const) {
+        if (body[key] !== undefined && body[key] !== null) throw invalidField([key], 'history filters are not supported; page with limit');
+      }
+      if (body.metadata && Object.keys(body.metadata).length > 0) throw invalidField(['metadata'], 'history filters are not supported; page with limit');
+      const states = await services.threads.history(c.get('caller'), c.req.valid('param').thread_id, body.limit ?? 10);
+      return c.json(states.map(presentState), 200);
+    })
+    .openapi(update, async (c) => {
+      const thread = await services.threads.updateMetadata(c.get('caller'), c.req.valid('param').thread_id, c.req.valid('json').metadata);
+      return c.json(presentThread(thread), 200);
+    })
+    .openapi(copy, async (c) => c.json(presentThread(await services.threads.copy(c.get('caller'), c.req.valid('param').thread_id)), 200))
+    .openapi(updateState, async (c) => {
+      const body = c.req.valid('json');
+      if ((body.checkpoint ?? body.checkpoint_id) !== undefined) throw invalidField(['checkpoint'], 'writing at a past checkpoint is not supported; the latest state is updated');
+      const state = await services.threads.updateState(c.get('caller'), c.req.valid('param').thread_id, body.values, body.as_node);
+      return c.json({ checkpoint: state.checkpoint }, 200);
+    });
+}

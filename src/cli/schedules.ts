@@ -1,0 +1,109 @@
+// `hangar schedules create|list|runs|delete`: agent runs on a cron schedule, from the terminal.
+import type { Command } from 'commander';
+import { createHangarClient, type HangarClient } from '../client/index.js';
+import { nextTicks, parseSchedule } from '../core/schedules/cron.js';
+import { agentIdByName } from './chat.js';
+import { table } from './table.js';
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/** Where the commands write. */
+export interface Output {
+  out: (text: string) => void;
+}
+
+type Target = (flags: { url?: string; apiKey?: string }) => { baseUrl: string; apiKey: string };
+
+function describe(error: unknown): string {
+  if (error && typeof error === 'object' && 'detail' in error) return String((error as { detail: unknown }).detail);
+  return JSON.stringify(error);
+}
+
+async function agentId(client: HangarClient, agent: string): Promise<string> {
+  return UUID.test(agent) ? agent : agentIdByName(client, agent);
+}
+
+/** Add the `schedules` commands to the program. */
+export function registerScheduleCommands(program: Command, target: Target, io: Output = { out: (t) => process.stdout.write(t) }): void {
+  const schedules = program.command('schedules').description('Agent runs on a cron schedule (5 fields, or 6 with seconds first).');
+  const withTarget = (cmd: Command) => cmd.option('--url <url>', 'Hangar server (HANGAR_URL; default http://127.0.0.1:8124)').option('--api-key <key>', 'API key (HANGAR_API_KEY)');
+
+  withTarget(schedules.command('create <agent> <schedule>'))
+    .description('Run AGENT (id or exact name) at every tick of SCHEDULE, e.g. "0 9 * * 1-5" or "*/10 * * * * *"; prints the next run times.')
+    .requiredOption('--message <text>', 'the message each run is sent')
+    .option('--timezone <zone>', 'IANA time zone of the schedule (default: this machine’s)')
+    .option('--thread <id>', 'run every time on this thread (default: a new thread per run)')
+    .option('--webhook <url>', 'POST a signed summary of each run to this URL when it ends')
+    .option('--disabled', 'create it without firing')
+    .action(async (agent: string, schedule: string, flags: { message: string; timezone?: string; thread?: string; webhook?: string; disabled?: boolean; url?: string; apiKey?: string }) => {
+      const client = createHangarClient(target(flags));
+      const timezone = flags.timezone ?? Intl.DateTimeFormat().resolvedOptions().timeZone;
+      const res = await client.POST('/v1/deepagents/schedules', {
+        body: {
+          agent_id: await agentId(client, agent),
+          schedule,
+          timezone,
+          input: { messages: [{ role: 'user', content: flags.message }] },
+          ...(flags.thread ? { thread: flags.thread } : {}),
+          ...(flags.webhook ? { webhook: flags.webhook } : {}),
+          ...(flags.disabled ? { enabled: false } : {}),
+        },
+      });
+      if (!res.data) throw new Error(`the schedule was refused (${res.response.status}): ${describe(res.error)}`);
+      const s = res.data;
+      io.out(`Created schedule ${s.id}: "${s.schedule}" in ${s.timezone}${s.enabled ? '' : ' (disabled)'}\n`);
+      if (s.next_run_at) {
+        const parsed = parseSchedule(s.schedule, s.timezone);
+        const upcoming = parsed.ok ? [new Date(s.next_run_at), ...nextTicks(parsed.cron, new Date(s.next_run_at), s.end_time ? new Date(s.end_time) : null, 4)] : [new Date(s.next_run_at)];
+        io.out(`Next runs:\n${upcoming.map((d) => `  ${d.toISOString()}  (${d.toLocaleString('en-GB', { timeZone: s.timezone })} ${s.timezone})`).join('\n')}\n`);
+      }
+    });
+
+  withTarget(schedules.command('list'))
+    .description('List the schedules of the workspace.')
+    .option('--agent <agent>', 'only this agent (id or exact name)')
+    .option('--json', 'print the JSON items')
+    .action(async (flags: { agent?: string; json?: boolean; url?: string; apiKey?: string }) => {
+      const client = createHangarClient(target(flags));
+      const res = await client.GET('/v1/deepagents/schedules', { params: { query: { page_size: 100, ...(flags.agent ? { agent_id: await agentId(client, flags.agent) } : {}) } } });
+      if (!res.data) throw new Error(`could not list schedules: ${describe(res.error)}`);
+      if (flags.json) return void io.out(`${JSON.stringify(res.data.items, null, 2)}\n`);
+      io.out(
+        table(
+          ['ID', 'AGENT', 'SCHEDULE', 'TIMEZONE', 'ENABLED', 'NEXT RUN', 'LAST RUN'],
+          res.data.items.map((s) => [
+            s.id,
+            s.agent_id,
+            s.schedule,
+            s.timezone,
+            s.enabled ? 'yes' : 'no',
+            s.next_run_at ?? '',
+            s.last_run ? `${s.last_run.tick_at} ${s.last_run.run?.status ?? s.last_run.state}` : '',
+          ]),
+        ),
+      );
+    });
+
+  withTarget(schedules.command('runs <id>'))
+    .description('The ticks of a schedule and the runs they started, newest first.')
+    .action(async (id: string, flags: { url?: string; apiKey?: string }) => {
+      const client = createHangarClient(target(flags));
+      const res = await client.GET('/v1/deepagents/schedules/{schedule_id}/runs', { params: { path: { schedule_id: id }, query: { page_size: 100 } } });
+      if (!res.data) throw new Error(`could not read schedule ${id}: ${describe(res.error)}`);
+      io.out(
+        table(
+          ['TICK', 'STATE', 'RUN', 'THREAD', 'STATUS'],
+          res.data.items.map((t) => [t.tick_at, t.catch_up ? `${t.state} (catch-up)` : t.state, t.run_id ?? '', t.thread_id ?? '', t.run?.status ?? t.error?.error ?? '']),
+        ),
+      );
+    });
+
+  withTarget(schedules.command('delete <id>'))
+    .description('Delete a schedule (its threads and runs stay).')
+    .action(async (id: string, flags: { url?: string; apiKey?: string }) => {
+      const client = createHangarClient(target(flags));
+      const res = await client.DELETE('/v1/deepagents/schedules/{schedule_id}', { params: { path: { schedule_id: id } } });
+      if (res.response.status !== 204) throw new Error(`could not delete schedule ${id}: ${describe(res.error)}`);
+      io.out(`Deleted schedule ${id}\n`);
+    });
+}

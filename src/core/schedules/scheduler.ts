@@ -1,0 +1,259 @@
+// The scheduler: a background task of every worker process that fires due schedules. Replicas share
+// the work through the database: a tick is claimed by moving the schedule's `next_run_at` forward and
+// recording the tick in one transaction over rows locked with SKIP LOCKED, so with any number of
+// replicas each tick starts exactly one run. Ticks missed while no server ran follow a policy.
+import { sql, type Selectable } from 'kysely';
+import type { Db } from '../../db/index.js';
+import type { SchedulesTable, ScheduleTicksTable } from '../../db/tables/schedules.js';
+import type { Logger } from '../../logging.js';
+import type { Caller } from '../caller.js';
+import { HangarError } from '../errors.js';
+import type { RunService } from '../runs/service.js';
+import type { ThreadService } from '../threads/service.js';
+import type { WebhookService } from '../webhooks/service.js';
+import { checkedCron, toSchedule, type Schedule } from './service.js';
+import { nextTick } from './cron.js';
+
+/** What happens to ticks that fell due while no scheduler was running. */
+export type MissedTickPolicy = 'one' | 'skip';
+
+/** Settings of the scheduler. */
+export interface SchedulerSettings {
+  /** Longest sleep between two looks at the table (schedules created on another replica). */
+  pollMs: number;
+  /** A tick later than this is "missed" (no server was up), not just late. */
+  missedAfterMs: number;
+  /** `one` (default): one catch-up run for all missed ticks, then on schedule. `skip`: none. */
+  missedTicks: MissedTickPolicy;
+  /** Ticks claimed per transaction. */
+  batchSize: number;
+  /** Runs started at once. */
+  startConcurrency: number;
+}
+
+/** What the scheduler needs. */
+export interface SchedulerDeps {
+  db: Db;
+  threads: ThreadService;
+  runs: RunService;
+  webhooks: WebhookService;
+  logger: Logger;
+  settings: SchedulerSettings;
+}
+
+interface Claimed {
+  schedule: Schedule;
+  tickId: string;
+  tickAt: Date;
+  catchUp: boolean;
+}
+
+/** Fires due schedules; a background task of the server (`start` / `stop`). */
+export class Scheduler {
+  readonly name = 'scheduler';
+  private stopped = true;
+  private wakeUp: (() => void) | undefined;
+  private loop: Promise<void> | undefined;
+  private readonly log: Logger;
+
+  constructor(private readonly deps: SchedulerDeps) {
+    this.log = deps.logger.child({ component: 'scheduler' });
+  }
+
+  start(): void {
+    this.stopped = false;
+    this.loop = this.run();
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    this.wake();
+    await this.loop;
+  }
+
+  /** Look at the table now (a schedule was created or changed in this process). */
+  wake(): void {
+    this.wakeUp?.();
+  }
+
+  private async run(): Promise<void> {
+    try {
+      await this.recoverClaimed();
+    } catch (error) {
+      this.log.error({ err: error }, 'could not recover claimed ticks');
+    }
+    let lastRecovery = Date.now();
+    while (!this.stopped) {
+      let delay = this.deps.settings.pollMs;
+      try {
+        // Fire everything due; a full batch means more may be waiting.
+        while (!this.stopped && (await this.fireDue()) === this.deps.settings.batchSize);
+        if (Date.now() - lastRecovery > 30_000) {
+          lastRecovery = Date.now();
+          await this.recoverClaimed();
+        }
+        delay = await this.untilNextDue();
+      } catch (error) {
+        this.log.error({ err: error }, 'scheduler pass failed; retrying');
+      }
+      if (this.stopped) break;
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, delay);
+        this.wakeUp = () => {
+          clearTimeout(timer);
+          resolve();
+        };
+      });
+      this.wakeUp = undefined;
+    }
+  }
+
+  /** Milliseconds until the earliest due schedule, at most `pollMs`. */
+  private async untilNextDue(): Promise<number> {
+    const row = await this.deps.db
+      .selectFrom('schedules')
+      .select(sql<number | null>`extract(epoch from (min(next_run_at) - now())) * 1000`.as('ms'))
+      .where('enabled', '=', true)
+      .where('next_run_at', 'is not', null)
+      .executeTakeFirst();
+    const ms = row?.ms === null || row?.ms === undefined ? this.deps.settings.pollMs : Number(row.ms);
+    return Math.max(0, Math.min(this.deps.settings.pollMs, Math.ceil(ms)));
+  }
+
+  /** Claim and fire one batch of due ticks; returns how many schedules were claimed. */
+  async fireDue(): Promise<number> {
+    const { missedAfterMs, missedTicks, batchSize } = this.deps.settings;
+    const claimed = await this.deps.db.transaction().execute(async (trx) => {
+      const { rows } = await sql<Selectable<SchedulesTable> & { now: Date }>`
+        SELECT s.*, now() AS now FROM schedules s
+        WHERE s.enabled AND s.next_run_at IS NOT NULL AND s.next_run_at <= now()
+        ORDER BY s.next_run_at
+        LIMIT ${batchSize}
+        FOR UPDATE SKIP LOCKED`.execute(trx);
+      if (rows.length === 0) return { out: [] as Claimed[], count: 0 };
+      // Decide every schedule's tick in memory, then write them all in two statements.
+      const plan = rows.map((row) => {
+        const tickAt = row.next_run_at!;
+        const now = new Date(row.now);
+        const missed = now.getTime() - tickAt.getTime() > missedAfterMs;
+        let next: Date | null = null;
+        try {
+          next = nextTick(checkedCron(row.schedule, row.timezone), now, row.end_time);
+        } catch {
+          next = null; // an expression that no longer parses (a zone removed from tzdata): stop it
+        }
+        const skip = missed && missedTicks === 'skip';
+        const error = skip ? JSON.stringify({ error: 'missed_tick', message: 'the tick fell due while no scheduler was running (missed-tick policy: skip)' }) : null;
+        return { row, tickAt, missed, next, skip, error };
+      });
+      await sql`
+        UPDATE schedules s SET next_run_at = v.next
+        FROM (SELECT unnest(${plan.map((p) => p.row.id)}::uuid[]) AS id, unnest(${plan.map((p) => p.next?.toISOString() ?? null)}::timestamptz[]) AS next) v
+        WHERE s.id = v.id`.execute(trx);
+      const { rows: ticks } = await sql<{ id: string; schedule_id: string }>`
+        INSERT INTO schedule_ticks (schedule_id, workspace_id, tick_at, catch_up, state, error)
+        SELECT * FROM unnest(
+          ${plan.map((p) => p.row.id)}::uuid[], ${plan.map((p) => p.row.workspace_id)}::uuid[], ${plan.map((p) => p.tickAt.toISOString())}::timestamptz[],
+          ${plan.map((p) => p.missed)}::boolean[], ${plan.map((p) => (p.skip ? 'skipped' : 'claimed'))}::text[], ${plan.map((p) => p.error)}::jsonb[])
+        ON CONFLICT (schedule_id, tick_at) DO NOTHING
+        RETURNING id, schedule_id`.execute(trx);
+      const tickOf = new Map(ticks.map((t) => [t.schedule_id, t.id]));
+      const out = plan.flatMap((p): Claimed[] => {
+        const tickId = tickOf.get(p.row.id);
+        return tickId && !p.skip ? [{ schedule: toSchedule(p.row, null), tickId, tickAt: p.tickAt, catchUp: p.missed }] : [];
+      });
+      return { out, count: rows.length };
+    });
+    await this.startAll(claimed.out);
+    return claimed.count;
+  }
+
+  private async startAll(claimed: Claimed[]): Promise<void> {
+    const queue = [...claimed];
+    const workers = Array.from({ length: Math.min(this.deps.settings.startConcurrency, queue.length) }, async () => {
+      for (let next = queue.shift(); next; next = queue.shift()) await this.fire(next);
+    });
+    await Promise.all(workers);
+  }
+
+  /** Start the run of one claimed tick and record what happened. */
+  private async fire({ schedule, tickId, catchUp }: Claimed, existing?: { threadId: string | null }): Promise<void> {
+    const caller: Caller = { workspaceId: schedule.workspaceId, keyId: `schedule:${schedule.id}`, role: 'member', principal: schedule.principal, previewAccess: true };
+    let threadId = existing?.threadId ?? schedule.threadId;
+    try {
+      if (!threadId) {
+        const thread = await this.deps.threads.create(caller, {
+          agent_id: schedule.agentId,
+          metadata: { ...schedule.metadata, schedule_id: schedule.id, schedule_tick_id: tickId },
+        });
+        threadId = thread.id;
+        await this.record(tickId, { thread_id: threadId });
+      }
+      const run = await this.deps.runs.start(caller, threadId, {
+        agent_id: schedule.agentId,
+        messages: schedule.input.messages,
+        stream_mode: ['values'],
+        stream_subgraphs: false,
+        user_timezone: schedule.timezone,
+        multitask_strategy: schedule.multitaskStrategy,
+      });
+      await this.record(tickId, { state: 'started', run_id: run.id, thread_id: threadId });
+      if (schedule.webhook) await this.deps.webhooks.register(schedule.workspaceId, { runId: run.id, threadId }, schedule.webhook, schedule.id);
+      this.log.info({ schedule_id: schedule.id, run_id: run.id, thread_id: threadId, catch_up: catchUp }, 'schedule fired');
+    } catch (error) {
+      const code = error instanceof HangarError ? error.code : 'internal_error';
+      const message = error instanceof Error ? error.message : String(error);
+      if (code === 'thread_busy') {
+        await this.record(tickId, { state: 'skipped', thread_id: threadId, error: JSON.stringify({ error: code, message }) });
+        return;
+      }
+      await this.record(tickId, { state: 'failed', thread_id: threadId, error: JSON.stringify({ error: code, message }) });
+      if (code === 'agent_not_found' || code === 'agent_deleted' || code === 'thread_not_found') {
+        // Nothing will ever run again: stop the schedule rather than fail at every tick.
+        await this.deps.db.updateTable('schedules').set({ enabled: false, next_run_at: null, updated_at: new Date() }).where('id', '=', schedule.id).execute();
+        this.log.warn({ schedule_id: schedule.id, code }, 'schedule disabled: its agent or thread is gone');
+      } else {
+        this.log.error({ err: error, schedule_id: schedule.id }, 'schedule could not start its run');
+      }
+    }
+  }
+
+  private async record(tickId: string, values: { state?: 'started' | 'skipped' | 'failed'; run_id?: string; thread_id?: string | null; error?: string }) {
+    await this.deps.db.updateTable('schedule_ticks').set(values).where('id', '=', tickId).execute();
+  }
+
+  /**
+   * Ticks claimed by a scheduler that died before it started their run. A run it did start is
+   * adopted (found on the tick's thread), so a crash never fires a tick twice; otherwise it starts now.
+   */
+  async recoverClaimed(): Promise<void> {
+    const { rows } = await sql<Selectable<ScheduleTicksTable>>`
+      SELECT * FROM schedule_ticks WHERE state = 'claimed' AND created_at < now() - interval '60 seconds'
+      ORDER BY created_at LIMIT 100`.execute(this.deps.db);
+    for (const tick of rows) {
+      const schedule = await this.deps.db.selectFrom('schedules').selectAll().where('id', '=', tick.schedule_id).executeTakeFirst();
+      const threadId =
+        tick.thread_id ??
+        (
+          await this.deps.db
+            .selectFrom('threads')
+            .select('id')
+            .where(sql<boolean>`metadata @> ${JSON.stringify({ schedule_tick_id: tick.id })}::jsonb`)
+            .executeTakeFirst()
+        )?.id ??
+        null;
+      const adopted = threadId
+        ? await this.deps.db.selectFrom('runs').select('id').where('thread_id', '=', threadId).where('created_at', '>=', tick.created_at).orderBy('created_at').executeTakeFirst()
+        : undefined;
+      if (adopted) {
+        await this.record(tick.id, { state: 'started', run_id: adopted.id, thread_id: threadId });
+      } else if (!schedule) {
+        await this.record(tick.id, { state: 'failed', error: JSON.stringify({ error: 'schedule_not_found', message: 'the schedule was deleted' }) });
+      } else {
+        // Take the tick over (another recovering replica must not start it too).
+        const taken = await this.deps.db.updateTable('schedule_ticks').set({ created_at: new Date() }).where('id', '=', tick.id).where('created_at', '=', tick.created_at).executeTakeFirst();
+        if (Number(taken.numUpdatedRows) === 1) await this.fire({ schedule: toSchedule(schedule, null), tickId: tick.id, tickAt: tick.tick_at, catchUp: true }, { threadId });
+      }
+    }
+  }
+}

@@ -1,0 +1,38 @@
+// `respond`: the reviewer answers in the tool's place, and the model gets a *successful* tool reply
+// with that text (the hosted product's definition). langchain's human-in-the-loop middleware knows
+// only approve, edit and reject, and a reject writes an *error* tool message; so a respond travels
+// as a reject whose message carries a private marker, and this middleware turns such a message into
+// the successful reply before the model sees it (same id: the messages reducer replaces it).
+import { ToolMessage, type BaseMessage } from '@langchain/core/messages';
+import { createMiddleware } from 'langchain';
+
+/** Prefix of a reject message that stands for a `respond` (never shown to anyone: replaced before use). */
+export const RESPOND_MARK = '\u2063hangar:respond\u2063'; // U+2063: jsonb refuses NUL
+
+/** The successful tool replies that replace marked reject messages in `messages` (none: nothing to do). */
+export function respondReplies(messages: BaseMessage[]): ToolMessage[] {
+  const out: ToolMessage[] = [];
+  for (const m of messages) {
+    if (!ToolMessage.isInstance(m) || typeof m.content !== 'string' || !m.content.startsWith(RESPOND_MARK)) continue;
+    out.push(new ToolMessage({ id: m.id!, content: m.content.slice(RESPOND_MARK.length), tool_call_id: m.tool_call_id, name: m.name!, status: 'success' }));
+  }
+  return out;
+}
+
+/** The middleware that makes a `respond` a successful tool reply, in the state and for the model. */
+export function respondMiddleware() {
+  return createMiddleware({
+    name: 'ReviewerRespond',
+    // The approval middleware's reject jumps straight to the model call, past before-model hooks:
+    // the model's request is mended here, and the state right after the call.
+    afterModel: (state) => {
+      const replies = respondReplies(state.messages as BaseMessage[]);
+      return replies.length > 0 ? { messages: replies } : undefined;
+    },
+    wrapModelCall: async (request, handler) => {
+      const replies = new Map(respondReplies(request.messages as BaseMessage[]).map((r) => [r.id, r]));
+      if (replies.size === 0) return handler(request);
+      return handler({ ...request, messages: (request.messages as BaseMessage[]).map((m) => replies.get(m.id) ?? m) as never });
+    },
+  });
+}

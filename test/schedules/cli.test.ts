@@ -1,0 +1,51 @@
+// `hangar schedules …` as a user types it, against a real server.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runHangar } from '../support/cli.js';
+import { startTestServer, type TestServer } from '../support/server.js';
+import { createAgent } from '../runtime/support.js';
+import { eventually, ticksOf } from './support.js';
+
+let server: TestServer;
+let env: Record<string, string>;
+
+beforeAll(async () => {
+  server = await startTestServer();
+  env = { HANGAR_URL: server.url, HANGAR_API_KEY: server.adminKey };
+});
+afterAll(async () => {
+  await server?.close();
+});
+
+describe('hangar schedules', () => {
+  it('create prints the next run times; runs fire; list, runs and delete work by name and id', async () => {
+    await createAgent(server, { name: 'reporter' });
+    const created = await runHangar(['schedules', 'create', 'reporter', '*/2 * * * * *', '--message', 'status?', '--timezone', 'Europe/Paris'], env);
+    expect(created.code, created.stderr).toBe(0);
+    const id = /Created schedule ([0-9a-f-]{36})/.exec(created.stdout)![1]!;
+    const times = [...created.stdout.matchAll(/^\s+(\d{4}-\d\d-\d\dT[\d:.]+Z)/gm)].map((m) => Date.parse(m[1]!));
+    expect(times).toHaveLength(5);
+    for (let i = 1; i < times.length; i++) expect(times[i]! - times[i - 1]!).toBe(2000);
+    expect(created.stdout).toContain('Europe/Paris');
+
+    await eventually(async () => ((await ticksOf(server, id)).some((t) => t.run?.status === 'success') ? true : undefined));
+    const list = await runHangar(['schedules', 'list', '--agent', 'reporter'], env);
+    expect(list.code, list.stderr).toBe(0);
+    expect(list.stdout).toContain(id);
+    expect(list.stdout).toContain('*/2 * * * * *');
+    const runs = await runHangar(['schedules', 'runs', id], env);
+    expect(runs.stdout).toMatch(/started\s+[0-9a-f-]{36}/);
+
+    const deleted = await runHangar(['schedules', 'delete', id], env);
+    expect(deleted.stdout).toContain(`Deleted schedule ${id}`);
+    const again = await runHangar(['schedules', 'delete', id], env);
+    expect(again.code).not.toBe(0);
+    expect(again.stderr).toContain('no schedule');
+  }, 180_000);
+
+  it('says what is wrong with a bad expression', async () => {
+    const bad = await runHangar(['schedules', 'create', 'reporter', 'every minute', '--message', 'x'], env);
+    expect(bad.code).not.toBe(0);
+    expect(bad.stderr).toContain('schedule');
+    expect(bad.stderr).toContain('5 fields');
+  }, 120_000);
+});

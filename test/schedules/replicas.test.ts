@@ -1,0 +1,114 @@
+// Schedules across processes sharing one database: three replicas fire each tick exactly once, and a
+// restart after ticks were missed follows the missed-tick policy.
+import { randomBytes } from 'node:crypto';
+import { Writable } from 'node:stream';
+import pg from 'pg';
+import { afterAll, describe, expect, it } from 'vitest';
+import { loadConfig } from '../../src/config/index.js';
+import { startHangar, type Hangar } from '../../src/server.js';
+import { startTestServer, type TestServer } from '../support/server.js';
+import { createAgent } from '../runtime/support.js';
+import { createSchedule, eventually, sleep, ticksOf, ticksWithFinishedRuns } from './support.js';
+
+const quiet = { logDestination: new Writable({ write: (_c, _e, done) => done() }), announce: () => {} };
+const secretKey = randomBytes(32).toString('hex');
+const closers: (() => Promise<void>)[] = [];
+afterAll(async () => {
+  for (const close of closers.reverse()) await close();
+});
+
+function replica(first: TestServer, env: Record<string, string> = {}): Promise<Hangar> {
+  return startHangar(
+    loadConfig({
+      flags: { port: 0, databaseUrl: first.databaseUrl, dataDir: first.dataDir },
+      env: { HANGAR_BOOTSTRAP_API_KEY: first.adminKey, HANGAR_SECRET_KEY: secretKey, LOG_LEVEL: 'silent', ...env },
+    }),
+    quiet,
+  );
+}
+
+describe('schedules across replicas', () => {
+  it('three servers on one database start exactly one run per tick', async () => {
+    const first = await startTestServer({ env: { HANGAR_SECRET_KEY: secretKey } });
+    closers.push(() => first.close());
+    const others = [await replica(first), await replica(first)];
+    for (const o of others) closers.push(() => o.close());
+    const agentId = await createAgent(first);
+    const schedule = await createSchedule(first, { agent_id: agentId, schedule: '* * * * * *', messages: [{ role: 'user', content: 'tick' }] });
+    await ticksWithFinishedRuns(first, schedule.id, 6);
+    await first.client.PATCH('/v1/deepagents/schedules/{schedule_id}', { params: { path: { schedule_id: schedule.id } }, body: { enabled: false } });
+    await sleep(500);
+    const ticks = await ticksOf(first, schedule.id);
+    const started = ticks.filter((t) => t.state === 'started');
+    expect(started.length).toBeGreaterThanOrEqual(6);
+    expect(ticks.every((t) => t.state === 'started')).toBe(true);
+    expect(new Set(ticks.map((t) => t.tick_at)).size).toBe(ticks.length);
+
+    // Counted straight from the database: one thread and one run per tick, none more.
+    const db = new pg.Client({ connectionString: first.databaseUrl });
+    await db.connect();
+    try {
+      const { rows } = await db.query<{ threads: string; runs: string }>(
+        `SELECT count(DISTINCT t.id) AS threads, count(r.id) AS runs FROM threads t LEFT JOIN runs r ON r.thread_id = t.id WHERE t.metadata @> $1::jsonb`,
+        [JSON.stringify({ schedule_id: schedule.id })],
+      );
+      expect(Number(rows[0]!.threads)).toBe(ticks.length);
+      expect(Number(rows[0]!.runs)).toBe(ticks.length);
+    } finally {
+      await db.end();
+    }
+  });
+
+  it('after every server was down, missed ticks give one catch-up run (or none under the skip policy), then it goes on schedule', async () => {
+    let server = await startTestServer({ env: { HANGAR_SCHEDULE_MISSED_AFTER_MS: '1500' } });
+    const { databaseUrl, dataDir, adminKey } = server;
+    const agentId = await createAgent(server);
+    const schedule = await createSchedule(server, { agent_id: agentId, schedule: '* * * * * *', messages: [{ role: 'user', content: 'tick' }] });
+    await ticksWithFinishedRuns(server, schedule.id, 1);
+    await server.close();
+    const stoppedAt = Date.now();
+    const before = await countTicks(databaseUrl, schedule.id);
+    await sleep(4_000); // about four ticks fall due while no server runs
+
+    server = await startTestServer({ databaseUrl, dataDir, adminKey, env: { HANGAR_SCHEDULE_MISSED_AFTER_MS: '1500' } });
+    const restartedAt = Date.now();
+    const after = await eventually(async () => {
+      const ticks = await ticksOf(server, schedule.id);
+      const fresh = ticks.slice(before);
+      return fresh.filter((t) => !t.catch_up).length >= 2 ? fresh : undefined;
+    });
+    const catchUps = after.filter((t) => t.catch_up);
+    expect(catchUps).toHaveLength(1);
+    expect(catchUps[0]!.state).toBe('started');
+    // The catch-up stands for a tick that fell due while nothing ran; the others follow on schedule.
+    expect(Date.parse(catchUps[0]!.tick_at)).toBeGreaterThanOrEqual(stoppedAt - 1000);
+    expect(Date.parse(catchUps[0]!.tick_at)).toBeLessThan(restartedAt);
+    expect(after.indexOf(catchUps[0]!)).toBe(0);
+    // No run for each of the other missed ticks: the next one is already on schedule after the restart.
+    expect(Date.parse(after[1]!.tick_at)).toBeGreaterThanOrEqual(restartedAt - 1000);
+    await server.close();
+
+    // The same under HANGAR_SCHEDULE_MISSED_TICKS=skip: the missed ticks are recorded, none runs.
+    const beforeSkip = await countTicks(databaseUrl, schedule.id);
+    await sleep(3_000);
+    server = await startTestServer({ databaseUrl, dataDir, adminKey, env: { HANGAR_SCHEDULE_MISSED_AFTER_MS: '1500', HANGAR_SCHEDULE_MISSED_TICKS: 'skip' } });
+    closers.push(() => server.close());
+    const skipped = await eventually(async () => {
+      const fresh = (await ticksOf(server, schedule.id)).slice(beforeSkip);
+      return fresh.some((t) => t.state === 'started') ? fresh : undefined;
+    });
+    expect(skipped[0]).toMatchObject({ state: 'skipped', catch_up: true, run: null, error: { error: 'missed_tick' } });
+    expect(skipped.filter((t) => t.catch_up)).toHaveLength(1);
+  });
+});
+
+async function countTicks(databaseUrl: string, scheduleId: string): Promise<number> {
+  const db = new pg.Client({ connectionString: databaseUrl });
+  await db.connect();
+  try {
+    const { rows } = await db.query<{ n: string }>('SELECT count(*) AS n FROM schedule_ticks WHERE schedule_id = $1', [scheduleId]);
+    return Number(rows[0]!.n);
+  } finally {
+    await db.end();
+  }
+}

@@ -1,0 +1,157 @@
+// Schedules over real HTTP on a real server, in real time (second-level, 6-field expressions).
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestServer, type TestServer } from '../support/server.js';
+import { createAgent, createThread } from '../runtime/support.js';
+import { createSchedule, eventually, sleep, ticksOf, ticksWithFinishedRuns } from './support.js';
+
+let server: TestServer;
+let agentId: string;
+
+beforeAll(async () => {
+  server = await startTestServer({ env: { HANGAR_SCHEDULE_MISSED_AFTER_MS: '1500' } });
+  agentId = await createAgent(server);
+});
+afterAll(async () => {
+  await server?.close();
+});
+
+describe('schedules', () => {
+  it('fire on time, repeatedly, each run on a fresh thread and listed with the schedule', async () => {
+    const created = await createSchedule(server, { agent_id: agentId, schedule: '* * * * * *', input: { messages: [{ role: 'user', content: 'status?' }] }, timezone: 'Europe/Paris' });
+    expect(created).toMatchObject({ agent_id: agentId, schedule: '* * * * * *', timezone: 'Europe/Paris', thread: 'new', enabled: true, multitask_strategy: 'reject', last_run: null });
+    expect(Date.parse(created.next_run_at!)).toBeGreaterThan(Date.parse(created.created_at) - 1000);
+
+    const ticks = await ticksWithFinishedRuns(server, created.id, 3);
+    const started = ticks.filter((t) => t.state === 'started');
+    expect(started.length).toBeGreaterThanOrEqual(3);
+    for (const tick of started) {
+      // A tick is a whole second of the expression, and its run never starts before it.
+      expect(new Date(tick.tick_at).getUTCMilliseconds()).toBe(0);
+      expect(Date.parse(tick.run!.created_at)).toBeGreaterThanOrEqual(Date.parse(tick.tick_at));
+      expect(tick.catch_up).toBe(false);
+    }
+    expect(new Set(started.map((t) => t.tick_at)).size).toBe(started.length);
+    expect(new Set(started.map((t) => t.thread_id)).size).toBe(started.length);
+
+    // Each run answered the scheduled message, on a thread marked with the schedule.
+    const done = started.filter((t) => t.run!.status === 'success');
+    expect(done.length).toBeGreaterThanOrEqual(3);
+    const state = await server.client.GET('/v1/deepagents/threads/{thread_id}/state', { params: { path: { thread_id: done[0]!.thread_id! } } });
+    const messages = state.data!.values.messages as { type: string; content: string }[];
+    expect(messages.at(-1)).toMatchObject({ type: 'ai', content: 'You said: status?' });
+    const thread = await server.client.GET('/v1/deepagents/threads/{thread_id}', { params: { path: { thread_id: done[0]!.thread_id! } } });
+    expect(thread.data!.metadata).toMatchObject({ schedule_id: created.id });
+    const runs = await server.client.GET('/v1/deepagents/threads/{thread_id}/runs', { params: { path: { thread_id: done[0]!.thread_id! } } });
+    expect(runs.data!.map((r) => r.run_id)).toContain(done[0]!.run_id);
+
+    const got = await server.client.GET('/v1/deepagents/schedules/{schedule_id}', { params: { path: { schedule_id: created.id } } });
+    expect(got.data!.last_run).not.toBeNull();
+    expect(Date.parse(got.data!.next_run_at!)).toBeGreaterThan(Date.parse(got.data!.last_run!.tick_at));
+
+    // Disabled: no further tick fires, and it says so.
+    const disabled = await server.client.PATCH('/v1/deepagents/schedules/{schedule_id}', { params: { path: { schedule_id: created.id } }, body: { enabled: false } });
+    expect(disabled.data).toMatchObject({ enabled: false, next_run_at: null });
+    await sleep(300); // a tick claimed just before the PATCH may still be starting its run
+    const before = (await ticksOf(server, created.id)).length;
+    await sleep(2_500);
+    expect((await ticksOf(server, created.id)).length).toBe(before);
+
+    // Enabled again: it fires from the next tick on (no catch-up for the disabled span).
+    await server.client.PATCH('/v1/deepagents/schedules/{schedule_id}', { params: { path: { schedule_id: created.id } }, body: { enabled: true } });
+    const resumed = await eventually(async () => {
+      const all = await ticksOf(server, created.id);
+      return all.length > before ? all : undefined;
+    });
+    expect(resumed.slice(before).every((t) => !t.catch_up)).toBe(true);
+
+    // Deleted: gone, and nothing fires for it any more.
+    expect((await server.client.DELETE('/v1/deepagents/schedules/{schedule_id}', { params: { path: { schedule_id: created.id } } })).response.status).toBe(204);
+    await sleep(300);
+    const threadsAfterDelete = await countScheduleThreads(created.id);
+    await sleep(2_500);
+    expect(await countScheduleThreads(created.id)).toBe(threadsAfterDelete);
+    expect((await server.client.GET('/v1/deepagents/schedules/{schedule_id}', { params: { path: { schedule_id: created.id } } })).response.status).toBe(404);
+    expect((await server.client.DELETE('/v1/deepagents/schedules/{schedule_id}', { params: { path: { schedule_id: created.id } } })).response.status).toBe(404);
+  });
+
+  it('runs on one thread when given one, and skips a tick that finds the thread busy (multitask reject)', async () => {
+    const config = await server.client.POST('/v1/deepagents/model-configs', { body: { name: 'slow-sched', model_id: 'scripted:slow', parameters: { delay_ms: 400 } } });
+    expect(config.response.status).toBe(201);
+    const slowAgent = await createAgent(server, { runtime: { model: { model_id: 'slow-sched' } } });
+    const threadId = await createThread(server, slowAgent);
+    // Every second, on a thread whose runs take about two seconds (five words at 400 ms).
+    const created = await createSchedule(server, { agent_id: slowAgent, schedule: '* * * * * *', messages: [{ role: 'user', content: 'one two three' }], thread: threadId });
+    expect(created.thread).toBe(threadId);
+    const ticks = await eventually(async () => {
+      const all = await ticksOf(server, created.id);
+      return all.some((t) => t.state === 'skipped') && all.some((t) => t.state === 'started') ? all : undefined;
+    });
+    await server.client.DELETE('/v1/deepagents/schedules/{schedule_id}', { params: { path: { schedule_id: created.id } } });
+    expect(ticks.filter((t) => t.state === 'started').every((t) => t.thread_id === threadId)).toBe(true);
+    const skipped = ticks.find((t) => t.state === 'skipped')!;
+    expect(skipped.error).toMatchObject({ error: 'thread_busy' });
+    expect(skipped.run).toBeNull();
+  });
+
+  it('refuses bad input with the field named, and leaves nothing behind', async () => {
+    const post = (body: unknown) => fetch(`${server.url}/v1/deepagents/schedules`, { method: 'POST', headers: { 'x-api-key': server.adminKey, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    const base = { agent_id: agentId, schedule: '0 9 * * *', input: { messages: [{ role: 'user' as const, content: 'hi' }] } };
+    const cases: [unknown, number, string][] = [
+      [{ ...base, schedule: '* * * *' }, 422, 'schedule'],
+      [{ ...base, schedule: '0 0 0 * * * 2030' }, 422, 'schedule'],
+      [{ ...base, schedule: '99 * * * *' }, 422, 'schedule'],
+      [{ ...base, timezone: 'Mars/Olympus' }, 422, 'timezone'],
+      [{ ...base, input: undefined }, 422, 'messages'],
+      [{ ...base, messages: [{ role: 'user', content: 'other' }] }, 422, 'messages'],
+      [{ ...base, thread: 'sometimes' }, 422, 'thread'],
+      [{ ...base, thread: '00000000-0000-4000-8000-000000000000' }, 422, 'thread'],
+      [{ ...base, webhook: 'ftp://example.com/x' }, 422, 'webhook'],
+      [{ ...base, end_time: 'tomorrow' }, 422, 'end_time'],
+      [{ ...base, agent_id: '00000000-0000-4000-8000-000000000000' }, 404, 'agent'],
+    ];
+    for (const [body, status, named] of cases) {
+      const res = await post(body);
+      const text = await res.text();
+      expect(res.status, text).toBe(status);
+      expect(text).toContain(named);
+    }
+    // A thread of another agent is refused too.
+    const other = await createAgent(server);
+    const otherThread = await createThread(server, other);
+    const res = await post({ ...base, thread: otherThread });
+    expect(res.status).toBe(422);
+    expect(await res.text()).toContain('another agent');
+    const list = await server.client.GET('/v1/deepagents/schedules', { params: { query: { agent_id: agentId } } });
+    expect(list.data!.items.filter((s) => s.schedule === '0 9 * * *')).toHaveLength(0);
+
+    // A viewer reads but never changes.
+    const viewer = server.clientFor(await server.createKey({ role: 'viewer' }));
+    const refused = await viewer.POST('/v1/deepagents/schedules', { body: base });
+    expect(refused.response.status).toBe(403);
+    expect((await viewer.GET('/v1/deepagents/schedules', {})).response.status).toBe(200);
+    expect((await viewer.GET('/v1/deepagents/webhooks/secret', {})).response.status).toBe(403);
+  });
+
+  it('lists with filters and pages, shows end_time and stops at it', async () => {
+    const ends = new Date(Date.now() + 60 * 60 * 1000).toISOString();
+    const a = await createSchedule(server, { agent_id: agentId, schedule: '0 9 * * 1-5', timezone: 'America/New_York', messages: [{ role: 'user', content: 'report' }], end_time: ends, metadata: { team: 'ops' } });
+    const b = await createSchedule(server, { agent_id: agentId, schedule: '30 8 * * *', messages: [{ role: 'user', content: 'report' }], enabled: false });
+    expect(b.next_run_at).toBeNull();
+    // 09:00 on a weekday in New York is after the end time (an hour from now) unless it is that hour.
+    if (a.next_run_at) expect(Date.parse(a.next_run_at)).toBeLessThanOrEqual(Date.parse(ends));
+    const enabled = await server.client.GET('/v1/deepagents/schedules', { params: { query: { agent_id: agentId, enabled: 'true' } } });
+    expect(enabled.data!.items.map((s) => s.id)).toContain(a.id);
+    expect(enabled.data!.items.map((s) => s.id)).not.toContain(b.id);
+    const paged = await server.client.GET('/v1/deepagents/schedules', { params: { query: { agent_id: agentId, page_size: 1 } } });
+    expect(paged.data!.items).toHaveLength(1);
+    expect(paged.data!.next_cursor).toBe('1');
+    const changed = await server.client.PATCH('/v1/deepagents/schedules/{schedule_id}', { params: { path: { schedule_id: b.id } }, body: { schedule: '0 */2 * * *', enabled: true } });
+    expect(changed.data).toMatchObject({ schedule: '0 */2 * * *', enabled: true });
+    expect(new Date(changed.data!.next_run_at!).getUTCMinutes()).toBe(0);
+  });
+});
+
+async function countScheduleThreads(scheduleId: string): Promise<number> {
+  const res = await server.client.POST('/v1/deepagents/threads/count', { body: { metadata: { schedule_id: scheduleId } } });
+  return res.data!;
+}

@@ -1,0 +1,145 @@
+// Run webhooks end to end: a receiver started here verifies each Standard Webhooks signature with the
+// workspace secret (the official `standardwebhooks` verifier), sees retries after answering 500, and
+// never hears of a delivery again after its last attempt.
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { Client } from '@langchain/langgraph-sdk';
+import { Webhook } from 'standardwebhooks';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestServer, type TestServer } from '../support/server.js';
+import { createAgent, createThread, run } from '../runtime/support.js';
+import { createSchedule, eventually, sleep } from './support.js';
+
+interface Received {
+  path: string;
+  headers: Record<string, string>;
+  body: string;
+  verified: Record<string, unknown> | null;
+}
+
+let server: TestServer;
+let receiver: Server;
+let receiverUrl: string;
+let secret: string;
+const received: Received[] = [];
+/** How the receiver answers each path: a list of statuses used in turn (the last one repeats). */
+const plans = new Map<string, number[]>();
+
+beforeAll(async () => {
+  server = await startTestServer({ env: { HANGAR_WEBHOOK_BACKOFF_MS: '200', HANGAR_WEBHOOK_MAX_ATTEMPTS: '3', HANGAR_WEBHOOK_POLL_MS: '100' } });
+  const got = await server.client.GET('/v1/deepagents/webhooks/secret', {});
+  secret = got.data!.secret;
+  receiver = createServer((req, res) => {
+    let body = '';
+    req.on('data', (c) => (body += String(c)));
+    req.on('end', () => {
+      const headers = Object.fromEntries(Object.entries(req.headers).map(([k, v]) => [k, String(v)]));
+      let verified: Record<string, unknown> | null = null;
+      try {
+        verified = new Webhook(secret).verify(body, headers) as Record<string, unknown>;
+      } catch {
+        verified = null;
+      }
+      received.push({ path: req.url!, headers, body, verified });
+      const plan = plans.get(req.url!) ?? [200];
+      const status = plan.length > 1 ? plan.shift()! : plan[0]!;
+      res.writeHead(status).end();
+    });
+  });
+  await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
+  receiverUrl = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}`;
+});
+afterAll(async () => {
+  await server?.close();
+  await new Promise((resolve) => receiver?.close(resolve));
+});
+
+const at = (path: string) => received.filter((r) => r.path === path);
+
+describe('run webhooks', () => {
+  it('POST a signed summary of the run when it ends, retried after a 500, with every attempt in the delivery log', async () => {
+    plans.set('/flaky', [500, 200]);
+    const agentId = await createAgent(server);
+    const threadId = await createThread(server, agentId);
+    const { stream } = await run(server, threadId, { agent_id: agentId, messages: [{ role: 'user', content: 'hello hook' }], webhook: `${receiverUrl}/flaky` });
+    const runId = stream.runId!;
+    await eventually(async () => (at('/flaky').length >= 2 ? true : undefined));
+    const [first, second] = at('/flaky');
+    // Both attempts carry a valid signature over the exact body, under the same delivery id.
+    expect(first!.verified).not.toBeNull();
+    expect(second!.verified).not.toBeNull();
+    expect(first!.headers['webhook-id']).toBe(second!.headers['webhook-id']);
+    expect(Number(first!.headers['webhook-timestamp'])).toBeGreaterThan(0);
+    expect(second!.verified).toMatchObject({
+      event: 'run.completed',
+      run_id: runId,
+      thread_id: threadId,
+      agent_id: agentId,
+      status: 'success',
+      error: null,
+      message: { type: 'ai', content: 'You said: hello hook' },
+    });
+    expect(typeof (second!.verified as { duration_ms: unknown }).duration_ms).toBe('number');
+
+    // A forged body fails verification with the same headers.
+    expect(() => new Webhook(secret).verify(second!.body.replace('success', 'error'), second!.headers)).toThrow();
+
+    const log = await eventually(async () => {
+      const res = await server.client.GET('/v1/deepagents/threads/{thread_id}/runs/{run_id}/webhooks', { params: { path: { thread_id: threadId, run_id: runId } } });
+      return res.data?.[0]?.state === 'delivered' ? res.data : undefined;
+    });
+    expect(log).toHaveLength(1);
+    expect(log[0]!.attempts.map((a) => a.status_code)).toEqual([500, 200]);
+    expect(log[0]!.attempts[0]!.error).toContain('500');
+    expect(log[0]!.next_attempt_at).toBeNull();
+  });
+
+  it('gives up after the last attempt and never sends again', async () => {
+    plans.set('/down', [500]);
+    const agentId = await createAgent(server);
+    const threadId = await createThread(server, agentId);
+    const { stream } = await run(server, threadId, { agent_id: agentId, messages: [{ role: 'user', content: 'nobody listens' }], webhook: `${receiverUrl}/down` });
+    const log = await eventually(async () => {
+      const res = await server.client.GET('/v1/deepagents/threads/{thread_id}/runs/{run_id}/webhooks', { params: { path: { thread_id: threadId, run_id: stream.runId! } } });
+      return res.data?.[0]?.state === 'failed' ? res.data : undefined;
+    });
+    expect(log[0]!.attempts).toHaveLength(3);
+    expect(at('/down')).toHaveLength(3);
+    await sleep(1_500); // several backoff periods: nothing more arrives
+    expect(at('/down')).toHaveLength(3);
+  });
+
+  it('a schedule’s runs notify its webhook, and a rotated secret signs from then on', async () => {
+    const rotated = await server.client.POST('/v1/deepagents/webhooks/secret/rotate', {});
+    expect(rotated.data!.secret).not.toBe(secret);
+    secret = rotated.data!.secret;
+    const agentId = await createAgent(server);
+    const schedule = await createSchedule(server, { agent_id: agentId, schedule: '* * * * * *', messages: [{ role: 'user', content: 'scheduled' }], webhook: `${receiverUrl}/scheduled` });
+    await eventually(async () => (at('/scheduled').length >= 1 ? true : undefined));
+    await server.client.DELETE('/v1/deepagents/schedules/{schedule_id}', { params: { path: { schedule_id: schedule.id } } });
+    expect(at('/scheduled')[0]!.verified).toMatchObject({ schedule_id: schedule.id, agent_id: agentId, status: 'success', message: { content: 'You said: scheduled' } });
+  });
+
+  it('LangGraph clients set the webhook on runs.create (the LangGraph field)', async () => {
+    const lg = new Client({ apiUrl: `${server.url}/v1/deepagents`, defaultHeaders: { 'X-Api-Key': server.adminKey } });
+    const agentId = await createAgent(server);
+    const thread = await lg.threads.create({ metadata: { agent_id: agentId } });
+    const created = await lg.runs.create(thread.thread_id, agentId, { input: { messages: [{ role: 'user', content: 'from langgraph' }] }, webhook: `${receiverUrl}/langgraph` });
+    await eventually(async () => (at('/langgraph').length >= 1 ? true : undefined));
+    expect(at('/langgraph')[0]!.verified).toMatchObject({ run_id: created.run_id, thread_id: thread.thread_id, status: 'success', message: { content: 'You said: from langgraph' } });
+  });
+
+  it('refuses a webhook that is not an http(s) URL', async () => {
+    const agentId = await createAgent(server);
+    const threadId = await createThread(server, agentId);
+    const res = await fetch(`${server.url}/v1/deepagents/threads/${threadId}/runs/stream`, {
+      method: 'POST',
+      headers: { 'x-api-key': server.adminKey, 'content-type': 'application/json' },
+      body: JSON.stringify({ agent_id: agentId, messages: [{ role: 'user', content: 'x' }], webhook: 'file:///etc/passwd' }),
+    });
+    expect(res.status).toBe(422);
+    expect(await res.text()).toContain('webhook');
+    const runs = await server.client.GET('/v1/deepagents/threads/{thread_id}/runs', { params: { path: { thread_id: threadId } } });
+    expect(runs.data).toHaveLength(0);
+  });
+});
