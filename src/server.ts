@@ -24,6 +24,8 @@ import { createReconciler } from './deploy/index.js';
 import { parseRouting } from './deploy/routing.js';
 import { Scheduler } from './core/schedules/scheduler.js';
 import { WebhookDeliverer } from './core/webhooks/deliverer.js';
+import { EgressGuard, installEgressScopes } from './net/egress.js';
+import { type LocalRepoPolicy, parseRoots } from './core/local-repos.js';
 
 /** The version in package.json. */
 export const VERSION: string = (
@@ -94,6 +96,12 @@ export async function startHangar(config: Config, options: StartOptions = {}): P
     const keyCache = new KeyCache({ url, onError: (err) => logger.warn({ err }, 'key cache listener lost; authenticating without cache') });
     await keyCache.start();
     cleanup.push(() => keyCache.stop());
+    // One outbound policy for every request to a user-supplied URL (src/net/egress.ts).
+    const egress = new EgressGuard({ allow: config.egressAllow, serverHost: config.host });
+    installEgressScopes();
+    cleanup.push(() => egress.close());
+    const localRepos: LocalRepoPolicy = { allow: config.deployAllowLocalRepos, roots: parseRoots(config.localRepoRoots) };
+    logger.info({ egress: egress.summary, local_repo_roots: localRepos.allow ? localRepos.roots : [] }, 'outbound policy');
     const traceExporters = createTraceExporters(config, logger.child({ component: 'trace-export' }));
     cleanup.push(async () => {
       await Promise.all(traceExporters.map((e) => e.close()));
@@ -105,7 +113,7 @@ export async function startHangar(config: Config, options: StartOptions = {}): P
     // The services are built once; the runtime is built from them and bound to them afterwards, so
     // HTTP, workers and background tasks share every instance (and its caches).
     const runtimePorts = deferredRuntime();
-    const services = createServices({ db: database.db, controlDb: control.db, cipher, logger, publicUrl, keyCache, traceExporters, runtime: runtimePorts.ports, deploy: { routing } });
+    const services = createServices({ db: database.db, controlDb: control.db, cipher, logger, publicUrl, keyCache, traceExporters, egress, localRepos, runtime: runtimePorts.ports, deploy: { routing } });
     const base = services;
     const runtime = await Runtime.open({
       bus,
@@ -119,6 +127,7 @@ export async function startHangar(config: Config, options: StartOptions = {}): P
       oauth: base.oauth,
       modelConfigs: base.modelConfigs,
       logger: logger.child({ component: 'runtime' }),
+      egress,
       // Every run is traced: the tracer is one of the callbacks each run gets.
       callbackFactories: config.tracing ? [agentRunTracing({ db: database.db, tracing: base.tracing, logger: logger.child({ component: 'tracing' }) })] : [],
       settings: {
@@ -142,7 +151,7 @@ export async function startHangar(config: Config, options: StartOptions = {}): P
     const workers = config.role === 'api' ? undefined : runtime.workers();
     const background: BackgroundTask[] = workers ? [workers] : [];
     if (config.role !== 'api') {
-      const reconciler = createReconciler({ config, db: database.db, cipher, logger, services, drivers: routing.drivers, secretKey, publicUrl: () => publicUrl().replace(/\/+$/, '') });
+      const reconciler = createReconciler({ config, db: database.db, cipher, logger, services, drivers: routing.drivers, secretKey, egress, publicUrl: () => publicUrl().replace(/\/+$/, '') });
       services.deployments.nudge = () => reconciler.nudge();
       background.push(reconciler);
       background.push(traceSweeper({ tracing: services.tracing, retentionDays: config.traceRetentionDays, logger }));
@@ -168,6 +177,7 @@ export async function startHangar(config: Config, options: StartOptions = {}): P
           db: database.db,
           webhooks: services.webhooks,
           state: runtime.ports().state,
+          fetch: egress.fetch,
           logger,
           settings: { pollMs: config.webhookPollMs, maxAttempts: config.webhookMaxAttempts, backoffMs: config.webhookBackoffMs, timeoutMs: config.webhookTimeoutMs },
         }),
@@ -185,6 +195,7 @@ export async function startHangar(config: Config, options: StartOptions = {}): P
       bodyLimitBytes: config.bodyLimitBytes,
       heartbeatMs: config.heartbeatMs,
       streams: new StreamSlots(config.streamCapacity),
+      limits: { authFailureLimit: config.authFailureLimit, authFailureWindowSeconds: config.authFailureWindowSeconds, keyRateLimit: config.keyRateLimit },
       corsOrigins: config.corsOrigins,
     });
     const server = await listen(app.fetch, config.host, config.port);

@@ -236,11 +236,31 @@ export interface paths {
         };
         /**
          * Git: ref advertisement
-         * @description Read-only git smart HTTP (protocol v0): `git clone http://x:<API_KEY>@<host>/v1/deepagents/agents/<agent_id>.git` (the API key is the basic-auth password; any user name). One branch, `main`, at the agent’s `revision`; `git log` shows the same commits as the revisions endpoint. Query `service=git-upload-pack`.
+         * @description Read-only git smart HTTP (protocol v0): `git -c http.extraHeader="X-Api-Key: <API_KEY>" clone <host>/v1/deepagents/agents/<agent_id>.git`, so that no key lands in `.git/config`. These endpoints also accept the key as the HTTP Basic password, for credential helpers (any user name); no other endpoint does. One branch, `main`, at the agent’s `revision`; `git log` shows the same commits as the revisions endpoint. Query `service=git-upload-pack`.
          */
         get: operations["gitRefAdvertisement"];
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/deepagents/agents/{agent_id}/clone": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Clone an agent
+         * @description Creates a new agent whose first revision has the same files as the agent’s head (instructions, tools.json, skills, subagents). `name` renames the copy; it keeps the name otherwise.
+         */
+        post: operations["cloneAgent"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1743,6 +1763,9 @@ export interface components {
             checkpoint_ns: string;
             thread_id: string;
         } | null;
+        CloneAgentRequest: {
+            name?: string;
+        };
         Container: {
             args?: string[];
             command?: string[];
@@ -1842,8 +1865,14 @@ export interface components {
              * @description Session id, for pending sessions.
              */
             id?: string;
+            /** @description `principal` (whose token this is) and `provider_id`. */
+            metadata: {
+                [key: string]: unknown;
+            };
             provider_id: string;
             status: components["schemas"]["AuthSessionStatus"];
+            /** @description When `COMPLETED`: an identifier of the caller’s stored token (`<provider_id>:<principal>`), never the token itself — Hangar attaches the token to tool calls server-side. */
+            token?: string;
             /** @description The provider’s authorization URL (with `state` and, for PKCE providers, an S256 challenge): open it in a browser. */
             verification_url?: string;
         };
@@ -4405,6 +4434,96 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content?: never;
+            };
+        };
+    };
+    cloneAgent: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The agent to copy. */
+                agent_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["CloneAgentRequest"];
+            };
+        };
+        responses: {
+            /** @description The new agent. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Agent"];
+                };
+            };
+            /** @description Malformed request (for example, invalid JSON). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Missing, unknown or revoked API key. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description The key may not do this. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description Not found in the caller’s workspace. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Body larger than the configured limit. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Body is not JSON. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description A field is missing or invalid. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
             };
         };
     };

@@ -1,6 +1,7 @@
 // Server configuration: one table of settings, parsed once (flags > environment > defaults) and frozen.
 import path from 'node:path';
 import { z } from 'zod';
+import { EgressGuard } from '../net/egress.js';
 
 /** One setting: where it comes from, how it is checked, and what it means (shown in `hangar serve --help`). */
 interface Setting<S extends z.ZodType> {
@@ -198,7 +199,37 @@ export const settings = {
   deployAllowLocalRepos: {
     env: 'HANGAR_DEPLOY_ALLOW_LOCAL_REPOS',
     schema: bool.default(false),
-    description: 'Let vcshost deployments without an integration clone file:// repositories of this host (development and tests).',
+    description: 'Let git integrations and vcshost deployments read repositories on this host (file://), only under HANGAR_LOCAL_REPO_ROOTS (development and tests).',
+  },
+  localRepoRoots: {
+    env: 'HANGAR_LOCAL_REPO_ROOTS',
+    schema: z.string().optional(),
+    description:
+      'Comma-separated directories under which local repositories (git integrations, file:// deployments) may live; only with HANGAR_DEPLOY_ALLOW_LOCAL_REPOS=true. Empty: none.',
+  },
+  egressAllow: {
+    env: 'HANGAR_EGRESS_ALLOW',
+    schema: z
+      .string()
+      .refine((v) => EgressGuard.validate(v) === undefined, { error: (issue) => EgressGuard.validate(String(issue.input)) ?? 'invalid' })
+      .optional(),
+    description:
+      'Private destinations Hangar may call for user-supplied URLs (tool servers, OAuth, model base URLs, code hosts): comma-separated loopback, private, CIDR ranges, host names (.suffix for sub-domains), or none. Unset: allowed only when HOST is a loopback address. Link-local and cloud metadata addresses are always refused.',
+  },
+  authFailureLimit: {
+    env: 'HANGAR_AUTH_FAILURE_LIMIT',
+    schema: z.coerce.number().int().min(0).default(20),
+    description: 'Failed authentications one client address may make per HANGAR_AUTH_FAILURE_WINDOW_SECONDS before getting 429 with Retry-After (0: no limit).',
+  },
+  authFailureWindowSeconds: {
+    env: 'HANGAR_AUTH_FAILURE_WINDOW_SECONDS',
+    schema: positiveInt.default(60),
+    description: 'Window of HANGAR_AUTH_FAILURE_LIMIT; a throttled address waits until its window ends.',
+  },
+  keyRateLimit: {
+    env: 'HANGAR_KEY_RATE_LIMIT',
+    schema: z.coerce.number().int().min(0).default(0),
+    description: 'Requests per second one API key may make (0: no limit); beyond it, 429 with Retry-After.',
   },
   kubeconfig: {
     env: 'HANGAR_KUBECONFIG',

@@ -12,6 +12,8 @@ export interface Caller {
   /** Who the key acts for: per-principal state (user memories, OAuth tokens) is keyed by this. */
   principal: string;
   previewAccess: boolean;
+  /** A key restricted to sending traces into this one tracing project (deployed applications). */
+  tracesProject?: string | undefined;
 }
 
 /** Whether the role may create, change or delete resources. */

@@ -9,6 +9,7 @@ export type ErrorType =
   | 'not_found'
   | 'conflict'
   | 'payload_too_large'
+  | 'rate_limited'
   | 'upstream'
   | 'unavailable'
   | 'internal';
@@ -48,6 +49,11 @@ export const errorCatalogue = {
     status: 403,
     type: 'permission',
     meaning: "The key's workspace does not have preview access to the agent runtime.",
+  },
+  too_many_requests: {
+    status: 429,
+    type: 'rate_limited',
+    meaning: 'Too many failed authentications from this address, or more requests than the per-key rate allows; wait for `Retry-After` seconds.',
   },
   // Tool servers
   mcp_server_not_found: { status: 404, type: 'not_found', meaning: 'No tool server with this id in the workspace.' },

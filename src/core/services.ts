@@ -25,6 +25,9 @@ import { TracingService } from './tracing/service.js';
 import type { TraceExporter } from '../tracing/export/exporter.js';
 import { TraceStore } from '../tracing/store.js';
 import { WorkspaceService } from './workspaces/service.js';
+import type { EgressGuard } from '../net/egress.js';
+import { laptopEgress } from './egress.js';
+import { type LocalRepoPolicy, NO_LOCAL_REPOS } from './local-repos.js';
 
 /** Every core service. */
 export interface Services {
@@ -73,19 +76,26 @@ export interface ServiceDeps {
   deploy?: { routing: DriverRouting; codeHosts?: CodeHosts; tracing?: TracingProjects };
   /** Where traces go besides Hangar's own store (OTLP, LangSmith-compatible); none by default. */
   traceExporters?: TraceExporter[];
+  /** The outbound policy for user-supplied URLs (default: the laptop policy). */
+  egress?: EgressGuard;
+  /** Which host directories may hold repositories (default: none). */
+  localRepos?: LocalRepoPolicy;
 }
 
 /** Build the services. */
 export function createServices(deps: ServiceDeps): Services {
-  const oauthProviders = new OAuthProviderService(deps.db, deps.cipher);
-  const mcpServers = new McpServerService(deps.db, deps.cipher, oauthProviders);
-  const modelConfigs = new ModelConfigService(deps.db, deps.cipher);
+  const egress = deps.egress ?? laptopEgress();
+  const localRepos = deps.localRepos ?? NO_LOCAL_REPOS;
+  const oauthProviders = new OAuthProviderService(deps.db, deps.cipher, egress);
+  const mcpServers = new McpServerService(deps.db, deps.cipher, oauthProviders, egress);
+  const modelConfigs = new ModelConfigService(deps.db, deps.cipher, egress);
   const gitObjects = new ObjectStore(deps.db);
   const agents = new AgentService(deps.db, gitObjects, mcpServers, modelConfigs);
   const runtime = deps.runtime ?? offlineRuntime();
   const runLifecycle = new RunLifecycle(deps.controlDb ?? deps.db);
   const threads = new ThreadService(deps.db, agents, runtime.state);
-  const integrations = new IntegrationService(deps.db, deps.cipher);
+  const integrations = new IntegrationService(deps.db, deps.cipher, egress.fetch, { egress, localRepos });
+  const webhooks = new WebhookService(deps.db, deps.cipher, egress);
   const tracing = new TracingService({ store: new TraceStore(deps.db), mcpServers, exporters: deps.traceExporters ?? [], logger: deps.logger });
   return {
     workspaces: new WorkspaceService(deps.db, deps.keyCache),
@@ -101,6 +111,7 @@ export function createServices(deps: ServiceDeps): Services {
     oauth: new OAuthService(deps.db, deps.cipher, oauthProviders, {
       logger: deps.logger,
       publicUrl: deps.publicUrl ?? (() => 'http://127.0.0.1:8124'),
+      fetch: egress.fetch,
     }),
     integrations,
     deployments: new DeploymentService({
@@ -110,11 +121,13 @@ export function createServices(deps: ServiceDeps): Services {
       routing: deps.deploy?.routing ?? { driverFor: () => undefined },
       codeHosts: deps.deploy?.codeHosts ?? integrationCodeHosts(integrations),
       tracing: deps.deploy?.tracing ?? tracing,
+      egress,
+      localRepos,
     }),
     deploymentUploads: new UploadService(deps.db),
     tracing,
-    schedules: new ScheduleService(deps.db, agents),
-    webhooks: new WebhookService(deps.db, deps.cipher),
+    schedules: new ScheduleService(deps.db, agents, (url) => webhooks.check(url)),
+    webhooks,
   };
 }
 

@@ -27,7 +27,9 @@ export function hangarAppTracing(o: { db: Db; workspaces: WorkspaceService; publ
       await o.db.updateTable('api_keys').set({ revoked_at: new Date() }).where('principal', '=', principal).where('revoked_at', 'is', null).execute();
       const { key, record } = await o.workspaces.createKey({
         workspace: ws.name,
+        // Least privilege: the app can send traces to its own project and do nothing else.
         role: 'member',
+        tracesProject: t.deployment.name,
         principal,
         description: `traces of deployment ${t.deployment.name}, revision ${t.revision.seq}`,
       });

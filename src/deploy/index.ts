@@ -1,4 +1,6 @@
 // Building the reconciler and its drivers from the configuration (used by the composition root).
+import type { EgressGuard } from '../net/egress.js';
+import { parseRoots } from '../core/local-repos.js';
 import { createHmac } from 'node:crypto';
 import path from 'node:path';
 import type { Config } from '../config/index.js';
@@ -14,7 +16,7 @@ import { LocalDriver } from './local/index.js';
 import { Reconciler } from './reconciler.js';
 
 /** The reconciler with the drivers named in HANGAR_DEPLOY_DRIVERS. */
-export function createReconciler(o: { config: Config; db: Db; cipher: Cipher; logger: Logger; services: Services; drivers: Set<string>; secretKey: Buffer; publicUrl: () => string }): Reconciler {
+export function createReconciler(o: { config: Config; db: Db; cipher: Cipher; logger: Logger; services: Services; drivers: Set<string>; secretKey: Buffer; publicUrl: () => string; egress?: EgressGuard }): Reconciler {
   const logger = o.logger.child({ component: 'deploy' });
   const drivers: Driver[] = [];
   if (o.drivers.has('local')) {
@@ -26,7 +28,8 @@ export function createReconciler(o: { config: Config; db: Db; cipher: Cipher; lo
         uploads: o.services.deploymentUploads,
         codeHosts: integrationCodeHosts(o.services.integrations),
         tracing: hangarAppTracing({ db: o.db, workspaces: o.services.workspaces, publicUrl: o.publicUrl }),
-        allowLocalRepos: o.config.deployAllowLocalRepos,
+        localRepos: { allow: o.config.deployAllowLocalRepos, roots: parseRoots(o.config.localRepoRoots) },
+        egress: o.egress,
         logger,
       }),
     );

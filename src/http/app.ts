@@ -5,6 +5,7 @@ import { OpenAPIHono } from '@hono/zod-openapi';
 import { bodyLimit } from 'hono/body-limit';
 import { agentRoutes } from '../api/agents/routes.js';
 import { gitRoutes } from '../api/agents/git.js';
+import { agentCloneRoutes } from '../api/agents/clone.js';
 import { authSessionRoutes } from '../api/auth-sessions/routes.js';
 import { integrationRoutes } from '../api/integrations/routes.js';
 import { appProxyRoutes } from '../api/deployments/app-proxy.js';
@@ -24,10 +25,13 @@ import { cronRoutes } from '../api/schedules/crons.js';
 import { langGraphRoutes } from '../api/langgraph/index.js';
 import { usageRoutes } from '../api/usage/routes.js';
 import { HangarError } from '../core/errors.js';
+import type { Context } from 'hono';
+import { AbuseLimits } from './abuse.js';
 import { apiKeyAuth } from './auth.js';
 import { corsFor } from './cors.js';
 import type { AppDeps } from './deps.js';
 import { mountDocs } from './docs.js';
+import { inputRules } from './input-rules.js';
 import type { AppEnv } from './env.js';
 import { renderError } from './errors.js';
 import { apiKeySecurity, documentConfig } from './openapi.js';
@@ -39,6 +43,14 @@ export function createApp(deps: AppDeps): OpenAPIHono<AppEnv> {
   const app = new OpenAPIHono<AppEnv>();
   const { logger } = deps;
 
+  // Outermost, so that its header is the last word. An error answered before the body was read (401, 404, 413 to a large upload) closes the
+  // connection: the unread body would otherwise be taken for the next request, or the socket be cut
+  // under a client that believes it is still alive.
+  app.use(async (c, next) => {
+    const raw = c.req.raw;
+    await next();
+    if (c.res.status >= 400 && raw.body !== null && !raw.bodyUsed && c.req.raw === raw) closeAfter(c);
+  });
   app.use(async (c, next) => {
     const requestId = randomUUID();
     c.set('requestId', requestId);
@@ -58,12 +70,14 @@ export function createApp(deps: AppDeps): OpenAPIHono<AppEnv> {
       },
     }),
   );
-  app.use(apiKeyAuth(deps.services.workspaces));
+  app.use(apiKeyAuth(deps.services.workspaces, deps.limits ? new AbuseLimits(deps.limits) : undefined));
+  app.use(inputRules());
 
   app.route('/', systemRoutes(deps));
   app.route('/', mcpServerRoutes(deps));
   app.route('/', mcpServerToolRoutes(deps));
   app.route('/', agentRoutes(deps));
+  app.route('/', agentCloneRoutes(deps));
   app.route('/', threadRoutes(deps));
   app.route('/', runRoutes(deps));
   app.route('/', scheduleRoutes(deps));
@@ -96,6 +110,17 @@ export function createApp(deps: AppDeps): OpenAPIHono<AppEnv> {
   });
   app.onError((error, c) => renderError(c, error, logger));
   return app;
+}
+
+function closeAfter(c: Context): void {
+  try {
+    c.res.headers.set('connection', 'close');
+  } catch {
+    // Immutable headers (a fetched response passed through): copy them.
+    const headers = new Headers(c.res.headers);
+    headers.set('connection', 'close');
+    c.res = new Response(c.res.body, { status: c.res.status, headers });
+  }
 }
 
 /** The OpenAPI document of the app (also served at /openapi.json). */

@@ -2,6 +2,7 @@
 import type { Services } from '../core/services.js';
 import type { Logger } from '../logging.js';
 import type { StreamSlots } from './sse.js';
+import type { AbuseSettings } from './abuse.js';
 
 /** Facts about this server shown at `GET /info`. */
 export interface ServerInfo {
@@ -20,6 +21,8 @@ export interface AppDeps {
   heartbeatMs: number;
   /** The process's run-stream slots (HANGAR_STREAM_CAPACITY); unlimited without. */
   streams?: StreamSlots | undefined;
+  /** Failed-authentication throttling and the per-key rate (both off when absent). */
+  limits?: AbuseSettings;
   /** Browser origins allowed to call the API (`*`: any); none when absent. */
   corsOrigins?: readonly string[] | undefined;
 }

@@ -14,23 +14,30 @@ export function pktLine(payload: string | Buffer): Buffer {
 /** The flush packet that ends a section. */
 export const FLUSH = Buffer.from('0000', 'ascii');
 
+/** A request body that does not follow git's pkt-line framing or upload-pack grammar. */
+export class GitProtocolError extends Error {
+  override name = 'GitProtocolError';
+}
+
 /** The payloads of a pkt-line stream; a flush packet is `null`. */
 export function parsePktLines(data: Buffer): (string | null)[] {
   const lines: (string | null)[] = [];
   let i = 0;
   while (i + 4 <= data.length) {
-    const len = Number.parseInt(data.toString('ascii', i, i + 4), 16);
-    if (Number.isNaN(len)) throw new Error('malformed pkt-line');
+    const prefix = data.toString('ascii', i, i + 4);
+    if (!/^[0-9a-f]{4}$/i.test(prefix)) throw new GitProtocolError(`malformed pkt-line length "${prefix.replace(/[^\x20-\x7e]/g, '?')}"`);
+    const len = Number.parseInt(prefix, 16);
     if (len === 0 || len === 1 || len === 2) {
       // 0000 flush, 0001 delim, 0002 response-end (protocol v2): all section ends for us.
       lines.push(null);
       i += 4;
       continue;
     }
-    if (len < 4 || i + len > data.length) throw new Error('malformed pkt-line');
+    if (len < 4 || i + len > data.length) throw new GitProtocolError('malformed pkt-line: the length runs past the end of the body');
     lines.push(data.toString('utf8', i + 4, i + len));
     i += len;
   }
+  if (i !== data.length) throw new GitProtocolError('malformed pkt-line: trailing bytes after the last line');
   return lines;
 }
 

@@ -1,7 +1,7 @@
 // The read-only half of git's smart HTTP protocol (version 0): the ref advertisement and upload-pack.
 // One branch, `main`, whose tip is the agent's head; a fetch always receives every object of the
 // history, which keeps the server stateless and is cheap for agent-sized repositories.
-import { buildPack, FLUSH, parsePktLines, pktLine } from './pack.js';
+import { buildPack, FLUSH, GitProtocolError, parsePktLines, pktLine } from './pack.js';
 import type { GitObject } from './objects.js';
 
 /** The branch agent repositories expose. */
@@ -33,10 +33,13 @@ export function parseUploadRequest(body: Buffer): UploadRequest {
   for (const line of parsePktLines(body)) {
     if (line === null) continue;
     const text = line.trimEnd();
-    if (text.startsWith('want ')) request.wants.push(text.slice(5, 45));
-    else if (text.startsWith('have ')) request.haves.push(text.slice(5, 45));
-    else if (text === 'done') request.done = true;
+    if (text.startsWith('want ') || text.startsWith('have ')) {
+      const id = text.slice(5, 45);
+      if (!/^[0-9a-f]{40}$/.test(id)) throw new GitProtocolError(`"${text.slice(0, 4)}" needs a 40-character object id`);
+      (text.startsWith('want ') ? request.wants : request.haves).push(id);
+    } else if (text === 'done') request.done = true;
   }
+  if (request.wants.length === 0) throw new GitProtocolError('the request wants no object');
   return request;
 }
 

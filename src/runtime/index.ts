@@ -1,5 +1,6 @@
 // The agent runtime of one process: LangGraph storage, the run event hub, the run queue, the agent
 // cache and (unless the process only serves the API) a pool of workers executing runs.
+import type { EgressGuard } from '../net/egress.js';
 import { randomUUID } from 'node:crypto';
 import type pg from 'pg';
 import type { AgentService } from '../core/agents/service.js';
@@ -62,6 +63,11 @@ export interface RuntimeDeps {
   controlPool?: pg.Pool | undefined;
   /** The owner of run status (stateless; one is made without it). */
   lifecycle?: RunLifecycle | undefined;
+  /**
+   * The outbound policy: every run executes inside its scope, so the requests of MCP transports and
+   * model SDKs (which take no fetch of ours) are checked at connect time like Hangar's own.
+   */
+  egress?: EgressGuard | undefined;
 }
 
 /** What an agent's build depends on, remembered per agent so a cache hit needs no tree read. */

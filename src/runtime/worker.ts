@@ -133,20 +133,23 @@ export class WorkerPool implements BackgroundTask {
     const done = (async () => {
       // The log holds the run's `metadata` (written when it was accepted) and, for a retried run,
       // what earlier attempts stored.
-      writer = this.runtime.hub.openWriter(run.id, run.lastSeq);
+      const opened = this.runtime.hub.openWriter(run.id, run.lastSeq);
+      writer = opened;
       // The log cannot be written: stop the run (it fails with the reason) rather than go on unrecorded.
-      writer.onFailure = (error) => abort.abort(error);
+      opened.onFailure = (error) => abort.abort(error);
       let handlers: BaseCallbackHandler[] = [];
-      const outcome = await executeRun({
+      const egress = this.runtime.deps.egress;
+      const execute = (): ReturnType<typeof executeRun> => executeRun({
         run,
-        writer,
+        writer: opened,
         agent: () => this.runtime.agentFor(run.workspaceId, run.agentId, run.revision),
         callbacks: async (agent) => (handlers = await runCallbacks(this.runtime.callbackFactories, { run, modelName: agent.modelName, droppedTools: agent.dropped })),
         signal: abort.signal,
         recursionLimit: this.settings.recursionLimit,
         durability: this.settings.checkpointDurability,
       });
-      const [flushed] = await Promise.allSettled([writer.flush(), settleCallbacks(handlers)]);
+      const outcome = await (egress ? egress.scope(execute) : execute());
+      const [flushed] = await Promise.allSettled([opened.flush(), settleCallbacks(handlers)]);
       const final =
         flushed.status === 'rejected' && outcome.status !== 'interrupted'
           ? { ...outcome, status: 'error' as const, thread: 'error' as const, error: { error: 'EventLogUnavailable', message: String((flushed.reason as Error).message) } }
@@ -155,7 +158,7 @@ export class WorkerPool implements BackgroundTask {
       // A cancelled run was already settled by whoever cancelled it.
       if (!settled && final.status !== 'interrupted') log.warn('run was taken from this worker before it finished');
       if (final.status === 'error') log.warn({ error: final.error }, 'run failed');
-      await writer.end().catch(() => {});
+      await opened.end().catch(() => {});
       writer = undefined;
     })()
       .catch((error: unknown) => {

@@ -116,6 +116,19 @@ export class TraceStore {
     return row ? toProject(row) : undefined;
   }
 
+  /** The project name of each of these runs that exists in the workspace, by run id. */
+  async projectNamesOfRuns(workspaceId: string, runIds: string[]): Promise<Map<string, string>> {
+    if (runIds.length === 0) return new Map();
+    const rows = await this.db
+      .selectFrom('tracing_runs as r')
+      .innerJoin('tracing_projects as p', 'p.id', 'r.project_id')
+      .select(['r.id', 'p.name'])
+      .where('r.workspace_id', '=', workspaceId)
+      .where('r.id', 'in', runIds)
+      .execute();
+    return new Map(rows.map((r) => [r.id, r.name]));
+  }
+
   async getProject(workspaceId: string, id: string): Promise<TracingProject | undefined> {
     const row = await this.db.selectFrom('tracing_projects').selectAll().where('workspace_id', '=', workspaceId).where('id', '=', id).executeTakeFirst();
     return row ? toProject(row) : undefined;

@@ -23,13 +23,15 @@ export interface WireRun {
   [key: string]: unknown;
 }
 
+const MIN_TIME = -62135596800000; // 0001-01-01T00:00:00Z
+const MAX_TIME = 253402300799999; // 9999-12-31T23:59:59.999Z
 /** A time as the SDK sends it: epoch milliseconds or an ISO string (with or without zone; UTC assumed). */
 export function parseWireTime(value: string | number | null | undefined): Date | undefined {
   if (value === null || value === undefined) return undefined;
-  if (typeof value === 'number') return new Date(value);
-  const text = /[zZ]|[+-]\d\d:?\d\d$/.test(value) ? value : `${value}Z`;
-  const date = new Date(text);
-  return Number.isNaN(date.getTime()) ? undefined : date;
+  const date = typeof value === 'number' ? new Date(value) : new Date(/[zZ]|[+-]\d\d:?\d\d$/.test(value) ? value : `${value}Z`);
+  // Years 1 to 9999 only: outside them PostgreSQL (or Date itself) cannot hold the time.
+  const t = date.getTime();
+  return Number.isNaN(t) || t < MIN_TIME || t > MAX_TIME ? undefined : date;
 }
 
 /** A create from the wire; trace id and dotted order default to a root run's own. */

@@ -129,6 +129,8 @@ describe('approval of tool calls', () => {
     // A successful tool reply (a reject is an error one), in the state as the model saw it.
     const reply = (values.messages as { type: string; content: string; status: string }[]).filter((m) => m.type === 'tool').at(-1)!;
     expect(reply).toMatchObject({ content: '41, by hand', status: 'success' });
+    // No event of the run shows the in-between form.
+    expect(JSON.stringify(resumed.events)).not.toContain('hangar:respond');
   });
 
   it('a tool whose rule is false runs without a pause', async () => {
@@ -207,6 +209,14 @@ describe('approval of tool calls', () => {
     expect(tools.calls.length).toBe(before + 1);
     const resumed = await resume(careful, [{ type: 'approve' }], withSubs);
     expect(lastAiText(lastValues(resumed.events))).toContain('add: 7');
+    expect(tools.calls.length).toBe(before + 2);
+
+    // A respond inside a subagent reaches its model as the tool's (successful) result, marker-free.
+    const answered = await createThread(server, withSubs);
+    await run(server, answered, { agent_id: withSubs, messages: [{ role: 'user', content: task('careful') }] });
+    const responded = await resume(answered, [{ type: 'respond', message: 'seven, by hand' }], withSubs);
+    expect(lastAiText(lastValues(responded.events))).toContain('add: seven, by hand');
+    expect(lastAiText(lastValues(responded.events))).not.toContain('hangar:respond');
     expect(tools.calls.length).toBe(before + 2);
   });
 });

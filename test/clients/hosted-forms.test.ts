@@ -103,3 +103,19 @@ describe('tool servers, as the hosted SDK uses them', () => {
     expect(del.status).toBe(404);
   });
 });
+
+describe('agents, as the hosted SDK uses them', () => {
+  it('clone makes a new agent with the same tree, renamed when asked', async () => {
+    const original = (await server.client.GET('/v1/deepagents/agents/{agent_id}', { params: { path: { agent_id: agentId }, query: { include_files: 'true' } } })).data!;
+    const res = await post(`/agents/${agentId}/clone`, { name: 'the copy' });
+    expect(res.status, await res.clone().text()).toBe(201);
+    const copy = (await res.json()) as { id: string; name: string };
+    expect(copy.id).not.toBe(agentId);
+    expect(copy.name).toBe('the copy');
+    const read = (await server.client.GET('/v1/deepagents/agents/{agent_id}', { params: { path: { agent_id: copy.id }, query: { include_files: 'true' } } })).data!;
+    expect(read.tools).toEqual(original.tools);
+    expect(read.instructions).toBe(original.instructions);
+    expect(Object.keys(read.files!).sort()).toEqual(Object.keys(original.files!).sort());
+    expect((await post('/agents/00000000-0000-4000-8000-000000000000/clone', {})).status).toBe(404);
+  });
+});

@@ -183,6 +183,16 @@ describe('LangGraph SDK against Hangar', () => {
     expect(await statusOf(client.runs.cancel(threadId, run.run_id))).toBe(404);
   });
 
+  it('interruptBefore pauses at a breakpoint; input null continues from it', async () => {
+    const thread = await client.threads.create({ metadata: { assistant_id: otherAgentId } });
+    await client.runs.wait(thread.thread_id, otherAgentId, { input: { messages: [{ role: 'user', content: 'wait for it' }] }, interruptBefore: '*' });
+    const paused = await client.threads.getState(thread.thread_id);
+    expect(paused.next.length).toBeGreaterThan(0);
+    const done = (await client.runs.wait(thread.thread_id, otherAgentId, { input: null })) as { messages: Message[] };
+    expect(lastAi(done)).toBe('You said: wait for it');
+    expect((await client.threads.getState(thread.thread_id)).next).toEqual([]);
+  });
+
   it('bad input is refused with a 4xx that names it, and nothing starts', async () => {
     const thread = await client.threads.create({ metadata: { assistant_id: agentId } });
     const refused = async (promise: Promise<unknown>) => {

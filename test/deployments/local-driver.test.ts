@@ -1,6 +1,7 @@
 // End to end with the local driver: a real bare git repository holding a tiny LangGraph JS app →
 // deployment → DEPLOYED/READY → /ok and a run through the stable URL → new commit + PATCH repo_ref →
 // new revision active without downtime → broken commits fail while the old revision serves → DELETE stops it.
+import os from 'node:os';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer } from '../support/server.js';
@@ -11,8 +12,9 @@ let repo: AppRepo;
 
 beforeAll(async () => {
   repo = await makeAppRepo();
-  // No HANGAR_DEPLOY_ALLOW_LOCAL_REPOS: the repository is reached through a `git` integration.
-  server = await startTestServer({ env: { HANGAR_DEPLOY_POLL_MS: '300', HANGAR_DEPLOY_HEALTH_TIMEOUT_MS: '60000' } });
+  // The repository is reached through a `git` integration, which itself needs local repositories
+  // enabled under a root (issue 14).
+  server = await startTestServer({ env: { HANGAR_DEPLOY_POLL_MS: '300', HANGAR_DEPLOY_HEALTH_TIMEOUT_MS: '60000', HANGAR_DEPLOY_ALLOW_LOCAL_REPOS: 'true', HANGAR_LOCAL_REPO_ROOTS: os.tmpdir() } });
 });
 afterAll(async () => {
   await server?.close();

@@ -17,7 +17,7 @@ afterAll(async () => {
 
 // Replicas share the secret key, as they must in production. The lease is long enough that a
 // machine under load does not hand live work over (the orphan's lease has already run out).
-const ENV = { HANGAR_SECRET_KEY: 'ab'.repeat(32), HANGAR_DEPLOY_ALLOW_LOCAL_REPOS: 'true', HANGAR_DEPLOY_POLL_MS: '300', HANGAR_DEPLOY_LEASE_MS: '15000' };
+const ENV = { HANGAR_SECRET_KEY: 'ab'.repeat(32), HANGAR_DEPLOY_ALLOW_LOCAL_REPOS: 'true', HANGAR_LOCAL_REPO_ROOTS: os.tmpdir(), HANGAR_DEPLOY_POLL_MS: '300', HANGAR_DEPLOY_LEASE_MS: '15000' };
 
 async function start(options: Parameters<typeof startTestServer>[0]): Promise<TestServer> {
   const s = await startTestServer(options);

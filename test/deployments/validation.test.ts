@@ -10,7 +10,7 @@ import { startTestServer, type TestServer } from '../support/server.js';
 let server: TestServer;
 
 beforeAll(async () => {
-  server = await startTestServer({ env: { HANGAR_ROLE: 'api', HANGAR_DEPLOY_DRIVERS: 'vcshost=local,internal_source=local,internal_template=local,external_docker=kubernetes' } });
+  server = await startTestServer({ env: { HANGAR_DEPLOY_ALLOW_LOCAL_REPOS: 'true', HANGAR_LOCAL_REPO_ROOTS: os.tmpdir(), HANGAR_ROLE: 'api', HANGAR_DEPLOY_DRIVERS: 'vcshost=local,internal_source=local,internal_template=local,external_docker=kubernetes' } });
 });
 afterAll(async () => {
   await server?.close();

@@ -30,7 +30,7 @@ async function bareRepo(dir: string, branch: string): Promise<void> {
 }
 
 beforeAll(async () => {
-  server = await startTestServer();
+  server = await startTestServer({ env: { HANGAR_DEPLOY_ALLOW_LOCAL_REPOS: 'true', HANGAR_LOCAL_REPO_ROOTS: os.tmpdir() } });
   root = await mkdtemp(path.join(os.tmpdir(), 'hangar-git-root-'));
   await bareRepo(path.join(root, 'tools.git'), 'main');
   await mkdir(path.join(root, 'team'));

@@ -14,7 +14,7 @@ let server: TestServer;
 let oidc: OidcServer;
 
 beforeAll(async () => {
-  server = await startTestServer();
+  server = await startTestServer({ env: { HANGAR_DEPLOY_ALLOW_LOCAL_REPOS: 'true', HANGAR_LOCAL_REPO_ROOTS: os.tmpdir() } });
   oidc = await startOidcServer({ redirectUri: `${server.url}/oauth/callback` });
   await server.client.POST('/v2/auth/providers', {
     body: { provider_id: 'cli', name: 'CLI', client_id: oidc.clients.public.id, auth_url: oidc.authUrl, token_url: oidc.tokenUrl, uses_pkce: true, token_endpoint_auth_method: 'none', scopes: ['openid'] },

@@ -103,7 +103,14 @@ describe('authorization-code flow', () => {
   it('REUSE answers 200 COMPLETED when the principal already has a token', async () => {
     const again = await server.client.POST('/v1/deepagents/auth-sessions', { body: { provider_id: 'tools-client_secret_post-false' } });
     expect(again.response.status).toBe(200);
-    expect(again.data).toEqual({ provider_id: 'tools-client_secret_post-false', status: 'COMPLETED' });
+    const principal = (again.data!.metadata as { principal: string }).principal;
+    // `token` identifies the stored token; the token itself never leaves the server.
+    expect(again.data).toEqual({
+      provider_id: 'tools-client_secret_post-false',
+      status: 'COMPLETED',
+      token: `tools-client_secret_post-false:${principal}`,
+      metadata: { principal, provider_id: 'tools-client_secret_post-false' },
+    });
   });
 
   it('refreshes an expired access token with the refresh token', async () => {

@@ -129,7 +129,7 @@ describe('run webhooks', () => {
     expect(at('/langgraph')[0]!.verified).toMatchObject({ run_id: created.run_id, thread_id: thread.thread_id, status: 'success', message: { content: 'You said: from langgraph' } });
   });
 
-  it('refuses a webhook that is not an http(s) URL', async () => {
+  it('refuses a webhook that is not an http(s) URL or that the outbound policy forbids', async () => {
     const agentId = await createAgent(server);
     const threadId = await createThread(server, agentId);
     const res = await fetch(`${server.url}/v1/deepagents/threads/${threadId}/runs/stream`, {
@@ -139,6 +139,18 @@ describe('run webhooks', () => {
     });
     expect(res.status).toBe(422);
     expect(await res.text()).toContain('webhook');
+    // The outbound policy applies: a cloud-metadata address is refused at registration, nothing starts.
+    const metadata = await fetch(`${server.url}/v1/deepagents/threads/${threadId}/runs/stream`, {
+      method: 'POST',
+      headers: { 'x-api-key': server.adminKey, 'content-type': 'application/json' },
+      body: JSON.stringify({ agent_id: agentId, messages: [{ role: 'user', content: 'x' }], webhook: 'http://169.254.169.254/latest/meta-data' }),
+    });
+    expect(metadata.status).toBe(422);
+    expect(await metadata.text()).toContain('webhook');
+    const schedule = await server.client.POST('/v1/deepagents/schedules', {
+      body: { agent_id: agentId, schedule: '0 9 * * *', messages: [{ role: 'user', content: 'x' }], webhook: 'http://169.254.169.254/' },
+    });
+    expect(schedule.response.status).toBe(422);
     const runs = await server.client.GET('/v1/deepagents/threads/{thread_id}/runs', { params: { path: { thread_id: threadId } } });
     expect(runs.data).toHaveLength(0);
   });

@@ -6,7 +6,8 @@ import { HangarError } from '../../core/errors.js';
 import type { AppDeps } from '../../http/deps.js';
 import type { AppEnv } from '../../http/env.js';
 import { newRouter } from '../../http/router.js';
-import { advertiseRefs, parseUploadRequest, uploadPackResponse } from '../../repo/upload-pack.js';
+import { GitProtocolError } from '../../repo/pack.js';
+import { advertiseRefs, parseUploadRequest, type UploadRequest, uploadPackResponse } from '../../repo/upload-pack.js';
 
 const REPO = '/v1/deepagents/agents/:repo{[0-9a-fA-F-]{36}\\.git}';
 
@@ -22,9 +23,16 @@ export function gitRoutes({ services }: AppDeps) {
   });
   router.post(`${REPO}/git-upload-pack`, async (c) => {
     const row = await services.agents.findRow(c.get('caller').workspaceId, agentIdOf(c.req.param('repo')));
-    let body = Buffer.from(await c.req.arrayBuffer());
-    if (c.req.header('content-encoding') === 'gzip') body = gunzipSync(body);
-    const request = parseUploadRequest(body);
+    let request: UploadRequest;
+    try {
+      let body = Buffer.from(await c.req.arrayBuffer());
+      if (c.req.header('content-encoding') === 'gzip') body = gunzipSync(body, { maxOutputLength: 64 * 1024 * 1024 });
+      request = parseUploadRequest(body);
+    } catch (error) {
+      // git prints a text/plain error body to its user, so the reason is readable where it matters.
+      const reason = error instanceof GitProtocolError ? error.message : 'the body is not valid gzip';
+      return c.text(`error: bad upload-pack request: ${reason}\n`, 400);
+    }
     const history = await services.agents.revisionCommits(row.id);
     const known = new Set(history);
     const unknown = request.wants.find((w) => !known.has(w));
@@ -53,7 +61,7 @@ function documentGit(router: OpenAPIHono<AppEnv>): void {
     tags: ['Agents'],
     summary: 'Git: ref advertisement',
     description:
-      'Read-only git smart HTTP (protocol v0): `git clone http://x:<API_KEY>@<host>/v1/deepagents/agents/<agent_id>.git` (the API key is the basic-auth password; any user name). One branch, `main`, at the agent’s `revision`; `git log` shows the same commits as the revisions endpoint. Query `service=git-upload-pack`.',
+      'Read-only git smart HTTP (protocol v0): `git -c http.extraHeader="X-Api-Key: <API_KEY>" clone <host>/v1/deepagents/agents/<agent_id>.git`, so that no key lands in `.git/config`. These endpoints also accept the key as the HTTP Basic password, for credential helpers (any user name); no other endpoint does. One branch, `main`, at the agent’s `revision`; `git log` shows the same commits as the revisions endpoint. Query `service=git-upload-pack`.',
     security: [{ ApiKeyAuth: [] }],
     request,
     responses: { 200: { description: 'pkt-line ref advertisement (`application/x-git-upload-pack-advertisement`).' }, 401: { description: 'No or unknown key (with `WWW-Authenticate: Basic`).' }, 404: { description: 'No such agent in the workspace.' } },

@@ -27,6 +27,11 @@ const StartResponse = z
     provider_id: z.string(),
     status: Status,
     verification_url: z.string().optional().openapi({ description: 'The provider’s authorization URL (with `state` and, for PKCE providers, an S256 challenge): open it in a browser.' }),
+    token: z.string().optional().openapi({
+      description:
+        'When `COMPLETED`: an identifier of the caller’s stored token (`<provider_id>:<principal>`), never the token itself — Hangar attaches the token to tool calls server-side.',
+    }),
+    metadata: z.record(z.string(), z.unknown()).openapi({ description: '`principal` (whose token this is) and `provider_id`.' }),
   })
   .openapi('CreateAuthSessionResponse');
 
@@ -98,9 +103,11 @@ const callback = createRoute({
 export function authSessionRoutes({ services }: AppDeps) {
   return newRouter()
     .openapi(start, async (c) => {
-      const result = await services.oauth.start(c.get('caller'), c.req.valid('json'));
-      if (result.status === 'COMPLETED') return c.json({ provider_id: result.providerId, status: result.status }, 200);
-      return c.json({ id: result.id, provider_id: result.providerId, status: result.status, verification_url: result.verificationUrl }, 201);
+      const caller = c.get('caller');
+      const result = await services.oauth.start(caller, c.req.valid('json'));
+      const metadata = { principal: caller.principal, provider_id: result.providerId };
+      if (result.status === 'COMPLETED') return c.json({ provider_id: result.providerId, status: result.status, token: `${result.providerId}:${caller.principal}`, metadata }, 200);
+      return c.json({ id: result.id, provider_id: result.providerId, status: result.status, verification_url: result.verificationUrl, metadata }, 201);
     })
     .openapi(get, async (c) => {
       const s = await services.oauth.session(c.get('caller'), c.req.valid('param').session_id, c.req.valid('query').wait_seconds);

@@ -185,6 +185,7 @@ export async function startRunInput(services: Services, caller: Caller, threadId
 
 /** Start the run `body` asks for on `threadId`, and register its webhook when it names one. */
 export async function startRun(services: Services, caller: Caller, threadId: string, body: RunRequestBody): Promise<Run> {
+  if (body.webhook) services.webhooks.check(body.webhook);
   const run = await services.runs.start(caller, threadId, await startRunInput(services, caller, threadId, body));
   if (body.webhook) await services.webhooks.register(caller.workspaceId, { runId: run.id, threadId }, body.webhook);
   return run;

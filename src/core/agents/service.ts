@@ -110,6 +110,17 @@ export class AgentService {
     return { ...toSummary(row), definition: filesToDefinition(files), files };
   }
 
+  /** A new agent with the same files (and permissions) as `agentId` at its head; `name` renames the copy. */
+  async clone(caller: Caller, agentId: string, name?: string | undefined): Promise<Agent> {
+    const source = await this.get(caller, agentId);
+    const files: Record<string, { content: string }> = Object.fromEntries(Object.entries(source.files).map(([path, content]) => [path, { content }]));
+    // agent.json comes back from the typed fields (create needs a name; a rename changes it).
+    delete files['agent.json'];
+    const d = source.definition;
+    const fields = { name: name ?? d.name, description: d.description, runtime: d.runtime, extras: d.extras, ...(d.backend ? { backend: d.backend } : {}) };
+    return this.create(caller, { ...fields, files, ...(source.permissions ? { permissions: source.permissions } : {}) });
+  }
+
   /** Agents by offset (LangGraph's assistant search): `name` exact, or all; `ids` narrows. */
   async search(caller: Caller, query: { name?: string | undefined; ids?: string[] | undefined; limit: number; offset: number; sortBy: 'created_at' | 'updated_at' | 'name'; sortOrder: 'asc' | 'desc' }): Promise<AgentSummary[]> {
     let q = this.db.selectFrom('agents').selectAll().where('workspace_id', '=', caller.workspaceId).where('deleted_at', 'is', null);

@@ -111,6 +111,11 @@ describe('agent file tree', () => {
     ['.git/config', /\.git/],
     ['a\\b', /backslash/],
     ['', /empty/],
+    ['notes\nAGENTS.md', /U\+000A/],
+    ['evil\u202Etxt.md', /U\+202E/],
+    [' ', /leading or trailing spaces/],
+    ['docs/ a.md', /leading or trailing spaces/],
+    ['docs/a.md ', /leading or trailing spaces/],
   ])('rejects the path %j', (path, problem) => {
     expect(pathProblem(path)).toMatch(problem);
   });

@@ -93,7 +93,7 @@ export function sectionOf(path: string): TreeSection | null {
 }
 
 /** Skill and subagent names: non-blank letters, digits, spaces, underscores and hyphens. */
-export const SLUG = /^[A-Za-z0-9_\- ]*[A-Za-z0-9_-][A-Za-z0-9_\- ]*$/;
+export const SLUG = /^[A-Za-z0-9_-](?:[A-Za-z0-9_\- ]*[A-Za-z0-9_-])?$/;
 
 const ToolSpecSchema = z.object({
   name: z.string().min(1),
@@ -301,6 +301,11 @@ function compare(a: string, b: string): number {
   return a < b ? -1 : a > b ? 1 : 0;
 }
 
+// C0 and C1 controls, DEL, and the Unicode bidirectional formatting characters (LRM/RLM, embeddings,
+// overrides, isolates, ALM).
+// eslint-disable-next-line no-control-regex -- matching control characters is the point
+const CONTROL_OR_BIDI = /[\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/u;
+
 /** Why `path` is not an acceptable file path, or `null` when it is (relative, normalised, no `..`, no NUL). */
 export function pathProblem(path: string): string | null {
   if (path.length === 0) return 'is empty';
@@ -308,8 +313,12 @@ export function pathProblem(path: string): string | null {
   if (path.includes('\0')) return 'contains a NUL character';
   if (path.includes('\\')) return 'contains a backslash; use / as the separator';
   if (path.startsWith('/')) return 'is absolute; paths are relative to the agent folder';
+  // Control characters (newlines, escapes) and bidirectional overrides make a listing lie about a name.
+  const hidden = CONTROL_OR_BIDI.exec(path);
+  if (hidden) return `contains the invisible character U+${hidden[0].codePointAt(0)!.toString(16).toUpperCase().padStart(4, '0')} (control and bidirectional characters are not allowed)`;
   for (const segment of path.split('/')) {
     if (segment === '') return 'has an empty segment (// or a trailing /)';
+    if (segment.trim() !== segment) return `has a segment "${segment}" with leading or trailing spaces`;
     if (segment === '.' || segment === '..') return `has a "${segment}" segment; paths must be normalised`;
     if (segment.toLowerCase() === '.git') return 'has a ".git" segment, which git repositories cannot hold';
   }

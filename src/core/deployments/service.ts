@@ -1,6 +1,10 @@
 // The deployment control plane: create, read, change and delete deployments; every change of the
 // desired state that needs one (source_revision_config, secrets, resource_spec) makes a revision,
 // which the reconciler (src/deploy/reconciler.ts) then drives.
+import { fileURLToPath } from 'node:url';
+import type { EgressGuard } from '../../net/egress.js';
+import { laptopEgress } from '../egress.js';
+import { type LocalRepoPolicy, localRepoProblem, NO_LOCAL_REPOS } from '../local-repos.js';
 import { sql, type Transaction } from 'kysely';
 import type { Db } from '../../db/index.js';
 import type { Database } from '../../db/schema.js';
@@ -65,6 +69,9 @@ export interface DeploymentServiceDeps {
   codeHosts?: CodeHosts | undefined;
   tracing?: TracingProjects | undefined;
   nudge?: Nudge | undefined;
+  /** Outbound policy for repository URLs, and which host directories may be cloned (file://). */
+  egress?: EgressGuard | undefined;
+  localRepos?: LocalRepoPolicy | undefined;
 }
 
 const FROM_SOURCE: readonly Source[] = ['vcshost', 'internal_source', 'internal_template'];
@@ -314,6 +321,10 @@ export class DeploymentService {
         return [{ loc: ['body', 'source_revision_config', 'source_tarball_path'], msg: 'names no completed upload of this workspace (POST /v2/deployments/uploads, then PUT the tarball)', type: 'value_error' }];
       }
     }
+    if (source === 'vcshost' && !sc.integration_id && sc.repo_url) {
+      const problem = this.repoUrlProblem(sc.repo_url);
+      if (problem) return [{ loc: ['body', 'source_config', 'repo_url'], msg: problem, type: 'url_refused' }];
+    }
     if (source === 'vcshost' && sc.integration_id) {
       if (!this.deps.codeHosts) {
         return [{ loc: ['body', 'source_config', 'integration_id'], msg: 'code-host integrations are not available on this server', type: 'value_error' }];
@@ -326,6 +337,22 @@ export class DeploymentService {
       }
     }
     return [];
+  }
+
+  /** A repository URL without an integration: http(s) through the outbound policy, file:// through the local-repository rules. */
+  private repoUrlProblem(url: string): string | undefined {
+    if (url.startsWith('file:')) {
+      let dir: string;
+      try {
+        dir = fileURLToPath(url);
+      } catch {
+        return 'must be a file:// URL of a directory on this server';
+      }
+      return localRepoProblem(this.deps.localRepos ?? NO_LOCAL_REPOS, dir);
+    }
+    if (/^https?:\/\//.test(url)) return (this.deps.egress ?? laptopEgress()).urlProblem(url);
+    // ssh and git:// connect outside the outbound policy (their own DNS and transports).
+    return 'only http:// and https:// repositories are fetched (file:// only where local repositories are enabled)';
   }
 
   private async ensureTracingProject(workspaceId: string, name: string): Promise<void> {

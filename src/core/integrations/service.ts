@@ -8,6 +8,9 @@ import type { VcshostIntegrationsTable } from '../../db/tables/integrations.js';
 import { type Caller, requireWrite } from '../caller.js';
 import { HangarError, invalidField } from '../errors.js';
 import { isHttpUrl } from '../mcp-servers/url.js';
+import type { EgressGuard } from '../../net/egress.js';
+import { checkOutboundUrl, laptopEgress } from '../egress.js';
+import { type LocalRepoPolicy, localRepoProblem, NO_LOCAL_REPOS } from '../local-repos.js';
 import type { Cipher } from '../secrets/cipher.js';
 import { listBareRepositories } from './git-directory.js';
 import { checkAppPrivateKey, githubToken, listGithubRepositories } from './github.js';
@@ -33,11 +36,12 @@ export class IntegrationService {
     private readonly db: Db,
     private readonly cipher: Cipher,
     private readonly fetchImpl: typeof fetch = fetch,
+    private readonly policy: { egress: EgressGuard; localRepos: LocalRepoPolicy } = { egress: laptopEgress(), localRepos: NO_LOCAL_REPOS },
   ) {}
 
   async create(caller: Caller, input: CreateIntegrationInput): Promise<Integration> {
     requireWrite(caller);
-    const prepared = input.kind === 'github' ? prepareGithub(input) : prepareGit(input);
+    const prepared = input.kind === 'github' ? prepareGithub(input, this.policy.egress) : prepareGit(input, this.policy.localRepos);
     const row = await this.db
       .insertInto('vcshost_integrations')
       .values({
@@ -126,9 +130,10 @@ export class IntegrationService {
   }
 }
 
-function prepareGithub(input: Extract<CreateIntegrationInput, { kind: 'github' }>) {
+function prepareGithub(input: Extract<CreateIntegrationInput, { kind: 'github' }>, egress: EgressGuard) {
   const baseUrl = (input.base_url ?? GITHUB_API_URL).replace(/\/+$/, '');
   if (!isHttpUrl(baseUrl)) throw invalidField(['base_url'], 'must be an absolute http:// or https:// URL', 'url_error');
+  checkOutboundUrl(egress, ['base_url'], baseUrl);
   if ((input.token === undefined) === (input.app === undefined)) {
     throw invalidField(input.token === undefined ? ['token'] : ['app'], 'give exactly one of token or app', 'value_error');
   }
@@ -143,7 +148,7 @@ function prepareGithub(input: Extract<CreateIntegrationInput, { kind: 'github' }
   return { name: input.name ?? new URL(baseUrl).hostname, baseUrl, credentials };
 }
 
-function prepareGit(input: Extract<CreateIntegrationInput, { kind: 'git' }>) {
+function prepareGit(input: Extract<CreateIntegrationInput, { kind: 'git' }>, localRepos: LocalRepoPolicy) {
   let directory: string;
   if (input.base_url.startsWith('file:')) {
     try {
@@ -156,6 +161,8 @@ function prepareGit(input: Extract<CreateIntegrationInput, { kind: 'git' }>) {
   } else {
     throw invalidField(['base_url'], 'must be an absolute directory path or a file:// URL on this server', 'value_error');
   }
+  const refused = localRepoProblem(localRepos, directory);
+  if (refused) throw invalidField(['base_url'], refused, 'local_repo_refused');
   return { name: input.name ?? (path.basename(directory) || 'git'), baseUrl: pathToFileURL(directory).toString(), credentials: undefined };
 }
 

@@ -3,6 +3,8 @@ import type { Db } from '../../db/index.js';
 import type { McpServersTable } from '../../db/tables/foundation.js';
 import type { Selectable, Updateable } from 'kysely';
 import { type Caller, requireWrite } from '../caller.js';
+import type { EgressGuard } from '../../net/egress.js';
+import { checkOutboundUrl, laptopEgress } from '../egress.js';
 import { isUniqueViolation } from '../../db/errors.js';
 import { HangarError, invalidField } from '../errors.js';
 import type { Cipher } from '../secrets/cipher.js';
@@ -58,11 +60,12 @@ export class McpServerService {
     private readonly db: Db,
     private readonly cipher: Cipher,
     private readonly oauthProviders?: OAuthProviderLookup,
+    private readonly egress: EgressGuard = laptopEgress(),
   ) {}
 
   async create(caller: Caller, input: CreateMcpServerInput): Promise<McpServer> {
     requireWrite(caller);
-    const url = checkUrl(input.url);
+    const url = checkUrl(input.url, this.egress);
     checkAuth(input.auth_type, input.oauth_provider_id);
     await this.checkProvider(caller.workspaceId, input.oauth_provider_id);
     const row = await this.db
@@ -120,7 +123,7 @@ export class McpServerService {
   /** Update; `headers`, when given, replaces the whole stored array. */
   async update(caller: Caller, id: string, input: UpdateMcpServerInput): Promise<McpServer> {
     requireWrite(caller);
-    const url = input.url === undefined ? undefined : checkUrl(input.url);
+    const url = input.url === undefined ? undefined : checkUrl(input.url, this.egress);
     if (input.auth_type !== undefined || input.oauth_provider_id !== undefined) {
       checkAuth(input.auth_type, input.oauth_provider_id);
       await this.checkProvider(caller.workspaceId, input.oauth_provider_id);
@@ -156,6 +159,24 @@ export class McpServerService {
   }
 
   /** An `oauth_provider_id` must name a provider (its `id`) of the same workspace. */
+  /**
+   * Every credential header value of the workspace's tool servers, for redaction. Fails small: a
+   * record that cannot be decrypted (a rotated key, a damaged row) is skipped and reported through
+   * `onSkipped`, so one bad record never takes the others down with it.
+   */
+  async headerValues(workspaceId: string, onSkipped: (serverId: string, error: unknown) => void): Promise<string[]> {
+    const rows = await this.db.selectFrom('mcp_servers').select(['id', 'headers_encrypted']).where('workspace_id', '=', workspaceId).execute();
+    const values: string[] = [];
+    for (const row of rows) {
+      try {
+        values.push(...this.cipher.decryptJson<McpHeader[]>(row.headers_encrypted).map((h) => h.value));
+      } catch (error) {
+        onSkipped(row.id, error);
+      }
+    }
+    return values;
+  }
+
   private async checkProvider(workspaceId: string, id: string | null | undefined): Promise<void> {
     if (!id || !this.oauthProviders) return;
     if (!(await this.oauthProviders.exists(workspaceId, id))) {
@@ -180,8 +201,9 @@ export class McpServerService {
   }
 }
 
-function checkUrl(url: string): string {
+function checkUrl(url: string, egress: EgressGuard): string {
   if (!isHttpUrl(url)) throw invalidField(['url'], 'must be an absolute http:// or https:// URL', 'url_error');
+  checkOutboundUrl(egress, ['url'], url);
   return normalizeServerUrl(url);
 }
 

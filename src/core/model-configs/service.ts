@@ -5,6 +5,8 @@ import type { Db } from '../../db/index.js';
 import { isUniqueViolation } from '../../db/errors.js';
 import type { ModelConfigsTable } from '../../db/tables/agents.js';
 import { type Caller, requireWrite } from '../caller.js';
+import type { EgressGuard } from '../../net/egress.js';
+import { checkOutboundUrl, laptopEgress } from '../egress.js';
 import { HangarError, invalidField } from '../errors.js';
 import type { Cipher } from '../secrets/cipher.js';
 
@@ -61,12 +63,14 @@ export class ModelConfigService {
   constructor(
     private readonly db: Db,
     private readonly cipher: Cipher,
+    private readonly egress: EgressGuard = laptopEgress(),
   ) {}
 
   async create(caller: Caller, input: CreateModelConfigInput): Promise<ModelConfig> {
     requireWrite(caller);
     checkName(input.name);
     checkModelId(input.model_id);
+    this.checkBaseUrl(input.parameters);
     const row = await this.db
       .insertInto('model_configs')
       .values({
@@ -81,6 +85,11 @@ export class ModelConfigService {
       .executeTakeFirst();
     if (!row) throw nameTaken(input.name);
     return toDomain(row);
+  }
+
+  /** A base URL is where the runtime sends prompts and the provider key: the outbound policy applies. */
+  private checkBaseUrl(parameters: { base_url?: string | undefined } | undefined): void {
+    if (parameters?.base_url !== undefined) checkOutboundUrl(this.egress, ['parameters', 'base_url'], parameters.base_url);
   }
 
   async list(caller: Caller): Promise<ModelConfig[]> {
@@ -103,6 +112,7 @@ export class ModelConfigService {
     requireWrite(caller);
     if (input.name !== undefined) checkName(input.name);
     if (input.model_id !== undefined) checkModelId(input.model_id);
+    this.checkBaseUrl(input.parameters);
     try {
       const row = await this.db
         .updateTable('model_configs')

@@ -7,6 +7,8 @@ import type { OAuthProvidersTable, TokenEndpointAuthMethod } from '../../db/tabl
 import { type Caller, requireWrite } from '../caller.js';
 import { HangarError, invalidField } from '../errors.js';
 import { isHttpUrl } from '../mcp-servers/url.js';
+import type { EgressGuard } from '../../net/egress.js';
+import { checkOutboundUrl, laptopEgress } from '../egress.js';
 import type { Cipher } from '../secrets/cipher.js';
 
 /**
@@ -74,11 +76,12 @@ export class OAuthProviderService {
   constructor(
     private readonly db: Db,
     private readonly cipher: Cipher,
+    private readonly egress: EgressGuard = laptopEgress(),
   ) {}
 
   async create(caller: Caller, input: CreateOAuthProviderInput): Promise<OAuthProvider> {
     requireWrite(caller);
-    checkUrls(input);
+    checkUrls(input, this.egress);
     try {
       const row = await this.db
         .insertInto('oauth_providers')
@@ -140,7 +143,7 @@ export class OAuthProviderService {
 
   async update(caller: Caller, providerId: string, input: UpdateOAuthProviderInput): Promise<OAuthProvider> {
     requireWrite(caller);
-    checkUrls(input);
+    checkUrls(input, this.egress);
     const set: Updateable<OAuthProvidersTable> = { updated_at: new Date() };
     if (input.provider_id !== undefined) set.provider_id = input.provider_id;
     if (input.name !== undefined) set.name = input.name;
@@ -225,10 +228,11 @@ export class OAuthProviderService {
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
-function checkUrls(input: { auth_url?: string | undefined; token_url?: string | undefined }): void {
+function checkUrls(input: { auth_url?: string | undefined; token_url?: string | undefined }, egress: EgressGuard): void {
   for (const field of ['auth_url', 'token_url'] as const) {
     const value = input[field];
     if (value !== undefined && !isHttpUrl(value)) throw invalidField([field], 'must be an absolute http:// or https:// URL', 'url_error');
+    if (value !== undefined) checkOutboundUrl(egress, [field], value);
   }
 }
 

@@ -91,6 +91,8 @@ export class ScheduleService {
   constructor(
     private readonly db: Db,
     private readonly agents: AgentService,
+    /** Refuses a webhook URL the outbound policy forbids (a 422 naming `webhook`). */
+    private readonly checkWebhook: (url: string) => void = () => {},
   ) {}
 
   async create(caller: Caller, input: CreateScheduleInput): Promise<Schedule> {
@@ -98,6 +100,7 @@ export class ScheduleService {
     await this.agents.findRow(caller.workspaceId, input.agent_id);
     const timezone = input.timezone ?? 'UTC';
     const cron = checkedCron(input.schedule, timezone);
+    if (input.webhook) this.checkWebhook(input.webhook);
     const endTime = parseEndTime(input.end_time);
     const threadId = await this.checkedThread(caller, input.thread ?? 'new', input.agent_id);
     const enabled = input.enabled ?? true;
@@ -166,6 +169,7 @@ export class ScheduleService {
     const expression = input.schedule ?? current.schedule;
     const timezone = input.timezone ?? current.timezone;
     const cron = checkedCron(expression, timezone);
+    if (input.webhook) this.checkWebhook(input.webhook);
     const endTime = input.end_time === undefined ? current.end_time : parseEndTime(input.end_time);
     const threadId = input.thread === undefined ? current.thread_id : await this.checkedThread(caller, input.thread, current.agent_id);
     const enabled = input.enabled ?? current.enabled;

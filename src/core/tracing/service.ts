@@ -23,6 +23,8 @@ export type RunListQuery = Omit<RootRunFilter, 'projectId' | 'after'> & { cursor
 /** Tracing projects and runs of workspaces. */
 export class TracingService {
   private readonly secretCache = new Map<string, { at: number; values: string[] }>();
+  /** Tool server records skipped because their headers could not be decrypted (a counter for operators). */
+  undecryptableSecrets = 0;
   /** Projects by workspace and name ('' for the default): projects are never deleted or renamed. */
   private readonly projectCache = new Map<string, TracingProject>();
 
@@ -60,15 +62,31 @@ export class TracingService {
   /** Store run reports sent by a client (the LangSmith SDK); returns how many reports were taken. */
   async ingest(caller: Caller, batch: RunBatch): Promise<number> {
     requireWrite(caller);
-    await this.record(caller.workspaceId, batch);
+    if (caller.tracesProject !== undefined) {
+      await this.confine(caller.workspaceId, caller.tracesProject, batch);
+      await this.record(caller.workspaceId, { post: batch.post.map((r) => ({ ...r, projectName: caller.tracesProject, projectId: undefined })), patch: batch.patch }, { fallbackProject: caller.tracesProject });
+    } else {
+      await this.record(caller.workspaceId, batch);
+    }
     return batch.post.length + batch.patch.length;
+  }
+
+  /** A key of a deployed application writes into its own project only: anything else is forbidden. */
+  private async confine(workspaceId: string, project: string, batch: RunBatch): Promise<void> {
+    const elsewhere = (what: string) => new HangarError('forbidden', `this key may only send traces to project "${project}", not ${what}`);
+    for (const run of batch.post) {
+      if (run.projectName !== undefined && run.projectName !== project) throw elsewhere(`"${run.projectName}"`);
+      if (run.projectId !== undefined && (await this.deps.store.getProject(workspaceId, run.projectId))?.name !== project) throw elsewhere(`project ${run.projectId}`);
+    }
+    const owners = await this.deps.store.projectNamesOfRuns(workspaceId, batch.patch.map((p) => p.id));
+    for (const [runId, name] of owners) if (name !== project) throw elsewhere(`run ${runId} of "${name}"`);
   }
 
   /**
    * Store run reports of a workspace (Hangar's own tracer calls this directly): redact, resolve
    * projects, write, then offer the batch to the exporters. `secrets` are extra exact values to redact.
    */
-  async record(workspaceId: string, batch: RunBatch, options: { secrets?: string[] } = {}): Promise<void> {
+  async record(workspaceId: string, batch: RunBatch, options: { secrets?: string[]; fallbackProject?: string } = {}): Promise<void> {
     const redactor = new Redactor([...(await this.knownSecrets(workspaceId)), ...(options.secrets ?? [])]);
     const clean = redactBatch(batch, redactor);
     const projectNames: Record<string, string> = {};
@@ -93,7 +111,7 @@ export class TracingService {
       throw error;
     }
     if (clean.patch.length > 0) {
-      const fallback = await this.projectNamed(workspaceId, undefined);
+      const fallback = await this.projectNamed(workspaceId, options.fallbackProject);
       for (const update of clean.patch) await this.deps.store.updateRun(workspaceId, update, fallback.id);
     }
     const exported: ExportBatch = { workspaceId, post: clean.post, patch: clean.patch, projectNames };
@@ -181,10 +199,15 @@ export class TracingService {
   private async knownSecrets(workspaceId: string): Promise<string[]> {
     const cached = this.secretCache.get(workspaceId);
     if (cached && Date.now() - cached.at < 5000) return cached.values;
-    // A system view of the workspace: tracing reads the headers only to redact them.
-    const system: Caller = { workspaceId, keyId: 'tracing', role: 'admin', principal: 'tracing', previewAccess: true };
-    const servers = await this.deps.mcpServers.list(system);
-    const values = servers.flatMap((s) => s.headers.flatMap((h) => [h.value, ...h.value.split(/\s+/).filter((part) => part.length >= 12)]));
+    // Tracing reads the headers only to redact them; an undecryptable record is skipped and counted.
+    const headerValues = await this.deps.mcpServers.headerValues(workspaceId, (serverId, error) => {
+      this.undecryptableSecrets += 1;
+      this.deps.logger.warn(
+        { workspace_id: workspaceId, mcp_server_id: serverId, err: error instanceof Error ? error.message : String(error), undecryptable_secrets_total: this.undecryptableSecrets },
+        'skipped a tool server whose headers cannot be decrypted (is HANGAR_SECRET_KEY the key they were written with?)',
+      );
+    });
+    const values = headerValues.flatMap((v) => [v, ...v.split(/\s+/).filter((part) => part.length >= 12)]);
     this.secretCache.set(workspaceId, { at: Date.now(), values });
     return values;
   }

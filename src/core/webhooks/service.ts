@@ -10,6 +10,8 @@ import type { WebhookAttempt, WebhookDeliveriesTable } from '../../db/tables/sch
 import type { Caller } from '../caller.js';
 import { HangarError } from '../errors.js';
 import type { Cipher } from '../secrets/cipher.js';
+import type { EgressGuard } from '../../net/egress.js';
+import { checkOutboundUrl } from '../egress.js';
 
 /** A webhook delivery as the API shows it. */
 export interface WebhookDelivery {
@@ -36,7 +38,13 @@ export class WebhookService {
   constructor(
     private readonly db: Db,
     private readonly cipher: Cipher,
+    private readonly egress: EgressGuard,
   ) {}
+
+  /** A 422 on `loc` unless the outbound policy lets Hangar POST to `url` (checked again at connect time). */
+  check(url: string, loc: (string | number)[] = ['webhook']): void {
+    checkOutboundUrl(this.egress, loc, url);
+  }
 
   /** Deliver a POST to `url` when the run ends. */
   async register(workspaceId: string, run: { runId: string; threadId: string }, url: string, scheduleId: string | null = null): Promise<void> {

@@ -56,7 +56,7 @@ export class WorkspaceService {
     const row = await this.db
       .selectFrom('api_keys as k')
       .innerJoin('workspaces as w', 'w.id', 'k.workspace_id')
-      .select(['k.id', 'k.workspace_id', 'k.role', 'k.principal', 'w.preview_access'])
+      .select(['k.id', 'k.workspace_id', 'k.role', 'k.principal', 'k.traces_project', 'w.preview_access'])
       .where('k.key_hash', '=', hash)
       .where('k.revoked_at', 'is', null)
       .executeTakeFirst();
@@ -67,6 +67,7 @@ export class WorkspaceService {
       role: row.role,
       principal: row.principal,
       previewAccess: row.preview_access,
+      ...(row.traces_project !== null ? { tracesProject: row.traces_project } : {}),
     };
     this.cache?.set(cacheKey, caller);
     return caller;
@@ -129,6 +130,8 @@ export class WorkspaceService {
     description?: string;
     /** Use this exact key instead of a random one (bootstrap). */
     key?: string;
+    /** Restrict the key to sending traces into this tracing project. */
+    tracesProject?: string;
   }): Promise<{ key: string; record: ApiKeyRecord }> {
     const workspace = await this.db.selectFrom('workspaces').selectAll().where('name', '=', input.workspace).executeTakeFirst();
     if (!workspace) throw new WorkspaceAdminError(`no workspace named "${input.workspace}"`);
@@ -146,6 +149,7 @@ export class WorkspaceService {
         // A key without an explicit principal acts as its own principal.
         principal: input.principal ?? id,
         description: input.description ?? null,
+        traces_project: input.tracesProject ?? null,
       })
       .onConflict((oc) => oc.column('key_hash').doNothing())
       .returningAll()

@@ -20,6 +20,8 @@ export interface ApiKeysTable {
   description: string | null;
   created_at: Generated<Date>;
   revoked_at: Date | null;
+  /** Set on keys of deployed applications: they may only send traces into this project (issue 14). */
+  traces_project: Generated<string | null>;
 }
 
 export interface McpServersTable {

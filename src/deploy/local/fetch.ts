@@ -10,6 +10,8 @@ import { uploadIdOf } from '../../core/deployments/service.js';
 import type { UploadService } from '../../core/deployments/uploads.js';
 import { DriverFailure, type DriverContext } from '../driver.js';
 import { run, type CommandOptions } from './commands.js';
+import type { EgressGuard } from '../../net/egress.js';
+import { type LocalRepoPolicy, localRepoProblem } from '../../core/local-repos.js';
 
 /** Templates shipped with Hangar (`internal_template`), one folder each. */
 export const TEMPLATES_DIR = fileURLToPath(new URL('../../../templates/', import.meta.url));
@@ -18,7 +20,10 @@ export const TEMPLATES_DIR = fileURLToPath(new URL('../../../templates/', import
 export interface FetchDeps {
   codeHosts?: CodeHosts | undefined;
   uploads: UploadService;
-  allowLocalRepos: boolean;
+  /** Which host directories may be cloned (file://), re-checked at fetch time. */
+  localRepos: LocalRepoPolicy;
+  /** The outbound policy: an http(s) repository is resolved, checked and pinned before git connects. */
+  egress?: EgressGuard | undefined;
 }
 
 /** The names of the shipped templates. */
@@ -69,19 +74,49 @@ async function fetchGit(ctx: DriverContext, dir: string, deps: FetchDeps, cmd: O
     const resolved = await deps.codeHosts.resolve({ workspaceId: ctx.deployment.workspaceId, integrationId: sc.integration_id, repoUrl: url });
     url = resolved.cloneUrl;
     env = resolved.env ?? {};
-  } else if (url.startsWith('file://') && !deps.allowLocalRepos) {
-    throw new DriverFailure('file:// repositories need an integration (or HANGAR_DEPLOY_ALLOW_LOCAL_REPOS on this server)');
   }
-  const o: CommandOptions = { ...cmd, cwd: dir, env: { ...cmd.env, ...env, GIT_TERMINAL_PROMPT: '0' } };
+  const local = url.startsWith('file:');
+  if (local) {
+    // Integrations were checked when registered; the operator may have closed the door since.
+    const problem = localRepoProblem(deps.localRepos, fileURLToPath(url));
+    if (problem) throw new DriverFailure(problem);
+  }
+  const pin = local ? [] : await pinnedResolve(url, deps.egress);
+  // git's own protocol allow-list also covers submodules and redirects to other transports.
+  const o: CommandOptions = { ...cmd, cwd: dir, env: { ...cmd.env, ...env, GIT_TERMINAL_PROMPT: '0', GIT_ALLOW_PROTOCOL: local ? 'file' : 'http:https' } };
   // The URL can carry a credential: log the repository as configured, never the resolved URL.
   ctx.log('build', `[hangar] fetching ${sc.repo_url} at ${ref}\n`);
   await run('git', ['init', '--quiet'], o);
-  await run('git', ['fetch', '--quiet', '--depth', '1', url, ref], o);
+  await run('git', [...pin, 'fetch', '--quiet', '--depth', '1', url, ref], o);
   await run('git', ['checkout', '--quiet', '--detach', 'FETCH_HEAD'], o);
   const sha = (await run('git', ['rev-parse', 'HEAD'], { ...o, onOutput: () => {} })).trim();
   ctx.log('build', `[hangar] at commit ${sha}\n`);
   await rm(path.join(dir, '.git'), { recursive: true, force: true });
   return sha;
+}
+
+/**
+ * `git -c` options that make git connect to the address the outbound policy checked (curl's resolve
+ * list), and follow no redirect: a DNS answer that changes between check and connect gets nowhere.
+ */
+async function pinnedResolve(url: string, egress: EgressGuard | undefined): Promise<string[]> {
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    throw new DriverFailure(`${url} is not a URL git can fetch over http(s)`);
+  }
+  if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') throw new DriverFailure(`only http(s) repositories are fetched, not ${parsed.protocol}`);
+  if (!egress) return ['-c', 'http.followRedirects=false'];
+  let address: string;
+  try {
+    address = await egress.resolve(parsed.hostname);
+  } catch (error) {
+    throw new DriverFailure(error instanceof Error ? error.message : String(error));
+  }
+  const port = parsed.port || (parsed.protocol === 'https:' ? '443' : '80');
+  const host = parsed.hostname.replace(/^\[|\]$/g, '');
+  return ['-c', 'http.followRedirects=false', '-c', `http.curloptResolve=${host}:${port}:${address.includes(':') ? `[${address}]` : address}`];
 }
 
 /** 1 when every entry of the tarball sits under one top directory (as `tar czf app.tgz app/` makes), else 0. */

@@ -116,6 +116,8 @@ export async function buildAgent(blueprint: AgentBlueprint, deps: BuildDeps): Pr
         tools: (s.tools ?? []).map(toolNamed).filter((t): t is StructuredToolInterface => t !== undefined) as never,
         // Subagents inherit the parent's rules; their own tools.json overrides them key by key.
         interruptOn: interruptOnFor(named(s.tools ?? []), { ...blueprint.interruptConfig, ...(s.interruptConfig ?? {}) }) as never,
+        // A reviewer's `respond` inside a subagent is a successful tool reply there too.
+        middleware: [respondMiddleware()] as never,
         ...(s.hasSkills ? { skills: [`${DEFINITION_ROOT}subagents/${s.name}/skills/`] } : {}),
       })),
     );

@@ -2,7 +2,7 @@
 // with that text (the hosted product's definition). langchain's human-in-the-loop middleware knows
 // only approve, edit and reject, and a reject writes an *error* tool message; so a respond travels
 // as a reject whose message carries a private marker, and this middleware turns such a message into
-// the successful reply before the model sees it (same id: the messages reducer replaces it).
+// the successful reply before the model sees it; its wire form is that reply too (serialize.ts).
 import { ToolMessage, type BaseMessage } from '@langchain/core/messages';
 import { createMiddleware } from 'langchain';
 
@@ -19,16 +19,14 @@ export function respondReplies(messages: BaseMessage[]): ToolMessage[] {
   return out;
 }
 
-/** The middleware that makes a `respond` a successful tool reply, in the state and for the model. */
+/** The middleware that makes a `respond` a successful tool reply for the model. */
 export function respondMiddleware() {
   return createMiddleware({
     name: 'ReviewerRespond',
-    // The approval middleware's reject jumps straight to the model call, past before-model hooks:
-    // the model's request is mended here, and the state right after the call.
-    afterModel: (state) => {
-      const replies = respondReplies(state.messages as BaseMessage[]);
-      return replies.length > 0 ? { messages: replies } : undefined;
-    },
+    // The approval middleware's reject jumps straight to the model call, past before-model hooks, so
+    // the model's request is mended here. The checkpoint keeps the marked message; its wire form
+    // (stream/serialize.ts) is the successful reply, so every reader sees that. No hook node is
+    // added to the graph: an extra step per model call would cost every run.
     wrapModelCall: async (request, handler) => {
       const replies = new Map(respondReplies(request.messages as BaseMessage[]).map((r) => [r.id, r]));
       if (replies.size === 0) return handler(request);

@@ -1,6 +1,7 @@
 // Values on the wire are plain JSON: LangChain messages become dicts (`type`, `content`, `id`,
 // `tool_calls`, `usage_metadata`, …), never LangChain's constructor JSON.
 import { isBaseMessage, isBaseMessageChunk, type BaseMessage } from '@langchain/core/messages';
+import { RESPOND_MARK } from '../agent/respond.js';
 
 /**
  * A message as a plain dict. A token chunk (`asChunk`) keeps its class name as `type`
@@ -27,6 +28,8 @@ export function messageToDict(message: BaseMessage, asChunk = false): Record<str
   if (type === 'tool') {
     out.tool_call_id = m.tool_call_id;
     out.status = m.status ?? 'success';
+    // A reviewer's `respond` before respond.ts has mended it (the approval node's own update).
+    if (typeof out.content === 'string' && out.content.startsWith(RESPOND_MARK)) Object.assign(out, { content: out.content.slice(RESPOND_MARK.length), status: 'success' });
     if (m.artifact !== undefined) out.artifact = toWire(m.artifact);
   }
   return out;
