@@ -17,7 +17,7 @@ import { createHangarClient } from '../src/client/index.js';
 import { collect, joinRun, streamRun } from '../src/client/stream.js';
 import { ensureDatabase, startEmbeddedDatabase } from '../src/db/embedded.js';
 import { openDatabase } from '../src/db/index.js';
-import { postgresSignal, RunEventHub, type RunEventWriter } from '../src/runtime/events/hub.js';
+import { RunEventHub, type RunEventWriter } from '../src/runtime/events/hub.js';
 import { executeRun } from '../src/runtime/execute.js';
 import type { ClaimedRun } from '../src/runtime/queue.js';
 import { benchAgent } from './peer/agent.js';
@@ -124,7 +124,7 @@ async function main(): Promise<void> {
 
     // (3) Tokens per second with and without the event log.
     const logger = pino({ level: 'silent' });
-    const hub = new RunEventHub(database.pool, postgresSignal(database.pool, logger), logger);
+    const hub = new RunEventHub(database.pool, undefined, logger);
     await hub.start();
     const built = await benchAgent();
     const prompt = Array.from({ length: TOKENS }, (_, i) => `t${i}`).join(' ');
@@ -144,6 +144,7 @@ async function main(): Promise<void> {
         revision: 'bench',
         principal: 'bench',
         attempt: 1,
+        lastSeq: 0,
         input: { messages: [{ role: 'user', content: prompt }], stream_mode: ['messages-tuple', 'updates', 'values'], stream_subgraphs: false, user_timezone: null },
       };
       const t = performance.now();

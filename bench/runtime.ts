@@ -218,7 +218,21 @@ async function main(): Promise<void> {
       '',
     );
   }
-  process.stdout.write(`${lines.join('\n')}\n`);
+  const [a1, ap1, b1, c1] = [results.a![1]!, results.ap![1]!, results.b![1]!, results.c![1]!];
+  const [a32, ap32, b32, c32] = [results.a![32]!, results.ap![32]!, results.b![32]!, results.c![32]!];
+  const r = (x: number) => +x.toFixed(2);
+  // One line of JSON for comparisons over time; targets of issue 13: c=1 p50 ≤ 1.5× (a'), c=32
+  // throughput ≥ 0.7× (a') and ≥ 3× (c).
+  const json = {
+    bench: 'runtime',
+    c1_p50_ms: { a: r(a1.p50), ap: r(ap1.p50), b: r(b1.p50), c: r(c1.p50) },
+    c32_rps: { a: r(a32.rps), ap: r(ap32.rps), b: r(b32.rps), c: r(c32.rps) },
+    c1_p50_b_over_ap: r(b1.p50 / ap1.p50),
+    c32_rps_b_over_ap: r(b32.rps / ap32.rps),
+    c32_rps_b_over_c: r(b32.rps / c32.rps),
+    targets_met: b1.p50 / ap1.p50 <= 1.5 && b32.rps / ap32.rps >= 0.7 && b32.rps / c32.rps >= 3,
+  };
+  process.stdout.write(`${lines.join('\n')}\n${JSON.stringify(json)}\n`);
 }
 
 await main();

@@ -126,6 +126,18 @@ try {
   console.log(`off     | ${fmt(median(offMs)).padStart(9)} | ${fmt(p90(offMs)).padStart(6)}`);
   console.log(`on      | ${fmt(median(onMs)).padStart(9)} | ${fmt(p90(onMs)).padStart(6)}`);
   console.log(`ratio on / off (median): ${fmt(median(onMs) / median(offMs), 3)}`);
+  // One line of JSON for comparisons over time (target, issue 13: tracing costs ≤ 10% of a run).
+  console.log(
+    JSON.stringify({
+      bench: 'tracing',
+      multipart_runs_per_s: Math.round(multipart.runsPerSecond),
+      batch_runs_per_s: Math.round(batch.runsPerSecond),
+      off_median_ms: +fmt(median(offMs)),
+      on_median_ms: +fmt(median(onMs)),
+      overhead_ratio: +fmt(median(onMs) / median(offMs), 3),
+      target_met: median(onMs) / median(offMs) <= 1.1,
+    }),
+  );
   await off.close();
   await on.close();
 } finally {

@@ -5,9 +5,11 @@ import { serve, type ServerType } from '@hono/node-server';
 import type { DestinationStream } from 'pino';
 import type { BackgroundTask } from './background.js';
 import type { Config } from './config/index.js';
-import { createServices, type Services } from './core/services.js';
+import { createServices, deferredRuntime, type Services } from './core/services.js';
+import { NotificationBus } from './db/bus.js';
 import { agentRunTracing } from './core/tracing/agent-runs.js';
 import { traceSweeper } from './core/tracing/sweeper.js';
+import { runEventSweeper } from './core/runs/sweeper.js';
 import { createTraceExporters } from './tracing/export/index.js';
 import { createCipher, loadSecretKey } from './core/secrets/cipher.js';
 import { KeyCache } from './core/workspaces/key-cache.js';
@@ -16,7 +18,9 @@ import { openDatabase, type DatabaseHandle } from './db/index.js';
 import { databaseGauges } from './db/gauges.js';
 import { migrate, pendingMigrations } from './db/migrate.js';
 import { createApp } from './http/app.js';
+import { StreamSlots } from './http/sse.js';
 import { Runtime } from './runtime/index.js';
+import type { WorkerPool } from './runtime/worker.js';
 import { captureConsole, createLogger, type Logger } from './logging.js';
 import { createMetrics, type Metrics } from './metrics.js';
 import { createReconciler } from './deploy/index.js';
@@ -39,6 +43,8 @@ export interface Hangar {
   port: number;
   services: Services;
   runtime: Runtime;
+  /** The run workers of this process (none in an API-only process). */
+  workers: WorkerPool | undefined;
   database: DatabaseHandle;
   logger: Logger;
   /** This process's metrics registry (served at /metrics). */
@@ -78,6 +84,11 @@ export async function startHangar(config: Config, options: StartOptions = {}): P
     // One registry for the process, handed to whoever records (DESIGN.md §9).
     const metrics = createMetrics();
     metrics.observeCluster(databaseGauges(database.db));
+    // The run engine's control plane (run status, leases, the first event of a stream, replays) on a
+    // small pool of its own: under load the main pool is full of checkpoint transactions, and a lease
+    // renewal or a new stream's metadata must not wait behind them.
+    const control = openDatabase(url, { max: 5 });
+    cleanup.push(() => control.close());
     const applied = await migrate(database.pool);
     if (applied.length > 0) logger.info({ migrations: applied }, 'database migrated');
 
@@ -101,9 +112,20 @@ export async function startHangar(config: Config, options: StartOptions = {}): P
       await Promise.all(traceExporters.map((e) => e.close()));
     });
     metrics.observeExporters(traceExporters);
-    const base = createServices({ db: database.db, cipher, logger, publicUrl, keyCache, traceExporters, egress, localRepos });
     const sandboxes = createSandboxService({ config, db: database.db, logger: logger.child({ component: 'sandbox' }) });
+    // One notification bus for the process (runs, events, cancels), supervised: it reconnects.
+    const bus = new NotificationBus({ connectionString: url, pool: database.pool, logger: logger.child({ component: 'bus' }) });
+    await bus.start();
+    cleanup.push(() => bus.stop());
+    // The services are built once; the runtime is built from them and bound to them afterwards, so
+    // HTTP, workers and background tasks share every instance (and its caches).
+    const runtimePorts = deferredRuntime();
+    const services = createServices({ db: database.db, controlDb: control.db, cipher, logger, publicUrl, keyCache, traceExporters, egress, localRepos, runtime: runtimePorts.ports, deploy: { routing }, sandboxes });
+    const base = services;
     const runtime = await Runtime.open({
+      bus,
+      controlPool: control.pool,
+      lifecycle: services.runLifecycle,
       db: database.db,
       pool: database.pool,
       databaseUrl: url,
@@ -130,19 +152,21 @@ export async function startHangar(config: Config, options: StartOptions = {}): P
       },
     });
     cleanup.push(() => runtime.close());
-    const services = createServices({ db: database.db, cipher, logger, publicUrl, keyCache, traceExporters, egress, localRepos, runtime: runtime.ports(), deploy: { routing }, sandboxes });
+    runtimePorts.bind(runtime.ports());
     const firstKey = await services.workspaces.bootstrap({ bootstrapApiKey: config.bootstrapApiKey });
     if (firstKey) {
       announce(`Created the first admin API key (shown once, store it now):\n\n  ${firstKey}\n`);
     }
 
-    const background: BackgroundTask[] = config.role === 'api' ? [] : [runtime.workers()];
+    const workers = config.role === 'api' ? undefined : runtime.workers();
+    const background: BackgroundTask[] = workers ? [workers] : [];
     if (config.role !== 'api') {
       const reconciler = createReconciler({ config, db: database.db, cipher, logger, services, drivers: routing.drivers, secretKey, egress, publicUrl: () => publicUrl().replace(/\/+$/, '') });
       services.deployments.nudge = () => reconciler.nudge();
       background.push(reconciler);
       background.push(sandboxes);
       background.push(traceSweeper({ tracing: services.tracing, retentionDays: config.traceRetentionDays, logger }));
+      background.push(runEventSweeper({ lifecycle: services.runLifecycle, retentionDays: config.runEventRetentionDays, logger }));
       const scheduler = new Scheduler({
         db: database.db,
         threads: services.threads,
@@ -182,6 +206,7 @@ export async function startHangar(config: Config, options: StartOptions = {}): P
       info: { version: VERSION, storage: embedded ? 'embedded' : 'external', role: config.role },
       bodyLimitBytes: config.bodyLimitBytes,
       heartbeatMs: config.heartbeatMs,
+      streams: new StreamSlots(config.streamCapacity),
       limits: { authFailureLimit: config.authFailureLimit, authFailureWindowSeconds: config.authFailureWindowSeconds, keyRateLimit: config.keyRateLimit },
       corsOrigins: config.corsOrigins,
       metrics,
@@ -207,7 +232,7 @@ export async function startHangar(config: Config, options: StartOptions = {}): P
         await runCleanup(cleanup, logger);
         logger.info('hangar stopped');
       })());
-    return { url: baseUrl, port, services, runtime, database, logger, metrics, close };
+    return { url: baseUrl, port, services, runtime, workers, database, logger, metrics, close };
   } catch (error) {
     await runCleanup(cleanup, logger);
     throw error;

@@ -88,6 +88,17 @@ export const settings = {
     schema: positiveInt.default(32),
     description: 'Runs executed at once by this process.',
   },
+  streamCapacity: {
+    env: 'HANGAR_STREAM_CAPACITY',
+    schema: positiveInt.default(10_000),
+    description:
+      'Run streams (SSE) this process serves at once, independent of the worker concurrency: a run beyond the workers waits in the queue with its stream open. A stream beyond this is refused with 503 `stream_capacity_reached` (before any run starts).',
+  },
+  runEventRetentionDays: {
+    env: 'HANGAR_RUN_EVENT_RETENTION_DAYS',
+    schema: positiveInt.default(30),
+    description: 'Events of ended runs older than this many days are deleted by a sweeper (hourly); the runs themselves stay.',
+  },
   runLeaseMs: {
     env: 'HANGAR_RUN_LEASE_MS',
     schema: positiveInt.min(1000).default(30_000),

@@ -11,6 +11,7 @@ export type ErrorType =
   | 'payload_too_large'
   | 'rate_limited'
   | 'upstream'
+  | 'unavailable'
   | 'internal';
 
 interface Entry {
@@ -105,6 +106,11 @@ export const errorCatalogue = {
     status: 409,
     type: 'conflict',
     meaning: 'The thread has no pending interrupt: there is nothing to resume or resolve.',
+  },
+  stream_capacity_reached: {
+    status: 503,
+    type: 'unavailable',
+    meaning: 'This server already serves as many run streams as HANGAR_STREAM_CAPACITY allows; retry shortly or on another replica.',
   },
   thread_has_no_agent: { status: 409, type: 'conflict', meaning: 'The thread has no agent yet (a LangGraph client created it without one); its first run binds one.' },
   thread_exists: { status: 409, type: 'conflict', meaning: 'A thread with this `thread_id` already exists (send `if_exists: "do_nothing"` to get it instead).' },

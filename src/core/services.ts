@@ -14,6 +14,7 @@ import { ModelConfigService } from './model-configs/service.js';
 import { OAuthProviderService } from './oauth/providers.js';
 import { OAuthService } from './oauth/service.js';
 import { RunService, type RunPorts } from './runs/service.js';
+import { RunLifecycle } from './runs/lifecycle.js';
 import { ScheduleService } from './schedules/service.js';
 import { WebhookService } from './webhooks/service.js';
 import type { Cipher } from './secrets/cipher.js';
@@ -46,6 +47,8 @@ export interface Services {
   integrations: IntegrationService;
   threads: ThreadService;
   runs: RunService;
+  /** The one owner of run and thread status (the runtime's workers report to the same instance). */
+  runLifecycle: RunLifecycle;
   usage: UsageService;
   deployments: DeploymentService;
   deploymentUploads: UploadService;
@@ -66,6 +69,8 @@ export interface RuntimePorts {
 /** What services are built from. */
 export interface ServiceDeps {
   db: Db;
+  /** A small pool of its own for run status and leases (the run engine's control plane); `db` without. */
+  controlDb?: Db | undefined;
   cipher: Cipher;
   logger: Logger;
   /** Cache of authenticated keys (server processes); operator commands go without. */
@@ -96,6 +101,7 @@ export function createServices(deps: ServiceDeps): Services {
   const gitObjects = new ObjectStore(deps.db);
   const agents = new AgentService(deps.db, gitObjects, mcpServers, modelConfigs);
   const runtime = deps.runtime ?? offlineRuntime();
+  const runLifecycle = new RunLifecycle(deps.controlDb ?? deps.db);
   const threads = new ThreadService(deps.db, agents, runtime.state);
   const integrations = new IntegrationService(deps.db, deps.cipher, egress.fetch, { egress, localRepos });
   const webhooks = new WebhookService(deps.db, deps.cipher, egress);
@@ -109,7 +115,8 @@ export function createServices(deps: ServiceDeps): Services {
     agents,
     gitObjects,
     threads,
-    runs: new RunService(deps.db, runtime.runs, runtime.state),
+    runs: new RunService(deps.controlDb ?? deps.db, runtime.runs, runtime.state, runLifecycle),
+    runLifecycle,
     usage: new UsageService(deps.db),
     oauthProviders,
     oauth: new OAuthService(deps.db, deps.cipher, oauthProviders, {
@@ -133,6 +140,26 @@ export function createServices(deps: ServiceDeps): Services {
     sandboxes: new ThreadSandboxService(threads, deps.sandboxes),
     schedules: new ScheduleService(deps.db, agents, (url) => webhooks.check(url)),
     webhooks,
+  };
+}
+
+/**
+ * Ports that forward to a runtime opened after the services (the runtime itself is built from the
+ * agent, tool-server and model services): the composition root builds the services once, opens the
+ * runtime with them, then `bind`s it. Calls before that are refused.
+ */
+export function deferredRuntime(): { ports: RuntimePorts; bind(ports: RuntimePorts): void } {
+  let bound: RuntimePorts = offlineRuntime();
+  // Forward every method, including ones added to the port interfaces later.
+  const forward = <K extends keyof RuntimePorts>(key: K): RuntimePorts[K] =>
+    new Proxy({} as RuntimePorts[K], {
+      get: (_target, method) => (...args: unknown[]) => (bound[key] as unknown as Record<string | symbol, (...a: unknown[]) => unknown>)[method]!(...args),
+    });
+  return {
+    bind: (ports) => {
+      bound = ports;
+    },
+    ports: { state: forward('state'), runs: forward('runs') },
   };
 }
 

@@ -1,6 +1,7 @@
 // What the HTTP app is built from. createApp never reads the environment: everything arrives here.
 import type { Services } from '../core/services.js';
 import type { Logger } from '../logging.js';
+import type { StreamSlots } from './sse.js';
 import type { AbuseSettings } from './abuse.js';
 import type { Metrics } from '../metrics.js';
 
@@ -19,6 +20,8 @@ export interface AppDeps {
   bodyLimitBytes: number;
   /** Interval of `: heartbeat` comments on idle run streams. */
   heartbeatMs: number;
+  /** The process's run-stream slots (HANGAR_STREAM_CAPACITY); unlimited without. */
+  streams?: StreamSlots | undefined;
   /** Failed-authentication throttling and the per-key rate (both off when absent). */
   limits?: AbuseSettings;
   /** The built Console (default: the package's dist/console/). */

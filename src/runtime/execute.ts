@@ -29,7 +29,9 @@ export interface ExecuteOptions {
 /** Run the graph to its end; never throws (a failure is an `error` event and an `error` outcome). */
 export async function executeRun(options: ExecuteOptions): Promise<RunOutcome> {
   const { run, writer } = options;
-  writer.append({ kind: 'metadata', data: { run_id: run.id, attempt: run.attempt } });
+  // The first attempt's `metadata` was written when the run was accepted (so a queued run's stream
+  // had it at once); a retry announces its attempt.
+  if (run.lastSeq === 0 || run.attempt > 1) writer.append({ kind: 'metadata', data: { run_id: run.id, attempt: run.attempt } });
   const usage = new UsageCounter();
   let modelName = 'unknown';
   let limits: RunLimits | undefined;
@@ -82,8 +84,10 @@ export async function executeRun(options: ExecuteOptions): Promise<RunOutcome> {
     // Cancelled (POST …/cancel, on_disconnect, another run's multitask strategy): not a failure.
     // (A shutdown aborts with another reason: that run fails.)
     if (options.signal.reason instanceof RunCancelled) return { status: 'interrupted', thread: 'idle', usage: usage.total(modelName) };
-    // A deadline Hangar enforced names itself; anything else is classified from the error.
-    const failure = classifyFailure(limits?.reason ?? error);
+    // A deadline Hangar enforced names itself; so does a reason of ours for stopping (the event log
+    // could not be written, shutdown); anything else is classified from the error.
+    const reason: unknown = options.signal.aborted ? options.signal.reason : undefined;
+    const failure = classifyFailure(limits?.reason ?? (reason instanceof Error ? reason : error));
     writer.append({ kind: 'error', data: failure });
     return { status: failure.code === 'run_timeout' ? 'timeout' : 'error', thread: 'error', error: failure, usage: usage.total(modelName), cause: error };
   } finally {

@@ -16,8 +16,10 @@ import { blueprintOf } from './agent/blueprint.js';
 import { buildAgent, type BuiltAgent } from './agent/build.js';
 import { AgentCache } from './agent/cache.js';
 import type { CallbackFactory } from './callbacks.js';
-import { postgresSignal, RunEventHub } from './events/hub.js';
+import { RunEventHub } from './events/hub.js';
 import type { RunDeadlines } from './models/deadlines.js';
+import { NotificationBus } from '../db/bus.js';
+import { RunLifecycle } from '../core/runs/lifecycle.js';
 import { parseModelId, resolveChatModel, type ModelLimits, type ModelSpec } from './models/resolve.js';
 import { RunQueue } from './queue.js';
 import { resolvePendingApproval } from './resolve.js';
@@ -42,6 +44,8 @@ export interface RuntimeSettings {
   checkpointDurability: 'async' | 'sync' | 'exit';
   /** On stop, how long runs may go on before they are aborted. */
   drainTimeoutMs: number;
+  /** Written events each running run keeps in memory for late subscribers (default 256). */
+  keepEvents?: number | undefined;
 }
 
 /** What the runtime is built from. */
@@ -60,6 +64,12 @@ export interface RuntimeDeps {
   callbackFactories?: CallbackFactory[];
   /** Sandboxes of agents with a sandbox backend, and the limits the model is told about. */
   sandboxes?: { service: SandboxService; timeoutSeconds: number; maxOutputBytes: number } | undefined;
+  /** The process's notification bus (the composition root's); one is opened (and closed) here without it. */
+  bus?: NotificationBus | undefined;
+  /** Pool for reading run events (the control plane's); `pool` without. */
+  controlPool?: pg.Pool | undefined;
+  /** The owner of run status (stateless; one is made without it). */
+  lifecycle?: RunLifecycle | undefined;
   /**
    * The outbound policy: every run executes inside its scope, so the requests of MCP transports and
    * model SDKs (which take no fetch of ours) are checked at connect time like Hangar's own.
@@ -86,20 +96,29 @@ export class Runtime {
   private readonly cache = new AgentCache();
   private readonly dependencies = new Map<string, AgentDependencies>();
 
+  readonly bus: NotificationBus;
+  readonly lifecycle: RunLifecycle;
+
   private constructor(
     readonly deps: RuntimeDeps,
     readonly storage: LangGraphStorage,
+    bus: NotificationBus,
+    private readonly ownsBus: boolean,
   ) {
-    this.hub = new RunEventHub(deps.pool, postgresSignal(deps.pool, deps.logger), deps.logger);
+    this.bus = bus;
+    this.lifecycle = deps.lifecycle ?? new RunLifecycle(deps.db);
+    this.hub = new RunEventHub(deps.pool, bus, deps.logger, { keepEvents: deps.settings.keepEvents }, deps.controlPool);
     this.hub.metrics = deps.metrics;
-    this.queue = new RunQueue(deps.db, deps.pool, `worker-${randomUUID()}`, deps.settings.leaseMs);
+    this.queue = new RunQueue(this.lifecycle, bus, `worker-${randomUUID()}`, deps.settings.leaseMs);
     this.callbackFactories = [...(deps.callbackFactories ?? [])];
   }
 
   /** Open LangGraph storage and start listening for run events. */
   static async open(deps: RuntimeDeps): Promise<Runtime> {
     const storage = await openLangGraphStorage(deps.databaseUrl, deps.pool);
-    const runtime = new Runtime(deps, storage);
+    const bus = deps.bus ?? new NotificationBus({ connectionString: deps.databaseUrl, pool: deps.pool, logger: deps.logger.child({ component: 'bus' }) });
+    if (!deps.bus) await bus.start();
+    const runtime = new Runtime(deps, storage, bus, !deps.bus);
     await runtime.hub.start();
     return runtime;
   }
@@ -208,7 +227,9 @@ export class Runtime {
       runs: {
         announce: () => this.queue.announce(),
         subscribe: (runId, afterSeq, isOver, signal) => this.hub.subscribe(runId, afterSeq, isOver, signal),
-        cancel: (runId) => this.queue.cancel(runId),
+        cancel: async (runId) => {
+          await Promise.all([this.queue.cancel(runId), this.hub.poke(runId)]);
+        },
         resolveInterrupt: async ({ workspaceId, threadId, agentId }) => {
           // The revision of the run that paused: its graph holds the pending approval.
           const paused = await this.deps.db
@@ -229,6 +250,7 @@ export class Runtime {
   async close(): Promise<void> {
     await this.cache.close();
     await this.hub.stop();
+    if (this.ownsBus) await this.bus.stop();
     await this.storage.close();
   }
 }

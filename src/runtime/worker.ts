@@ -1,6 +1,8 @@
 // The worker pool: claims pending runs up to its concurrency, executes them, renews their leases and
-// settles them. It sleeps until a run is announced (in-process or by NOTIFY), with a slow poll as a
-// safety net for a lost notification.
+// reports their outcomes to the run lifecycle. It sleeps until a run is announced (in-process or
+// through the notification bus), with a slow poll as a safety net. A renewal that finds a run no
+// longer held by this worker (cancelled elsewhere, or swept after a lost lease) stops it: cancels
+// arrive even when their notification was lost.
 import type { Logger } from '../logging.js';
 import type { BackgroundTask } from '../background.js';
 import type { BaseCallbackHandler } from '@langchain/core/callbacks/base';
@@ -22,6 +24,7 @@ export class WorkerPool implements BackgroundTask {
   private loop: Promise<void> | undefined;
   private stopListening: (() => Promise<void>) | undefined;
   private renewTimer: NodeJS.Timeout | undefined;
+  private renewing: Promise<void> | undefined;
 
   constructor(
     private readonly runtime: Runtime,
@@ -29,15 +32,20 @@ export class WorkerPool implements BackgroundTask {
     private readonly logger: Logger,
   ) {}
 
+  /** Runs executing here now. */
+  get size(): number {
+    return this.active.size;
+  }
+
   async start(): Promise<void> {
     this.running = true;
-    this.stopListening = await this.runtime.queue.listen(
-      () => this.nudge(),
-      (runId) => this.active.get(runId)?.abort.abort(new RunCancelled(runId)),
-    );
-    this.renewTimer = setInterval(() => {
-      this.runtime.queue.renew([...this.active.keys()]).catch((error: unknown) => this.logger.warn({ err: error }, 'lease renewal failed'));
-    }, Math.max(500, Math.floor(this.settings.leaseMs / 3)));
+    this.stopListening = await this.runtime.queue.listen({
+      wake: () => this.nudge(),
+      cancel: (runId) => this.active.get(runId)?.abort.abort(new RunCancelled(runId)),
+      // Cancels may have been lost with the connection: a renewal finds them.
+      gap: () => void this.renew(),
+    });
+    this.renewTimer = setInterval(() => void this.renew(), Math.max(500, Math.floor(this.settings.leaseMs / 3)));
     this.loop = this.run();
   }
 
@@ -59,6 +67,27 @@ export class WorkerPool implements BackgroundTask {
       await all;
     }
     clearTimeout(timer);
+    await this.renewing;
+  }
+
+  /** Extend the leases of the runs executing here; stop those this worker no longer holds. */
+  renew(): Promise<void> {
+    this.renewing ??= (async () => {
+      try {
+        const lost = await this.runtime.queue.renew([...this.active.keys()]);
+        for (const runId of lost) {
+          const a = this.active.get(runId);
+          if (!a || a.abort.signal.aborted) continue;
+          this.logger.warn({ run_id: runId }, 'run no longer held by this worker (cancelled or taken back); stopping it');
+          a.abort.abort(new RunCancelled(runId));
+        }
+      } catch (error) {
+        this.logger.warn({ err: error }, 'lease renewal failed');
+      } finally {
+        this.renewing = undefined;
+      }
+    })();
+    return this.renewing;
   }
 
   private nudge(): void {
@@ -105,9 +134,12 @@ export class WorkerPool implements BackgroundTask {
     if (run.attempt === 1 && run.waitedSeconds !== undefined) metrics?.queueWait.observe(run.waitedSeconds);
     const claimedAt = performance.now();
     const done = (async () => {
-      // A retried run continues its event log after what the earlier attempt stored.
-      const opened = this.runtime.hub.openWriter(run.id, run.attempt > 1 ? await this.lastSeq(run.id) : 0);
+      // The log holds the run's `metadata` (written when it was accepted) and, for a retried run,
+      // what earlier attempts stored.
+      const opened = this.runtime.hub.openWriter(run.id, run.lastSeq);
       writer = opened;
+      // The log cannot be written: stop the run (it fails with the reason) rather than go on unrecorded.
+      opened.onFailure = (error) => abort.abort(error);
       let handlers: BaseCallbackHandler[] = [];
       const egress = this.runtime.deps.egress;
       const execute = (): ReturnType<typeof executeRun> => executeRun({
@@ -121,22 +153,26 @@ export class WorkerPool implements BackgroundTask {
         deadlines: this.settings.deadlines,
       });
       const outcome = await (egress ? egress.scope(execute) : execute());
-      await Promise.all([opened.flush(), settleCallbacks(handlers)]);
-      const settled = await this.runtime.queue.finish(run, outcome);
-      metrics?.runsFinished.inc({ status: outcome.status });
-      metrics?.runDuration.observe({ status: outcome.status }, (performance.now() - claimedAt) / 1000);
+      const [flushed] = await Promise.allSettled([opened.flush(), settleCallbacks(handlers)]);
+      const final =
+        flushed.status === 'rejected' && outcome.status !== 'interrupted'
+          ? { ...outcome, status: 'error' as const, thread: 'error' as const, error: { code: 'run_failed', error: 'EventLogUnavailable', message: String((flushed.reason as Error).message) } }
+          : outcome;
+      const settled = await this.runtime.queue.finish(run, final);
+      metrics?.runsFinished.inc({ status: final.status });
+      metrics?.runDuration.observe({ status: final.status }, (performance.now() - claimedAt) / 1000);
       // A cancelled run was already settled by whoever cancelled it.
-      if (!settled && outcome.status !== 'interrupted') log.warn('run was taken from this worker before it finished');
-      if (outcome.status === 'error' || outcome.status === 'timeout') {
-        log.warn({ error: outcome.error }, 'run failed');
-        log.debug({ err: outcome.cause }, 'run failure details');
+      if (!settled && final.status !== 'interrupted') log.warn('run was taken from this worker before it finished');
+      if (final.status === 'error' || final.status === 'timeout') {
+        log.warn({ error: final.error }, 'run failed');
+        log.debug({ err: final.cause }, 'run failure details');
       }
-      await writer.end();
+      await opened.end().catch(() => {});
       writer = undefined;
     })()
       .catch((error: unknown) => {
         // Settling failed (the database?): the run stays `running` until its lease expires and a
-        // sweep fails it; local subscribers are released now and fall back to the table.
+        // sweep retries or fails it; local subscribers are released now and fall back to the table.
         log.error({ err: error }, 'run execution crashed');
         return writer?.end().catch(() => {});
       })
@@ -159,9 +195,16 @@ export class WorkerPool implements BackgroundTask {
         this.nudge();
       }
       for (const expired of failed) {
+        // Still executing here (this process was too slow to renew): stop it; its own writer closes
+        // the log with the error, so no second writer races it for sequence numbers.
+        const local = this.active.get(expired.id);
+        if (local) {
+          local.abort.abort(new Error('the run lost its lease (this worker could not renew it in time)'));
+          continue;
+        }
         const writer = this.runtime.hub.openWriter(expired.id, await this.lastSeq(expired.id));
         writer.append({ kind: 'error', data: { code: 'run_lease_expired', error: 'LeaseExpired', message: 'the worker running this run stopped (its lease expired); start a new run' } });
-        await writer.end();
+        await writer.end().catch(() => {});
         this.logger.warn({ run_id: expired.id, thread_id: expired.threadId }, 'run failed: its lease expired');
       }
     } catch (error) {

@@ -56,6 +56,25 @@ async function resume(threadId: string, decisions: unknown[], agent = agentId) {
 }
 
 describe('approval of tool calls', () => {
+  it('an approval is applied once: a retried resume gets the run the first one started, the tool runs once', async () => {
+    const before = tools.calls.length;
+    const { threadId } = await pausedThread();
+    const first = await resume(threadId, [{ type: 'approve' }]);
+    // The client lost the answer and sends the same resume again.
+    const retry = await resume(threadId, [{ type: 'approve' }]);
+    expect(retry.stream.runId).toBe(first.stream.runId);
+    expect(retry.events).toEqual(first.events);
+    expect(tools.calls.slice(before)).toEqual([{ name: 'add', args: { a: 2, b: 40 } }]);
+    const runs = await server.client.GET('/v1/deepagents/threads/{thread_id}/runs', path(threadId));
+    expect(runs.data!).toHaveLength(2);
+    // A different answer to the same (already answered) pause is refused.
+    const other = await start(server, threadId, { agent_id: agentId, command: { resume: { decisions: [{ type: 'reject' }] } } } as never);
+    expect(other.status).toBe(409);
+    expect(other.error).toMatchObject({ code: 'thread_not_interrupted' });
+    const recorded = await server.hangar.database.pool.query('SELECT run_id FROM run_approvals WHERE thread_id = $1', [threadId]);
+    expect(recorded.rows).toEqual([{ run_id: first.stream.runId }]);
+  });
+
   it('pauses before the tool: __interrupt__ in updates and values, run success, thread interrupted; approve runs it', async () => {
     const before = tools.calls.length;
     const { threadId, events, runId } = await pausedThread();

@@ -3,7 +3,7 @@ import { createRoute, z } from '@hono/zod-openapi';
 import type { AppDeps } from '../../http/deps.js';
 import { apiKeySecurity, errorResponses, jsonBody, jsonResponse, uuidParam } from '../../http/openapi.js';
 import { newRouter } from '../../http/router.js';
-import { sseResponse } from '../../http/sse.js';
+import { sseResponse, StreamSlots } from '../../http/sse.js';
 import { RUN_STATUSES } from '../../core/runs/status.js';
 import { startRun } from '../langgraph/run-request.js';
 import { presentRun, RunSchema, StreamRunRequest } from './schemas.js';
@@ -17,7 +17,7 @@ const runParams = z.object({ thread_id: threadParam, run_id: uuidParam('run_id',
 const sse = {
   description: [
     'Server-sent events: `event: <name>`, `data: <json>`, `id: <n>` (increasing per run) per event.',
-    'First `metadata` `{run_id, attempt}`; then, per requested mode, `values` (full state with `messages`, `files`, `tools`),',
+    'First `metadata` `{run_id, attempt, status, queue_position}` at once, even while the run waits for a worker (`status: "pending"`, `queue_position`: runs waiting before it); then, per requested mode, `values` (full state with `messages`, `files`, `tools`),',
     '`updates` (keyed by node or middleware; `null` when a node changed nothing) and `messages` (`[chunk, metadata]`).',
     'With `stream_subgraphs`, subagent events are named `<mode>|<namespace>`. A failed run sends `error` `{error, message}`.',
     '`: heartbeat` comments keep an idle stream open. `Content-Location` names the run.',
@@ -38,7 +38,7 @@ const stream = createRoute({
     'Resume with `command: {resume: {decisions: [...]}}`: a wrong number of decisions or a decision type not allowed is a 422, a thread with nothing pending a 409 (`thread_not_interrupted`); the thread stays interrupted.',
   security: apiKeySecurity,
   request: { params, body: jsonBody(StreamRunRequest) },
-  responses: { 200: sse, ...errorResponses('deepagents', [400, 404, 409, 413, 415, 422, 502]) },
+  responses: { 200: sse, ...errorResponses('deepagents', [400, 404, 409, 413, 415, 422, 502, 503]) },
 });
 
 const join = createRoute({
@@ -58,7 +58,7 @@ const join = createRoute({
       cancel_on_disconnect: z.string().optional().openapi({ description: 'LangGraph: `1`/`true` cancels the run when this client goes away.' }),
     }),
   },
-  responses: { 200: sse, ...errorResponses('deepagents', [404, 422]) },
+  responses: { 200: sse, ...errorResponses('deepagents', [404, 422, 503]) },
 });
 
 const cancel = createRoute({
@@ -103,18 +103,28 @@ const get = createRoute({
 });
 
 /** Routes of runs. */
-export function runRoutes({ services, heartbeatMs }: AppDeps) {
+export function runRoutes({ services, heartbeatMs, streams = new StreamSlots(Number.MAX_SAFE_INTEGER) }: AppDeps) {
   const location = (threadId: string, runId: string) => ({ 'content-location': `/v1/deepagents/threads/${threadId}/runs/${runId}` });
   return newRouter()
     .openapi(stream, async (c) => {
       const { thread_id } = c.req.valid('param');
       const body = c.req.valid('json');
       const caller = c.get('caller');
-      // Either wire form (hosted or LangGraph) becomes the same run.
-      const run = await startRun(services, caller, thread_id, body);
+      // A slot first: a stream refused for capacity must not leave a run behind.
+      const release = streams.acquire();
+      let run;
+      try {
+        // Either wire form (hosted or LangGraph) becomes the same run.
+        run = await startRun(services, caller, thread_id, body);
+      } catch (error) {
+        release();
+        throw error;
+      }
+      const runId = run.id;
       return sseResponse({
-        events: (signal) => services.runs.events(run.id, 0, signal),
+        events: (signal) => services.runs.events(runId, 0, signal),
         heartbeatMs,
+        onClose: release,
         headers: location(thread_id, run.id),
         ...(body.on_disconnect === 'cancel'
           ? { onClientGone: () => void services.runs.cancel(caller, thread_id, run.id).catch(() => {}) }
@@ -127,9 +137,11 @@ export function runRoutes({ services, heartbeatMs }: AppDeps) {
       const after = Math.max(0, Number(c.req.valid('header')['last-event-id'] ?? 0));
       const cancelOnDisconnect = ['1', 'true'].includes(c.req.valid('query').cancel_on_disconnect ?? '');
       const caller = c.get('caller');
+      const release = streams.acquire();
       return sseResponse({
         events: (signal) => services.runs.events(run_id, after, signal),
         heartbeatMs,
+        onClose: release,
         headers: location(thread_id, run_id),
         ...(cancelOnDisconnect ? { onClientGone: () => void services.runs.cancel(caller, thread_id, run_id).catch(() => {}) } : {}),
       }) as never;

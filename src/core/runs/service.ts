@@ -1,10 +1,9 @@
 // Starting runs and following their events. A start validates, then records the run (`pending`) and
 // the thread (`busy`) in one statement and hands the run to the queue; workers do the rest. Resumes of
 // a pending approval are checked against it here, so a wrong answer never reaches the graph.
-import { sql, type Selectable } from 'kysely';
+import { sql, type RawBuilder, type Selectable } from 'kysely';
 import type { Db } from '../../db/index.js';
 import type { RunsTable } from '../../db/tables/runtime.js';
-import { isUniqueViolation } from '../../db/errors.js';
 import { checkDecisions, isApprovalRequest, toMiddlewareResume, type WireDecision } from '../../runtime/agent/approvals.js';
 import type { StoredEvent } from '../../runtime/events/types.js';
 import type { RunInput } from '../../runtime/run-input.js';
@@ -12,7 +11,8 @@ import { type Caller, requireWrite } from '../caller.js';
 import { HangarError, invalidField } from '../errors.js';
 import type { ThreadStateReader } from '../threads/state.js';
 import { toRun, type Run } from '../threads/service.js';
-import { isFinalRunStatus, THREAD_TRANSITIONS } from './status.js';
+import { RunLifecycle } from './lifecycle.js';
+import { isFinalRunStatus, THREAD_TRANSITIONS, type ThreadStatus } from './status.js';
 
 /** What the run service needs of the runtime. */
 export interface RunPorts {
@@ -54,6 +54,7 @@ export class RunService {
     private readonly db: Db,
     private readonly ports: RunPorts,
     private readonly state: ThreadStateReader,
+    private readonly lifecycle: RunLifecycle = new RunLifecycle(db),
   ) {}
 
   /** Accept a run on `threadId`; its events follow through `events`. A thread without an agent takes the run's. */
@@ -80,35 +81,38 @@ export class RunService {
     const { agent_id: _agentId, command, multitask_strategy: strategy = 'reject', metadata: userMetadata, ...rest } = input;
     const runInput: RunInput = { ...rest, skip_memory_write_protection: thread.metadata.skip_memory_write_protection === true };
     const resumes = command?.resume !== undefined;
+    let approval: { interruptId: string; resume: unknown } | undefined;
     if (command) {
       const { resume, ...steer } = command;
-      runInput.command = { ...steer, ...(resumes ? { resume: await this.resumeValue(threadId, thread.status, resume!) } : {}) };
+      // A retried resume (its first answer lost on the way) gets the run the first one started.
+      if (resumes && thread.status !== 'interrupted') {
+        const replayed = await this.lifecycle.replayedApproval(threadId, resume);
+        if (replayed) return toRun(replayed);
+      }
+      const resumed = resumes ? await this.resumeValue(threadId, thread.status, resume!) : undefined;
+      runInput.command = { ...steer, ...(resumed ? { resume: resumed.value } : {}) };
+      if (resumed) approval = { interruptId: resumed.interruptId, resume };
     }
     const metadata = { ...userMetadata, assistant_id: agentId, is_test_run: thread.metadata.is_test_run === true, multitask_strategy: strategy };
     if (strategy === 'interrupt' || strategy === 'rollback') await this.stopActive(threadId, strategy === 'rollback');
     // Enqueue may join a busy thread (its run waits for the active one); the others need it free.
-    const from = strategy === 'enqueue' ? [...THREAD_TRANSITIONS.busy, 'busy'] : [...THREAD_TRANSITIONS.busy];
     // A resume needs the thread still interrupted: a concurrent resume or resolve must not both win.
-    const allowed = resumes ? ['interrupted'] : from;
-    try {
-      // The first run of a thread without an agent binds it (a concurrent first run of another agent loses).
-      const { rows } = await sql<Selectable<RunsTable>>`
-        WITH claimed AS (
-          UPDATE threads SET status = 'busy', agent_id = ${agentId}, updated_at = now()
-          WHERE id = ${threadId} AND status IN (${sql.join(allowed)}) AND (agent_id IS NULL OR agent_id = ${agentId})
-          RETURNING id
-        )
-        INSERT INTO runs (workspace_id, thread_id, agent_id, revision, input, principal, metadata)
-        SELECT ${caller.workspaceId}, id, ${agentId}, ${thread.head}, ${JSON.stringify(runInput)}::jsonb, ${caller.principal}, ${JSON.stringify(metadata)}::jsonb
-        FROM claimed
-        RETURNING *`.execute(this.db);
-      if (rows.length === 0) throw resumes ? notInterrupted(threadId) : busy(threadId);
-      await this.ports.announce();
-      return toRun(rows[0]!);
-    } catch (error) {
-      if (isUniqueViolation(error)) throw busy(threadId);
-      throw error;
-    }
+    const threadFrom: ThreadStatus[] = resumes ? ['interrupted'] : strategy === 'enqueue' ? [...THREAD_TRANSITIONS.busy, 'busy'] : [...THREAD_TRANSITIONS.busy];
+    // The first run of a thread without an agent binds it (a concurrent first run of another agent loses).
+    const created = await this.lifecycle.create({
+      workspaceId: caller.workspaceId,
+      threadId,
+      agentId,
+      revision: thread.head,
+      principal: caller.principal,
+      input: runInput,
+      metadata,
+      threadFrom,
+      approval,
+    });
+    if (!created) throw resumes ? notInterrupted(threadId) : busy(threadId);
+    await this.ports.announce();
+    return toRun(created.row);
   }
 
   /** The run's events after `afterSeq`, then live ones until the run ends (or `signal` aborts). */
@@ -140,37 +144,33 @@ export class RunService {
     if (!thread) throw new HangarError('thread_not_found', `no thread with id ${threadId} in this workspace`);
     if (thread.status !== 'interrupted') throw notInterrupted(threadId);
     // Take the thread first so that a concurrent resume cannot start on it meanwhile.
-    const taken = await this.db.updateTable('threads').set({ status: 'busy', updated_at: new Date() }).where('id', '=', threadId).where('status', '=', 'interrupted').executeTakeFirst();
-    if (Number(taken.numUpdatedRows) === 0) throw notInterrupted(threadId);
+    if (!(await this.lifecycle.takeInterrupted(threadId))) throw notInterrupted(threadId);
     let resolved = false;
     try {
       resolved = await this.ports.resolveInterrupt({ workspaceId: caller.workspaceId, threadId, agentId: thread.agent_id ?? '' });
     } finally {
-      await this.db
-        .updateTable('threads')
-        .set({ status: resolved ? 'idle' : 'interrupted', updated_at: new Date() })
-        .where('id', '=', threadId)
-        .where('status', '=', 'busy')
-        .execute();
+      await this.lifecycle.releaseTaken(threadId, resolved ? 'idle' : 'interrupted');
     }
     if (!resolved) throw notInterrupted(threadId);
   }
 
   /** The LangGraph resume value of a wire resume, checked against the thread's pending interrupt. */
-  private async resumeValue(threadId: string, status: string, resume: WireResume): Promise<unknown> {
+  private async resumeValue(threadId: string, status: string, resume: WireResume): Promise<{ value: unknown; interruptId: string }> {
     if (status !== 'interrupted') throw notInterrupted(threadId);
-    const { interrupts } = await this.state.current(threadId);
+    const { interrupts, checkpoint } = await this.state.current(threadId);
     if (interrupts.length === 0) throw notInterrupted(threadId);
     const approval = interrupts.find((i) => isApprovalRequest(i.value));
+    // The key of the approval record: the interrupt answered (or the checkpoint that paused).
+    const interruptId = (approval ?? interrupts[0])?.id ?? checkpoint?.checkpoint_id ?? 'pause';
     // Other pauses (an OAuth authorization, say) take the resume value as it is.
-    if (!approval || !isApprovalRequest(approval.value)) return resume;
+    if (!approval || !isApprovalRequest(approval.value)) return { value: resume, interruptId };
     // LangGraph clients may key the resume by interrupt id.
     if (!resume || typeof resume !== 'object') throw invalidField(['command', 'resume', 'decisions'], 'required: one decision per pending action request');
     if (!Array.isArray(resume.decisions) && approval.id && approval.id in resume) resume = resume[approval.id] as WireResume;
     if (!Array.isArray(resume.decisions)) throw invalidField(['command', 'resume', 'decisions'], 'required: one decision per pending action request');
     const problem = checkDecisions(approval.value, resume.decisions);
     if (problem) throw invalidField(['command', 'resume', 'decisions'], problem);
-    return toMiddlewareResume(approval.value, resume.decisions);
+    return { value: toMiddlewareResume(approval.value, resume.decisions), interruptId };
   }
 
   /** Interrupt the thread's active runs (and delete them for a rollback) before a new run starts. */
@@ -185,18 +185,8 @@ export class RunService {
    * Mark the matching active runs `interrupted`, free their thread unless another run waits on it,
    * and tell the workers executing them to stop.
    */
-  private async interruptRuns(which: ReturnType<typeof sql>): Promise<Selectable<RunsTable>[]> {
-    const { rows } = await sql<Selectable<RunsTable>>`
-      WITH stopped AS (
-        UPDATE runs SET status = 'interrupted', ended_at = now(), updated_at = now(), lease_owner = NULL, lease_expires_at = NULL
-        WHERE ${which} AND status IN ('pending', 'running')
-        RETURNING *
-      ), freed AS (
-        UPDATE threads t SET status = 'idle', updated_at = now()
-        WHERE t.id IN (SELECT thread_id FROM stopped) AND t.status = 'busy'
-          AND NOT EXISTS (SELECT 1 FROM runs r WHERE r.thread_id = t.id AND r.status IN ('pending', 'running') AND r.id NOT IN (SELECT id FROM stopped))
-      )
-      SELECT * FROM stopped`.execute(this.db);
+  private async interruptRuns(which: RawBuilder<unknown>): Promise<Selectable<RunsTable>[]> {
+    const rows = await this.lifecycle.cancel(which);
     await Promise.all(rows.map((r) => this.ports.cancel(r.id)));
     return rows;
   }

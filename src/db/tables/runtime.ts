@@ -49,8 +49,18 @@ export interface RunEventsTable {
   created_at: Generated<Date>;
 }
 
+/** A human approval: the resume of one interrupt and the run it started (migrations/0750). */
+export interface RunApprovalsTable {
+  thread_id: string;
+  interrupt_id: string;
+  run_id: string;
+  resume: Json;
+  created_at: Generated<Date>;
+}
+
 export interface RuntimeTables {
   threads: ThreadsTable;
   runs: RunsTable;
   run_events: RunEventsTable;
+  run_approvals: RunApprovalsTable;
 }

@@ -1,6 +1,10 @@
-// The run event log and its live fan-out. The process executing a run appends events: subscribers in
-// the same process get them at once, and batches are written to `run_events` (what a reconnecting
-// client replays). Subscribers in other processes are woken by PostgreSQL NOTIFY and read the table.
+// The run event log and its live fan-out. The process executing a run appends events; one flusher per
+// process writes what every run appended to `run_events` in one statement as soon as the previous one
+// returned (group commit: a single round trip of latency when idle, few large statements under load)
+// and, once written, hands the events to local subscribers, so that no client ever sees an event a
+// crash could lose from the log. Subscribers in other processes are woken through the notification
+// bus (the NOTIFY rides in the same statement) and read the table; after a gap in the bus they re-read.
+import type { NotificationBus } from '../../db/bus.js';
 import type pg from 'pg';
 import type { Logger } from '../../logging.js';
 import type { Metrics } from '../../metrics.js';
@@ -8,39 +12,20 @@ import { eventName, type RunEvent, type StoredEvent } from './types.js';
 
 const CHANNEL = 'hangar_run_events';
 
-/** Wake-ups across processes; an interface so that Redis pub/sub could replace PostgreSQL NOTIFY. */
-export interface EventSignal {
-  /** Tell other processes that `runId` has new events (or ended). */
-  notify(runId: string): Promise<void>;
-  /** Call `onRun` whenever some process notified about a run. */
-  listen(onRun: (runId: string) => void): Promise<void>;
-  close(): Promise<void>;
-}
-
-/** NOTIFY/LISTEN on one dedicated connection. */
-export function postgresSignal(pool: pg.Pool, logger: Logger): EventSignal {
-  let listener: pg.PoolClient | undefined;
-  return {
-    async notify(runId) {
-      await pool.query('SELECT pg_notify($1, $2)', [CHANNEL, runId]);
-    },
-    async listen(onRun) {
-      listener = await pool.connect();
-      listener.on('notification', (msg) => {
-        if (msg.channel === CHANNEL && msg.payload) onRun(msg.payload);
-      });
-      listener.on('error', (error) => logger.warn({ err: error }, 'run event listener connection failed'));
-      await listener.query(`LISTEN ${CHANNEL}`);
-    },
-    async close() {
-      if (!listener) return;
-      await listener.query(`UNLISTEN ${CHANNEL}`).catch(() => {});
-      // Close the connection rather than pool it: it carries the listener's error handler, which
-      // would report the database's own shutdown as a failure.
-      listener.release(true);
-      listener = undefined;
-    },
-  };
+/** Limits of the hub (defaults in brackets). */
+export interface HubLimits {
+  /** Written events each run keeps in memory for subscribers joining late [256]. */
+  keepEvents?: number;
+  /** Events a slow subscriber may have waiting before it re-reads from the table instead [1024]. */
+  subscriberBuffer?: number;
+  /** Attempts at writing a batch before the runs in it fail [4]. */
+  writeAttempts?: number;
+  /**
+   * Safety-net poll of the table by each subscriber, ms [30000]. Rarely needed: the bus wakes every
+   * subscriber after a gap, so this only covers a notification lost on a live connection; with
+   * 1,000 queued streams a short poll would cost hundreds of queries a second.
+   */
+  pollIntervalMs?: number;
 }
 
 interface Listener {
@@ -50,14 +35,27 @@ interface Listener {
   onEnd(): void;
 }
 
+/** The event log could not be written: the run must not go on (replays would miss events). */
+export class EventLogUnavailable extends Error {
+  constructor(runId: string, cause: unknown) {
+    super(`the event log of run ${runId} could not be written: ${cause instanceof Error ? cause.message : String(cause)}`, { cause });
+    this.name = 'EventLogUnavailable';
+  }
+}
+
 /** Appends the events of one run being executed here. */
 export class RunEventWriter {
-  private readonly events: StoredEvent[] = [];
-  private unflushed: StoredEvent[] = [];
-  private timer: NodeJS.Timeout | undefined;
-  private flushing: Promise<void> = Promise.resolve();
-  /** When the oldest event not yet handed to a flush was appended (for the write-lag metric). */
-  private unflushedSince = 0;
+  /** Written events, the last `keepEvents` of them. */
+  private readonly kept: StoredEvent[] = [];
+  /** @internal Appended, not yet handed to the flusher. */
+  unflushed: StoredEvent[] = [];
+  private readonly waiters: { seq: number; resolve: () => void; reject: (e: unknown) => void }[] = [];
+  /** The last sequence number written to the log (and delivered); events before this writer count as written. */
+  private written: number;
+  /** Set once the log could not be written; every later flush rejects with it. */
+  failure: EventLogUnavailable | undefined;
+  /** Called once when the log cannot be written (the worker stops the run). */
+  onFailure: ((error: EventLogUnavailable) => void) | undefined;
 
   constructor(
     private readonly hub: RunEventHub,
@@ -67,50 +65,64 @@ export class RunEventWriter {
     this.written = seq;
   }
 
-  /**
-   * Append an event: written to the log within the flush interval, and delivered to local subscribers
-   * once written, so that no client ever sees an event a crash could lose from the log (a client
-   * reconnecting with Last-Event-ID after a crash must find everything it saw).
-   */
+  /** Append an event: written with the next flush, delivered to local subscribers once written. */
   append(event: RunEvent): StoredEvent {
     const stored: StoredEvent = { seq: ++this.seq, event: eventName(event), data: event.data, json: JSON.stringify(event.data) };
-    this.events.push(stored);
-    if (this.unflushed.length === 0) this.unflushedSince = performance.now();
+    if (this.failure) return stored; // the run is being stopped; nothing more reaches the log
     this.unflushed.push(stored);
-    if (this.unflushed.length >= 500) void this.flush();
-    else this.timer ??= setTimeout(() => void this.flush(), this.hub.flushIntervalMs);
+    this.hub.schedule(this);
     return stored;
   }
 
-  /** Written events after `seq` still held in memory (every written event of the run while it executes here). */
-  since(seq: number): StoredEvent[] {
-    return this.events.filter((e) => e.seq > seq && e.seq <= this.written);
+  /**
+   * Written events after `seq` still held in memory; undefined when some of them are no longer held
+   * (the subscriber reads the table instead).
+   */
+  since(seq: number): StoredEvent[] | undefined {
+    const first = this.kept[0];
+    if (seq < this.written && (!first || first.seq > seq + 1)) return undefined;
+    return this.kept.filter((e) => e.seq > seq);
   }
 
-  /** The last sequence number written to the log (and delivered); events before this writer count as written. */
-  private written = 0;
-
-  /** Write what is buffered to `run_events` and wake other processes. */
+  /** Resolves once every event appended so far is in the log (rejects if it cannot be written). */
   flush(): Promise<void> {
-    if (this.timer) clearTimeout(this.timer);
-    this.timer = undefined;
-    const batch = this.unflushed;
-    const since = this.unflushedSince;
-    this.unflushed = [];
-    this.flushing = this.flushing.then(async () => {
-      if (batch.length === 0) return;
-      await this.hub.store(this.runId, batch);
-      this.hub.metrics?.eventLogWriteLag.observe((performance.now() - since) / 1000);
-      this.written = batch.at(-1)!.seq;
-      for (const l of this.hub.listenersOf(this.runId)) for (const e of batch) l.onEvent(e);
-    });
-    return this.flushing;
+    if (this.failure) return Promise.reject(this.failure);
+    if (this.written >= this.seq) return Promise.resolve();
+    const target = this.seq;
+    return new Promise((resolve, reject) => this.waiters.push({ seq: target, resolve, reject }));
   }
 
   /** Flush, then tell every subscriber the run's stream is over. */
   async end(): Promise<void> {
-    await this.flush();
-    this.hub.closeWriter(this);
+    try {
+      await this.flush();
+    } finally {
+      this.hub.closeWriter(this);
+    }
+  }
+
+  /** @internal The flusher wrote `batch` (this run's events, in order). */
+  wrote(batch: StoredEvent[], keep: number): void {
+    this.written = batch.at(-1)!.seq;
+    this.kept.push(...batch);
+    if (this.kept.length > keep) this.kept.splice(0, this.kept.length - keep);
+    for (const l of this.hub.listenersOf(this.runId)) for (const e of batch) l.onEvent(e);
+    for (let i = this.waiters.length - 1; i >= 0; i--) {
+      const w = this.waiters[i]!;
+      if (w.seq <= this.written) {
+        this.waiters.splice(i, 1);
+        w.resolve();
+      }
+    }
+  }
+
+  /** @internal The flusher gave up on this run's events. */
+  failed(error: EventLogUnavailable): void {
+    if (this.failure) return;
+    this.failure = error;
+    this.unflushed = [];
+    for (const w of this.waiters.splice(0)) w.reject(error);
+    this.onFailure?.(error);
   }
 }
 
@@ -138,25 +150,43 @@ export class RunEventHub {
   metrics: Metrics | undefined;
   private readonly listeners = new Map<string, Set<Listener>>();
   private readonly writers = new Map<string, RunEventWriter>();
+  private readonly dirty = new Set<RunEventWriter>();
+  private flushing = false;
+  private stopBus: (() => Promise<void>) | undefined;
+  readonly limits: Required<HubLimits>;
+  /** Batches written, and events in them (for benchmarks and tests). */
+  readonly stats = { batches: 0, events: 0, failures: 0 };
 
   constructor(
     private readonly pool: pg.Pool,
-    private readonly signal: EventSignal,
+    private readonly bus: NotificationBus | undefined,
     private readonly logger: Logger,
-    readonly flushIntervalMs = 25,
-    readonly pollIntervalMs = 5_000,
-  ) {}
+    limits: HubLimits = {},
+    /** Where subscribers read the log (a stream's first read must not queue behind event writes); `pool` without. */
+    private readonly readPool: pg.Pool = pool,
+  ) {
+    this.limits = { keepEvents: 256, subscriberBuffer: 1024, writeAttempts: 4, pollIntervalMs: 30_000, ...limits };
+  }
 
   /** Start listening for other processes' events. */
   async start(): Promise<void> {
-    await this.signal.listen((runId) => {
-      if (this.writers.has(runId)) return; // our own notification
-      for (const l of this.listenersOf(runId)) l.onPoke();
+    if (!this.bus) return;
+    this.stopBus = await this.bus.subscribe(CHANNEL, {
+      onMessage: (payload) => {
+        for (const runId of payload.split(',')) {
+          if (this.writers.has(runId)) continue; // our own notification
+          for (const l of this.listenersOf(runId)) l.onPoke();
+        }
+      },
+      // Notifications may have been lost: every subscriber re-reads the table.
+      onGap: () => {
+        for (const set of this.listeners.values()) for (const l of set) l.onPoke();
+      },
     });
   }
 
   async stop(): Promise<void> {
-    await this.signal.close();
+    await this.stopBus?.();
   }
 
   /** Open the log of a run this process is about to execute; `lastSeq` is the last id already stored. */
@@ -166,11 +196,25 @@ export class RunEventHub {
     return writer;
   }
 
+  /**
+   * The run's state changed outside its writer (cancelled while queued, deleted by a rollback): its
+   * subscribers here and in other processes re-read the table and the run's status.
+   */
+  async poke(runId: string): Promise<void> {
+    for (const l of this.listenersOf(runId)) l.onPoke();
+    await this.bus?.notify(CHANNEL, runId);
+  }
+
+  /** Runs whose events are being written by this process. */
+  get activeWriters(): number {
+    return this.writers.size;
+  }
+
   /** @internal */
   closeWriter(writer: RunEventWriter): void {
     if (this.writers.get(writer.runId) === writer) this.writers.delete(writer.runId);
     for (const l of this.listenersOf(writer.runId)) l.onEnd();
-    void this.signal.notify(writer.runId).catch((error: unknown) => this.logger.warn({ err: error }, 'notify failed'));
+    this.bus?.notify(CHANNEL, writer.runId).catch((error: unknown) => this.logger.warn({ err: error }, 'notify failed'));
   }
 
   /** @internal */
@@ -178,27 +222,96 @@ export class RunEventHub {
     return this.listeners.get(runId) ?? new Set();
   }
 
-  /** @internal Insert a batch into the log and wake other processes. */
-  async store(runId: string, batch: StoredEvent[]): Promise<void> {
+  /** @internal A writer has unflushed events: write them with the next batch. */
+  schedule(writer: RunEventWriter): void {
+    this.dirty.add(writer);
+    if (this.flushing) return;
+    this.flushing = true;
+    // Events appended in the same turn of the event loop go together.
+    setImmediate(() => void this.flushLoop());
+  }
+
+  private async flushLoop(): Promise<void> {
     try {
-      // Four array parameters instead of four per row: one statement shape, cheap to bind.
-      await this.pool.query(
-        `INSERT INTO run_events (run_id, seq, event, data)
-         SELECT $1::uuid, s, e, d FROM unnest($2::bigint[], $3::text[], $4::text[]) AS t(s, e, d)
-         ON CONFLICT DO NOTHING`,
-        [runId, batch.map((e) => e.seq), batch.map((e) => e.event), batch.map((e) => e.json ?? JSON.stringify(e.data))],
-      );
-      // Not awaited: subscribers elsewhere also look at the table every few seconds.
-      this.signal.notify(runId).catch((error: unknown) => this.logger.warn({ err: error }, 'notify failed'));
-    } catch (error) {
-      // Live subscribers already have these events; a replay would miss them, so say so loudly.
-      this.logger.error({ err: error, run_id: runId, events: batch.length }, 'could not write run events');
+      while (this.dirty.size > 0) {
+        const batch: { writer: RunEventWriter; events: StoredEvent[] }[] = [];
+        for (const w of this.dirty) {
+          if (w.unflushed.length > 0 && !w.failure) batch.push({ writer: w, events: w.unflushed });
+          w.unflushed = [];
+        }
+        this.dirty.clear();
+        if (batch.length === 0) continue;
+        if (await this.write(batch)) {
+          for (const b of batch) b.writer.wrote(b.events, this.limits.keepEvents);
+          continue;
+        }
+        // One statement failed: write each run on its own, so one bad run (deleted, say) does not
+        // fail the others.
+        await Promise.all(
+          batch.map(async (b) => {
+            if (batch.length > 1 && (await this.write([b]))) b.writer.wrote(b.events, this.limits.keepEvents);
+            else this.giveUp(b.writer, b.events.length);
+          }),
+        );
+      }
+    } finally {
+      this.flushing = false;
+      if (this.dirty.size > 0) this.schedule([...this.dirty][0]!);
     }
+  }
+
+  private lastError: unknown;
+
+  /** Insert `batch` (retrying with backoff), with the NOTIFY of its runs in the same statement. */
+  private async write(batch: { writer: RunEventWriter; events: StoredEvent[] }[]): Promise<boolean> {
+    const runIds: string[] = [];
+    const seqs: number[] = [];
+    const names: string[] = [];
+    const data: string[] = [];
+    for (const b of batch) {
+      for (const e of b.events) {
+        runIds.push(b.writer.runId);
+        seqs.push(e.seq);
+        names.push(e.event);
+        data.push(e.json ?? JSON.stringify(e.data));
+      }
+    }
+    const notice = batch.map((b) => b.writer.runId).join(',');
+    for (let attempt = 1; ; attempt++) {
+      try {
+        // Four array parameters instead of four per row: one statement shape, cheap to bind.
+        await this.pool.query(
+          `WITH ins AS (
+             INSERT INTO run_events (run_id, seq, event, data)
+             SELECT r, s, e, d FROM unnest($1::uuid[], $2::bigint[], $3::text[], $4::text[]) AS t(r, s, e, d)
+             ON CONFLICT DO NOTHING
+           )
+           SELECT pg_notify('${CHANNEL}', $5)`,
+          [runIds, seqs, names, data, notice.length < 7900 ? notice : ''],
+        );
+        this.stats.batches++;
+        this.stats.events += seqs.length;
+        return true;
+      } catch (error) {
+        this.lastError = error;
+        this.stats.failures++;
+        if (attempt >= this.limits.writeAttempts || isPermanent(error)) {
+          this.logger.warn({ err: error, runs: batch.length, events: seqs.length, attempt }, 'could not write run events');
+          return false;
+        }
+        await new Promise((resolve) => setTimeout(resolve, 50 * 4 ** (attempt - 1)));
+      }
+    }
+  }
+
+  private giveUp(writer: RunEventWriter, events: number): void {
+    this.logger.error({ err: this.lastError, run_id: writer.runId, events }, 'run events could not be written; the run is stopped');
+    writer.failed(new EventLogUnavailable(writer.runId, this.lastError));
   }
 
   /** Stored events of a run after `afterSeq`, in order. */
   async readStored(runId: string, afterSeq: number): Promise<StoredEvent[]> {
-    const { rows } = await this.pool.query<{ seq: number; event: string; data: string }>(
+    const { rows } = await this.readPool.query<{ seq: number; event: string; data: string }>(
       'SELECT seq, event, data FROM run_events WHERE run_id = $1 AND seq > $2 ORDER BY seq',
       [runId, afterSeq],
     );
@@ -212,7 +325,7 @@ export class RunEventHub {
    */
   async *subscribe(runId: string, afterSeq: number, isOver: () => Promise<boolean>, signal?: AbortSignal): AsyncGenerator<StoredEvent> {
     let cursor = afterSeq;
-    const pending: StoredEvent[] = [];
+    let pending: StoredEvent[] = [];
     let ended = false;
     let poked = true; // read the table once at the start
     let wake: (() => void) | undefined;
@@ -220,9 +333,14 @@ export class RunEventHub {
       wake?.();
       wake = undefined;
     };
+    const buffer = this.limits.subscriberBuffer;
     const listener: Listener = {
       onEvent: (e) => {
-        pending.push(e);
+        // A subscriber that does not keep up drops its copies and reads the table when it is ready.
+        if (pending.length >= buffer) {
+          pending = [];
+          poked = true;
+        } else pending.push(e);
         nudge();
       },
       onPoke: () => {
@@ -238,13 +356,13 @@ export class RunEventHub {
     if (!set) this.listeners.set(runId, (set = new Set()));
     set.add(listener);
     // Registered first, then the in-memory snapshot: nothing falls between the two.
-    const local = this.writers.get(runId);
+    const local = this.writers.get(runId)?.since(cursor);
     if (local) {
-      pending.push(...local.since(cursor));
+      pending.push(...local);
       poked = false;
     }
     // A safety net for a lost notification: look at the table now and then.
-    const safety = setInterval(() => listener.onPoke(), this.pollIntervalMs);
+    const safety = setInterval(() => listener.onPoke(), this.limits.pollIntervalMs);
     const onAbort = () => {
       ended = true;
       nudge();
@@ -257,12 +375,23 @@ export class RunEventHub {
           poked = false;
           pending.push(...(await this.readStored(runId, cursor)));
         }
-        pending.sort((a, b) => a.seq - b.seq);
+        if (pending.length > 1) pending.sort((a, b) => a.seq - b.seq);
         while (pending.length > 0) {
-          const e = pending.shift()!;
-          if (e.seq <= cursor) continue;
-          cursor = e.seq;
-          yield e;
+          const batch = pending;
+          pending = [];
+          for (const e of batch) {
+            if (e.seq <= cursor) continue;
+            // A gap (events dropped for a slow subscriber): read the table first.
+            if (e.seq > cursor + 1) {
+              for (const s of await this.readStored(runId, cursor)) {
+                cursor = s.seq;
+                yield s;
+              }
+              if (e.seq <= cursor) continue;
+            }
+            cursor = e.seq;
+            yield e;
+          }
         }
         if (ended) {
           if (signal?.aborted) return;
@@ -289,4 +418,10 @@ export class RunEventHub {
       if (set.size === 0) this.listeners.delete(runId);
     }
   }
+}
+
+/** Errors a retry cannot fix (the run was deleted: foreign key; bad data). */
+function isPermanent(error: unknown): boolean {
+  const code = (error as { code?: unknown } | null)?.code;
+  return typeof code === 'string' && (code.startsWith('23') || code.startsWith('22'));
 }

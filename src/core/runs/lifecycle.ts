@@ -1,0 +1,332 @@
+// The one owner of run and thread status. Every status write of a run (create, claim, finish, cancel,
+// sweep) and every thread status write that follows from one goes through this module, guarded by the
+// transition tables of ./status.ts: an UPDATE only matches rows whose current status is an allowed
+// source of its target, so a race (a cancel racing a finish, two sweepers) loses cleanly instead of
+// overwriting. The rule "free the thread unless another run holds it" is written once (`freeThreads`).
+// The runtime executes runs and reports outcomes here; it never writes a status itself.
+import { randomUUID } from 'node:crypto';
+import { sql, type RawBuilder, type Selectable } from 'kysely';
+import type { Db } from '../../db/index.js';
+import type { RunsTable } from '../../db/tables/runtime.js';
+import { isUniqueViolation } from '../../db/errors.js';
+import type { RunInput } from '../../runtime/run-input.js';
+import { RUN_TRANSITIONS, THREAD_TRANSITIONS, type RunStatus, type ThreadStatus } from './status.js';
+
+/** A run claimed by a worker. */
+export interface ClaimedRun {
+  id: string;
+  workspaceId: string;
+  threadId: string;
+  agentId: string;
+  revision: string;
+  principal: string;
+  attempt: number;
+  input: RunInput;
+  /** The last event already in the run's log (its `metadata` at least). */
+  lastSeq: number;
+  /** Seconds since the run was created, at claim (its wait in the queue on a first attempt). */
+  waitedSeconds?: number;
+}
+
+/** How a run ended, and the thread status that follows. */
+export interface RunOutcome {
+  status: Extract<RunStatus, 'success' | 'error' | 'interrupted' | 'timeout'>;
+  thread: Extract<ThreadStatus, 'idle' | 'interrupted' | 'error'>;
+  error?: { error: string; message: string; code?: string | undefined } | undefined;
+  /** Tokens the run's model calls used, and the model (kept in the run's metadata for usage reports). */
+  usage?: { model: string; input_tokens: number; output_tokens: number } | undefined;
+  /** Tools named in tools.json that their server did not offer (kept on the run's record). */
+  droppedTools?: { name: string; mcp_server_url: string; reason: string }[] | undefined;
+  /** The error itself, stack included: for the server log at debug level only, never stored or sent. */
+  cause?: unknown;
+}
+
+/** A transition outside the tables: a programming error, never a race. */
+export class IllegalTransition extends Error {
+  constructor(kind: 'run' | 'thread', from: string, to: string) {
+    super(`${kind} status ${from} → ${to} is not an allowed transition`);
+    this.name = 'IllegalTransition';
+  }
+}
+
+/** Whether a run may go from `from` to `to`. */
+export function canRunTransition(from: RunStatus, to: RunStatus): boolean {
+  return RUN_TRANSITIONS[to].includes(from);
+}
+
+/** Whether a thread may go from `from` to `to`. */
+export function canThreadTransition(from: ThreadStatus, to: ThreadStatus): boolean {
+  return THREAD_TRANSITIONS[to].includes(from);
+}
+
+/** `status IN (<allowed sources of target>)`, optionally narrowed to `only` (each checked against the table). */
+function runFrom(target: RunStatus, only?: readonly RunStatus[], column = 'status'): RawBuilder<unknown> {
+  const sources = only ?? RUN_TRANSITIONS[target];
+  for (const s of sources) if (!canRunTransition(s, target)) throw new IllegalTransition('run', s, target);
+  return sql`${sql.ref(column)} IN (${sql.join(sources)})`;
+}
+
+function threadFrom(target: ThreadStatus, only?: readonly ThreadStatus[]): RawBuilder<unknown> {
+  const sources = only ?? THREAD_TRANSITIONS[target];
+  for (const s of sources) if (!canThreadTransition(s, target)) throw new IllegalTransition('thread', s, target);
+  return sql`t.status IN (${sql.join(sources)})`;
+}
+
+/**
+ * The one rule for freeing threads: the threads of the runs in CTE `settled` (columns `id`,
+ * `thread_id`) go from `busy` to `to`, unless another run of theirs is still pending or running.
+ * (Statements see the table as it was before them, so the settled runs themselves are excluded by id.)
+ */
+function freeThreads(settled: string, to: Exclude<ThreadStatus, 'busy'>): RawBuilder<unknown> {
+  const cte = sql.table(settled);
+  return sql`UPDATE threads t SET status = ${to}, updated_at = now()
+    WHERE t.id IN (SELECT thread_id FROM ${cte}) AND ${threadFrom(to, ['busy'])}
+      AND NOT EXISTS (SELECT 1 FROM runs r WHERE r.thread_id = t.id AND r.status IN ('pending', 'running')
+                      AND r.id NOT IN (SELECT id FROM ${cte}))
+    RETURNING t.id`;
+}
+
+/** What `create` records. */
+export interface NewRun {
+  workspaceId: string;
+  threadId: string;
+  agentId: string;
+  revision: string;
+  principal: string;
+  input: RunInput;
+  metadata: Record<string, unknown>;
+  /** Thread statuses the run may start from (`busy` too for an enqueued run). */
+  threadFrom: readonly ThreadStatus[];
+  /** A resume: the interrupt it answers and the resume as sent, recorded with the run (once per interrupt). */
+  approval?: { interruptId: string; resume: unknown } | undefined;
+}
+
+/** Owns run and thread status. Stateless: any number of instances share the database. */
+export class RunLifecycle {
+  constructor(private readonly db: Db) {}
+
+  /**
+   * Record a `pending` run, take its thread (`busy`) and write the run's first event (`metadata`,
+   * with its place in the queue) in one statement, so a client has something to show at once.
+   * Undefined when the thread was not in one of `threadFrom`; `thread_busy` races surface as a
+   * unique violation (one active run per thread), reported as undefined too.
+   */
+  async create(run: NewRun): Promise<{ row: Selectable<RunsTable>; queuePosition: number } | undefined> {
+    const sources = run.threadFrom.filter((s) => s !== 'busy');
+    const joinBusy = run.threadFrom.includes('busy');
+    const id = randomUUID();
+    try {
+      const { rows } = await sql<Selectable<RunsTable> & { queue_position: number }>`
+        WITH claimed AS (
+          UPDATE threads t SET status = 'busy', agent_id = ${run.agentId}, updated_at = now()
+          WHERE t.id = ${run.threadId} AND (${sources.length > 0 ? threadFrom('busy', sources) : sql`false`} ${joinBusy ? sql`OR t.status = 'busy'` : sql``})
+            -- A thread without an agent (made by a LangGraph client) is bound by its first run.
+            AND (t.agent_id IS NULL OR t.agent_id = ${run.agentId})
+          RETURNING t.id
+        ), created AS (
+          INSERT INTO runs (id, workspace_id, thread_id, agent_id, revision, input, principal, metadata)
+          SELECT ${id}::uuid, ${run.workspaceId}, id, ${run.agentId}, ${run.revision}, ${JSON.stringify(run.input)}::jsonb, ${run.principal}, ${JSON.stringify(run.metadata)}::jsonb
+          FROM claimed
+          RETURNING *
+        ), ahead AS (
+          SELECT count(*)::int AS n FROM runs WHERE status = 'pending'
+        ), approval AS (
+          INSERT INTO run_approvals (thread_id, interrupt_id, run_id, resume)
+          SELECT thread_id, ${run.approval?.interruptId ?? ''}, id, ${JSON.stringify(run.approval?.resume ?? null)}::jsonb
+          FROM created WHERE ${run.approval ? sql`true` : sql`false`}
+        ), first_event AS (
+          INSERT INTO run_events (run_id, seq, event, data)
+          SELECT c.id, 1, 'metadata', '{"run_id":"' || c.id || '","attempt":1,"status":"pending","queue_position":' || a.n || '}'
+          FROM created c, ahead a
+        )
+        SELECT c.*, a.n AS queue_position FROM created c, ahead a`.execute(this.db);
+      const row = rows[0];
+      if (!row) return undefined;
+      const { queue_position: queuePosition, ...rest } = row;
+      return { row: rest, queuePosition };
+    } catch (error) {
+      if (isUniqueViolation(error)) return undefined;
+      throw error;
+    }
+  }
+
+  /**
+   * The run a resume already started, when `resume` repeats the approval behind the thread's latest
+   * run (a client retrying a resume whose answer it lost): the retry gets that run, not a second one.
+   */
+  async replayedApproval(threadId: string, resume: unknown): Promise<Selectable<RunsTable> | undefined> {
+    const { rows } = await sql<Selectable<RunsTable>>`
+      SELECT r.* FROM run_approvals a JOIN runs r ON r.id = a.run_id
+      WHERE a.thread_id = ${threadId} AND a.resume = ${JSON.stringify(resume)}::jsonb
+        AND r.id = (SELECT id FROM runs WHERE thread_id = ${threadId} ORDER BY created_at DESC, id DESC LIMIT 1)`.execute(this.db);
+    return rows[0];
+  }
+
+  /**
+   * Claim up to `limit` pending runs for `workerId`, oldest first, each the oldest pending run of a
+   * thread with none running. Two workers racing for one thread's runs: the loser's statement breaks
+   * the one-running-run-per-thread index and claims nothing this time.
+   */
+  async claim(workerId: string, leaseMs: number, limit: number): Promise<ClaimedRun[]> {
+    try {
+      const { rows } = await sql<{
+        id: string;
+        workspace_id: string;
+        thread_id: string;
+        agent_id: string;
+        revision: string;
+        principal: string;
+        attempt: number;
+        input: RunInput;
+        last_seq: string | number;
+      waited_seconds: number;
+      }>`
+        UPDATE runs SET status = 'running', attempt = attempt + 1, lease_owner = ${workerId},
+          metadata = metadata || jsonb_build_object('attempt', attempt + 1, 'worker', ${workerId}::text),
+          lease_expires_at = now() + make_interval(secs => ${leaseMs / 1000}),
+          started_at = coalesce(started_at, now()), updated_at = now()
+        WHERE id IN (
+          SELECT id FROM runs r WHERE status = 'pending'
+            AND NOT EXISTS (SELECT 1 FROM runs o WHERE o.thread_id = r.thread_id AND o.status = 'running')
+            AND NOT EXISTS (SELECT 1 FROM runs o WHERE o.thread_id = r.thread_id AND o.status = 'pending' AND (o.created_at, o.id) < (r.created_at, r.id))
+          ORDER BY created_at LIMIT ${limit} FOR UPDATE SKIP LOCKED
+        ) AND ${runFrom('running')}
+        RETURNING id, workspace_id, thread_id, agent_id, revision, principal, attempt, input,
+          (SELECT coalesce(max(seq), 0) FROM run_events e WHERE e.run_id = runs.id) AS last_seq,
+          EXTRACT(EPOCH FROM now() - created_at)::float8 AS waited_seconds`.execute(this.db);
+      return rows.map((r) => ({
+        id: r.id,
+        workspaceId: r.workspace_id,
+        threadId: r.thread_id,
+        agentId: r.agent_id,
+        revision: r.revision,
+        principal: r.principal,
+        attempt: r.attempt,
+        input: r.input,
+        lastSeq: Number(r.last_seq),
+        waitedSeconds: Number(r.waited_seconds),
+      }));
+    } catch (error) {
+      if (isUniqueViolation(error)) return [];
+      throw error;
+    }
+  }
+
+  /**
+   * Extend the leases `workerId` holds on `runIds`; returns the ids it no longer holds (cancelled,
+   * or swept after a lost lease), which the worker must stop.
+   */
+  async renew(workerId: string, leaseMs: number, runIds: string[]): Promise<string[]> {
+    if (runIds.length === 0) return [];
+    const { rows } = await sql<{ id: string }>`
+      UPDATE runs SET lease_expires_at = now() + make_interval(secs => ${leaseMs / 1000})
+      WHERE id IN (${sql.join(runIds)}) AND status = 'running' AND lease_owner = ${workerId}
+      RETURNING id`.execute(this.db);
+    const held = new Set(rows.map((r) => r.id));
+    return runIds.filter((id) => !held.has(id));
+  }
+
+  /**
+   * Settle a run `workerId` holds and free its thread, in one statement. False when the run was no
+   * longer its own (cancelled, or swept after its lease expired): nothing is written then.
+   */
+  async finish(workerId: string, runId: string, outcome: RunOutcome): Promise<boolean> {
+    const extra = JSON.stringify({
+      ...(outcome.droppedTools?.length ? { dropped_tools: outcome.droppedTools } : {}),
+      ...(outcome.usage ? { usage: outcome.usage } : {}),
+    });
+    const { rows } = await sql<{ settled: number }>`
+      WITH settled AS (
+        UPDATE runs SET status = ${outcome.status}, error = ${outcome.error ? JSON.stringify(outcome.error) : null}::jsonb,
+          ended_at = now(), updated_at = now(), lease_owner = NULL, lease_expires_at = NULL,
+          metadata = metadata || ${extra}::jsonb
+        WHERE id = ${runId} AND ${runFrom(outcome.status, ['running'])} AND lease_owner = ${workerId}
+        RETURNING id, thread_id
+      ), freed AS (${freeThreads('settled', outcome.thread)})
+      SELECT (SELECT count(*) FROM settled)::int AS settled`.execute(this.db);
+    return (rows[0]?.settled ?? 0) > 0;
+  }
+
+  /**
+   * Cancel the active runs matching `which` (a condition on `runs`): they end `interrupted` and their
+   * threads go back to `idle` unless another run holds them. Returns the cancelled rows.
+   */
+  async cancel(which: RawBuilder<unknown>): Promise<Selectable<RunsTable>[]> {
+    const { rows } = await sql<Selectable<RunsTable>>`
+      WITH stopped AS (
+        UPDATE runs SET status = 'interrupted', ended_at = now(), updated_at = now(), lease_owner = NULL, lease_expires_at = NULL
+        WHERE ${which} AND ${runFrom('interrupted')}
+        RETURNING *
+      ), freed AS (${freeThreads('stopped', 'idle')})
+      SELECT * FROM stopped`.execute(this.db);
+    return rows;
+  }
+
+  /**
+   * Runs whose lease expired (their worker died or lost the database): handed back to the queue to
+   * be retried from their last checkpoint, or failed once they used `maxAttempts` (their threads then
+   * go to `error`). Threads left `busy` with no active run for a lease are freed.
+   */
+  async sweepExpired(leaseMs: number, maxAttempts: number): Promise<{ retried: number; failed: { id: string; threadId: string }[] }> {
+    const error = JSON.stringify({
+      code: 'run_lease_expired',
+      error: 'LeaseExpired',
+      message: `the worker running this run stopped (its lease expired) and the run used its ${maxAttempts} attempt(s); start a new run`,
+    });
+    const { rows } = await sql<{ retried: number; failed: { id: string; thread_id: string }[] | null }>`
+      WITH expired AS (
+        SELECT id FROM runs WHERE status = 'running' AND lease_expires_at < now() FOR UPDATE SKIP LOCKED
+      ), retried AS (
+        UPDATE runs SET status = 'pending', lease_owner = NULL, lease_expires_at = NULL, updated_at = now(),
+          metadata = metadata || jsonb_build_object('retried_after_lease_expiry', true)
+        WHERE id IN (SELECT id FROM expired) AND attempt < ${maxAttempts} AND ${runFrom('pending')}
+        RETURNING id
+      ), failed AS (
+        UPDATE runs SET status = 'error', error = ${error}::jsonb, ended_at = now(), updated_at = now(),
+          lease_owner = NULL, lease_expires_at = NULL
+        WHERE id IN (SELECT id FROM expired) AND attempt >= ${maxAttempts} AND ${runFrom('error', ['running'])}
+        RETURNING id, thread_id
+      ), freed AS (${freeThreads('failed', 'error')}
+      ), stranded AS (
+        -- A thread left busy with no active run (a process died between taking a thread and
+        -- starting or settling its work, e.g. while resolving an interrupt) is freed after a lease.
+        UPDATE threads t SET status = 'idle', updated_at = now()
+        WHERE ${threadFrom('idle', ['busy'])} AND t.updated_at < now() - make_interval(secs => ${leaseMs / 1000})
+          AND NOT EXISTS (SELECT 1 FROM runs r WHERE r.thread_id = t.id AND r.status IN ('pending', 'running'))
+      )
+      SELECT (SELECT count(*) FROM retried)::int AS retried, (SELECT json_agg(json_build_object('id', id, 'thread_id', thread_id)) FROM failed) AS failed`.execute(this.db);
+    const row = rows[0];
+    return { retried: row?.retried ?? 0, failed: (row?.failed ?? []).map((f) => ({ id: f.id, threadId: f.thread_id })) };
+  }
+
+  /** Take an interrupted thread (`busy`) to resolve its pause; false when it is not interrupted. */
+  async takeInterrupted(threadId: string): Promise<boolean> {
+    const { rows } = await sql`UPDATE threads t SET status = 'busy', updated_at = now() WHERE t.id = ${threadId} AND ${threadFrom('busy', ['interrupted'])} RETURNING t.id`.execute(this.db);
+    return rows.length > 0;
+  }
+
+  /** Give back a thread taken by `takeInterrupted`: `idle` when resolved, `interrupted` when not. */
+  async releaseTaken(threadId: string, to: 'idle' | 'interrupted'): Promise<void> {
+    await sql`UPDATE threads t SET status = ${to}, updated_at = now() WHERE t.id = ${threadId} AND ${threadFrom(to, ['busy'])}
+      AND NOT EXISTS (SELECT 1 FROM runs r WHERE r.thread_id = t.id AND r.status IN ('pending', 'running'))`.execute(this.db);
+  }
+
+  /**
+   * Delete the events of runs that ended more than `days` days ago (so every event is older than
+   * that), `batch` runs at a time; returns how many events went. Through `runs.ended_at`, so the
+   * event log needs no extra index on its hot insert path.
+   */
+  async deleteOldEvents(days: number, batch = 200): Promise<number> {
+    const { rows } = await sql<{ n: number }>`
+      WITH old AS (
+        SELECT r.id FROM runs r
+        WHERE r.ended_at < now() - make_interval(days => ${days}) AND r.status NOT IN ('pending', 'running')
+          AND EXISTS (SELECT 1 FROM run_events e WHERE e.run_id = r.id)
+        LIMIT ${batch}
+      ), gone AS (
+        DELETE FROM run_events e WHERE e.run_id IN (SELECT id FROM old) RETURNING 1
+      )
+      SELECT count(*)::int AS n FROM gone`.execute(this.db);
+    return rows[0]?.n ?? 0;
+  }
+}
