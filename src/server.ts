@@ -114,7 +114,12 @@ export async function startHangar(config: Config, options: StartOptions = {}): P
     metrics.observeExporters(traceExporters);
     const sandboxes = createSandboxService({ config, db: database.db, logger: logger.child({ component: 'sandbox' }) });
     // One notification bus for the process (runs, events, cancels), supervised: it reconnects.
-    const bus = new NotificationBus({ connectionString: url, pool: database.pool, logger: logger.child({ component: 'bus' }) });
+    const bus = new NotificationBus({
+      connectionString: url,
+      pool: database.pool,
+      logger: logger.child({ component: 'bus' }),
+      onReconnect: () => metrics.notificationReconnects.inc({ listener: 'bus' }),
+    });
     await bus.start();
     cleanup.push(() => bus.stop());
     // The services are built once; the runtime is built from them and bound to them afterwards, so

@@ -25,6 +25,8 @@ export interface BusOptions {
   /** First reconnect delay; doubled up to `maxBackoffMs` (defaults 100 ms, 5 s). */
   minBackoffMs?: number;
   maxBackoffMs?: number;
+  /** Called on every reconnect after a drop (the composition root counts them in /metrics). */
+  onReconnect?: () => void;
 }
 
 /** The `application_name` of the bus connection (how operators and tests find it in pg_stat_activity). */
@@ -131,6 +133,7 @@ export class NotificationBus {
     this.backoff = this.options.minBackoffMs ?? 100;
     if (this.connects > 1) {
       this.options.logger.info({ connects: this.connects }, 'notification bus reconnected');
+      this.options.onReconnect?.();
       this.gap();
     }
   }

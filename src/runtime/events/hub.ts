@@ -49,6 +49,8 @@ export class RunEventWriter {
   private readonly kept: StoredEvent[] = [];
   /** @internal Appended, not yet handed to the flusher. */
   unflushed: StoredEvent[] = [];
+  /** @internal When the oldest unflushed event was appended (for the write-lag metric). */
+  unflushedSince = 0;
   private readonly waiters: { seq: number; resolve: () => void; reject: (e: unknown) => void }[] = [];
   /** The last sequence number written to the log (and delivered); events before this writer count as written. */
   private written: number;
@@ -69,6 +71,7 @@ export class RunEventWriter {
   append(event: RunEvent): StoredEvent {
     const stored: StoredEvent = { seq: ++this.seq, event: eventName(event), data: event.data, json: JSON.stringify(event.data) };
     if (this.failure) return stored; // the run is being stopped; nothing more reaches the log
+    if (this.unflushed.length === 0) this.unflushedSince = performance.now();
     this.unflushed.push(stored);
     this.hub.schedule(this);
     return stored;
@@ -235,13 +238,18 @@ export class RunEventHub {
     try {
       while (this.dirty.size > 0) {
         const batch: { writer: RunEventWriter; events: StoredEvent[] }[] = [];
+        let oldest = Infinity;
         for (const w of this.dirty) {
-          if (w.unflushed.length > 0 && !w.failure) batch.push({ writer: w, events: w.unflushed });
+          if (w.unflushed.length > 0 && !w.failure) {
+            batch.push({ writer: w, events: w.unflushed });
+            oldest = Math.min(oldest, w.unflushedSince);
+          }
           w.unflushed = [];
         }
         this.dirty.clear();
         if (batch.length === 0) continue;
         if (await this.write(batch)) {
+          this.metrics?.eventLogWriteLag.observe((performance.now() - oldest) / 1000);
           for (const b of batch) b.writer.wrote(b.events, this.limits.keepEvents);
           continue;
         }
