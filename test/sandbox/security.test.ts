@@ -153,8 +153,9 @@ describe('a runaway command is contained and the run goes on', () => {
     expect(bomb).toMatch(/\[Command stopped: (it ran longer than the sandbox's limit of 5 s|its output went beyond the sandbox's limit of 20000 bytes)\]|\[Command failed with exit code \d+\]/);
     expect(hog).toContain('MemoryError');
     expect(hog).toContain('[Command failed with exit code 1]');
-    // The CPU limit (2 s) ends the loop (SIGXCPU: 128 + 24) before the wall clock (5 s) does.
-    expect(loop).toMatch(/\[Command failed with exit code 152\]|ran longer than/);
+    // The CPU limit (2 s) ends the loop: SIGXCPU at the soft limit (128 + 24), or SIGKILL at the hard
+    // one (128 + 9) when the soft signal lands late on a busy host; else the wall clock (5 s) does.
+    expect(loop).toMatch(/\[Command failed with exit code (152|137)\]|ran longer than/);
     expect(flood).toContain('[Command stopped: its output went beyond the sandbox');
     expect(flood).toContain('[Output was truncated due to size limits]');
     expect(flood.split('\n').filter((l) => l === 'flood').length).toBeLessThanOrEqual(20000 / 6);
