@@ -57,6 +57,7 @@ serve
       if (stopping) return;
       stopping = true;
       hangar.logger.info({ signal }, 'draining requests and stopping');
+      process.stderr.write(`${signal}: draining requests and stopping…\n`);
       hangar.close().then(
         () => process.exit(0),
         () => process.exit(1),
