@@ -8,3 +8,31 @@ export interface BackgroundTask {
   /** Stop taking new work and let current work finish (within the drain timeout). */
   stop(): Promise<void> | void;
 }
+
+/**
+ * A task that runs `work` at start and every `intervalMs` (never two passes at once); a failing pass
+ * is logged and the next one tries again. `stop` waits for a pass in progress.
+ */
+export function periodicTask(name: string, intervalMs: number, work: () => Promise<void>, onError: (error: unknown) => void): BackgroundTask {
+  let timer: NodeJS.Timeout | undefined;
+  let running: Promise<void> | undefined;
+  const pass = () => {
+    running ??= work()
+      .catch(onError)
+      .finally(() => {
+        running = undefined;
+      });
+  };
+  return {
+    name,
+    start() {
+      pass();
+      timer = setInterval(pass, intervalMs);
+      timer.unref();
+    },
+    async stop() {
+      clearInterval(timer);
+      await running;
+    },
+  };
+}

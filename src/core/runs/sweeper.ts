@@ -1,7 +1,7 @@
 // The run event retention sweeper: deletes the events of ended runs older than the retention setting
 // (HANGAR_RUN_EVENT_RETENTION_DAYS), at start and hourly, in batches so no statement holds many locks.
 import type { Logger } from '../../logging.js';
-import type { BackgroundTask } from '../../background.js';
+import { periodicTask, type BackgroundTask } from '../../background.js';
 import type { RunLifecycle } from './lifecycle.js';
 
 /** Delete old run events until none is left to delete; returns how many went. */
@@ -16,28 +16,13 @@ export async function sweepRunEvents(lifecycle: RunLifecycle, retentionDays: num
 
 /** A background task that applies run event retention every `intervalMs`. */
 export function runEventSweeper(options: { lifecycle: RunLifecycle; retentionDays: number; intervalMs?: number; logger: Logger }): BackgroundTask {
-  let timer: NodeJS.Timeout | undefined;
-  let running: Promise<void> | undefined;
-  const sweep = () => {
-    running ??= sweepRunEvents(options.lifecycle, options.retentionDays)
-      .then((deleted) => {
-        if (deleted > 0) options.logger.info({ deleted, retention_days: options.retentionDays }, 'old run events deleted');
-      })
-      .catch((error: unknown) => options.logger.warn({ err: error }, 'run event retention sweep failed'))
-      .finally(() => {
-        running = undefined;
-      });
-  };
-  return {
-    name: 'run-event-sweeper',
-    start() {
-      sweep();
-      timer = setInterval(sweep, options.intervalMs ?? 3_600_000);
-      timer.unref();
+  return periodicTask(
+    'run-event-sweeper',
+    options.intervalMs ?? 3_600_000,
+    async () => {
+      const deleted = await sweepRunEvents(options.lifecycle, options.retentionDays);
+      if (deleted > 0) options.logger.info({ deleted, retention_days: options.retentionDays }, 'old run events deleted');
     },
-    async stop() {
-      clearInterval(timer);
-      await running;
-    },
-  };
+    (error) => options.logger.warn({ err: error }, 'run event retention sweep failed'),
+  );
 }
