@@ -189,6 +189,7 @@ describe('in the browser', { timeout: 180_000 }, () => {
     await page.getByLabel('Header 1 value').fill(`Bearer ${TOOL_TOKEN}`);
     await page.getByRole('button', { name: 'Register', exact: true }).click();
     await page.getByText('Headers: Authorization: ••••••').waitFor();
+    await page.getByRole('dialog').waitFor({ state: 'detached' });
     expect(await page.content()).not.toContain(TOOL_TOKEN);
     await page.getByRole('button', { name: 'Test connection' }).click();
     const listed = page.getByLabel('Tools of Calculator');

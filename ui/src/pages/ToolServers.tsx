@@ -69,6 +69,10 @@ function RegisterServer({ onDone }: { onDone: () => void }) {
       ),
     onSuccess: () => {
       void client.invalidateQueries({ queryKey: ['mcp-servers'] });
+      // Forget the secret at once: the modal stays in the page while it fades out.
+      setHeaders([]);
+      setName('');
+      setUrl('');
       onDone();
     },
   });
