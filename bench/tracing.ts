@@ -17,6 +17,8 @@ const KEY = 'bench_admin_key_0123456789abcdef';
 const RUNS_PER_REQUEST = 100;
 const CONCURRENCY = 4;
 
+// startHangar turns console output into log lines (dropped at level warn): print to stdout directly.
+const print = (line: string) => process.stdout.write(`${line}\n`);
 const fmt = (n: number, digits = 1) => n.toFixed(digits);
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 const p90 = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length * 0.9)]!;
@@ -102,19 +104,19 @@ try {
     );
 
   const on = await start('bench_on', {});
-  console.log(`ingestion: ${RUNS_PER_REQUEST} runs per request (inputs + outputs parts), concurrency ${CONCURRENCY}, ${SECONDS}s per row`);
+  print(`ingestion: ${RUNS_PER_REQUEST} runs per request (inputs + outputs parts), concurrency ${CONCURRENCY}, ${SECONDS}s per row`);
   // Warm both paths up first (JIT, connection pool) so that the order of the rows does not matter.
   await ingest(`${on.url}/langsmith/runs/multipart`, () => multipartBody(RUNS_PER_REQUEST), 1);
   await ingest(`${on.url}/langsmith/runs/batch`, () => batchBody(RUNS_PER_REQUEST), 1);
   const multipart = await ingest(`${on.url}/langsmith/runs/multipart`, () => multipartBody(RUNS_PER_REQUEST));
   const batch = await ingest(`${on.url}/langsmith/runs/batch`, () => batchBody(RUNS_PER_REQUEST));
-  console.log('endpoint        | runs/second | errors');
-  console.log(`runs/multipart  | ${fmt(multipart.runsPerSecond, 0).padStart(11)} | ${multipart.errors}`);
-  console.log(`runs/batch      | ${fmt(batch.runsPerSecond, 0).padStart(11)} | ${batch.errors}`);
-  console.log(`ratio multipart / batch: ${fmt(multipart.runsPerSecond / batch.runsPerSecond, 2)}`);
+  print('endpoint        | runs/second | errors');
+  print(`runs/multipart  | ${fmt(multipart.runsPerSecond, 0).padStart(11)} | ${multipart.errors}`);
+  print(`runs/batch      | ${fmt(batch.runsPerSecond, 0).padStart(11)} | ${batch.errors}`);
+  print(`ratio multipart / batch: ${fmt(multipart.runsPerSecond / batch.runsPerSecond, 2)}`);
 
   const off = await start('bench_off', { HANGAR_TRACING: 'false' });
-  console.log(`\ntracing overhead: two-step scripted run (tool call, then answer) over HTTP/SSE, ${RUNS} runs per row, sequential`);
+  print(`\ntracing overhead: two-step scripted run (tool call, then answer) over HTTP/SSE, ${RUNS} runs per row, sequential`);
   // Interleave the rows so that machine noise hits both alike.
   const offA = await runLatencies(off);
   const onA = await runLatencies(on);
@@ -122,12 +124,12 @@ try {
   const onB = await runLatencies(on);
   const offMs = [...offA, ...offB];
   const onMs = [...onA, ...onB];
-  console.log('tracing | median ms | p90 ms');
-  console.log(`off     | ${fmt(median(offMs)).padStart(9)} | ${fmt(p90(offMs)).padStart(6)}`);
-  console.log(`on      | ${fmt(median(onMs)).padStart(9)} | ${fmt(p90(onMs)).padStart(6)}`);
-  console.log(`ratio on / off (median): ${fmt(median(onMs) / median(offMs), 3)}`);
+  print('tracing | median ms | p90 ms');
+  print(`off     | ${fmt(median(offMs)).padStart(9)} | ${fmt(p90(offMs)).padStart(6)}`);
+  print(`on      | ${fmt(median(onMs)).padStart(9)} | ${fmt(p90(onMs)).padStart(6)}`);
+  print(`ratio on / off (median): ${fmt(median(onMs) / median(offMs), 3)}`);
   // One line of JSON for comparisons over time (target, issue 13: tracing costs ≤ 10% of a run).
-  console.log(
+  print(
     JSON.stringify({
       bench: 'tracing',
       multipart_runs_per_s: Math.round(multipart.runsPerSecond),

@@ -226,7 +226,7 @@ export class Runtime {
       },
       runs: {
         announce: () => this.queue.announce(),
-        subscribe: (runId, afterSeq, isOver, signal) => this.hub.subscribe(runId, afterSeq, isOver, signal),
+        subscribe: (runId, afterSeq, isOver, signal, known) => this.hub.subscribe(runId, afterSeq, isOver, signal, known),
         cancel: async (runId) => {
           await Promise.all([this.queue.cancel(runId), this.hub.poke(runId)]);
         },

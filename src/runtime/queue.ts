@@ -17,6 +17,8 @@ export interface QueueListener {
   cancel(runId: string): void;
   /** Notifications may have been lost: re-check what this worker holds (a renewal does). */
   gap?(): void;
+  /** Whether the woken listener will claim at once (it runs and has a free slot). */
+  canClaim?(): boolean;
 }
 
 /** Claims, leases and settles runs of one worker identity. */
@@ -45,6 +47,14 @@ export class RunQueue {
     return this.lifecycle.finish(this.workerId, run.id, outcome);
   }
 
+  /**
+   * `finish`, also saying whether another run holds the thread (one enqueued behind it), and sending
+   * `notify` with the same statement.
+   */
+  settle(run: ClaimedRun, outcome: RunOutcome, notify?: { channel: string; payload: string }): Promise<{ settled: boolean; threadHeld: boolean }> {
+    return this.lifecycle.settle(this.workerId, run.id, outcome, notify);
+  }
+
   /** Hand back (or fail) runs whose lease expired; see RunLifecycle.sweepExpired. */
   sweepExpired(maxAttempts: number): Promise<{ retried: number; failed: { id: string; threadId: string }[] }> {
     return this.lifecycle.sweepExpired(this.leaseMs, maxAttempts);
@@ -52,11 +62,17 @@ export class RunQueue {
 
   /**
    * Tell workers that a run is waiting: at once in this process, and through NOTIFY in others (not
-   * awaited: the poll of other processes and the bus's gap wake-up cover a lost notification).
+   * awaited: the poll of other processes and the bus's gap wake-up cover a lost notification). When
+   * a worker here has a free slot it claims the run now, and other processes are not disturbed (the
+   * NOTIFY would also come back to this process and cost it a claim that finds nothing).
    */
   async announce(): Promise<void> {
-    for (const l of this.local) l.wake();
-    this.bus.notify(QUEUE_CHANNEL).catch(() => {});
+    let claimedHere = false;
+    for (const l of this.local) {
+      if (l.canClaim?.()) claimedHere = true;
+      l.wake();
+    }
+    if (!claimedHere) this.bus.notify(QUEUE_CHANNEL).catch(() => {});
   }
 
   /** Tell the worker executing `runId`, here or elsewhere, to stop it (its row already says so). */

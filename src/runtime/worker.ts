@@ -25,6 +25,13 @@ export class WorkerPool implements BackgroundTask {
   private stopListening: (() => Promise<void>) | undefined;
   private renewTimer: NodeJS.Timeout | undefined;
   private renewing: Promise<void> | undefined;
+  /**
+   * Runs may be waiting that the last claim did not take: it was skipped (no free slot) or filled
+   * every free slot. A run ending here then claims again; otherwise the claim the announcement of
+   * each run caused already took every claimable run, and a run ending claims only when its thread
+   * has another run waiting.
+   */
+  private mayHaveWaiting = false;
 
   constructor(
     private readonly runtime: Runtime,
@@ -44,6 +51,7 @@ export class WorkerPool implements BackgroundTask {
       cancel: (runId) => this.active.get(runId)?.abort.abort(new RunCancelled(runId)),
       // Cancels may have been lost with the connection: a renewal finds them.
       gap: () => void this.renew(),
+      canClaim: () => this.running && this.active.size < this.settings.workerConcurrency,
     });
     this.renewTimer = setInterval(() => void this.renew(), Math.max(500, Math.floor(this.settings.leaseMs / 3)));
     this.loop = this.run();
@@ -106,13 +114,16 @@ export class WorkerPool implements BackgroundTask {
       let claimed: ClaimedRun[] = [];
       this.pendingWake = false;
       if (free > 0) {
+        this.mayHaveWaiting = false;
         try {
           claimed = await this.runtime.queue.claim(free);
         } catch (error) {
+          this.mayHaveWaiting = true;
           this.logger.error({ err: error }, 'claiming runs failed');
         }
+        if (claimed.length === free) this.mayHaveWaiting = true;
         for (const run of claimed) this.execute(run);
-      }
+      } else this.mayHaveWaiting = true;
       if (claimed.length > 0 && claimed.length === free) continue;
       if (this.pendingWake || !this.running) continue;
       await new Promise<void>((resolve) => {
@@ -158,7 +169,10 @@ export class WorkerPool implements BackgroundTask {
         flushed.status === 'rejected' && outcome.status !== 'interrupted'
           ? { ...outcome, status: 'error' as const, thread: 'error' as const, error: { code: 'run_failed', error: 'EventLogUnavailable', message: String((flushed.reason as Error).message) } }
           : outcome;
-      const settled = await this.runtime.queue.finish(run, final);
+      // The statement that settles the run also tells subscribers in other processes that it ended.
+      const { settled, threadHeld } = await this.runtime.queue.settle(run, final, this.runtime.hub.endNotice(run.id));
+      // Another run of this thread waits for this one (enqueued): claim it now.
+      if (threadHeld) this.mayHaveWaiting = true;
       metrics?.runsFinished.inc({ status: final.status });
       metrics?.runDuration.observe({ status: final.status }, (performance.now() - claimedAt) / 1000);
       // A cancelled run was already settled by whoever cancelled it.
@@ -167,7 +181,7 @@ export class WorkerPool implements BackgroundTask {
         log.warn({ error: final.error }, 'run failed');
         log.debug({ err: final.cause }, 'run failure details');
       }
-      await opened.end().catch(() => {});
+      await opened.end({ notified: true }).catch(() => {});
       writer = undefined;
     })()
       .catch((error: unknown) => {
@@ -178,7 +192,7 @@ export class WorkerPool implements BackgroundTask {
       })
       .finally(() => {
         this.active.delete(run.id);
-        this.nudge();
+        if (this.mayHaveWaiting || !this.running) this.nudge();
       });
     this.active.set(run.id, { run, abort, done });
   }

@@ -4,6 +4,7 @@
 import { createRoute, z } from '@hono/zod-openapi';
 import type { Caller } from '../../core/caller.js';
 import type { Services } from '../../core/services.js';
+import type { Run } from '../../core/threads/service.js';
 import type { AppDeps } from '../../http/deps.js';
 import { apiKeySecurity, errorResponses, jsonBody, jsonResponse, uuidParam } from '../../http/openapi.js';
 import { newRouter } from '../../http/router.js';
@@ -70,9 +71,9 @@ const remove = createRoute({
 });
 
 /** Follow `runId`'s events to its end; then the result LangGraph's `wait` and `join` answer. */
-async function resultOf(services: Services, caller: Caller, threadId: string, runId: string, signal: AbortSignal): Promise<Record<string, unknown>> {
+async function resultOf(services: Services, caller: Caller, threadId: string, runId: string, signal: AbortSignal, started?: Run): Promise<Record<string, unknown>> {
   let failure: unknown;
-  for await (const event of services.runs.events(runId, 0, signal)) if (event.event === 'error') failure = event.data;
+  for await (const event of services.runs.events(runId, 0, signal, started)) if (event.event === 'error') failure = event.data;
   if (failure) return { __error__: failure };
   const state = await services.threads.currentState(caller, threadId);
   return state.interrupts.length > 0 ? { ...state.values, __interrupt__: state.interrupts } : state.values;
@@ -91,7 +92,7 @@ export function langGraphRunRoutes({ services }: AppDeps) {
       const caller = c.get('caller');
       const { thread_id } = c.req.valid('param');
       const run = await startRun(services, caller, thread_id, c.req.valid('json'));
-      return c.json(await resultOf(services, caller, thread_id, run.id, c.req.raw.signal), 200, location(thread_id, run.id));
+      return c.json(await resultOf(services, caller, thread_id, run.id, c.req.raw.signal, run), 200, location(thread_id, run.id));
     })
     .openapi(join, async (c) => {
       const caller = c.get('caller');

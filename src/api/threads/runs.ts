@@ -122,7 +122,7 @@ export function runRoutes({ services, heartbeatMs, streams = new StreamSlots(Num
       }
       const runId = run.id;
       return sseResponse({
-        events: (signal) => services.runs.events(runId, 0, signal),
+        events: (signal) => services.runs.events(runId, 0, signal, run),
         heartbeatMs,
         onClose: release,
         headers: location(thread_id, run.id),

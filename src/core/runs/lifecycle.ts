@@ -26,6 +26,8 @@ export interface ClaimedRun {
   lastSeq: number;
   /** Seconds since the run was created, at claim (its wait in the queue on a first attempt). */
   waitedSeconds?: number;
+  /** The thread's metadata at claim (tracing reads its project and test-run mark). */
+  threadMetadata?: Record<string, unknown> | undefined;
 }
 
 /** How a run ended, and the thread status that follows. */
@@ -179,7 +181,8 @@ export class RunLifecycle {
         attempt: number;
         input: RunInput;
         last_seq: string | number;
-      waited_seconds: number;
+        waited_seconds: number;
+        thread_metadata: Record<string, unknown> | null;
       }>`
         UPDATE runs SET status = 'running', attempt = attempt + 1, lease_owner = ${workerId},
           metadata = metadata || jsonb_build_object('attempt', attempt + 1, 'worker', ${workerId}::text),
@@ -193,7 +196,8 @@ export class RunLifecycle {
         ) AND ${runFrom('running')}
         RETURNING id, workspace_id, thread_id, agent_id, revision, principal, attempt, input,
           (SELECT coalesce(max(seq), 0) FROM run_events e WHERE e.run_id = runs.id) AS last_seq,
-          EXTRACT(EPOCH FROM now() - created_at)::float8 AS waited_seconds`.execute(this.db);
+          EXTRACT(EPOCH FROM now() - created_at)::float8 AS waited_seconds,
+          (SELECT t.metadata FROM threads t WHERE t.id = runs.thread_id) AS thread_metadata`.execute(this.db);
       return rows.map((r) => ({
         id: r.id,
         workspaceId: r.workspace_id,
@@ -205,6 +209,7 @@ export class RunLifecycle {
         input: r.input,
         lastSeq: Number(r.last_seq),
         waitedSeconds: Number(r.waited_seconds),
+        threadMetadata: r.thread_metadata ?? {},
       }));
     } catch (error) {
       if (isUniqueViolation(error)) return [];
@@ -231,11 +236,25 @@ export class RunLifecycle {
    * longer its own (cancelled, or swept after its lease expired): nothing is written then.
    */
   async finish(workerId: string, runId: string, outcome: RunOutcome): Promise<boolean> {
+    return (await this.settle(workerId, runId, outcome)).settled;
+  }
+
+  /**
+   * `finish`, also saying whether the thread stays held by another run (one enqueued behind this
+   * one: the worker claims again), and sending `notify` (a NOTIFY on `channel`) with the same
+   * statement, so subscribers elsewhere learn of the end without another round trip.
+   */
+  async settle(
+    workerId: string,
+    runId: string,
+    outcome: RunOutcome,
+    notify?: { channel: string; payload: string },
+  ): Promise<{ settled: boolean; threadHeld: boolean }> {
     const extra = JSON.stringify({
       ...(outcome.droppedTools?.length ? { dropped_tools: outcome.droppedTools } : {}),
       ...(outcome.usage ? { usage: outcome.usage } : {}),
     });
-    const { rows } = await sql<{ settled: number }>`
+    const { rows } = await sql<{ settled: number; freed: number }>`
       WITH settled AS (
         UPDATE runs SET status = ${outcome.status}, error = ${outcome.error ? JSON.stringify(outcome.error) : null}::jsonb,
           ended_at = now(), updated_at = now(), lease_owner = NULL, lease_expires_at = NULL,
@@ -243,8 +262,10 @@ export class RunLifecycle {
         WHERE id = ${runId} AND ${runFrom(outcome.status, ['running'])} AND lease_owner = ${workerId}
         RETURNING id, thread_id
       ), freed AS (${freeThreads('settled', outcome.thread)})
-      SELECT (SELECT count(*) FROM settled)::int AS settled`.execute(this.db);
-    return (rows[0]?.settled ?? 0) > 0;
+      SELECT (SELECT count(*) FROM settled)::int AS settled, (SELECT count(*) FROM freed)::int AS freed
+        ${notify ? sql`, pg_notify(${notify.channel}, ${notify.payload}) IS NULL AS notified` : sql``}`.execute(this.db);
+    const settled = (rows[0]?.settled ?? 0) > 0;
+    return { settled, threadHeld: settled && (rows[0]?.freed ?? 0) === 0 };
   }
 
   /**

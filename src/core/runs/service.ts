@@ -18,8 +18,8 @@ import { isFinalRunStatus, THREAD_TRANSITIONS, type ThreadStatus } from './statu
 export interface RunPorts {
   /** Wake a worker: a run is pending. */
   announce(): Promise<void>;
-  /** Events of a run after `afterSeq`, then live ones until `isOver`. */
-  subscribe(runId: string, afterSeq: number, isOver: () => Promise<boolean>, signal?: AbortSignal): AsyncGenerator<StoredEvent>;
+  /** Events of a run after `afterSeq` (`known` are its first ones, not read again), then live ones until `isOver`. */
+  subscribe(runId: string, afterSeq: number, isOver: () => Promise<boolean>, signal?: AbortSignal, known?: readonly StoredEvent[]): AsyncGenerator<StoredEvent>;
   /** Stop executing `runId` wherever it runs (its row already says `interrupted`). */
   cancel(runId: string): Promise<void>;
   /**
@@ -47,6 +47,9 @@ export interface StartRunInput extends Omit<RunInput, 'command' | 'skip_memory_w
   /** The caller's own metadata of the run. */
   metadata?: Record<string, unknown> | undefined;
 }
+
+/** The first event (`metadata`) of runs `RunService.start` created, by the returned run (held no longer than it). */
+const FIRST_EVENTS = new WeakMap<Run, StoredEvent>();
 
 /** Start runs; follow, cancel and resume them. */
 export class RunService {
@@ -112,16 +115,24 @@ export class RunService {
     });
     if (!created) throw resumes ? notInterrupted(threadId) : busy(threadId);
     await this.ports.announce();
-    return toRun(created.row);
+    const run = toRun(created.row);
+    // The stream of this run starts with the event just written; it need not be read back.
+    const json = JSON.stringify({ run_id: run.id, attempt: 1, status: 'pending', queue_position: created.queuePosition });
+    FIRST_EVENTS.set(run, { seq: 1, event: 'metadata', json, data: JSON.parse(json) as unknown });
+    return run;
   }
 
-  /** The run's events after `afterSeq`, then live ones until the run ends (or `signal` aborts). */
-  events(runId: string, afterSeq: number, signal?: AbortSignal): AsyncGenerator<StoredEvent> {
+  /**
+   * The run's events after `afterSeq`, then live ones until the run ends (or `signal` aborts).
+   * `started`: the run as `start` returned it, whose first event is then known without a read.
+   */
+  events(runId: string, afterSeq: number, signal?: AbortSignal, started?: Run): AsyncGenerator<StoredEvent> {
     const isOver = async () => {
       const row = await this.db.selectFrom('runs').select('status').where('id', '=', runId).executeTakeFirst();
       return !row || isFinalRunStatus(row.status);
     };
-    return this.ports.subscribe(runId, afterSeq, isOver, signal);
+    const first = started && started.id === runId ? FIRST_EVENTS.get(started) : undefined;
+    return this.ports.subscribe(runId, afterSeq, isOver, signal, first ? [first] : []);
   }
 
   /**

@@ -14,13 +14,12 @@ export const TRACING_PROJECT_KEY = 'tracing_project';
 /** The runtime callback factory that traces every run. */
 export function agentRunTracing(deps: { db: Db; tracing: TracingService; logger: Logger }): CallbackFactory {
   return async ({ run, modelName, droppedTools }): Promise<BaseCallbackHandler[]> => {
-    const thread = await deps.db
-      .selectFrom('threads')
-      .select('metadata')
-      .where('id', '=', run.threadId)
-      .where('workspace_id', '=', run.workspaceId)
-      .executeTakeFirst();
-    const metadata = (thread?.metadata ?? {}) as Record<string, unknown>;
+    // The claim brought the thread's metadata along; read it only for a run claimed without.
+    const metadata =
+      run.threadMetadata ??
+      (((
+        await deps.db.selectFrom('threads').select('metadata').where('id', '=', run.threadId).where('workspace_id', '=', run.workspaceId).executeTakeFirst()
+      )?.metadata ?? {}) as Record<string, unknown>);
     const testRun = metadata.is_test_run === true;
     const project = typeof metadata[TRACING_PROJECT_KEY] === 'string' && metadata[TRACING_PROJECT_KEY] ? (metadata[TRACING_PROJECT_KEY] as string) : undefined;
     const log = deps.logger.child({ run_id: run.id, thread_id: run.threadId });

@@ -32,7 +32,8 @@ interface Listener {
   onEvent(event: StoredEvent): void;
   /** Something may have been written by another process (or the run ended there). */
   onPoke(): void;
-  onEnd(): void;
+  /** The run's writer here closed; every event up to `lastSeq` was written (and handed to `onEvent`). */
+  onEnd(lastSeq: number): void;
 }
 
 /** The event log could not be written: the run must not go on (replays would miss events). */
@@ -95,12 +96,20 @@ export class RunEventWriter {
     return new Promise((resolve, reject) => this.waiters.push({ seq: target, resolve, reject }));
   }
 
-  /** Flush, then tell every subscriber the run's stream is over. */
-  async end(): Promise<void> {
+  /** The last sequence number written to the log. */
+  get lastWritten(): number {
+    return this.written;
+  }
+
+  /**
+   * Flush, then tell every subscriber the run's stream is over. `notified`: the run's end was
+   * already announced to other processes (its settling statement carried the NOTIFY of `endNotice`).
+   */
+  async end(options: { notified?: boolean } = {}): Promise<void> {
     try {
       await this.flush();
     } finally {
-      this.hub.closeWriter(this);
+      this.hub.closeWriter(this, !options.notified);
     }
   }
 
@@ -213,11 +222,19 @@ export class RunEventHub {
     return this.writers.size;
   }
 
+  /**
+   * The NOTIFY that tells subscribers in other processes that `runId` ended, for a statement that
+   * settles the run to carry (then `end({ notified: true })` sends none of its own).
+   */
+  endNotice(runId: string): { channel: string; payload: string } {
+    return { channel: CHANNEL, payload: runId };
+  }
+
   /** @internal */
-  closeWriter(writer: RunEventWriter): void {
+  closeWriter(writer: RunEventWriter, notify = true): void {
     if (this.writers.get(writer.runId) === writer) this.writers.delete(writer.runId);
-    for (const l of this.listenersOf(writer.runId)) l.onEnd();
-    this.bus?.notify(CHANNEL, writer.runId).catch((error: unknown) => this.logger.warn({ err: error }, 'notify failed'));
+    for (const l of this.listenersOf(writer.runId)) l.onEnd(writer.lastWritten);
+    if (notify) this.bus?.notify(CHANNEL, writer.runId).catch((error: unknown) => this.logger.warn({ err: error }, 'notify failed'));
   }
 
   /** @internal */
@@ -331,10 +348,19 @@ export class RunEventHub {
    * Every event of `runId` after `afterSeq`, then live ones until the run ends. `isOver` says, from
    * the database, whether the run has finished (used when its executor is in another process).
    */
-  async *subscribe(runId: string, afterSeq: number, isOver: () => Promise<boolean>, signal?: AbortSignal): AsyncGenerator<StoredEvent> {
+  async *subscribe(
+    runId: string,
+    afterSeq: number,
+    isOver: () => Promise<boolean>,
+    signal?: AbortSignal,
+    /** The log's first events when the caller knows them (a run it just created): not read again. */
+    known: readonly StoredEvent[] = [],
+  ): AsyncGenerator<StoredEvent> {
     let cursor = afterSeq;
     let pending: StoredEvent[] = [];
     let ended = false;
+    /** The last event the local writer wrote, once it closed: nothing after it is in the table. */
+    let endSeq: number | undefined;
     let poked = true; // read the table once at the start
     let wake: (() => void) | undefined;
     const nudge = () => {
@@ -355,16 +381,25 @@ export class RunEventHub {
         poked = true;
         nudge();
       },
-      onEnd: () => {
+      onEnd: (lastSeq) => {
         ended = true;
+        endSeq = lastSeq;
         nudge();
       },
     };
     let set = this.listeners.get(runId);
     if (!set) this.listeners.set(runId, (set = new Set()));
     set.add(listener);
-    // Registered first, then the in-memory snapshot: nothing falls between the two.
-    const local = this.writers.get(runId)?.since(cursor);
+    // Registered first, then the in-memory snapshot: nothing falls between the two. Events the
+    // caller knows (contiguous from the cursor) need no read either.
+    let knownUpTo = cursor;
+    for (const e of known) {
+      if (e.seq !== knownUpTo + 1) break;
+      pending.push(e);
+      knownUpTo = e.seq;
+    }
+    const writer = this.writers.get(runId);
+    const local = writer ? writer.since(knownUpTo) : knownUpTo > cursor ? [] : undefined;
     if (local) {
       pending.push(...local);
       poked = false;
@@ -403,6 +438,8 @@ export class RunEventHub {
         }
         if (ended) {
           if (signal?.aborted) return;
+          // Every event the writer here wrote was handed over live: nothing more to read.
+          if (endSeq !== undefined && cursor >= endSeq && !poked) return;
           // The writer flushed before ending: anything not seen live is in the table.
           for (const e of await this.readStored(runId, cursor)) {
             cursor = e.seq;

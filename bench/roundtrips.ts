@@ -1,0 +1,81 @@
+// Database round trips of one streamed run: starts Hangar in this process on an embedded PostgreSQL,
+// counts every statement sent by any pg client (pools, the bus) during N sequential two-step runs
+// over HTTP+SSE (the bench:runtime run), and prints them grouped by statement, per run.
+// `npm run bench:roundtrips` (ROUNDTRIP_RUNS, default 20; HANGAR_TRACING=false to leave tracing out; ROUNDTRIP_PROFILE=1 adds a
+// CPU profile of the measured runs, by package and function).
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { Session } from 'node:inspector/promises';
+import pg from 'pg';
+import { collect, streamRun } from '../src/client/stream.js';
+import { loadConfig } from '../src/config/index.js';
+import { ensureDatabase, startEmbeddedDatabase } from '../src/db/embedded.js';
+import { startHangar } from '../src/server.js';
+import { INSTRUCTIONS, PROMPT } from './peer/agent.js';
+import { summarize } from './profile.js';
+
+const RUNS = Number(process.env.ROUNDTRIP_RUNS ?? 20);
+const KEY = 'bench_admin_key_0123456789abcdef';
+
+const counts = new Map<string, number>();
+let counting = false;
+const original = pg.Client.prototype.query as (...args: unknown[]) => unknown;
+pg.Client.prototype.query = function (this: pg.Client, ...args: unknown[]) {
+  if (counting) {
+    const first = args[0];
+    const text = typeof first === 'string' ? first : ((first as { text?: string } | null)?.text ?? '?');
+    const key = text.replace(/\s+/g, ' ').trim().slice(0, 110);
+    counts.set(key, (counts.get(key) ?? 0) + 1);
+  }
+  return original.apply(this, args);
+} as never;
+
+const dataDir = await mkdtemp(path.join(os.tmpdir(), 'hangar-bench-rt-'));
+const embedded = await startEmbeddedDatabase({ dir: dataDir, log: () => {} });
+try {
+  const hangar = await startHangar(
+    loadConfig({ flags: { port: 0, databaseUrl: await ensureDatabase(embedded, 'rt'), dataDir, logLevel: 'warn' }, env: { HANGAR_BOOTSTRAP_API_KEY: KEY, ...process.env } }),
+    { announce: () => {} },
+  );
+  const headers = { 'x-api-key': KEY, 'content-type': 'application/json' };
+  const agent = (await (await fetch(`${hangar.url}/v1/deepagents/agents`, { method: 'POST', headers, body: JSON.stringify({ name: 'rt', instructions: INSTRUCTIONS, runtime: { model: { model_id: 'scripted:bench' } } }) })).json()) as { id: string };
+  const threads: string[] = [];
+  for (let i = 0; i < RUNS + 3; i++) threads.push(((await (await fetch(`${hangar.url}/v1/deepagents/threads`, { method: 'POST', headers, body: JSON.stringify({ agent_id: agent.id }) })).json()) as { id: string }).id);
+  const once = async (threadId: string) => {
+    const stream = await streamRun({ baseUrl: hangar.url, apiKey: KEY, threadId, body: { agent_id: agent.id, messages: [{ role: 'user', content: PROMPT }] } });
+    const events = await collect(stream);
+    if (events.some((e) => e.event === 'error')) throw new Error(`run failed: ${JSON.stringify(events.at(-1))}`);
+  };
+  for (const t of threads.slice(RUNS)) await once(t);
+  await new Promise((r) => setTimeout(r, 500));
+  const session = process.env.ROUNDTRIP_PROFILE ? new Session() : undefined;
+  if (session) {
+    session.connect();
+    await session.post('Profiler.enable');
+    await session.post('Profiler.start');
+  }
+  counting = true;
+  const cpu = process.cpuUsage();
+  const started = performance.now();
+  for (const t of threads.slice(0, RUNS)) await once(t);
+  const wall = performance.now() - started;
+  const used = process.cpuUsage(cpu);
+  await new Promise((r) => setTimeout(r, 300)); // trailing writes (traces) of the last run
+  counting = false;
+  if (session) {
+    const { profile } = await session.post('Profiler.stop');
+    process.stdout.write(`${summarize(profile as never, 40)}\n\n`);
+    const file = process.env.ROUNDTRIP_PROFILE ?? '';
+    if (file.endsWith('.cpuprofile')) await writeFile(file, JSON.stringify(profile));
+  }
+  const rows = [...counts].sort((a, b) => b[1] - a[1]);
+  const total = rows.reduce((s, [, n]) => s + n, 0);
+  process.stdout.write(`${'| per run | statement |\n|---|---|'}\n`);
+  for (const [text, n] of rows) process.stdout.write(`${`| ${(n / RUNS).toFixed(2)} | \`${text.replace(/\|/g, '\\|')}\` |`}\n`);
+  process.stdout.write(`${JSON.stringify({ bench: 'roundtrips', runs: RUNS, statements_per_run: +(total / RUNS).toFixed(2), cpu_ms_per_run: +((used.user + used.system) / 1000 / RUNS).toFixed(1), wall_ms_per_run: +(wall / RUNS).toFixed(1) })}\n`);
+  await hangar.close();
+} finally {
+  await embedded.stop();
+  await rm(dataDir, { recursive: true, force: true });
+}
