@@ -25,16 +25,27 @@ export interface RunDeadlines {
 export class RunLimits {
   readonly signal: AbortSignal;
   readonly handler: BaseCallbackHandler;
+  /**
+   * Aborted by a deadline or by the parent. Not `AbortSignal.any`: in Node 20 a composite signal with
+   * an abort listener is held in a process-wide set until one of its sources aborts, and LangChain
+   * leaves listeners on a run's signal, so every run that ended normally (its sources never abort)
+   * stayed in memory with its whole graph state.
+   */
   private readonly controller = new AbortController();
+  private expired: RunFailureError | undefined;
+  private readonly onParentAbort: () => void;
   private readonly runTimer: NodeJS.Timeout;
   private readonly calls = new Map<string, { overall: NodeJS.Timeout; idle?: NodeJS.Timeout | undefined }>();
 
   /** `parent`: the run's own signal (cancel, shutdown); aborting it aborts `signal` with its reason. */
   constructor(
-    parent: AbortSignal,
+    private readonly parent: AbortSignal,
     private readonly deadlines: RunDeadlines,
   ) {
-    this.signal = AbortSignal.any([parent, this.controller.signal]);
+    this.signal = this.controller.signal;
+    this.onParentAbort = () => this.controller.abort(this.parent.reason);
+    if (this.parent.aborted) this.onParentAbort();
+    else this.parent.addEventListener('abort', this.onParentAbort, { once: true });
     this.runTimer = setTimeout(
       () => this.expire(new RunFailureError('run_timeout', 'RunTimeout', `the run took longer than its limit of ${seconds(deadlines.runTimeoutMs)} and was stopped`)),
       deadlines.runTimeoutMs,
@@ -45,12 +56,12 @@ export class RunLimits {
 
   /** Why Hangar stopped the run (a deadline), if it did. */
   get reason(): RunFailureError | undefined {
-    const r: unknown = this.controller.signal.reason;
-    return this.controller.signal.aborted && r instanceof RunFailureError ? r : undefined;
+    return this.expired;
   }
 
   /** Stop every timer (the run is over). */
   dispose(): void {
+    this.parent.removeEventListener('abort', this.onParentAbort);
     clearTimeout(this.runTimer);
     for (const id of [...this.calls.keys()]) this.callEnded(id);
   }
@@ -94,6 +105,7 @@ export class RunLimits {
 
   private expire(reason: RunFailureError): void {
     if (this.controller.signal.aborted) return;
+    this.expired = reason;
     this.controller.abort(reason);
     this.dispose();
   }

@@ -188,15 +188,18 @@ export class ScriptedChatModel extends BaseChatModel<ScriptedCallOptions, AIMess
   private async pause(signal: AbortSignal | undefined): Promise<void> {
     if (this.delayMs <= 0) return;
     await new Promise<void>((resolve, reject) => {
-      const timer = setTimeout(resolve, this.delayMs);
-      signal?.addEventListener(
-        'abort',
-        () => {
-          clearTimeout(timer);
-          reject(signal.reason instanceof Error ? signal.reason : new Error('aborted'));
-        },
-        { once: true },
-      );
+      const onAbort = () => {
+        clearTimeout(timer);
+        reject(signal?.reason instanceof Error ? signal.reason : new Error('aborted'));
+      };
+      // The listener goes when the pause ends: LangChain hands models composite signals
+      // (AbortSignal.any), which Node keeps, with everything their listeners hold, while any
+      // listener is attached and no source aborted — for a finished run, forever.
+      const timer = setTimeout(() => {
+        signal?.removeEventListener('abort', onAbort);
+        resolve();
+      }, this.delayMs);
+      signal?.addEventListener('abort', onAbort, { once: true });
     });
   }
 }

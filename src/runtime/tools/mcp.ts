@@ -169,14 +169,21 @@ function unavailableTool(ref: ToolRef, why: string): StructuredToolInterface {
 function errorsAsResults(inner: StructuredToolInterface, name: string, timeoutMs: number): StructuredToolInterface {
   return tool(
     async (args: unknown, config) => {
+      // Aborted by the deadline or by the run. Not `AbortSignal.any`: in Node 20 a composite signal
+      // with listeners stays in memory until a source aborts, which a finished run's never does.
       const deadline = new AbortController();
-      const signal = config?.signal ? AbortSignal.any([config.signal, deadline.signal]) : deadline.signal;
+      const parent = config?.signal;
+      const onParentAbort = () => deadline.abort(parent?.reason);
+      if (parent?.aborted) onParentAbort();
+      else parent?.addEventListener('abort', onParentAbort, { once: true });
       try {
-        return (await withTimeout(inner.invoke(args as never, { ...config, signal }), timeoutMs, `tool ${name} did not answer`, () => deadline.abort())) as never;
+        return (await withTimeout(inner.invoke(args as never, { ...config, signal: deadline.signal }), timeoutMs, `tool ${name} did not answer`, () => deadline.abort())) as never;
       } catch (error) {
         // A pause for authorization (or approval) must reach LangGraph, not the model.
         if (isGraphInterrupt(error)) throw error;
         return `Error: ${name} failed: ${error instanceof Error ? error.message : String(error)}`;
+      } finally {
+        parent?.removeEventListener('abort', onParentAbort);
       }
     },
     { name, description: inner.description, schema: inner.schema as never },
