@@ -76,8 +76,11 @@ async function ingest(url: string, make: () => { body: Blob | string; type: stri
   return { runsPerSecond: runs / ((performance.now() - started) / 1000), errors };
 }
 
+/** CPU time (ms) this process spent in the measured runs of each setting (server and client share it). */
+const cpuMs: Record<string, number> = { off: 0, on: 0 };
+
 /** Latencies (ms) of `RUNS` two-step runs, after a warm-up, each on a fresh thread. */
-async function runLatencies(hangar: Hangar): Promise<number[]> {
+async function runLatencies(hangar: Hangar, label: 'on' | 'off'): Promise<number[]> {
   const headers = { 'x-api-key': KEY, 'content-type': 'application/json' };
   const agent = (await (await fetch(`${hangar.url}/v1/deepagents/agents`, { method: 'POST', headers, body: JSON.stringify({ name: `bench-${randomUUID().slice(0, 8)}`, instructions: 'Bench.', runtime: { model: { model_id: 'scripted:demo' } } }) })).json()) as { id: string };
   const once = async () => {
@@ -90,7 +93,10 @@ async function runLatencies(hangar: Hangar): Promise<number[]> {
   };
   for (let i = 0; i < 5; i++) await once();
   const out: number[] = [];
+  const cpu = process.cpuUsage();
   for (let i = 0; i < RUNS; i++) out.push(await once());
+  const used = process.cpuUsage(cpu);
+  cpuMs[label]! += (used.user + used.system) / 1000;
   return out;
 }
 
@@ -118,16 +124,20 @@ try {
   const off = await start('bench_off', { HANGAR_TRACING: 'false' });
   print(`\ntracing overhead: two-step scripted run (tool call, then answer) over HTTP/SSE, ${RUNS} runs per row, sequential`);
   // Interleave the rows so that machine noise hits both alike.
-  const offA = await runLatencies(off);
-  const onA = await runLatencies(on);
-  const offB = await runLatencies(off);
-  const onB = await runLatencies(on);
+  const offA = await runLatencies(off, 'off');
+  const onA = await runLatencies(on, 'on');
+  const offB = await runLatencies(off, 'off');
+  const onB = await runLatencies(on, 'on');
   const offMs = [...offA, ...offB];
   const onMs = [...onA, ...onB];
   print('tracing | median ms | p90 ms');
   print(`off     | ${fmt(median(offMs)).padStart(9)} | ${fmt(p90(offMs)).padStart(6)}`);
   print(`on      | ${fmt(median(onMs)).padStart(9)} | ${fmt(p90(onMs)).padStart(6)}`);
   print(`ratio on / off (median): ${fmt(median(onMs) / median(offMs), 3)}`);
+  // CPU per run is steadier than latency on a shared machine (it does not count waiting for a core).
+  const cpuOff = cpuMs.off! / (2 * RUNS);
+  const cpuOn = cpuMs.on! / (2 * RUNS);
+  print(`CPU per run (server and client in this process): off ${fmt(cpuOff)} ms, on ${fmt(cpuOn)} ms, ratio ${fmt(cpuOn / cpuOff, 3)}`);
   // One line of JSON for comparisons over time (target, issue 13: tracing costs ≤ 10% of a run).
   print(
     JSON.stringify({
@@ -137,6 +147,9 @@ try {
       off_median_ms: +fmt(median(offMs)),
       on_median_ms: +fmt(median(onMs)),
       overhead_ratio: +fmt(median(onMs) / median(offMs), 3),
+      off_cpu_ms_per_run: +fmt(cpuOff),
+      on_cpu_ms_per_run: +fmt(cpuOn),
+      cpu_overhead_ratio: +fmt(cpuOn / cpuOff, 3),
       target_met: median(onMs) / median(offMs) <= 1.1,
     }),
   );

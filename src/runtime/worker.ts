@@ -17,7 +17,7 @@ const POLL_MS = 2_000;
 /** Executes runs of the queue; a BackgroundTask of the server. */
 export class WorkerPool implements BackgroundTask {
   readonly name = 'run-workers';
-  private readonly active = new Map<string, { run: ClaimedRun; abort: AbortController; done: Promise<void> }>();
+  private readonly active = new Map<string, { run: ClaimedRun; abort: AbortController; done: Promise<void>; settled?: boolean }>();
   private running = false;
   private wake: (() => void) | undefined;
   private pendingWake = false;
@@ -82,10 +82,11 @@ export class WorkerPool implements BackgroundTask {
   renew(): Promise<void> {
     this.renewing ??= (async () => {
       try {
-        const lost = await this.runtime.queue.renew([...this.active.keys()]);
+        // A run already settled here is no longer held by anyone: not lost, just finishing up.
+        const lost = await this.runtime.queue.renew([...this.active].filter(([, a]) => !a.settled).map(([id]) => id));
         for (const runId of lost) {
           const a = this.active.get(runId);
-          if (!a || a.abort.signal.aborted) continue;
+          if (!a || a.settled || a.abort.signal.aborted) continue;
           this.logger.warn({ run_id: runId }, 'run no longer held by this worker (cancelled or taken back); stopping it');
           a.abort.abort(new RunCancelled(runId));
         }
@@ -171,6 +172,8 @@ export class WorkerPool implements BackgroundTask {
           : outcome;
       // The statement that settles the run also tells subscribers in other processes that it ended.
       const { settled, threadHeld } = await this.runtime.queue.settle(run, final, this.runtime.hub.endNotice(run.id));
+      const entry = this.active.get(run.id);
+      if (entry) entry.settled = true;
       // Another run of this thread waits for this one (enqueued): claim it now.
       if (threadHeld) this.mayHaveWaiting = true;
       metrics?.runsFinished.inc({ status: final.status });
