@@ -187,14 +187,16 @@ export class ScriptedChatModel extends BaseChatModel<ScriptedCallOptions, AIMess
 
   private async pause(signal: AbortSignal | undefined): Promise<void> {
     if (this.delayMs <= 0) return;
+    if (signal?.aborted) throw signal.reason instanceof Error ? signal.reason : new Error('aborted');
     await new Promise<void>((resolve, reject) => {
+      // One listener per pause, removed when the pause ends: a long stream must not pile them up, and
+      // LangChain hands models composite signals (AbortSignal.any), which Node 20 keeps, with all
+      // their listeners hold, while a listener is attached and no source aborted: for a finished run,
+      // forever (bench:load kept every run in memory).
       const onAbort = () => {
         clearTimeout(timer);
-        reject(signal?.reason instanceof Error ? signal.reason : new Error('aborted'));
+        reject(signal!.reason instanceof Error ? signal!.reason : new Error('aborted'));
       };
-      // The listener goes when the pause ends: LangChain hands models composite signals
-      // (AbortSignal.any), which Node keeps, with everything their listeners hold, while any
-      // listener is attached and no source aborted — for a finished run, forever.
       const timer = setTimeout(() => {
         signal?.removeEventListener('abort', onAbort);
         resolve();
