@@ -12,7 +12,10 @@ import { collect, streamRun } from '../src/client/stream.js';
 import { loadConfig } from '../src/config/index.js';
 import { ensureDatabase, startEmbeddedDatabase } from '../src/db/embedded.js';
 import { startHangar } from '../src/server.js';
-import { INSTRUCTIONS, PROMPT } from './peer/agent.js';
+import { benchAgent, INSTRUCTIONS, PROMPT } from './peer/agent.js';
+import { openLangGraphStorage } from '../src/runtime/storage.js';
+import { openDatabase } from '../src/db/index.js';
+import { randomUUID } from 'node:crypto';
 import { summarize } from './profile.js';
 
 const RUNS = Number(process.env.ROUNDTRIP_RUNS ?? 20);
@@ -73,8 +76,28 @@ try {
   const total = rows.reduce((s, [, n]) => s + n, 0);
   process.stdout.write(`${'| per run | statement |\n|---|---|'}\n`);
   for (const [text, n] of rows) process.stdout.write(`${`| ${(n / RUNS).toFixed(2)} | \`${text.replace(/\|/g, '\\|')}\` |`}\n`);
-  process.stdout.write(`${JSON.stringify({ bench: 'roundtrips', runs: RUNS, statements_per_run: +(total / RUNS).toFixed(2), cpu_ms_per_run: +((used.user + used.system) / 1000 / RUNS).toFixed(1), wall_ms_per_run: +(wall / RUNS).toFixed(1) })}\n`);
   await hangar.close();
+  // The floor (a') of bench:runtime: the same graph in this process on the same storage, no HTTP.
+  const floorDb = openDatabase(await ensureDatabase(embedded, 'rt_floor'));
+  const storage = await openLangGraphStorage(await ensureDatabase(embedded, 'rt_floor'), floorDb.pool);
+  const floor = await benchAgent(storage);
+  const floorOnce = async () => {
+    const stream = await floor.graph.stream({ messages: [{ role: 'user', content: PROMPT }] } as never, { configurable: { thread_id: randomUUID() }, streamMode: ['values'], durability: 'exit' } as never);
+    for await (const _ of stream as AsyncIterable<unknown>) {
+      // consume every step
+    }
+  };
+  for (let i = 0; i < 3; i++) await floorOnce();
+  const floorCpu = process.cpuUsage();
+  for (let i = 0; i < RUNS; i++) await floorOnce();
+  const floorUsed = process.cpuUsage(floorCpu);
+  await storage.close();
+  await floorDb.close();
+  const cpuB = (used.user + used.system) / 1000 / RUNS;
+  const cpuFloor = (floorUsed.user + floorUsed.system) / 1000 / RUNS;
+  process.stdout.write(
+    `${JSON.stringify({ bench: 'roundtrips', runs: RUNS, statements_per_run: +(total / RUNS).toFixed(2), cpu_ms_per_run: +cpuB.toFixed(1), floor_cpu_ms_per_run: +cpuFloor.toFixed(1), cpu_over_floor: +(cpuB / cpuFloor).toFixed(2), wall_ms_per_run: +(wall / RUNS).toFixed(1) })}\n`,
+  );
 } finally {
   await embedded.stop();
   await rm(dataDir, { recursive: true, force: true });

@@ -190,7 +190,7 @@ export class ScriptedChatModel extends BaseChatModel<ScriptedCallOptions, AIMess
     if (signal?.aborted) throw signal.reason instanceof Error ? signal.reason : new Error('aborted');
     await new Promise<void>((resolve, reject) => {
       // One listener per pause, removed when the pause ends: a long stream must not pile them up, and
-      // LangChain hands models composite signals (AbortSignal.any), which Node 20 keeps, with all
+      // LangChain hands models composite signals (AbortSignal.any), which Node 20 keeps, with everything
       // their listeners hold, while a listener is attached and no source aborted: for a finished run,
       // forever (bench:load kept every run in memory).
       const onAbort = () => {
