@@ -1,8 +1,8 @@
-// What stays allocated after a load of streamed runs: starts Hangar in this process (run with
-// `node --expose-gc --import tsx bench/memory.ts`), runs MEMORY_RUNS (default 1,000) streamed runs at
+// What stays allocated after a load of streamed runs: starts Hangar in this process (`npm run
+// bench:memory`, which runs it with --expose-gc), runs MEMORY_RUNS (default 1,000) streamed runs at
 // once (scripted model answering token by token), waits, collects garbage and prints
 // process.memoryUsage() before and after, plus the engine's per-run structures still held.
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import v8 from 'node:v8';
@@ -69,7 +69,6 @@ try {
   if (process.env.MEMORY_SNAPSHOTS) v8.writeHeapSnapshot(path.join(process.env.MEMORY_SNAPSHOTS, 'after.heapsnapshot'));
   out(JSON.stringify({ bench: 'memory', runs: RUNS, errors, first_error: firstError, load_s: +loadS.toFixed(1), peak_rss_mb: mb(peak.rss), before, after }));
   await hangar.close();
-  await writeFile('/dev/null', '');
 } finally {
   await embedded.stop();
   await rm(dataDir, { recursive: true, force: true });
