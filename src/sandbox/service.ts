@@ -4,7 +4,7 @@
 // `delete_after_stop_seconds` after that. A sandbox whose row is gone (its thread deleted, a crash
 // between the two writes) is an orphan: the sweeper removes it, and once at start.
 import { sql } from 'kysely';
-import type { SandboxSpec, SandboxStatus } from '../core/agents/backend.js';
+import { ALLOW_NETWORK_POLICY, type SandboxSpec, type SandboxStatus } from '../core/agents/backend.js';
 import type { Db } from '../db/index.js';
 import type { Logger } from '../logging.js';
 import type { ExecRequest, ExecResult, SandboxDriver, SandboxRef } from './driver.js';
@@ -56,6 +56,7 @@ export class SandboxService {
     const problem = await (this.unavailable ??= this.o.driver.unavailable());
     if (problem) throw new Error(`sandboxes are unavailable on this server: ${problem}`);
     const key = scopeKey(target);
+    const allowNetwork = target.spec.policyIds.includes(ALLOW_NETWORK_POLICY);
     for (let attempt = 0; attempt < 5; attempt++) {
       const row = await this.o.db
         .updateTable('sandboxes')
@@ -64,8 +65,9 @@ export class SandboxService {
         .returning(['id', 'slot'])
         .executeTakeFirst();
       if (row) {
-        await this.o.driver.ensure(row);
-        return row;
+        const ref = { ...row, allowNetwork };
+        await this.o.driver.ensure(ref);
+        return ref;
       }
       // Slots are unique among live sandboxes; a sequence wrapping at 60,000 may hit a live one: retry.
       const inserted = await this.o.db
@@ -85,9 +87,10 @@ export class SandboxService {
         .returning(['id', 'slot'])
         .executeTakeFirst();
       if (inserted) {
-        await this.o.driver.ensure(inserted);
+        const ref = { ...inserted, allowNetwork };
+        await this.o.driver.ensure(ref);
         this.o.logger.info({ sandbox_id: inserted.id, scope_key: key, driver: this.o.driver.name }, 'sandbox created');
-        return inserted;
+        return ref;
       }
     }
     throw new Error(`could not create a sandbox for ${key}`);
