@@ -124,7 +124,13 @@ export class SandboxService {
   /** Remove a sandbox now (its files too); the next command starts a fresh one. */
   async remove(id: string): Promise<void> {
     const row = await this.o.db.deleteFrom('sandboxes').where('id', '=', id).returning('id').executeTakeFirst();
-    if (row) await this.o.driver.remove(id);
+    if (!row) return;
+    try {
+      await this.o.driver.remove(id);
+    } catch (err) {
+      // The row is gone, so the sandbox is an orphan now: the next sweep finishes the removal.
+      this.o.logger.warn({ err, sandbox_id: id }, 'removing a sandbox failed; the orphan sweep retries');
+    }
   }
 
   /** Record a command: last used now, and disk use as the driver measures it (at most every 10 s). */
@@ -157,9 +163,15 @@ export class SandboxService {
       .where(sql<boolean>`last_used_at + make_interval(secs => idle_ttl_seconds) <= now()`)
       .returning('id')
       .execute();
+    // One sandbox the driver cannot stop or remove now (its cluster unreachable, say) does not hold
+    // up the others; a removal is finished later by the orphan sweep.
     for (const { id } of stopped) {
-      await this.o.driver.stop(id);
-      this.o.logger.info({ sandbox_id: id }, 'idle sandbox stopped');
+      try {
+        await this.o.driver.stop(id);
+        this.o.logger.info({ sandbox_id: id }, 'idle sandbox stopped');
+      } catch (err) {
+        this.o.logger.warn({ err, sandbox_id: id }, 'stopping an idle sandbox failed');
+      }
     }
     const expired = await this.o.db
       .deleteFrom('sandboxes')
@@ -168,8 +180,12 @@ export class SandboxService {
       .returning('id')
       .execute();
     for (const { id } of expired) {
-      await this.o.driver.remove(id);
-      this.o.logger.info({ sandbox_id: id }, 'stopped sandbox removed');
+      try {
+        await this.o.driver.remove(id);
+        this.o.logger.info({ sandbox_id: id }, 'stopped sandbox removed');
+      } catch (err) {
+        this.o.logger.warn({ err, sandbox_id: id }, 'removing a stopped sandbox failed; the orphan sweep retries');
+      }
     }
     await this.removeOrphans();
   }
@@ -182,8 +198,12 @@ export class SandboxService {
     let removed = 0;
     for (const id of ids) {
       if (known.has(id)) continue;
-      await this.o.driver.remove(id);
-      removed++;
+      try {
+        await this.o.driver.remove(id);
+        removed++;
+      } catch (err) {
+        this.o.logger.warn({ err, sandbox_id: id }, 'removing an orphaned sandbox failed');
+      }
     }
     if (removed > 0) this.o.logger.info({ removed }, 'orphaned sandboxes removed');
     return removed;

@@ -47,6 +47,7 @@ beforeAll(async () => {
       HANGAR_SANDBOX_MEMORY_MB: '768',
       HANGAR_SANDBOX_TMP_MB: '64',
       HANGAR_SANDBOX_TIMEOUT_SECONDS: '3',
+      HANGAR_SANDBOX_MAX_OUTPUT_BYTES: '20000',
       HANGAR_SANDBOX_SWEEP_MS: '200',
     },
   });
@@ -187,7 +188,7 @@ describe('an agent in a sandbox on the kubernetes driver', () => {
     expect(policy.spec.egress[1]).toMatchObject({ ports: [{ protocol: 'UDP', port: 53 }, { protocol: 'TCP', port: 53 }] });
   });
 
-  it('reports a command beyond the timeout as a stopped command the model reads; the run goes on', async () => {
+  it('reports a command beyond the timeout or the output cap as a stopped command the model reads; the run goes on', async () => {
     const agentId = await createAgent(server, { backend: { type: 'sandbox' } });
     const threadId = await createThread(server, agentId);
     const out = await say(agentId, threadId, call('execute', { command: 'echo started; sleep 30; echo never' }));
@@ -198,6 +199,12 @@ describe('an agent in a sandbox on the kubernetes driver', () => {
     const id = (await sandboxOf(threadId)).sandbox_id!;
     const exec = k8s.execs.find((e) => e.pod === `hangar-sandbox-${id}` && e.command.at(-1)!.includes('sleep 30'))!;
     expect(exec.command[2]).toContain('exec timeout -s KILL 8 /bin/sh -c "$1"');
+    // The output cap holds as with the local driver: the command is stopped beyond it.
+    const flood = await say(agentId, threadId, call('execute', { command: 'head -c 100000 /dev/zero | tr "\\0" x; echo never' }));
+    expect(flood).toContain("[Command stopped: its output went beyond the sandbox's limit of 20000 bytes]");
+    expect(flood).toContain('x'.repeat(1000));
+    expect(flood).toContain('[Output was truncated due to size limits]');
+    expect(flood).not.toContain('never');
     // The thread goes on: the next command runs.
     expect(await say(agentId, threadId, call('execute', { command: 'echo after' }))).toContain('execute: after');
   });
