@@ -320,10 +320,10 @@ export class KubernetesSandboxDriver implements SandboxDriver {
     let truncated = false;
     let stoppedBy: ExecResult['stoppedBy'] = null;
     let status: ExecStatus | undefined;
-    let socket: { terminate(): void } | undefined;
+    const conn: { socket?: { terminate(): void } } = {};
     const stop = (why: NonNullable<ExecResult['stoppedBy']>) => {
       stoppedBy ??= why;
-      socket?.terminate();
+      conn.socket?.terminate();
     };
 
     // Standard input: on the stream when the server can close it (v5), else embedded (small only).
@@ -391,7 +391,8 @@ export class KubernetesSandboxDriver implements SandboxDriver {
       throw new Error(`the sandbox exec could not start: ${(error as Error)?.message ?? String(error)}`);
     }
     this.protocol = ws.protocol || this.protocol;
-    socket = ws;
+    conn.socket = ws;
+    if (stoppedBy) ws.terminate(); // the cap was reached before the socket was handed over
     // (On v4 and older, ending the input makes the client close the whole stream: the probe below
     // keeps that from happening to a command.)
     if (stdin && stdinBytes) stdin.end(stdinBytes);
