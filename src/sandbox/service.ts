@@ -34,6 +34,8 @@ export class SandboxService {
   private unavailable: Promise<string | null> | undefined;
   /** When each sandbox's disk use was last measured (measuring is a `du`: not after every command). */
   private readonly measuredAt = new Map<string, number>();
+  /** Commands running now in this process, per sandbox: such a sandbox is not idle, whatever its last use. */
+  private readonly inFlight = new Map<string, number>();
 
   constructor(private readonly o: SandboxServiceOptions) {}
 
@@ -44,9 +46,13 @@ export class SandboxService {
   /** Run `request` in the sandbox of `target`, creating (or restarting) it first. */
   async exec(target: SandboxTarget, request: ExecRequest): Promise<ExecResult> {
     const ref = await this.acquire(target);
+    this.inFlight.set(ref.id, (this.inFlight.get(ref.id) ?? 0) + 1);
     try {
       return await this.o.driver.exec(ref, request);
     } finally {
+      const left = (this.inFlight.get(ref.id) ?? 1) - 1;
+      if (left > 0) this.inFlight.set(ref.id, left);
+      else this.inFlight.delete(ref.id);
       await this.touch(ref.id);
     }
   }
@@ -156,11 +162,14 @@ export class SandboxService {
   }
 
   private async sweepOnce(): Promise<void> {
+    // A command longer than the idle TTL must not lose its pod (kubernetes driver) half-way.
+    const busy = [...this.inFlight.keys()];
     const stopped = await this.o.db
       .updateTable('sandboxes')
       .set({ status: 'stopped', stopped_at: sql<Date>`now()` })
       .where('status', '=', 'running')
       .where(sql<boolean>`last_used_at + make_interval(secs => idle_ttl_seconds) <= now()`)
+      .$if(busy.length > 0, (q) => q.where('id', 'not in', busy))
       .returning('id')
       .execute();
     // One sandbox the driver cannot stop or remove now (its cluster unreachable, say) does not hold

@@ -69,6 +69,8 @@ export interface K8sApiStandIn {
   execs: { namespace: string; pod: string; container: string; command: string[]; stdin: boolean; protocol: string }[];
   /** Exec subprotocols the stand-in agrees to, best first (default v5 then v4, as a current API server). */
   execProtocols: string[];
+  /** When set, pods stay Pending with this reason on their container (an image that cannot be pulled, say). */
+  podWaiting: { reason: string; message: string } | null;
   /** The local directory standing for a claim's volume (`<namespace>/<claim name>`). */
   volumeDir(namespace: string, claim: string): string;
   /** Resolves once a GET of the named Deployment has been answered while not ready. */
@@ -113,6 +115,7 @@ export async function startK8sApiStandIn(): Promise<K8sApiStandIn> {
     rejectKinds: new Set(),
     execs: [],
     execProtocols: ['v5.channel.k8s.io', 'v4.channel.k8s.io'],
+    podWaiting: null,
   };
   const volumes = await mkdtemp(join(tmpdir(), 'hangar-k8s-volumes-'));
   const volumeDir = (ns: string, claim: string) => join(volumes, ns, claim);
@@ -193,6 +196,7 @@ export async function startK8sApiStandIn(): Promise<K8sApiStandIn> {
         return json(res, 200, { ...obj, status: { observedGeneration: obj.metadata.generation, replicas, readyReplicas: ready, availableReplicas: ready } });
       }
       if (resource === 'pods') {
+        if (state.podWaiting) return json(res, 200, { ...obj, status: { phase: 'Pending', containerStatuses: [{ name: 'sandbox', ready: false, state: { waiting: state.podWaiting } }] } });
         // Pending at the first read after it is made, Running from then on.
         if (!podsRunning.has(key)) {
           podsRunning.add(key);

@@ -11,6 +11,7 @@ import { existsSync } from 'node:fs';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
+import { Agent, fetch as undiciFetch } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { KubernetesSandboxDriver } from '../../src/sandbox/kubernetes/index.js';
 import { startK8sApiStandIn, type K8sApiStandIn } from '../deployments/k8s-api-standin.js';
@@ -18,6 +19,8 @@ import { createAgent, createThread, lastAiText, lastValues, run } from '../runti
 import { startTestServer, type TestServer } from '../support/server.js';
 
 const NS = 'sandboxes';
+/** The stand-in's certificate is self-signed: the test's own requests to it skip verification. */
+const insecure = new Agent({ connect: { rejectUnauthorized: false } });
 const ORPHAN = '0f0f0f0f-0000-4000-8000-00000000cafe';
 const orphanName = `hangar-sandbox-${ORPHAN}`;
 
@@ -214,7 +217,7 @@ describe('an agent in a sandbox on the kubernetes driver', () => {
     const threadId = await createThread(server, agentId);
     await say(agentId, threadId, call('execute', { command: 'echo kept > file.txt' }));
     const id = (await sandboxOf(threadId)).sandbox_id!;
-    expect(k8s.objects.has(podKey(id))).toBe(true);
+    expect(applied('Pod', id)).toHaveLength(1);
     await until('the sandbox to stop', async () => (await sandboxOf(threadId)).status === 'stopped');
     expect(k8s.requests.some((r) => r.method === 'DELETE' && r.path === `/api/v1/namespaces/${NS}/pods/hangar-sandbox-${id}`)).toBe(true);
     expect(k8s.objects.has(podKey(id))).toBe(false);
@@ -224,6 +227,15 @@ describe('an agent in a sandbox on the kubernetes driver', () => {
     expect(await say(agentId, threadId, call('execute', { command: 'cat file.txt' }))).toContain('execute: kept');
     expect(applied('Pod', id)).toHaveLength(2);
     expect((await sandboxOf(threadId)).sandbox_id).toBe(id);
+  });
+
+  it('does not stop a sandbox whose command runs longer than its idle TTL', async () => {
+    const agentId = await createAgent(server, { backend: { type: 'sandbox', sandbox_config: { idle_ttl_seconds: 1, delete_after_stop_seconds: 3600 } } });
+    const threadId = await createThread(server, agentId);
+    // The sweeper runs every 200 ms; the command outlives the 1 s idle TTL and must keep its pod.
+    expect(await say(agentId, threadId, call('execute', { command: 'sleep 2; echo finished' }))).toBe('Done.\nexecute: finished\n\n[Command succeeded with exit code 0]');
+    const id = (await sandboxOf(threadId)).sandbox_id!;
+    expect(applied('Pod', id)).toHaveLength(1);
   });
 
   it('DELETE /threads/{id}/sandbox removes the pod, the volume and the network policy; deleting a thread does too', async () => {
@@ -246,6 +258,33 @@ describe('an agent in a sandbox on the kubernetes driver', () => {
     const goneId = (await sandboxOf(gone)).sandbox_id!;
     expect((await server.client.DELETE('/v1/deepagents/threads/{thread_id}', { params: { path: { thread_id: gone } } })).response.status).toBe(204);
     await until('the thread’s sandbox objects to be removed', () => ![podKey(goneId), claimKey(goneId), policyKey(goneId)].some((k) => k8s.objects.has(k)));
+  });
+});
+
+describe('sandbox pods that fail or disappear', () => {
+  it('a pod whose image cannot be pulled fails the command with the reason; the next command, once it can, runs', async () => {
+    const agentId = await createAgent(server, { backend: { type: 'sandbox' } });
+    const threadId = await createThread(server, agentId);
+    k8s.podWaiting = { reason: 'ErrImagePull', message: 'pull access denied for python:3.12-slim' };
+    try {
+      const out = await say(agentId, threadId, call('execute', { command: 'echo hi' }));
+      expect(out).toContain('Error: the command could not run: the sandbox pod cannot start: ErrImagePull: pull access denied for python:3.12-slim');
+    } finally {
+      k8s.podWaiting = null;
+    }
+    expect(await say(agentId, threadId, call('execute', { command: 'echo hi' }))).toContain('execute: hi');
+  });
+
+  it('a pod deleted under Hangar is made again at the next command, on the same volume', async () => {
+    const agentId = await createAgent(server, { backend: { type: 'sandbox' } });
+    const threadId = await createThread(server, agentId);
+    await say(agentId, threadId, call('execute', { command: 'echo survived > note.txt' }));
+    const id = (await sandboxOf(threadId)).sandbox_id!;
+    // Deleted by someone else (kubectl delete pod, an eviction): straight at the API server.
+    const res = await undiciFetch(`${k8s.url}/api/v1/namespaces/${NS}/pods/hangar-sandbox-${id}`, { method: 'DELETE', headers: { authorization: 'Bearer standin-token' }, dispatcher: insecure });
+    expect(res.status).toBe(200);
+    expect(await say(agentId, threadId, call('execute', { command: 'cat note.txt' }))).toContain('execute: survived');
+    expect(applied('Pod', id)).toHaveLength(2);
   });
 });
 
