@@ -370,34 +370,48 @@ export class KubernetesSandboxDriver implements SandboxDriver {
       },
     });
 
-    let ws: import('ws').WebSocket;
+    type Socket = import('ws').WebSocket;
+    const opening = new lib.Exec(kc).exec(
+      this.o.namespace,
+      sandboxObjectName(ref.id),
+      CONTAINER,
+      ['/bin/sh', '-c', this.wrapper(request, embedded), 'sandbox', command],
+      stdout,
+      stderr,
+      stdin,
+      false,
+      (s) => {
+        status = s as ExecStatus;
+      },
+    ) as unknown as Promise<Socket>;
+    // The wall clock counts from here: an API server that never answers the upgrade is a timeout too.
+    let openTimer: NodeJS.Timeout | undefined;
+    const tooLong = new Promise<'timeout'>((resolve) => {
+      openTimer = setTimeout(() => resolve('timeout'), this.o.limits.timeoutMs);
+    });
+    let ws: Socket;
     try {
-      ws = (await new lib.Exec(kc).exec(
-        this.o.namespace,
-        sandboxObjectName(ref.id),
-        CONTAINER,
-        ['/bin/sh', '-c', this.wrapper(request, embedded), 'sandbox', command],
-        stdout,
-        stderr,
-        stdin,
-        false,
-        (s) => {
-          status = s as ExecStatus;
-        },
-      )) as unknown as import('ws').WebSocket;
+      const first = await Promise.race([opening, tooLong]);
+      if (first === 'timeout') {
+        opening.then((late) => late.terminate(), () => {});
+        return { output: Buffer.alloc(0), exitCode: null, signal: null, truncated: false, stoppedBy: 'timeout', durationMs: Date.now() - started };
+      }
+      ws = first;
     } catch (error) {
       // The upgrade is refused with 404 when the pod is gone.
       if (/\b404\b/.test(String((error as Error)?.message ?? error))) return 'gone';
       throw new Error(`the sandbox exec could not start: ${(error as Error)?.message ?? String(error)}`);
+    } finally {
+      clearTimeout(openTimer);
     }
     this.protocol = ws.protocol || this.protocol;
     conn.socket = ws;
     if (stoppedBy) ws.terminate(); // the cap was reached before the socket was handed over
-    // (On v4 and older, ending the input makes the client close the whole stream: the probe below
-    // keeps that from happening to a command.)
+    // (On v4 and older, ending the input makes the client close the whole stream: the protocol probe
+    // at the top keeps that from happening to a command.)
     if (stdin && stdinBytes) stdin.end(stdinBytes);
 
-    const timer = setTimeout(() => stop('timeout'), this.o.limits.timeoutMs);
+    const timer = setTimeout(() => stop('timeout'), Math.max(0, this.o.limits.timeoutMs - (Date.now() - started)));
     const onAbort = () => stop('aborted');
     request.signal?.addEventListener('abort', onAbort, { once: true });
     const stopper = () => stop('aborted');
