@@ -102,6 +102,9 @@ describe('an agent in a sandbox on the kubernetes driver', () => {
     const out = await say(agentId, threadId, call('execute', { command: 'python3 hello.py' }));
     expect(out).toContain('hello from /workspace');
     expect(out).toContain('[Command failed with exit code 3]');
+    // Fixed and run again, in the same conversation.
+    expect(await say(agentId, threadId, call('edit_file', { file_path: '/workspace/hello.py', old_string: 'SystemExit(3)', new_string: 'SystemExit(0)' }))).toContain('Successfully replaced');
+    expect(await say(agentId, threadId, call('execute', { command: 'python3 hello.py' }))).toBe('Done.\nexecute: hello from /workspace\n\n[Command succeeded with exit code 0]');
     expect(await say(agentId, threadId, call('execute', { command: 'echo out; echo err >&2; id -u' }))).toBe('Done.\nexecute: out\nerr\n1000\n\n[Command succeeded with exit code 0]');
     expect(await say(agentId, threadId, call('read_file', { file_path: '/workspace/hello.py' }))).toContain('print("hello from", os.getcwd())');
     expect(await say(agentId, threadId, call('ls', { path: '/workspace' }))).toContain('/workspace/hello.py');
@@ -113,13 +116,25 @@ describe('an agent in a sandbox on the kubernetes driver', () => {
     expect(status.disk_bytes).toBeGreaterThan(0);
     const id = status.sandbox_id!;
     // The file is on the claim's volume (the stand-in's directory for it), not in Hangar's data.
-    expect(await readFile(path.join(k8s.volumeDir(NS, `hangar-sandbox-${id}`), 'hello.py'), 'utf8')).toContain('SystemExit(3)');
+    expect(await readFile(path.join(k8s.volumeDir(NS, `hangar-sandbox-${id}`), 'hello.py'), 'utf8')).toContain('SystemExit(0)');
     // Commands went through the exec endpoint: /bin/sh -c in the sandbox container; the file
     // upload sent its content on stdin, closed with the v5 protocol's close signal.
     const execs = k8s.execs.filter((e) => e.pod === `hangar-sandbox-${id}`);
     expect(execs.every((e) => e.namespace === NS && e.container === 'sandbox' && e.command[0] === '/bin/sh' && e.command[1] === '-c')).toBe(true);
     expect(execs.some((e) => e.command.at(-1) === 'python3 hello.py' && !e.stdin)).toBe(true);
     expect(execs.some((e) => e.stdin && e.protocol === 'v5.channel.k8s.io')).toBe(true);
+  });
+
+  it('streams a command’s output as it comes (stream mode custom)', async () => {
+    const agentId = await createAgent(server, { backend: { type: 'sandbox' } });
+    const threadId = await createThread(server, agentId);
+    const command = 'echo first; sleep 0.5; echo second';
+    const { events } = await run(server, threadId, { agent_id: agentId, messages: [{ role: 'user', content: call('execute', { command }) }], stream_mode: ['custom', 'updates'] });
+    const custom = events.filter((e) => e.event === 'custom').map((e) => e.data as { sandbox_output: { command: string; text: string } });
+    expect(custom.length).toBeGreaterThanOrEqual(2); // one piece per write, not one at the end
+    expect(custom.map((c) => c.sandbox_output.text).join('')).toBe('first\nsecond\n');
+    const toolUpdate = events.findIndex((e) => e.event === 'updates' && JSON.stringify(e.data).includes('exit code 0'));
+    expect(events.findIndex((e) => e.event === 'custom')).toBeLessThan(toolUpdate);
   });
 
   it('sends a pod that runs as non-root on a read-only root, with no service account token, limits from the settings and a network policy denying egress', async () => {
