@@ -287,7 +287,11 @@ describe('sandbox pods that fail or disappear', () => {
     } finally {
       k8s.podWaiting = null;
     }
+    // The failed pod was deleted: the next command makes a fresh one.
+    const id = (await sandboxOf(threadId)).sandbox_id!;
+    expect(k8s.requests.some((r) => r.method === 'DELETE' && r.path === `/api/v1/namespaces/${NS}/pods/hangar-sandbox-${id}`)).toBe(true);
     expect(await say(agentId, threadId, call('execute', { command: 'echo hi' }))).toContain('execute: hi');
+    expect(applied('Pod', id)).toHaveLength(2);
   });
 
   it('a pod deleted under Hangar is made again at the next command, on the same volume', async () => {

@@ -268,7 +268,11 @@ export class KubernetesSandboxDriver implements SandboxDriver {
       if (!pod) throw new Error('the sandbox pod disappeared while starting');
       const state = podState(pod);
       if (state.ready) break;
-      if (state.failed) throw new Error(state.failed);
+      if (state.failed) {
+        // Deleted, so that the next command makes a fresh pod (with the image as the settings say then).
+        await this.deleteObjects(ref.id, [{ apiVersion: 'v1', kind: 'Pod' }]).catch(() => {});
+        throw new Error(state.failed);
+      }
       if (Date.now() > deadline) throw new Error(`the sandbox pod was not running within ${Math.round(this.o.startTimeoutMs / 1000)} s (phase ${pod.status?.phase ?? 'unknown'})`);
       await pause();
     }
