@@ -15,10 +15,11 @@
 // 255 close-stdin in v5). It runs the command FOR REAL on this machine, with bubblewrap, in a
 // stand-in for the pod: a local temporary directory per claim is bound where the pod mounts the
 // claim, the host's /usr and /etc are the image, the root is read-only when the pod asks for it, the
-// command runs as the pod's runAsUser (in a user namespace), emptyDir volumes are a fresh tmpfs per
-// command (a simplification), and the pod gets no network when a NetworkPolicy selecting it allows
-// no egress. When the client closes the stream, the command is killed (a real kubelet may let it
-// run on: the driver has its own in-pod timeout for that).
+// command runs as the pod's runAsUser (in a user namespace), emptyDir volumes are a directory per pod
+// (made and removed with it), and the pod gets no network when a NetworkPolicy selecting it allows
+// no egress. When the client closes the stream, the command runs on, as a kubelet may let it (the
+// driver kills a command it stops through a second exec, with an in-pod timeout as a backstop);
+// deleting the pod kills its commands.
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { once } from 'node:events';
@@ -119,6 +120,8 @@ export async function startK8sApiStandIn(): Promise<K8sApiStandIn> {
   };
   const volumes = await mkdtemp(join(tmpdir(), 'hangar-k8s-volumes-'));
   const volumeDir = (ns: string, claim: string) => join(volumes, ns, claim);
+  /** A pod's emptyDir volume: a directory made with the pod, removed with it. */
+  const emptyDir = (podKey: string, volume: string) => join(volumes, '.pods', podKey.replaceAll('/', '_'), volume);
   /** Pods reported Running (a pod reads Pending once first). */
   const podsRunning = new Set<string>();
   /** Commands running, per pod key. */
@@ -185,6 +188,9 @@ export async function startK8sApiStandIn(): Promise<K8sApiStandIn> {
       };
       state.objects.set(key, stored);
       if (resource === 'persistentvolumeclaims') await mkdir(volumeDir(ns, name), { recursive: true });
+      if (resource === 'pods') {
+        for (const v of (stored as unknown as PodObject).spec.volumes ?? []) if (v.emptyDir) await mkdir(emptyDir(key, v.name), { recursive: true, mode: 0o1777 });
+      }
       return json(res, prev ? 200 : 201, stored);
     }
     if (rec.method === 'GET') {
@@ -219,6 +225,7 @@ export async function startK8sApiStandIn(): Promise<K8sApiStandIn> {
       if (resource === 'pods') {
         podsRunning.delete(key);
         for (const child of processes.get(key) ?? []) child.kill('SIGKILL');
+        await rm(join(volumes, '.pods', key.replaceAll('/', '_')), { recursive: true, force: true });
       }
       if (resource === 'persistentvolumeclaims') await rm(volumeDir(ns, name), { recursive: true, force: true });
       return existed ? json(res, 200, { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Success' }) : json(res, 404, statusBody(404, 'NotFound', `${resource} "${name}" not found`));
@@ -260,11 +267,13 @@ export async function startK8sApiStandIn(): Promise<K8sApiStandIn> {
   /** Run `command` for real, in the stand-in for the pod, speaking the exec channels on `ws`. */
   const runInPod = (ws: WebSocket, ns: string, key: string, pod: PodObject, c: PodObject['spec']['containers'][number], command: string[], stdin: boolean) => {
     const user = c.securityContext?.runAsUser ?? pod.spec.securityContext?.runAsUser ?? 0;
-    const args = ['--unshare-user', '--uid', String(user), '--gid', String(user), '--unshare-pid', '--unshare-ipc', '--die-with-parent', '--new-session', ...systemBinds(), '--proc', '/proc', '--dev', '/dev'];
+    // No PID namespace of its own: the commands of one pod must see each other's processes, as they
+    // do in a pod (here they see the host's too — a simplification of the stand-in).
+    const args = ['--unshare-user', '--uid', String(user), '--gid', String(user), '--unshare-ipc', '--die-with-parent', '--new-session', ...systemBinds(), '--proc', '/proc', '--dev', '/dev'];
     for (const mount of c.volumeMounts ?? []) {
       const v = pod.spec.volumes?.find((x) => x.name === mount.name);
       if (v?.persistentVolumeClaim) args.push('--bind', volumeDir(ns, v.persistentVolumeClaim.claimName), mount.mountPath);
-      else if (v?.emptyDir) args.push('--tmpfs', mount.mountPath);
+      else if (v?.emptyDir) args.push('--bind', emptyDir(key, v.name), mount.mountPath);
     }
     if (c.securityContext?.readOnlyRootFilesystem) args.push('--remount-ro', '/');
     if (!egressAllowed(ns, pod)) args.push('--unshare-net');
@@ -286,7 +295,8 @@ export async function startK8sApiStandIn(): Promise<K8sApiStandIn> {
       else if (buf[0] === 255 && buf[1] === 0 && ws.protocol === 'v5.channel.k8s.io') child.stdin.end();
     });
     ws.on('close', () => {
-      if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+      // The command runs on (its output goes nowhere), as a kubelet may let it.
+      child.stdin.end();
     });
     child.on('close', (code, signal) => {
       processes.get(key)?.delete(child);

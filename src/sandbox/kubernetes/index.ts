@@ -17,6 +17,7 @@
 // the pod's file system. A command's standard input is sent on the exec stream and closed with the
 // v5.channel.k8s.io close signal; an API server that only speaks older versions (before Kubernetes
 // 1.30) gets small inputs embedded in the command instead.
+import { randomUUID } from 'node:crypto';
 import { PassThrough, Writable } from 'node:stream';
 import type * as k8s from '@kubernetes/client-node';
 import { apiErrorMessage } from '../../deploy/kubernetes/index.js';
@@ -290,14 +291,22 @@ export class KubernetesSandboxDriver implements SandboxDriver {
     return second;
   }
 
-  /** The shell script a command runs in: limits, the work directory, merged output, a timeout in the pod. */
-  private wrapper(request: ExecRequest, embeddedStdin: string | null): string {
+  /**
+   * The shell script a command runs in: limits, the work directory, merged output, a timeout in the
+   * pod. It writes its process id to `pidFile` first and then becomes the command (exec), so that
+   * Hangar can kill the command and everything it started when it stops it (see `killInPod`).
+   */
+  private wrapper(request: ExecRequest, embeddedStdin: string | null, pidFile: string): string {
     const l = this.o.limits;
-    // The pod's own `timeout` is a backstop: Hangar closes the stream at the limit, which a real
-    // kubelet does not turn into killing the command. -s KILL reaches the command's process group.
+    // The pod's own `timeout` is a backstop: Hangar closes the stream at the limit and kills the
+    // command through a second exec, but if that cannot reach the pod the command still ends.
+    // Without --foreground, timeout leads its own process group, which -s KILL reaches whole.
     const podTimeout = Math.ceil(l.timeoutMs / 1000) + 5;
     return [
       `cd ${WORKSPACE} 2>/dev/null`,
+      // Process-id files of commands that ended on their own (older than any command can run).
+      `find /tmp -maxdepth 1 -name '.hangar-*.pid' -mmin +${Math.ceil(podTimeout / 60) + 1} -exec rm -f {} + 2>/dev/null`,
+      `echo $$ > ${pidFile} 2>/dev/null`,
       'ulimit -c 0 2>/dev/null',
       `ulimit -t ${l.cpuSeconds} 2>/dev/null`,
       // POSIX ulimit -f counts 512-byte blocks.
@@ -309,7 +318,17 @@ export class KubernetesSandboxDriver implements SandboxDriver {
     ].join('\n');
   }
 
-  private async execOnce(ref: SandboxRef, request: ExecRequest): Promise<ExecResult | 'gone'> {
+  /**
+   * Kill a command Hangar stopped (timeout, output cap, cancelled run). Closing the exec stream is not
+   * enough: a kubelet lets the command run on. Best effort; the in-pod timeout remains the backstop.
+   */
+  private async killInPod(ref: SandboxRef, pidFile: string): Promise<void> {
+    // `kill -KILL -<pgid>`: the form dash, bash and busybox all take (dash refuses `--` there).
+    const command = `p=$(cat ${pidFile} 2>/dev/null) && [ -n "$p" ] && { kill -KILL "-$p" 2>/dev/null || kill -KILL "$p" 2>/dev/null; }; rm -f ${pidFile}`;
+    await this.execOnce(ref, { command, mergeStderr: false }, false).catch(() => {});
+  }
+
+  private async execOnce(ref: SandboxRef, request: ExecRequest, killWhenStopped = true): Promise<ExecResult | 'gone'> {
     const { lib, kc } = await this.api();
     // Which exec protocol the server speaks decides how input is sent: learn it with a no-op first.
     if (request.stdin && !this.protocol) {
@@ -317,6 +336,7 @@ export class KubernetesSandboxDriver implements SandboxDriver {
       if (probe === 'gone') return 'gone';
     }
     const started = Date.now();
+    const pidFile = `/tmp/.hangar-${randomUUID()}.pid`;
     const cap = request.maxOutputBytes ?? this.o.limits.maxOutputBytes;
     const chunks: Buffer[] = [];
     const errChunks: Buffer[] = [];
@@ -379,7 +399,7 @@ export class KubernetesSandboxDriver implements SandboxDriver {
       this.o.namespace,
       sandboxObjectName(ref.id),
       CONTAINER,
-      ['/bin/sh', '-c', this.wrapper(request, embedded), 'sandbox', command],
+      ['/bin/sh', '-c', this.wrapper(request, embedded, pidFile), 'sandbox', command],
       stdout,
       stderr,
       stdin,
@@ -428,6 +448,7 @@ export class KubernetesSandboxDriver implements SandboxDriver {
       request.signal?.removeEventListener('abort', onAbort);
       this.running.get(ref.id)?.delete(stopper);
     }
+    if (stoppedBy && killWhenStopped) await this.killInPod(ref, pidFile);
 
     const stderrText = Buffer.concat(errChunks);
     let exitCode: number | null = null;
