@@ -340,3 +340,19 @@ describe('the kubernetes sandbox driver on an API server without v5.channel.k8s.
     }
   });
 });
+
+describe('the kubernetes sandbox driver without a cluster', () => {
+  it('says why it cannot work, which the sandbox service passes on to the model', async () => {
+    const driver = new KubernetesSandboxDriver({
+      kubeconfig: path.join(dir, 'no-such-kubeconfig'),
+      namespace: 'x',
+      image: 'python:3.12-slim',
+      cpu: '1',
+      volumeSize: '1Gi',
+      runAsUser: 1000,
+      startTimeoutMs: 1000,
+      limits: { cpuSeconds: 1, memoryBytes: 1 << 28, maxProcesses: 1, maxFileBytes: 1 << 20, maxOutputBytes: 1000, timeoutMs: 1000, tmpBytes: 1 << 20 },
+    });
+    expect(await driver.unavailable()).toMatch(/^the kubernetes sandbox driver cannot reach a cluster: .*no-such-kubeconfig/);
+  });
+});
