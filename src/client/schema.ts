@@ -3265,7 +3265,7 @@ export interface components {
             value: {
                 [key: string]: unknown;
             };
-        } | null;
+        };
         StoreListNamespacesRequest: {
             /** @default 100 */
             limit: number;
@@ -7615,7 +7615,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["StoreItem"];
+                    "application/json": components["schemas"]["StoreItem"] | null;
                 };
             };
             /** @description Missing, unknown or revoked API key. */

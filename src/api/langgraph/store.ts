@@ -89,7 +89,7 @@ const get = createRoute({
       refresh_ttl: z.string().optional().openapi({ description: 'Accepted; items do not expire.' }),
     }),
   },
-  responses: { 200: jsonResponse(ItemSchema.nullable(), 'The item, or `null`.'), ...errorResponses('deepagents', [422]) },
+  responses: { 200: jsonResponse(z.union([ItemSchema, z.null()]), 'The item, or `null`.'), ...errorResponses('deepagents', [422]) },
 });
 
 const remove = createRoute({
