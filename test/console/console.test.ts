@@ -1,20 +1,26 @@
 // The Console in a real browser (Debian Chromium via playwright-core) against a real `hangar serve`
 // on port 0: one server, one browser and one real MCP tool server for the whole file.
+import os from 'node:os';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { axeViolations, collectErrors, ensureConsoleBuilt, launchBrowser, screenshot } from '../support/browser.js';
 import { startBearerToolServer, type ToolServerFixture } from '../support/mcp.js';
 import { startTestServer, type TestServer } from '../support/server.js';
 import { createThread, lastAiText, lastValues, run } from '../runtime/support.js';
+import { makeAppRepo, type AppRepo } from '../deployments/git-fixture.js';
 
 let server: TestServer;
 let browser: Browser;
 let tools: ToolServerFixture;
 const TOOL_TOKEN = 'tool-server-secret-token-123';
 
+let repo: AppRepo;
+
 beforeAll(async () => {
   ensureConsoleBuilt();
-  [server, browser, tools] = await Promise.all([startTestServer(), launchBrowser(), startBearerToolServer(TOOL_TOKEN)]);
+  // Local repositories are allowed under the temporary directory, where the deployment test's git repository lives.
+  const env = { HANGAR_DEPLOY_POLL_MS: '300', HANGAR_DEPLOY_ALLOW_LOCAL_REPOS: 'true', HANGAR_LOCAL_REPO_ROOTS: os.tmpdir() };
+  [server, browser, tools, repo] = await Promise.all([startTestServer({ env }), launchBrowser(), startBearerToolServer(TOOL_TOKEN), makeAppRepo()]);
 });
 afterAll(async () => {
   await browser?.close();
@@ -449,6 +455,84 @@ describe('playground (useStream over the LangGraph protocol)', { timeout: 180_00
     expect(await page.getByLabel('Conversation').getByText(`You said: ${words}`).count()).toBe(0);
     await page.reload();
     await page.getByLabel('Conversation').getByText(`You said: ${words}`).waitFor();
+    expect(errors).toEqual([]);
+    await context.close();
+  });
+  it('cancels a run from the playground: the answer stops and the run is marked cancelled', async () => {
+    await server.client.POST('/v1/deepagents/model-configs', { body: { name: 'slow-for-cancel', model_id: 'scripted:slow', parameters: { delay_ms: 200 } } });
+    const agentId = await scriptedAgent('Long talker', 'slow-for-cancel');
+    const { context, page, errors } = await open();
+    await signIn(page, server.adminKey, `/agents/${agentId}/playground`);
+    const words = Array.from({ length: 60 }, (_, i) => `w${i}`).join(' ');
+    await page.getByLabel('Message', { exact: true }).fill(words);
+    await page.getByRole('button', { name: 'Send' }).click();
+    await page.getByLabel('Conversation').getByText(/You said: w0/).waitFor();
+    await page.getByRole('button', { name: 'Cancel run' }).click();
+    await page.getByRole('button', { name: 'Cancel run' }).waitFor({ state: 'detached' });
+    const threadId = page.url().split('/').pop()!;
+    await expect
+      .poll(async () => (await server.client.GET('/v1/deepagents/threads/{thread_id}/runs', { params: { path: { thread_id: threadId }, query: { limit: 1, offset: 0 } } })).data![0]!.status, { timeout: 30_000 })
+      .not.toMatch(/^(pending|running)$/);
+    const [last] = (await server.client.GET('/v1/deepagents/threads/{thread_id}/runs', { params: { path: { thread_id: threadId }, query: { limit: 1, offset: 0 } } })).data!;
+    expect(last!.status).not.toBe('success');
+    await page.getByLabel('Runs').getByText(last!.status, { exact: true }).first().waitFor();
+    expect(await page.getByLabel('Conversation').getByText(`You said: ${words}`).count()).toBe(0);
+    expect(errors).toEqual([]);
+    await context.close();
+  });
+
+  it('nests a subagent’s activity under the task call that started it', async () => {
+    const created = await server.client.POST('/v1/deepagents/agents', {
+      body: { name: 'Delegator', runtime: { model: { model_id: 'scripted:demo' } }, subagents: [{ name: 'researcher', description: 'Looks things up', instructions: 'You research.' }] },
+    });
+    const { context, page, errors } = await open();
+    await signIn(page, server.adminKey, `/agents/${created.data!.id}/playground`);
+    await page.getByLabel('Message', { exact: true }).fill('/call task {"description": "find the answer", "subagent_type": "researcher"}');
+    await page.getByRole('button', { name: 'Send' }).click();
+    const call = page.getByLabel('Tool call task').first();
+    const sub = call.getByLabel('Subagent researcher');
+    await sub.waitFor();
+    // The subagent (the same scripted model) answers the description it was given, inside the card.
+    await sub.getByText(/You said: find the answer/).first().waitFor();
+    await page.getByLabel('Conversation').getByText(/^Done\./).first().waitFor();
+    await expectAccessible(page);
+    await screenshot(page, 'playground-subagent');
+    expect(errors).toEqual([]);
+    await context.close();
+  });
+});
+
+describe('deployments in the browser', { timeout: 180_000 }, () => {
+  it('creates a deployment from an integration’s repository and follows it to READY with its build and deploy logs', async () => {
+    await repo.push('main', { label: 'v1' });
+    const integration = await fetch(`${server.url}/v1/integrations/forge/vcshost`, {
+      method: 'POST',
+      headers: { 'X-Api-Key': server.adminKey, 'content-type': 'application/json' },
+      body: JSON.stringify({ kind: 'git', name: 'local repos', base_url: repo.directoryUrl }),
+    });
+    expect(integration.status).toBe(201);
+    const { context, page, errors } = await open();
+    await signIn(page, server.adminKey, '/deployments');
+    await page.getByRole('button', { name: 'New deployment' }).click();
+    const dialog = page.getByRole('dialog');
+    await dialog.getByRole('textbox', { name: 'Integration' }).click();
+    await page.getByRole('option', { name: /^local repos/ }).click();
+    await dialog.getByRole('textbox', { name: 'Repository' }).click();
+    await page.getByRole('option', { name: /app$/ }).click();
+    await dialog.getByRole('textbox', { name: /^Deployment name/ }).fill('echo-console');
+    await dialog.getByRole('button', { name: 'Create deployment' }).click();
+    await page.waitForURL(/\/deployments\/[0-9a-f-]{36}$/);
+    await page.getByLabel('Status READY').waitFor({ timeout: 120_000 });
+    const logs = page.getByLabel('Logs');
+    await expect.poll(async () => (await logs.locator('pre, code').first().textContent())?.trim() ?? '', { timeout: 30_000 }).not.toMatch(/^(\(no output yet\))?$/);
+    await logs.getByText('Deploy', { exact: true }).click();
+    await expect(logs.getByRole('radio', { name: 'Deploy' }).isChecked()).resolves.toBe(true);
+    await expect.poll(async () => (await logs.locator('pre, code').first().textContent())?.trim() ?? '', { timeout: 30_000 }).not.toMatch(/^(\(no output yet\))?$/);
+    await page.getByLabel('Revisions').getByText('DEPLOYED').first().waitFor();
+    await expectAccessible(page);
+    await screenshot(page, 'deployment-ready');
+    await page.getByRole('button', { name: 'Delete' }).click();
+    await page.waitForURL(/\/deployments$/);
     expect(errors).toEqual([]);
     await context.close();
   });

@@ -136,8 +136,11 @@ function Chat({ agentId, threadId, onThread }: { agentId: string; threadId: stri
   const activeRun = runs.data?.find((r) => r.status === 'pending' || r.status === 'running');
   const durations = useToolDurations(threadId, runs.data);
   const cancel = async () => {
-    if (threadId && activeRun) await api.POST('/v1/deepagents/threads/{thread_id}/runs/{run_id}/cancel', { params: { path: { thread_id: threadId, run_id: activeRun.run_id } } });
+    // useStream's stop() cancels the run on the server itself when it started or joined it (it keeps
+    // the run id in sessionStorage under `lg:stream:<thread>`); a run it does not know is cancelled here.
+    const known = threadId ? window.sessionStorage.getItem(`lg:stream:${threadId}`) : null;
     await stream.stop();
+    if (threadId && activeRun && !known) await api.POST('/v1/deepagents/threads/{thread_id}/runs/{run_id}/cancel', { params: { path: { thread_id: threadId, run_id: activeRun.run_id } } });
     refresh();
   };
   const approval = stream.interrupt?.value as ApprovalRequest | undefined;
