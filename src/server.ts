@@ -1,5 +1,4 @@
 // The composition root: configuration → database → services → app → listen, and the reverse on close.
-import { readFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { serve, type ServerType } from '@hono/node-server';
 import type { DestinationStream } from 'pino';
@@ -29,12 +28,10 @@ import { createSandboxService } from './sandbox/index.js';
 import { Scheduler } from './core/schedules/scheduler.js';
 import { WebhookDeliverer } from './core/webhooks/deliverer.js';
 import { EgressGuard, installEgressScopes } from './net/egress.js';
+import { VERSION } from './version.js';
 import { type LocalRepoPolicy, parseRoots } from './core/local-repos.js';
 
-/** The version in package.json. */
-export const VERSION: string = (
-  JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string }
-).version;
+export { VERSION };
 
 /** A running Hangar server. */
 export interface Hangar {

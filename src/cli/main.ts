@@ -2,12 +2,11 @@
 import { Command, Option } from 'commander';
 import { ConfigError, describeSettings, loadConfig, settings, type Config } from '../config/index.js';
 import { WorkspaceAdminError } from '../core/workspaces/service.js';
-import { startHangar, VERSION } from '../server.js';
+import { VERSION } from '../version.js';
 import { ApiError, registerAgentCommands } from './agents.js';
 import { chat, ChatError } from './chat.js';
 import { scriptedDecider, terminalDecider } from './decide.js';
 import { authLogin, listRepos } from './oauth.js';
-import { withServices } from './database.js';
 import { registerScheduleCommands } from './schedules.js';
 import { table } from './table.js';
 import { registerWorkflowCommands } from './workflow.js';
@@ -29,6 +28,12 @@ function config(flags: Record<string, unknown>): Config {
 }
 
 /** Configuration of an operator command: only its storage flags are settings (its `--role` is a key's role). */
+/** The operator commands' database access, loaded on demand (it brings every service with it). */
+async function withServices<T>(config: Config, work: (services: import('../core/services.js').Services) => Promise<T>): Promise<T> {
+  const database = await import('./database.js');
+  return database.withServices(config, work);
+}
+
 function storageConfig(flags: Record<string, unknown>): Config {
   return config({ dataDir: flags.dataDir, databaseUrl: flags.databaseUrl });
 }
@@ -49,6 +54,8 @@ serve
   .addOption(new Option('--role <role>', 'what this process runs (HANGAR_ROLE)').choices(['all', 'api', 'worker']))
   .addHelpText('after', `\nSettings (flags win over environment variables):\n${describeSettings()}\n`)
   .action(async (flags: Record<string, unknown>) => {
+    // Loaded on demand: the server pulls in every service, which `--help` and the client commands never need.
+    const { startHangar } = await import('../server.js');
     const hangar = await startHangar(config(flags));
     // Standard output is the JSON log (its `hangar listening` line has the URL); people read this on standard error.
     process.stderr.write(`Hangar is listening on ${hangar.url} (API reference: ${hangar.url}/docs)\nConsole: open ${hangar.url}/ and sign in with an API key\n`);

@@ -25,7 +25,7 @@ afterAll(async () => {
 });
 
 async function hangar(...args: string[]): Promise<string> {
-  const { stdout } = await run(process.execPath, ['--import', 'tsx', path.join(ROOT, 'src/cli/main.ts'), 'agents', ...args], {
+  const { stdout } = await run(process.execPath, [path.join(ROOT, 'dist/cli/main.js'), 'agents', ...args], {
     cwd: ROOT,
     env: { ...process.env, HANGAR_URL: server.url, HANGAR_API_KEY: server.adminKey },
   });

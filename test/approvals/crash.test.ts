@@ -137,8 +137,10 @@ describe('crash safety', () => {
   }, 180_000);
 
   it('two servers on one database claim distinct runs and execute each exactly once', async () => {
-    const a = await serve({ HANGAR_WORKER_CONCURRENCY: '6' });
-    const b = await serve({ HANGAR_WORKER_CONCURRENCY: '6' });
+    // Both processes stay alive here, so no lease may lapse: the crash tests' 1.5 s lease is too short
+    // for a renewal on a loaded machine (a lapsed lease rightly hands the run to the other process).
+    const a = await serve({ HANGAR_WORKER_CONCURRENCY: '6', HANGAR_RUN_LEASE_MS: '30000' });
+    const b = await serve({ HANGAR_WORKER_CONCURRENCY: '6', HANGAR_RUN_LEASE_MS: '30000' });
     const runs = await startRuns(a.url, slowAgentId, RUNS);
     await Promise.all(runs.map((r) => collect(r.stream)));
     const db = new pg.Client({ connectionString: setup.databaseUrl });

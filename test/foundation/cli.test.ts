@@ -92,7 +92,8 @@ describe('hangar CLI', () => {
       expect(await stop(second.running)).toBe(0);
     }
     expect((await stat(path.join(dataDir, 'secret.key'))).mode & 0o777).toBe(0o600);
-  });
+    // Creates a PostgreSQL cluster and starts the server twice: well over the default minute on a busy machine.
+  }, 180_000);
 
   it('a bad setting stops start-up with a message naming it', async () => {
     const bad = await runHangar(['serve', '--data-dir', dataDir], { PORT: 'eighty' });

@@ -5,7 +5,6 @@
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { chmod, mkdir, mkdtemp, readFile, writeFile } from 'node:fs/promises';
-import { createRequire } from 'node:module';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -13,7 +12,8 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { freshDatabaseUrl } from '../support/database.js';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
-const TSX = createRequire(import.meta.url).resolve('tsx');
+/** The package's built entry point, what the installed `hangar` command runs (rebuilt by the test set-up). */
+const ENTRY = path.join(ROOT, 'dist/cli/main.js');
 const readme = await readFile(path.join(ROOT, 'README.md'), 'utf8');
 
 /** Servers of the current test and their data directories, stopped after it whatever happened. */
@@ -35,11 +35,11 @@ function signal(pid: number, name: NodeJS.Signals): void {
   }
 }
 
-/** Start `hangar serve` from source in its own process group (as a shell runs a foreground job). */
+/** Start `hangar serve` in its own process group (as a shell runs a foreground job). */
 function serve(args: string[], cwd: string, dataDir: string) {
   const env = { ...process.env };
   for (const name of ['DATABASE_URL', 'HANGAR_DATA_DIR', 'HANGAR_BOOTSTRAP_API_KEY', 'PORT', 'HANGAR_SECRET_KEY']) delete env[name];
-  const child = spawn(process.execPath, ['--import', TSX, path.join(ROOT, 'src/cli/main.ts'), 'serve', ...args], { cwd, env, detached: true });
+  const child = spawn(process.execPath, [ENTRY, 'serve', ...args], { cwd, env, detached: true });
   started.push({ pid: child.pid!, dataDir });
   let out = '';
   let onOut = () => {};
@@ -87,11 +87,11 @@ describe('hangar serve', () => {
 
   it('runs the README first steps as written, then stops cleanly on Ctrl-C', async () => {
     // A fresh folder holding the project's entry point, as a clone does; the CLI finds the server's
-    // embedded database in ./.hangar. bin/hangar.js runs the build; here it runs the sources.
+    // embedded database in ./.hangar. bin/hangar.js runs the build, as here.
     const dir = await mkdtemp(path.join(os.tmpdir(), 'hangar-readme-'));
     await chmod(dir, 0o755); // as root, PostgreSQL runs as the postgres user, which must reach ./.hangar
     await mkdir(path.join(dir, 'bin'));
-    await writeFile(path.join(dir, 'bin/hangar.js'), `#!/bin/sh\nexec "${process.execPath}" --import "${TSX}" "${path.join(ROOT, 'src/cli/main.ts')}" "$@"\n`);
+    await writeFile(path.join(dir, 'bin/hangar.js'), `#!/bin/sh\nexec "${process.execPath}" "${ENTRY}" "$@"\n`);
     await chmod(path.join(dir, 'bin/hangar.js'), 0o755);
     const server = serve(['--port', '0'], dir, path.join(dir, '.hangar'));
     const url = await server.url;

@@ -1,9 +1,10 @@
-// Runs the `hangar` CLI from source as a child process, as a user would run the installed command.
+// Runs the `hangar` CLI as a child process, as a user runs the installed command: the package's built
+// entry point, dist/cli/main.js (the test run's global set-up rebuilds it when the sources changed).
 import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
-const ENTRY = ['--import', 'tsx', 'src/cli/main.ts'];
+const ENTRY = ['dist/cli/main.js'];
 
 /** Environment for CLI children: the parent's, minus settings that would leak in from the developer's shell. */
 function childEnv(env: Record<string, string>): NodeJS.ProcessEnv {

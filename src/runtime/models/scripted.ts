@@ -187,16 +187,18 @@ export class ScriptedChatModel extends BaseChatModel<ScriptedCallOptions, AIMess
 
   private async pause(signal: AbortSignal | undefined): Promise<void> {
     if (this.delayMs <= 0) return;
+    if (signal?.aborted) throw signal.reason instanceof Error ? signal.reason : new Error('aborted');
     await new Promise<void>((resolve, reject) => {
-      const timer = setTimeout(resolve, this.delayMs);
-      signal?.addEventListener(
-        'abort',
-        () => {
-          clearTimeout(timer);
-          reject(signal.reason instanceof Error ? signal.reason : new Error('aborted'));
-        },
-        { once: true },
-      );
+      // One listener per pause, removed when the pause ends: a long stream must not pile them up.
+      const onAbort = () => {
+        clearTimeout(timer);
+        reject(signal!.reason instanceof Error ? signal!.reason : new Error('aborted'));
+      };
+      const timer = setTimeout(() => {
+        signal?.removeEventListener('abort', onAbort);
+        resolve();
+      }, this.delayMs);
+      signal?.addEventListener('abort', onAbort, { once: true });
     });
   }
 }
