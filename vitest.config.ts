@@ -8,6 +8,10 @@ export default defineConfig({
     testTimeout: 60_000,
     hookTimeout: 120_000,
     pool: 'forks',
+    // Most test files wait on PostgreSQL, child processes and the browser rather than compute: two
+    // files at a time use a 2-core machine better than vitest's default of one (cores - 1).
+    maxWorkers: 2,
+    minWorkers: 1,
     reporters: ['default', './test/support/summary-reporter.ts'],
   },
 });

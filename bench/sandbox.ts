@@ -2,7 +2,11 @@
 //   (a) a run's first `execute` on a cold sandbox (created by that command) and on a warm one, both as
 //       the command's own time in the sandbox service and as the whole streamed run over HTTP;
 //   (b) per-command overhead: `true` through the sandbox driver vs a plain child process (`sh -c true`);
-//   (c) what 50 idle sandboxes cost on one node: processes, Hangar's memory, disk.
+//   (c) what 50 idle sandboxes cost on one node: processes, Hangar's memory, disk;
+//   (d) the kubernetes driver's exec path: `true` through the Kubernetes API's exec (TLS, WebSocket,
+//       channels, status) against the STAND-IN API server of the tests (no cluster here), which runs
+//       the command with bubblewrap as the local driver does — so the difference to (b) is the cost of
+//       the exec protocol, not of a real pod (a real cluster adds the API server and kubelet hops).
 // `npm run bench:sandbox`. Options (environment): BENCH_SANDBOX_RUNS (default 20), BENCH_SANDBOX_IDLE (50).
 // Needs bubblewrap (`apt-get install -y bubblewrap`). The last line is the figures as JSON.
 import { spawn, execFileSync } from 'node:child_process';
@@ -14,11 +18,18 @@ import { createHangarClient } from '../src/client/index.js';
 import { collect, streamRun } from '../src/client/stream.js';
 import { loadConfig } from '../src/config/index.js';
 import { sandboxSpecOf } from '../src/core/agents/backend.js';
+import { sandboxLimits } from '../src/sandbox/index.js';
+import { KubernetesSandboxDriver } from '../src/sandbox/kubernetes/index.js';
 import { startHangar } from '../src/server.js';
+import { startK8sApiStandIn } from '../test/deployments/k8s-api-standin.js';
 
 const RUNS = Number(process.env.BENCH_SANDBOX_RUNS ?? 20);
 const IDLE = Number(process.env.BENCH_SANDBOX_IDLE ?? 50);
 const UID_BASE = 330_000;
+
+// Hangar routes console output into its log (at the bench's level, warn, console.log is dropped):
+// the figures go straight to standard output.
+const print = (line: string) => process.stdout.write(`${line}\n`);
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 const round = (x: number, d = 2) => Math.round(x * 10 ** d) / 10 ** d;
@@ -100,6 +111,37 @@ async function main(): Promise<void> {
     const idleProcesses = uids.filter((u) => u >= UID_BASE && u < UID_BASE + 60_000).length;
     const disk = Number(execFileSync('du', ['-s', '-B1', path.join(dataDir, 'sandboxes')], { encoding: 'utf8' }).split('\t')[0]);
 
+    // (d) the kubernetes driver's exec path, against the stand-in API server.
+    const k8s = await startK8sApiStandIn();
+    const k8sExec: number[] = [];
+    let k8sStart = 0;
+    try {
+      const k8sDriver = new KubernetesSandboxDriver({
+        kubeconfig: await k8s.writeKubeconfig(dataDir),
+        namespace: 'bench',
+        image: 'bench',
+        cpu: '1',
+        volumeSize: '1Gi',
+        runAsUser: 1000,
+        startTimeoutMs: 30_000,
+        pollMs: 10,
+        limits: sandboxLimits(config),
+      });
+      const k8sRef = { id: '0f0f0f0f-0000-4000-8000-00000000be4c', slot: 0 };
+      await k8sDriver.unavailable(); // loads the client library (once per process), not measured
+      const s0 = performance.now();
+      await k8sDriver.ensure(k8sRef);
+      k8sStart = performance.now() - s0;
+      for (let i = 0; i < RUNS * 2; i++) {
+        const s = performance.now();
+        await k8sDriver.exec(k8sRef, { command: 'true' });
+        k8sExec.push(performance.now() - s);
+      }
+      await k8sDriver.remove(k8sRef.id);
+    } finally {
+      await k8s.close();
+    }
+
     const figures = {
       runs: RUNS,
       first_execute_cold_ms: round(median(cold)),
@@ -115,13 +157,18 @@ async function main(): Promise<void> {
       idle_processes: idleProcesses,
       idle_hangar_rss_delta_mib: round((rssAfter - rssBefore) / 1024 / 1024),
       idle_disk_bytes_total: disk,
+      k8s_standin_pod_start_ms: round(k8sStart),
+      k8s_standin_command_ms: round(median(k8sExec)),
+      k8s_exec_over_local: round(median(k8sExec) / median(sandboxed)),
+      k8s_exec_overhead_per_command_ms: round(median(k8sExec) - median(sandboxed)),
     };
-    console.log('Sandboxes on the local driver (bubblewrap); medians. The machine may be shared: treat absolute figures as noisy, ratios as the signal.');
-    console.log(`  first execute, cold sandbox   ${figures.first_execute_cold_ms} ms   (whole streamed run: ${figures.run_with_execute_cold_ms} ms)`);
-    console.log(`  first execute, warm sandbox   ${figures.first_execute_warm_ms} ms   (whole streamed run: ${figures.run_with_execute_warm_ms} ms)`);
-    console.log(`  \`true\` in a sandbox           ${figures.command_sandboxed_ms} ms   vs plain child process ${figures.command_plain_child_ms} ms   (×${figures.sandboxed_over_plain}, +${figures.overhead_per_command_ms} ms)`);
-    console.log(`  ${IDLE} idle sandboxes            ${idleProcesses} processes, Hangar RSS +${figures.idle_hangar_rss_delta_mib} MiB, ${disk} bytes on disk`);
-    console.log(JSON.stringify(figures));
+    print('Sandboxes on the local driver (bubblewrap); medians. The machine may be shared: treat absolute figures as noisy, ratios as the signal.');
+    print(`  first execute, cold sandbox   ${figures.first_execute_cold_ms} ms   (whole streamed run: ${figures.run_with_execute_cold_ms} ms)`);
+    print(`  first execute, warm sandbox   ${figures.first_execute_warm_ms} ms   (whole streamed run: ${figures.run_with_execute_warm_ms} ms)`);
+    print(`  \`true\` in a sandbox           ${figures.command_sandboxed_ms} ms   vs plain child process ${figures.command_plain_child_ms} ms   (×${figures.sandboxed_over_plain}, +${figures.overhead_per_command_ms} ms)`);
+    print(`  ${IDLE} idle sandboxes            ${idleProcesses} processes, Hangar RSS +${figures.idle_hangar_rss_delta_mib} MiB, ${disk} bytes on disk`);
+    print(`  kubernetes driver, stand-in   \`true\` through the API's exec ${figures.k8s_standin_command_ms} ms vs ${figures.command_sandboxed_ms} ms local (×${figures.k8s_exec_over_local}, +${figures.k8s_exec_overhead_per_command_ms} ms); objects applied and pod running in ${figures.k8s_standin_pod_start_ms} ms (stand-in)`);
+    print(JSON.stringify(figures));
   } finally {
     await hangar.close();
     await rm(dataDir, { recursive: true, force: true });

@@ -284,8 +284,43 @@ export const settings = {
   },
   sandboxDriver: {
     env: 'HANGAR_SANDBOX_DRIVER',
-    schema: z.enum(['local']).default('local'),
-    description: 'Where agents with a sandbox backend run commands: local (bubblewrap namespaces on this host; the only driver so far).',
+    schema: z.enum(['local', 'kubernetes']).default('local'),
+    description: 'Where agents with a sandbox backend run commands: local (bubblewrap namespaces on this host) or kubernetes (one pod per sandbox in the cluster of HANGAR_KUBECONFIG).',
+  },
+  sandboxK8sNamespace: {
+    env: 'HANGAR_SANDBOX_K8S_NAMESPACE',
+    schema: z.string().regex(/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/, 'must be a Kubernetes namespace name').max(63).default('default'),
+    description: 'Namespace of the kubernetes sandbox driver’s pods, volumes and network policies (one Hangar per namespace: orphans are found by label in it).',
+  },
+  sandboxK8sImage: {
+    env: 'HANGAR_SANDBOX_K8S_IMAGE',
+    schema: z.string().min(1).default('python:3.12-slim'),
+    description: 'Container image of sandbox pods (kubernetes driver); it needs /bin/sh, and coreutils’ timeout for the in-pod backstop of the command timeout.',
+  },
+  sandboxK8sCpu: {
+    env: 'HANGAR_SANDBOX_K8S_CPU',
+    schema: z.string().regex(/^\d+(\.\d+)?m?$/, 'must be a Kubernetes CPU quantity such as 1, 0.5 or 500m').default('1'),
+    description: 'CPU limit of a sandbox pod (kubernetes driver), a Kubernetes quantity.',
+  },
+  sandboxK8sVolumeSize: {
+    env: 'HANGAR_SANDBOX_K8S_VOLUME_SIZE',
+    schema: z.string().regex(/^\d+(Ki|Mi|Gi|Ti)$/, 'must be a Kubernetes storage quantity such as 1Gi or 500Mi').default('1Gi'),
+    description: 'Size of a sandbox’s work volume (kubernetes driver: its PersistentVolumeClaim).',
+  },
+  sandboxK8sStorageClass: {
+    env: 'HANGAR_SANDBOX_K8S_STORAGE_CLASS',
+    schema: z.string().min(1).optional(),
+    description: 'Storage class of sandbox work volumes (kubernetes driver). Default: the cluster’s default class.',
+  },
+  sandboxK8sRunAsUser: {
+    env: 'HANGAR_SANDBOX_K8S_RUN_AS_USER',
+    schema: z.coerce.number().int().min(1).max(2 ** 31 - 1).default(1000),
+    description: 'User and group (non-root) the commands of a sandbox pod run as (kubernetes driver).',
+  },
+  sandboxK8sStartTimeoutSeconds: {
+    env: 'HANGAR_SANDBOX_K8S_START_TIMEOUT_SECONDS',
+    schema: positiveInt.default(180),
+    description: 'How long a new sandbox pod has to be running (image pull included) before its command fails (kubernetes driver).',
   },
   sandboxDir: {
     env: 'HANGAR_SANDBOX_DIR',
@@ -310,7 +345,7 @@ export const settings = {
   sandboxMemoryMb: {
     env: 'HANGAR_SANDBOX_MEMORY_MB',
     schema: positiveInt.default(1024),
-    description: 'Address-space limit of each process of a sandbox command, in MiB.',
+    description: 'Address-space limit of each process of a sandbox command, in MiB (kubernetes driver: the memory limit of the whole pod).',
   },
   sandboxMaxProcesses: {
     env: 'HANGAR_SANDBOX_MAX_PROCESSES',

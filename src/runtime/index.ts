@@ -3,6 +3,7 @@
 import type { EgressGuard } from '../net/egress.js';
 import { randomUUID } from 'node:crypto';
 import type pg from 'pg';
+import { ALLOW_NETWORK_POLICY } from '../core/agents/backend.js';
 import type { AgentService } from '../core/agents/service.js';
 import type { McpServerService } from '../core/mcp-servers/service.js';
 import { normalizeServerUrl } from '../core/mcp-servers/url.js';
@@ -173,7 +174,11 @@ export class Runtime {
       '## Sandbox',
       `You work in an isolated Linux sandbox ${scope}. Run shell commands with the \`execute\` tool.`,
       `Your working directory is ${SANDBOX_WORKDIR}: keep your files there (use absolute paths such as ${SANDBOX_WORKDIR}/main.py with the file tools); they persist between commands and runs.`,
-      'The system (/usr, /etc) is read-only, /tmp is emptied after every command, and there is no network access.',
+      s.service.driverName === 'kubernetes'
+        ? `Everything outside ${SANDBOX_WORKDIR} and /tmp is read-only, and /tmp is emptied when the sandbox stops. ${
+            owner.spec.policyIds.includes(ALLOW_NETWORK_POLICY) ? 'Public network addresses are reachable; private ones are not.' : 'There is no network access.'
+          }`
+        : 'The system (/usr, /etc) is read-only, /tmp is emptied after every command, and there is no network access.',
       `Each command may run ${s.timeoutSeconds} s at most, and only its first ${s.maxOutputBytes} bytes of output are kept.`,
       '/agent/ (your definition, read-only) and /memories/ are reachable with the file tools only, not from commands.',
     ].join('\n');

@@ -54,6 +54,8 @@ export interface SandboxRef {
   id: string;
   /** 0 ≤ slot < 65536: the local driver runs a sandbox as user `HANGAR_SANDBOX_UID_BASE + slot`. */
   slot: number;
+  /** A policy of the sandbox (`allow-network`) lets it reach public network addresses. */
+  allowNetwork?: boolean | undefined;
 }
 
 /** A sandbox driver. */

@@ -4,7 +4,8 @@ import path from 'node:path';
 import type { Config } from '../config/index.js';
 import type { Db } from '../db/index.js';
 import type { Logger } from '../logging.js';
-import type { SandboxLimits } from './driver.js';
+import type { SandboxDriver, SandboxLimits } from './driver.js';
+import { KubernetesSandboxDriver } from './kubernetes/index.js';
 import { LocalSandboxDriver } from './local/index.js';
 import { SandboxService } from './service.js';
 
@@ -26,12 +27,26 @@ export function sandboxLimits(config: Config): SandboxLimits {
   };
 }
 
-/** The sandbox service of this server. */
+/** The sandbox service of this server, with the driver `HANGAR_SANDBOX_DRIVER` picks. */
 export function createSandboxService(o: { config: Config; db: Db; logger: Logger }): SandboxService {
-  const driver = new LocalSandboxDriver({
-    dir: o.config.sandboxDir ? path.resolve(o.config.sandboxDir) : path.join(o.config.dataDir, 'sandboxes'),
-    limits: sandboxLimits(o.config),
-    uidBase: o.config.sandboxUidBase,
-  });
-  return new SandboxService({ db: o.db, driver, logger: o.logger, sweepMs: o.config.sandboxSweepMs });
+  const c = o.config;
+  const driver: SandboxDriver =
+    c.sandboxDriver === 'kubernetes'
+      ? new KubernetesSandboxDriver({
+          kubeconfig: c.kubeconfig,
+          namespace: c.sandboxK8sNamespace,
+          image: c.sandboxK8sImage,
+          cpu: c.sandboxK8sCpu,
+          volumeSize: c.sandboxK8sVolumeSize,
+          storageClass: c.sandboxK8sStorageClass,
+          runAsUser: c.sandboxK8sRunAsUser,
+          startTimeoutMs: c.sandboxK8sStartTimeoutSeconds * 1000,
+          limits: sandboxLimits(c),
+        })
+      : new LocalSandboxDriver({
+          dir: c.sandboxDir ? path.resolve(c.sandboxDir) : path.join(c.dataDir, 'sandboxes'),
+          limits: sandboxLimits(c),
+          uidBase: c.sandboxUidBase,
+        });
+  return new SandboxService({ db: o.db, driver, logger: o.logger, sweepMs: c.sandboxSweepMs });
 }

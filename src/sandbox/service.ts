@@ -4,7 +4,7 @@
 // `delete_after_stop_seconds` after that. A sandbox whose row is gone (its thread deleted, a crash
 // between the two writes) is an orphan: the sweeper removes it, and once at start.
 import { sql } from 'kysely';
-import type { SandboxSpec, SandboxStatus } from '../core/agents/backend.js';
+import { ALLOW_NETWORK_POLICY, type SandboxSpec, type SandboxStatus } from '../core/agents/backend.js';
 import type { Db } from '../db/index.js';
 import type { Logger } from '../logging.js';
 import type { ExecRequest, ExecResult, SandboxDriver, SandboxRef } from './driver.js';
@@ -34,6 +34,8 @@ export class SandboxService {
   private unavailable: Promise<string | null> | undefined;
   /** When each sandbox's disk use was last measured (measuring is a `du`: not after every command). */
   private readonly measuredAt = new Map<string, number>();
+  /** Commands running now in this process, per sandbox: such a sandbox is not idle, whatever its last use. */
+  private readonly inFlight = new Map<string, number>();
 
   constructor(private readonly o: SandboxServiceOptions) {}
 
@@ -44,9 +46,13 @@ export class SandboxService {
   /** Run `request` in the sandbox of `target`, creating (or restarting) it first. */
   async exec(target: SandboxTarget, request: ExecRequest): Promise<ExecResult> {
     const ref = await this.acquire(target);
+    this.inFlight.set(ref.id, (this.inFlight.get(ref.id) ?? 0) + 1);
     try {
       return await this.o.driver.exec(ref, request);
     } finally {
+      const left = (this.inFlight.get(ref.id) ?? 1) - 1;
+      if (left > 0) this.inFlight.set(ref.id, left);
+      else this.inFlight.delete(ref.id);
       await this.touch(ref.id);
     }
   }
@@ -56,6 +62,7 @@ export class SandboxService {
     const problem = await (this.unavailable ??= this.o.driver.unavailable());
     if (problem) throw new Error(`sandboxes are unavailable on this server: ${problem}`);
     const key = scopeKey(target);
+    const allowNetwork = target.spec.policyIds.includes(ALLOW_NETWORK_POLICY);
     for (let attempt = 0; attempt < 5; attempt++) {
       const row = await this.o.db
         .updateTable('sandboxes')
@@ -64,8 +71,9 @@ export class SandboxService {
         .returning(['id', 'slot'])
         .executeTakeFirst();
       if (row) {
-        await this.o.driver.ensure(row);
-        return row;
+        const ref = { ...row, allowNetwork };
+        await this.o.driver.ensure(ref);
+        return ref;
       }
       // Slots are unique among live sandboxes; a sequence wrapping at 60,000 may hit a live one: retry.
       const inserted = await this.o.db
@@ -85,9 +93,10 @@ export class SandboxService {
         .returning(['id', 'slot'])
         .executeTakeFirst();
       if (inserted) {
-        await this.o.driver.ensure(inserted);
+        const ref = { ...inserted, allowNetwork };
+        await this.o.driver.ensure(ref);
         this.o.logger.info({ sandbox_id: inserted.id, scope_key: key, driver: this.o.driver.name }, 'sandbox created');
-        return inserted;
+        return ref;
       }
     }
     throw new Error(`could not create a sandbox for ${key}`);
@@ -121,7 +130,13 @@ export class SandboxService {
   /** Remove a sandbox now (its files too); the next command starts a fresh one. */
   async remove(id: string): Promise<void> {
     const row = await this.o.db.deleteFrom('sandboxes').where('id', '=', id).returning('id').executeTakeFirst();
-    if (row) await this.o.driver.remove(id);
+    if (!row) return;
+    try {
+      await this.o.driver.remove(id);
+    } catch (err) {
+      // The row is gone, so the sandbox is an orphan now: the next sweep finishes the removal.
+      this.o.logger.warn({ err, sandbox_id: id }, 'removing a sandbox failed; the orphan sweep retries');
+    }
   }
 
   /** Record a command: last used now, and disk use as the driver measures it (at most every 10 s). */
@@ -147,16 +162,25 @@ export class SandboxService {
   }
 
   private async sweepOnce(): Promise<void> {
+    // A command longer than the idle TTL must not lose its pod (kubernetes driver) half-way.
+    const busy = [...this.inFlight.keys()];
     const stopped = await this.o.db
       .updateTable('sandboxes')
       .set({ status: 'stopped', stopped_at: sql<Date>`now()` })
       .where('status', '=', 'running')
       .where(sql<boolean>`last_used_at + make_interval(secs => idle_ttl_seconds) <= now()`)
+      .$if(busy.length > 0, (q) => q.where('id', 'not in', busy))
       .returning('id')
       .execute();
+    // One sandbox the driver cannot stop or remove now (its cluster unreachable, say) does not hold
+    // up the others; a removal is finished later by the orphan sweep.
     for (const { id } of stopped) {
-      await this.o.driver.stop(id);
-      this.o.logger.info({ sandbox_id: id }, 'idle sandbox stopped');
+      try {
+        await this.o.driver.stop(id);
+        this.o.logger.info({ sandbox_id: id }, 'idle sandbox stopped');
+      } catch (err) {
+        this.o.logger.warn({ err, sandbox_id: id }, 'stopping an idle sandbox failed');
+      }
     }
     const expired = await this.o.db
       .deleteFrom('sandboxes')
@@ -165,8 +189,12 @@ export class SandboxService {
       .returning('id')
       .execute();
     for (const { id } of expired) {
-      await this.o.driver.remove(id);
-      this.o.logger.info({ sandbox_id: id }, 'stopped sandbox removed');
+      try {
+        await this.o.driver.remove(id);
+        this.o.logger.info({ sandbox_id: id }, 'stopped sandbox removed');
+      } catch (err) {
+        this.o.logger.warn({ err, sandbox_id: id }, 'removing a stopped sandbox failed; the orphan sweep retries');
+      }
     }
     await this.removeOrphans();
   }
@@ -179,8 +207,12 @@ export class SandboxService {
     let removed = 0;
     for (const id of ids) {
       if (known.has(id)) continue;
-      await this.o.driver.remove(id);
-      removed++;
+      try {
+        await this.o.driver.remove(id);
+        removed++;
+      } catch (err) {
+        this.o.logger.warn({ err, sandbox_id: id }, 'removing an orphaned sandbox failed');
+      }
     }
     if (removed > 0) this.o.logger.info({ removed }, 'orphaned sandboxes removed');
     return removed;

@@ -7,15 +7,31 @@
 // every request so tests can assert exactly what the driver sent. Like a real API server it serves
 // HTTPS (a self-signed certificate made with `openssl`, trusted through the kubeconfig's
 // certificate-authority-data) and wants a bearer token.
-import { execFile } from 'node:child_process';
+//
+// For the sandbox driver it also keeps pods, claims and network policies: LIST by label selector; a
+// pod reads Pending once after it is made, then Running; and the exec endpoint
+// (`GET .../pods/<name>/exec`, upgraded to a WebSocket) speaks the real Kubernetes exec protocol
+// (v5.channel.k8s.io / v4.channel.k8s.io: channel 0 stdin, 1 stdout, 2 stderr, 3 the exit Status,
+// 255 close-stdin in v5). It runs the command FOR REAL on this machine, with bubblewrap, in a
+// stand-in for the pod: a local temporary directory per claim is bound where the pod mounts the
+// claim, the host's /usr and /etc are the image, the root is read-only when the pod asks for it, the
+// command runs as the pod's runAsUser (in a user namespace), emptyDir volumes are a directory per pod
+// (made and removed with it), and the pod gets no network when a NetworkPolicy selecting it allows
+// no egress. When the client closes the stream, the command runs on, as a kubelet may let it (the
+// driver kills a command it stops through a second exec, with an in-pod timeout as a backstop);
+// deleting the pod kills its commands.
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { once } from 'node:events';
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { lstatSync, readlinkSync } from 'node:fs';
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { createServer, type Server } from 'node:https';
 import { tmpdir } from 'node:os';
 import { promisify } from 'node:util';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
+import type { Duplex } from 'node:stream';
+import { WebSocketServer, type WebSocket } from 'ws';
 
 /** One request received by the stand-in. */
 export interface RecordedRequest {
@@ -29,7 +45,8 @@ export interface RecordedRequest {
 
 /** Kinds the stand-in serves, per API group version: kind → plural resource name. */
 const RESOURCES: Record<string, Record<string, string>> = {
-  v1: { Secret: 'secrets', Service: 'services', PersistentVolumeClaim: 'persistentvolumeclaims' },
+  v1: { Secret: 'secrets', Service: 'services', PersistentVolumeClaim: 'persistentvolumeclaims', Pod: 'pods' },
+  'networking.k8s.io/v1': { NetworkPolicy: 'networkpolicies' },
   'apps/v1': { Deployment: 'deployments', StatefulSet: 'statefulsets' },
   'autoscaling/v2': { HorizontalPodAutoscaler: 'horizontalpodautoscalers' },
 };
@@ -49,6 +66,14 @@ export interface K8sApiStandIn {
   databaseReadiness: Readiness;
   /** Kinds whose apply is refused with 422 Invalid, as an API server rejects an invalid object. */
   rejectKinds: Set<string>;
+  /** Exec requests answered (pod, command, the subprotocol agreed, whether stdin was asked for). */
+  execs: { namespace: string; pod: string; container: string; command: string[]; stdin: boolean; protocol: string }[];
+  /** Exec subprotocols the stand-in agrees to, best first (default v5 then v4, as a current API server). */
+  execProtocols: string[];
+  /** When set, pods stay Pending with this reason on their container (an image that cannot be pulled, say). */
+  podWaiting: { reason: string; message: string } | null;
+  /** The local directory standing for a claim's volume (`<namespace>/<claim name>`). */
+  volumeDir(namespace: string, claim: string): string;
   /** Resolves once a GET of the named Deployment has been answered while not ready. */
   polledNotReady(name: string): Promise<void>;
   /** Writes a kubeconfig pointing at the stand-in (with a bearer token) into `dir`; returns its path. */
@@ -83,7 +108,24 @@ async function selfSigned(): Promise<{ key: string; cert: string }> {
 export async function startK8sApiStandIn(): Promise<K8sApiStandIn> {
   const tls = await selfSigned();
   const waiters: { name: string; resolve: () => void }[] = [];
-  const state: Omit<K8sApiStandIn, 'url' | 'close' | 'writeKubeconfig' | 'polledNotReady'> = { requests: [], objects: new Map(), readiness: 'ready', databaseReadiness: 'ready', rejectKinds: new Set() };
+  const state: Omit<K8sApiStandIn, 'url' | 'close' | 'writeKubeconfig' | 'polledNotReady' | 'volumeDir'> = {
+    requests: [],
+    objects: new Map(),
+    readiness: 'ready',
+    databaseReadiness: 'ready',
+    rejectKinds: new Set(),
+    execs: [],
+    execProtocols: ['v5.channel.k8s.io', 'v4.channel.k8s.io'],
+    podWaiting: null,
+  };
+  const volumes = await mkdtemp(join(tmpdir(), 'hangar-k8s-volumes-'));
+  const volumeDir = (ns: string, claim: string) => join(volumes, ns, claim);
+  /** A pod's emptyDir volume: a directory made with the pod, removed with it. */
+  const emptyDir = (podKey: string, volume: string) => join(volumes, '.pods', podKey.replaceAll('/', '_'), volume);
+  /** Pods reported Running (a pod reads Pending once first). */
+  const podsRunning = new Set<string>();
+  /** Commands running, per pod key. */
+  const processes = new Map<string, Set<ChildProcess>>();
 
   const server: Server = createServer(tls, async (req, res) => {
     const chunks: Buffer[] = [];
@@ -116,6 +158,16 @@ export async function startK8sApiStandIn(): Promise<K8sApiStandIn> {
       });
     }
 
+    const list = /^\/(?:api\/v1|apis\/[^/]+\/[^/]+)\/namespaces\/([^/]+)\/([^/]+)$/.exec(rec.path);
+    if (list && rec.method === 'GET') {
+      const [, ns, resource] = list as unknown as [string, string, string];
+      const wanted = (rec.query.labelSelector ?? '').split(',').filter(Boolean).map((p) => p.split('=') as [string, string]);
+      const items = [...state.objects.entries()]
+        .filter(([k]) => k.startsWith(`${resource}/${ns}/`))
+        .map(([, o]) => o as { metadata: { labels?: Record<string, string> } })
+        .filter((o) => wanted.every(([k, v]) => o.metadata.labels?.[k] === v));
+      return json(res, 200, { kind: 'List', apiVersion: 'v1', metadata: { resourceVersion: String(state.requests.length) }, items });
+    }
     const m = /^\/(?:api\/v1|apis\/[^/]+\/[^/]+)\/namespaces\/([^/]+)\/([^/]+)\/([^/]+)$/.exec(rec.path);
     if (!m) return json(res, 404, statusBody(404, 'NotFound', 'the server could not find the requested resource'));
     const [, ns, resource, name] = m as unknown as [string, string, string, string];
@@ -135,6 +187,10 @@ export async function startK8sApiStandIn(): Promise<K8sApiStandIn> {
         metadata: { ...obj.metadata, uid: (prev?.metadata.uid as string | undefined) ?? randomUUID(), resourceVersion: String(state.requests.length), generation, creationTimestamp: new Date().toISOString() },
       };
       state.objects.set(key, stored);
+      if (resource === 'persistentvolumeclaims') await mkdir(volumeDir(ns, name), { recursive: true });
+      if (resource === 'pods') {
+        for (const v of (stored as unknown as PodObject).spec.volumes ?? []) if (v.emptyDir) await mkdir(emptyDir(key, v.name), { recursive: true, mode: 0o1777 });
+      }
       return json(res, prev ? 200 : 201, stored);
     }
     if (rec.method === 'GET') {
@@ -144,6 +200,15 @@ export async function startK8sApiStandIn(): Promise<K8sApiStandIn> {
         const replicas = obj.spec?.replicas ?? 1;
         const ready = state.databaseReadiness === 'ready' ? replicas : 0;
         return json(res, 200, { ...obj, status: { observedGeneration: obj.metadata.generation, replicas, readyReplicas: ready, availableReplicas: ready } });
+      }
+      if (resource === 'pods') {
+        if (state.podWaiting) return json(res, 200, { ...obj, status: { phase: 'Pending', containerStatuses: [{ name: 'sandbox', ready: false, state: { waiting: state.podWaiting } }] } });
+        // Pending at the first read after it is made, Running from then on.
+        if (!podsRunning.has(key)) {
+          podsRunning.add(key);
+          return json(res, 200, { ...obj, status: { phase: 'Pending', containerStatuses: [{ name: 'sandbox', ready: false, state: { waiting: { reason: 'ContainerCreating' } } }] } });
+        }
+        return json(res, 200, { ...obj, status: { phase: 'Running', containerStatuses: [{ name: 'sandbox', ready: true, state: { running: { startedAt: new Date().toISOString() } } }] } });
       }
       if (resource !== 'deployments') return json(res, 200, obj);
       const replicas = obj.spec?.replicas ?? 1;
@@ -157,10 +222,109 @@ export async function startK8sApiStandIn(): Promise<K8sApiStandIn> {
     }
     if (rec.method === 'DELETE') {
       const existed = state.objects.delete(key);
+      if (resource === 'pods') {
+        podsRunning.delete(key);
+        for (const child of processes.get(key) ?? []) child.kill('SIGKILL');
+        await rm(join(volumes, '.pods', key.replaceAll('/', '_')), { recursive: true, force: true });
+      }
+      if (resource === 'persistentvolumeclaims') await rm(volumeDir(ns, name), { recursive: true, force: true });
       return existed ? json(res, 200, { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Success' }) : json(res, 404, statusBody(404, 'NotFound', `${resource} "${name}" not found`));
     }
     return json(res, 405, statusBody(405, 'MethodNotAllowed', 'method not allowed'));
   });
+
+  // The exec endpoint: a WebSocket upgrade of GET .../pods/<name>/exec.
+  const wss = new WebSocketServer({
+    noServer: true,
+    handleProtocols: (offered: Set<string>) => state.execProtocols.find((p) => offered.has(p)) ?? false,
+  });
+  const refuse = (socket: Duplex, code: number, reason: string, message: string) => {
+    const body = JSON.stringify(statusBody(code, reason, message));
+    socket.end(`HTTP/1.1 ${code} ${reason}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
+  };
+  server.on('upgrade', (req, socket, head) => {
+    const url = new URL(req.url ?? '/', 'http://standin');
+    state.requests.push({ method: req.method ?? '', path: url.pathname, query: Object.fromEntries(url.searchParams), contentType: undefined, authorization: req.headers.authorization, body: undefined });
+    if (req.headers.authorization !== `Bearer ${TOKEN}`) return refuse(socket, 401, 'Unauthorized', 'Unauthorized');
+    const m = /^\/api\/v1\/namespaces\/([^/]+)\/pods\/([^/]+)\/exec$/.exec(url.pathname);
+    if (!m) return refuse(socket, 404, 'NotFound', 'the server could not find the requested resource');
+    const [, ns, name] = m as unknown as [string, string, string];
+    const key = `pods/${ns}/${name}`;
+    const pod = state.objects.get(key) as PodObject | undefined;
+    if (!pod) return refuse(socket, 404, 'NotFound', `pods "${name}" not found`);
+    if (!podsRunning.has(key)) return refuse(socket, 400, 'BadRequest', `pod ${name} is not running`);
+    const command = url.searchParams.getAll('command');
+    const container = url.searchParams.get('container') ?? '';
+    const c = pod.spec.containers.find((x) => x.name === container);
+    if (!c || command.length === 0) return refuse(socket, 400, 'BadRequest', `container ${container} is not valid for pod ${name}`);
+    const stdin = url.searchParams.get('stdin') === 'true';
+    wss.handleUpgrade(req, socket, head, (ws) => {
+      state.execs.push({ namespace: ns, pod: name, container, command, stdin, protocol: ws.protocol });
+      runInPod(ws, ns, key, pod, c, command, stdin);
+    });
+  });
+
+  /** Run `command` for real, in the stand-in for the pod, speaking the exec channels on `ws`. */
+  const runInPod = (ws: WebSocket, ns: string, key: string, pod: PodObject, c: PodObject['spec']['containers'][number], command: string[], stdin: boolean) => {
+    const user = c.securityContext?.runAsUser ?? pod.spec.securityContext?.runAsUser ?? 0;
+    // No PID namespace of its own: the commands of one pod must see each other's processes, as they
+    // do in a pod (here they see the host's too — a simplification of the stand-in).
+    const args = ['--unshare-user', '--uid', String(user), '--gid', String(user), '--unshare-ipc', '--die-with-parent', '--new-session', ...systemBinds(), '--proc', '/proc', '--dev', '/dev'];
+    for (const mount of c.volumeMounts ?? []) {
+      const v = pod.spec.volumes?.find((x) => x.name === mount.name);
+      if (v?.persistentVolumeClaim) args.push('--bind', volumeDir(ns, v.persistentVolumeClaim.claimName), mount.mountPath);
+      else if (v?.emptyDir) args.push('--bind', emptyDir(key, v.name), mount.mountPath);
+    }
+    if (c.securityContext?.readOnlyRootFilesystem) args.push('--remount-ro', '/');
+    if (!egressAllowed(ns, pod)) args.push('--unshare-net');
+    for (const e of c.env ?? []) args.push('--setenv', e.name, e.value);
+    args.push('--chdir', c.workingDir ?? '/', '--', ...command);
+    const child = spawn('bwrap', args, { stdio: ['pipe', 'pipe', 'pipe'], env: { PATH: '/usr/local/bin:/usr/bin:/bin' } });
+    if (!processes.has(key)) processes.set(key, new Set());
+    processes.get(key)!.add(child);
+    const send = (channel: number, data: Buffer) => {
+      if (ws.readyState === ws.OPEN) ws.send(Buffer.concat([Buffer.from([channel]), data]));
+    };
+    child.stdout.on('data', (d: Buffer) => send(1, d));
+    child.stderr.on('data', (d: Buffer) => send(2, d));
+    child.stdin.on('error', () => {});
+    if (!stdin) child.stdin.end();
+    ws.on('message', (data: Buffer, isBinary: boolean) => {
+      const buf = isBinary ? data : Buffer.from(data.toString(), 'utf8');
+      if (buf[0] === 0 && stdin) child.stdin.write(buf.subarray(1));
+      else if (buf[0] === 255 && buf[1] === 0 && ws.protocol === 'v5.channel.k8s.io') child.stdin.end();
+    });
+    ws.on('close', () => {
+      // The command runs on (its output goes nowhere), as a kubelet may let it.
+      child.stdin.end();
+    });
+    child.on('close', (code, signal) => {
+      processes.get(key)?.delete(child);
+      const exit = code ?? 128 + (signal === 'SIGKILL' ? 9 : signal === 'SIGTERM' ? 15 : 1);
+      const status =
+        exit === 0
+          ? { metadata: {}, status: 'Success' }
+          : {
+              metadata: {},
+              status: 'Failure',
+              message: `command terminated with non-zero exit code: error executing command [${command.join(' ')}], exit code ${exit}`,
+              reason: 'NonZeroExitCode',
+              details: { causes: [{ reason: 'ExitCode', message: String(exit) }] },
+            };
+      send(3, Buffer.from(JSON.stringify(status)));
+      if (ws.readyState === ws.OPEN) ws.close(1000);
+    });
+  };
+
+  /** Whether a NetworkPolicy of the namespace selects the pod and allows it egress (none: open, as Kubernetes). */
+  const egressAllowed = (ns: string, pod: PodObject): boolean => {
+    const policies = [...state.objects.entries()]
+      .filter(([k]) => k.startsWith(`networkpolicies/${ns}/`))
+      .map(([, o]) => o as { spec: { podSelector?: { matchLabels?: Record<string, string> }; policyTypes?: string[]; egress?: unknown[] } })
+      .filter((p) => p.spec.policyTypes?.includes('Egress') && Object.entries(p.spec.podSelector?.matchLabels ?? {}).every(([k, v]) => pod.metadata.labels?.[k] === v));
+    return policies.length === 0 || policies.some((p) => (p.spec.egress ?? []).length > 0);
+  };
+
   server.listen(0, '127.0.0.1');
   await once(server, 'listening');
   const url = `https://127.0.0.1:${(server.address() as AddressInfo).port}`;
@@ -181,6 +345,45 @@ export async function startK8sApiStandIn(): Promise<K8sApiStandIn> {
       await writeFile(file, JSON.stringify(kc));
       return file;
     },
-    close: () => new Promise<void>((resolve) => { server.closeAllConnections(); server.close(() => resolve()); }),
+    volumeDir,
+    async close() {
+      for (const set of processes.values()) for (const child of set) child.kill('SIGKILL');
+      for (const ws of wss.clients) ws.terminate();
+      wss.close();
+      await new Promise<void>((resolve) => { server.closeAllConnections(); server.close(() => resolve()); });
+      await rm(volumes, { recursive: true, force: true });
+    },
   }) as K8sApiStandIn;
+}
+
+/** The parts of a pod the exec stand-in reads. */
+interface PodObject {
+  metadata: { labels?: Record<string, string> };
+  spec: {
+    securityContext?: { runAsUser?: number };
+    volumes?: { name: string; persistentVolumeClaim?: { claimName: string }; emptyDir?: unknown }[];
+    containers: {
+      name: string;
+      workingDir?: string;
+      env?: { name: string; value: string }[];
+      securityContext?: { runAsUser?: number; readOnlyRootFilesystem?: boolean };
+      volumeMounts?: { name: string; mountPath: string }[];
+    }[];
+  };
+}
+
+/** The host's system, read-only, as the stand-in's "image" (/bin, /lib… mirrored as the host has them). */
+function systemBinds(): string[] {
+  const args = ['--ro-bind', '/usr', '/usr', '--ro-bind', '/etc', '/etc'];
+  for (const top of ['/bin', '/sbin', '/lib', '/lib32', '/lib64', '/libx32']) {
+    let st;
+    try {
+      st = lstatSync(top);
+    } catch {
+      continue;
+    }
+    if (st.isSymbolicLink()) args.push('--symlink', readlinkSync(top), top);
+    else if (st.isDirectory()) args.push('--ro-bind', top, top);
+  }
+  return args;
 }

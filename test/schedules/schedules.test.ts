@@ -28,7 +28,8 @@ describe('schedules', () => {
       // A tick is a whole second of the expression, and its run never starts before it.
       expect(new Date(tick.tick_at).getUTCMilliseconds()).toBe(0);
       expect(Date.parse(tick.run!.created_at)).toBeGreaterThanOrEqual(Date.parse(tick.tick_at));
-      expect(tick.catch_up).toBe(false);
+      // Catch-up is only for a tick found later than HANGAR_SCHEDULE_MISSED_AFTER_MS (a loaded machine can be that late).
+      if (tick.catch_up) expect(Date.parse(tick.run!.created_at) - Date.parse(tick.tick_at)).toBeGreaterThan(1500);
     }
     expect(new Set(started.map((t) => t.tick_at)).size).toBe(started.length);
     expect(new Set(started.map((t) => t.thread_id)).size).toBe(started.length);
@@ -51,18 +52,19 @@ describe('schedules', () => {
     // Disabled: no further tick fires, and it says so.
     const disabled = await server.client.PATCH('/v1/deepagents/schedules/{schedule_id}', { params: { path: { schedule_id: created.id } }, body: { enabled: false } });
     expect(disabled.data).toMatchObject({ enabled: false, next_run_at: null });
-    await sleep(300); // a tick claimed just before the PATCH may still be starting its run
+    await sleep(1_000); // a tick claimed just before the PATCH may still be starting its run
     const before = (await ticksOf(server, created.id)).length;
     await sleep(2_500);
     expect((await ticksOf(server, created.id)).length).toBe(before);
 
     // Enabled again: it fires from the next tick on (no catch-up for the disabled span).
+    const enabledAt = Date.now();
     await server.client.PATCH('/v1/deepagents/schedules/{schedule_id}', { params: { path: { schedule_id: created.id } }, body: { enabled: true } });
     const resumed = await eventually(async () => {
       const all = await ticksOf(server, created.id);
       return all.length > before ? all : undefined;
     });
-    expect(resumed.slice(before).every((t) => !t.catch_up)).toBe(true);
+    for (const tick of resumed.slice(before)) expect(Date.parse(tick.tick_at)).toBeGreaterThanOrEqual(Math.floor(enabledAt / 1000) * 1000);
 
     // Deleted: gone, and nothing fires for it any more.
     expect((await server.client.DELETE('/v1/deepagents/schedules/{schedule_id}', { params: { path: { schedule_id: created.id } } })).response.status).toBe(204);

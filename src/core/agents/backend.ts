@@ -18,12 +18,19 @@ export const DEFAULT_IDLE_TTL_SECONDS = 30 * 60;
 /** Default time a stopped sandbox (its files) is kept before it is removed. */
 export const DEFAULT_DELETE_AFTER_STOP_SECONDS = 7 * 24 * 3600;
 
+/**
+ * The one sandbox policy Hangar knows: the sandbox may reach public network addresses (kubernetes
+ * driver: an egress NetworkPolicy; the local driver has no network to offer and ignores it). Other
+ * ids are accepted and stored, and grant nothing.
+ */
+export const ALLOW_NETWORK_POLICY = 'allow-network';
+
 /** The sandbox an agent runs in, as the runtime uses it. */
 export interface SandboxSpec {
   scope: (typeof SANDBOX_SCOPES)[number];
   idleTtlSeconds: number;
   deleteAfterStopSeconds: number;
-  /** Accepted and stored; Hangar has no sandbox policies yet, so none allows anything (no network). */
+  /** Accepted and stored; only `allow-network` (ALLOW_NETWORK_POLICY) grants something, and only on the kubernetes driver. */
   policyIds: string[];
 }
 

@@ -206,10 +206,15 @@ export class DeploymentService {
 
   /** Where the active revision of a locally hosted deployment answers (for the stable proxy URL). */
   async appUrl(caller: Caller, id: string): Promise<string> {
-    const d = await this.get(caller, id);
-    const row = d.activeRevisionId
-      ? await this.deps.db.selectFrom('deployment_revisions').select('runtime_url').where('id', '=', d.activeRevisionId).executeTakeFirst()
-      : undefined;
+    await this.get(caller, id);
+    // One statement, so it sees the active revision and its address from the same moment: read
+    // apart, a rollout committing in between pairs the old revision with its cleared address.
+    const row = await this.deps.db
+      .selectFrom('deployments as d')
+      .innerJoin('deployment_revisions as r', 'r.id', 'd.active_revision_id')
+      .select('r.runtime_url')
+      .where('d.id', '=', id)
+      .executeTakeFirst();
     if (!row?.runtime_url) throw new HangarError('deployment_not_serving', `deployment ${id} has no running revision on this host`);
     return row.runtime_url;
   }

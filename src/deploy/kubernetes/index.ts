@@ -6,6 +6,7 @@ import { createHmac } from 'node:crypto';
 import type * as k8s from '@kubernetes/client-node';
 import type { Logger } from '../../logging.js';
 import { DriverFailure, type BuildResult, type DeployResult, type Driver, type DriverContext, type DriverTarget } from '../driver.js';
+import { loadKubeConnection, type KubeConnection } from './kubeconfig.js';
 import { databaseClaimName, objectNames, renderDatabase, renderObjects, type K8sObject } from './render.js';
 
 /** Settings of the Kubernetes driver. */
@@ -52,17 +53,13 @@ export class KubernetesDriver implements Driver {
 
   private async api(): Promise<k8s.KubernetesObjectApi> {
     if (this.client) return this.client;
-    let lib: typeof k8s;
+    let conn: KubeConnection;
     try {
-      lib = await import('@kubernetes/client-node');
+      conn = await loadKubeConnection(this.o.kubeconfig);
     } catch (error) {
-      throw new DriverFailure(`the Kubernetes client cannot load on this Node.js ${process.version}: ${(error as Error).message}`);
+      throw new DriverFailure((error as Error).message);
     }
-    const kc = new lib.KubeConfig();
-    if (this.o.kubeconfig) kc.loadFromFile(this.o.kubeconfig);
-    else kc.loadFromDefault();
-    if (!kc.getCurrentCluster()) throw new DriverFailure('no Kubernetes cluster is configured (HANGAR_KUBECONFIG, in-cluster service account or ~/.kube/config)');
-    this.client = lib.KubernetesObjectApi.makeApiClient(kc);
+    this.client = conn.lib.KubernetesObjectApi.makeApiClient(conn.kc);
     return this.client;
   }
 
