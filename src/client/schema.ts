@@ -195,6 +195,50 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/api-keys": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the workspace’s API keys
+         * @description Admins only. Revoked keys are listed with `revoked_at`. Never the keys themselves.
+         */
+        get: operations["listWorkspaceSAPIKeys"];
+        put?: never;
+        /**
+         * Create an API key
+         * @description Admins only. The answer holds the key (`key`) — the only time it is shown; only its hash is stored.
+         */
+        post: operations["createAPIKey"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/api-keys/{key_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Revoke an API key
+         * @description Admins only. Requests with the key are refused from now on, and Console sessions signed in with it end. Revoking twice is harmless.
+         */
+        delete: operations["revokeAPIKey"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/console/session": {
         parameters: {
             query?: never;
@@ -802,6 +846,74 @@ export interface paths {
         get: operations["listRunsScheduleStarted"];
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/deepagents/store/items": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get an item
+         * @description Namespaces are relative to the key’s workspace: an agent’s memories (`/memories/`) are `[agent_id, "memories"]`, a principal’s (`/memories/user/`) `[agent_id, "memories", "user", "p-" + base64url(principal)]`. Another principal’s memories are reachable by admins only. Answers `null` when there is no such item (as LangGraph servers do).
+         */
+        get: operations["getStoreItem"];
+        /**
+         * Store or replace an item
+         * @description Namespaces are relative to the key’s workspace: an agent’s memories (`/memories/`) are `[agent_id, "memories"]`, a principal’s (`/memories/user/`) `[agent_id, "memories", "user", "p-" + base64url(principal)]`. Another principal’s memories are reachable by admins only. Viewers may not write (403).
+         */
+        put: operations["putStoreItem"];
+        post?: never;
+        /**
+         * Delete an item
+         * @description Namespaces are relative to the key’s workspace: an agent’s memories (`/memories/`) are `[agent_id, "memories"]`, a principal’s (`/memories/user/`) `[agent_id, "memories", "user", "p-" + base64url(principal)]`. Another principal’s memories are reachable by admins only. Idempotent. Viewers may not delete (403).
+         */
+        delete: operations["deleteStoreItem"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/deepagents/store/items/search": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Search items under a namespace prefix
+         * @description Namespaces are relative to the key’s workspace: an agent’s memories (`/memories/`) are `[agent_id, "memories"]`, a principal’s (`/memories/user/`) `[agent_id, "memories", "user", "p-" + base64url(principal)]`. Another principal’s memories are reachable by admins only. Most recently changed first.
+         */
+        post: operations["searchStoreItems"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/deepagents/store/namespaces": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * List namespaces
+         * @description Namespaces are relative to the key’s workspace: an agent’s memories (`/memories/`) are `[agent_id, "memories"]`, a principal’s (`/memories/user/`) `[agent_id, "memories", "user", "p-" + base64url(principal)]`. Another principal’s memories are reachable by admins only.
+         */
+        post: operations["listStoreNamespaces"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1815,6 +1927,21 @@ export interface components {
             /** Format: date-time */
             updated_at: string;
         };
+        ApiKey: {
+            /** Format: date-time */
+            created_at: string;
+            description: string | null;
+            /** Format: uuid */
+            id: string;
+            /** @description The first characters of the key, to recognise it by (never the key). */
+            prefix: string;
+            /** @description Who the key acts for (user memories and OAuth tokens are per principal). */
+            principal: string;
+            /** Format: date-time */
+            revoked_at: string | null;
+            /** @enum {string} */
+            role: "admin" | "member" | "viewer";
+        };
         Assistant: {
             /**
              * Format: uuid
@@ -1970,6 +2097,13 @@ export interface components {
             subagents?: components["schemas"]["SubagentSpec"][];
             tools?: components["schemas"]["ToolsConfigInput"] & unknown;
         };
+        CreateApiKeyRequest: {
+            description?: string;
+            /** @description Default: the key itself (its id). */
+            principal?: string;
+            /** @enum {string} */
+            role: "admin" | "member" | "viewer";
+        };
         CreateAuthSessionRequest: {
             /**
              * @description The provider’s `provider_id` (or its `id`).
@@ -2053,6 +2187,10 @@ export interface components {
              * @example https://example.com/hooks/hangar
              */
             webhook?: string | null;
+        };
+        CreatedApiKey: components["schemas"]["ApiKey"] & {
+            /** @description The key. Shown once. */
+            key: string;
         };
         CreateDeploymentRequest: {
             /**
@@ -3097,6 +3235,108 @@ export interface components {
             source_tarball_path?: string | null;
         } & {
             [key: string]: unknown;
+        };
+        StoreDeleteItemRequest: {
+            key: string;
+            /**
+             * @description Namespace labels (no periods), relative to the workspace.
+             * @default []
+             * @example [
+             *       "3f1c2a9e-0000-4000-8000-000000000000",
+             *       "memories"
+             *     ]
+             */
+            namespace: string[];
+        };
+        StoreItem: {
+            /** Format: date-time */
+            created_at: string;
+            key: string;
+            /**
+             * @description Namespace labels (no periods), relative to the workspace.
+             * @example [
+             *       "3f1c2a9e-0000-4000-8000-000000000000",
+             *       "memories"
+             *     ]
+             */
+            namespace: string[];
+            /** Format: date-time */
+            updated_at: string;
+            value: {
+                [key: string]: unknown;
+            };
+        };
+        StoreListNamespacesRequest: {
+            /** @default 100 */
+            limit: number;
+            /** @description Truncate namespaces to this many labels (counted from the workspace). */
+            max_depth?: number;
+            /** @default 0 */
+            offset: number;
+            /**
+             * @description Namespace labels (no periods), relative to the workspace.
+             * @example [
+             *       "3f1c2a9e-0000-4000-8000-000000000000",
+             *       "memories"
+             *     ]
+             */
+            prefix?: string[];
+            /**
+             * @description Namespace labels (no periods), relative to the workspace.
+             * @example [
+             *       "3f1c2a9e-0000-4000-8000-000000000000",
+             *       "memories"
+             *     ]
+             */
+            suffix?: string[];
+        };
+        StoreListNamespacesResponse: {
+            namespaces: string[][];
+        };
+        StorePutItemRequest: {
+            /** @description Accepted; the store has no vector index, so items are not embedded. */
+            index?: false | null | string[];
+            key: string;
+            /**
+             * @description Namespace labels (no periods), relative to the workspace.
+             * @example [
+             *       "3f1c2a9e-0000-4000-8000-000000000000",
+             *       "memories"
+             *     ]
+             */
+            namespace: string[];
+            /** @description Expiry is not supported: `null` or absent. */
+            ttl?: null;
+            /** @description The item’s data. Memory files are `{content, created_at, modified_at}`. */
+            value: {
+                [key: string]: unknown;
+            };
+        };
+        StoreSearchItemsRequest: {
+            /** @description Exact matches on fields of `value`. */
+            filter?: {
+                [key: string]: unknown;
+            } | null;
+            /** @default 10 */
+            limit: number;
+            /**
+             * @description Items in this namespace and below it; `[]` is the whole workspace.
+             * @default []
+             * @example [
+             *       "3f1c2a9e-0000-4000-8000-000000000000",
+             *       "memories"
+             *     ]
+             */
+            namespace_prefix: string[];
+            /** @default 0 */
+            offset: number;
+            /** @description Semantic search is not configured: `null` or absent. */
+            query?: null;
+            /** @description Accepted; items do not expire. */
+            refresh_ttl?: boolean | null;
+        };
+        StoreSearchItemsResponse: {
+            items: components["schemas"]["StoreItem"][];
         };
         StreamRunRequest: {
             /**
@@ -4263,6 +4503,172 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Ready"];
+                };
+            };
+        };
+    };
+    listWorkspaceSAPIKeys: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The keys, oldest first. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiKey"][];
+                };
+            };
+            /** @description Missing, unknown or revoked API key. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description The key may not do this. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    createAPIKey: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateApiKeyRequest"];
+            };
+        };
+        responses: {
+            /** @description Created. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CreatedApiKey"];
+                };
+            };
+            /** @description Missing, unknown or revoked API key. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description The key may not do this. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Body larger than the configured limit. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Body is not JSON. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description A field is missing or invalid. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    revokeAPIKey: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description API key id. */
+                key_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The revoked key. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiKey"];
+                };
+            };
+            /** @description Missing, unknown or revoked API key. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description The key may not do this. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Not found in the caller’s workspace. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description A field is missing or invalid. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
         };
@@ -7169,6 +7575,323 @@ export interface operations {
             };
             /** @description Not found in the caller’s workspace. */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description A field is missing or invalid. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    getStoreItem: {
+        parameters: {
+            query: {
+                /** @description The item’s key. */
+                key: string;
+                /** @description The namespace labels joined with periods. */
+                namespace?: string;
+                /** @description Accepted; items do not expire. */
+                refresh_ttl?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The item, or `null`. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["StoreItem"] | null;
+                };
+            };
+            /** @description Missing, unknown or revoked API key. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description The key may not do this. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description A field is missing or invalid. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    putStoreItem: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["StorePutItemRequest"];
+            };
+        };
+        responses: {
+            /** @description Stored. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Missing, unknown or revoked API key. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description The key may not do this. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description Body larger than the configured limit. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Body is not JSON. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description A field is missing or invalid. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    deleteStoreItem: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["StoreDeleteItemRequest"];
+            };
+        };
+        responses: {
+            /** @description Deleted (or there was none). */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Missing, unknown or revoked API key. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description The key may not do this. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description Body is not JSON. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description A field is missing or invalid. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    searchStoreItems: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["StoreSearchItemsRequest"];
+            };
+        };
+        responses: {
+            /** @description Matching items. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["StoreSearchItemsResponse"];
+                };
+            };
+            /** @description Malformed request (for example, invalid JSON). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Missing, unknown or revoked API key. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description The key may not do this. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description Body is not JSON. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description A field is missing or invalid. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    listStoreNamespaces: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["StoreListNamespacesRequest"];
+            };
+        };
+        responses: {
+            /** @description Namespaces holding items. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["StoreListNamespacesResponse"];
+                };
+            };
+            /** @description Malformed request (for example, invalid JSON). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Missing, unknown or revoked API key. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description The key may not do this. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description Body is not JSON. */
+            415: {
                 headers: {
                     [name: string]: unknown;
                 };

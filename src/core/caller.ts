@@ -30,3 +30,8 @@ export function canInvoke(role: Role): boolean {
 export function requireWrite(caller: Caller): void {
   if (!canWrite(caller.role)) throw new HangarError('forbidden', `a ${caller.role} key cannot change resources`);
 }
+
+/** Throw `forbidden` unless the caller is an admin of its workspace. */
+export function requireAdmin(caller: Caller, what: string): void {
+  if (caller.role !== 'admin') throw new HangarError('forbidden', `only admin keys may ${what}; this is a ${caller.role} key`);
+}

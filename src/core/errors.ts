@@ -82,6 +82,9 @@ export const errorCatalogue = {
     meaning: 'The agent’s files together exceed the per-agent size or file-count limit.',
   },
   // Saved model configurations
+  // The store (memories) and API keys
+  store_scan_limit: { status: 400, type: 'invalid_request', meaning: 'A store listing filtered to what the caller may see looked at too many entries; name a narrower namespace.' },
+  api_key_not_found: { status: 404, type: 'not_found', meaning: 'No API key with this id in the workspace.' },
   model_config_not_found: { status: 404, type: 'not_found', meaning: 'No model configuration with this id in the workspace.' },
   model_config_name_taken: {
     status: 409,

@@ -31,6 +31,7 @@ import type { EgressGuard } from '../net/egress.js';
 import { laptopEgress } from './egress.js';
 import { type LocalRepoPolicy, NO_LOCAL_REPOS } from './local-repos.js';
 import { ConsoleSessionService } from './console/sessions.js';
+import { StoreService, type StorePort } from './store/service.js';
 
 /** Every core service. */
 export interface Services {
@@ -56,6 +57,8 @@ export interface Services {
   sandboxes: ThreadSandboxService;
   /** Console sign-in sessions (cookie ↔ API key). */
   consoleSessions: ConsoleSessionService;
+  /** The LangGraph store (agents' /memories/), scoped to the caller's workspace. */
+  store: StoreService;
   schedules: ScheduleService;
   webhooks: WebhookService;
 }
@@ -64,6 +67,8 @@ export interface Services {
 export interface RuntimePorts {
   state: ThreadStateReader;
   runs: RunPorts;
+  /** LangGraph's long-term store, where agents keep /memories/. */
+  store: StorePort;
 }
 
 /** What services are built from. */
@@ -110,6 +115,7 @@ export function createServices(deps: ServiceDeps): Services {
   return {
     workspaces,
     consoleSessions: new ConsoleSessionService(deps.db, workspaces),
+    store: new StoreService(() => runtime.store),
     mcpServers,
     modelConfigs,
     agents,
@@ -159,7 +165,7 @@ export function deferredRuntime(): { ports: RuntimePorts; bind(ports: RuntimePor
     bind: (ports) => {
       bound = ports;
     },
-    ports: { state: forward('state'), runs: forward('runs') },
+    ports: { state: forward('state'), runs: forward('runs'), store: forward('store') },
   };
 }
 
@@ -167,5 +173,5 @@ function offlineRuntime(): RuntimePorts {
   const refuse = (): never => {
     throw new Error('the agent runtime is not running in this process');
   };
-  return { state: { current: refuse, history: refuse, forget: refuse, copy: refuse, update: refuse, graph: refuse }, runs: { announce: refuse, subscribe: refuse, cancel: refuse, resolveInterrupt: refuse } };
+  return { state: { current: refuse, history: refuse, forget: refuse, copy: refuse, update: refuse, graph: refuse }, runs: { announce: refuse, subscribe: refuse, cancel: refuse, resolveInterrupt: refuse }, store: { get: refuse, put: refuse, delete: refuse, search: refuse, listNamespaces: refuse } };
 }

@@ -8,6 +8,7 @@ import { agentRoutes } from '../api/agents/routes.js';
 import { gitRoutes } from '../api/agents/git.js';
 import { agentCloneRoutes } from '../api/agents/clone.js';
 import { consoleRoutes } from '../api/console/routes.js';
+import { apiKeyRoutes } from '../api/api-keys/routes.js';
 import { authSessionRoutes } from '../api/auth-sessions/routes.js';
 import { integrationRoutes } from '../api/integrations/routes.js';
 import { appProxyRoutes } from '../api/deployments/app-proxy.js';
@@ -103,6 +104,7 @@ export function createApp(deps: AppDeps): OpenAPIHono<AppEnv> {
   app.route('/', runTraceRoutes(deps));
   app.route('/', langsmithRoutes(deps));
   app.route('/', consoleRoutes(deps));
+  app.route('/', apiKeyRoutes(deps));
 
   app.openAPIRegistry.registerComponent('securitySchemes', 'ApiKeyAuth', {
     type: 'apiKey',

@@ -229,6 +229,7 @@ export class Runtime {
           return (await agent.graph.getGraphAsync({ xray })).toJSON() as Record<string, unknown>;
         },
       },
+      store: this.storage.store,
       runs: {
         announce: () => this.queue.announce(),
         subscribe: (runId, afterSeq, isOver, signal, known) => this.hub.subscribe(runId, afterSeq, isOver, signal, known),

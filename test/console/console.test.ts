@@ -1,19 +1,26 @@
 // The Console in a real browser (Debian Chromium via playwright-core) against a real `hangar serve`
 // on port 0: one server, one browser and one real MCP tool server for the whole file.
+import os from 'node:os';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { axeViolations, collectErrors, ensureConsoleBuilt, launchBrowser, screenshot } from '../support/browser.js';
 import { startBearerToolServer, type ToolServerFixture } from '../support/mcp.js';
 import { startTestServer, type TestServer } from '../support/server.js';
+import { createThread, lastAiText, lastValues, run } from '../runtime/support.js';
+import { makeAppRepo, type AppRepo } from '../deployments/git-fixture.js';
 
 let server: TestServer;
 let browser: Browser;
 let tools: ToolServerFixture;
 const TOOL_TOKEN = 'tool-server-secret-token-123';
 
+let repo: AppRepo;
+
 beforeAll(async () => {
   ensureConsoleBuilt();
-  [server, browser, tools] = await Promise.all([startTestServer(), launchBrowser(), startBearerToolServer(TOOL_TOKEN)]);
+  // Local repositories are allowed under the temporary directory, where the deployment test's git repository lives.
+  const env = { HANGAR_DEPLOY_POLL_MS: '300', HANGAR_DEPLOY_ALLOW_LOCAL_REPOS: 'true', HANGAR_LOCAL_REPO_ROOTS: os.tmpdir() };
+  [server, browser, tools, repo] = await Promise.all([startTestServer({ env }), launchBrowser(), startBearerToolServer(TOOL_TOKEN), makeAppRepo()]);
 });
 afterAll(async () => {
   await browser?.close();
@@ -127,6 +134,37 @@ describe('sessions', () => {
   });
 });
 
+describe('API keys over HTTP', () => {
+  it('lets admins list, create (shown once) and revoke keys; other roles get 403; lists never hold a key', async () => {
+    for (const role of ['member', 'viewer'] as const) {
+      const other = server.clientFor(await server.createKey({ role }));
+      expect((await other.GET('/v1/api-keys')).response.status, role).toBe(403);
+      expect((await other.POST('/v1/api-keys', { body: { role: 'admin' } })).response.status, role).toBe(403);
+    }
+    const created = await server.client.POST('/v1/api-keys', { body: { role: 'viewer', principal: 'http@example.com', description: 'from the API' } });
+    expect(created.response.status).toBe(201);
+    const { key, id } = created.data!;
+    expect(created.data).toMatchObject({ role: 'viewer', principal: 'http@example.com', description: 'from the API', revoked_at: null });
+    expect(key.startsWith(created.data!.prefix)).toBe(true);
+    const listed = await server.client.GET('/v1/api-keys');
+    expect(listed.data!.find((k) => k.id === id)).toMatchObject({ role: 'viewer', prefix: created.data!.prefix });
+    expect(JSON.stringify(listed.data)).not.toContain(key);
+    expect(JSON.stringify(listed.data)).not.toContain(server.adminKey);
+    expect((await server.clientFor(key).GET('/v1/deepagents/agents')).response.status).toBe(200);
+    // Another workspace's admin can neither see nor revoke it.
+    const elsewhere = await server.createWorkspace('keys-elsewhere');
+    expect((await elsewhere.client.GET('/v1/api-keys')).data!.map((k) => k.id)).not.toContain(id);
+    expect((await elsewhere.client.DELETE('/v1/api-keys/{key_id}', { params: { path: { key_id: id } } })).response.status).toBe(404);
+    expect((await server.clientFor(key).GET('/v1/deepagents/agents')).response.status).toBe(200);
+    const revoked = await server.client.DELETE('/v1/api-keys/{key_id}', { params: { path: { key_id: id } } });
+    expect(revoked.data!.revoked_at).not.toBeNull();
+    expect((await server.clientFor(key).GET('/v1/deepagents/agents')).response.status).toBe(401);
+    const bad = await server.client.POST('/v1/api-keys', { body: { role: 'owner' as 'admin' } });
+    expect(bad.response.status).toBe(422);
+    expect(JSON.stringify(bad.error)).toContain('role');
+  });
+});
+
 describe('in the browser', { timeout: 180_000 }, () => {
   it('signs in with the API key, keeps the key out of browser storage, and signs out', async () => {
     const { context, page, errors } = await open();
@@ -236,6 +274,83 @@ describe('in the browser', { timeout: 180_000 }, () => {
   });
 });
 
+describe('memories and keys in the browser', { timeout: 180_000 }, () => {
+  it('shows what a run wrote under /memories/ and /memories/user/, and the next run reads an edit made in the page', async () => {
+    const agent = (await server.client.POST('/v1/deepagents/agents', { body: { name: 'Rememberer', runtime: { model: { model_id: 'scripted:demo' } } } })).data!;
+    const write = await createThread(server, agent.id, { skip_memory_write_protection: true });
+    await run(server, write, {
+      agent_id: agent.id,
+      messages: [{ role: 'user', content: '/call write_file {"file_path": "/memories/notes.md", "content": "likes tea"}\n/call write_file {"file_path": "/memories/user/me.md", "content": "the admin prefers mornings"}' }],
+    });
+    const { context, page, errors } = await open();
+    await signIn(page, server.adminKey, `/agents/${agent.id}`);
+    await page.getByRole('link', { name: 'Memories' }).click();
+    await page.getByRole('heading', { name: 'Memories of Rememberer' }).waitFor();
+    const mine = page.getByRole('region', { name: /^Your memories/ });
+    await mine.getByRole('button', { name: /\/memories\/user\/me\.md/ }).click();
+    await expect(mine.getByLabel('Content of /memories/user/me.md').inputValue()).resolves.toBe('the admin prefers mornings');
+    const shared = page.getByRole('region', { name: 'Agent memories' });
+    // The principal's file is not listed among the agent's own.
+    expect(await shared.getByRole('button', { name: /me\.md/ }).count()).toBe(0);
+    await shared.getByRole('button', { name: /\/memories\/notes\.md/ }).click();
+    const editor = shared.getByLabel('Content of /memories/notes.md');
+    await expect(editor.inputValue()).resolves.toBe('likes tea');
+    await editor.fill('likes green tea, no sugar');
+    await shared.getByRole('button', { name: 'Save memory' }).click();
+    await shared.getByRole('status').filter({ hasText: 'the next run reads it' }).waitFor();
+    await expectAccessible(page);
+    await screenshot(page, 'memories');
+    const read = await createThread(server, agent.id);
+    const { events } = await run(server, read, { agent_id: agent.id, messages: [{ role: 'user', content: '/call read_file {"file_path": "/memories/notes.md"}' }] });
+    expect(lastAiText(lastValues(events))).toContain('likes green tea, no sugar');
+    expect(errors).toEqual([]);
+    await context.close();
+  });
+
+  it('lets an admin create a key (shown once) and revoke it: the key is refused and its console session ends', async () => {
+    const { context, page, errors } = await open();
+    await signIn(page, server.adminKey, '/settings');
+    const keys = page.getByRole('region', { name: 'API keys' });
+    await keys.getByLabel('Role').selectOption('member');
+    await keys.getByLabel('Principal').fill('new-colleague@example.com');
+    await keys.getByLabel('Key description').fill('made in the console');
+    await keys.getByRole('button', { name: 'Create key' }).click();
+    const shown = keys.getByLabel('New API key', { exact: true });
+    await shown.waitFor();
+    const newKey = (await shown.textContent())!.trim();
+    expect(newKey).toMatch(/^hgr_/);
+    const row = keys.getByRole('row').filter({ hasText: 'new-colleague@example.com' });
+    await row.getByText('made in the console').waitFor();
+    expect(await row.textContent()).not.toContain(newKey);
+    await expectAccessible(page);
+    await screenshot(page, 'settings-api-keys');
+
+    // The colleague signs in with it in a browser of their own.
+    const colleague = await open();
+    await signIn(colleague.page, newKey, '/agents');
+    await colleague.page.getByRole('heading', { name: 'Agents' }).waitFor();
+    await colleague.page.getByRole('link', { name: 'Settings' }).click();
+    await colleague.page.getByRole('heading', { name: 'Settings' }).waitFor();
+    expect(await colleague.page.getByRole('region', { name: 'API keys' }).count()).toBe(0); // a member manages no keys
+
+    // Dismissed, the key is gone from the page for good.
+    await keys.getByRole('button', { name: 'Dismiss the new key' }).click();
+    await shown.waitFor({ state: 'detached' });
+    expect(await page.content()).not.toContain(newKey);
+    await row.getByRole('button', { name: /^Revoke key/ }).click();
+    await row.getByText('revoked').waitFor();
+    expect((await server.clientFor(newKey).GET('/v1/deepagents/agents')).response.status).toBe(401);
+    await colleague.page.reload();
+    await colleague.page.getByLabel('API key').waitFor();
+    await page.reload();
+    await page.getByRole('region', { name: 'API keys' }).waitFor();
+    expect(await page.content()).not.toContain(newKey);
+    expect(errors).toEqual([]);
+    await colleague.context.close();
+    await context.close();
+  });
+});
+
 describe('playground (useStream over the LangGraph protocol)', { timeout: 180_000 }, () => {
   let approvalTools: ToolServerFixture;
   beforeAll(async () => {
@@ -297,6 +412,8 @@ describe('playground (useStream over the LangGraph protocol)', { timeout: 180_00
     await card.getByRole('button', { name: 'Approve' }).click();
     await answer('add: 5');
     expect(approvalTools.calls).toEqual([{ name: 'add', args: { a: 2, b: 3 } }]);
+    // The card shows how long the call took (from the run's trace, once the run is over).
+    await expect.poll(async () => page.getByLabel('Tool call add').first().getByLabel('Duration of add').textContent().catch(() => null), { timeout: 30_000 }).toMatch(/^\d+(\.\d+)? (ms|s)$/);
 
     await ask(4, 4);
     await card.getByRole('button', { name: 'Edit' }).click();
@@ -338,6 +455,84 @@ describe('playground (useStream over the LangGraph protocol)', { timeout: 180_00
     expect(await page.getByLabel('Conversation').getByText(`You said: ${words}`).count()).toBe(0);
     await page.reload();
     await page.getByLabel('Conversation').getByText(`You said: ${words}`).waitFor();
+    expect(errors).toEqual([]);
+    await context.close();
+  });
+  it('cancels a run from the playground: the answer stops and the run is marked cancelled', async () => {
+    await server.client.POST('/v1/deepagents/model-configs', { body: { name: 'slow-for-cancel', model_id: 'scripted:slow', parameters: { delay_ms: 200 } } });
+    const agentId = await scriptedAgent('Long talker', 'slow-for-cancel');
+    const { context, page, errors } = await open();
+    await signIn(page, server.adminKey, `/agents/${agentId}/playground`);
+    const words = Array.from({ length: 60 }, (_, i) => `w${i}`).join(' ');
+    await page.getByLabel('Message', { exact: true }).fill(words);
+    await page.getByRole('button', { name: 'Send' }).click();
+    await page.getByLabel('Conversation').getByText(/You said: w0/).waitFor();
+    await page.getByRole('button', { name: 'Cancel run' }).click();
+    await page.getByRole('button', { name: 'Cancel run' }).waitFor({ state: 'detached' });
+    const threadId = page.url().split('/').pop()!;
+    await expect
+      .poll(async () => (await server.client.GET('/v1/deepagents/threads/{thread_id}/runs', { params: { path: { thread_id: threadId }, query: { limit: 1, offset: 0 } } })).data![0]!.status, { timeout: 30_000 })
+      .not.toMatch(/^(pending|running)$/);
+    const [last] = (await server.client.GET('/v1/deepagents/threads/{thread_id}/runs', { params: { path: { thread_id: threadId }, query: { limit: 1, offset: 0 } } })).data!;
+    expect(last!.status).not.toBe('success');
+    await page.getByLabel('Runs').getByText(last!.status, { exact: true }).first().waitFor();
+    expect(await page.getByLabel('Conversation').getByText(`You said: ${words}`).count()).toBe(0);
+    expect(errors).toEqual([]);
+    await context.close();
+  });
+
+  it('nests a subagent’s activity under the task call that started it', async () => {
+    const created = await server.client.POST('/v1/deepagents/agents', {
+      body: { name: 'Delegator', runtime: { model: { model_id: 'scripted:demo' } }, subagents: [{ name: 'researcher', description: 'Looks things up', instructions: 'You research.' }] },
+    });
+    const { context, page, errors } = await open();
+    await signIn(page, server.adminKey, `/agents/${created.data!.id}/playground`);
+    await page.getByLabel('Message', { exact: true }).fill('/call task {"description": "find the answer", "subagent_type": "researcher"}');
+    await page.getByRole('button', { name: 'Send' }).click();
+    const call = page.getByLabel('Tool call task').first();
+    const sub = call.getByLabel('Subagent researcher');
+    await sub.waitFor();
+    // The subagent (the same scripted model) answers the description it was given, inside the card.
+    await sub.getByText(/You said: find the answer/).first().waitFor();
+    await page.getByLabel('Conversation').getByText(/^Done\./).first().waitFor();
+    await expectAccessible(page);
+    await screenshot(page, 'playground-subagent');
+    expect(errors).toEqual([]);
+    await context.close();
+  });
+});
+
+describe('deployments in the browser', { timeout: 180_000 }, () => {
+  it('creates a deployment from an integration’s repository and follows it to READY with its build and deploy logs', async () => {
+    await repo.push('main', { label: 'v1' });
+    const integration = await fetch(`${server.url}/v1/integrations/forge/vcshost`, {
+      method: 'POST',
+      headers: { 'X-Api-Key': server.adminKey, 'content-type': 'application/json' },
+      body: JSON.stringify({ kind: 'git', name: 'local repos', base_url: repo.directoryUrl }),
+    });
+    expect(integration.status).toBe(201);
+    const { context, page, errors } = await open();
+    await signIn(page, server.adminKey, '/deployments');
+    await page.getByRole('button', { name: 'New deployment' }).click();
+    const dialog = page.getByRole('dialog');
+    await dialog.getByRole('textbox', { name: 'Integration' }).click();
+    await page.getByRole('option', { name: /^local repos/ }).click();
+    await dialog.getByRole('textbox', { name: 'Repository' }).click();
+    await page.getByRole('option', { name: /app$/ }).click();
+    await dialog.getByRole('textbox', { name: /^Deployment name/ }).fill('echo-console');
+    await dialog.getByRole('button', { name: 'Create deployment' }).click();
+    await page.waitForURL(/\/deployments\/[0-9a-f-]{36}$/);
+    await page.getByLabel('Status READY').waitFor({ timeout: 120_000 });
+    const logs = page.getByLabel('Logs');
+    await expect.poll(async () => (await logs.locator('pre, code').first().textContent())?.trim() ?? '', { timeout: 30_000 }).not.toMatch(/^(\(no output yet\))?$/);
+    await logs.getByText('Deploy', { exact: true }).click();
+    await expect(logs.getByRole('radio', { name: 'Deploy' }).isChecked()).resolves.toBe(true);
+    await expect.poll(async () => (await logs.locator('pre, code').first().textContent())?.trim() ?? '', { timeout: 30_000 }).not.toMatch(/^(\(no output yet\))?$/);
+    await page.getByLabel('Revisions').getByText('DEPLOYED').first().waitFor();
+    await expectAccessible(page);
+    await screenshot(page, 'deployment-ready');
+    await page.getByRole('button', { name: 'Delete' }).click();
+    await page.waitForURL(/\/deployments$/);
     expect(errors).toEqual([]);
     await context.close();
   });

@@ -10,6 +10,7 @@ import { SignIn } from './pages/SignIn';
 const Agents = lazy(() => import('./pages/Agents'));
 const Agent = lazy(() => import('./pages/Agent'));
 const Playground = lazy(() => import('./pages/Playground'));
+const Memories = lazy(() => import('./pages/Memories'));
 const Traces = lazy(() => import('./pages/Traces'));
 const TraceRun = lazy(() => import('./pages/TraceRun'));
 const ToolServers = lazy(() => import('./pages/ToolServers'));
@@ -77,6 +78,7 @@ export function App() {
         <Route path="/agents" element={page(<Agents />)} />
         <Route path="/agents/:agentId" element={page(<Agent />)} />
         <Route path="/agents/:agentId/playground" element={page(<Playground />)} />
+        <Route path="/agents/:agentId/memories" element={page(<Memories />)} />
         <Route path="/threads/:threadId" element={page(<Playground />)} />
         <Route path="/traces" element={page(<Traces />)} />
         <Route path="/traces/:runId" element={page(<TraceRun />)} />

@@ -2,7 +2,8 @@
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import { sql } from 'kysely';
 import type { Db } from '../../db/index.js';
-import type { Caller, Role } from '../caller.js';
+import { type Caller, type Role, requireAdmin } from '../caller.js';
+import { HangarError } from '../errors.js';
 import { AUTH_CHANNEL, type KeyCache } from './key-cache.js';
 
 /** The workspace every installation has; keys made without a workspace name belong to it. */
@@ -179,6 +180,42 @@ export class WorkspaceService {
     const key = keys.find((k) => k.id === id);
     if (!key) throw new WorkspaceAdminError(`no key with id ${id}`);
     return key;
+  }
+
+  /** The keys of the caller's workspace (admins only). */
+  async listWorkspaceKeys(caller: Caller): Promise<ApiKeyRecord[]> {
+    requireAdmin(caller, 'list API keys');
+    const rows = await this.keysQuery().where('k.workspace_id', '=', caller.workspaceId).execute();
+    return rows.map((r) => toKeyRecord(r, r.workspace_name));
+  }
+
+  /** A new key in the caller's workspace (admins only); the returned `key` is shown once. */
+  async createWorkspaceKey(caller: Caller, input: { role: Role; principal?: string | undefined; description?: string | undefined }): Promise<{ key: string; record: ApiKeyRecord }> {
+    requireAdmin(caller, 'create API keys');
+    const workspace = await this.db.selectFrom('workspaces').select('name').where('id', '=', caller.workspaceId).executeTakeFirstOrThrow();
+    return this.createKey({
+      workspace: workspace.name,
+      role: input.role,
+      ...(input.principal ? { principal: input.principal } : {}),
+      ...(input.description ? { description: input.description } : {}),
+    });
+  }
+
+  /** Revoke a key of the caller's workspace (admins only); its Console sessions end with it. */
+  async revokeWorkspaceKey(caller: Caller, id: string): Promise<ApiKeyRecord> {
+    requireAdmin(caller, 'revoke API keys');
+    const row = await this.db.selectFrom('api_keys').select('id').where('id', '=', id).where('workspace_id', '=', caller.workspaceId).executeTakeFirst();
+    if (!row) throw new HangarError('api_key_not_found', `no API key with id ${id} in this workspace`);
+    return this.revokeKey(id);
+  }
+
+  private keysQuery() {
+    return this.db
+      .selectFrom('api_keys as k')
+      .innerJoin('workspaces as w', 'w.id', 'k.workspace_id')
+      .selectAll('k')
+      .select('w.name as workspace_name')
+      .orderBy('k.created_at');
   }
 
   /**

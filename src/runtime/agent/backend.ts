@@ -12,6 +12,7 @@ import {
   type FileUploadResponse,
   type WriteResult,
 } from 'deepagents';
+import { principalLabel } from '../../core/store/service.js';
 
 /** Where the definition tree is mounted in the agent's file system. */
 export const DEFINITION_ROOT = '/agent/';
@@ -74,13 +75,10 @@ export async function definitionBackend(files: Record<string, string>): Promise<
   return new ReadOnlyBackend(new StoreBackend({ store, namespace }), DEFINITION_ROOT);
 }
 
-/** The principal of the run being executed (its `configurable.principal`), as a namespace part. */
+/** The principal of the run being executed (its `configurable.principal`), as a namespace label. */
 function principalPart(config: { configurable?: Record<string, unknown> | undefined } | undefined): string {
   const principal = config?.configurable?.principal;
-  const text = typeof principal === 'string' && principal !== '' ? principal : 'anonymous';
-  // Store namespace labels allow neither periods nor most punctuation (e-mail addresses have both):
-  // base64url keeps them distinct and reversible.
-  return `p-${Buffer.from(text, 'utf8').toString('base64url')}`;
+  return principalLabel(typeof principal === 'string' && principal !== '' ? principal : 'anonymous');
 }
 
 /**

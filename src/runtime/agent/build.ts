@@ -11,6 +11,7 @@ import { respondMiddleware } from './respond.js';
 import { interruptOnFor } from './approvals.js';
 import { agentFileSystem, DEFINITION_ROOT, definitionBackend } from './backend.js';
 import { localDateTimeLine } from './clock.js';
+import { memoryNamespace } from '../../core/store/service.js';
 
 /** What the runtime needs of one subagent of the definition. */
 export interface SubagentBlueprint {
@@ -85,10 +86,8 @@ export interface BuiltAgent {
   close(): Promise<void>;
 }
 
-/** The namespace of an agent's durable memories in the LangGraph store. */
-export function memoryNamespace(workspaceId: string, agentId: string): string[] {
-  return ['hangar', workspaceId, agentId, 'memories'];
-}
+/** The namespace of an agent's durable memories in the LangGraph store (the HTTP store API sees it relative to the workspace). */
+export { memoryNamespace };
 
 /** Build the deep agent of `blueprint`. */
 export async function buildAgent(blueprint: AgentBlueprint, deps: BuildDeps): Promise<BuiltAgent> {

@@ -115,6 +115,9 @@ export default function AgentPage() {
           <Button component={Link} to={`/agents/${a.id}/playground`} variant="filled">
             Open playground
           </Button>
+          <Button component={Link} to={`/agents/${a.id}/memories`} variant="default">
+            Memories
+          </Button>
           {writable && (
             <>
               <Button variant="default" onClick={() => clone.mutate()} loading={clone.isPending}>

@@ -119,7 +119,7 @@ export default function Deployment() {
           />
         </Group>
         {logs.error && <Alert color="red">{logs.error.message}</Alert>}
-        <Code block className="wrap-anywhere" style={{ maxHeight: 420, overflow: 'auto' }}>
+        <Code block className="wrap-anywhere" style={{ maxHeight: 420, overflow: 'auto' }} tabIndex={0} aria-label="Log output">
           {(typeof logs.data === 'string' ? logs.data : logs.data?.logs) || '(no output yet)'}
         </Code>
       </Paper>

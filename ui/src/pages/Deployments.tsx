@@ -76,7 +76,7 @@ function CreateDeployment({ onDone }: { onDone: () => void }) {
   const [repo, setRepo] = useState<string | null>(null);
   const [name, setName] = useState('');
   const [ref, setRef] = useState('');
-  const repoList = (repos.data as { url: string; name: string; owner: string; default_branch: string }[] | undefined) ?? [];
+  const repoList = repos.data ?? [];
   const create = useMutation({
     mutationFn: async () =>
       ok(
@@ -84,7 +84,7 @@ function CreateDeployment({ onDone }: { onDone: () => void }) {
           body: {
             name,
             source: 'vcshost',
-            source_config: { integration_id: integration, repo_url: repo },
+            source_config: { integration_id: repoList.find((r) => r.url === repo)?.host_integration_id ?? integration, repo_url: repo },
             source_revision_config: { repo_ref: ref || repoList.find((r) => r.url === repo)?.default_branch || null },
             secrets: [],
           },
@@ -100,7 +100,8 @@ function CreateDeployment({ onDone }: { onDone: () => void }) {
     e.preventDefault();
     create.mutate();
   };
-  const integrationList = (integrations.data as { id: string; name: string; kind: string }[] | undefined) ?? [];
+  // The list answers a page of integrations ({offset, resources}).
+  const integrationList = integrations.data?.resources ?? [];
   return (
     <form onSubmit={submit}>
       <Stack>

@@ -7,7 +7,7 @@ import type { Message } from '@langchain/langgraph-sdk';
 import { useEffect, useMemo, useState, type FormEvent, type KeyboardEvent } from 'react';
 import Markdown from 'react-markdown';
 import { Link, useLocation, useNavigate, useParams } from 'react-router';
-import { api, canWrite, getCsrfToken, ok } from '../api';
+import { api, canWrite, getCsrfToken, ok, type Schemas } from '../api';
 import { useSession } from '../App';
 
 interface ActionRequest {
@@ -134,9 +134,13 @@ function Chat({ agentId, threadId, onThread }: { agentId: string; threadId: stri
       onDisconnect: 'continue',
     });
   const activeRun = runs.data?.find((r) => r.status === 'pending' || r.status === 'running');
+  const durations = useToolDurations(threadId, runs.data);
   const cancel = async () => {
-    if (threadId && activeRun) await api.POST('/v1/deepagents/threads/{thread_id}/runs/{run_id}/cancel', { params: { path: { thread_id: threadId, run_id: activeRun.run_id } } });
+    // useStream's stop() cancels the run on the server itself when it started or joined it (it keeps
+    // the run id in sessionStorage under `lg:stream:<thread>`); a run it does not know is cancelled here.
+    const known = threadId ? window.sessionStorage.getItem(`lg:stream:${threadId}`) : null;
     await stream.stop();
+    if (threadId && activeRun && !known) await api.POST('/v1/deepagents/threads/{thread_id}/runs/{run_id}/cancel', { params: { path: { thread_id: threadId, run_id: activeRun.run_id } } });
     refresh();
   };
   const approval = stream.interrupt?.value as ApprovalRequest | undefined;
@@ -198,7 +202,7 @@ function Chat({ agentId, threadId, onThread }: { agentId: string; threadId: stri
                 </Text>
               )}
               {stream.messages.map((m, i) => (
-                <MessageView key={m.id ?? i} message={m} stream={stream} />
+                <MessageView key={m.id ?? i} message={m} stream={stream} durations={durations} />
               ))}
               {stream.isLoading && !approval && (
                 <Group gap="xs">
@@ -304,7 +308,56 @@ function Chat({ agentId, threadId, onThread }: { agentId: string; threadId: stri
 
 type Stream = UseStream<AgentState>;
 
-function MessageView({ message: m, stream }: { message: Message; stream: Stream }) {
+type Tree = Schemas['TraceRunTree'];
+
+/** The first `tool_call_id` in a traced tool run's outputs (the ToolMessage it returned). */
+function toolCallIdIn(value: unknown, depth = 0): string | undefined {
+  if (!value || typeof value !== 'object' || depth > 6) return undefined;
+  const id = (value as { tool_call_id?: unknown }).tool_call_id;
+  if (typeof id === 'string') return id;
+  for (const v of Object.values(value)) {
+    const found = toolCallIdIn(v, depth + 1);
+    if (found) return found;
+  }
+  return undefined;
+}
+
+/**
+ * How long each tool call took (tool call id → ms), from the traces of the thread's finished runs:
+ * the trace is written when a run ends, so a call's duration shows once its run is over.
+ */
+function useToolDurations(threadId: string | null, runs: { run_id: string; status: string }[] | undefined): Record<string, number> {
+  const finished = (runs ?? []).filter((r) => r.status !== 'pending' && r.status !== 'running').map((r) => r.run_id);
+  const query = useQuery({
+    queryKey: ['tool-durations', threadId, finished.join(',')],
+    enabled: Boolean(threadId) && finished.length > 0,
+    staleTime: Infinity,
+    queryFn: async () => {
+      const out: Record<string, number> = {};
+      const visit = (node: Tree) => {
+        if (node.run_type === 'tool' && node.latency_ms !== null) {
+          const id = toolCallIdIn(node.outputs);
+          if (id) out[id] = node.latency_ms;
+        }
+        node.child_runs.forEach(visit);
+      };
+      await Promise.all(
+        finished.map(async (runId) => {
+          const res = await api.GET('/v1/deepagents/threads/{thread_id}/runs/{run_id}/trace', { params: { path: { thread_id: threadId!, run_id: runId } } });
+          if (res.data) visit(res.data); // a run without a trace (tracing off) has no durations
+        }),
+      );
+      return out;
+    },
+  });
+  return query.data ?? {};
+}
+
+function formatMs(ms: number): string {
+  return ms < 1000 ? `${Math.round(ms)} ms` : `${(ms / 1000).toFixed(ms < 10_000 ? 2 : 1)} s`;
+}
+
+function MessageView({ message: m, stream, durations }: { message: Message; stream: Stream; durations: Record<string, number> }) {
   if (m.type === 'tool') return null; // shown inside the tool-call card of the AI message that asked
   const who = m.type === 'human' ? 'You' : m.type === 'ai' ? 'Agent' : m.type;
   const calls = m.type === 'ai' ? stream.getToolCalls(m) : [];
@@ -330,6 +383,11 @@ function MessageView({ message: m, stream }: { message: Message; stream: Stream 
               <Badge size="xs" color={c.state === 'error' ? 'red' : c.state === 'completed' ? 'green' : 'gray'}>
                 {c.state}
               </Badge>
+              {c.call.id && durations[c.call.id] !== undefined && (
+                <Text size="xs" c="dimmed" aria-label={`Duration of ${c.call.name}`}>
+                  {formatMs(durations[c.call.id]!)}
+                </Text>
+              )}
             </Group>
             <Code block className="wrap-anywhere">
               {JSON.stringify(c.call.args, null, 2)}
@@ -396,7 +454,9 @@ function ApprovalCard({
       return null;
     }
   }, [args]);
-  useEffect(() => setMode(null), [request]);
+  // A new request closes the editor; the same request re-read from the stream (a new object) does not.
+  const requestKey = JSON.stringify(request);
+  useEffect(() => setMode(null), [requestKey]);
   // One decision per pending action, in order; a card answers for its own action and approves none of the others.
   const decide = (d: Decision) => onDecide(Array.from({ length: count }, (_, i) => (i === index ? d : { type: 'approve' as const })));
   return (

@@ -1,7 +1,7 @@
-import { Alert, Button, Card, Group, Stack, Table, Text, TextInput, Title } from '@mantine/core';
+import { Alert, Badge, Button, Card, Code, CopyButton, Group, NativeSelect, Stack, Table, Text, TextInput, Title } from '@mantine/core';
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useState, type FormEvent } from 'react';
-import { api, canWrite, ok } from '../api';
+import { api, canWrite, ok, type Session } from '../api';
 import { useSession } from '../App';
 
 export default function Settings() {
@@ -81,6 +81,120 @@ export default function Settings() {
           </Stack>
         </Card>
       )}
+      {session?.role === 'admin' && <ApiKeys session={session} />}
+    </Stack>
+  );
+}
+
+/** The workspace's API keys: admins create them (shown once) and revoke them. */
+function ApiKeys({ session }: { session: Session }) {
+  const client = useQueryClient();
+  const keys = useQuery({ queryKey: ['api-keys'], queryFn: async () => ok(await api.GET('/v1/api-keys')) });
+  const [role, setRole] = useState<'admin' | 'member' | 'viewer'>('member');
+  const [principal, setPrincipal] = useState('');
+  const [description, setDescription] = useState('');
+  // The new key lives in this component's state only, until the admin dismisses it.
+  const [created, setCreated] = useState<{ key: string; prefix: string } | null>(null);
+  const create = useMutation({
+    mutationFn: async () =>
+      ok(await api.POST('/v1/api-keys', { body: { role, ...(principal.trim() ? { principal: principal.trim() } : {}), ...(description.trim() ? { description: description.trim() } : {}) } })),
+    onSuccess: (k) => {
+      setCreated({ key: k.key, prefix: k.prefix });
+      setPrincipal('');
+      setDescription('');
+      void client.invalidateQueries({ queryKey: ['api-keys'] });
+    },
+  });
+  const revoke = useMutation({
+    mutationFn: async (id: string) => ok(await api.DELETE('/v1/api-keys/{key_id}', { params: { path: { key_id: id } } })),
+    onSuccess: () => void client.invalidateQueries({ queryKey: ['api-keys'] }),
+  });
+  const submit = (e: FormEvent) => {
+    e.preventDefault();
+    setCreated(null);
+    create.mutate();
+  };
+  return (
+    <Stack component="section" aria-label="API keys">
+      <Title order={3} size="h4">
+        API keys
+      </Title>
+      {keys.error && <Alert color="red">{keys.error.message}</Alert>}
+      {revoke.error && <Alert color="red">{revoke.error.message}</Alert>}
+      <Table.ScrollContainer minWidth={560}>
+        <Table striped>
+          <Table.Thead>
+            <Table.Tr>
+              <Table.Th>Key</Table.Th>
+              <Table.Th>Role</Table.Th>
+              <Table.Th>Principal</Table.Th>
+              <Table.Th>Description</Table.Th>
+              <Table.Th>Created</Table.Th>
+              <Table.Th>Actions</Table.Th>
+            </Table.Tr>
+          </Table.Thead>
+          <Table.Tbody>
+            {keys.data?.map((k) => (
+              <Table.Tr key={k.id}>
+                <Table.Td>
+                  <Code>{k.prefix}…</Code> {k.id === session.key_id && <Badge variant="light">this session</Badge>}
+                </Table.Td>
+                <Table.Td>{k.role}</Table.Td>
+                <Table.Td className="wrap-anywhere">{k.principal}</Table.Td>
+                <Table.Td>{k.description ?? ''}</Table.Td>
+                <Table.Td>{new Date(k.created_at).toLocaleDateString()}</Table.Td>
+                <Table.Td>
+                  {k.revoked_at ? (
+                    <Text size="sm" c="dimmed">
+                      revoked
+                    </Text>
+                  ) : (
+                    <Button size="compact-sm" variant="subtle" color="red" onClick={() => revoke.mutate(k.id)} aria-label={`Revoke key ${k.prefix}`}>
+                      Revoke
+                    </Button>
+                  )}
+                </Table.Td>
+              </Table.Tr>
+            ))}
+          </Table.Tbody>
+        </Table>
+      </Table.ScrollContainer>
+      {created && (
+        <Alert color="green" aria-label="New API key, shown once" withCloseButton closeButtonLabel="Dismiss the new key" onClose={() => {
+            setCreated(null);
+            create.reset();
+          }}>
+          <Text fw={600} mb="xs">
+            New API key — copy it now, it is not shown again
+          </Text>
+          <Group gap="xs" wrap="nowrap">
+            <Code aria-label="New API key" className="wrap-anywhere">
+              {created.key}
+            </Code>
+            <CopyButton value={created.key}>
+              {({ copied, copy }) => (
+                <Button size="compact-sm" variant="light" onClick={copy}>
+                  {copied ? 'Copied' : 'Copy'}
+                </Button>
+              )}
+            </CopyButton>
+          </Group>
+        </Alert>
+      )}
+      <Card withBorder component="form" onSubmit={submit} maw={640}>
+        <Stack>
+          <Text fw={600}>Create an API key</Text>
+          <Group grow align="flex-start">
+            <NativeSelect label="Role" data={['member', 'viewer', 'admin']} value={role} onChange={(e) => setRole(e.currentTarget.value as typeof role)} />
+            <TextInput label="Principal" description="Who the key acts for; default: the key itself" value={principal} onChange={(e) => setPrincipal(e.currentTarget.value)} />
+          </Group>
+          <TextInput label="Key description" value={description} onChange={(e) => setDescription(e.currentTarget.value)} />
+          {create.error && <Alert color="red">{create.error.message}</Alert>}
+          <Button type="submit" loading={create.isPending} w="fit-content">
+            Create key
+          </Button>
+        </Stack>
+      </Card>
     </Stack>
   );
 }

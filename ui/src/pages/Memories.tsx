@@ -1,0 +1,177 @@
+// An agent's /memories/ (shared by every thread) and the signed-in principal's /memories/user/,
+// read and edited through LangGraph's store endpoints; the next run reads what is saved here.
+import { Alert, Anchor, Button, Card, Group, Loader, NavLink, Stack, Text, Textarea, TextInput, Title } from '@mantine/core';
+import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { useEffect, useState, type FormEvent } from 'react';
+import { Link, useParams } from 'react-router';
+import { api, canWrite, ok, type Schemas } from '../api';
+import { useSession } from '../App';
+
+type Item = Schemas['StoreItem'];
+
+/** The store label of a principal: `p-` + base64url of its UTF-8 bytes (as the server computes it). */
+function principalLabel(principal: string): string {
+  let binary = '';
+  for (const byte of new TextEncoder().encode(principal)) binary += String.fromCharCode(byte);
+  return `p-${btoa(binary).replace(/\+/g, '-').replace(/\//g, '_').replace(/=+$/, '')}`;
+}
+
+/** A memory file's text, whether deepagents stored it as one string or as lines. */
+function textOf(item: Item): string {
+  const content = item.value.content;
+  return Array.isArray(content) ? content.join('\n') : typeof content === 'string' ? content : JSON.stringify(item.value, null, 2);
+}
+
+/** The value to store for new text, in the form the item already has. */
+function valueWith(item: Item | undefined, text: string): Record<string, unknown> {
+  const now = new Date().toISOString();
+  if (!item) return { content: text, created_at: now, modified_at: now };
+  return { ...item.value, content: Array.isArray(item.value.content) ? text.split('\n') : text, modified_at: now };
+}
+
+function MemoryFolder({ title, root, namespace, writable }: { title: string; root: string; namespace: string[]; writable: boolean }) {
+  const client = useQueryClient();
+  const queryKey = ['memories', ...namespace];
+  const items = useQuery({
+    queryKey,
+    queryFn: async () => {
+      const found = ok(await api.POST('/v1/deepagents/store/items/search', { body: { namespace_prefix: namespace, limit: 1000, offset: 0 } }));
+      // The agent's folder holds the principals' folders too: keep only its own files.
+      return found.items.filter((i) => i.namespace.length === namespace.length).sort((a, b) => a.key.localeCompare(b.key));
+    },
+  });
+  const [selected, setSelected] = useState<string | null>(null);
+  const [text, setText] = useState('');
+  const [newPath, setNewPath] = useState('');
+  const [saved, setSaved] = useState<string | null>(null);
+  const current = items.data?.find((i) => i.key === selected);
+  useEffect(() => {
+    if (current) setText(textOf(current));
+  }, [current]);
+
+  const save = useMutation({
+    mutationFn: async ({ key, value }: { key: string; value: Record<string, unknown> }) => {
+      ok(await api.PUT('/v1/deepagents/store/items', { body: { namespace, key, value } }));
+      return key;
+    },
+    onSuccess: async (key) => {
+      await client.invalidateQueries({ queryKey });
+      setSelected(key);
+      setSaved(key);
+    },
+  });
+  const remove = useMutation({
+    mutationFn: async (key: string) => ok(await api.DELETE('/v1/deepagents/store/items', { body: { namespace, key } })),
+    onSuccess: async () => {
+      setSelected(null);
+      setSaved(null);
+      await client.invalidateQueries({ queryKey });
+    },
+  });
+  const create = (e: FormEvent) => {
+    e.preventDefault();
+    const key = `/${newPath.trim().replace(/^\/+/, '')}`;
+    if (key === '/') return;
+    setNewPath('');
+    setText('');
+    save.mutate({ key, value: valueWith(items.data?.find((i) => i.key === key), '') });
+  };
+
+  return (
+    <Card withBorder component="section" aria-label={title}>
+      <Stack gap="sm">
+        <Title order={3} size="h4">
+          {title}
+        </Title>
+        {items.error && <Alert color="red">{items.error.message}</Alert>}
+        {items.isPending && <Loader size="sm" aria-label={`Loading ${title}`} />}
+        {items.data?.length === 0 && <Text c="dimmed">No files under {root} yet.</Text>}
+        <nav aria-label={`Files of ${title}`}>
+          {items.data?.map((i) => (
+            <NavLink
+              component="button"
+              key={i.key}
+              label={`${root}${i.key.replace(/^\//, '')}`}
+              description={`changed ${new Date(i.updated_at).toLocaleString()}`}
+              active={i.key === selected}
+              onClick={() => {
+                setSaved(null);
+                setSelected(i.key);
+              }}
+            />
+          ))}
+        </nav>
+        {current && (
+          <Stack gap="xs">
+            <Textarea
+              label={`Content of ${root}${current.key.replace(/^\//, '')}`}
+              value={text}
+              onChange={(e) => {
+                setSaved(null);
+                setText(e.currentTarget.value);
+              }}
+              readOnly={!writable}
+              autosize
+              minRows={4}
+              maxRows={20}
+              styles={{ input: { fontFamily: 'monospace' } }}
+            />
+            {writable && (
+              <Group gap="xs">
+                <Button onClick={() => save.mutate({ key: current.key, value: valueWith(current, text) })} loading={save.isPending} disabled={text === textOf(current)}>
+                  Save memory
+                </Button>
+                <Button variant="light" color="red" onClick={() => remove.mutate(current.key)} loading={remove.isPending}>
+                  Delete memory
+                </Button>
+                {saved === current.key && (
+                  <Text size="sm" role="status">
+                    Saved; the next run reads it
+                  </Text>
+                )}
+              </Group>
+            )}
+          </Stack>
+        )}
+        {(save.error ?? remove.error) && <Alert color="red">{(save.error ?? remove.error)!.message}</Alert>}
+        {writable && (
+          <Group component="form" onSubmit={create} align="flex-end" gap="xs">
+            <TextInput label={`New file under ${root}`} placeholder="notes.md" value={newPath} onChange={(e) => setNewPath(e.currentTarget.value)} />
+            <Button type="submit" variant="default" disabled={newPath.trim() === ''}>
+              Add file
+            </Button>
+          </Group>
+        )}
+      </Stack>
+    </Card>
+  );
+}
+
+export default function Memories() {
+  const { agentId = '' } = useParams();
+  const session = useSession().data;
+  const agent = useQuery({
+    queryKey: ['agent', agentId],
+    queryFn: async () => ok(await api.GET('/v1/deepagents/agents/{agent_id}', { params: { path: { agent_id: agentId } } })),
+  });
+  if (agent.isPending || !session) return <Loader aria-label="Loading agent" />;
+  if (agent.error) return <Alert color="red">{agent.error.message}</Alert>;
+  const writable = canWrite(session);
+  return (
+    <Stack>
+      <div>
+        <Anchor component={Link} to={`/agents/${agentId}`} size="sm">
+          ← {agent.data.name}
+        </Anchor>
+        <Title order={2} className="wrap-anywhere">
+          Memories of {agent.data.name}
+        </Title>
+        <Text size="sm" c="dimmed">
+          Files the agent keeps across threads. What you save here is what its next run reads.
+        </Text>
+      </div>
+      <MemoryFolder title="Agent memories" root="/memories/" namespace={[agentId, 'memories']} writable={writable} />
+      <MemoryFolder title={`Your memories (${session.principal})`} root="/memories/user/" namespace={[agentId, 'memories', 'user', principalLabel(session.principal)]} writable={writable} />
+    </Stack>
+  );
+}
