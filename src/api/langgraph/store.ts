@@ -13,12 +13,13 @@ const SCOPE =
   'Namespaces are relative to the key’s workspace: an agent’s memories (`/memories/`) are `[agent_id, "memories"]`, a principal’s (`/memories/user/`) ' +
   '`[agent_id, "memories", "user", "p-" + base64url(principal)]`. Another principal’s memories are reachable by admins only.';
 
-const Namespace = z.array(z.string()).openapi({ description: 'Namespace labels (no periods), relative to the workspace.', example: ['3f1c2a9e-0000-4000-8000-000000000000', 'memories'] });
+// Bounded: PostgreSQL's index entries are limited in size, and nothing needs longer labels or keys.
+const Namespace = z.array(z.string().max(256)).max(20).openapi({ description: 'Namespace labels (no periods), relative to the workspace.', example: ['3f1c2a9e-0000-4000-8000-000000000000', 'memories'] });
 
 const ItemSchema = z
   .object({
     namespace: Namespace,
-    key: z.string(),
+    key: z.string().max(1024),
     value: z.record(z.string(), z.unknown()),
     created_at: z.iso.datetime(),
     updated_at: z.iso.datetime(),
@@ -28,7 +29,7 @@ const ItemSchema = z
 const PutBody = z
   .object({
     namespace: Namespace,
-    key: z.string(),
+    key: z.string().max(1024),
     value: z.record(z.string(), z.unknown()).openapi({ description: 'The item’s data. Memory files are `{content, created_at, modified_at}`.' }),
     index: z.union([z.literal(false), z.null(), z.array(z.string())]).optional().openapi({ description: 'Accepted; the store has no vector index, so items are not embedded.' }),
     ttl: z.null().optional().openapi({ description: 'Expiry is not supported: `null` or absent.' }),
