@@ -17,6 +17,7 @@
 // the pod's file system. A command's standard input is sent on the exec stream and closed with the
 // v5.channel.k8s.io close signal; an API server that only speaks older versions (before Kubernetes
 // 1.30) gets small inputs embedded in the command instead.
+import { CappedOutput } from '../output.js';
 import { randomUUID } from 'node:crypto';
 import { PassThrough, Writable } from 'node:stream';
 import type * as k8s from '@kubernetes/client-node';
@@ -338,10 +339,7 @@ export class KubernetesSandboxDriver implements SandboxDriver {
     const started = Date.now();
     const pidFile = `/tmp/.hangar-${randomUUID()}.pid`;
     const cap = request.maxOutputBytes ?? this.o.limits.maxOutputBytes;
-    const chunks: Buffer[] = [];
     const errChunks: Buffer[] = [];
-    let size = 0;
-    let truncated = false;
     let stoppedBy: ExecResult['stoppedBy'] = null;
     let status: ExecStatus | undefined;
     const conn: { socket?: { terminate(): void } } = {};
@@ -367,20 +365,8 @@ export class KubernetesSandboxDriver implements SandboxDriver {
       }
     }
 
-    const take = (chunk: Buffer) => {
-      if (truncated) return;
-      const room = cap - size;
-      const kept = chunk.length > room ? chunk.subarray(0, room) : chunk;
-      if (kept.length > 0) {
-        chunks.push(kept);
-        size += kept.length;
-        request.onOutput?.(kept);
-      }
-      if (chunk.length > room) {
-        truncated = true;
-        stop('output_limit');
-      }
-    };
+    const out = new CappedOutput(cap, request.onOutput, () => stop('output_limit'));
+    const take = out.take;
     const stdout = new Writable({
       write(chunk: Buffer, _enc, cb) {
         take(chunk);
@@ -461,12 +447,12 @@ export class KubernetesSandboxDriver implements SandboxDriver {
       // `timeout -s KILL` (the pod's backstop) and the kernel's CPU limit end a command with 128 + signal.
     } else if (status) note = `\n[the sandbox could not run the command: ${status.message ?? status.reason ?? 'unknown error'}]`;
     else note = '\n[the connection to the sandbox closed before the command finished]';
-    const parts = request.mergeStderr === false || stderrText.length === 0 ? chunks : [...chunks, stderrText];
+    const parts = request.mergeStderr === false || stderrText.length === 0 ? out.chunks : [...out.chunks, stderrText];
     return {
       output: Buffer.concat(note ? [...parts, Buffer.from(note)] : parts),
       exitCode,
       signal: null,
-      truncated,
+      truncated: out.truncated,
       stoppedBy,
       durationMs: Date.now() - started,
     };

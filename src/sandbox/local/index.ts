@@ -19,6 +19,7 @@
 //
 // Why bubblewrap and not a home-made namespace setup: it is the well-kept tool Flatpak uses for
 // exactly this, packaged by every distribution; Node has no namespace API of its own.
+import { CappedOutput } from '../output.js';
 import { spawn, execFile } from 'node:child_process';
 import { constants as fsConstants } from 'node:fs';
 import { access, chown, lstat, mkdir, readdir, readlink, rm } from 'node:fs/promises';
@@ -209,9 +210,6 @@ export class LocalSandboxDriver implements SandboxDriver {
     ];
       const child = spawn(this.o.bwrap ?? 'bwrap', args, { stdio: ['pipe', 'pipe', 'pipe'], env: {} });
       return await new Promise<ExecResult>((resolve, reject) => {
-        const chunks: Buffer[] = [];
-        let size = 0;
-        let truncated = false;
         let stoppedBy: ExecResult['stoppedBy'] = null;
         const kill = (why: NonNullable<ExecResult['stoppedBy']>) => {
           stoppedBy ??= why;
@@ -226,20 +224,8 @@ export class LocalSandboxDriver implements SandboxDriver {
           if (!this.running.has(id)) this.running.set(id, new Set());
           this.running.get(id)!.add(stopper);
         }
-        const take = (chunk: Buffer) => {
-          if (truncated) return;
-          const room = cap - size;
-          const kept = chunk.length > room ? chunk.subarray(0, room) : chunk;
-          if (kept.length > 0) {
-            chunks.push(kept);
-            size += kept.length;
-            request.onOutput?.(kept);
-          }
-          if (chunk.length > room) {
-            truncated = true;
-            kill('output_limit');
-          }
-        };
+        const out = new CappedOutput(cap, request.onOutput, () => kill('output_limit'));
+        const take = out.take;
         child.stdout.on('data', take);
         const errChunks: Buffer[] = [];
         child.stderr.on('data', (chunk: Buffer) => {
@@ -257,12 +243,12 @@ export class LocalSandboxDriver implements SandboxDriver {
           request.signal?.removeEventListener('abort', onAbort);
           if (id) this.running.get(id)?.delete(stopper);
           const stderr = Buffer.concat(errChunks);
-          const output = Buffer.concat(request.mergeStderr === false || stderr.length === 0 ? chunks : [...chunks, stderr]);
+          const output = Buffer.concat(request.mergeStderr === false || stderr.length === 0 ? out.chunks : [...out.chunks, stderr]);
           resolve({
             output,
             exitCode: stoppedBy || signal ? null : code,
             signal: signal ?? null,
-            truncated,
+            truncated: out.truncated,
             stoppedBy,
             durationMs: Date.now() - started,
           });
