@@ -236,7 +236,8 @@ describe('an agent in a sandbox on the kubernetes driver', () => {
     await say(agentId, threadId, call('execute', { command: 'echo kept > file.txt' }));
     const id = (await sandboxOf(threadId)).sandbox_id!;
     expect(applied('Pod', id)).toHaveLength(1);
-    await until('the sandbox to stop', async () => (await sandboxOf(threadId)).status === 'stopped');
+    // The sweeper marks the sandbox stopped, then deletes its pod: wait for both.
+    await until('the sandbox to stop', async () => (await sandboxOf(threadId)).status === 'stopped' && !k8s.objects.has(podKey(id)));
     expect(k8s.requests.some((r) => r.method === 'DELETE' && r.path === `/api/v1/namespaces/${NS}/pods/hangar-sandbox-${id}`)).toBe(true);
     expect(k8s.objects.has(podKey(id))).toBe(false);
     expect(k8s.objects.has(claimKey(id))).toBe(true);
