@@ -1,34 +1,27 @@
 import { Center, Loader } from '@mantine/core';
 import { useQuery, useQueryClient } from '@tanstack/react-query';
-import { lazy, Suspense, useEffect } from 'react';
+import { lazy, Suspense, useEffect, useRef } from 'react';
 import { Navigate, Route, Routes, useLocation } from 'react-router';
-import { fetchSession, setCsrfToken, whenSignedOut } from './api';
+import { setCsrfToken, whenSignedOut } from './api';
+import { sessionQuery } from './queries';
+import { pages, preload } from './routes';
 import { Shell } from './Shell';
 import { SignIn } from './pages/SignIn';
 
-// Every page but sign-in is its own chunk: the first load carries only what it shows.
-const Agents = lazy(() => import('./pages/Agents'));
-const Agent = lazy(() => import('./pages/Agent'));
-const Playground = lazy(() => import('./pages/Playground'));
-const Memories = lazy(() => import('./pages/Memories'));
-const Traces = lazy(() => import('./pages/Traces'));
-const TraceRun = lazy(() => import('./pages/TraceRun'));
-const ToolServers = lazy(() => import('./pages/ToolServers'));
-const Deployments = lazy(() => import('./pages/Deployments'));
-const Deployment = lazy(() => import('./pages/Deployment'));
-const Usage = lazy(() => import('./pages/Usage'));
-const Settings = lazy(() => import('./pages/Settings'));
+const Agents = lazy(pages.Agents);
+const Agent = lazy(pages.Agent);
+const Playground = lazy(pages.Playground);
+const Memories = lazy(pages.Memories);
+const Traces = lazy(pages.Traces);
+const TraceRun = lazy(pages.TraceRun);
+const ToolServers = lazy(pages.ToolServers);
+const Deployments = lazy(pages.Deployments);
+const Deployment = lazy(pages.Deployment);
+const Usage = lazy(pages.Usage);
+const Settings = lazy(pages.Settings);
 
 export function useSession() {
-  return useQuery({
-    queryKey: ['session'],
-    queryFn: async () => {
-      const s = await fetchSession();
-      setCsrfToken(s?.csrf_token ?? null);
-      return s;
-    },
-    staleTime: Infinity,
-  });
+  return useQuery(sessionQuery);
 }
 
 /** Where to go after signing in: the page that asked for it, if it is one of ours. */
@@ -41,6 +34,13 @@ export function App() {
   const session = useSession();
   const client = useQueryClient();
   const location = useLocation();
+  // In-app navigation: the next page's chunk and data start together (the first page's were started
+  // by main.tsx before the first render).
+  const navigated = useRef(false);
+  useEffect(() => {
+    if (navigated.current) preload(client, location.pathname);
+    navigated.current = true;
+  }, [client, location.pathname]);
   useEffect(() => {
     whenSignedOut(() => {
       setCsrfToken(null);

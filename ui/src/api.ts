@@ -1,6 +1,6 @@
 // REST through the typed client generated from /openapi.json (src/client/schema.ts). The browser
 // authenticates with the HttpOnly session cookie; the CSRF token lives in memory only.
-import createClient, { type Middleware } from 'openapi-fetch';
+import createClient from 'openapi-fetch';
 import type { components, paths } from '../../src/client/schema';
 
 export type Schemas = components['schemas'];
@@ -22,22 +22,22 @@ export function whenSignedOut(handler: () => void): void {
   onSignedOut = handler;
 }
 
-const session: Middleware = {
-  onRequest({ request }) {
-    if (csrfToken && !['GET', 'HEAD'].includes(request.method)) request.headers.set('X-CSRF-Token', csrfToken);
-    return request;
-  },
-  onResponse({ response, request }) {
-    if (response.status === 401 && !(request.method === 'POST' && new URL(request.url).pathname === '/v1/console/session')) {
-      clearSessionHint();
-      onSignedOut();
-    }
-    return response;
-  },
-};
+/**
+ * Every request: the CSRF token on state-changing calls; a 401 (but sign-in's own) ends the session.
+ * A fetch wrapper, not an openapi-fetch middleware: the client awaits middlewares before it fetches,
+ * which would hold the requests boot.ts starts until the whole entry has been evaluated.
+ */
+async function sessionFetch(request: Request): Promise<Response> {
+  if (csrfToken && !['GET', 'HEAD'].includes(request.method)) request.headers.set('X-CSRF-Token', csrfToken);
+  const response = await fetch(request);
+  if (response.status === 401 && !(request.method === 'POST' && new URL(request.url).pathname === '/v1/console/session')) {
+    clearSessionHint();
+    onSignedOut();
+  }
+  return response;
+}
 
-export const api = createClient<paths>({ baseUrl: window.location.origin, credentials: 'same-origin' });
-api.use(session);
+export const api = createClient<paths>({ baseUrl: window.location.origin, credentials: 'same-origin', fetch: sessionFetch });
 
 /** The error an API call answered, for people. */
 export class ApiError extends Error {
@@ -72,9 +72,14 @@ export function clearSessionHint(): void {
   document.cookie = `${HINT}=; Max-Age=0; Path=/; SameSite=Strict`;
 }
 
+/** Whether the sign-in's readable hint cookie (no secret) says a session may be there. */
+export function sessionHint(): boolean {
+  return document.cookie.split('; ').some((c) => c === `${HINT}=1`);
+}
+
 /** The signed-in caller, or null. Asks only when the sign-in's hint cookie is there. */
 export async function fetchSession(): Promise<Session | null> {
-  if (!document.cookie.split('; ').some((c) => c === `${HINT}=1`)) return null;
+  if (!sessionHint()) return null;
   const result = await api.GET('/v1/console/session');
   if (result.response.status === 401) {
     clearSessionHint();

@@ -1,11 +1,12 @@
 import '@mantine/core/styles.css';
 import './console.css';
 import { Badge, createTheme, MantineProvider } from '@mantine/core';
-import { QueryClient, QueryClientProvider } from '@tanstack/react-query';
+import { QueryClientProvider } from '@tanstack/react-query';
 import { StrictMode } from 'react';
 import { createRoot } from 'react-dom/client';
 import { BrowserRouter } from 'react-router';
 import { App } from './App';
+import { queries } from './boot';
 
 // The page's CSP allows <style> elements only with this response's nonce (src/http/console.ts).
 const nonce = document.querySelector<HTMLMetaElement>('meta[name="csp-nonce"]')?.content ?? '';
@@ -19,7 +20,6 @@ const theme = createTheme({
   // Light badges (black text on a tint, console.css): legible at the smallest sizes.
   components: { Badge: Badge.extend({ defaultProps: { variant: 'light' } }) },
 });
-const queries = new QueryClient({ defaultOptions: { queries: { retry: false, refetchOnWindowFocus: false } } });
 
 createRoot(document.getElementById('root')!).render(
   <StrictMode>

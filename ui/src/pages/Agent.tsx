@@ -7,6 +7,7 @@ import Markdown from 'react-markdown';
 import { Link, useNavigate, useParams } from 'react-router';
 import { api, canWrite, ok, type Schemas } from '../api';
 import { useSession } from '../App';
+import { agentQuery, mcpServersQuery } from '../queries';
 
 type Agent = Schemas['Agent'];
 type Skill = Schemas['SkillSpec'];
@@ -39,10 +40,7 @@ export default function AgentPage() {
   const writable = canWrite(session);
   const client = useQueryClient();
   const navigate = useNavigate();
-  const agent = useQuery({
-    queryKey: ['agent', agentId],
-    queryFn: async () => ok(await api.GET('/v1/deepagents/agents/{agent_id}', { params: { path: { agent_id: agentId } } })),
-  });
+  const agent = useQuery(agentQuery(agentId));
   const [draft, setDraft] = useState<Draft | null>(null);
   const [saved, setSaved] = useState<string | null>(null);
   useEffect(() => {
@@ -290,7 +288,7 @@ function interruptKey(url: string, name: string): string {
 
 /** tools.json through a picker fed by the registered tool servers' own tool lists. */
 function ToolPicker({ tools, onChange, writable }: { tools: Tools; onChange: (t: Tools) => void; writable: boolean }) {
-  const servers = useQuery({ queryKey: ['mcp-servers'], queryFn: async () => ok(await api.GET('/v1/deepagents/mcp-servers')) });
+  const servers = useQuery(mcpServersQuery);
   const chosen = (url: string, name: string) => tools.tools.some((t) => t.mcp_server_url === url && t.name === name);
   const toggle = (url: string, serverName: string, name: string, on: boolean) => {
     const rest = tools.tools.filter((t) => !(t.mcp_server_url === url && t.name === name));

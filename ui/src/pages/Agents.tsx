@@ -5,9 +5,10 @@ import { useState, type FormEvent } from 'react';
 import { Link, useNavigate } from 'react-router';
 import { api, canWrite, ok } from '../api';
 import { useSession } from '../App';
+import { agentsQuery, modelConfigsQuery } from '../queries';
 
 export function useModelSuggestions() {
-  const configs = useQuery({ queryKey: ['model-configs'], queryFn: async () => ok(await api.GET('/v1/deepagents/model-configs')) });
+  const configs = useQuery(modelConfigsQuery);
   return ['scripted:demo', ...(configs.data ?? []).map((m) => m.name), 'anthropic:claude-sonnet-4-6', 'openai:gpt-5.4-mini'];
 }
 
@@ -16,10 +17,7 @@ export default function Agents() {
   const [search, setSearch] = useState('');
   const [name] = useDebouncedValue(search, 250);
   const [opened, { open, close }] = useDisclosure(false);
-  const agents = useQuery({
-    queryKey: ['agents', name],
-    queryFn: async () => ok(await api.GET('/v1/deepagents/agents', { params: { query: { page_size: 100, ...(name ? { name } : {}) } } })),
-  });
+  const agents = useQuery(agentsQuery(name));
   return (
     <Stack>
       <Group justify="space-between">

@@ -5,6 +5,7 @@ import { Link, useNavigate, useParams } from 'react-router';
 import { api, canWrite, ok } from '../api';
 import { useSession } from '../App';
 import { deploymentColor } from './Deployments';
+import { deploymentQuery } from '../queries';
 
 const active = (status: string) => !/READY|DEPLOYED|FAIL|ERROR|SKIPPED|INTERRUPTED|DELETED/.test(status);
 
@@ -15,8 +16,7 @@ export default function Deployment() {
   const client = useQueryClient();
   const path = { deployment_id: deploymentId };
   const deployment = useQuery({
-    queryKey: ['deployment', deploymentId],
-    queryFn: async () => ok(await api.GET('/v2/deployments/{deployment_id}', { params: { path } })),
+    ...deploymentQuery(deploymentId),
     refetchInterval: (q) => (q.state.data && active(q.state.data.status) ? 1500 : 10_000),
   });
   const revisions = useQuery({

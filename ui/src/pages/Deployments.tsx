@@ -5,6 +5,7 @@ import { useState, type FormEvent } from 'react';
 import { Link, useNavigate } from 'react-router';
 import { api, canWrite, ok } from '../api';
 import { useSession } from '../App';
+import { deploymentsQuery } from '../queries';
 
 export function deploymentColor(status: string): string {
   return /READY|DEPLOYED/.test(status) ? 'green' : /FAIL|ERROR/.test(status) ? 'red' : 'blue';
@@ -14,8 +15,7 @@ export default function Deployments() {
   const session = useSession().data;
   const [opened, { open, close }] = useDisclosure(false);
   const list = useQuery({
-    queryKey: ['deployments'],
-    queryFn: async () => ok(await api.GET('/v2/deployments', { params: { query: { limit: 100, offset: 0 } } })),
+    ...deploymentsQuery,
     refetchInterval: 5000,
   });
   return (

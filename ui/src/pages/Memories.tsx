@@ -6,6 +6,7 @@ import { useEffect, useState, type FormEvent } from 'react';
 import { Link, useParams } from 'react-router';
 import { api, canWrite, ok, type Schemas } from '../api';
 import { useSession } from '../App';
+import { agentQuery } from '../queries';
 
 type Item = Schemas['StoreItem'];
 
@@ -150,10 +151,7 @@ function MemoryFolder({ title, root, namespace, writable }: { title: string; roo
 export default function Memories() {
   const { agentId = '' } = useParams();
   const session = useSession().data;
-  const agent = useQuery({
-    queryKey: ['agent', agentId],
-    queryFn: async () => ok(await api.GET('/v1/deepagents/agents/{agent_id}', { params: { path: { agent_id: agentId } } })),
-  });
+  const agent = useQuery(agentQuery(agentId));
   if (agent.isPending || !session) return <Loader aria-label="Loading agent" />;
   if (agent.error) return <Alert color="red">{agent.error.message}</Alert>;
   const writable = canWrite(session);

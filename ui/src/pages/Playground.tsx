@@ -9,6 +9,7 @@ import Markdown from 'react-markdown';
 import { Link, useLocation, useNavigate, useParams } from 'react-router';
 import { api, canWrite, getCsrfToken, ok, type Schemas } from '../api';
 import { useSession } from '../App';
+import { agentQuery, threadQuery, threadsQuery } from '../queries';
 
 interface ActionRequest {
   name: string;
@@ -49,11 +50,7 @@ export default function Playground() {
   // stream open) while the URL becomes /threads/{id}.
   const fromNavigation = (location.state as { agentId?: string } | null)?.agentId;
   // /threads/{id} deep links find the agent through the thread.
-  const threadOnly = useQuery({
-    queryKey: ['thread', params.threadId],
-    enabled: Boolean(params.threadId) && !fromNavigation,
-    queryFn: async () => ok(await api.GET('/v1/deepagents/threads/{thread_id}', { params: { path: { thread_id: params.threadId! } } })),
-  });
+  const threadOnly = useQuery({ ...threadQuery(params.threadId ?? ''), enabled: Boolean(params.threadId) && !fromNavigation });
   const agentId = params.agentId ?? fromNavigation ?? threadOnly.data?.agent_id;
   const threadId = params.threadId ?? null;
   if (threadOnly.error) return <Alert color="red">{threadOnly.error.message}</Alert>;
@@ -65,20 +62,9 @@ function Chat({ agentId, threadId, onThread }: { agentId: string; threadId: stri
   const session = useSession().data;
   const writable = canWrite(session);
   const client = useQueryClient();
-  const agent = useQuery({
-    queryKey: ['agent', agentId],
-    queryFn: async () => ok(await api.GET('/v1/deepagents/agents/{agent_id}', { params: { path: { agent_id: agentId } } })),
-  });
+  const agent = useQuery(agentQuery(agentId));
   const [statusFilter, setStatusFilter] = useState<string | null>(null);
-  const threads = useQuery({
-    queryKey: ['threads', agentId, statusFilter],
-    queryFn: async () =>
-      ok(
-        await api.POST('/v1/deepagents/threads/search', {
-          body: { agent_id: agentId, limit: 50, offset: 0, ...(statusFilter ? { status: statusFilter as 'idle' } : {}) },
-        }),
-      ),
-  });
+  const threads = useQuery(threadsQuery(agentId, statusFilter));
   const runs = useQuery({
     queryKey: ['runs', threadId],
     enabled: Boolean(threadId),

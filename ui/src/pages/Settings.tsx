@@ -3,12 +3,13 @@ import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useState, type FormEvent } from 'react';
 import { api, canWrite, ok, type Session } from '../api';
 import { useSession } from '../App';
+import { modelConfigsQuery } from '../queries';
 
 export default function Settings() {
   const session = useSession().data;
   const writable = canWrite(session);
   const client = useQueryClient();
-  const configs = useQuery({ queryKey: ['model-configs'], queryFn: async () => ok(await api.GET('/v1/deepagents/model-configs')) });
+  const configs = useQuery(modelConfigsQuery);
   const [name, setName] = useState('');
   const [modelId, setModelId] = useState('');
   const [apiKey, setApiKey] = useState('');

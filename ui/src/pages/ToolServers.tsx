@@ -4,12 +4,13 @@ import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useState, type FormEvent } from 'react';
 import { api, canWrite, ok, type Schemas } from '../api';
 import { useSession } from '../App';
+import { mcpServersQuery } from '../queries';
 
 type Header = { key: string; value: string };
 
 export default function ToolServers() {
   const session = useSession().data;
-  const servers = useQuery({ queryKey: ['mcp-servers'], queryFn: async () => ok(await api.GET('/v1/deepagents/mcp-servers')) });
+  const servers = useQuery(mcpServersQuery);
   const [opened, { open, close }] = useDisclosure(false);
   return (
     <Stack>

@@ -3,48 +3,25 @@ import { useDebouncedValue } from '@mantine/hooks';
 import { useQuery } from '@tanstack/react-query';
 import { useEffect, useState } from 'react';
 import { Link } from 'react-router';
-import { api, ok } from '../api';
+import { defaultProject, SINCE, traceRunsQuery, tracingProjectsQuery } from '../queries';
 
 export function statusColor(status: string): string {
   return status === 'error' ? 'red' : status === 'success' ? 'green' : 'gray';
 }
 
-const SINCE: Record<string, number | null> = { 'Last hour': 3600e3, 'Last 24 hours': 86400e3, 'Last 7 days': 7 * 86400e3, 'Any time': null };
-
 export default function Traces() {
-  const projects = useQuery({ queryKey: ['tracing-projects'], queryFn: async () => ok(await api.GET('/v1/tracing/projects')) });
-  const [project, setProject] = useState<string | null>(null);
+  const projects = useQuery(tracingProjectsQuery);
+  const [chosen, setProject] = useState<string | null>(null);
+  // The default project until one is chosen (its runs may already be cached: routes.ts asks for them).
+  const project = chosen ?? defaultProject(projects.data);
   const [status, setStatus] = useState<string | null>(null);
   const [nameInput, setName] = useState('');
   const [name] = useDebouncedValue(nameInput, 250);
   const [minLatency, setMinLatency] = useState<number | string>('');
   const [since, setSince] = useState<string>('Any time');
   const [cursor, setCursor] = useState<string | undefined>(undefined);
-  useEffect(() => {
-    if (!project && projects.data?.items.length) setProject((projects.data.items.find((p) => p.is_default) ?? projects.data.items[0]!).id);
-  }, [projects.data, project]);
   useEffect(() => setCursor(undefined), [project, status, name, minLatency, since]);
-  const window = SINCE[since] ?? null;
-  const runs = useQuery({
-    queryKey: ['trace-runs', project, status, name, minLatency, since, cursor],
-    enabled: Boolean(project),
-    queryFn: async () =>
-      ok(
-        await api.GET('/v1/tracing/projects/{project_id}/runs', {
-          params: {
-            path: { project_id: project! },
-            query: {
-              page_size: 50,
-              ...(status ? { status: status as 'pending' | 'success' | 'error' } : {}),
-              ...(name ? { name } : {}),
-              ...(typeof minLatency === 'number' ? { min_latency_ms: minLatency } : {}),
-              ...(window ? { start_time_gte: new Date(Date.now() - window).toISOString() } : {}),
-              ...(cursor ? { cursor } : {}),
-            },
-          },
-        }),
-      ),
-  });
+  const runs = useQuery(traceRunsQuery({ project, status, name, minLatency, since, cursor }));
   return (
     <Stack>
       <Title order={2}>Traces</Title>

@@ -1,0 +1,78 @@
+// Every page but sign-in is its own chunk, and each route names the queries its page shows first.
+// `preload` starts both at once — at navigation start on a cold load (main.tsx, before React renders
+// and in parallel with the "who am I" request), and on every in-app navigation — so a page's first
+// paint waits for the slowest of session, chunk and data rather than for all three in a row.
+import type { QueryClient } from '@tanstack/react-query';
+import { matchPath } from 'react-router';
+import { sessionHint } from './api';
+import { agentQuery, agentsQuery, dailyUsageQuery, defaultProject, deploymentQuery, deploymentsQuery, mcpServersQuery, modelConfigsQuery, NO_FILTERS, threadQuery, threadsQuery, traceRunsQuery, tracingProjectsQuery, usageQuery } from './queries';
+
+export const pages = {
+  Agents: () => import('./pages/Agents'),
+  Agent: () => import('./pages/Agent'),
+  Playground: () => import('./pages/Playground'),
+  Memories: () => import('./pages/Memories'),
+  Traces: () => import('./pages/Traces'),
+  TraceRun: () => import('./pages/TraceRun'),
+  ToolServers: () => import('./pages/ToolServers'),
+  Deployments: () => import('./pages/Deployments'),
+  Deployment: () => import('./pages/Deployment'),
+  Usage: () => import('./pages/Usage'),
+  Settings: () => import('./pages/Settings'),
+};
+
+type Params = Record<string, string | undefined>;
+interface PageRoute {
+  path: string;
+  page: keyof typeof pages;
+  /** Start the page's first queries (a failure is the page's to show when it reads the query). */
+  data?: (client: QueryClient, params: Params) => Promise<unknown>;
+}
+
+export const ROUTES: PageRoute[] = [
+  { path: '/agents', page: 'Agents', data: (c) => c.prefetchQuery(agentsQuery()) },
+  { path: '/agents/:agentId', page: 'Agent', data: (c, p) => c.prefetchQuery(agentQuery(p.agentId!)) },
+  {
+    path: '/agents/:agentId/playground',
+    page: 'Playground',
+    data: (c, p) => Promise.all([c.prefetchQuery(agentQuery(p.agentId!)), c.prefetchQuery(threadsQuery(p.agentId!))]),
+  },
+  { path: '/agents/:agentId/memories', page: 'Memories', data: (c, p) => c.prefetchQuery(agentQuery(p.agentId!)) },
+  {
+    path: '/threads/:threadId',
+    page: 'Playground',
+    // The thread names its agent; the agent and its threads follow as soon as it is known.
+    data: async (c, p) => {
+      const agentId = (await c.fetchQuery(threadQuery(p.threadId!))).agent_id;
+      if (agentId) await Promise.all([c.prefetchQuery(agentQuery(agentId)), c.prefetchQuery(threadsQuery(agentId))]);
+    },
+  },
+  {
+    path: '/traces',
+    page: 'Traces',
+    // The runs of the project the page opens, asked as soon as the projects are known.
+    data: async (c) => {
+      const project = defaultProject(await c.fetchQuery(tracingProjectsQuery));
+      if (project) await c.prefetchQuery(traceRunsQuery({ project, ...NO_FILTERS }));
+    },
+  },
+  { path: '/traces/:runId', page: 'TraceRun' },
+  { path: '/tool-servers', page: 'ToolServers', data: (c) => c.prefetchQuery(mcpServersQuery) },
+  { path: '/deployments', page: 'Deployments', data: (c) => c.prefetchQuery(deploymentsQuery) },
+  { path: '/deployments/:deploymentId', page: 'Deployment', data: (c, p) => c.prefetchQuery(deploymentQuery(p.deploymentId!)) },
+  { path: '/usage', page: 'Usage', data: (c) => Promise.all([c.prefetchQuery(agentsQuery()), c.prefetchQuery(usageQuery(7)), c.prefetchQuery(dailyUsageQuery(7))]) },
+  { path: '/settings', page: 'Settings', data: (c) => c.prefetchQuery(modelConfigsQuery) },
+];
+
+/** Start loading the chunk and the first data of the page at `pathname` (when signed in). */
+export function preload(client: QueryClient, pathname: string): void {
+  if (!sessionHint()) return;
+  const path = pathname === '/' ? '/agents' : pathname;
+  for (const route of ROUTES) {
+    const match = matchPath({ path: route.path, end: true }, path);
+    if (!match) continue;
+    void pages[route.page]().catch(() => {}); // a failed chunk is reported by the page's lazy()
+    void route.data?.(client, match.params).catch(() => {});
+    return;
+  }
+}
