@@ -390,6 +390,25 @@ describe('playground (useStream over the LangGraph protocol)', { timeout: 180_00
     await context.close();
   });
 
+  it('opens Traces and Usage with their data: the run is listed, Usage names its agent in the table and draws the charts', async () => {
+    const agentId = await scriptedAgent('Usage probe');
+    await run(server, await createThread(server, agentId), { agent_id: agentId, messages: [{ role: 'user', content: 'count me' }] });
+    const { context, page, errors } = await open();
+    await signIn(page, server.adminKey, '/agents');
+    // A load straight at the page: its first data is asked before React renders (ui/src/routes.ts).
+    await page.goto(`${server.url}/traces`);
+    await page.getByRole('table').getByRole('link').first().waitFor();
+    // In-app navigation: Usage's table, then its charts (a chunk of their own).
+    await page.getByRole('link', { name: 'Usage', exact: true }).click();
+    await page.getByRole('cell', { name: 'Usage probe', exact: true }).waitFor();
+    await page.getByLabel('Runs per day').locator('svg.recharts-surface').waitFor();
+    await page.getByLabel('Tokens per day').locator('svg.recharts-surface').waitFor();
+    await expectAccessible(page);
+    await screenshot(page, 'usage');
+    expect(errors).toEqual([]);
+    await context.close();
+  });
+
   it('approves, edits, rejects and responds to calls of a real MCP tool, each from its approval card', async () => {
     await server.client.POST('/v1/deepagents/mcp-servers', { body: { name: 'Approval tools', url: approvalTools.url, headers: [{ key: 'Authorization', value: 'Bearer approvals-token' }] } });
     const agentId = await scriptedAgent('Careful adder', 'scripted:demo', {

@@ -5,31 +5,42 @@ import { api, canWrite, ok, type Session } from '../api';
 import { useSession } from '../App';
 import { modelConfigsQuery } from '../queries';
 
+/** A change that refreshes the list it changed (`queryKey`) once it succeeds. */
+function useListChange<A, R>(queryKey: string[], mutationFn: (arg: A) => Promise<R>, done?: (result: R) => void) {
+  const client = useQueryClient();
+  return useMutation({
+    mutationFn,
+    onSuccess: (result: R) => {
+      done?.(result);
+      void client.invalidateQueries({ queryKey });
+    },
+  });
+}
+
+/** A form's submit handler: no page reload, then `run`. */
+const onSubmit = (run: () => void) => (e: FormEvent) => {
+  e.preventDefault();
+  run();
+};
+
 export default function Settings() {
   const session = useSession().data;
   const writable = canWrite(session);
-  const client = useQueryClient();
   const configs = useQuery(modelConfigsQuery);
   const [name, setName] = useState('');
   const [modelId, setModelId] = useState('');
   const [apiKey, setApiKey] = useState('');
-  const create = useMutation({
-    mutationFn: async () => ok(await api.POST('/v1/deepagents/model-configs', { body: { name, model_id: modelId, ...(apiKey ? { api_key: apiKey } : {}) } })),
-    onSuccess: () => {
+  const create = useListChange(
+    ['model-configs'],
+    async () => ok(await api.POST('/v1/deepagents/model-configs', { body: { name, model_id: modelId, ...(apiKey ? { api_key: apiKey } : {}) } })),
+    () => {
       setName('');
       setModelId('');
       setApiKey('');
-      void client.invalidateQueries({ queryKey: ['model-configs'] });
     },
-  });
-  const remove = useMutation({
-    mutationFn: async (id: string) => ok(await api.DELETE('/v1/deepagents/model-configs/{model_config_id}', { params: { path: { model_config_id: id } } })),
-    onSuccess: () => void client.invalidateQueries({ queryKey: ['model-configs'] }),
-  });
-  const submit = (e: FormEvent) => {
-    e.preventDefault();
-    create.mutate();
-  };
+  );
+  const remove = useListChange(['model-configs'], async (id: string) => ok(await api.DELETE('/v1/deepagents/model-configs/{model_config_id}', { params: { path: { model_config_id: id } } })));
+  const submit = onSubmit(() => create.mutate());
   return (
     <Stack>
       <Title order={2}>Settings</Title>
@@ -89,32 +100,26 @@ export default function Settings() {
 
 /** The workspace's API keys: admins create them (shown once) and revoke them. */
 function ApiKeys({ session }: { session: Session }) {
-  const client = useQueryClient();
   const keys = useQuery({ queryKey: ['api-keys'], queryFn: async () => ok(await api.GET('/v1/api-keys')) });
   const [role, setRole] = useState<'admin' | 'member' | 'viewer'>('member');
   const [principal, setPrincipal] = useState('');
   const [description, setDescription] = useState('');
   // The new key lives in this component's state only, until the admin dismisses it.
   const [created, setCreated] = useState<{ key: string; prefix: string } | null>(null);
-  const create = useMutation({
-    mutationFn: async () =>
-      ok(await api.POST('/v1/api-keys', { body: { role, ...(principal.trim() ? { principal: principal.trim() } : {}), ...(description.trim() ? { description: description.trim() } : {}) } })),
-    onSuccess: (k) => {
+  const create = useListChange(
+    ['api-keys'],
+    async () => ok(await api.POST('/v1/api-keys', { body: { role, ...(principal.trim() ? { principal: principal.trim() } : {}), ...(description.trim() ? { description: description.trim() } : {}) } })),
+    (k) => {
       setCreated({ key: k.key, prefix: k.prefix });
       setPrincipal('');
       setDescription('');
-      void client.invalidateQueries({ queryKey: ['api-keys'] });
     },
-  });
-  const revoke = useMutation({
-    mutationFn: async (id: string) => ok(await api.DELETE('/v1/api-keys/{key_id}', { params: { path: { key_id: id } } })),
-    onSuccess: () => void client.invalidateQueries({ queryKey: ['api-keys'] }),
-  });
-  const submit = (e: FormEvent) => {
-    e.preventDefault();
+  );
+  const revoke = useListChange(['api-keys'], async (id: string) => ok(await api.DELETE('/v1/api-keys/{key_id}', { params: { path: { key_id: id } } })));
+  const submit = onSubmit(() => {
     setCreated(null);
     create.mutate();
-  };
+  });
   return (
     <Stack component="section" aria-label="API keys">
       <Title order={3} size="h4">

@@ -6,7 +6,7 @@ import { agentsQuery, usageQuery } from '../queries';
 // The charts (recharts, most of this page's weight) load beside the data and fill in when they
 // arrive; the heading, range and table do not wait for them.
 const UsageCharts = lazy(() => import('./UsageCharts'));
-export const CHARTS_HEIGHT = 2 * 290 + 16;
+export const CHARTS_HEIGHT = 577; // the two chart cards and the gap between them
 
 /** Where the charts go until their chunk and data are there (their height: the table does not jump). */
 export function ChartsPlaceholder() {

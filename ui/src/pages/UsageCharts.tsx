@@ -3,7 +3,7 @@ import { BarChart } from '@mantine/charts';
 import { Alert, Paper, Stack, Text } from '@mantine/core';
 import { useQuery } from '@tanstack/react-query';
 import { dailyUsageQuery } from '../queries';
-import { CHARTS_HEIGHT, ChartsPlaceholder } from './Usage';
+import { ChartsPlaceholder } from './Usage';
 
 /** The Usage page's two bar charts, runs/errors and input/output tokens per day (its own chunk: recharts). */
 export default function UsageCharts({ days }: { days: number }) {
@@ -11,7 +11,7 @@ export default function UsageCharts({ days }: { days: number }) {
   if (daily.error) return <Alert color="red">{daily.error.message}</Alert>;
   if (!daily.data) return <ChartsPlaceholder />;
   return (
-    <Stack mih={CHARTS_HEIGHT}>
+    <Stack>
       <Paper withBorder p="sm" aria-label="Runs per day">
         <Text fw={600} mb="xs">
           Runs per day
