@@ -307,6 +307,39 @@ describe('memories and keys in the browser', { timeout: 180_000 }, () => {
     await context.close();
   });
 
+  it('lets an admin read and edit another principal’s memories; a member is offered only their own', async () => {
+    const agent = (await server.client.POST('/v1/deepagents/agents', { body: { name: 'Shared notes', runtime: { model: { model_id: 'scripted:demo' } } } })).data!;
+    const principal = 'colleague@example.com';
+    const memberKey = await server.createKey({ role: 'member', principal });
+    const member = server.clientFor(memberKey);
+    const namespace = [agent.id, 'memories', 'user', `p-${Buffer.from(principal).toString('base64url')}`];
+    expect((await member.PUT('/v1/deepagents/store/items', { body: { namespace, key: '/plans.md', value: { content: 'ships on Friday' } } })).response.status).toBe(204);
+
+    const { context, page, errors } = await open();
+    await signIn(page, server.adminKey, `/agents/${agent.id}/memories`);
+    await page.getByLabel('Another principal’s memories').selectOption({ label: principal });
+    const theirs = page.getByRole('region', { name: `Memories of ${principal}` });
+    await theirs.getByRole('button', { name: /\/memories\/user\/plans\.md/ }).click();
+    const editor = theirs.getByLabel('Content of /memories/user/plans.md');
+    await expect(editor.inputValue()).resolves.toBe('ships on Friday');
+    await editor.fill('ships on Monday');
+    await theirs.getByRole('button', { name: 'Save memory' }).click();
+    await theirs.getByRole('status').filter({ hasText: 'the next run reads it' }).waitFor();
+    const stored = await member.POST('/v1/deepagents/store/items/search', { body: { namespace_prefix: namespace, limit: 10, offset: 0 } });
+    expect(stored.data!.items.map((i) => [i.key, i.value.content])).toEqual([['/plans.md', 'ships on Monday']]);
+    await expectAccessible(page);
+    expect(errors).toEqual([]);
+    await context.close();
+
+    // The member sees the file as their own, and no other principal's.
+    const second = await open();
+    await signIn(second.page, memberKey, `/agents/${agent.id}/memories`);
+    await second.page.getByRole('region', { name: `Your memories (${principal})` }).getByRole('button', { name: /\/memories\/user\/plans\.md/ }).waitFor();
+    expect(await second.page.getByLabel('Another principal’s memories').count()).toBe(0);
+    expect(second.errors).toEqual([]);
+    await second.context.close();
+  });
+
   it('lets an admin create a key (shown once) and revoke it: the key is refused and its console session ends', async () => {
     const { context, page, errors } = await open();
     await signIn(page, server.adminKey, '/settings');

@@ -1,6 +1,7 @@
-// An agent's /memories/ (shared by every thread) and the signed-in principal's /memories/user/,
-// read and edited through LangGraph's store endpoints; the next run reads what is saved here.
-import { Alert, Anchor, Button, Card, Group, Loader, NavLink, Stack, Text, Textarea, TextInput, Title } from '@mantine/core';
+// An agent's /memories/ (shared by every thread) and the signed-in principal's /memories/user/ —
+// and, for admins, any other principal's — read and edited through LangGraph's store endpoints; the
+// next run reads what is saved here.
+import { Alert, Anchor, Button, Card, Group, Loader, NativeSelect, NavLink, Stack, Text, Textarea, TextInput, Title } from '@mantine/core';
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useEffect, useState, type FormEvent } from 'react';
 import { Link, useParams } from 'react-router';
@@ -15,6 +16,17 @@ function principalLabel(principal: string): string {
   let binary = '';
   for (const byte of new TextEncoder().encode(principal)) binary += String.fromCharCode(byte);
   return `p-${btoa(binary).replace(/\+/g, '-').replace(/\//g, '_').replace(/=+$/, '')}`;
+}
+
+/** The principal a store label names (the label itself if it is not one of ours). */
+function principalOf(label: string): string {
+  if (!label.startsWith('p-')) return label;
+  try {
+    const b64 = label.slice(2).replace(/-/g, '+').replace(/_/g, '/');
+    return new TextDecoder('utf-8', { fatal: true }).decode(Uint8Array.from(atob(b64), (c) => c.charCodeAt(0)));
+  } catch {
+    return label;
+  }
 }
 
 /** A memory file's text, whether deepagents stored it as one string or as lines. */
@@ -170,6 +182,35 @@ export default function Memories() {
       </div>
       <MemoryFolder title="Agent memories" root="/memories/" namespace={[agentId, 'memories']} writable={writable} />
       <MemoryFolder title={`Your memories (${session.principal})`} root="/memories/user/" namespace={[agentId, 'memories', 'user', principalLabel(session.principal)]} writable={writable} />
+      {session.role === 'admin' && <OtherPrincipals agentId={agentId} own={principalLabel(session.principal)} />}
+    </Stack>
+  );
+}
+
+/** Admins only: the memories other principals keep with this agent, one principal at a time. */
+function OtherPrincipals({ agentId, own }: { agentId: string; own: string }) {
+  const prefix = [agentId, 'memories', 'user'];
+  const labels = useQuery({
+    queryKey: ['memory-principals', agentId],
+    queryFn: async () => {
+      const found = ok(await api.POST('/v1/deepagents/store/namespaces', { body: { prefix, max_depth: prefix.length + 1, limit: 1000, offset: 0 } }));
+      return found.namespaces.map((n) => n[prefix.length]).filter((l): l is string => Boolean(l) && l !== own);
+    },
+  });
+  const [chosen, setChosen] = useState('');
+  if (labels.error) return <Alert color="red">{labels.error.message}</Alert>;
+  if (!labels.data?.length) return null;
+  return (
+    <Stack gap="sm">
+      <NativeSelect
+        label="Another principal’s memories"
+        description="As an admin you may read and edit them."
+        data={[{ value: '', label: 'Choose a principal…' }, ...labels.data.map((l) => ({ value: l, label: principalOf(l) }))]}
+        value={chosen}
+        onChange={(e) => setChosen(e.currentTarget.value)}
+        maw={480}
+      />
+      {chosen && <MemoryFolder key={chosen} title={`Memories of ${principalOf(chosen)}`} root="/memories/user/" namespace={[...prefix, chosen]} writable />}
     </Stack>
   );
 }
