@@ -64,6 +64,18 @@ describe('the store through client.store', () => {
     expect(await ask(aliceKey, '/call read_file {"file_path": "/memories/made-by-hand.md"}')).toMatch(/not found|does not exist|no such/i);
   });
 
+  it('keeps the memories of a principal whose label would hold an underscore in base64url (was a failed write)', async () => {
+    // "Степан" is `0KHRgtC10L_QsNC9` in base64url; the store refuses "_" in a label.
+    const principal = 'Степан';
+    expect(Buffer.from(principal).toString('base64url')).toContain('_');
+    const label = principalLabel(principal);
+    expect(label).not.toMatch(/[%_\\.]/);
+    const key = await server.createKey({ role: 'member', principal });
+    expect(await ask(key, '/call write_file {"file_path": "/memories/user/prefs.md", "content": "Степан prefers tea"}')).not.toMatch(/error/i);
+    const item = await sdk(key).store.getItem([agentId, 'memories', 'user', label], '/prefs.md');
+    expect(text(item!.value)).toBe('Степан prefers tea');
+  });
+
   it('keeps another workspace out: it neither reads nor writes this workspace’s items', async () => {
     const other = await server.createWorkspace('store-elsewhere');
     const intruder = sdk(other.adminKey);
@@ -114,6 +126,12 @@ describe('the store through client.store', () => {
     const dotted = await call('PUT', 'items', { namespace: ['a.b'], key: 'k', value: {} });
     expect(dotted.status).toBe(422);
     expect(dotted.body.errors![0]).toMatchObject({ loc: ['body', 'namespace', 0], msg: expect.stringContaining('period') });
+    // The PostgreSQL store matches prefixes with LIKE: its wildcards and escape are not labels (was a 500).
+    for (const label of ['user_1', '50%', 'a\\b']) {
+      const reserved = await call('DELETE', 'items', { namespace: ['a', label], key: 'k' });
+      expect(reserved.status, label).toBe(422);
+      expect(reserved.body.errors![0]).toMatchObject({ loc: ['body', 'namespace', 1], msg: expect.stringContaining('"_"') });
+    }
     const empty = await call('PUT', 'items', { namespace: [], key: 'k', value: {} });
     expect(empty.status).toBe(422);
     expect(empty.body.errors![0]!.loc).toEqual(['body', 'namespace']);

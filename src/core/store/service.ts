@@ -14,12 +14,17 @@ export function memoryNamespace(workspaceId: string, agentId: string): string[] 
 }
 
 /**
- * A principal as a namespace label. Store labels allow neither periods nor most punctuation (e-mail
- * addresses have both): base64url keeps principals distinct and reversible.
+ * A principal as a namespace label. Store labels allow neither periods nor `%`, `_` and `\\` (the
+ * PostgreSQL store matches prefixes with LIKE), and e-mail addresses have periods: base64url, with
+ * its `_` written `~`, keeps principals distinct and reversible. (Labels without a `_` are plain
+ * base64url, as before; labels with one could never be stored.)
  */
 export function principalLabel(principal: string): string {
-  return `p-${Buffer.from(principal === '' ? 'anonymous' : principal, 'utf8').toString('base64url')}`;
+  return `p-${Buffer.from(principal === '' ? 'anonymous' : principal, 'utf8').toString('base64url').replaceAll('_', '~')}`;
 }
+
+/** Characters a store label cannot hold: the PostgreSQL store matches namespace prefixes with LIKE. */
+const LIKE_RESERVED = /[%_\\]/;
 
 /** An item of the store. */
 export interface StoreItem {
@@ -135,6 +140,7 @@ export class StoreService {
     namespace.forEach((label, i) => {
       if (label === '') issues.push({ loc: ['body', field, i], msg: 'a namespace label must not be empty', type: 'value_error' });
       else if (label.includes('.')) issues.push({ loc: ['body', field, i], msg: 'a namespace label cannot contain a period (".")', type: 'value_error' });
+      else if (LIKE_RESERVED.test(label)) issues.push({ loc: ['body', field, i], msg: 'a namespace label cannot contain "%", "_" or "\\" (the store matches namespace prefixes with LIKE)', type: 'value_error' });
       else if (label.length > MAX_LABEL) issues.push({ loc: ['body', field, i], msg: `a namespace label has at most ${MAX_LABEL} characters`, type: 'value_error' });
     });
     if (issues.length > 0) throw invalid(issues);
