@@ -8,6 +8,7 @@ import { startBearerToolServer, type ToolServerFixture } from '../support/mcp.js
 import { startTestServer, type TestServer } from '../support/server.js';
 import { createThread, lastAiText, lastValues, run } from '../runtime/support.js';
 import { makeAppRepo, type AppRepo } from '../deployments/git-fixture.js';
+import { principalLabel } from '../../src/core/store/service.js';
 
 let server: TestServer;
 let browser: Browser;
@@ -309,10 +310,10 @@ describe('memories and keys in the browser', { timeout: 180_000 }, () => {
 
   it('lets an admin read and edit another principal’s memories; a member is offered only their own', async () => {
     const agent = (await server.client.POST('/v1/deepagents/agents', { body: { name: 'Shared notes', runtime: { model: { model_id: 'scripted:demo' } } } })).data!;
-    const principal = 'colleague@example.com';
+    const principal = 'a??@example.com'; // its label holds a `~` (base64url's `_`): the page must decode it
     const memberKey = await server.createKey({ role: 'member', principal });
     const member = server.clientFor(memberKey);
-    const namespace = [agent.id, 'memories', 'user', `p-${Buffer.from(principal).toString('base64url')}`];
+    const namespace = [agent.id, 'memories', 'user', principalLabel(principal)];
     expect((await member.PUT('/v1/deepagents/store/items', { body: { namespace, key: '/plans.md', value: { content: 'ships on Friday' } } })).response.status).toBe(204);
 
     const { context, page, errors } = await open();

@@ -22,7 +22,7 @@ function principalLabel(principal: string): string {
 function principalOf(label: string): string {
   if (!label.startsWith('p-')) return label;
   try {
-    const b64 = label.slice(2).replace(/-/g, '+').replace(/_/g, '/');
+    const b64 = label.slice(2).replace(/-/g, '+').replace(/~/g, '/');
     return new TextDecoder('utf-8', { fatal: true }).decode(Uint8Array.from(atob(b64), (c) => c.charCodeAt(0)));
   } catch {
     return label;
