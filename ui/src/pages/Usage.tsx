@@ -3,8 +3,8 @@ import { useQuery } from '@tanstack/react-query';
 import { lazy, Suspense, useState } from 'react';
 import { agentsQuery, usageQuery } from '../queries';
 
-// The charts (recharts, most of this page's weight) load beside the data and fill in when they
-// arrive; the heading, range and table do not wait for them.
+// The charts (recharts, most of this page's weight) are their own chunk, loaded with their daily
+// reports once the table's report is there: the heading, range and table never wait for them.
 const UsageCharts = lazy(() => import('./UsageCharts'));
 export const CHARTS_HEIGHT = 577; // the two chart cards and the gap between them
 
@@ -27,10 +27,14 @@ export default function Usage() {
     <Stack>
       <Title order={2}>Usage</Title>
       <SegmentedControl aria-label="Range" value={days} onChange={setDays} data={[{ value: '7', label: '7 days' }, { value: '30', label: '30 days' }]} w="fit-content" />
-      <Suspense fallback={<ChartsPlaceholder />}>
-        <UsageCharts days={Number(days)} />
-      </Suspense>
-      {usage.isPending && <Loader aria-label="Loading usage" />}
+      {/* The charts (their chunk and their daily reports) come once the table's report is there. */}
+      {usage.data ? (
+        <Suspense fallback={<ChartsPlaceholder />}>
+          <UsageCharts days={Number(days)} />
+        </Suspense>
+      ) : (
+        !usage.error && <ChartsPlaceholder />
+      )}
       {usage.error && <Alert color="red">{usage.error.message}</Alert>}
       {usage.data && (
         <Table.ScrollContainer minWidth={360}>
