@@ -4,12 +4,16 @@ import { Alert, Anchor, Badge, Button, Card, Code, Group, JsonInput, Loader, Nav
 import { useQuery, useQueryClient } from '@tanstack/react-query';
 import { useStream, type UseStream } from '@langchain/langgraph-sdk/react';
 import type { Message } from '@langchain/langgraph-sdk';
-import { useEffect, useMemo, useState, type FormEvent, type KeyboardEvent } from 'react';
-import Markdown from 'react-markdown';
+import { lazy, Suspense, useEffect, useMemo, useState, type FormEvent, type KeyboardEvent } from 'react';
 import { Link, useLocation, useNavigate, useParams } from 'react-router';
 import { api, canWrite, getCsrfToken, ok, type Schemas } from '../api';
 import { useSession } from '../App';
 import { agentQuery, threadQuery, threadsQuery } from '../queries';
+
+// Messages are drawn as markdown once react-markdown has loaded (as plain text until then): the page
+// and its Message box do not wait for it.
+const loadMarkdown = () => import('react-markdown');
+const Markdown = lazy(loadMarkdown);
 
 interface ActionRequest {
   name: string;
@@ -90,6 +94,7 @@ function Chat({ agentId, threadId, onThread }: { agentId: string; threadId: stri
     fetchStateHistory: false,
   }) as unknown as UseStream<AgentState>; // the non-deep-agent overload's type omits the tool-call and subagent helpers it returns
   const [input, setInput] = useState('');
+  useEffect(() => void loadMarkdown(), []); // after the first paint, before the first message
   const send = (e?: FormEvent) => {
     e?.preventDefault();
     const content = input.trim();
@@ -355,7 +360,9 @@ function MessageView({ message: m, stream, durations }: { message: Message; stre
       </Text>
       {body && (
         <div className="markdown-preview">
-          <Markdown>{body}</Markdown>
+          <Suspense fallback={<Text style={{ whiteSpace: 'pre-wrap' }}>{body}</Text>}>
+            <Markdown>{body}</Markdown>
+          </Suspense>
         </div>
       )}
       {calls.map((c) => {
