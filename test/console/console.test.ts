@@ -424,14 +424,17 @@ describe('playground (useStream over the LangGraph protocol)', { timeout: 180_00
     await context.close();
   });
 
-  it('opens Traces and Usage with their data: the run is listed, Usage names its agent in the table and draws the charts', async () => {
+  it('opens Traces, the Playground and Usage with their data: the run and thread are listed, Usage names its agent and draws the charts', async () => {
     const agentId = await scriptedAgent('Usage probe');
     await run(server, await createThread(server, agentId), { agent_id: agentId, messages: [{ role: 'user', content: 'count me' }] });
     const { context, page, errors } = await open();
     await signIn(page, server.adminKey, '/agents');
-    // A load straight at the page: its first data is asked before React renders (ui/src/routes.ts).
+    // Loads straight at a page: its first data is asked before React renders (ui/src/routes.ts) —
+    // the Playground's thread search (a POST) only once the session's CSRF token is known.
     await page.goto(`${server.url}/traces`);
     await page.getByRole('table').getByRole('link').first().waitFor();
+    await page.goto(`${server.url}/agents/${agentId}/playground`);
+    await page.getByLabel('Threads').getByRole('link').first().waitFor();
     // In-app navigation: Usage's table, then its charts (a chunk of their own).
     await page.getByRole('link', { name: 'Usage', exact: true }).click();
     await page.getByRole('cell', { name: 'Usage probe', exact: true }).waitFor();

@@ -5,7 +5,7 @@
 import type { QueryClient } from '@tanstack/react-query';
 import { matchPath } from 'react-router';
 import { sessionHint } from './api';
-import { agentQuery, agentsQuery, defaultProject, deploymentQuery, deploymentsQuery, mcpServersQuery, modelConfigsQuery, NO_FILTERS, threadQuery, threadsQuery, traceRunsQuery, tracingProjectsQuery, usageQuery } from './queries';
+import { agentQuery, agentsQuery, defaultProject, deploymentQuery, deploymentsQuery, mcpServersQuery, modelConfigsQuery, NO_FILTERS, sessionQuery, threadQuery, threadsQuery, traceRunsQuery, tracingProjectsQuery, usageQuery } from './queries';
 
 export const pages = {
   Agents: () => import('./pages/Agents'),
@@ -29,13 +29,21 @@ interface PageRoute {
   data?: (client: QueryClient, params: Params) => Promise<unknown>;
 }
 
+/**
+ * An agent's threads: a search is a POST, which a cookie session may make only with its CSRF token,
+ * and that comes with "who am I" — so this one waits for the session (the chunk and the GETs do not).
+ */
+async function threads(c: QueryClient, agentId: string): Promise<void> {
+  if (await c.ensureQueryData(sessionQuery)) await c.prefetchQuery(threadsQuery(agentId));
+}
+
 export const ROUTES: PageRoute[] = [
   { path: '/agents', page: 'Agents', data: (c) => c.prefetchQuery(agentsQuery()) },
   { path: '/agents/:agentId', page: 'Agent', data: (c, p) => c.prefetchQuery(agentQuery(p.agentId!)) },
   {
     path: '/agents/:agentId/playground',
     page: 'Playground',
-    data: (c, p) => Promise.all([c.prefetchQuery(agentQuery(p.agentId!)), c.prefetchQuery(threadsQuery(p.agentId!))]),
+    data: (c, p) => Promise.all([c.prefetchQuery(agentQuery(p.agentId!)), threads(c, p.agentId!)]),
   },
   { path: '/agents/:agentId/memories', page: 'Memories', data: (c, p) => c.prefetchQuery(agentQuery(p.agentId!)) },
   {
@@ -44,7 +52,7 @@ export const ROUTES: PageRoute[] = [
     // The thread names its agent; the agent and its threads follow as soon as it is known.
     data: async (c, p) => {
       const agentId = (await c.fetchQuery(threadQuery(p.threadId!))).agent_id;
-      if (agentId) await Promise.all([c.prefetchQuery(agentQuery(agentId)), c.prefetchQuery(threadsQuery(agentId))]);
+      if (agentId) await Promise.all([c.prefetchQuery(agentQuery(agentId)), threads(c, agentId)]);
     },
   },
   {
