@@ -121,7 +121,7 @@ describe('the store through client.store', () => {
         headers: { 'X-Api-Key': aliceKey, 'content-type': 'application/json' },
         ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
       });
-      return { status: res.status, body: (await res.json()) as { errors?: { loc: unknown[]; msg: string }[] } };
+      return { status: res.status, body: (res.status === 204 ? {} : await res.json()) as { errors?: { loc: unknown[]; msg: string }[] } };
     };
     const dotted = await call('PUT', 'items', { namespace: ['a.b'], key: 'k', value: {} });
     expect(dotted.status).toBe(422);
@@ -132,6 +132,16 @@ describe('the store through client.store', () => {
       expect(reserved.status, label).toBe(422);
       expect(reserved.body.errors![0]).toMatchObject({ loc: ['body', 'namespace', 1], msg: expect.stringContaining('"_"') });
     }
+    // The store's primary key is a btree entry (at most 2,704 bytes): 1 KiB of UTF-8 each for the
+    // namespace path and the key (was a 500 with long multi-byte text).
+    const wide = (n: number) => '𝄞'.repeat(n); // 4 bytes and 2 UTF-16 units each
+    const longKey = await call('PUT', 'items', { namespace: ['a'], key: wide(257), value: {} });
+    expect(longKey.status).toBe(422);
+    expect(longKey.body.errors![0]).toMatchObject({ loc: ['body', 'key'], msg: expect.stringContaining('1024 bytes') });
+    const longPath = await call('PUT', 'items', { namespace: [wide(128), wide(128), wide(1)], key: 'k', value: {} });
+    expect(longPath.status).toBe(422);
+    expect(longPath.body.errors![0]).toMatchObject({ loc: ['body', 'namespace'], msg: expect.stringContaining('1024 bytes') });
+    expect((await call('PUT', 'items', { namespace: ['a', wide(128), wide(125)], key: wide(256), value: {} })).status).toBe(204);
     const empty = await call('PUT', 'items', { namespace: [], key: 'k', value: {} });
     expect(empty.status).toBe(422);
     expect(empty.body.errors![0]!.loc).toEqual(['body', 'namespace']);

@@ -47,6 +47,10 @@ export interface StorePort {
 const MAX_LABELS = 20;
 const MAX_LABEL = 256;
 const MAX_KEY = 1024;
+// PostgreSQL's btree entries hold at most 2,704 bytes, and the store's primary key is (namespace
+// path, key): the path (labels joined by periods, in UTF-8) and the key each get 1 KiB.
+const MAX_NAMESPACE_BYTES = 1024;
+const MAX_KEY_BYTES = 1024;
 /** How many store rows a filtered listing looks at, at most, before it gives up (a 400). */
 const MAX_SCAN = 10_000;
 const SCAN_PAGE = 1000;
@@ -143,6 +147,9 @@ export class StoreService {
       else if (LIKE_RESERVED.test(label)) issues.push({ loc: ['body', field, i], msg: 'a namespace label cannot contain "%", "_" or "\\" (the store matches namespace prefixes with LIKE)', type: 'value_error' });
       else if (label.length > MAX_LABEL) issues.push({ loc: ['body', field, i], msg: `a namespace label has at most ${MAX_LABEL} characters`, type: 'value_error' });
     });
+    if (issues.length === 0 && Buffer.byteLength(namespace.join('.'), 'utf8') > MAX_NAMESPACE_BYTES) {
+      issues.push({ loc: ['body', field], msg: `the labels, joined by periods, are at most ${MAX_NAMESPACE_BYTES} bytes of UTF-8`, type: 'value_error' });
+    }
     if (issues.length > 0) throw invalid(issues);
     if (scoped && !this.mayReach(caller, namespace)) {
       throw new HangarError('forbidden', `the namespace ${namespace.join('.')} holds another principal's memories; only that principal and admins may reach it`);
@@ -153,6 +160,7 @@ export class StoreService {
 function checkKey(key: string): void {
   if (key === '') throw invalid([{ loc: ['body', 'key'], msg: 'must not be empty', type: 'value_error' }]);
   if (key.length > MAX_KEY) throw invalid([{ loc: ['body', 'key'], msg: `at most ${MAX_KEY} characters`, type: 'value_error' }]);
+  if (Buffer.byteLength(key, 'utf8') > MAX_KEY_BYTES) throw invalid([{ loc: ['body', 'key'], msg: `at most ${MAX_KEY_BYTES} bytes of UTF-8`, type: 'value_error' }]);
 }
 
 /** `limit` entries from `offset` of what `visible` keeps, reading the store page by page. */
