@@ -232,6 +232,7 @@ export class Runtime {
       store: this.storage.store,
       runs: {
         announce: () => this.queue.announce(),
+        admit: () => this.queue.admissions.enter(),
         subscribe: (runId, afterSeq, isOver, signal, known) => this.hub.subscribe(runId, afterSeq, isOver, signal, known),
         cancel: async (runId) => {
           await Promise.all([this.queue.cancel(runId), this.hub.poke(runId)]);

@@ -18,6 +18,8 @@ import { isFinalRunStatus, THREAD_TRANSITIONS, type ThreadStatus } from './statu
 export interface RunPorts {
   /** Wake a worker: a run is pending. */
   announce(): Promise<void>;
+  /** A start is being accepted: workers in this process claim after it (call the result when done). */
+  admit(): () => void;
   /** Events of a run after `afterSeq` (`known` are its first ones, not read again), then live ones until `isOver`. */
   subscribe(runId: string, afterSeq: number, isOver: () => Promise<boolean>, signal?: AbortSignal, known?: readonly StoredEvent[]): AsyncGenerator<StoredEvent>;
   /** Stop executing `runId` wherever it runs (its row already says `interrupted`). */
@@ -63,6 +65,16 @@ export class RunService {
   /** Accept a run on `threadId`; its events follow through `events`. A thread without an agent takes the run's. */
   async start(caller: Caller, threadId: string, input: StartRunInput): Promise<Run> {
     requireWrite(caller);
+    // Accepting runs goes first: workers here claim once the starts in progress are done.
+    const admitted = this.ports.admit();
+    try {
+      return await this.accept(caller, threadId, input);
+    } finally {
+      admitted();
+    }
+  }
+
+  private async accept(caller: Caller, threadId: string, input: StartRunInput): Promise<Run> {
     const thread = await this.db
       .selectFrom('threads as t')
       .leftJoin('agents as a', (join) =>
