@@ -77,6 +77,10 @@ interface ServerView {
   /** Event-loop delay since the previous scrape (prom-client resets it on each one), ms. */
   loopDelayMaxMs: number;
   loopDelayP99Ms: number;
+  /** V8 heap reserved and used, and memory outside it (buffers), MB. */
+  heapTotalMb: number;
+  heapUsedMb: number;
+  externalMb: number;
 }
 
 /** The server's own view, from /metrics. */
@@ -90,7 +94,15 @@ async function serverView(baseUrl: string, apiKey: string): Promise<ServerView> 
   }
   buckets.sort((a, b) => a[0] - b[0]);
   const gauge = (name: string) => +(Number(new RegExp(`^${name} (\\S+)`, 'm').exec(text)?.[1] ?? Number.NaN) * 1000).toFixed(1);
-  return { buckets, loopDelayMaxMs: gauge('nodejs_eventloop_lag_max_seconds'), loopDelayP99Ms: gauge('nodejs_eventloop_lag_p99_seconds') };
+  const mb = (name: string) => +(Number(new RegExp(`^${name} (\\S+)`, 'm').exec(text)?.[1] ?? Number.NaN) / 1048576).toFixed(0);
+  return {
+    buckets,
+    loopDelayMaxMs: gauge('nodejs_eventloop_lag_max_seconds'),
+    loopDelayP99Ms: gauge('nodejs_eventloop_lag_p99_seconds'),
+    heapTotalMb: mb('nodejs_heap_size_total_bytes'),
+    heapUsedMb: mb('nodejs_heap_size_used_bytes'),
+    externalMb: mb('nodejs_external_memory_bytes'),
+  };
 }
 
 /** Quantile `p` (0–1) of the requests counted between two scrapes, as the bucket bound that holds it (seconds). */
@@ -173,6 +185,7 @@ async function main(): Promise<void> {
     process.stderr.write(`load done in ${wallS.toFixed(1)} s; settling ${SETTLE_S} s…\n`);
     await new Promise((r) => setTimeout(r, SETTLE_S * 1000));
     const rssAfter = await rssMb(child.pid!);
+    const viewSettled = await serverView(baseUrl, apiKey);
 
     // The ramp (labelled apart): the same number of runs arriving at a steady rate.
     let ramp: Record<string, number> | undefined;
@@ -239,6 +252,10 @@ async function main(): Promise<void> {
       server_loop_delay_max_ms: viewAfter.loopDelayMaxMs,
       server_loop_delay_p99_ms: viewAfter.loopDelayP99Ms,
       server_cpu_s: +cpuBurst.toFixed(1),
+      // Where the resident memory is, before the burst and after the settle period (MB).
+      heap_total_mb: [viewBefore.heapTotalMb, viewSettled.heapTotalMb],
+      heap_used_mb: [viewBefore.heapUsedMb, viewSettled.heapUsedMb],
+      external_mb: [viewBefore.externalMb, viewSettled.externalMb],
       // This client's own event-loop delay: a busy client delays what it measures.
       client_loop_delay_p99_ms: +(clientLoop.percentile(99) / 1e6).toFixed(1),
       client_loop_delay_max_ms: +(clientLoop.max / 1e6).toFixed(1),
@@ -260,6 +277,7 @@ async function main(): Promise<void> {
       `| RSS before / peak / after ${SETTLE_S} s | ${figures.rss_before_mb} / ${figures.rss_peak_mb} / ${figures.rss_after_mb} MB (×${figures.rss_ratio}) | after ≤ 1.5× before |`,
       `| server: time to first byte p50 / p99 (bucket bound) | ≤ ${figures.server_accept_p50_le_s} / ≤ ${figures.server_accept_p99_le_s} s | |`,
       `| server: event-loop delay p99 / max, CPU | ${figures.server_loop_delay_p99_ms} / ${figures.server_loop_delay_max_ms} ms, ${figures.server_cpu_s} s | |`,
+      `| server heap total / used / external, before → after | ${figures.heap_total_mb.join(' → ')} / ${figures.heap_used_mb.join(' → ')} / ${figures.external_mb.join(' → ')} MB | |`,
       `| client: event-loop delay p99 / max | ${figures.client_loop_delay_p99_ms} / ${figures.client_loop_delay_max_ms} ms | |`,
     ];
     if (ramp) {

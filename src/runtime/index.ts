@@ -233,6 +233,7 @@ export class Runtime {
       runs: {
         announce: () => this.queue.announce(),
         admit: () => this.queue.admissions.enter(),
+        admitted: () => this.queue.admissions.idle(),
         subscribe: (runId, afterSeq, isOver, signal, known) => this.hub.subscribe(runId, afterSeq, isOver, signal, known),
         cancel: async (runId) => {
           await Promise.all([this.queue.cancel(runId), this.hub.poke(runId)]);
