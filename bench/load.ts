@@ -65,6 +65,14 @@ interface RunResult {
   error?: string;
 }
 
+/** The kernel's count of handshakes dropped because a listen queue was full (all sockets of the machine). */
+async function listenOverflows(): Promise<number> {
+  const lines = (await readFile('/proc/net/netstat', 'utf8')).split('\n').filter((l) => l.startsWith('TcpExt:'));
+  const names = lines[0]!.split(' ');
+  const values = lines[1]!.split(' ');
+  return Number(values[names.indexOf('ListenOverflows')] ?? Number.NaN);
+}
+
 /** CPU seconds (user + system) the process `pid` has used so far (Linux: 100 clock ticks per second). */
 async function cpuSeconds(pid: number): Promise<number> {
   const stat = (await readFile(`/proc/${pid}/stat`, 'utf8')).split(') ')[1]!.split(' ');
@@ -172,6 +180,7 @@ async function main(): Promise<void> {
     const sampler = setInterval(() => void rssMb(child.pid!).then((m) => (peak = Math.max(peak, m))).catch(() => {}), 250);
     const viewBefore = await serverView(baseUrl, apiKey);
     const cpuBefore = await cpuSeconds(child.pid!);
+    const overflowsBefore = await listenOverflows();
     const clientLoop = monitorEventLoopDelay({ resolution: 10 });
     clientLoop.enable();
     const started = performance.now();
@@ -182,6 +191,7 @@ async function main(): Promise<void> {
     clearInterval(sampler);
     const viewAfter = await serverView(baseUrl, apiKey);
     const cpuBurst = (await cpuSeconds(child.pid!)) - cpuBefore;
+    const overflows = (await listenOverflows()) - overflowsBefore;
     process.stderr.write(`load done in ${wallS.toFixed(1)} s; settling ${SETTLE_S} s…\n`);
     await new Promise((r) => setTimeout(r, SETTLE_S * 1000));
     const rssAfter = await rssMb(child.pid!);
@@ -252,6 +262,9 @@ async function main(): Promise<void> {
       server_loop_delay_max_ms: viewAfter.loopDelayMaxMs,
       server_loop_delay_p99_ms: viewAfter.loopDelayP99Ms,
       server_cpu_s: +cpuBurst.toFixed(1),
+      // Handshakes the kernel dropped for a full accept queue during the burst (machine-wide count):
+      // each costs its client a retry 1, 2, 4… s later.
+      listen_overflows: overflows,
       // Where the resident memory is, before the burst and after the settle period (MB).
       heap_total_mb: [viewBefore.heapTotalMb, viewSettled.heapTotalMb],
       heap_used_mb: [viewBefore.heapUsedMb, viewSettled.heapUsedMb],
@@ -277,6 +290,7 @@ async function main(): Promise<void> {
       `| RSS before / peak / after ${SETTLE_S} s | ${figures.rss_before_mb} / ${figures.rss_peak_mb} / ${figures.rss_after_mb} MB (×${figures.rss_ratio}) | after ≤ 1.5× before |`,
       `| server: time to first byte p50 / p99 (bucket bound) | ≤ ${figures.server_accept_p50_le_s} / ≤ ${figures.server_accept_p99_le_s} s | |`,
       `| server: event-loop delay p99 / max, CPU | ${figures.server_loop_delay_p99_ms} / ${figures.server_loop_delay_max_ms} ms, ${figures.server_cpu_s} s | |`,
+      `| listen queue overflows during the burst (machine-wide) | ${overflows} | |`,
       `| server heap total / used / external, before → after | ${figures.heap_total_mb.join(' → ')} / ${figures.heap_used_mb.join(' → ')} / ${figures.external_mb.join(' → ')} MB | |`,
       `| client: event-loop delay p99 / max | ${figures.client_loop_delay_p99_ms} / ${figures.client_loop_delay_max_ms} ms | |`,
     ];
