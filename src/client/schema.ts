@@ -3239,7 +3239,7 @@ export interface components {
         StoreDeleteItemRequest: {
             key: string;
             /**
-             * @description Namespace labels (no periods), relative to the workspace.
+             * @description Namespace labels (no periods, and none of "%", "_" or "\"), relative to the workspace.
              * @default []
              * @example [
              *       "3f1c2a9e-0000-4000-8000-000000000000",
@@ -3253,7 +3253,7 @@ export interface components {
             created_at: string;
             key: string;
             /**
-             * @description Namespace labels (no periods), relative to the workspace.
+             * @description Namespace labels (no periods, and none of "%", "_" or "\"), relative to the workspace.
              * @example [
              *       "3f1c2a9e-0000-4000-8000-000000000000",
              *       "memories"
@@ -3274,7 +3274,7 @@ export interface components {
             /** @default 0 */
             offset: number;
             /**
-             * @description Namespace labels (no periods), relative to the workspace.
+             * @description Namespace labels (no periods, and none of "%", "_" or "\"), relative to the workspace.
              * @example [
              *       "3f1c2a9e-0000-4000-8000-000000000000",
              *       "memories"
@@ -3282,7 +3282,7 @@ export interface components {
              */
             prefix?: string[];
             /**
-             * @description Namespace labels (no periods), relative to the workspace.
+             * @description Namespace labels (no periods, and none of "%", "_" or "\"), relative to the workspace.
              * @example [
              *       "3f1c2a9e-0000-4000-8000-000000000000",
              *       "memories"
@@ -3298,7 +3298,7 @@ export interface components {
             index?: false | null | string[];
             key: string;
             /**
-             * @description Namespace labels (no periods), relative to the workspace.
+             * @description Namespace labels (no periods, and none of "%", "_" or "\"), relative to the workspace.
              * @example [
              *       "3f1c2a9e-0000-4000-8000-000000000000",
              *       "memories"

@@ -64,6 +64,18 @@ describe('the store through client.store', () => {
     expect(await ask(aliceKey, '/call read_file {"file_path": "/memories/made-by-hand.md"}')).toMatch(/not found|does not exist|no such/i);
   });
 
+  it('keeps the memories of a principal whose label would hold an underscore in base64url (was a failed write)', async () => {
+    // "Степан" is `0KHRgtC10L_QsNC9` in base64url; the store refuses "_" in a label.
+    const principal = 'Степан';
+    expect(Buffer.from(principal).toString('base64url')).toContain('_');
+    const label = principalLabel(principal);
+    expect(label).not.toMatch(/[%_\\.]/);
+    const key = await server.createKey({ role: 'member', principal });
+    expect(await ask(key, '/call write_file {"file_path": "/memories/user/prefs.md", "content": "Степан prefers tea"}')).not.toMatch(/error/i);
+    const item = await sdk(key).store.getItem([agentId, 'memories', 'user', label], '/prefs.md');
+    expect(text(item!.value)).toBe('Степан prefers tea');
+  });
+
   it('keeps another workspace out: it neither reads nor writes this workspace’s items', async () => {
     const other = await server.createWorkspace('store-elsewhere');
     const intruder = sdk(other.adminKey);
@@ -109,11 +121,27 @@ describe('the store through client.store', () => {
         headers: { 'X-Api-Key': aliceKey, 'content-type': 'application/json' },
         ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
       });
-      return { status: res.status, body: (await res.json()) as { errors?: { loc: unknown[]; msg: string }[] } };
+      return { status: res.status, body: (res.status === 204 ? {} : await res.json()) as { errors?: { loc: unknown[]; msg: string }[] } };
     };
     const dotted = await call('PUT', 'items', { namespace: ['a.b'], key: 'k', value: {} });
     expect(dotted.status).toBe(422);
     expect(dotted.body.errors![0]).toMatchObject({ loc: ['body', 'namespace', 0], msg: expect.stringContaining('period') });
+    // The PostgreSQL store matches prefixes with LIKE: its wildcards and escape are not labels (was a 500).
+    for (const label of ['user_1', '50%', 'a\\b']) {
+      const reserved = await call('DELETE', 'items', { namespace: ['a', label], key: 'k' });
+      expect(reserved.status, label).toBe(422);
+      expect(reserved.body.errors![0]).toMatchObject({ loc: ['body', 'namespace', 1], msg: expect.stringContaining('"_"') });
+    }
+    // The store's primary key is a btree entry (at most 2,704 bytes): 1 KiB of UTF-8 each for the
+    // namespace path and the key (was a 500 with long multi-byte text).
+    const wide = (n: number) => '𝄞'.repeat(n); // 4 bytes and 2 UTF-16 units each
+    const longKey = await call('PUT', 'items', { namespace: ['a'], key: wide(257), value: {} });
+    expect(longKey.status).toBe(422);
+    expect(longKey.body.errors![0]).toMatchObject({ loc: ['body', 'key'], msg: expect.stringContaining('1024 bytes') });
+    const longPath = await call('PUT', 'items', { namespace: [wide(128), wide(128), wide(1)], key: 'k', value: {} });
+    expect(longPath.status).toBe(422);
+    expect(longPath.body.errors![0]).toMatchObject({ loc: ['body', 'namespace'], msg: expect.stringContaining('1024 bytes') });
+    expect((await call('PUT', 'items', { namespace: ['a', wide(128), wide(125)], key: wide(256), value: {} })).status).toBe(204);
     const empty = await call('PUT', 'items', { namespace: [], key: 'k', value: {} });
     expect(empty.status).toBe(422);
     expect(empty.body.errors![0]!.loc).toEqual(['body', 'namespace']);

@@ -81,6 +81,10 @@ describe('a dropped notification connection', () => {
     expect(lastAiText(lastValues(events))).toBe(`You said: ${LONG}`);
     // Both processes reconnected.
     await until(() => worker.runtime.bus.connects + api.hangar.runtime.bus.connects >= connectsBefore + 2);
+    // An operator sees it: the API process's Prometheus scrape counts the reconnect.
+    const scrape = await (await fetch(`${api.url}/metrics`)).text();
+    const reconnects = /^hangar_notification_bus_reconnects_total\{listener="bus"\} (\d+)/m.exec(scrape);
+    expect(Number(reconnects?.[1])).toBeGreaterThanOrEqual(1);
   });
 
   it('mid-run: a cancel sent to the API process still stops the run in the worker', async () => {

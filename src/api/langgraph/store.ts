@@ -14,7 +14,7 @@ const SCOPE =
   '`[agent_id, "memories", "user", "p-" + base64url(principal)]`. Another principal’s memories are reachable by admins only.';
 
 // Bounded: PostgreSQL's index entries are limited in size, and nothing needs longer labels or keys.
-const Namespace = z.array(z.string().max(256)).max(20).openapi({ description: 'Namespace labels (no periods), relative to the workspace.', example: ['3f1c2a9e-0000-4000-8000-000000000000', 'memories'] });
+const Namespace = z.array(z.string().max(256)).max(20).openapi({ description: 'Namespace labels (no periods, and none of "%", "_" or "\\"), relative to the workspace.', example: ['3f1c2a9e-0000-4000-8000-000000000000', 'memories'] });
 
 const ItemSchema = z
   .object({

@@ -14,12 +14,17 @@ export function memoryNamespace(workspaceId: string, agentId: string): string[] 
 }
 
 /**
- * A principal as a namespace label. Store labels allow neither periods nor most punctuation (e-mail
- * addresses have both): base64url keeps principals distinct and reversible.
+ * A principal as a namespace label. Store labels allow neither periods nor `%`, `_` and `\\` (the
+ * PostgreSQL store matches prefixes with LIKE), and e-mail addresses have periods: base64url, with
+ * its `_` written `~`, keeps principals distinct and reversible. (Labels without a `_` are plain
+ * base64url, as before; labels with one could never be stored.)
  */
 export function principalLabel(principal: string): string {
-  return `p-${Buffer.from(principal === '' ? 'anonymous' : principal, 'utf8').toString('base64url')}`;
+  return `p-${Buffer.from(principal === '' ? 'anonymous' : principal, 'utf8').toString('base64url').replaceAll('_', '~')}`;
 }
+
+/** Characters a store label cannot hold: the PostgreSQL store matches namespace prefixes with LIKE. */
+const LIKE_RESERVED = /[%_\\]/;
 
 /** An item of the store. */
 export interface StoreItem {
@@ -42,6 +47,10 @@ export interface StorePort {
 const MAX_LABELS = 20;
 const MAX_LABEL = 256;
 const MAX_KEY = 1024;
+// PostgreSQL's btree entries hold at most 2,704 bytes, and the store's primary key is (namespace
+// path, key): the path (labels joined by periods, in UTF-8) and the key each get 1 KiB.
+const MAX_NAMESPACE_BYTES = 1024;
+const MAX_KEY_BYTES = 1024;
 /** How many store rows a filtered listing looks at, at most, before it gives up (a 400). */
 const MAX_SCAN = 10_000;
 const SCAN_PAGE = 1000;
@@ -135,8 +144,12 @@ export class StoreService {
     namespace.forEach((label, i) => {
       if (label === '') issues.push({ loc: ['body', field, i], msg: 'a namespace label must not be empty', type: 'value_error' });
       else if (label.includes('.')) issues.push({ loc: ['body', field, i], msg: 'a namespace label cannot contain a period (".")', type: 'value_error' });
+      else if (LIKE_RESERVED.test(label)) issues.push({ loc: ['body', field, i], msg: 'a namespace label cannot contain "%", "_" or "\\" (the store matches namespace prefixes with LIKE)', type: 'value_error' });
       else if (label.length > MAX_LABEL) issues.push({ loc: ['body', field, i], msg: `a namespace label has at most ${MAX_LABEL} characters`, type: 'value_error' });
     });
+    if (issues.length === 0 && Buffer.byteLength(namespace.join('.'), 'utf8') > MAX_NAMESPACE_BYTES) {
+      issues.push({ loc: ['body', field], msg: `the labels, joined by periods, are at most ${MAX_NAMESPACE_BYTES} bytes of UTF-8`, type: 'value_error' });
+    }
     if (issues.length > 0) throw invalid(issues);
     if (scoped && !this.mayReach(caller, namespace)) {
       throw new HangarError('forbidden', `the namespace ${namespace.join('.')} holds another principal's memories; only that principal and admins may reach it`);
@@ -147,6 +160,7 @@ export class StoreService {
 function checkKey(key: string): void {
   if (key === '') throw invalid([{ loc: ['body', 'key'], msg: 'must not be empty', type: 'value_error' }]);
   if (key.length > MAX_KEY) throw invalid([{ loc: ['body', 'key'], msg: `at most ${MAX_KEY} characters`, type: 'value_error' }]);
+  if (Buffer.byteLength(key, 'utf8') > MAX_KEY_BYTES) throw invalid([{ loc: ['body', 'key'], msg: `at most ${MAX_KEY_BYTES} bytes of UTF-8`, type: 'value_error' }]);
 }
 
 /** `limit` entries from `offset` of what `visible` keeps, reading the store page by page. */

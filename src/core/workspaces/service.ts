@@ -77,6 +77,9 @@ export class WorkspaceService {
   /** Tell every server process (through PostgreSQL) that cached callers of this key or workspace are stale. */
   private async notify(payload: `key:${string}` | `workspace:${string}`): Promise<void> {
     await sql`SELECT pg_notify(${AUTH_CHANNEL}, ${payload})`.execute(this.db);
+    // This process's cache at once: the notification reaches it a moment later, and a revoked key
+    // must not answer a request made here in between.
+    this.cache?.invalidate(payload);
   }
 
   async createWorkspace(name: string, options: { previewAccess?: boolean } = {}): Promise<Workspace> {

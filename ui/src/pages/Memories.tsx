@@ -9,11 +9,11 @@ import { useSession } from '../App';
 
 type Item = Schemas['StoreItem'];
 
-/** The store label of a principal: `p-` + base64url of its UTF-8 bytes (as the server computes it). */
+/** The store label of a principal: `p-` + base64url of its UTF-8 bytes, `_` written `~` (as the server computes it). */
 function principalLabel(principal: string): string {
   let binary = '';
   for (const byte of new TextEncoder().encode(principal)) binary += String.fromCharCode(byte);
-  return `p-${btoa(binary).replace(/\+/g, '-').replace(/\//g, '_').replace(/=+$/, '')}`;
+  return `p-${btoa(binary).replace(/\+/g, '-').replace(/\//g, '~').replace(/=+$/, '')}`;
 }
 
 /** A memory file's text, whether deepagents stored it as one string or as lines. */
