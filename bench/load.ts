@@ -217,10 +217,12 @@ async function main(): Promise<void> {
       const rampResults = await Promise.all(pending);
       const rampWall = (performance.now() - rampStart) / 1000;
       const rampAfter = await serverView(baseUrl, apiKey);
+      const rampErrors = rampResults.filter((r) => !r.ok);
+      if (rampErrors.length > 0) process.stderr.write(`ramp: first errors: ${rampErrors.slice(0, 3).map((e) => e.error).join(' | ')}\n`);
       const rmeta = rampResults.map((r) => r.metadataMs).filter(Number.isFinite).sort((a, b) => a - b);
       ramp = {
         per_s: RAMP_PER_S,
-        errors: rampResults.filter((r) => !r.ok).length,
+        errors: rampErrors.length,
         peak_open_streams: peakOpen,
         metadata_p50_ms: +pct(rmeta, 50).toFixed(1),
         metadata_p99_ms: +pct(rmeta, 99).toFixed(1),
