@@ -112,6 +112,24 @@ describe('run lifecycle', () => {
     expect(await status(runId)).toEqual({ run: 'success', thread: 'idle' });
   });
 
+  it('a worker that lost a lease and claimed the run again: only the newer attempt settles it; its own sweep leaves what it executes', async () => {
+    const a = new RunQueue(lifecycle, bus, 'worker-again', 30_000);
+    const runId = await startRun(await thread());
+    const first = (await drain(a)).find((r) => r.id === runId)!;
+    await database.pool.query("UPDATE runs SET lease_expires_at = now() - interval '1 second' WHERE id = $1", [runId]);
+    // Its own sweep, told the run executes here, leaves it alone (a late renewal is not a lost worker).
+    await a.sweepExpired(3, [runId]);
+    expect(await status(runId)).toEqual({ run: 'running', thread: 'busy' });
+    // Another process's sweep hands it back, and the same worker claims it again.
+    await new RunQueue(lifecycle, bus, 'worker-other', 30_000).sweepExpired(3);
+    const second = (await drain(a)).find((r) => r.id === runId)!;
+    expect(second.attempt).toBe(first.attempt + 1);
+    expect(await a.finish(first, { status: 'error', thread: 'error' })).toBe(false);
+    expect(await status(runId)).toEqual({ run: 'running', thread: 'busy' });
+    expect(await a.finish(second, { status: 'success', thread: 'idle' })).toBe(true);
+    expect(await status(runId)).toEqual({ run: 'success', thread: 'idle' });
+  });
+
   it('a cancel racing a finish: exactly one wins, and the thread ends free either way', async () => {
     const q = new RunQueue(lifecycle, bus, 'worker-race', 30_000);
     for (let i = 0; i < 10; i++) {

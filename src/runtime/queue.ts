@@ -47,7 +47,7 @@ export class RunQueue {
 
   /** Settle a run this worker holds and free its thread. False if the run was no longer ours. */
   finish(run: ClaimedRun, outcome: RunOutcome): Promise<boolean> {
-    return this.lifecycle.finish(this.workerId, run.id, outcome);
+    return this.lifecycle.finish(this.workerId, run.id, outcome, run.attempt);
   }
 
   /**
@@ -55,12 +55,15 @@ export class RunQueue {
    * `notify` with the same statement.
    */
   settle(run: ClaimedRun, outcome: RunOutcome, notify?: { channel: string; payload: string }): Promise<{ settled: boolean; threadHeld: boolean }> {
-    return this.lifecycle.settle(this.workerId, run.id, outcome, notify);
+    return this.lifecycle.settle(this.workerId, run.id, outcome, notify, run.attempt);
   }
 
-  /** Hand back (or fail) runs whose lease expired; see RunLifecycle.sweepExpired. */
-  sweepExpired(maxAttempts: number): Promise<{ retried: number; failed: { id: string; threadId: string }[] }> {
-    return this.lifecycle.sweepExpired(this.leaseMs, maxAttempts);
+  /**
+   * Hand back (or fail) runs whose lease expired, except `executingHere` (this process renews those
+   * itself; other processes' sweeps still take them if it stalls); see RunLifecycle.sweepExpired.
+   */
+  sweepExpired(maxAttempts: number, executingHere: readonly string[] = []): Promise<{ retried: number; failed: { id: string; threadId: string }[] }> {
+    return this.lifecycle.sweepExpired(this.leaseMs, maxAttempts, executingHere);
   }
 
   /**

@@ -127,7 +127,16 @@ export class WorkerPool implements BackgroundTask {
           this.logger.error({ err: error }, 'claiming runs failed');
         }
         if (claimed.length === free) this.mayHaveWaiting = true;
-        for (const run of claimed) this.execute(run);
+        for (const run of claimed) {
+          // Another process's sweep handed back a run still executing here, and this process claimed
+          // it again: the older attempt stops first (its settle no longer matches the attempt), so
+          // two writers never share the run's event log.
+          const stale = this.active.get(run.id);
+          if (stale) {
+            stale.abort.abort(new RunCancelled(run.id));
+            void stale.done.then(() => this.execute(run));
+          } else this.execute(run);
+        }
       } else this.mayHaveWaiting = true;
       if (claimed.length > 0 && claimed.length === free) continue;
       if (this.pendingWake || !this.running) continue;
@@ -210,7 +219,10 @@ export class WorkerPool implements BackgroundTask {
    */
   private async sweep(): Promise<void> {
     try {
-      const { retried, failed } = await this.runtime.queue.sweepExpired(this.settings.maxAttempts ?? 3);
+      // Not the runs executing here: a late renewal of our own (a busy event loop) is not a lost
+      // worker, and handing such a run back would let this process claim it a second time.
+      const executing = [...this.active].filter(([, a]) => !a.settled).map(([id]) => id);
+      const { retried, failed } = await this.runtime.queue.sweepExpired(this.settings.maxAttempts ?? 3, executing);
       if (retried > 0) {
         this.logger.warn({ retried }, 'runs of a lost worker were handed back to the queue');
         this.nudge();

@@ -235,20 +235,23 @@ export class RunLifecycle {
    * Settle a run `workerId` holds and free its thread, in one statement. False when the run was no
    * longer its own (cancelled, or swept after its lease expired): nothing is written then.
    */
-  async finish(workerId: string, runId: string, outcome: RunOutcome): Promise<boolean> {
-    return (await this.settle(workerId, runId, outcome)).settled;
+  async finish(workerId: string, runId: string, outcome: RunOutcome, attempt?: number): Promise<boolean> {
+    return (await this.settle(workerId, runId, outcome, undefined, attempt)).settled;
   }
 
   /**
    * `finish`, also saying whether the thread stays held by another run (one enqueued behind this
    * one: the worker claims again), and sending `notify` (a NOTIFY on `channel`) with the same
-   * statement, so subscribers elsewhere learn of the end without another round trip.
+   * statement, so subscribers elsewhere learn of the end without another round trip. With `attempt`,
+   * only that attempt settles: a worker that lost a run's lease and claimed it again holds the same
+   * `lease_owner`, and the older attempt must not settle the newer one.
    */
   async settle(
     workerId: string,
     runId: string,
     outcome: RunOutcome,
     notify?: { channel: string; payload: string },
+    attempt?: number,
   ): Promise<{ settled: boolean; threadHeld: boolean }> {
     const extra = JSON.stringify({
       ...(outcome.droppedTools?.length ? { dropped_tools: outcome.droppedTools } : {}),
@@ -260,6 +263,7 @@ export class RunLifecycle {
           ended_at = now(), updated_at = now(), lease_owner = NULL, lease_expires_at = NULL,
           metadata = metadata || ${extra}::jsonb
         WHERE id = ${runId} AND ${runFrom(outcome.status, ['running'])} AND lease_owner = ${workerId}
+          ${attempt !== undefined ? sql`AND attempt = ${attempt}` : sql``}
         RETURNING id, thread_id
       ), freed AS (${freeThreads('settled', outcome.thread)})
       SELECT (SELECT count(*) FROM settled)::int AS settled, (SELECT count(*) FROM freed)::int AS freed
@@ -288,7 +292,7 @@ export class RunLifecycle {
    * be retried from their last checkpoint, or failed once they used `maxAttempts` (their threads then
    * go to `error`). Threads left `busy` with no active run for a lease are freed.
    */
-  async sweepExpired(leaseMs: number, maxAttempts: number): Promise<{ retried: number; failed: { id: string; threadId: string }[] }> {
+  async sweepExpired(leaseMs: number, maxAttempts: number, exclude: readonly string[] = []): Promise<{ retried: number; failed: { id: string; threadId: string }[] }> {
     const error = JSON.stringify({
       code: 'run_lease_expired',
       error: 'LeaseExpired',
@@ -296,7 +300,9 @@ export class RunLifecycle {
     });
     const { rows } = await sql<{ retried: number; failed: { id: string; thread_id: string }[] | null }>`
       WITH expired AS (
-        SELECT id FROM runs WHERE status = 'running' AND lease_expires_at < now() FOR UPDATE SKIP LOCKED
+        SELECT id FROM runs WHERE status = 'running' AND lease_expires_at < now()
+          ${exclude.length > 0 ? sql`AND id NOT IN (${sql.join(exclude)})` : sql``}
+        FOR UPDATE SKIP LOCKED
       ), retried AS (
         UPDATE runs SET status = 'pending', lease_owner = NULL, lease_expires_at = NULL, updated_at = now(),
           metadata = metadata || jsonb_build_object('retried_after_lease_expiry', true)
