@@ -1,6 +1,6 @@
 // The composition root: configuration → database → services → app → listen, and the reverse on close.
 import type { AddressInfo } from 'node:net';
-import { serve, type ServerType } from '@hono/node-server';
+import { createAdaptorServer, type ServerType } from '@hono/node-server';
 import type { DestinationStream } from 'pino';
 import type { BackgroundTask } from './background.js';
 import type { Config } from './config/index.js';
@@ -241,10 +241,19 @@ export async function startHangar(config: Config, options: StartOptions = {}): P
   }
 }
 
+/**
+ * Connections the kernel may hold completed for us before we accept them. Node's default (511) is
+ * overflowed by a burst of streams arriving while the event loop is busy: the kernel then drops the
+ * handshakes and clients retry after 1, 2, 4… s (seen as seconds before a stream's first byte that the
+ * server never measured). The kernel caps it at net.core.somaxconn.
+ */
+const LISTEN_BACKLOG = 4096;
+
 function listen(fetch: (req: Request) => Response | Promise<Response>, hostname: string, port: number): Promise<ServerType> {
   return new Promise((resolve, reject) => {
-    const server = serve({ fetch, hostname, port }, () => resolve(server));
+    const server = createAdaptorServer({ fetch });
     server.once('error', reject);
+    server.listen({ port, host: hostname, backlog: LISTEN_BACKLOG }, () => resolve(server));
   });
 }
 

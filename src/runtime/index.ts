@@ -232,6 +232,8 @@ export class Runtime {
       store: this.storage.store,
       runs: {
         announce: () => this.queue.announce(),
+        admit: () => this.queue.admissions.enter(),
+        admitted: () => this.queue.admissions.idle(),
         subscribe: (runId, afterSeq, isOver, signal, known) => this.hub.subscribe(runId, afterSeq, isOver, signal, known),
         cancel: async (runId) => {
           await Promise.all([this.queue.cancel(runId), this.hub.poke(runId)]);

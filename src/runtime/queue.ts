@@ -2,6 +2,7 @@
 // owner of run status, src/core/runs/lifecycle.ts); wake-ups and cancels travel on the process's
 // notification bus (src/db/bus.ts), with a direct call for this process's own subscribers.
 import type { NotificationBus } from '../db/bus.js';
+import { Admissions } from './admissions.js';
 import type { ClaimedRun, RunLifecycle, RunOutcome } from '../core/runs/lifecycle.js';
 
 export type { ClaimedRun, RunOutcome } from '../core/runs/lifecycle.js';
@@ -24,6 +25,8 @@ export interface QueueListener {
 /** Claims, leases and settles runs of one worker identity. */
 export class RunQueue {
   private readonly local = new Set<QueueListener>();
+  /** Starts being accepted in this process: local workers claim after them (src/runtime/admissions.ts). */
+  readonly admissions = new Admissions();
 
   constructor(
     private readonly lifecycle: RunLifecycle,

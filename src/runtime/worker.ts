@@ -59,6 +59,7 @@ export class WorkerPool implements BackgroundTask {
 
   async stop(): Promise<void> {
     this.running = false;
+    this.runtime.queue.admissions.release();
     this.nudge();
     await this.loop;
     clearInterval(this.renewTimer);
@@ -111,6 +112,9 @@ export class WorkerPool implements BackgroundTask {
         nextSweep = Date.now() + Math.max(500, Math.floor(this.settings.leaseMs / 3));
         await this.sweep();
       }
+      // Starts being accepted here go first (their streams' first event); bounded, see Admissions.
+      await this.runtime.queue.admissions.idle();
+      if (!this.running) break;
       const free = this.settings.workerConcurrency - this.active.size;
       let claimed: ClaimedRun[] = [];
       this.pendingWake = false;

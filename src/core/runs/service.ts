@@ -18,6 +18,10 @@ import { isFinalRunStatus, THREAD_TRANSITIONS, type ThreadStatus } from './statu
 export interface RunPorts {
   /** Wake a worker: a run is pending. */
   announce(): Promise<void>;
+  /** A start is being accepted: workers in this process claim after it (call the result when done). */
+  admit(): () => void;
+  /** Resolves when no start is being accepted in this process (bounded): for work that can wait for them. */
+  admitted(): Promise<void>;
   /** Events of a run after `afterSeq` (`known` are its first ones, not read again), then live ones until `isOver`. */
   subscribe(runId: string, afterSeq: number, isOver: () => Promise<boolean>, signal?: AbortSignal, known?: readonly StoredEvent[]): AsyncGenerator<StoredEvent>;
   /** Stop executing `runId` wherever it runs (its row already says `interrupted`). */
@@ -63,6 +67,16 @@ export class RunService {
   /** Accept a run on `threadId`; its events follow through `events`. A thread without an agent takes the run's. */
   async start(caller: Caller, threadId: string, input: StartRunInput): Promise<Run> {
     requireWrite(caller);
+    // Accepting runs goes first: workers here claim once the starts in progress are done.
+    const admitted = this.ports.admit();
+    try {
+      return await this.accept(caller, threadId, input);
+    } finally {
+      admitted();
+    }
+  }
+
+  private async accept(caller: Caller, threadId: string, input: StartRunInput): Promise<Run> {
     const thread = await this.db
       .selectFrom('threads as t')
       .leftJoin('agents as a', (join) =>
@@ -127,11 +141,18 @@ export class RunService {
    * `started`: the run as `start` returned it, whose first event is then known without a read.
    */
   events(runId: string, afterSeq: number, signal?: AbortSignal, started?: Run): AsyncGenerator<StoredEvent> {
+    const first = started && started.id === runId ? FIRST_EVENTS.get(started) : undefined;
+    // The first status check of a stream just started only catches a cancel that came before it
+    // subscribed: it waits for the starts in progress (a burst of them shares the control pool).
+    let waitForStarts = first !== undefined;
     const isOver = async () => {
+      if (waitForStarts) {
+        waitForStarts = false;
+        await this.ports.admitted();
+      }
       const row = await this.db.selectFrom('runs').select('status').where('id', '=', runId).executeTakeFirst();
       return !row || isFinalRunStatus(row.status);
     };
-    const first = started && started.id === runId ? FIRST_EVENTS.get(started) : undefined;
     return this.ports.subscribe(runId, afterSeq, isOver, signal, first ? [first] : []);
   }
 

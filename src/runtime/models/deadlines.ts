@@ -116,8 +116,9 @@ class ModelCallWatcher extends BaseCallbackHandler {
   name = 'hangar_model_deadlines';
 
   constructor(private readonly limits: RunLimits) {
-    // Inline, not on LangChain's background queue: the clocks must start when the call does.
-    super({ _awaitHandler: true });
+    // Inline, not on LangChain's background queue: the clocks must start when the call does. Model
+    // calls only: LangChain then skips this handler for every chain, agent and retriever step.
+    super({ _awaitHandler: true, ignoreChain: true, ignoreAgent: true, ignoreRetriever: true, ignoreCustomEvent: true });
   }
 
   override handleChatModelStart(_llm: unknown, _messages: unknown, runId: string): void {
