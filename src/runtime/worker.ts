@@ -79,12 +79,17 @@ export class WorkerPool implements BackgroundTask {
     await this.renewing;
   }
 
+  /** The runs executing here and not yet settled. */
+  private executingIds(): string[] {
+    return [...this.active].filter(([, a]) => !a.settled).map(([id]) => id);
+  }
+
   /** Extend the leases of the runs executing here; stop those this worker no longer holds. */
   renew(): Promise<void> {
     this.renewing ??= (async () => {
       try {
         // A run already settled here is no longer held by anyone: not lost, just finishing up.
-        const lost = await this.runtime.queue.renew([...this.active].filter(([, a]) => !a.settled).map(([id]) => id));
+        const lost = await this.runtime.queue.renew(this.executingIds());
         for (const runId of lost) {
           const a = this.active.get(runId);
           if (!a || a.settled || a.abort.signal.aborted) continue;
@@ -134,7 +139,8 @@ export class WorkerPool implements BackgroundTask {
           const stale = this.active.get(run.id);
           if (stale) {
             stale.abort.abort(new RunCancelled(run.id));
-            void stale.done.then(() => this.execute(run));
+            // Stopping meanwhile: the run keeps its lease until it expires, then a sweep hands it on.
+            void stale.done.then(() => this.running && this.execute(run));
           } else this.execute(run);
         }
       } else this.mayHaveWaiting = true;
@@ -221,8 +227,7 @@ export class WorkerPool implements BackgroundTask {
     try {
       // Not the runs executing here: a late renewal of our own (a busy event loop) is not a lost
       // worker, and handing such a run back would let this process claim it a second time.
-      const executing = [...this.active].filter(([, a]) => !a.settled).map(([id]) => id);
-      const { retried, failed } = await this.runtime.queue.sweepExpired(this.settings.maxAttempts ?? 3, executing);
+      const { retried, failed } = await this.runtime.queue.sweepExpired(this.settings.maxAttempts ?? 3, this.executingIds());
       if (retried > 0) {
         this.logger.warn({ retried }, 'runs of a lost worker were handed back to the queue');
         this.nudge();
