@@ -1,6 +1,7 @@
 // Benchmark of streamed runs: a two-step `scripted` run (one tool call, one answer) measured side by side
 // (a) in-process (the floor, in-memory checkpoints), (a') in-process with the checkpointer and store
-// Hangar uses (PostgreSQL), (b) Hangar over HTTP+SSE, (c) the official LangGraph JS server
+// Hangar uses (PostgreSQL), (b) Hangar over HTTP+SSE, (b') the same with
+// HANGAR_EXECUTOR=thread (runs on a worker thread of the server process), (c) the official LangGraph JS server
 // (@langchain/langgraph-api 1.5.1, bench/peer/) serving the same deep agent. `npm run bench:runtime`.
 // Options (environment): BENCH_RUNS_C1 (default 40), BENCH_RUNS_C32 (default 160),
 // HANGAR_CHECKPOINT_DURABILITY for Hangar (default exit, as the server's default).
@@ -112,7 +113,7 @@ function streamLocally(agent: Awaited<ReturnType<typeof benchAgent>>): (i: numbe
   };
 }
 
-async function hangar(totalRuns: number): Promise<{ once: (i: number) => Promise<void>; stop: () => Promise<void> }> {
+async function hangar(totalRuns: number, executor: 'inline' | 'thread'): Promise<{ once: (i: number) => Promise<void>; stop: () => Promise<void> }> {
   const dataDir = await mkdtemp(path.join(os.tmpdir(), 'hangar-bench-'));
   const apiKey = `bench_${randomBytes(16).toString('hex')}`;
   const { child, match } = await startChild(
@@ -124,6 +125,7 @@ async function hangar(totalRuns: number): Promise<{ once: (i: number) => Promise
       LOG_LEVEL: 'warn',
       HANGAR_WORKER_CONCURRENCY: '32',
       HANGAR_CHECKPOINT_DURABILITY: DURABILITY,
+      HANGAR_EXECUTOR: executor,
     },
     /listening on (http:\/\/\S+) /,
   );
@@ -176,13 +178,13 @@ function ratio(x: number, y: number): string {
 async function main(): Promise<void> {
   const total = WARMUP * 2 + RUNS[1] + RUNS[32];
   process.stderr.write('starting Hangar and the LangGraph server…\n');
-  const [a, ap, b, c] = [await inProcess(), await inProcessPostgres(), await hangar(total), await peer(total)];
-  const results: Record<string, Record<number, Figures>> = { a: {}, ap: {}, b: {}, c: {} };
+  const [a, ap, b, bt, c] = [await inProcess(), await inProcessPostgres(), await hangar(total, 'inline'), await hangar(total, 'thread'), await peer(total)];
+  const results: Record<string, Record<number, Figures>> = { a: {}, ap: {}, b: {}, bt: {}, c: {} };
   try {
-    const offsets = { a: 0, ap: 0, b: 0, c: 0 };
-    const setups = { a: { once: a }, ap, b, c } as const;
+    const offsets = { a: 0, ap: 0, b: 0, bt: 0, c: 0 };
+    const setups = { a: { once: a }, ap, b, bt, c } as const;
     for (const concurrency of [1, 32] as const) {
-      for (const key of ['a', 'ap', 'b', 'c'] as const) {
+      for (const key of ['a', 'ap', 'b', 'bt', 'c'] as const) {
         const once = setups[key].once;
         const base = offsets[key];
         // Warm up at this concurrency first (JIT, agent cache, connection pools).
@@ -197,17 +199,19 @@ async function main(): Promise<void> {
   } finally {
     await ap.stop();
     await b.stop();
+    await bt.stop();
     await c.stop();
   }
   const row = (label: string, f: Figures) => `| ${label} | ${f.p50.toFixed(1)} | ${f.p95.toFixed(1)} | ${f.rps.toFixed(1)} |`;
   const lines = [`Two-step scripted run (one tool call, one answer); runs: ${RUNS[1]} at c=1, ${RUNS[32]} at c=32; checkpoint durability ${DURABILITY} (a', b).`, ''];
   for (const concurrency of [1, 32] as const) {
-    const [fa, fap, fb, fc] = [results.a![concurrency]!, results.ap![concurrency]!, results.b![concurrency]!, results.c![concurrency]!];
+    const [fa, fap, fb, fbt, fc] = [results.a![concurrency]!, results.ap![concurrency]!, results.b![concurrency]!, results.bt![concurrency]!, results.c![concurrency]!];
     lines.push(`### concurrency ${concurrency}`, '', '| setup | p50 ms | p95 ms | runs/s |', '|---|---|---|---|');
     lines.push(
       row('(a) in-process deep agent, in-memory checkpoints', fa),
       row("(a') in-process, PostgresSaver + PostgresStore", fap),
       row('(b) Hangar HTTP+SSE', fb),
+      row("(b') Hangar HTTP+SSE, HANGAR_EXECUTOR=thread", fbt),
       row('(c) LangGraph API 1.5.1', fc),
       '',
     );
@@ -215,22 +219,29 @@ async function main(): Promise<void> {
       `b/a: p50 ${ratio(fb.p50, fa.p50)}, p95 ${ratio(fb.p95, fa.p95)}, throughput ${ratio(fb.rps, fa.rps)}`,
       `b/a': p50 ${ratio(fb.p50, fap.p50)}, p95 ${ratio(fb.p95, fap.p95)}, throughput ${ratio(fb.rps, fap.rps)}`,
       `b/c: p50 ${ratio(fb.p50, fc.p50)}, p95 ${ratio(fb.p95, fc.p95)}, throughput ${ratio(fb.rps, fc.rps)}`,
+      `b'/a': p50 ${ratio(fbt.p50, fap.p50)}, p95 ${ratio(fbt.p95, fap.p95)}, throughput ${ratio(fbt.rps, fap.rps)}`,
+      `b'/c: p50 ${ratio(fbt.p50, fc.p50)}, p95 ${ratio(fbt.p95, fc.p95)}, throughput ${ratio(fbt.rps, fc.rps)}`,
       '',
     );
   }
-  const [a1, ap1, b1, c1] = [results.a![1]!, results.ap![1]!, results.b![1]!, results.c![1]!];
-  const [a32, ap32, b32, c32] = [results.a![32]!, results.ap![32]!, results.b![32]!, results.c![32]!];
+  const [a1, ap1, b1, bt1, c1] = [results.a![1]!, results.ap![1]!, results.b![1]!, results.bt![1]!, results.c![1]!];
+  const [a32, ap32, b32, bt32, c32] = [results.a![32]!, results.ap![32]!, results.b![32]!, results.bt![32]!, results.c![32]!];
   const r = (x: number) => +x.toFixed(2);
   // One line of JSON for comparisons over time; targets of issue 13: c=1 p50 ≤ 1.5× (a'), c=32
   // throughput ≥ 0.7× (a') and ≥ 3× (c).
   const json = {
     bench: 'runtime',
-    c1_p50_ms: { a: r(a1.p50), ap: r(ap1.p50), b: r(b1.p50), c: r(c1.p50) },
-    c32_rps: { a: r(a32.rps), ap: r(ap32.rps), b: r(b32.rps), c: r(c32.rps) },
+    c1_p50_ms: { a: r(a1.p50), ap: r(ap1.p50), b: r(b1.p50), bt: r(bt1.p50), c: r(c1.p50) },
+    c32_rps: { a: r(a32.rps), ap: r(ap32.rps), b: r(b32.rps), bt: r(bt32.rps), c: r(c32.rps) },
     c1_p50_b_over_ap: r(b1.p50 / ap1.p50),
     c32_rps_b_over_ap: r(b32.rps / ap32.rps),
     c32_rps_b_over_c: r(b32.rps / c32.rps),
+    // bt: the same server with HANGAR_EXECUTOR=thread.
+    c1_p50_bt_over_ap: r(bt1.p50 / ap1.p50),
+    c32_rps_bt_over_ap: r(bt32.rps / ap32.rps),
+    c32_rps_bt_over_c: r(bt32.rps / c32.rps),
     targets_met: b1.p50 / ap1.p50 <= 1.5 && b32.rps / ap32.rps >= 0.7 && b32.rps / c32.rps >= 3,
+    targets_met_thread: bt1.p50 / ap1.p50 <= 1.5 && bt32.rps / ap32.rps >= 0.7 && bt32.rps / c32.rps >= 3,
   };
   process.stdout.write(`${lines.join('\n')}\n${JSON.stringify(json)}\n`);
 }

@@ -4,7 +4,10 @@
 // deployments by status, the run queue) are read from it at scrape time, so every replica reports
 // the same cluster-wide figures; what happens inside one process (requests, run durations, event-log
 // writes, reconnects, exporter drops) is counted by that process.
-import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { AggregatorRegistry, Counter, Gauge, Histogram, Registry, collectDefaultMetrics, type MetricObjectWithValues, type MetricValue } from 'prom-client';
+
+/** Metrics as prom-client exports them for aggregation (from another thread of the process). */
+export type MetricsSnapshot = MetricObjectWithValues<MetricValue<string>>[];
 
 /** Figures read from the database when Prometheus scrapes. */
 export interface ClusterGauges {
@@ -33,6 +36,12 @@ export interface Metrics {
   observeCluster(gauges: ClusterGauges): void;
   /** Report each trace exporter's dropped items (read at each scrape). */
   observeExporters(exporters: readonly { name: string; stats(): { dropped: number; queued: number } }[]): void;
+  /** Add what another part of the process counts (the executor thread's registry) to every scrape. */
+  addSource(read: () => Promise<MetricsSnapshot>): void;
+  /** This process's own Hangar metrics (no Node.js process metrics), for a scrape elsewhere to add. */
+  snapshot(): Promise<MetricsSnapshot>;
+  /** The scrape: this registry plus every added source, summed (Prometheus text format). */
+  render(): Promise<string>;
 }
 
 const SECONDS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300];
@@ -43,6 +52,7 @@ export function createMetrics(): Metrics {
   collectDefaultMetrics({ register: registry });
   let cluster: ClusterGauges | undefined;
   let exporters: readonly { name: string; stats(): { dropped: number; queued: number } }[] = [];
+  const sources: (() => Promise<MetricsSnapshot>)[] = [];
 
   const byStatus = (name: string, help: string, read: () => Promise<Record<string, number>> | undefined) =>
     new Gauge({
@@ -110,6 +120,18 @@ export function createMetrics(): Metrics {
     },
     observeExporters(list) {
       exporters = list;
+    },
+    addSource(read) {
+      sources.push(read);
+    },
+    async snapshot() {
+      return ((await registry.getMetricsAsJSON()) as MetricsSnapshot).filter((m) => m.name.startsWith('hangar_'));
+    },
+    async render() {
+      if (sources.length === 0) return registry.metrics();
+      // A source that cannot answer (its thread is restarting) leaves its figures out of this scrape.
+      const others = await Promise.all(sources.map((read) => read().catch(() => [] as MetricsSnapshot)));
+      return AggregatorRegistry.aggregate([(await registry.getMetricsAsJSON()) as MetricsSnapshot, ...others]).metrics();
     },
   };
 }

@@ -19,6 +19,7 @@ import { migrate, pendingMigrations } from './db/migrate.js';
 import { createApp } from './http/app.js';
 import { StreamSlots } from './http/sse.js';
 import { Runtime } from './runtime/index.js';
+import type { MirrorOp } from './runtime/events/hub.js';
 import type { WorkerPool } from './runtime/worker.js';
 import { captureConsole, createLogger, type Logger } from './logging.js';
 import { createMetrics, type Metrics } from './metrics.js';
@@ -29,6 +30,7 @@ import { Scheduler } from './core/schedules/scheduler.js';
 import { WebhookDeliverer } from './core/webhooks/deliverer.js';
 import { EgressGuard, installEgressScopes } from './net/egress.js';
 import { VERSION } from './version.js';
+import { startExecutorThread } from './executor-thread.js';
 import { type LocalRepoPolicy, parseRoots } from './core/local-repos.js';
 
 export { VERSION };
@@ -56,6 +58,13 @@ export interface StartOptions {
   logDestination?: DestinationStream;
   /** Where to announce a generated first admin key (printed once). */
   announce?: (line: string) => void;
+  /**
+   * @internal The executor thread (src/executor-entry.ts): serve no HTTP, and leave the first key,
+   * the cluster-wide gauges and the console to the main thread.
+   */
+  headless?: boolean;
+  /** @internal The executor thread: where what its event hub writes is told (the main thread mirrors it). */
+  mirrorEvents?: ((op: MirrorOp) => void) | undefined;
 }
 
 /** Start a Hangar server with `config`. */
@@ -80,7 +89,7 @@ export async function startHangar(config: Config, options: StartOptions = {}): P
     cleanup.push(() => database.close());
     // One registry for the process, handed to whoever records (DESIGN.md §9).
     const metrics = createMetrics();
-    metrics.observeCluster(databaseGauges(database.db));
+    if (!options.headless) metrics.observeCluster(databaseGauges(database.db));
     // The run engine's control plane (run status, leases, the first event of a stream, replays) on a
     // small pool of its own: under load the main pool is full of checkpoint transactions, and a lease
     // renewal or a new stream's metadata must not wait behind them.
@@ -155,14 +164,18 @@ export async function startHangar(config: Config, options: StartOptions = {}): P
     });
     cleanup.push(() => runtime.close());
     runtimePorts.bind(runtime.ports());
-    const firstKey = await services.workspaces.bootstrap({ bootstrapApiKey: config.bootstrapApiKey });
+    if (options.mirrorEvents) runtime.hub.mirrorTo = options.mirrorEvents;
+    const firstKey = options.headless ? undefined : await services.workspaces.bootstrap({ bootstrapApiKey: config.bootstrapApiKey });
     if (firstKey) {
       announce(`Created the first admin API key (shown once, store it now):\n\n  ${firstKey}\n`);
     }
 
-    const workers = config.role === 'api' ? undefined : runtime.workers();
+    // With an executor thread, the runs and the background work of the worker role go there.
+    const threaded = config.executor === 'thread' && config.role !== 'api' && !options.headless;
+    const runsHere = config.role !== 'api' && !threaded;
+    const workers = runsHere ? runtime.workers() : undefined;
     const background: BackgroundTask[] = workers ? [workers] : [];
-    if (config.role !== 'api') {
+    if (runsHere) {
       const reconciler = createReconciler({ config, db: database.db, cipher, logger, services, drivers: routing.drivers, secretKey, egress, publicUrl: () => publicUrl().replace(/\/+$/, '') });
       services.deployments.nudge = () => reconciler.nudge();
       background.push(reconciler);
@@ -200,6 +213,28 @@ export async function startHangar(config: Config, options: StartOptions = {}): P
     for (const task of background) {
       await task.start();
       cleanup.push(async () => task.stop());
+    }
+    if (threaded) {
+      const write = options.logDestination ? (line: string) => options.logDestination!.write(line) : (line: string) => process.stdout.write(line);
+      const executor = await startExecutorThread({
+        config: { ...config, databaseUrl: url },
+        logger,
+        writeLog: write,
+        // The thread's run events reach streams here from its hub, not through table reads.
+        onEvents: (op) => runtime.hub.applyMirror(op),
+        onLost: () => runtime.hub.dropMirrors(),
+      });
+      // Stopped before the database closes: its runs drain like a worker pool's.
+      cleanup.push(() => executor.stop());
+      metrics.addSource(() => executor.metrics());
+      services.deployments.nudge = () => executor.nudge('deployments');
+      services.schedules.nudge = () => executor.nudge('schedules');
+    }
+    if (options.headless) {
+      const close = async () => {
+        await runCleanup(cleanup, logger);
+      };
+      return { url: '', port: 0, services, runtime, workers, database, logger, metrics, close };
     }
 
     const app = createApp({

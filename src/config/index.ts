@@ -88,6 +88,13 @@ export const settings = {
     schema: positiveInt.default(32),
     description: 'Runs executed at once by this process.',
   },
+  executor: {
+    env: 'HANGAR_EXECUTOR',
+    flag: 'executor',
+    schema: z.enum(['inline', 'thread']).default('inline'),
+    description:
+      'Where this process executes runs: `inline` on the event loop that serves HTTP, or `thread` on a worker thread of its own (with the deployment reconciler, scheduler and sweepers), so requests and streams keep their event loop under load and the process can use a second core. Ignored with role api.',
+  },
   streamCapacity: {
     env: 'HANGAR_STREAM_CAPACITY',
     schema: positiveInt.default(10_000),

@@ -70,7 +70,7 @@ export function systemRoutes({ info: facts, readiness, metrics: registry }: AppD
       return c.json(state, state.ready ? 200 : 503);
     })
     .openapi(metrics, async (c) => {
-      const body = registry ? await registry.registry.metrics() : '';
+      const body = registry ? await registry.render() : '';
       return c.text(body, 200, { 'content-type': registry?.registry.contentType ?? 'text/plain; version=0.0.4; charset=utf-8' });
     })
     .openapi(info, (c) => c.json({ name: 'hangar' as const, ...facts }, 200));

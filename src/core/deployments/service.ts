@@ -85,6 +85,11 @@ export class DeploymentService {
     this.deps.nudge = fn;
   }
 
+  /** Wake the reconciler now (another thread of the process changed something). */
+  wakeReconciler(): void {
+    this.deps.nudge?.();
+  }
+
   async create(caller: Caller, input: CreateDeploymentInput): Promise<Deployment> {
     requireWrite(caller);
     const revConfig = withDefaults(input.source, input.source_revision_config);

@@ -28,6 +28,15 @@ export interface HubLimits {
   pollIntervalMs?: number;
 }
 
+/**
+ * What happens to the logs written by a hub, in order, for another thread of the process to mirror
+ * (the executor thread tells the main thread, whose streams then need no table reads).
+ */
+export type MirrorOp =
+  | { op: 'open'; runId: string; lastSeq: number }
+  | { op: 'wrote'; runs: { runId: string; events: [seq: number, event: string, json: string][] }[] }
+  | { op: 'close'; runId: string; lastSeq: number };
+
 interface Listener {
   onEvent(event: StoredEvent): void;
   /** Something may have been written by another process (or the run ended there). */
@@ -64,6 +73,8 @@ export class RunEventWriter {
     private readonly hub: RunEventHub,
     readonly runId: string,
     private seq: number,
+    /** A mirror of a writer on another thread: fed by `RunEventHub.applyMirror`, never appended to. */
+    readonly mirrored = false,
   ) {
     this.written = seq;
   }
@@ -168,6 +179,8 @@ export class RunEventHub {
   readonly limits: Required<HubLimits>;
   /** Batches written, and events in them (for benchmarks and tests). */
   readonly stats = { batches: 0, events: 0, failures: 0 };
+  /** Told what this hub's writers do, for a mirror on another thread (set by the executor thread). */
+  mirrorTo: ((op: MirrorOp) => void) | undefined;
 
   constructor(
     private readonly pool: pg.Pool,
@@ -205,7 +218,38 @@ export class RunEventHub {
   openWriter(runId: string, lastSeq: number): RunEventWriter {
     const writer = new RunEventWriter(this, runId, lastSeq);
     this.writers.set(runId, writer);
+    this.mirrorTo?.({ op: 'open', runId, lastSeq });
     return writer;
+  }
+
+  /**
+   * Follow the writers of another thread of this process (`mirrorTo` there): their runs' subscribers
+   * here get events as from a local writer, once written, without reading the table.
+   */
+  applyMirror(op: MirrorOp): void {
+    if (op.op === 'open') {
+      this.writers.set(op.runId, new RunEventWriter(this, op.runId, op.lastSeq, true));
+    } else if (op.op === 'wrote') {
+      for (const run of op.runs) {
+        const writer = this.writers.get(run.runId);
+        if (writer?.mirrored) writer.wrote(run.events.map(([seq, event, json]) => lazyEvent(seq, event, json)), this.limits.keepEvents);
+      }
+    } else {
+      const writer = this.writers.get(op.runId);
+      if (writer?.mirrored) this.closeWriter(writer, false);
+    }
+  }
+
+  /**
+   * The other thread is gone: its runs are not over (a sweep retries them), so their subscribers
+   * here go back to the table and the bus instead of ending.
+   */
+  dropMirrors(): void {
+    for (const [runId, writer] of this.writers) {
+      if (!writer.mirrored) continue;
+      this.writers.delete(runId);
+      for (const l of this.listenersOf(runId)) l.onPoke();
+    }
   }
 
   /**
@@ -233,6 +277,7 @@ export class RunEventHub {
   /** @internal */
   closeWriter(writer: RunEventWriter, notify = true): void {
     if (this.writers.get(writer.runId) === writer) this.writers.delete(writer.runId);
+    if (!writer.mirrored) this.mirrorTo?.({ op: 'close', runId: writer.runId, lastSeq: writer.lastWritten });
     for (const l of this.listenersOf(writer.runId)) l.onEnd(writer.lastWritten);
     if (notify) this.bus?.notify(CHANNEL, writer.runId).catch((error: unknown) => this.logger.warn({ err: error }, 'notify failed'));
   }
@@ -268,14 +313,17 @@ export class RunEventHub {
         if (await this.write(batch)) {
           this.metrics?.eventLogWriteLag.observe((performance.now() - oldest) / 1000);
           for (const b of batch) b.writer.wrote(b.events, this.limits.keepEvents);
+          this.mirrorWrote(batch);
           continue;
         }
         // One statement failed: write each run on its own, so one bad run (deleted, say) does not
         // fail the others.
         await Promise.all(
           batch.map(async (b) => {
-            if (batch.length > 1 && (await this.write([b]))) b.writer.wrote(b.events, this.limits.keepEvents);
-            else this.giveUp(b.writer, b.events.length);
+            if (batch.length > 1 && (await this.write([b]))) {
+              b.writer.wrote(b.events, this.limits.keepEvents);
+              this.mirrorWrote([b]);
+            } else this.giveUp(b.writer, b.events.length);
           }),
         );
       }
@@ -283,6 +331,14 @@ export class RunEventHub {
       this.flushing = false;
       if (this.dirty.size > 0) this.schedule([...this.dirty][0]!);
     }
+  }
+
+  private mirrorWrote(batch: { writer: RunEventWriter; events: StoredEvent[] }[]): void {
+    if (!this.mirrorTo) return;
+    this.mirrorTo({
+      op: 'wrote',
+      runs: batch.map((b) => ({ runId: b.writer.runId, events: b.events.map((e) => [e.seq, e.event, e.json ?? JSON.stringify(e.data)] as [number, string, string]) })),
+    });
   }
 
   private lastError: unknown;
