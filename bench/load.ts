@@ -6,7 +6,8 @@
 // rest of the runs wait in the queue with their streams open. `npm run bench:load`; ends with one
 // line of JSON. Targets (issue 13): 0 errors, every run completes, metadata p99 ≤ 100 ms, RSS after
 // settle ≤ 1.5× before. The server's own view of the burst (time to first byte, event-loop delay, CPU)
-// comes from its /metrics. Then, labelled apart, the same number of runs arriving at LOAD_RAMP_PER_S.
+// comes from its /metrics (with HANGAR_EXECUTOR=thread the heap and event-loop figures are the main
+// thread's, which serves HTTP; CPU and RSS are the whole process's). Then, labelled apart, the same number of runs arriving at LOAD_RAMP_PER_S.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
@@ -238,6 +239,7 @@ async function main(): Promise<void> {
     const maxQueue = Math.max(...results.map((r) => r.queuePosition));
     const figures = {
       bench: 'load',
+      executor: process.env.HANGAR_EXECUTOR ?? 'inline',
       runs: RUNS,
       workers: WORKERS,
       delay_ms: DELAY_MS,

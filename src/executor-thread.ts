@@ -38,6 +38,8 @@ export interface ExecutorThread {
   metrics(): Promise<MetricsSnapshot>;
   /** Something changed that its deployment reconciler or scheduler should look at now. */
   nudge(what: 'deployments' | 'schedules'): void;
+  /** Stop the thread at once, as a crash would (tests): it is started again, and its runs are retried once their leases expire. */
+  kill(): Promise<void>;
   /** Let its runs drain (up to the drain timeout), close it and wait for it. */
   stop(): Promise<void>;
 }
@@ -128,6 +130,9 @@ export async function startExecutorThread(options: {
         pending.set(id, resolve);
         worker.postMessage({ type: 'metrics', id } satisfies ToExecutor);
       }),
+    kill: async () => {
+      await worker.terminate();
+    },
     nudge: (what) => worker.postMessage({ type: 'nudge', what } satisfies ToExecutor),
     stop: async () => {
       stopping = true;

@@ -30,7 +30,7 @@ import { Scheduler } from './core/schedules/scheduler.js';
 import { WebhookDeliverer } from './core/webhooks/deliverer.js';
 import { EgressGuard, installEgressScopes } from './net/egress.js';
 import { VERSION } from './version.js';
-import { startExecutorThread } from './executor-thread.js';
+import { startExecutorThread, type ExecutorThread } from './executor-thread.js';
 import { type LocalRepoPolicy, parseRoots } from './core/local-repos.js';
 
 export { VERSION };
@@ -42,8 +42,10 @@ export interface Hangar {
   port: number;
   services: Services;
   runtime: Runtime;
-  /** The run workers of this process (none in an API-only process). */
+  /** The run workers of this thread (none in an API-only process, or when runs execute on the executor thread). */
   workers: WorkerPool | undefined;
+  /** The executor thread, when runs execute on one (HANGAR_EXECUTOR=thread). */
+  executor: ExecutorThread | undefined;
   database: DatabaseHandle;
   logger: Logger;
   /** This process's metrics registry (served at /metrics). */
@@ -214,9 +216,10 @@ export async function startHangar(config: Config, options: StartOptions = {}): P
       await task.start();
       cleanup.push(async () => task.stop());
     }
+    let executor: ExecutorThread | undefined;
     if (threaded) {
       const write = options.logDestination ? (line: string) => options.logDestination!.write(line) : (line: string) => process.stdout.write(line);
-      const executor = await startExecutorThread({
+      executor = await startExecutorThread({
         config: { ...config, databaseUrl: url },
         logger,
         writeLog: write,
@@ -225,16 +228,17 @@ export async function startHangar(config: Config, options: StartOptions = {}): P
         onLost: () => runtime.hub.dropMirrors(),
       });
       // Stopped before the database closes: its runs drain like a worker pool's.
-      cleanup.push(() => executor.stop());
-      metrics.addSource(() => executor.metrics());
-      services.deployments.nudge = () => executor.nudge('deployments');
-      services.schedules.nudge = () => executor.nudge('schedules');
+      const thread = executor;
+      cleanup.push(() => thread.stop());
+      metrics.addSource(() => thread.metrics());
+      services.deployments.nudge = () => thread.nudge('deployments');
+      services.schedules.nudge = () => thread.nudge('schedules');
     }
     if (options.headless) {
       const close = async () => {
         await runCleanup(cleanup, logger);
       };
-      return { url: '', port: 0, services, runtime, workers, database, logger, metrics, close };
+      return { url: '', port: 0, services, runtime, workers, executor, database, logger, metrics, close };
     }
 
     const app = createApp({
@@ -269,7 +273,7 @@ export async function startHangar(config: Config, options: StartOptions = {}): P
         await runCleanup(cleanup, logger);
         logger.info('hangar stopped');
       })());
-    return { url: baseUrl, port, services, runtime, workers, database, logger, metrics, close };
+    return { url: baseUrl, port, services, runtime, workers, executor, database, logger, metrics, close };
   } catch (error) {
     await runCleanup(cleanup, logger);
     throw error;

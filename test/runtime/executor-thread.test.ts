@@ -10,7 +10,11 @@ import { createAgent, createThread, lastAiText, lastValues, run, start } from '.
 let server: TestServer;
 
 beforeAll(async () => {
-  server = await startTestServer({ env: { HANGAR_EXECUTOR: 'thread' } });
+  // A short lease, so that a run of a thread that died is retried within the test.
+  server = await startTestServer({ env: { HANGAR_EXECUTOR: 'thread', HANGAR_RUN_LEASE_MS: '3000' } });
+  // A slowed scripted model, so that a run is still going while a test acts on it.
+  const config = await server.client.POST('/v1/deepagents/model-configs', { body: { name: 'slow', model_id: 'scripted:slow', parameters: { delay_ms: 25 } } });
+  expect(config.response.status).toBe(201);
 });
 afterAll(async () => {
   await server?.close();
@@ -58,8 +62,6 @@ describe('runs on an executor thread', () => {
   });
 
   it('a cancel sent over HTTP stops the run on the thread; the thread takes the next run', async () => {
-    const config = await server.client.POST('/v1/deepagents/model-configs', { body: { name: 'slow', model_id: 'scripted:slow', parameters: { delay_ms: 25 } } });
-    expect(config.response.status).toBe(201);
     const agentId = await createAgent(server, { runtime: { model: { model_id: 'slow' } } });
     const threadId = await createThread(server, agentId);
     const long = Array.from({ length: 40 }, (_, i) => `word${i}`).join(' ');
@@ -75,5 +77,28 @@ describe('runs on an executor thread', () => {
     expect(thread.data!.status).toBe('idle');
     const next = await run(server, threadId, { agent_id: agentId, messages: [{ role: 'user', content: 'again' }], stream_mode: ['values'] });
     expect(lastAiText(lastValues(next.events))).toBe('You said: again');
+  });
+
+  it('the thread dies mid-run: it is started again, the run is retried, and its open stream completes', async () => {
+    const agentId = await createAgent(server, { runtime: { model: { model_id: 'slow' } } });
+    const threadId = await createThread(server, agentId);
+    const long = Array.from({ length: 40 }, (_, i) => `word${i}`).join(' ');
+    const stream = await start(server, threadId, { agent_id: agentId, messages: [{ role: 'user', content: long }], stream_mode: ['values'] });
+    const first = await take(stream, 2);
+    expect(first[0]).toMatchObject({ event: 'metadata', data: { run_id: stream.runId } });
+    await server.hangar.executor!.kill();
+    // The stream stays open across the crash: the new thread's sweep retries the run once its lease
+    // expired, and what it writes reaches this stream.
+    const events = [...first, ...(await collect(stream))];
+    expect(events.at(-1)!.event).not.toBe('error');
+    expect(lastAiText(lastValues(events))).toBe(`You said: ${long}`);
+    const ids = events.map((e) => Number(e.id));
+    expect(ids).toEqual(ids.map((_, i) => i + 1));
+    const runInfo = await server.client.GET('/v1/deepagents/threads/{thread_id}/runs/{run_id}', { params: { path: { thread_id: threadId, run_id: stream.runId! } } });
+    expect(runInfo.data!.status).toBe('success');
+    expect(server.logs()).toContain('executor thread exited; starting a new one');
+    // The new thread takes new runs.
+    const next = await run(server, threadId, { agent_id: agentId, messages: [{ role: 'user', content: 'after the crash' }], stream_mode: ['values'] });
+    expect(lastAiText(lastValues(next.events))).toBe('You said: after the crash');
   });
 });
