@@ -25,6 +25,10 @@ try {
         (snapshot) => send({ type: 'metrics', id: message.id, data: snapshot }),
         () => send({ type: 'metrics', id: message.id, data: [] }),
       );
+    } else if (message.type === 'wake') {
+      void hangar.runtime.queue.announce();
+    } else if (message.type === 'cancel') {
+      hangar.runtime.queue.cancelHere(message.runId);
     } else if (message.type === 'nudge') {
       // The main thread's services hold no reconciler or scheduler: it forwards their nudges here.
       if (message.what === 'deployments') hangar.services.deployments.wakeReconciler();

@@ -15,7 +15,13 @@ import type { MetricsSnapshot } from './metrics.js';
 import type { MirrorOp } from './runtime/events/hub.js';
 
 /** What the main thread sends the executor thread. */
-export type ToExecutor = { type: 'stop' } | { type: 'metrics'; id: number } | { type: 'nudge'; what: 'deployments' | 'schedules' };
+export type ToExecutor =
+  | { type: 'stop' }
+  | { type: 'metrics'; id: number }
+  | { type: 'nudge'; what: 'deployments' | 'schedules' }
+  /** A run was started here: the thread's workers claim it (or, all busy, tell other processes). */
+  | { type: 'wake' }
+  | { type: 'cancel'; runId: string };
 
 /** What the executor thread sends back. */
 export type FromExecutor =
@@ -38,6 +44,10 @@ export interface ExecutorThread {
   metrics(): Promise<MetricsSnapshot>;
   /** Something changed that its deployment reconciler or scheduler should look at now. */
   nudge(what: 'deployments' | 'schedules'): void;
+  /** A run waits: the thread's workers claim it. */
+  wake(): void;
+  /** Stop `runId` if the thread executes it. */
+  cancel(runId: string): void;
   /** Stop the thread at once, as a crash would (tests): it is started again, and its runs are retried once their leases expire. */
   kill(): Promise<void>;
   /** Let its runs drain (up to the drain timeout), close it and wait for it. */
@@ -134,6 +144,8 @@ export async function startExecutorThread(options: {
       await worker.terminate();
     },
     nudge: (what) => worker.postMessage({ type: 'nudge', what } satisfies ToExecutor),
+    wake: () => worker.postMessage({ type: 'wake' } satisfies ToExecutor),
+    cancel: (runId) => worker.postMessage({ type: 'cancel', runId } satisfies ToExecutor),
     stop: async () => {
       stopping = true;
       const stopped = new Promise<void>((resolve) => (onStopped = resolve));

@@ -231,6 +231,10 @@ export async function startHangar(config: Config, options: StartOptions = {}): P
       const thread = executor;
       cleanup.push(() => thread.stop());
       metrics.addSource(() => thread.metrics());
+      // Runs started and cancelled here reach the thread's workers through its port (no round trip
+      // through PostgreSQL); the bus still tells other processes what the thread cannot take.
+      const detach = runtime.queue.attach({ wake: () => thread.wake(), cancel: (id) => thread.cancel(id), canClaim: () => true });
+      cleanup.push(async () => detach());
       services.deployments.nudge = () => thread.nudge('deployments');
       services.schedules.nudge = () => thread.nudge('schedules');
     }

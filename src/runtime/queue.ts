@@ -87,6 +87,20 @@ export class RunQueue {
     await this.bus.notify(CANCEL_CHANNEL, runId);
   }
 
+  /** Stop `runId` if a worker of this process executes it (the cancel reached it another way). */
+  cancelHere(runId: string): void {
+    for (const l of this.local) l.cancel(runId);
+  }
+
+  /**
+   * Deliver this process's own wake-ups and cancels to `listener`, not the bus's (the executor thread's
+   * relay on the main thread: announced runs and cancels reach the thread through its port).
+   */
+  attach(listener: QueueListener): () => void {
+    this.local.add(listener);
+    return () => this.local.delete(listener);
+  }
+
   /** Deliver wake-ups, cancels and gaps to `listener` until the returned function is called. */
   async listen(listener: QueueListener): Promise<() => Promise<void>> {
     this.local.add(listener);
