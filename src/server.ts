@@ -31,6 +31,7 @@ import { WebhookDeliverer } from './core/webhooks/deliverer.js';
 import { EgressGuard, installEgressScopes } from './net/egress.js';
 import { VERSION } from './version.js';
 import { startExecutorThread, type ExecutorThread } from './executor-thread.js';
+import { idleReclaimer } from './reclaim.js';
 import { type LocalRepoPolicy, parseRoots } from './core/local-repos.js';
 
 export { VERSION };
@@ -177,6 +178,8 @@ export async function startHangar(config: Config, options: StartOptions = {}): P
     const runsHere = config.role !== 'api' && !threaded;
     const workers = runsHere ? runtime.workers() : undefined;
     const background: BackgroundTask[] = workers ? [workers] : [];
+    // Every thread collects its own garbage once idle (the executor thread runs one of its own).
+    background.push(idleReclaimer({ thresholdMb: config.idleGcMb, onCollect: (freed) => logger.debug({ freed_mb: freed }, 'idle: collected garbage') }));
     if (runsHere) {
       const reconciler = createReconciler({ config, db: database.db, cipher, logger, services, drivers: routing.drivers, secretKey, egress, publicUrl: () => publicUrl().replace(/\/+$/, '') });
       services.deployments.nudge = () => reconciler.nudge();

@@ -95,6 +95,12 @@ export const settings = {
     description:
       'Where this process executes runs: `inline` on the event loop that serves HTTP, or `thread` on a worker thread of its own (with the deployment reconciler, scheduler and sweepers), so requests and streams keep their event loop under load and the process can use a second core. Ignored with role api.',
   },
+  idleGcMb: {
+    env: 'HANGAR_IDLE_GC_MB',
+    schema: z.coerce.number().int().min(0).default(64),
+    description:
+      'When a thread of the server has been idle for 5 s and its heap holds this many MB more than after its last collection, it runs a full garbage collection, so that the memory of a burst goes back to the system instead of staying at its peak (0 turns it off).',
+  },
   streamCapacity: {
     env: 'HANGAR_STREAM_CAPACITY',
     schema: positiveInt.default(10_000),

@@ -1,0 +1,74 @@
+// The idle reclaimer: a full collection once the thread is idle and holds much garbage, never while
+// it works. Node's real collection is checked on real garbage; the decision on given heap readings.
+import { describe, expect, it } from 'vitest';
+import { fullCollection, idleReclaimer } from './reclaim.js';
+
+/** About `mb` MB of objects, all held until the end, then dropped. */
+function makeGarbage(mb: number): number {
+  const held: { i: number; j: number; s: string }[][] = [];
+  for (let i = 0; i < mb; i++) held.push(Array.from({ length: 16_384 }, (_, j) => ({ i, j, s: `x${j}` })));
+  return held.length;
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const MB = 1_048_576;
+
+describe('idle reclaimer', () => {
+  it("Node's full collection is reachable without --expose-gc and frees dropped objects", () => {
+    makeGarbage(64);
+    const withGarbage = process.memoryUsage().heapUsed;
+    fullCollection()();
+    expect(withGarbage - process.memoryUsage().heapUsed).toBeGreaterThan(32 * MB);
+  });
+
+  it('an idle thread holding garbage above the threshold gets one collection; below it, none', async () => {
+    let used = 100 * MB;
+    const collected: number[] = [];
+    const task = idleReclaimer({
+      thresholdMb: 64,
+      intervalMs: 100,
+      heapUsed: () => used,
+      collect: () => {
+        collected.push(used);
+        used = 110 * MB; // what survives
+      },
+    });
+    await task.start();
+    try {
+      used = 150 * MB; // 50 MB above the baseline: under the threshold
+      await sleep(500);
+      expect(collected).toEqual([]);
+      used = 400 * MB;
+      for (let i = 0; i < 50 && collected.length === 0; i++) await sleep(50);
+      expect(collected).toEqual([400 * MB]);
+      // The new baseline is what survived: nothing more until garbage grows past the threshold again.
+      await sleep(500);
+      expect(collected).toHaveLength(1);
+    } finally {
+      await task.stop();
+    }
+  });
+
+  it('a busy thread is not interrupted, and 0 turns it off', async () => {
+    const collected: string[] = [];
+    let used = 100 * MB;
+    const busy = idleReclaimer({ thresholdMb: 1, intervalMs: 300, heapUsed: () => used, collect: () => collected.push('busy') });
+    const off = idleReclaimer({ thresholdMb: 0, intervalMs: 300, heapUsed: () => used, collect: () => collected.push('off') });
+    await busy.start();
+    await off.start();
+    try {
+      used = 500 * MB;
+      // Work 60 ms of every 100 ms for 2 s.
+      const until = Date.now() + 2_000;
+      while (Date.now() < until) {
+        const stop = Date.now() + 60;
+        while (Date.now() < stop) makeGarbage(1);
+        await sleep(40);
+      }
+      expect(collected).toEqual([]);
+    } finally {
+      await busy.stop();
+      await off.stop();
+    }
+  });
+});
