@@ -71,6 +71,8 @@ describe('hangar serve', () => {
       'database-url': await freshDatabaseUrl(),
       'log-level': 'warn',
       role: 'all',
+      // Runs on an executor thread: it starts with the server and stops with it on Ctrl-C.
+      executor: 'thread',
       'worker-concurrency': '2',
       tracing: 'false',
       'trace-retention-days': '7',
