@@ -36,7 +36,7 @@ export function idleReclaimer(options: {
     const m = process.memoryUsage();
     return { used: m.heapUsed, total: m.heapTotal };
   });
-  const intervalMs = options.intervalMs ?? 5_000;
+  const intervalMs = options.intervalMs ?? 2_000;
   const threshold = options.thresholdMb * 1_048_576;
   let timer: NodeJS.Timeout | undefined;
   let gc: (() => void) | undefined;
