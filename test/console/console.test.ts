@@ -523,6 +523,10 @@ describe('playground (useStream over the LangGraph protocol)', { timeout: 180_00
     await page.getByLabel('Message', { exact: true }).fill(words);
     await page.getByRole('button', { name: 'Send' }).click();
     await page.getByLabel('Conversation').getByText(/You said: w0/).waitFor();
+    // Mid-run the page shows its working indicator: a status, named, that passes the accessibility check
+    // (a named loader without a role broke it: aria-label is not allowed on a plain span).
+    await page.getByRole('status', { name: 'Agent is working' }).waitFor();
+    await expectAccessible(page);
     await page.getByRole('button', { name: 'Cancel run' }).click();
     await page.getByRole('button', { name: 'Cancel run' }).waitFor({ state: 'detached' });
     const threadId = page.url().split('/').pop()!;
