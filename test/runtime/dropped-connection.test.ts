@@ -7,12 +7,12 @@
 import { Writable } from 'node:stream';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { collect, type RunStream, type SseEvent } from '../../src/client/stream.js';
+import { collect } from '../../src/client/stream.js';
 import { loadConfig } from '../../src/config/index.js';
 import { BUS_APPLICATION_NAME } from '../../src/db/bus.js';
 import { startHangar, type Hangar } from '../../src/server.js';
 import { startTestServer, type TestServer } from '../support/server.js';
-import { createAgent, createThread, lastAiText, lastValues, start } from './support.js';
+import { createAgent, createThread, lastAiText, lastValues, start, take } from './support.js';
 
 let api: TestServer;
 let worker: Hangar;
@@ -47,17 +47,6 @@ const LONG = Array.from({ length: 40 }, (_, i) => `word${i}`).join(' ');
 async function cutListeners(): Promise<number> {
   const { rows } = await admin.query('SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = $1 AND datname = current_database()', [BUS_APPLICATION_NAME]);
   return rows.length;
-}
-
-/** Read `n` events and leave the stream open. */
-async function take(stream: RunStream, n: number): Promise<SseEvent[]> {
-  const out: SseEvent[] = [];
-  while (out.length < n) {
-    const next = await stream.events.next();
-    if (next.done) break;
-    out.push(next.value);
-  }
-  return out;
 }
 
 async function until(check: () => boolean | Promise<boolean>): Promise<void> {

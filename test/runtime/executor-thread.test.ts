@@ -3,9 +3,9 @@
 // the runs in the process's scrape, and the thread's log lines in the server's log.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { isMainThread } from 'node:worker_threads';
-import { collect, type RunStream, type SseEvent } from '../../src/client/stream.js';
+import { collect } from '../../src/client/stream.js';
 import { startTestServer, type TestServer } from '../support/server.js';
-import { createAgent, createThread, lastAiText, lastValues, run, start } from './support.js';
+import { createAgent, createThread, lastAiText, lastValues, run, start, take } from './support.js';
 
 let server: TestServer;
 
@@ -19,17 +19,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await server?.close();
 });
-
-/** Read `n` events and leave the stream open. */
-async function take(stream: RunStream, n: number): Promise<SseEvent[]> {
-  const out: SseEvent[] = [];
-  while (out.length < n) {
-    const next = await stream.events.next();
-    if (next.done) break;
-    out.push(next.value);
-  }
-  return out;
-}
 
 async function scrape(): Promise<string> {
   return (await fetch(`${server.url}/metrics`)).text();

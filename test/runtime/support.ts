@@ -26,6 +26,17 @@ export function start(server: TestServer, threadId: string, body: StreamRunBody,
   return streamRun({ baseUrl: server.url, apiKey, threadId, body });
 }
 
+/** Read `n` events and leave the stream open (the run goes on; `collect` reads the rest). */
+export async function take(stream: RunStream, n: number): Promise<SseEvent[]> {
+  const out: SseEvent[] = [];
+  while (out.length < n) {
+    const next = await stream.events.next();
+    if (next.done) break;
+    out.push(next.value);
+  }
+  return out;
+}
+
 /** Run to the end and return every event. */
 export async function run(server: TestServer, threadId: string, body: StreamRunBody): Promise<{ stream: RunStream; events: SseEvent[] }> {
   const stream = await start(server, threadId, body);
