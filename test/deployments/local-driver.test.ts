@@ -58,7 +58,14 @@ async function runEcho(appUrl: string, input: string): Promise<string> {
     body: JSON.stringify({ assistant_id: 'echo', input: { input } }),
   });
   expect(res.status).toBe(200);
-  return ((await res.json()) as { output: string }).output;
+  const body = (await res.json()) as { output?: string } | null;
+  if (typeof body?.output !== 'string') {
+    // Say what the application logged, so a wrong answer can be explained from the test output.
+    const deps = (await api('GET', '/v2/deployments')).body.resources as { id: string; latest_revision_id: string }[];
+    const logs = await Promise.all(deps.map(async (d) => (await api('GET', `/v2/deployments/${d.id}/revisions/${d.latest_revision_id}/deploy-logs`)).body.logs as string));
+    throw new Error(`the application answered ${JSON.stringify(body)} to ${JSON.stringify(input)}; deploy logs:\n${logs.join('\n---\n').slice(-6000)}`);
+  }
+  return body.output;
 }
 
 describe('local driver, from a git repository', () => {

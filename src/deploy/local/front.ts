@@ -161,17 +161,21 @@ export class Front {
         resolve('done');
       });
       upstream.once('error', (error: NodeJS.ErrnoException) => {
-        // Safe to send again: refused (nothing listening), or reset on a reused keep-alive socket
-        // before any response (the application closed it; the request never reached a handler).
-        const retriable = error.code === 'ECONNREFUSED' || (error.code === 'ECONNRESET' && upstream.reusedSocket);
-        if (retriable) return resolve(error);
-        if (!res.headersSent) {
-          res.writeHead(502, { 'content-type': 'application/json' });
-          res.end(JSON.stringify({ detail: `the revision did not answer: ${error.message}` }));
-        } else {
-          res.destroy();
-        }
-        resolve('done');
+        void (async () => {
+          // Safe to send again: refused (nothing listening), or reset on a reused keep-alive socket
+          // by a process that lives on (it had closed the idle socket; the request never reached a
+          // handler). A process that died with the request in flight may have been executing it: a
+          // run that crashed the application must not be sent to its restart (and crash it again).
+          const retriable = error.code === 'ECONNREFUSED' || (error.code === 'ECONNRESET' && upstream.reusedSocket && !(await t.app.exitsWithin(250)));
+          if (retriable) return resolve(error);
+          if (!res.headersSent) {
+            res.writeHead(502, { 'content-type': 'application/json' });
+            res.end(JSON.stringify({ detail: `the revision did not answer: ${error.message}` }));
+          } else {
+            res.destroy();
+          }
+          resolve('done');
+        })();
       });
       res.once('close', () => {
         if (!res.writableFinished) upstream.destroy();

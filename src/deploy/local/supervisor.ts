@@ -90,6 +90,19 @@ export class AppProcess {
     });
   }
 
+  /**
+   * Whether the process running now exits within `ms` (or has already exited). A connection the
+   * process dropped because it died may have carried a request it was executing.
+   */
+  async exitsWithin(ms: number): Promise<boolean> {
+    const child = this.child;
+    if (!child || child.exitCode !== null || child.signalCode !== null) return true;
+    let timer: NodeJS.Timeout | undefined;
+    const exited = await Promise.race([this.exited.then(() => true), new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), ms)))]);
+    clearTimeout(timer);
+    return exited;
+  }
+
   /** Resolves when the process answers (at once unless it is between a crash and its restart). */
   whenUp(timeoutMs: number): Promise<void> {
     if (this.up || this.stopped) return Promise.resolve();
