@@ -6,7 +6,7 @@
 // rest of the runs wait in the queue with their streams open. `npm run bench:load`; ends with one
 // line of JSON. Targets (issue 13): 0 errors, every run completes, metadata p99 ≤ 100 ms, RSS after
 // settle ≤ 1.5× before. The server's own view of the burst (time to first byte, event-loop delay, CPU)
-// comes from its /metrics (with HANGAR_EXECUTOR=thread the heap and event-loop figures are the main
+// comes from its /metrics; LOAD_PROFILE_DIR keeps a CPU profile of each server thread (with HANGAR_EXECUTOR=thread the heap and event-loop figures are the main
 // thread's, which serves HTTP; CPU and RSS are the whole process's). Then, labelled apart, the same number of runs arriving at LOAD_RAMP_PER_S.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -35,7 +35,9 @@ async function rssMb(pid: number): Promise<number> {
 }
 
 async function startServer(dataDir: string, apiKey: string): Promise<{ child: ChildProcess; baseUrl: string }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'serve', '--port', '0'], {
+  // LOAD_PROFILE_DIR: the server writes a CPU profile per thread there when it stops (node --cpu-prof).
+  const profile = process.env.LOAD_PROFILE_DIR ? ['--cpu-prof', '--cpu-prof-dir', process.env.LOAD_PROFILE_DIR] : [];
+  const child = spawn(process.execPath, [...profile, '--import', 'tsx', 'src/cli/main.ts', 'serve', '--port', '0'], {
     cwd: ROOT,
     env: { ...process.env, HANGAR_DATA_DIR: dataDir, HANGAR_BOOTSTRAP_API_KEY: apiKey, LOG_LEVEL: 'warn', HANGAR_WORKER_CONCURRENCY: String(WORKERS) },
     stdio: ['ignore', 'pipe', 'pipe'],

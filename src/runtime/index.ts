@@ -234,7 +234,8 @@ export class Runtime {
         announce: () => this.queue.announce(),
         admit: () => this.queue.admissions.enter(),
         admitted: () => this.queue.admissions.idle(),
-        subscribe: (runId, afterSeq, isOver, signal, known) => this.hub.subscribe(runId, afterSeq, isOver, signal, known),
+        subscribe: (runId, afterSeq, isOver, signal, known, watch) => this.hub.subscribe(runId, afterSeq, isOver, signal, known, watch),
+        watch: (runId) => this.hub.watch(runId),
         cancel: async (runId) => {
           await Promise.all([this.queue.cancel(runId), this.hub.poke(runId)]);
         },

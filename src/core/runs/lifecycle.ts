@@ -90,6 +90,8 @@ function freeThreads(settled: string, to: Exclude<ThreadStatus, 'busy'>): RawBui
 
 /** What `create` records. */
 export interface NewRun {
+  /** The run's id when the caller chose it (a random one otherwise). */
+  id?: string;
   workspaceId: string;
   threadId: string;
   agentId: string;
@@ -116,7 +118,7 @@ export class RunLifecycle {
   async create(run: NewRun): Promise<{ row: Selectable<RunsTable>; queuePosition: number } | undefined> {
     const sources = run.threadFrom.filter((s) => s !== 'busy');
     const joinBusy = run.threadFrom.includes('busy');
-    const id = randomUUID();
+    const id = run.id ?? randomUUID();
     try {
       const { rows } = await sql<Selectable<RunsTable> & { queue_position: number }>`
         WITH claimed AS (

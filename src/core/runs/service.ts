@@ -1,10 +1,12 @@
 // Starting runs and following their events. A start validates, then records the run (`pending`) and
 // the thread (`busy`) in one statement and hands the run to the queue; workers do the rest. Resumes of
 // a pending approval are checked against it here, so a wrong answer never reaches the graph.
+import { randomUUID } from 'node:crypto';
 import { sql, type RawBuilder, type Selectable } from 'kysely';
 import type { Db } from '../../db/index.js';
 import type { RunsTable } from '../../db/tables/runtime.js';
 import { checkDecisions, isApprovalRequest, toMiddlewareResume, type WireDecision } from '../../runtime/agent/approvals.js';
+import type { RunWatch } from '../../runtime/events/hub.js';
 import type { StoredEvent } from '../../runtime/events/types.js';
 import type { RunInput } from '../../runtime/run-input.js';
 import { type Caller, requireWrite } from '../caller.js';
@@ -22,8 +24,13 @@ export interface RunPorts {
   admit(): () => void;
   /** Resolves when no start is being accepted in this process (bounded): for work that can wait for them. */
   admitted(): Promise<void>;
-  /** Events of a run after `afterSeq` (`known` are its first ones, not read again), then live ones until `isOver`. */
-  subscribe(runId: string, afterSeq: number, isOver: () => Promise<boolean>, signal?: AbortSignal, known?: readonly StoredEvent[]): AsyncGenerator<StoredEvent>;
+  /**
+   * Events of a run after `afterSeq` (`known` are its first ones, not read again), then live ones
+   * until `isOver`; `watch` is the run's watch from before it was created.
+   */
+  subscribe(runId: string, afterSeq: number, isOver: () => Promise<boolean>, signal?: AbortSignal, known?: readonly StoredEvent[], watch?: RunWatch): AsyncGenerator<StoredEvent>;
+  /** Watch a run about to be created, so that its stream need not read its status first. */
+  watch?(runId: string): RunWatch;
   /** Stop executing `runId` wherever it runs (its row already says `interrupted`). */
   cancel(runId: string): Promise<void>;
   /**
@@ -52,8 +59,8 @@ export interface StartRunInput extends Omit<RunInput, 'command' | 'skip_memory_w
   metadata?: Record<string, unknown> | undefined;
 }
 
-/** The first event (`metadata`) of runs `RunService.start` created, by the returned run (held no longer than it). */
-const FIRST_EVENTS = new WeakMap<Run, StoredEvent>();
+/** The first event (`metadata`) and the watch of runs `RunService.start` created, by the returned run (held no longer than it). */
+const FIRST_EVENTS = new WeakMap<Run, { event: StoredEvent; watch: RunWatch | undefined }>();
 
 /** Start runs; follow, cancel and resume them. */
 export class RunService {
@@ -116,7 +123,12 @@ export class RunService {
     // A resume needs the thread still interrupted: a concurrent resume or resolve must not both win.
     const threadFrom: ThreadStatus[] = resumes ? ['interrupted'] : strategy === 'enqueue' ? [...THREAD_TRANSITIONS.busy, 'busy'] : [...THREAD_TRANSITIONS.busy];
     // The first run of a thread without an agent binds it (a concurrent first run of another agent loses).
-    const created = await this.lifecycle.create({
+    // Watched from before it exists, so its stream need not read its status (see RunEventHub.watch).
+    const id = randomUUID();
+    const watch = this.ports.watch?.(id);
+    const created = await this.lifecycle
+      .create({
+        id,
       workspaceId: caller.workspaceId,
       threadId,
       agentId,
@@ -124,15 +136,22 @@ export class RunService {
       principal: caller.principal,
       input: runInput,
       metadata,
-      threadFrom,
-      approval,
-    });
-    if (!created) throw resumes ? notInterrupted(threadId) : busy(threadId);
+        threadFrom,
+        approval,
+      })
+      .catch((error: unknown) => {
+        watch?.release();
+        throw error;
+      });
+    if (!created) {
+      watch?.release();
+      throw resumes ? notInterrupted(threadId) : busy(threadId);
+    }
     await this.ports.announce();
     const run = toRun(created.row);
     // The stream of this run starts with the event just written; it need not be read back.
     const json = JSON.stringify({ run_id: run.id, attempt: 1, status: 'pending', queue_position: created.queuePosition });
-    FIRST_EVENTS.set(run, { seq: 1, event: 'metadata', json, data: JSON.parse(json) as unknown });
+    FIRST_EVENTS.set(run, { event: { seq: 1, event: 'metadata', json, data: JSON.parse(json) as unknown }, watch });
     return run;
   }
 
@@ -153,7 +172,7 @@ export class RunService {
       const row = await this.db.selectFrom('runs').select('status').where('id', '=', runId).executeTakeFirst();
       return !row || isFinalRunStatus(row.status);
     };
-    return this.ports.subscribe(runId, afterSeq, isOver, signal, first ? [first] : []);
+    return this.ports.subscribe(runId, afterSeq, isOver, signal, first ? [first.event] : [], first?.watch);
   }
 
   /**

@@ -1,6 +1,7 @@
 // The run event hub on a real PostgreSQL: a failed log write stops the run visibly, a subscriber in
 // another process finishes its stream across a dropped notification connection, and memory per run
 // is bounded (late and slow subscribers read the table instead).
+import { randomUUID } from 'node:crypto';
 import pg from 'pg';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -27,12 +28,12 @@ afterAll(async () => {
   await pool?.end();
 });
 
-async function newRun(status = 'running'): Promise<string> {
+async function newRun(status = 'running', id: string = randomUUID()): Promise<string> {
   // One active run per thread: each run on a thread of its own.
   const threadId = (await pool.query<{ id: string }>("INSERT INTO threads (workspace_id, agent_id, principal) VALUES ($1, gen_random_uuid(), 'p') RETURNING id", [workspaceId])).rows[0]!.id;
   const { rows } = await pool.query<{ id: string }>(
-    "INSERT INTO runs (workspace_id, thread_id, agent_id, revision, input, principal, status) VALUES ($1, $2, gen_random_uuid(), 'r', '{}', 'p', $3) RETURNING id",
-    [workspaceId, threadId, status],
+    "INSERT INTO runs (id, workspace_id, thread_id, agent_id, revision, input, principal, status) VALUES ($4, $1, $2, gen_random_uuid(), 'r', '{}', 'p', $3) RETURNING id",
+    [workspaceId, threadId, status, id],
   );
   return rows[0]!.id;
 }
@@ -137,6 +138,57 @@ describe('RunEventHub', () => {
     await pool.query("UPDATE runs SET status = 'interrupted' WHERE id = $1", [runId]);
     await other.hub.poke(runId);
     expect(await stream).toEqual([]);
+  });
+
+  it('a stream watched from before its run existed skips the status read, and still follows the run to its end elsewhere', async () => {
+    const api = await process({ pollIntervalMs: 3_600_000 });
+    const executor = await process();
+    const runId = randomUUID();
+    const watch = api.hub.watch(runId);
+    await newRun('pending', runId);
+    const log: string[] = [];
+    const isOver = async () => {
+      log.push('status');
+      const { rows } = await pool.query<{ status: string }>('SELECT status FROM runs WHERE id = $1', [runId]);
+      return !['pending', 'running'].includes(rows[0]!.status);
+    };
+    const metadata: StoredEvent = { seq: 1, event: 'metadata', data: { run_id: runId } };
+    const done = (async () => {
+      for await (const e of api.hub.subscribe(runId, 0, isOver, undefined, [metadata], watch)) log.push(`event:${e.seq}`);
+    })();
+    await new Promise((r) => setTimeout(r, 100));
+    // Claimed and executed by another process; its events arrive through the bus.
+    await pool.query("UPDATE runs SET status = 'running' WHERE id = $1", [runId]);
+    const writer = executor.hub.openWriter(runId, 1);
+    writer.append(values(2));
+    writer.append(values(3));
+    await writer.flush();
+    await pool.query("UPDATE runs SET status = 'success' WHERE id = $1", [runId]);
+    await writer.end();
+    await done;
+    expect(log.filter((l) => l.startsWith('event:'))).toEqual(['event:1', 'event:2', 'event:3']);
+    // Without the watch the stream reads the status right after its first event.
+    expect(log.slice(0, 2)).toEqual(['event:1', 'event:2']);
+  });
+
+  it('a watch that heard about its run before the stream subscribed (a cancel elsewhere, or its time ran out) makes the stream read the status', async () => {
+    const api = await process({ pollIntervalMs: 3_600_000 });
+    const other = await process();
+    const runId = randomUUID();
+    const watch = api.hub.watch(runId);
+    await newRun('pending', runId);
+    await pool.query("UPDATE runs SET status = 'interrupted' WHERE id = $1", [runId]);
+    await other.hub.poke(runId);
+    for (let i = 0; i < 500 && !watch.spoiled; i++) await new Promise((r) => setTimeout(r, 10));
+    expect(watch.spoiled).toBe(true);
+    const metadata: StoredEvent = { seq: 1, event: 'metadata', data: { run_id: runId } };
+    // The cancel is not missed: the stream ends at once, with its first event only.
+    expect((await all(api.hub.subscribe(runId, 0, isOverFor(runId), undefined, [metadata], watch))).map((e) => e.seq)).toEqual([1]);
+
+    const lapsed = api.hub.watch(randomUUID(), 20);
+    expect(lapsed.spoiled).toBe(false);
+    await new Promise((r) => setTimeout(r, 60));
+    expect(lapsed.spoiled).toBe(true);
   });
 
   it('keeps a bounded window of events per run: a late subscriber and a slow one still get everything', async () => {
