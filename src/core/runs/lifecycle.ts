@@ -88,6 +88,18 @@ function freeThreads(settled: string, to: Exclude<ThreadStatus, 'busy'>): RawBui
     RETURNING t.id`;
 }
 
+/**
+ * The end of a statement that created runs in CTE `created`: their place in the queue (`ahead`) and
+ * their first event, `metadata`, written with them.
+ */
+const queuedTail = sql`ahead AS (
+          SELECT count(*)::int AS n FROM runs WHERE status = 'pending'
+        ), first_event AS (
+          INSERT INTO run_events (run_id, seq, event, data)
+          SELECT c.id, 1, 'metadata', '{"run_id":"' || c.id || '","attempt":1,"status":"pending","queue_position":' || a.n || '}'
+          FROM created c, ahead a
+        )`;
+
 /** What `create` records. */
 export interface NewRun {
   /** The run's id when the caller chose it (a random one otherwise). */
@@ -132,17 +144,11 @@ export class RunLifecycle {
           SELECT ${id}::uuid, ${run.workspaceId}, id, ${run.agentId}, ${run.revision}, ${JSON.stringify(run.input)}::jsonb, ${run.principal}, ${JSON.stringify(run.metadata)}::jsonb
           FROM claimed
           RETURNING *
-        ), ahead AS (
-          SELECT count(*)::int AS n FROM runs WHERE status = 'pending'
         ), approval AS (
           INSERT INTO run_approvals (thread_id, interrupt_id, run_id, resume)
           SELECT thread_id, ${run.approval?.interruptId ?? ''}, id, ${JSON.stringify(run.approval?.resume ?? null)}::jsonb
           FROM created WHERE ${run.approval ? sql`true` : sql`false`}
-        ), first_event AS (
-          INSERT INTO run_events (run_id, seq, event, data)
-          SELECT c.id, 1, 'metadata', '{"run_id":"' || c.id || '","attempt":1,"status":"pending","queue_position":' || a.n || '}'
-          FROM created c, ahead a
-        )
+        ), ${queuedTail}
         SELECT c.*, a.n AS queue_position FROM created c, ahead a`.execute(this.db);
       const row = rows[0];
       if (!row) return undefined;
@@ -150,6 +156,56 @@ export class RunLifecycle {
       return { row: rest, queuePosition };
     } catch (error) {
       if (isUniqueViolation(error)) return undefined;
+      throw error;
+    }
+  }
+
+  /**
+   * `create` for a plain start (no resume), reading the thread in the same statement: one round trip
+   * instead of two. The run's revision is the agent's head; `skip_memory_write_protection` (input)
+   * and `is_test_run` (metadata) come from the thread's metadata. `thread` is the thread as the
+   * statement saw it (undefined: no such thread in the workspace), to say why nothing was created.
+   */
+  async createOnThread(run: Omit<NewRun, 'revision' | 'approval'>): Promise<{
+    thread: { agentId: string | null; status: ThreadStatus; head: string | null } | undefined;
+    created?: { row: Selectable<RunsTable>; queuePosition: number };
+    /** Another run took the thread while this statement ran (one active run per thread). */
+    lostRace?: boolean;
+  }> {
+    const sources = run.threadFrom.filter((s) => s !== 'busy');
+    const joinBusy = run.threadFrom.includes('busy');
+    const id = run.id ?? randomUUID();
+    const flag = (key: string) => sql`coalesce(c.metadata -> ${key} = 'true'::jsonb, false)`;
+    try {
+      const { rows } = await sql<Selectable<RunsTable> & { queue_position: number; thread_agent_id: string | null; thread_status: ThreadStatus; thread_head: string | null }>`
+        WITH cur AS (
+          SELECT t.id, t.agent_id, t.status, t.metadata, a.head
+          FROM threads t LEFT JOIN agents a ON a.id = coalesce(t.agent_id, ${run.agentId}::uuid) AND a.workspace_id = t.workspace_id AND a.deleted_at IS NULL
+          WHERE t.workspace_id = ${run.workspaceId} AND t.id = ${run.threadId}
+        ), claimed AS (
+          UPDATE threads t SET status = 'busy', agent_id = ${run.agentId}, updated_at = now()
+          FROM cur
+          WHERE t.id = cur.id AND cur.head IS NOT NULL AND (cur.agent_id IS NULL OR cur.agent_id = ${run.agentId})
+            AND (${sources.length > 0 ? threadFrom('busy', sources) : sql`false`} ${joinBusy ? sql`OR t.status = 'busy'` : sql``})
+          RETURNING t.id, cur.head, cur.metadata
+        ), created AS (
+          INSERT INTO runs (id, workspace_id, thread_id, agent_id, revision, input, principal, metadata)
+          SELECT ${id}::uuid, ${run.workspaceId}, c.id, ${run.agentId}, c.head,
+            ${JSON.stringify(run.input)}::jsonb || jsonb_build_object('skip_memory_write_protection', ${flag('skip_memory_write_protection')}),
+            ${run.principal},
+            ${JSON.stringify(run.metadata)}::jsonb || jsonb_build_object('is_test_run', ${flag('is_test_run')})
+          FROM claimed c
+          RETURNING *
+        ), ${queuedTail}
+        SELECT c.*, a.n AS queue_position, cur.agent_id AS thread_agent_id, cur.status AS thread_status, cur.head AS thread_head
+        FROM cur CROSS JOIN ahead a LEFT JOIN created c ON true`.execute(this.db);
+      const row = rows[0];
+      if (!row) return { thread: undefined };
+      const { queue_position: queuePosition, thread_agent_id: agentId, thread_status: status, thread_head: head, ...rest } = row;
+      return { thread: { agentId, status, head }, ...(rest.id ? { created: { row: rest, queuePosition } } : {}) };
+    } catch (error) {
+      // Another run took the thread in the meantime (one active run per thread): busy.
+      if (isUniqueViolation(error)) return { thread: undefined, lostRace: true };
       throw error;
     }
   }

@@ -84,6 +84,7 @@ export class RunService {
   }
 
   private async accept(caller: Caller, threadId: string, input: StartRunInput): Promise<Run> {
+    if (!input.command && (input.multitask_strategy ?? 'reject') !== 'interrupt' && input.multitask_strategy !== 'rollback') return this.acceptPlain(caller, threadId, input);
     const thread = await this.db
       .selectFrom('threads as t')
       .leftJoin('agents as a', (join) =>
@@ -147,6 +148,48 @@ export class RunService {
       watch?.release();
       throw resumes ? notInterrupted(threadId) : busy(threadId);
     }
+    return this.accepted(created, watch);
+  }
+
+  /**
+   * A start without a resume that leaves other runs alone (`reject`, `enqueue`): the thread is read
+   * in the statement that records the run, and what it saw says why when nothing was recorded.
+   */
+  private async acceptPlain(caller: Caller, threadId: string, input: StartRunInput): Promise<Run> {
+    const { agent_id: agentId, command: _command, multitask_strategy: strategy = 'reject', metadata: userMetadata, ...rest } = input;
+    const id = randomUUID();
+    const watch = this.ports.watch?.(id);
+    let result: Awaited<ReturnType<RunLifecycle['createOnThread']>>;
+    try {
+      result = await this.lifecycle.createOnThread({
+        id,
+        workspaceId: caller.workspaceId,
+        threadId,
+        agentId,
+        principal: caller.principal,
+        input: rest,
+        metadata: { ...userMetadata, assistant_id: agentId, multitask_strategy: strategy },
+        threadFrom: strategy === 'enqueue' ? [...THREAD_TRANSITIONS.busy, 'busy'] : [...THREAD_TRANSITIONS.busy],
+      });
+    } catch (error) {
+      watch?.release();
+      throw error;
+    }
+    const { thread, created } = result;
+    if (created) return this.accepted(created, watch);
+    watch?.release();
+    if (result.lostRace) throw busy(threadId);
+    if (!thread) throw new HangarError('thread_not_found', `no thread with id ${threadId} in this workspace`);
+    if (thread.agentId !== null && thread.agentId !== agentId) throw invalidField(['agent_id'], `must be the thread's agent (${thread.agentId})`);
+    if (!thread.head) {
+      if (thread.agentId === null) throw new HangarError('agent_not_found', `no agent with id ${agentId} in this workspace`);
+      throw new HangarError('agent_deleted', `agent ${thread.agentId} of thread ${threadId} was deleted; the thread can be read but not run`);
+    }
+    throw busy(threadId);
+  }
+
+  /** Hand a recorded run to the queue; its stream starts with the `metadata` event just written. */
+  private async accepted(created: { row: Selectable<RunsTable>; queuePosition: number }, watch: RunWatch | undefined): Promise<Run> {
     await this.ports.announce();
     const run = toRun(created.row);
     // The stream of this run starts with the event just written; it need not be read back.
