@@ -64,6 +64,29 @@ async function all(gen: AsyncGenerator<StoredEvent>): Promise<StoredEvent[]> {
   return out;
 }
 
+/**
+ * A pending run watched by an API process (its own poll off: only the bus brings news) from before
+ * the run was created, as a start does; `other` is a second process; `metadata` the run's first event.
+ */
+async function watchedRun() {
+  const api = await process({ pollIntervalMs: 3_600_000 });
+  const other = await process();
+  const runId = randomUUID();
+  const watch = api.hub.watch(runId);
+  await newRun('pending', runId);
+  const metadata: StoredEvent = { seq: 1, event: 'metadata', data: { run_id: runId } };
+  return { api, other, runId, watch, metadata };
+}
+
+/** The executor's last two events (2 and 3), then the run succeeds and its log closes. */
+async function finish(writer: ReturnType<RunEventHub['openWriter']>, runId: string): Promise<void> {
+  writer.append(values(2));
+  writer.append(values(3));
+  await writer.flush();
+  await pool.query("UPDATE runs SET status = 'success' WHERE id = $1", [runId]);
+  await writer.end();
+}
+
 const values = (i: number) => ({ kind: 'values' as const, ns: [], data: { i } });
 
 describe('RunEventHub', () => {
@@ -119,11 +142,7 @@ describe('RunEventHub', () => {
     // Drop the API process's listening connection while the run goes on.
     const before = api.bus.connects;
     await pool.query('SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = $1 AND datname = current_database()', [BUS_APPLICATION_NAME]);
-    writer.append(values(2));
-    writer.append(values(3));
-    await writer.flush();
-    await pool.query("UPDATE runs SET status = 'success' WHERE id = $1", [runId]);
-    await writer.end();
+    await finish(writer, runId);
     await done;
     expect(seen.map((e) => e.seq)).toEqual([1, 2, 3]);
     for (let i = 0; i < 500 && api.bus.connects === before; i++) await new Promise((r) => setTimeout(r, 10));
@@ -141,18 +160,13 @@ describe('RunEventHub', () => {
   });
 
   it('a stream watched from before its run existed skips the status read, and still follows the run to its end elsewhere', async () => {
-    const api = await process({ pollIntervalMs: 3_600_000 });
-    const executor = await process();
-    const runId = randomUUID();
-    const watch = api.hub.watch(runId);
-    await newRun('pending', runId);
+    const { api, other: executor, runId, watch, metadata } = await watchedRun();
     const log: string[] = [];
     const isOver = async () => {
       log.push('status');
       const { rows } = await pool.query<{ status: string }>('SELECT status FROM runs WHERE id = $1', [runId]);
       return !['pending', 'running'].includes(rows[0]!.status);
     };
-    const metadata: StoredEvent = { seq: 1, event: 'metadata', data: { run_id: runId } };
     const done = (async () => {
       for await (const e of api.hub.subscribe(runId, 0, isOver, undefined, [metadata], watch)) log.push(`event:${e.seq}`);
     })();
@@ -160,11 +174,7 @@ describe('RunEventHub', () => {
     // Claimed and executed by another process; its events arrive through the bus.
     await pool.query("UPDATE runs SET status = 'running' WHERE id = $1", [runId]);
     const writer = executor.hub.openWriter(runId, 1);
-    writer.append(values(2));
-    writer.append(values(3));
-    await writer.flush();
-    await pool.query("UPDATE runs SET status = 'success' WHERE id = $1", [runId]);
-    await writer.end();
+    await finish(writer, runId);
     await done;
     expect(log.filter((l) => l.startsWith('event:'))).toEqual(['event:1', 'event:2', 'event:3']);
     // Without the watch the stream reads the status right after its first event.
@@ -172,16 +182,11 @@ describe('RunEventHub', () => {
   });
 
   it('a watch that heard about its run before the stream subscribed (a cancel elsewhere, or its time ran out) makes the stream read the status', async () => {
-    const api = await process({ pollIntervalMs: 3_600_000 });
-    const other = await process();
-    const runId = randomUUID();
-    const watch = api.hub.watch(runId);
-    await newRun('pending', runId);
+    const { api, other, runId, watch, metadata } = await watchedRun();
     await pool.query("UPDATE runs SET status = 'interrupted' WHERE id = $1", [runId]);
     await other.hub.poke(runId);
     for (let i = 0; i < 500 && !watch.spoiled; i++) await new Promise((r) => setTimeout(r, 10));
     expect(watch.spoiled).toBe(true);
-    const metadata: StoredEvent = { seq: 1, event: 'metadata', data: { run_id: runId } };
     // The cancel is not missed: the stream ends at once, with its first event only.
     expect((await all(api.hub.subscribe(runId, 0, isOverFor(runId), undefined, [metadata], watch))).map((e) => e.seq)).toEqual([1]);
 
