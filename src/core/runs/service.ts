@@ -84,7 +84,8 @@ export class RunService {
   }
 
   private async accept(caller: Caller, threadId: string, input: StartRunInput): Promise<Run> {
-    if (!input.command && (input.multitask_strategy ?? 'reject') !== 'interrupt' && input.multitask_strategy !== 'rollback') return this.acceptPlain(caller, threadId, input);
+    // A plain start (no resume or command; reject or enqueue) needs nothing of the thread beforehand.
+    if (!input.command && input.multitask_strategy !== 'interrupt' && input.multitask_strategy !== 'rollback') return this.acceptPlain(caller, threadId, input);
     const thread = await this.db
       .selectFrom('threads as t')
       .leftJoin('agents as a', (join) =>
@@ -127,23 +128,13 @@ export class RunService {
     // Watched from before it exists, so its stream need not read its status (see RunEventHub.watch).
     const id = randomUUID();
     const watch = this.ports.watch?.(id);
-    const created = await this.lifecycle
-      .create({
-        id,
-      workspaceId: caller.workspaceId,
-      threadId,
-      agentId,
-      revision: thread.head,
-      principal: caller.principal,
-      input: runInput,
-      metadata,
-        threadFrom,
-        approval,
-      })
-      .catch((error: unknown) => {
-        watch?.release();
-        throw error;
-      });
+    let created: Awaited<ReturnType<RunLifecycle['create']>>;
+    try {
+      created = await this.lifecycle.create({ id, workspaceId: caller.workspaceId, threadId, agentId, revision: thread.head, principal: caller.principal, input: runInput, metadata, threadFrom, approval });
+    } catch (error) {
+      watch?.release();
+      throw error;
+    }
     if (!created) {
       watch?.release();
       throw resumes ? notInterrupted(threadId) : busy(threadId);
