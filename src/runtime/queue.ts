@@ -18,7 +18,7 @@ export interface QueueListener {
   cancel(runId: string): void;
   /** Notifications may have been lost: re-check what this worker holds (a renewal does). */
   gap?(): void;
-  /** Whether the woken listener will claim at once (it runs and has a free slot). */
+  /** Whether the woken listener will claim the announced run (it runs and has a slot not yet promised); a yes promises the slot. */
   canClaim?(): boolean;
 }
 

@@ -32,6 +32,13 @@ export class WorkerPool implements BackgroundTask {
    * has another run waiting.
    */
   private mayHaveWaiting = false;
+  /**
+   * Slots promised to runs announced here since the last claim began (that claim takes them). Without
+   * the count, a burst of starts arriving before any claim (claims wait for starts in progress) all
+   * found the slots free, so none told the other processes, whose workers then sat idle until
+   * their poll.
+   */
+  private promised = 0;
 
   constructor(
     private readonly runtime: Runtime,
@@ -51,7 +58,11 @@ export class WorkerPool implements BackgroundTask {
       cancel: (runId) => this.active.get(runId)?.abort.abort(new RunCancelled(runId)),
       // Cancels may have been lost with the connection: a renewal finds them.
       gap: () => void this.renew(),
-      canClaim: () => this.running && this.active.size < this.settings.workerConcurrency,
+      canClaim: () => {
+        if (!this.running || this.active.size + this.promised >= this.settings.workerConcurrency) return false;
+        this.promised++;
+        return true;
+      },
     });
     this.renewTimer = setInterval(() => void this.renew(), Math.max(500, Math.floor(this.settings.leaseMs / 3)));
     this.loop = this.run();
@@ -125,12 +136,17 @@ export class WorkerPool implements BackgroundTask {
       this.pendingWake = false;
       if (free > 0) {
         this.mayHaveWaiting = false;
+        const promisedBefore = this.promised;
         try {
           claimed = await this.runtime.queue.claim(free);
         } catch (error) {
           this.mayHaveWaiting = true;
           this.logger.error({ err: error }, 'claiming runs failed');
         }
+        // The runs taken now hold their slots themselves. A claim that left slots free took every run
+        // announced before it; those announced during it stay promised (the next claim takes them).
+        const during = this.promised - promisedBefore;
+        this.promised = (claimed.length < free ? 0 : Math.max(0, promisedBefore - claimed.length)) + during;
         if (claimed.length === free) this.mayHaveWaiting = true;
         for (const run of claimed) {
           // Another process's sweep handed back a run still executing here, and this process claimed
