@@ -25,6 +25,9 @@ export interface QueueListener {
 /** Claims, leases and settles runs of one worker identity. */
 export class RunQueue {
   private readonly local = new Set<QueueListener>();
+  /** The queue NOTIFY in flight, and whether another must follow it (announcements coalesce). */
+  private notifying: Promise<void> | undefined;
+  private notifyAgain = false;
   /** Starts being accepted in this process: local workers claim after them (src/runtime/admissions.ts). */
   readonly admissions = new Admissions();
 
@@ -78,7 +81,29 @@ export class RunQueue {
       if (l.canClaim?.()) claimedHere = true;
       l.wake();
     }
-    if (!claimedHere) this.bus.notify(QUEUE_CHANNEL).catch(() => {});
+    if (!claimedHere) this.notifyQueued();
+  }
+
+  /**
+   * One NOTIFY at a time: announcements made while one is in flight share the next, sent after it
+   * (so after their runs were recorded). A woken worker claims every run it can, so a burst of starts
+   * costs a few statements instead of one each.
+   */
+  private notifyQueued(): void {
+    if (this.notifying) {
+      this.notifyAgain = true;
+      return;
+    }
+    this.notifying = this.bus
+      .notify(QUEUE_CHANNEL)
+      .catch(() => {})
+      .finally(() => {
+        this.notifying = undefined;
+        if (this.notifyAgain) {
+          this.notifyAgain = false;
+          this.notifyQueued();
+        }
+      });
   }
 
   /** Tell the worker executing `runId`, here or elsewhere, to stop it (its row already says so). */
