@@ -313,6 +313,7 @@ function tsxLoader(): string {
 function entryScript(): string {
   const url = (rel: string) => JSON.stringify(pathToFileURL(path.join(LANGGRAPH_API_DIST, rel)).href);
   return `// Written by Hangar: runs one revision on the LangGraph JS server.
+import { AsyncLocalStorage } from 'node:async_hooks';
 import { rename, writeFile } from 'node:fs/promises';
 import { startServer } from ${url('server.mjs')};
 import { FileSystemPersistence, serialize } from ${url('storage/persist.mjs')};
@@ -353,10 +354,17 @@ P.withGenerator = async function* (fn) {
   }
   if (dirty) await this.persist();
 };
+// Reads (below) change nothing: they do not wait for a write.
+const reading = new AsyncLocalStorage();
 P.with = async function (fn) {
   if (this.filepath == null || this.data == null) throw new Error(this.name + ' not initialized');
-  try { return await fn(this.data); } finally { await this.persist(); }
+  try { return await fn(this.data); } finally { if (!reading.getStore()) await this.persist(); }
 };
+// A run stream's join reads its run when no event came for 500 ms, and stops when it is gone or
+// done, dropping events queued meanwhile. Waiting for a write there let a short run finish (and a
+// stateless one be deleted) in between, so /runs/wait answered null.
+const getRun = FileSystemRuns.prototype.get;
+FileSystemRuns.prototype.get = function (...args) { return reading.run(true, () => getRun.apply(this, args)); };
 
 // Only the writer runs the queue: a standby revision must not execute runs it read from the database.
 const next = FileSystemRuns.prototype.next;
