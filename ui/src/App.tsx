@@ -51,7 +51,7 @@ export function App() {
   if (session.isPending) {
     return (
       <Center h="100vh">
-        <Loader role="status" aria-label="Loading" />
+        <Loader aria-label="Loading" />
       </Center>
     );
   }
@@ -63,7 +63,7 @@ export function App() {
     <Suspense
       fallback={
         <Center p="xl">
-          <Loader role="status" aria-label="Loading page" />
+          <Loader aria-label="Loading page" />
         </Center>
       }
     >

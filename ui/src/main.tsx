@@ -1,6 +1,6 @@
 import '@mantine/core/styles.css';
 import './console.css';
-import { Badge, createTheme, MantineProvider } from '@mantine/core';
+import { Badge, createTheme, Loader, MantineProvider } from '@mantine/core';
 import { QueryClientProvider } from '@tanstack/react-query';
 import { StrictMode } from 'react';
 import { createRoot } from 'react-dom/client';
@@ -18,7 +18,8 @@ const theme = createTheme({
   primaryShade: 9,
   defaultRadius: 'sm',
   // Light badges (black text on a tint, console.css): legible at the smallest sizes.
-  components: { Badge: Badge.extend({ defaultProps: { variant: 'light' } }) },
+  // Every loader is a named status: a plain span may not carry the aria-label each one has (axe).
+  components: { Badge: Badge.extend({ defaultProps: { variant: 'light' } }), Loader: Loader.extend({ defaultProps: { role: 'status' } }) },
 });
 
 createRoot(document.getElementById('root')!).render(

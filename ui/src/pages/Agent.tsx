@@ -87,7 +87,7 @@ export default function AgentPage() {
     },
   });
 
-  if (agent.isPending) return <Loader role="status" aria-label="Loading agent" />;
+  if (agent.isPending) return <Loader aria-label="Loading agent" />;
   if (agent.error) return <Alert color="red">{agent.error.message}</Alert>;
   if (!draft) return null;
   const a = agent.data;
@@ -343,7 +343,7 @@ function ServerTools(props: {
       <Text size="xs" c="dimmed" className="wrap-anywhere" mb="xs">
         {s.url}
       </Text>
-      {listed.isPending && s.can_invoke && <Loader size="sm" role="status" aria-label={`Loading tools of ${s.name}`} />}
+      {listed.isPending && s.can_invoke && <Loader size="sm" aria-label={`Loading tools of ${s.name}`} />}
       {listed.error && <Alert color="red">{listed.error.message}</Alert>}
       <Stack gap={6}>
         {listed.data?.tools.map((t) => {
@@ -423,7 +423,7 @@ function useRevision(agentId: string, revision: string) {
 function RevisionDiff({ agentId, from, to }: { agentId: string; from: string; to: string }) {
   const a = useRevision(agentId, from);
   const b = useRevision(agentId, to);
-  if (a.isPending || b.isPending) return <Loader size="sm" role="status" aria-label="Loading diff" />;
+  if (a.isPending || b.isPending) return <Loader size="sm" aria-label="Loading diff" />;
   if (a.error || b.error) return <Alert color="red">{(a.error ?? b.error)!.message}</Alert>;
   const fa = a.data.files ?? {};
   const fb = b.data.files ?? {};

@@ -52,7 +52,7 @@ export default function Deployment() {
       navigate('/deployments');
     },
   });
-  if (deployment.isPending) return <Loader role="status" aria-label="Loading deployment" />;
+  if (deployment.isPending) return <Loader aria-label="Loading deployment" />;
   if (deployment.error) return <Alert color="red">{deployment.error.message}</Alert>;
   const d = deployment.data;
   return (

@@ -97,7 +97,7 @@ function MemoryFolder({ title, root, namespace, writable }: { title: string; roo
           {title}
         </Title>
         {items.error && <Alert color="red">{items.error.message}</Alert>}
-        {items.isPending && <Loader size="sm" role="status" aria-label={`Loading ${title}`} />}
+        {items.isPending && <Loader size="sm" aria-label={`Loading ${title}`} />}
         {items.data?.length === 0 && <Text c="dimmed">No files under {root} yet.</Text>}
         <nav aria-label={`Files of ${title}`}>
           {items.data?.map((i) => (
@@ -164,7 +164,7 @@ export default function Memories() {
   const { agentId = '' } = useParams();
   const session = useSession().data;
   const agent = useQuery(agentQuery(agentId));
-  if (agent.isPending || !session) return <Loader role="status" aria-label="Loading agent" />;
+  if (agent.isPending || !session) return <Loader aria-label="Loading agent" />;
   if (agent.error) return <Alert color="red">{agent.error.message}</Alert>;
   const writable = canWrite(session);
   return (

@@ -58,7 +58,7 @@ export default function Playground() {
   const agentId = params.agentId ?? fromNavigation ?? threadOnly.data?.agent_id;
   const threadId = params.threadId ?? null;
   if (threadOnly.error) return <Alert color="red">{threadOnly.error.message}</Alert>;
-  if (!agentId) return <Loader role="status" aria-label="Loading thread" />;
+  if (!agentId) return <Loader aria-label="Loading thread" />;
   return <Chat key={agentId} agentId={agentId} threadId={threadId} onThread={(id) => navigate(`/threads/${id}`, { replace: !threadId, state: { agentId } })} />;
 }
 
@@ -186,7 +186,7 @@ function Chat({ agentId, threadId, onThread }: { agentId: string; threadId: stri
         <Stack style={{ gridColumn: 'span 2' }} className="chat-column">
           <Paper withBorder p="sm" aria-label="Conversation" aria-live="polite" aria-busy={stream.isLoading}>
             <Stack gap="sm">
-              {stream.isThreadLoading && <Loader size="sm" role="status" aria-label="Loading conversation" />}
+              {stream.isThreadLoading && <Loader size="sm" aria-label="Loading conversation" />}
               {stream.messages.length === 0 && !stream.isThreadLoading && (
                 <Text c="dimmed" size="sm">
                   Say something to {agent.data?.name ?? 'the agent'}.
@@ -197,7 +197,7 @@ function Chat({ agentId, threadId, onThread }: { agentId: string; threadId: stri
               ))}
               {stream.isLoading && !approval && (
                 <Group gap="xs">
-                  <Loader size="xs" role="status" aria-label="Agent is working" />
+                  <Loader size="xs" aria-label="Agent is working" />
                   <Text size="sm" c="dimmed">
                     working…
                   </Text>

@@ -29,7 +29,7 @@ export default function TraceRun() {
     refetchInterval: (q) => (q.state.data && flatten(q.state.data).some((r) => r.node.status === 'pending') ? 2000 : false),
   });
   const [selected, setSelected] = useState<string | null>(null);
-  if (trace.isPending) return <Loader role="status" aria-label="Loading trace" />;
+  if (trace.isPending) return <Loader aria-label="Loading trace" />;
   if (trace.error) return <Alert color="red">{trace.error.message}</Alert>;
   const rows = flatten(trace.data);
   const start = time(trace.data.start_time)!;
