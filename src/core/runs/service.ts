@@ -86,7 +86,7 @@ export class RunService {
   private async accept(caller: Caller, threadId: string, input: StartRunInput): Promise<Run> {
     // A plain start (no resume or command; reject or enqueue) needs nothing of the thread beforehand.
     if (!input.command && input.multitask_strategy !== 'interrupt' && input.multitask_strategy !== 'rollback') return this.acceptPlain(caller, threadId, input);
-    const thread = await this.db
+    const found = await this.db
       .selectFrom('threads as t')
       .leftJoin('agents as a', (join) =>
         join.on((eb) => eb('a.id', '=', eb.fn.coalesce('t.agent_id', eb.val(input.agent_id)))).onRef('a.workspace_id', '=', 't.workspace_id').on('a.deleted_at', 'is', null),
@@ -95,15 +95,9 @@ export class RunService {
       .where('t.workspace_id', '=', caller.workspaceId)
       .where('t.id', '=', threadId)
       .executeTakeFirst();
-    if (!thread) throw new HangarError('thread_not_found', `no thread with id ${threadId} in this workspace`);
-    if (thread.agent_id !== null && input.agent_id !== thread.agent_id) {
-      throw invalidField(['agent_id'], `must be the thread's agent (${thread.agent_id})`);
-    }
+    const head = runnable(threadId, input.agent_id, found && { agentId: found.agent_id, head: found.head });
+    const thread = found!; // runnable() threw otherwise
     const agentId = thread.agent_id ?? input.agent_id;
-    if (!thread.head) {
-      if (thread.agent_id === null) throw new HangarError('agent_not_found', `no agent with id ${agentId} in this workspace`);
-      throw new HangarError('agent_deleted', `agent ${thread.agent_id} of thread ${threadId} was deleted; the thread can be read but not run`);
-    }
     const { agent_id: _agentId, command, multitask_strategy: strategy = 'reject', metadata: userMetadata, ...rest } = input;
     const runInput: RunInput = { ...rest, skip_memory_write_protection: thread.metadata.skip_memory_write_protection === true };
     const resumes = command?.resume !== undefined;
@@ -123,18 +117,11 @@ export class RunService {
     if (strategy === 'interrupt' || strategy === 'rollback') await this.stopActive(threadId, strategy === 'rollback');
     // Enqueue may join a busy thread (its run waits for the active one); the others need it free.
     // A resume needs the thread still interrupted: a concurrent resume or resolve must not both win.
-    const threadFrom: ThreadStatus[] = resumes ? ['interrupted'] : strategy === 'enqueue' ? [...THREAD_TRANSITIONS.busy, 'busy'] : [...THREAD_TRANSITIONS.busy];
+    const threadFrom: ThreadStatus[] = resumes ? ['interrupted'] : startsFrom(strategy);
     // The first run of a thread without an agent binds it (a concurrent first run of another agent loses).
-    // Watched from before it exists, so its stream need not read its status (see RunEventHub.watch).
-    const id = randomUUID();
-    const watch = this.ports.watch?.(id);
-    let created: Awaited<ReturnType<RunLifecycle['create']>>;
-    try {
-      created = await this.lifecycle.create({ id, workspaceId: caller.workspaceId, threadId, agentId, revision: thread.head, principal: caller.principal, input: runInput, metadata, threadFrom, approval });
-    } catch (error) {
-      watch?.release();
-      throw error;
-    }
+    const [created, watch] = await this.watched((id) =>
+      this.lifecycle.create({ id, workspaceId: caller.workspaceId, threadId, agentId, revision: head, principal: caller.principal, input: runInput, metadata, threadFrom, approval }),
+    );
     if (!created) {
       watch?.release();
       throw resumes ? notInterrupted(threadId) : busy(threadId);
@@ -148,11 +135,8 @@ export class RunService {
    */
   private async acceptPlain(caller: Caller, threadId: string, input: StartRunInput): Promise<Run> {
     const { agent_id: agentId, command: _command, multitask_strategy: strategy = 'reject', metadata: userMetadata, ...rest } = input;
-    const id = randomUUID();
-    const watch = this.ports.watch?.(id);
-    let result: Awaited<ReturnType<RunLifecycle['createOnThread']>>;
-    try {
-      result = await this.lifecycle.createOnThread({
+    const [result, watch] = await this.watched((id) =>
+      this.lifecycle.createOnThread({
         id,
         workspaceId: caller.workspaceId,
         threadId,
@@ -160,23 +144,29 @@ export class RunService {
         principal: caller.principal,
         input: rest,
         metadata: { ...userMetadata, assistant_id: agentId, multitask_strategy: strategy },
-        threadFrom: strategy === 'enqueue' ? [...THREAD_TRANSITIONS.busy, 'busy'] : [...THREAD_TRANSITIONS.busy],
-      });
+        threadFrom: startsFrom(strategy),
+      }),
+    );
+    if (result.created) return this.accepted(result.created, watch);
+    watch?.release();
+    if (!result.lostRace) runnable(threadId, agentId, result.thread);
+    throw busy(threadId);
+  }
+
+  /**
+   * Record a run under an id watched from before the run exists, so that its stream need not read its
+   * status (see RunEventHub.watch). A record that throws ends the watch; one that records nothing
+   * leaves that to the caller.
+   */
+  private async watched<T>(record: (id: string) => Promise<T>): Promise<[T, RunWatch | undefined]> {
+    const id = randomUUID();
+    const watch = this.ports.watch?.(id);
+    try {
+      return [await record(id), watch];
     } catch (error) {
       watch?.release();
       throw error;
     }
-    const { thread, created } = result;
-    if (created) return this.accepted(created, watch);
-    watch?.release();
-    if (result.lostRace) throw busy(threadId);
-    if (!thread) throw new HangarError('thread_not_found', `no thread with id ${threadId} in this workspace`);
-    if (thread.agentId !== null && thread.agentId !== agentId) throw invalidField(['agent_id'], `must be the thread's agent (${thread.agentId})`);
-    if (!thread.head) {
-      if (thread.agentId === null) throw new HangarError('agent_not_found', `no agent with id ${agentId} in this workspace`);
-      throw new HangarError('agent_deleted', `agent ${thread.agentId} of thread ${threadId} was deleted; the thread can be read but not run`);
-    }
-    throw busy(threadId);
   }
 
   /** Hand a recorded run to the queue; its stream starts with the `metadata` event just written. */
@@ -275,6 +265,23 @@ export class RunService {
     await Promise.all(rows.map((r) => this.ports.cancel(r.id)));
     return rows;
   }
+}
+
+/** Thread statuses a start may take the thread from, by multitask strategy (enqueue joins a busy thread). */
+function startsFrom(strategy: MultitaskStrategy): ThreadStatus[] {
+  return strategy === 'enqueue' ? [...THREAD_TRANSITIONS.busy, 'busy'] : [...THREAD_TRANSITIONS.busy];
+}
+
+/**
+ * The agent revision a start on this thread runs (its agent's head), or the reason it cannot:
+ * no such thread, another agent than the thread's, or the agent missing or deleted.
+ */
+function runnable(threadId: string, agentId: string, thread: { agentId: string | null; head: string | null } | undefined): string {
+  if (!thread) throw new HangarError('thread_not_found', `no thread with id ${threadId} in this workspace`);
+  if (thread.agentId !== null && thread.agentId !== agentId) throw invalidField(['agent_id'], `must be the thread's agent (${thread.agentId})`);
+  if (thread.head) return thread.head;
+  if (thread.agentId === null) throw new HangarError('agent_not_found', `no agent with id ${agentId} in this workspace`);
+  throw new HangarError('agent_deleted', `agent ${thread.agentId} of thread ${threadId} was deleted; the thread can be read but not run`);
 }
 
 function busy(threadId: string): HangarError {
