@@ -57,6 +57,13 @@ export interface ProjectStats {
 }
 
 /** PostgreSQL trace store. */
+/** Which trace an agent run has: the root run id of its trace. */
+export interface AgentRunLink {
+  runId: string;
+  threadId: string;
+  rootRunId: string;
+}
+
 export class TraceStore {
   constructor(private readonly db: Db) {}
 
@@ -145,8 +152,11 @@ export class TraceStore {
     return rows.map(toProject);
   }
 
-  /** Insert runs; a run already stored (reported earlier, or by a patch that came first) is completed. */
-  async insertRuns(workspaceId: string, runs: ResolvedCreate[]): Promise<void> {
+  /**
+   * Insert runs; a run already stored (reported earlier, or by a patch that came first) is completed.
+   * `link`: also record, in the same statement, which agent run these runs trace.
+   */
+  async insertRuns(workspaceId: string, runs: ResolvedCreate[], link?: AgentRunLink): Promise<void> {
     if (runs.length === 0) return;
     const rows = runs.map((r): Insertable<TracingRunsTable> => {
       const tokens = r.runType === 'llm' ? extractTokenUsage(r.outputs, r.extra) : null;
@@ -173,11 +183,13 @@ export class TraceStore {
       };
     });
     // PostgreSQL takes at most 65535 parameters per statement: ~20 per row, so 1000 rows at a time.
-    for (let i = 0; i < rows.length; i += 1000) await this.insertRows(rows.slice(i, i + 1000));
+    for (let i = 0; i < rows.length; i += 1000) await this.insertRows(rows.slice(i, i + 1000), i === 0 && link ? { workspaceId, ...link } : undefined);
   }
 
-  private async insertRows(rows: Insertable<TracingRunsTable>[]): Promise<void> {
-    await this.db
+  private async insertRows(rows: Insertable<TracingRunsTable>[], link?: AgentRunLink & { workspaceId: string }): Promise<void> {
+    // The CTE only adds a table the insert does not use; Kysely's types cannot say both are alike.
+    const db = (link ? this.db.with('linked', () => this.linkQuery(link.workspaceId, link)) : this.db) as Db;
+    await db
       .insertInto('tracing_runs')
       .values(rows)
       .onConflict((oc) =>
@@ -306,13 +318,12 @@ export class TraceStore {
     return row ? toRun(row) : undefined;
   }
 
-  /** Record that agent run `runId` is traced under root run `rootRunId` (a retried attempt replaces it). */
-  async linkAgentRun(workspaceId: string, link: { runId: string; threadId: string; rootRunId: string }): Promise<void> {
-    await this.db
+  /** The statement recording that agent run `runId` is traced under root run `rootRunId` (a retried attempt replaces it). */
+  private linkQuery(workspaceId: string, link: AgentRunLink) {
+    return this.db
       .insertInto('tracing_run_links')
       .values({ workspace_id: workspaceId, run_id: link.runId, thread_id: link.threadId, root_run_id: link.rootRunId })
-      .onConflict((oc) => oc.columns(['workspace_id', 'run_id']).doUpdateSet({ root_run_id: link.rootRunId, created_at: new Date() }))
-      .execute();
+      .onConflict((oc) => oc.columns(['workspace_id', 'run_id']).doUpdateSet({ root_run_id: link.rootRunId, created_at: new Date() }));
   }
 
   /** The root run id of an agent run's trace, if it was traced. */

@@ -6,8 +6,11 @@ import { BaseTracer, type Run } from '@langchain/core/tracers/base';
 import { scrubMessage } from '../core/errors.js';
 import type { RunBatch, RunCreate } from './run.js';
 
-/** Where the tracer writes: `services.tracing.record` bound to a workspace. */
-export type TraceSink = (batch: RunBatch) => Promise<void>;
+/**
+ * Where the tracer writes: `services.tracing.record` bound to a workspace. `startsTrace` is the root
+ * run id when the batch is the first root's start (the agent run's trace is recorded with it).
+ */
+export type TraceSink = (batch: RunBatch, startsTrace?: string) => Promise<void>;
 
 /** Options of one traced agent run. */
 export interface HangarTracerOptions {
@@ -18,8 +21,6 @@ export interface HangarTracerOptions {
   metadata?: Record<string, unknown> | undefined;
   /** Added to the root run's tags (for example `test-run`). */
   tags?: string[] | undefined;
-  /** Called once, in write order, with the root run id when the trace starts (records it on the agent run). */
-  onRoot?: (rootRunId: string) => Promise<void>;
   /** Called when a write fails; tracing never fails the run. */
   onError?: (error: unknown) => void;
 }
@@ -58,11 +59,7 @@ export class HangarTracer extends BaseTracer {
     if (run.parent_run_id !== undefined) return;
     const first = this.rootRunId === undefined;
     this.rootRunId ??= run.id;
-    this.enqueue({ post: [this.toCreate(run, true)], patch: [] });
-    if (first && this.options.onRoot) {
-      const onRoot = this.options.onRoot;
-      this.writes = this.writes.then(() => onRoot(run.id)).catch((error: unknown) => this.options.onError?.(error));
-    }
+    this.enqueue({ post: [this.toCreate(run, true)], patch: [] }, first ? run.id : undefined);
   }
 
   protected async persistRun(root: Run): Promise<void> {
@@ -78,8 +75,8 @@ export class HangarTracer extends BaseTracer {
     this.enqueue({ post, patch: [] });
   }
 
-  private enqueue(batch: RunBatch): void {
-    this.writes = this.writes.then(() => this.options.sink(batch)).catch((error: unknown) => this.options.onError?.(error));
+  private enqueue(batch: RunBatch, startsTrace?: string): void {
+    this.writes = this.writes.then(() => this.options.sink(batch, startsTrace)).catch((error: unknown) => this.options.onError?.(error));
   }
 
   private toCreate(run: Run, isRoot: boolean): RunCreate {

@@ -24,7 +24,8 @@ export function agentRunTracing(deps: { db: Db; tracing: TracingService; logger:
     const project = typeof metadata[TRACING_PROJECT_KEY] === 'string' && metadata[TRACING_PROJECT_KEY] ? (metadata[TRACING_PROJECT_KEY] as string) : undefined;
     const log = deps.logger.child({ run_id: run.id, thread_id: run.threadId });
     const tracer = new HangarTracer({
-      sink: (batch) => deps.tracing.record(run.workspaceId, batch),
+      // The batch that starts the trace also records it as this run's (one statement).
+      sink: (batch, rootRunId) => deps.tracing.record(run.workspaceId, batch, rootRunId ? { link: { runId: run.id, threadId: run.threadId, rootRunId } } : {}),
       projectName: project,
       metadata: {
         thread_id: run.threadId,
@@ -40,7 +41,6 @@ export function agentRunTracing(deps: { db: Db; tracing: TracingService; logger:
           : {}),
       },
       tags: testRun ? ['test-run'] : [],
-      onRoot: (rootRunId) => deps.tracing.linkAgentRun(run.workspaceId, { runId: run.id, threadId: run.threadId, rootRunId }),
       onError: (error) => log.warn({ err: error }, 'writing the trace failed; the run continues'),
     });
     return [tracer];

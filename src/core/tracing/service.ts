@@ -4,7 +4,7 @@ import type { Logger } from '../../logging.js';
 import type { RunBatch, RunCreate, TraceRun, TraceRunTree } from '../../tracing/run.js';
 import type { ExportBatch, ExporterStats, TraceExporter } from '../../tracing/export/exporter.js';
 import { Redactor } from '../../tracing/redact.js';
-import type { ProjectStats, RootRun, RootRunFilter, TraceStore, TracingProject } from '../../tracing/store.js';
+import type { AgentRunLink, ProjectStats, RootRun, RootRunFilter, TraceStore, TracingProject } from '../../tracing/store.js';
 import { type Caller, requireWrite } from '../caller.js';
 import { HangarError } from '../errors.js';
 import type { McpServerService } from '../mcp-servers/service.js';
@@ -85,8 +85,9 @@ export class TracingService {
   /**
    * Store run reports of a workspace (Hangar's own tracer calls this directly): redact, resolve
    * projects, write, then offer the batch to the exporters. `secrets` are extra exact values to redact.
+   * `link`: the batch starts the trace of an agent run, recorded with the batch's runs in one statement.
    */
-  async record(workspaceId: string, batch: RunBatch, options: { secrets?: string[]; fallbackProject?: string } = {}): Promise<void> {
+  async record(workspaceId: string, batch: RunBatch, options: { secrets?: string[]; fallbackProject?: string; link?: AgentRunLink | undefined } = {}): Promise<void> {
     const redactor = new Redactor([...(await this.knownSecrets(workspaceId)), ...(options.secrets ?? [])]);
     const clean = redactBatch(batch, redactor);
     const projectNames: Record<string, string> = {};
@@ -104,7 +105,7 @@ export class TracingService {
       creates.push({ ...run, projectId: project.id });
     }
     try {
-      await this.deps.store.insertRuns(workspaceId, creates);
+      await this.deps.store.insertRuns(workspaceId, creates, options.link);
     } catch (error) {
       // A cached project can vanish with its workspace (deleted by an operator): forget the cache.
       this.projectCache.clear();
@@ -149,11 +150,6 @@ export class TracingService {
     const tree = await this.deps.store.getRunTree(caller.workspaceId, runId);
     if (!tree) throw new HangarError('tracing_run_not_found', `no traced run with id ${runId} in this workspace`);
     return tree;
-  }
-
-  /** Record the trace of an agent run (called by the runtime's tracer when the trace starts). */
-  async linkAgentRun(workspaceId: string, link: { runId: string; threadId: string; rootRunId: string }): Promise<void> {
-    await this.deps.store.linkAgentRun(workspaceId, link);
   }
 
   /** The trace tree of an agent run; `trace_not_found` when the run was not traced (yet). */
