@@ -232,6 +232,7 @@ export class Runtime {
       store: this.storage.store,
       runs: {
         announce: () => this.queue.announce(),
+        reserve: () => this.queue.reserve(),
         admit: () => this.queue.admissions.enter(),
         admitted: () => this.queue.admissions.idle(),
         subscribe: (runId, afterSeq, isOver, signal, known, watch) => this.hub.subscribe(runId, afterSeq, isOver, signal, known, watch),

@@ -3,7 +3,7 @@
 // notification bus (src/db/bus.ts), with a direct call for this process's own subscribers.
 import type { NotificationBus } from '../db/bus.js';
 import { Admissions } from './admissions.js';
-import type { ClaimedRun, RunLifecycle, RunOutcome } from '../core/runs/lifecycle.js';
+import type { ClaimedRun, RunLifecycle, RunOutcome, StartSlot } from '../core/runs/lifecycle.js';
 
 export type { ClaimedRun, RunOutcome } from '../core/runs/lifecycle.js';
 
@@ -20,6 +20,8 @@ export interface QueueListener {
   gap?(): void;
   /** Whether the woken listener will claim the announced run (it runs and has a slot not yet promised); a yes promises the slot. */
   canClaim?(): boolean;
+  /** A free slot held for a start to claim its run with (RunLifecycle.createOnThread), if there is one. */
+  reserve?(): StartSlot | undefined;
 }
 
 /** Claims, leases and settles runs of one worker identity. */
@@ -67,6 +69,15 @@ export class RunQueue {
    */
   sweepExpired(maxAttempts: number, executingHere: readonly string[] = []): Promise<{ retried: number; failed: { id: string; threadId: string }[] }> {
     return this.lifecycle.sweepExpired(this.leaseMs, maxAttempts, executingHere);
+  }
+
+  /** A free worker slot of this process, held for a start that may claim its run at once. */
+  reserve(): StartSlot | undefined {
+    for (const l of this.local) {
+      const slot = l.reserve?.();
+      if (slot) return slot;
+    }
+    return undefined;
   }
 
   /**

@@ -11,6 +11,7 @@ import { executeRun, RunCancelled } from './execute.js';
 import type { Runtime, RuntimeSettings } from './index.js';
 import type { RunEventWriter } from './events/hub.js';
 import type { ClaimedRun } from './queue.js';
+import type { StartSlot } from '../core/runs/lifecycle.js';
 
 const POLL_MS = 2_000;
 
@@ -39,6 +40,8 @@ export class WorkerPool implements BackgroundTask {
    * their poll.
    */
   private promised = 0;
+  /** Slots held for starts that may claim their run at once (`reserve`). */
+  private reserved = 0;
 
   constructor(
     private readonly runtime: Runtime,
@@ -59,10 +62,11 @@ export class WorkerPool implements BackgroundTask {
       // Cancels may have been lost with the connection: a renewal finds them.
       gap: () => void this.renew(),
       canClaim: () => {
-        if (!this.running || this.active.size + this.promised >= this.settings.workerConcurrency) return false;
+        if (!this.running || this.active.size + this.promised + this.reserved >= this.settings.workerConcurrency) return false;
         this.promised++;
         return true;
       },
+      reserve: () => this.reserve(),
     });
     this.renewTimer = setInterval(() => void this.renew(), Math.max(500, Math.floor(this.settings.leaseMs / 3)));
     this.loop = this.run();
@@ -88,6 +92,33 @@ export class WorkerPool implements BackgroundTask {
     }
     clearTimeout(timer);
     await this.renewing;
+  }
+
+  /**
+   * Hold a free slot for a start: its statement records the run claimed by this worker when it can
+   * run at once (RunLifecycle.createOnThread), and `adopt` executes it, so the run needs no claim.
+   */
+  private reserve(): StartSlot | undefined {
+    if (!this.running || this.active.size + this.promised + this.reserved >= this.settings.workerConcurrency) return undefined;
+    this.reserved++;
+    let held = true;
+    const free = (): boolean => {
+      if (!held) return false;
+      held = false;
+      this.reserved--;
+      return true;
+    };
+    return {
+      workerId: this.runtime.queue.workerId,
+      leaseMs: this.settings.leaseMs,
+      adopt: (run) => {
+        // Stopping meanwhile: the run keeps its lease until it expires, then a sweep hands it on.
+        if (free() && this.running) this.execute(run, true);
+      },
+      release: () => {
+        if (free() && this.mayHaveWaiting) this.nudge();
+      },
+    };
   }
 
   /** The runs executing here and not yet settled. */
@@ -131,7 +162,7 @@ export class WorkerPool implements BackgroundTask {
       // Starts being accepted here go first (their streams' first event); bounded, see Admissions.
       await this.runtime.queue.admissions.idle();
       if (!this.running) break;
-      const free = this.settings.workerConcurrency - this.active.size;
+      const free = this.settings.workerConcurrency - this.active.size - this.reserved;
       let claimed: ClaimedRun[] = [];
       this.pendingWake = false;
       if (free > 0) {
@@ -173,7 +204,8 @@ export class WorkerPool implements BackgroundTask {
     }
   }
 
-  private execute(run: ClaimedRun): void {
+  /** Execute a claimed run; `afterStarts`: claimed by its start, it begins once the starts in progress are accepted. */
+  private execute(run: ClaimedRun, afterStarts = false): void {
     const abort = new AbortController();
     const log = this.logger.child({ run_id: run.id, thread_id: run.threadId });
     let writer: RunEventWriter | undefined;
@@ -181,6 +213,8 @@ export class WorkerPool implements BackgroundTask {
     if (run.attempt === 1 && run.waitedSeconds !== undefined) metrics?.queueWait.observe(run.waitedSeconds);
     const claimedAt = performance.now();
     const done = (async () => {
+      // Starts go before executions (src/runtime/admissions.ts), as for runs the loop claims.
+      if (afterStarts) await this.runtime.queue.admissions.idle();
       // The log holds the run's `metadata` (written when it was accepted) and, for a retried run,
       // what earlier attempts stored.
       const opened = this.runtime.hub.openWriter(run.id, run.lastSeq);

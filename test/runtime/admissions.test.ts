@@ -1,38 +1,52 @@
-// Run starts go before new executions (src/runtime/admissions.ts): a real server on PostgreSQL holds
-// its workers' claim while a start is in progress, and claims once it is done.
+// Run starts go before new executions (src/runtime/admissions.ts), and a start with a free worker slot
+// claims its run in the statement that records it (RunLifecycle.createOnThread): a real server on
+// PostgreSQL with one worker slot holds executions while another start is in progress.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { collect } from '../../src/client/stream.js';
 import { startTestServer, type TestServer } from '../support/server.js';
 import { createAgent, createThread, lastAiText, lastValues, start } from './support.js';
 
-describe('workers claim after starts being accepted', () => {
+describe('starts go before executions', () => {
   let server: TestServer;
   let agentId: string;
   beforeAll(async () => {
-    server = await startTestServer();
+    server = await startTestServer({ env: { HANGAR_WORKER_CONCURRENCY: '1' } });
     agentId = await createAgent(server);
   });
   afterAll(async () => {
     await server?.close();
   });
 
-  it('a stream gets its metadata while a start is in progress; the run is claimed once it is done', async () => {
+  const runOf = (threadId: string, runId: string) =>
+    server.client.GET('/v1/deepagents/threads/{thread_id}/runs/{run_id}', { params: { path: { thread_id: threadId, run_id: runId } } });
+
+  it('a start with a free slot claims its run at once, which executes once the starts in progress are accepted; a start without one is queued', async () => {
     const admissions = server.hangar.runtime.queue.admissions;
     admissions.maxDeferMs = 600_000;
     const inProgress = admissions.enter();
     try {
-      const threadId = await createThread(server, agentId);
-      const stream = await start(server, threadId, { agent_id: agentId, messages: [{ role: 'user', content: 'after you' }] });
-      expect(stream.status).toBe(200);
-      const first = await stream.events.next();
-      expect(first.value).toMatchObject({ event: 'metadata', data: { run_id: stream.runId, status: 'pending' } });
-      // The worker holds its claim while the other start is in progress.
-      const run = await server.client.GET('/v1/deepagents/threads/{thread_id}/runs/{run_id}', { params: { path: { thread_id: threadId, run_id: stream.runId! } } });
-      expect(run.data!.status).toBe('pending');
-      expect(server.hangar.workers!.size).toBe(0);
+      // The slot is free: the statement that records the run also claims it for this worker.
+      const firstThread = await createThread(server, agentId);
+      const first = await start(server, firstThread, { agent_id: agentId, messages: [{ role: 'user', content: 'after you' }] });
+      expect(first.status).toBe(200);
+      expect((await first.events.next()).value).toMatchObject({ event: 'metadata', data: { run_id: first.runId, attempt: 1, status: 'running', queue_position: 0 } });
+      const claimed = await runOf(firstThread, first.runId!);
+      expect(claimed.data!.status).toBe('running');
+      expect(server.hangar.workers!.size).toBe(1);
+      // …but it does not execute while another start is in progress: no event log is open yet.
+      expect(server.hangar.runtime.hub.activeWriters).toBe(0);
+
+      // The one slot is taken: the next start's run waits in the queue and says so.
+      const secondThread = await createThread(server, agentId);
+      const second = await start(server, secondThread, { agent_id: agentId, messages: [{ role: 'user', content: 'and then me' }] });
+      expect((await second.events.next()).value).toMatchObject({ event: 'metadata', data: { run_id: second.runId, attempt: 1, status: 'pending' } });
+      expect((await runOf(secondThread, second.runId!)).data!.status).toBe('pending');
+
       inProgress();
-      const events = await collect(stream);
-      expect(lastAiText(lastValues(events))).toBe('You said: after you');
+      expect(lastAiText(lastValues(await collect(first)))).toBe('You said: after you');
+      expect(lastAiText(lastValues(await collect(second)))).toBe('You said: and then me');
+      const runs = await Promise.all([runOf(firstThread, first.runId!), runOf(secondThread, second.runId!)]);
+      expect(runs.map((r) => r.data!.status)).toEqual(['success', 'success']);
     } finally {
       inProgress();
       admissions.maxDeferMs = 1_000;

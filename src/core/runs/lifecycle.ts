@@ -96,9 +96,29 @@ const queuedTail = sql`ahead AS (
           SELECT count(*)::int AS n FROM runs WHERE status = 'pending'
         ), first_event AS (
           INSERT INTO run_events (run_id, seq, event, data)
-          SELECT c.id, 1, 'metadata', '{"run_id":"' || c.id || '","attempt":1,"status":"pending","queue_position":' || a.n || '}'
+          SELECT c.id, 1, 'metadata', '{"run_id":"' || c.id || '","attempt":1,"status":"' || c.status || '","queue_position":'
+            || CASE WHEN c.status = 'pending' THEN a.n ELSE 0 END || '}'
           FROM created c, ahead a
         )`;
+
+/** The first event of a run created by `create` or `createOnThread`, as their statement writes it. */
+export function firstEventJson(runId: string, status: 'pending' | 'running', queuePosition: number): string {
+  return JSON.stringify({ run_id: runId, attempt: 1, status, queue_position: status === 'pending' ? queuePosition : 0 });
+}
+
+/** A worker slot a start may claim its run for (see `createOnThread`). */
+export interface StartClaim {
+  workerId: string;
+  leaseMs: number;
+}
+
+/** A free worker slot held for a start (`RunPorts.reserve`). */
+export interface StartSlot extends StartClaim {
+  /** The start's statement claimed the run for this slot: execute it (once the starts in progress are accepted). */
+  adopt(run: ClaimedRun): void;
+  /** The slot is not needed (the run waits in the queue, or was not created); harmless after `adopt`. */
+  release(): void;
+}
 
 /** What `create` records. */
 export interface NewRun {
@@ -165,10 +185,17 @@ export class RunLifecycle {
    * instead of two. The run's revision is the agent's head; `skip_memory_write_protection` (input)
    * and `is_test_run` (metadata) come from the thread's metadata. `thread` is the thread as the
    * statement saw it (undefined: no such thread in the workspace), to say why nothing was created.
+   *
+   * `claimFor`: a worker of this process has a free slot. The run is then recorded `running`, held by
+   * that worker (attempt 1, with its lease), as a claim would leave it: one statement less per run and
+   * no wait for the worker to claim. Only when it could be claimed at once: its thread was free and no
+   * run waits in the queue (older runs go first). Otherwise it is recorded `pending` as without.
    */
-  async createOnThread(run: Omit<NewRun, 'revision' | 'approval'>): Promise<{
-    thread: { agentId: string | null; status: ThreadStatus; head: string | null } | undefined;
+  async createOnThread(run: Omit<NewRun, 'revision' | 'approval'> & { claimFor?: StartClaim | undefined }): Promise<{
+    thread: { agentId: string | null; status: ThreadStatus; head: string | null; metadata: Record<string, unknown> | null } | undefined;
     created?: { row: Selectable<RunsTable>; queuePosition: number };
+    /** The run as claimed for `claimFor`, when the statement claimed it. */
+    claimed?: ClaimedRun;
     /** Another run took the thread while this statement ran (one active run per thread). */
     lostRace?: boolean;
   }> {
@@ -176,8 +203,11 @@ export class RunLifecycle {
     const joinBusy = run.threadFrom.includes('busy');
     const id = run.id ?? randomUUID();
     const flag = (key: string) => sql`coalesce(c.metadata -> ${key} = 'true'::jsonb, false)`;
+    const claim = run.claimFor;
     try {
-      const { rows } = await sql<Selectable<RunsTable> & { queue_position: number; thread_agent_id: string | null; thread_status: ThreadStatus; thread_head: string | null }>`
+      const { rows } = await sql<
+        Selectable<RunsTable> & { queue_position: number; thread_agent_id: string | null; thread_status: ThreadStatus; thread_head: string | null; thread_metadata: Record<string, unknown> | null }
+      >`
         WITH cur AS (
           SELECT t.id, t.agent_id, t.status, t.metadata, a.head
           FROM threads t LEFT JOIN agents a ON a.id = coalesce(t.agent_id, ${run.agentId}::uuid) AND a.workspace_id = t.workspace_id AND a.deleted_at IS NULL
@@ -187,22 +217,51 @@ export class RunLifecycle {
           FROM cur
           WHERE t.id = cur.id AND cur.head IS NOT NULL AND (cur.agent_id IS NULL OR cur.agent_id = ${run.agentId})
             AND (${sources.length > 0 ? threadFrom('busy', sources) : sql`false`} ${joinBusy ? sql`OR t.status = 'busy'` : sql``})
-          RETURNING t.id, cur.head, cur.metadata
+          RETURNING t.id, cur.head, cur.metadata, cur.status AS was
+        ), start AS (
+          SELECT c.*, ${
+            claim
+              ? sql`c.was <> 'busy' AND NOT EXISTS (SELECT 1 FROM runs WHERE status = 'pending')`
+              : sql`false`
+          } AS at_once FROM claimed c
         ), created AS (
-          INSERT INTO runs (id, workspace_id, thread_id, agent_id, revision, input, principal, metadata)
+          INSERT INTO runs (id, workspace_id, thread_id, agent_id, revision, input, principal, metadata, status, attempt, lease_owner, lease_expires_at, started_at)
           SELECT ${id}::uuid, ${run.workspaceId}, c.id, ${run.agentId}, c.head,
             ${JSON.stringify(run.input)}::jsonb || jsonb_build_object('skip_memory_write_protection', ${flag('skip_memory_write_protection')}),
             ${run.principal},
             ${JSON.stringify(run.metadata)}::jsonb || jsonb_build_object('is_test_run', ${flag('is_test_run')})
-          FROM claimed c
+              || CASE WHEN c.at_once THEN jsonb_build_object('attempt', 1, 'worker', ${claim?.workerId ?? null}::text) ELSE '{}'::jsonb END,
+            CASE WHEN c.at_once THEN 'running' ELSE 'pending' END,
+            CASE WHEN c.at_once THEN 1 ELSE 0 END,
+            CASE WHEN c.at_once THEN ${claim?.workerId ?? null}::text END,
+            CASE WHEN c.at_once THEN now() + make_interval(secs => ${(claim?.leaseMs ?? 0) / 1000}) END,
+            CASE WHEN c.at_once THEN now() END
+          FROM start c
           RETURNING *
         ), ${queuedTail}
-        SELECT c.*, a.n AS queue_position, cur.agent_id AS thread_agent_id, cur.status AS thread_status, cur.head AS thread_head
+        SELECT c.*, a.n AS queue_position, cur.agent_id AS thread_agent_id, cur.status AS thread_status, cur.head AS thread_head, cur.metadata AS thread_metadata
         FROM cur CROSS JOIN ahead a LEFT JOIN created c ON true`.execute(this.db);
       const row = rows[0];
       if (!row) return { thread: undefined };
-      const { queue_position: queuePosition, thread_agent_id: agentId, thread_status: status, thread_head: head, ...rest } = row;
-      return { thread: { agentId, status, head }, ...(rest.id ? { created: { row: rest, queuePosition } } : {}) };
+      const { queue_position: queuePosition, thread_agent_id: agentId, thread_status: status, thread_head: head, thread_metadata: metadata, ...rest } = row;
+      const thread = { agentId, status, head, metadata };
+      if (!rest.id) return { thread };
+      const created = { row: rest, queuePosition };
+      if (rest.status !== 'running') return { thread, created };
+      const claimed: ClaimedRun = {
+        id: rest.id,
+        workspaceId: rest.workspace_id,
+        threadId: rest.thread_id,
+        agentId: rest.agent_id,
+        revision: rest.revision,
+        principal: rest.principal,
+        attempt: rest.attempt,
+        input: rest.input as RunInput,
+        lastSeq: 1, // its `metadata`, written by the statement
+        waitedSeconds: 0,
+        threadMetadata: metadata ?? {},
+      };
+      return { thread, created, claimed };
     } catch (error) {
       // Another run took the thread in the meantime (one active run per thread): busy.
       if (isUniqueViolation(error)) return { thread: undefined, lostRace: true };

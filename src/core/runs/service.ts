@@ -13,13 +13,15 @@ import { type Caller, requireWrite } from '../caller.js';
 import { HangarError, invalidField } from '../errors.js';
 import type { ThreadStateReader } from '../threads/state.js';
 import { toRun, type Run } from '../threads/service.js';
-import { RunLifecycle } from './lifecycle.js';
+import { firstEventJson, RunLifecycle, type StartSlot } from './lifecycle.js';
 import { isFinalRunStatus, THREAD_TRANSITIONS, type ThreadStatus } from './status.js';
 
 /** What the run service needs of the runtime. */
 export interface RunPorts {
   /** Wake a worker: a run is pending. */
   announce(): Promise<void>;
+  /** A free worker slot of this process, for a start that may claim its run at once (none: the run is queued). */
+  reserve?(): StartSlot | undefined;
   /** A start is being accepted: workers in this process claim after it (call the result when done). */
   admit(): () => void;
   /** Resolves when no start is being accepted in this process (bounded): for work that can wait for them. */
@@ -135,22 +137,32 @@ export class RunService {
    */
   private async acceptPlain(caller: Caller, threadId: string, input: StartRunInput): Promise<Run> {
     const { agent_id: agentId, command: _command, multitask_strategy: strategy = 'reject', metadata: userMetadata, ...rest } = input;
-    const [result, watch] = await this.watched((id) =>
-      this.lifecycle.createOnThread({
-        id,
-        workspaceId: caller.workspaceId,
-        threadId,
-        agentId,
-        principal: caller.principal,
-        input: rest,
-        metadata: { ...userMetadata, assistant_id: agentId, multitask_strategy: strategy },
-        threadFrom: startsFrom(strategy),
-      }),
-    );
-    if (result.created) return this.accepted(result.created, watch);
-    watch?.release();
-    if (!result.lostRace) runnable(threadId, agentId, result.thread);
-    throw busy(threadId);
+    // With a free worker slot here, the statement also claims the run when it can run at once.
+    const slot = this.ports.reserve?.();
+    try {
+      const [result, watch] = await this.watched((id) =>
+        this.lifecycle.createOnThread({
+          id,
+          workspaceId: caller.workspaceId,
+          threadId,
+          agentId,
+          principal: caller.principal,
+          input: rest,
+          metadata: { ...userMetadata, assistant_id: agentId, multitask_strategy: strategy },
+          threadFrom: startsFrom(strategy),
+          claimFor: slot && { workerId: slot.workerId, leaseMs: slot.leaseMs },
+        }),
+      );
+      if (result.created) {
+        if (result.claimed) slot!.adopt(result.claimed);
+        return await this.accepted(result.created, watch);
+      }
+      watch?.release();
+      if (!result.lostRace) runnable(threadId, agentId, result.thread);
+      throw busy(threadId);
+    } finally {
+      slot?.release();
+    }
   }
 
   /**
@@ -169,12 +181,15 @@ export class RunService {
     }
   }
 
-  /** Hand a recorded run to the queue; its stream starts with the `metadata` event just written. */
+  /**
+   * Hand a recorded run to the queue (unless its start claimed it); its stream starts with the
+   * `metadata` event just written.
+   */
   private async accepted(created: { row: Selectable<RunsTable>; queuePosition: number }, watch: RunWatch | undefined): Promise<Run> {
-    await this.ports.announce();
+    if (created.row.status === 'pending') await this.ports.announce();
     const run = toRun(created.row);
     // The stream of this run starts with the event just written; it need not be read back.
-    const json = JSON.stringify({ run_id: run.id, attempt: 1, status: 'pending', queue_position: created.queuePosition });
+    const json = firstEventJson(run.id, created.row.status === 'running' ? 'running' : 'pending', created.queuePosition);
     FIRST_EVENTS.set(run, { event: { seq: 1, event: 'metadata', json, data: JSON.parse(json) as unknown }, watch });
     return run;
   }

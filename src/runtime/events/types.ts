@@ -8,7 +8,7 @@ export type StreamMode = (typeof STREAM_MODES)[number];
 
 /** An event a run emits, before it gets its sequence number. */
 export type RunEvent =
-  | { kind: 'metadata'; data: { run_id: string; attempt: number; status?: 'pending'; queue_position?: number } }
+  | { kind: 'metadata'; data: { run_id: string; attempt: number; status?: 'pending' | 'running'; queue_position?: number } }
   | { kind: 'values'; ns: string[]; data: Record<string, unknown> }
   | { kind: 'updates'; ns: string[]; data: Record<string, unknown> }
   | { kind: 'messages'; ns: string[]; data: [Record<string, unknown>, Record<string, unknown>] }
