@@ -5,7 +5,8 @@
 // a settle period (LOAD_SETTLE_S, default 15). Worker concurrency: LOAD_WORKERS (default 32, the server's); the
 // rest of the runs wait in the queue with their streams open. `npm run bench:load`; ends with one
 // line of JSON. Targets (issue 13): 0 errors, every run completes, metadata p99 ≤ 100 ms, RSS after
-// settle ≤ 1.5× before. The server's own view of the burst (time to first byte, event-loop delay, CPU)
+// settle ≤ 1.5× before. Before it, the same burst from the same client against a bare HTTP server (the
+// floor of this machine and client, reported beside Hangar's figures). The server's own view of the burst (time to first byte, event-loop delay, CPU)
 // comes from its /metrics; LOAD_PROFILE_DIR keeps a CPU profile of each server thread (with HANGAR_EXECUTOR=thread the heap and event-loop figures are the main
 // thread's, which serves HTTP; CPU and RSS are the whole process's). Then, labelled apart, the same number of runs arriving at LOAD_RAMP_PER_S.
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -128,6 +129,57 @@ function pct(sorted: number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? Number.NaN;
 }
 
+/**
+ * LOAD_RUNS streams opened at once by this client against a bare HTTP server (bench/support/bare-sse.ts)
+ * that sends each one's `metadata` as soon as it has read the request: what the client, the kernel and
+ * the machine alone cost for the burst. Time to `metadata`, p50 and p99.
+ */
+async function bareBurst(): Promise<{ p50: number; p99: number; errors: number }> {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'bench/support/bare-sse.ts'], {
+    cwd: ROOT,
+    env: { ...process.env, BARE_EVENTS: String(WORDS), BARE_DELAY_MS: String(DELAY_MS) },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  try {
+    const url = await new Promise<string>((resolve, reject) => {
+      let out = '';
+      child.stdout!.on('data', (c: Buffer) => {
+        out += c.toString();
+        const m = /BARE_URL (\S+)/.exec(out);
+        if (m) resolve(m[1]!);
+      });
+      child.once('exit', (code) => reject(new Error(`the bare server exited with ${code}`)));
+    });
+    let errors = 0;
+    const once = async (): Promise<number> => {
+      const t0 = performance.now();
+      try {
+        const res = await fetch(`${url}/stream`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', accept: 'text/event-stream' },
+          body: JSON.stringify({ messages: [{ role: 'user', content: PROMPT }], stream_mode: ['messages-tuple', 'values'] }),
+        });
+        let metadataMs = Number.NaN;
+        for await (const e of parseSse(res.body!)) if (e.event === 'metadata' && Number.isNaN(metadataMs)) metadataMs = performance.now() - t0;
+        if (Number.isNaN(metadataMs)) errors++;
+        return metadataMs;
+      } catch {
+        errors++;
+        return Number.NaN;
+      }
+    };
+    await Promise.all(Array.from({ length: 20 }, once));
+    await new Promise((r) => setTimeout(r, 1_000));
+    errors = 0;
+    const meta = (await Promise.all(Array.from({ length: RUNS }, once))).filter(Number.isFinite).sort((a, b) => a - b);
+    return { p50: pct(meta, 50), p99: pct(meta, 99), errors };
+  } finally {
+    const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+    child.kill('SIGTERM');
+    await exited;
+  }
+}
+
 async function main(): Promise<void> {
   const dataDir = await mkdtemp(path.join(os.tmpdir(), 'hangar-load-'));
   const apiKey = `bench_${randomBytes(16).toString('hex')}`;
@@ -173,6 +225,11 @@ async function main(): Promise<void> {
         return { ok: false, metadataMs, headersMs, totalMs: performance.now() - t0, queuePosition, error: String(error) };
       }
     };
+
+    // The floor of the burst on this machine: the same client and number of streams against a bare
+    // HTTP server that answers each with its `metadata` at once (bench/support/bare-sse.ts).
+    process.stderr.write(`the same burst against a bare HTTP server (the floor)…\n`);
+    const floor = await bareBurst();
 
     // Warm up (JIT, agent cache, pools), then let the server settle and take its baseline memory.
     await Promise.all(threads.slice(RUNS, RUNS + 20).map(once));
@@ -250,6 +307,11 @@ async function main(): Promise<void> {
       completed: results.length - errors.length,
       metadata_p50_ms: +pct(meta, 50).toFixed(1),
       metadata_p99_ms: +pct(meta, 99).toFixed(1),
+      // The same burst from the same client against a bare HTTP server, measured in this run.
+      floor_metadata_p50_ms: +floor.p50.toFixed(1),
+      floor_metadata_p99_ms: +floor.p99.toFixed(1),
+      floor_errors: floor.errors,
+      metadata_p99_over_floor: +(pct(meta, 99) / floor.p99).toFixed(2),
       headers_p50_ms: +pct(heads, 50).toFixed(1),
       headers_p99_ms: +pct(heads, 99).toFixed(1),
       run_p50_ms: +pct(total, 50).toFixed(0),
@@ -289,6 +351,7 @@ async function main(): Promise<void> {
       '|---|---|---|',
       `| errors | ${figures.errors} (completed ${figures.completed}/${RUNS}) | 0 |`,
       `| metadata p50 / p99 | ${figures.metadata_p50_ms} / ${figures.metadata_p99_ms} ms | p99 ≤ 100 ms |`,
+      `| floor: the same burst against a bare HTTP server, metadata p50 / p99 | ${figures.floor_metadata_p50_ms} / ${figures.floor_metadata_p99_ms} ms (Hangar's p99 ×${figures.metadata_p99_over_floor}) | |`,
       `| response headers p50 / p99 | ${figures.headers_p50_ms} / ${figures.headers_p99_ms} ms | |`,
       `| run p50 / p99 | ${figures.run_p50_ms} / ${figures.run_p99_ms} ms | |`,
       `| throughput | ${figures.runs_per_s} runs/s over ${figures.wall_s} s | |`,

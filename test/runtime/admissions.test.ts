@@ -52,4 +52,32 @@ describe('starts go before executions', () => {
       admissions.maxDeferMs = 1_000;
     }
   });
+
+  it('a start does not claim its run while an older run waits in the queue: older runs go first', async () => {
+    // An API-only server on the same database records a run its own process cannot execute: it waits
+    // in the queue for this server's worker, whose claim is held while a start is in progress here.
+    const api = await startTestServer({ databaseUrl: server.databaseUrl, dataDir: server.dataDir, adminKey: server.adminKey, env: { HANGAR_ROLE: 'api' } });
+    const admissions = server.hangar.runtime.queue.admissions;
+    admissions.maxDeferMs = 600_000;
+    const inProgress = admissions.enter();
+    try {
+      const olderThread = await createThread(server, agentId);
+      const older = await start(api, olderThread, { agent_id: agentId, messages: [{ role: 'user', content: 'first come' }] });
+      expect((await older.events.next()).value).toMatchObject({ event: 'metadata', data: { status: 'pending' } });
+
+      // This server's one slot is free, but the older run is claimable: the new run queues behind it.
+      const newerThread = await createThread(server, agentId);
+      const newer = await start(server, newerThread, { agent_id: agentId, messages: [{ role: 'user', content: 'first served' }] });
+      expect((await newer.events.next()).value).toMatchObject({ event: 'metadata', data: { run_id: newer.runId, status: 'pending', queue_position: 1 } });
+      expect((await runOf(newerThread, newer.runId!)).data!.status).toBe('pending');
+
+      inProgress();
+      expect(lastAiText(lastValues(await collect(older)))).toBe('You said: first come');
+      expect(lastAiText(lastValues(await collect(newer)))).toBe('You said: first served');
+    } finally {
+      inProgress();
+      admissions.maxDeferMs = 1_000;
+      await api.close();
+    }
+  });
 });

@@ -189,7 +189,7 @@ export class RunLifecycle {
    * `claimFor`: a worker of this process has a free slot. The run is then recorded `running`, held by
    * that worker (attempt 1, with its lease), as a claim would leave it: one statement less per run and
    * no wait for the worker to claim. Only when it could be claimed at once: its thread was free and no
-   * run waits in the queue (older runs go first). Otherwise it is recorded `pending` as without.
+   * claimable run waits in the queue (older runs go first). Otherwise it is recorded `pending` as without.
    */
   async createOnThread(run: Omit<NewRun, 'revision' | 'approval'> & { claimFor?: StartClaim | undefined }): Promise<{
     thread: { agentId: string | null; status: ThreadStatus; head: string | null; metadata: Record<string, unknown> | null } | undefined;
@@ -221,7 +221,9 @@ export class RunLifecycle {
         ), start AS (
           SELECT c.*, ${
             claim
-              ? sql`c.was <> 'busy' AND NOT EXISTS (SELECT 1 FROM runs WHERE status = 'pending')`
+              ? sql`c.was <> 'busy' AND NOT EXISTS (
+                  SELECT 1 FROM runs r WHERE r.status = 'pending'
+                    AND NOT EXISTS (SELECT 1 FROM runs o WHERE o.thread_id = r.thread_id AND o.status = 'running'))`
               : sql`false`
           } AS at_once FROM claimed c
         ), created AS (

@@ -154,7 +154,9 @@ export class RunService {
         }),
       );
       if (result.created) {
+        // A run left pending frees the slot before it is announced (a worker here may claim it).
         if (result.claimed) slot!.adopt(result.claimed);
+        else slot?.release();
         return await this.accepted(result.created, watch);
       }
       watch?.release();
