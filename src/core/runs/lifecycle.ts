@@ -204,6 +204,8 @@ export class RunLifecycle {
     const id = run.id ?? randomUUID();
     const flag = (key: string) => sql`coalesce(c.metadata -> ${key} = 'true'::jsonb, false)`;
     const claim = run.claimFor;
+    // A run recorded claimed skips `pending`, as if it had been created and then claimed.
+    if (claim && !canRunTransition('pending', 'running')) throw new IllegalTransition('run', 'pending', 'running');
     try {
       const { rows } = await sql<
         Selectable<RunsTable> & { queue_position: number; thread_agent_id: string | null; thread_status: ThreadStatus; thread_head: string | null; thread_metadata: Record<string, unknown> | null }
