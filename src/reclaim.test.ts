@@ -60,6 +60,38 @@ describe('idle reclaimer', () => {
     }
   });
 
+  it('collects again while a collection still gives back reserved pages, then stops', async () => {
+    let used = 100 * MB;
+    let total = 120 * MB;
+    // What each collection leaves: the objects go at once, the reserved pages only some at a time
+    // (survivors spread over them), and the last collection gives back almost nothing.
+    const leaves = [360, 200, 198];
+    const collected: number[] = [];
+    const task = idleReclaimer({
+      thresholdMb: 64,
+      intervalMs: 100,
+      idleUtilization: 0.5,
+      heap: () => ({ used, total }),
+      collect: () => {
+        collected.push(total / MB);
+        used = 90 * MB;
+        total = (leaves.shift() ?? total / MB) * MB;
+      },
+    });
+    await task.start();
+    try {
+      used = 400 * MB;
+      total = 420 * MB;
+      for (let i = 0; i < 100 && collected.length < 3; i++) await sleep(50);
+      // 420 → 360 (still far above the 120 MB baseline): again; 360 → 200: again; 200 → 198: done.
+      expect(collected).toEqual([420, 360, 200]);
+      await sleep(500);
+      expect(collected).toHaveLength(3);
+    } finally {
+      await task.stop();
+    }
+  });
+
   it('a busy thread is not interrupted, and 0 turns it off', async () => {
     const collected: string[] = [];
     let used = 100 * MB;

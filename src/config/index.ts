@@ -99,7 +99,7 @@ export const settings = {
     env: 'HANGAR_IDLE_GC_MB',
     schema: z.coerce.number().int().min(0).default(64),
     description:
-      'When a thread of the server has been idle for 2 s and its heap uses or reserves this many MB more than after its last collection, it runs a full garbage collection, so that the memory of a burst goes back to the system instead of staying at its peak (0 turns it off).',
+      'When a thread of the server has been idle for 2 s and its heap uses or reserves this many MB more than after its last collection, it runs a full garbage collection, and again at the next idle check while one still gives back reserved heap, so that the memory of a burst goes back to the system instead of staying at its peak (0 turns it off).',
   },
   streamCapacity: {
     env: 'HANGAR_STREAM_CAPACITY',
