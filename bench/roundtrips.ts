@@ -1,9 +1,10 @@
 // Database round trips of one streamed run: starts Hangar in this process on an embedded PostgreSQL,
 // counts every statement sent by any pg client (pools, the bus) during N sequential two-step runs
-// over HTTP+SSE (the bench:runtime run), and prints them grouped by statement, per run.
+// over HTTP+SSE (the bench:runtime run), and prints them grouped by statement, per run, with the CPU
+// per run of this process and of PostgreSQL, beside the floor's (the same graph in-process).
 // `npm run bench:roundtrips` (ROUNDTRIP_RUNS, default 20; HANGAR_TRACING=false to leave tracing out; ROUNDTRIP_PROFILE=1 adds a
 // CPU profile of the measured runs, by package and function).
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { Session } from 'node:inspector/promises';
@@ -36,6 +37,23 @@ pg.Client.prototype.query = function (this: pg.Client, ...args: unknown[]) {
 
 const dataDir = await mkdtemp(path.join(os.tmpdir(), 'hangar-bench-rt-'));
 const embedded = await startEmbeddedDatabase({ dir: dataDir, log: () => {} });
+
+/**
+ * CPU ms used so far by the embedded PostgreSQL: its postmaster (with the children it reaped) and
+ * every live child (the backends of the pools, the WAL writer…), from /proc.
+ */
+async function postgresCpuMs(): Promise<number> {
+  const ticks = 100; // USER_HZ on Linux
+  const stat = async (pid: string, reaped: boolean) => {
+    const fields = (await readFile(`/proc/${pid}/stat`, 'utf8')).split(') ')[1]!.split(' ');
+    return Number(fields[11]) + Number(fields[12]) + (reaped ? Number(fields[13]) + Number(fields[14]) : 0);
+  };
+  const postmaster = (await readFile(path.join(dataDir, 'pg', 'postmaster.pid'), 'utf8')).split('\n')[0]!.trim();
+  const children = (await readFile(`/proc/${postmaster}/task/${postmaster}/children`, 'utf8')).trim().split(/\s+/).filter(Boolean);
+  let total = await stat(postmaster, true);
+  for (const pid of children) total += await stat(pid, false).catch(() => 0);
+  return (total * 1000) / ticks;
+}
 try {
   const hangar = await startHangar(
     loadConfig({ flags: { port: 0, databaseUrl: await ensureDatabase(embedded, 'rt'), dataDir, logLevel: 'warn' }, env: { HANGAR_BOOTSTRAP_API_KEY: KEY, ...process.env } }),
@@ -59,12 +77,14 @@ try {
     await session.post('Profiler.start');
   }
   counting = true;
+  const pgCpu = await postgresCpuMs();
   const cpu = process.cpuUsage();
   const started = performance.now();
   for (const t of threads.slice(0, RUNS)) await once(t);
   const wall = performance.now() - started;
   const used = process.cpuUsage(cpu);
   await new Promise((r) => setTimeout(r, 300)); // trailing writes (traces) of the last run
+  const pgUsed = (await postgresCpuMs()) - pgCpu;
   counting = false;
   if (session) {
     const { profile } = await session.post('Profiler.stop');
@@ -88,15 +108,17 @@ try {
     }
   };
   for (let i = 0; i < 3; i++) await floorOnce();
+  const floorPg = await postgresCpuMs();
   const floorCpu = process.cpuUsage();
   for (let i = 0; i < RUNS; i++) await floorOnce();
   const floorUsed = process.cpuUsage(floorCpu);
+  const floorPgUsed = (await postgresCpuMs()) - floorPg;
   await storage.close();
   await floorDb.close();
   const cpuB = (used.user + used.system) / 1000 / RUNS;
   const cpuFloor = (floorUsed.user + floorUsed.system) / 1000 / RUNS;
   process.stdout.write(
-    `${JSON.stringify({ bench: 'roundtrips', runs: RUNS, statements_per_run: +(total / RUNS).toFixed(2), cpu_ms_per_run: +cpuB.toFixed(1), floor_cpu_ms_per_run: +cpuFloor.toFixed(1), cpu_over_floor: +(cpuB / cpuFloor).toFixed(2), wall_ms_per_run: +(wall / RUNS).toFixed(1) })}\n`,
+    `${JSON.stringify({ bench: 'roundtrips', runs: RUNS, statements_per_run: +(total / RUNS).toFixed(2), cpu_ms_per_run: +cpuB.toFixed(1), floor_cpu_ms_per_run: +cpuFloor.toFixed(1), cpu_over_floor: +(cpuB / cpuFloor).toFixed(2), postgres_cpu_ms_per_run: +(pgUsed / RUNS).toFixed(1), floor_postgres_cpu_ms_per_run: +(floorPgUsed / RUNS).toFixed(1), postgres_cpu_over_floor: +(pgUsed / Math.max(floorPgUsed, 1)).toFixed(2), wall_ms_per_run: +(wall / RUNS).toFixed(1) })}\n`,
   );
 } finally {
   await embedded.stop();
