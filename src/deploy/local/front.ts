@@ -166,7 +166,10 @@ export class Front {
           // by a process that lives on (it had closed the idle socket; the request never reached a
           // handler). A process that died with the request in flight may have been executing it: a
           // run that crashed the application must not be sent to its restart (and crash it again).
-          const retriable = error.code === 'ECONNREFUSED' || (error.code === 'ECONNRESET' && upstream.reusedSocket && !(await t.app.exitsWithin(250)));
+          // A reset is answered only once the exit is seen (if it is one), so that requests sent
+          // after the answer wait for the restart instead of reaching the dying process.
+          const died = error.code === 'ECONNRESET' && (await t.app.exitsWithin(250));
+          const retriable = error.code === 'ECONNREFUSED' || (error.code === 'ECONNRESET' && upstream.reusedSocket && !died);
           if (retriable) return resolve(error);
           if (!res.headersSent) {
             res.writeHead(502, { 'content-type': 'application/json' });
