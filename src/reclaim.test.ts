@@ -13,6 +13,12 @@ function makeGarbage(mb: number): number {
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const MB = 1_048_576;
 
+/** A reclaimer with a 64 MB threshold, checking every 100 ms, on given heap readings and collection. */
+function onReadings(heap: () => { used: number; total: number }, collect: () => void) {
+  // A test worker is not as quiet as an idle server (its runner talks to it): count up to half as idle.
+  return idleReclaimer({ thresholdMb: 64, intervalMs: 100, idleUtilization: 0.5, heap, collect });
+}
+
 describe('idle reclaimer', () => {
   it("Node's full collection is reachable without --expose-gc and frees dropped objects", () => {
     makeGarbage(64);
@@ -25,18 +31,14 @@ describe('idle reclaimer', () => {
     let used = 100 * MB;
     let total = 120 * MB;
     const collected: number[] = [];
-    const task = idleReclaimer({
-      thresholdMb: 64,
-      intervalMs: 100,
-      // A test worker is not as quiet as an idle server (its runner talks to it): count up to half as idle.
-      idleUtilization: 0.5,
-      heap: () => ({ used, total }),
-      collect: () => {
+    const task = onReadings(
+      () => ({ used, total }),
+      () => {
         collected.push(used);
         used = 110 * MB; // what survives
         total = 130 * MB;
       },
-    });
+    );
     await task.start();
     try {
       used = 150 * MB; // 50 MB above the baseline: under the threshold
@@ -67,17 +69,14 @@ describe('idle reclaimer', () => {
     // (survivors spread over them), and the last collection gives back almost nothing.
     const leaves = [360, 200, 198];
     const collected: number[] = [];
-    const task = idleReclaimer({
-      thresholdMb: 64,
-      intervalMs: 100,
-      idleUtilization: 0.5,
-      heap: () => ({ used, total }),
-      collect: () => {
+    const task = onReadings(
+      () => ({ used, total }),
+      () => {
         collected.push(total / MB);
         used = 90 * MB;
         total = (leaves.shift() ?? total / MB) * MB;
       },
-    });
+    );
     await task.start();
     try {
       used = 400 * MB;

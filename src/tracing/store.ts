@@ -56,7 +56,6 @@ export interface ProjectStats {
   lastStartTime: Date | null;
 }
 
-/** PostgreSQL trace store. */
 /** Which trace an agent run has: the root run id of its trace. */
 export interface AgentRunLink {
   runId: string;
@@ -64,6 +63,7 @@ export interface AgentRunLink {
   rootRunId: string;
 }
 
+/** PostgreSQL trace store. */
 export class TraceStore {
   constructor(private readonly db: Db) {}
 
@@ -183,12 +183,12 @@ export class TraceStore {
       };
     });
     // PostgreSQL takes at most 65535 parameters per statement: ~20 per row, so 1000 rows at a time.
-    for (let i = 0; i < rows.length; i += 1000) await this.insertRows(rows.slice(i, i + 1000), i === 0 && link ? { workspaceId, ...link } : undefined);
+    for (let i = 0; i < rows.length; i += 1000) await this.insertRows(workspaceId, rows.slice(i, i + 1000), i === 0 ? link : undefined);
   }
 
-  private async insertRows(rows: Insertable<TracingRunsTable>[], link?: AgentRunLink & { workspaceId: string }): Promise<void> {
+  private async insertRows(workspaceId: string, rows: Insertable<TracingRunsTable>[], link?: AgentRunLink): Promise<void> {
     // The CTE only adds a table the insert does not use; Kysely's types cannot say both are alike.
-    const db = (link ? this.db.with('linked', () => this.linkQuery(link.workspaceId, link)) : this.db) as Db;
+    const db = (link ? this.db.with('linked', () => this.linkQuery(workspaceId, link)) : this.db) as Db;
     await db
       .insertInto('tracing_runs')
       .values(rows)

@@ -99,11 +99,21 @@ const queuedTail = sql`ahead AS (
           SELECT c.id, 1, 'metadata', '{"run_id":"' || c.id || '","attempt":1,"status":"' || c.status || '","queue_position":'
             || CASE WHEN c.status = 'pending' THEN a.n ELSE 0 END || '}'
           FROM created c, ahead a
+          RETURNING data
         )`;
 
-/** The first event of a run created by `create` or `createOnThread`, as their statement writes it. */
-export function firstEventJson(runId: string, status: 'pending' | 'running', queuePosition: number): string {
-  return JSON.stringify({ run_id: runId, attempt: 1, status, queue_position: status === 'pending' ? queuePosition : 0 });
+/** A run a statement created, and the text of the first event it wrote (its stream sends it as it is). */
+export interface CreatedRun {
+  row: Selectable<RunsTable>;
+  firstEvent: string;
+}
+
+/** A claimed run from its row and what the claiming statement learnt besides. */
+function claimedRun(
+  r: Pick<Selectable<RunsTable>, 'id' | 'workspace_id' | 'thread_id' | 'agent_id' | 'revision' | 'principal' | 'attempt'> & { input: unknown },
+  extra: Pick<ClaimedRun, 'lastSeq' | 'waitedSeconds' | 'threadMetadata'>,
+): ClaimedRun {
+  return { id: r.id, workspaceId: r.workspace_id, threadId: r.thread_id, agentId: r.agent_id, revision: r.revision, principal: r.principal, attempt: r.attempt, input: r.input as RunInput, ...extra };
 }
 
 /** A worker slot a start may claim its run for (see `createOnThread`). */
@@ -147,12 +157,12 @@ export class RunLifecycle {
    * Undefined when the thread was not in one of `threadFrom`; `thread_busy` races surface as a
    * unique violation (one active run per thread), reported as undefined too.
    */
-  async create(run: NewRun): Promise<{ row: Selectable<RunsTable>; queuePosition: number } | undefined> {
+  async create(run: NewRun): Promise<CreatedRun | undefined> {
     const sources = run.threadFrom.filter((s) => s !== 'busy');
     const joinBusy = run.threadFrom.includes('busy');
     const id = run.id ?? randomUUID();
     try {
-      const { rows } = await sql<Selectable<RunsTable> & { queue_position: number }>`
+      const { rows } = await sql<Selectable<RunsTable> & { first_event: string }>`
         WITH claimed AS (
           UPDATE threads t SET status = 'busy', agent_id = ${run.agentId}, updated_at = now()
           WHERE t.id = ${run.threadId} AND (${sources.length > 0 ? threadFrom('busy', sources) : sql`false`} ${joinBusy ? sql`OR t.status = 'busy'` : sql``})
@@ -169,11 +179,11 @@ export class RunLifecycle {
           SELECT thread_id, ${run.approval?.interruptId ?? ''}, id, ${JSON.stringify(run.approval?.resume ?? null)}::jsonb
           FROM created WHERE ${run.approval ? sql`true` : sql`false`}
         ), ${queuedTail}
-        SELECT c.*, a.n AS queue_position FROM created c, ahead a`.execute(this.db);
+        SELECT c.*, (SELECT data FROM first_event) AS first_event FROM created c`.execute(this.db);
       const row = rows[0];
       if (!row) return undefined;
-      const { queue_position: queuePosition, ...rest } = row;
-      return { row: rest, queuePosition };
+      const { first_event: firstEvent, ...rest } = row;
+      return { row: rest, firstEvent };
     } catch (error) {
       if (isUniqueViolation(error)) return undefined;
       throw error;
@@ -193,7 +203,7 @@ export class RunLifecycle {
    */
   async createOnThread(run: Omit<NewRun, 'revision' | 'approval'> & { claimFor?: StartClaim | undefined }): Promise<{
     thread: { agentId: string | null; status: ThreadStatus; head: string | null; metadata: Record<string, unknown> | null } | undefined;
-    created?: { row: Selectable<RunsTable>; queuePosition: number };
+    created?: CreatedRun;
     /** The run as claimed for `claimFor`, when the statement claimed it. */
     claimed?: ClaimedRun;
     /** Another run took the thread while this statement ran (one active run per thread). */
@@ -208,7 +218,7 @@ export class RunLifecycle {
     if (claim && !canRunTransition('pending', 'running')) throw new IllegalTransition('run', 'pending', 'running');
     try {
       const { rows } = await sql<
-        Selectable<RunsTable> & { queue_position: number; thread_agent_id: string | null; thread_status: ThreadStatus; thread_head: string | null; thread_metadata: Record<string, unknown> | null }
+        Selectable<RunsTable> & { first_event: string; thread_agent_id: string | null; thread_status: ThreadStatus; thread_head: string | null; thread_metadata: Record<string, unknown> | null }
       >`
         WITH cur AS (
           SELECT t.id, t.agent_id, t.status, t.metadata, a.head
@@ -243,29 +253,17 @@ export class RunLifecycle {
           FROM start c
           RETURNING *
         ), ${queuedTail}
-        SELECT c.*, a.n AS queue_position, cur.agent_id AS thread_agent_id, cur.status AS thread_status, cur.head AS thread_head, cur.metadata AS thread_metadata
-        FROM cur CROSS JOIN ahead a LEFT JOIN created c ON true`.execute(this.db);
+        SELECT c.*, (SELECT data FROM first_event) AS first_event, cur.agent_id AS thread_agent_id, cur.status AS thread_status, cur.head AS thread_head, cur.metadata AS thread_metadata
+        FROM cur LEFT JOIN created c ON true`.execute(this.db);
       const row = rows[0];
       if (!row) return { thread: undefined };
-      const { queue_position: queuePosition, thread_agent_id: agentId, thread_status: status, thread_head: head, thread_metadata: metadata, ...rest } = row;
+      const { first_event: firstEvent, thread_agent_id: agentId, thread_status: status, thread_head: head, thread_metadata: metadata, ...rest } = row;
       const thread = { agentId, status, head, metadata };
       if (!rest.id) return { thread };
-      const created = { row: rest, queuePosition };
+      const created = { row: rest, firstEvent };
       if (rest.status !== 'running') return { thread, created };
-      const claimed: ClaimedRun = {
-        id: rest.id,
-        workspaceId: rest.workspace_id,
-        threadId: rest.thread_id,
-        agentId: rest.agent_id,
-        revision: rest.revision,
-        principal: rest.principal,
-        attempt: rest.attempt,
-        input: rest.input as RunInput,
-        lastSeq: 1, // its `metadata`, written by the statement
-        waitedSeconds: 0,
-        threadMetadata: metadata ?? {},
-      };
-      return { thread, created, claimed };
+      // Its log holds the `metadata` the statement wrote; it waited for nothing.
+      return { thread, created, claimed: claimedRun(rest, { lastSeq: 1, waitedSeconds: 0, threadMetadata: metadata ?? {} }) };
     } catch (error) {
       // Another run took the thread in the meantime (one active run per thread): busy.
       if (isUniqueViolation(error)) return { thread: undefined, lostRace: true };
@@ -319,19 +317,7 @@ export class RunLifecycle {
           (SELECT coalesce(max(seq), 0) FROM run_events e WHERE e.run_id = runs.id) AS last_seq,
           EXTRACT(EPOCH FROM now() - created_at)::float8 AS waited_seconds,
           (SELECT t.metadata FROM threads t WHERE t.id = runs.thread_id) AS thread_metadata`.execute(this.db);
-      return rows.map((r) => ({
-        id: r.id,
-        workspaceId: r.workspace_id,
-        threadId: r.thread_id,
-        agentId: r.agent_id,
-        revision: r.revision,
-        principal: r.principal,
-        attempt: r.attempt,
-        input: r.input,
-        lastSeq: Number(r.last_seq),
-        waitedSeconds: Number(r.waited_seconds),
-        threadMetadata: r.thread_metadata ?? {},
-      }));
+      return rows.map((r) => claimedRun(r, { lastSeq: Number(r.last_seq), waitedSeconds: Number(r.waited_seconds), threadMetadata: r.thread_metadata ?? {} }));
     } catch (error) {
       if (isUniqueViolation(error)) return [];
       throw error;

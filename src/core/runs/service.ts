@@ -13,7 +13,7 @@ import { type Caller, requireWrite } from '../caller.js';
 import { HangarError, invalidField } from '../errors.js';
 import type { ThreadStateReader } from '../threads/state.js';
 import { toRun, type Run } from '../threads/service.js';
-import { firstEventJson, RunLifecycle, type StartSlot } from './lifecycle.js';
+import { RunLifecycle, type CreatedRun, type StartSlot } from './lifecycle.js';
 import { isFinalRunStatus, THREAD_TRANSITIONS, type ThreadStatus } from './status.js';
 
 /** What the run service needs of the runtime. */
@@ -187,11 +187,11 @@ export class RunService {
    * Hand a recorded run to the queue (unless its start claimed it); its stream starts with the
    * `metadata` event just written.
    */
-  private async accepted(created: { row: Selectable<RunsTable>; queuePosition: number }, watch: RunWatch | undefined): Promise<Run> {
+  private async accepted(created: CreatedRun, watch: RunWatch | undefined): Promise<Run> {
     if (created.row.status === 'pending') await this.ports.announce();
     const run = toRun(created.row);
     // The stream of this run starts with the event just written; it need not be read back.
-    const json = firstEventJson(run.id, created.row.status === 'running' ? 'running' : 'pending', created.queuePosition);
+    const json = created.firstEvent;
     FIRST_EVENTS.set(run, { event: { seq: 1, event: 'metadata', json, data: JSON.parse(json) as unknown }, watch });
     return run;
   }
