@@ -82,12 +82,14 @@ async function inProcess(): Promise<(i: number) => Promise<void>> {
   return streamLocally(await benchAgent());
 }
 
-/** The same agent with PostgresSaver and PostgresStore on an embedded PostgreSQL, as Hangar runs it. */
+/** The same agent with PostgresSaver and PostgresStore on an embedded PostgreSQL. */
 async function inProcessPostgres(): Promise<{ once: (i: number) => Promise<void>; stop: () => Promise<void> }> {
   const dir = await mkdtemp(path.join(os.tmpdir(), 'hangar-bench-pg-'));
   const embedded = await startEmbeddedDatabase({ dir });
   const url = await ensureDatabase(embedded, 'bench');
-  const database = openDatabase(url);
+  // Stock pg, as the LangGraph checkpointer runs by default: no prepared statements (Hangar's pools
+  // prepare repeated statements; HANGAR_DATABASE_PREPARED_STATEMENTS).
+  const database = openDatabase(url, { prepare: false });
   const storage = await openLangGraphStorage(url, database.pool);
   return {
     once: streamLocally(await benchAgent(storage)),

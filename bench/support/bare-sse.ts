@@ -34,7 +34,7 @@ const server = http.createServer((req, res) => {
     res.on('close', () => clearInterval(timer));
   });
 });
-server.listen(0, '127.0.0.1', () => {
+server.listen({ port: 0, host: '127.0.0.1', backlog: Number(process.env.BARE_BACKLOG ?? 4096) }, () => {
   const { port } = server.address() as { port: number };
   process.stdout.write(`BARE_URL http://127.0.0.1:${port}\n`);
 });

@@ -1,0 +1,82 @@
+// The preparing client on a real PostgreSQL: what it prepares, what it leaves alone, and a plan that
+// no longer fits its table.
+import { afterEach, describe, expect, it } from 'vitest';
+import { freshDatabaseUrl } from '../../test/support/database.js';
+import { openDatabase, type DatabaseHandle } from './index.js';
+
+const opened: DatabaseHandle[] = [];
+afterEach(async () => {
+  for (const d of opened.splice(0)) await d.close();
+});
+
+/** One connection of a pool of one, so every statement below shares it and its prepared statements. */
+async function connection(prepare?: boolean) {
+  const database = openDatabase(await freshDatabaseUrl(), { max: 1, ...(prepare === undefined ? {} : { prepare }) });
+  opened.push(database);
+  const prepared = async () =>
+    (await database.pool.query<{ statement: string }>("SELECT statement FROM pg_prepared_statements WHERE name LIKE 'hangar_%' ORDER BY statement")).rows.map((r) => r.statement);
+  return { database, pool: database.pool, prepared };
+}
+
+describe('PreparingClient', () => {
+  it('prepares a statement with parameters from its second use, and only that one', async () => {
+    const { pool, prepared } = await connection();
+    await pool.query('CREATE TABLE items (id int PRIMARY KEY, label text)');
+    const insert = 'INSERT INTO items (id, label) VALUES ($1, $2)';
+    await pool.query(insert, [1, 'one']);
+    expect(await prepared()).toEqual([]);
+    await pool.query(insert, [2, 'two']);
+    await pool.query(insert, [3, 'three']);
+    // Once, with parameters: not prepared. Repeated without parameters: not prepared either.
+    await pool.query('SELECT label FROM items WHERE id = $1 AND label <> $2', [1, 'x']);
+    await pool.query('SELECT count(*) FROM items');
+    await pool.query('SELECT count(*) FROM items');
+    expect(await prepared()).toEqual([insert]);
+    // The prepared statement answers as an unnamed one would, through every form pg accepts.
+    expect((await pool.query({ text: 'SELECT label FROM items WHERE id = $1', values: [2] })).rows).toEqual([{ label: 'two' }]);
+    const viaCallback = await new Promise<unknown>((resolve, reject) =>
+      pool.query('SELECT label FROM items WHERE id = $1', [3], (error, result) => (error ? reject(error) : resolve(result.rows))),
+    );
+    expect(viaCallback).toEqual([{ label: 'three' }]);
+    expect(await prepared()).toEqual([insert, 'SELECT label FROM items WHERE id = $1']);
+    expect((await pool.query('SELECT count(*)::int AS n FROM items')).rows[0]).toEqual({ n: 3 });
+  });
+
+  it('through Kysely, the query layer Hangar uses', async () => {
+    const { database, pool, prepared } = await connection();
+    await pool.query('CREATE TABLE items (id int PRIMARY KEY, label text)');
+    const db = database.db as unknown as import('kysely').Kysely<{ items: { id: number; label: string } }>;
+    for (let i = 1; i <= 3; i++) await db.insertInto('items').values({ id: i, label: `n${i}` }).execute();
+    const found = await db.selectFrom('items').select('label').where('id', '=', 2).executeTakeFirst();
+    expect(found).toEqual({ label: 'n2' });
+    expect(await prepared()).toEqual(['insert into "items" ("id", "label") values ($1, $2)']);
+  });
+
+  it('stops naming a statement whose table changed shape under its plan, after one failure', async () => {
+    const { pool } = await connection();
+    await pool.query('CREATE TABLE items (id int PRIMARY KEY, label text)');
+    await pool.query('INSERT INTO items VALUES (1, $1)', ['one']);
+    // A connection held across the failure, as Kysely and the checkpointer hold theirs (pool.query
+    // would throw a failed connection away).
+    const client = await pool.connect();
+    try {
+      const select = 'SELECT * FROM items WHERE id = $1';
+      await client.query(select, [1]);
+      expect((await client.query(select, [1])).rows).toEqual([{ id: 1, label: 'one' }]);
+      expect((await client.query<{ statement: string }>("SELECT statement FROM pg_prepared_statements WHERE name LIKE 'hangar_%'")).rows).toEqual([{ statement: select }]);
+      // Another replica migrates: the table gains a column.
+      await client.query('ALTER TABLE items ADD COLUMN size int');
+      await expect(client.query(select, [1])).rejects.toMatchObject({ code: '0A000', message: expect.stringMatching(/cached plan/) });
+      expect((await client.query(select, [1])).rows).toEqual([{ id: 1, label: 'one', size: null }]);
+      expect((await client.query(select, [1])).rows).toEqual([{ id: 1, label: 'one', size: null }]);
+    } finally {
+      client.release();
+    }
+  });
+
+  it('prepares nothing when turned off (HANGAR_DATABASE_PREPARED_STATEMENTS=false)', async () => {
+    const { pool, prepared } = await connection(false);
+    for (let i = 0; i < 3; i++) await pool.query('SELECT $1::int AS n', [i]);
+    expect(await prepared()).toEqual([]);
+  });
+});

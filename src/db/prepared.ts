@@ -1,0 +1,91 @@
+// Named prepared statements for the statements a connection sends again and again.
+//
+// Every statement with parameters goes to PostgreSQL through the extended protocol. Unnamed, the
+// server parses, analyses and plans it on every execution. For the run path's large statements
+// (the start, the claim, the settle, the checkpoints) that is a large part of PostgreSQL's CPU per
+// run (`npm run bench:roundtrips`, `postgres_cpu_ms_per_run`). Named, a connection parses a
+// statement once and PostgreSQL may reuse its plan.
+//
+// pg names a statement only when the caller does, and Kysely and the LangGraph checkpointer never
+// do. This client names a parameterised statement once this connection has sent the same text
+// `PREPARE_AFTER` times. So one-off texts (an `IN` list of some length) stay unnamed, and at most
+// `MAX_PREPARED` statements are kept per connection: the server keeps each one's plan in the
+// backend's memory.
+import { createHash } from 'node:crypto';
+import pg from 'pg';
+
+/** Uses of one text on one connection before it is prepared. */
+const PREPARE_AFTER = 2;
+/** Prepared statements kept per connection. */
+const MAX_PREPARED = 128;
+/** Texts counted per connection; the counts start over past this. */
+const MAX_COUNTED = 2_048;
+
+/**
+ * A pg client that prepares the statements it sends repeatedly (see above). A statement whose
+ * prepared plan became invalid because a table changed shape under it ("cached plan must not change
+ * result type", after another replica migrated) fails once, and the client stops naming it.
+ */
+export class PreparingClient extends pg.Client {
+  private readonly uses = new Map<string, number>();
+  private readonly names = new Map<string, string>();
+  private readonly unnamed = new Set<string>();
+
+  // pg's overloads (text, values, callback; config; submittable) pass through unchanged, except
+  // that a repeated statement with parameters gains a name.
+  override query(...args: unknown[]): never {
+    const [first, second] = args;
+    let text: string | undefined;
+    let config: Record<string, unknown> | undefined;
+    if (typeof first === 'string' && Array.isArray(second) && second.length > 0) {
+      text = first;
+      config = { text: first, values: second };
+    } else if (first && typeof first === 'object' && !('submit' in first) && !('name' in first)) {
+      const c = first as { text?: unknown; values?: unknown };
+      const values = Array.isArray(second) ? second : c.values;
+      if (typeof c.text === 'string' && Array.isArray(values) && values.length > 0) {
+        text = c.text;
+        config = { ...(first as Record<string, unknown>), values };
+      }
+    }
+    const name = text === undefined ? undefined : this.nameFor(text);
+    if (name === undefined || config === undefined) return (super.query as (...a: unknown[]) => never)(...args);
+    const callback = args.find((a) => typeof a === 'function') as ((error: Error | null, result?: unknown) => void) | undefined;
+    const named = { ...config, name };
+    if (callback) {
+      return (super.query as (...a: unknown[]) => never)(named, (error: Error | null, result?: unknown) => {
+        if (error) this.forget(text!, error);
+        callback(error, result);
+      });
+    }
+    return (super.query as (...a: unknown[]) => Promise<unknown>)(named).catch((error: unknown) => {
+      this.forget(text!, error);
+      throw error;
+    }) as never;
+  }
+
+  private nameFor(text: string): string | undefined {
+    const known = this.names.get(text);
+    if (known) return known;
+    if (this.unnamed.has(text) || this.names.size >= MAX_PREPARED) return undefined;
+    const used = (this.uses.get(text) ?? 0) + 1;
+    if (used < PREPARE_AFTER) {
+      if (this.uses.size >= MAX_COUNTED) this.uses.clear();
+      this.uses.set(text, used);
+      return undefined;
+    }
+    this.uses.delete(text);
+    const name = `hangar_${createHash('sha1').update(text).digest('base64url').slice(0, 22)}`;
+    this.names.set(text, name);
+    return name;
+  }
+
+  /** A prepared plan that no longer fits its tables: never name that text again on this connection. */
+  private forget(text: string, error: unknown): void {
+    const e = error as { code?: string; message?: string };
+    if (e.code === '0A000' && /cached plan/.test(e.message ?? '')) {
+      this.names.delete(text);
+      this.unnamed.add(text);
+    }
+  }
+}
