@@ -27,7 +27,10 @@ describe('PreparingClient', () => {
     expect(await prepared()).toEqual([]);
     await pool.query(insert, [2, 'two']);
     await pool.query(insert, [3, 'three']);
-    // Once, with parameters: not prepared. Repeated without parameters: not prepared either.
+    // Once, with parameters: not prepared. Repeated without parameters, or with more than 64 (a
+    // multi-row insert, whose text changes with its rows): not prepared either.
+    const many = Array.from({ length: 65 }, (_, i) => `$${i + 1}::int`).join(', ');
+    for (let i = 0; i < 3; i++) await pool.query(`SELECT ARRAY[${many}]`, Array.from({ length: 65 }, (_, j) => j));
     await pool.query('SELECT label FROM items WHERE id = $1 AND label <> $2', [1, 'x']);
     await pool.query('SELECT count(*) FROM items');
     await pool.query('SELECT count(*) FROM items');

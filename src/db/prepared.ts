@@ -10,7 +10,9 @@
 // do. This client names a parameterised statement once this connection has sent the same text
 // `PREPARE_AFTER` times. So one-off texts (an `IN` list of some length) stay unnamed, and at most
 // `MAX_PREPARED` statements are kept per connection: the server keeps each one's plan in the
-// backend's memory.
+// backend's memory. A statement with more than `MAX_PARAMETERS` parameters (a multi-row insert,
+// whose text changes with its number of rows) is never prepared: it would take a slot and a large
+// plan for each size.
 import { createHash } from 'node:crypto';
 import pg from 'pg';
 
@@ -18,6 +20,8 @@ import pg from 'pg';
 const PREPARE_AFTER = 2;
 /** Prepared statements kept per connection. */
 const MAX_PREPARED = 128;
+/** Statements with more parameters than this are not prepared. */
+const MAX_PARAMETERS = 64;
 /** Texts counted per connection; the counts start over past this. */
 const MAX_COUNTED = 2_048;
 
@@ -37,13 +41,13 @@ export class PreparingClient extends pg.Client {
     const [first, second] = args;
     let text: string | undefined;
     let config: Record<string, unknown> | undefined;
-    if (typeof first === 'string' && Array.isArray(second) && second.length > 0) {
+    if (typeof first === 'string' && Array.isArray(second) && second.length > 0 && second.length <= MAX_PARAMETERS) {
       text = first;
       config = { text: first, values: second };
     } else if (first && typeof first === 'object' && !('submit' in first) && !('name' in first)) {
       const c = first as { text?: unknown; values?: unknown };
       const values = Array.isArray(second) ? second : c.values;
-      if (typeof c.text === 'string' && Array.isArray(values) && values.length > 0) {
+      if (typeof c.text === 'string' && Array.isArray(values) && values.length > 0 && values.length <= MAX_PARAMETERS) {
         text = c.text;
         config = { ...(first as Record<string, unknown>), values };
       }
