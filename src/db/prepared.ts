@@ -26,14 +26,27 @@ const MAX_PARAMETERS = 64;
 const MAX_COUNTED = 2_048;
 
 /**
- * A pg client that prepares the statements it sends repeatedly (see above). A statement whose
- * prepared plan became invalid because a table changed shape under it ("cached plan must not change
- * result type", after another replica migrated) fails once, and the client stops naming it.
+ * A pg client that prepares the statements it sends repeatedly (see above).
+ *
+ * A prepared plan can stop fitting its tables: another replica's migration changed a table under a
+ * `SELECT *` or `RETURNING *` ("cached plan must not change result type"). The client then stops
+ * naming that text on this connection. Outside a transaction the failed statement did nothing, so
+ * it is sent again, unnamed, and the caller never sees the failure; inside one, the transaction is
+ * lost and the caller gets the error, once.
  */
 export class PreparingClient extends pg.Client {
   private readonly uses = new Map<string, number>();
   private readonly names = new Map<string, string>();
   private readonly unnamed = new Set<string>();
+  /** The server's transaction status at its last ReadyForQuery: `I` idle, `T` in a transaction, `E` in a failed one. */
+  private transactionStatus: string | undefined;
+
+  constructor(config?: string | pg.ClientConfig) {
+    super(config);
+    (this as unknown as { connection: NodeJS.EventEmitter }).connection.on('readyForQuery', (message: { status?: string }) => {
+      this.transactionStatus = message.status;
+    });
+  }
 
   // pg's overloads (text, values, callback; config; submittable) pass through unchanged, except
   // that a repeated statement with parameters gains a name.
@@ -53,19 +66,24 @@ export class PreparingClient extends pg.Client {
       }
     }
     const name = text === undefined ? undefined : this.nameFor(text);
-    if (name === undefined || config === undefined) return (super.query as (...a: unknown[]) => never)(...args);
+    if (text === undefined || name === undefined || config === undefined) return (super.query as (...a: unknown[]) => never)(...args);
+    const send = (c: Record<string, unknown>) => (super.query as (c: Record<string, unknown>) => Promise<unknown>).call(this, c);
+    const outsideTransaction = this.transactionStatus === 'I';
+    const result = send({ ...config, name }).catch((error: unknown) => {
+      const e = error as { code?: string; message?: string };
+      if (e.code !== '0A000' || !/cached plan/.test(e.message ?? '')) throw error;
+      this.names.delete(text);
+      this.unnamed.add(text);
+      if (!outsideTransaction) throw error;
+      return send(config);
+    });
     const callback = args.find((a) => typeof a === 'function') as ((error: Error | null, result?: unknown) => void) | undefined;
-    const named = { ...config, name };
-    if (callback) {
-      return (super.query as (...a: unknown[]) => never)(named, (error: Error | null, result?: unknown) => {
-        if (error) this.forget(text!, error);
-        callback(error, result);
-      });
-    }
-    return (super.query as (...a: unknown[]) => Promise<unknown>)(named).catch((error: unknown) => {
-      this.forget(text!, error);
-      throw error;
-    }) as never;
+    if (!callback) return result as never;
+    result.then(
+      (r) => callback(null, r),
+      (e: Error) => callback(e),
+    );
+    return undefined as never;
   }
 
   private nameFor(text: string): string | undefined {
@@ -82,14 +100,5 @@ export class PreparingClient extends pg.Client {
     const name = `hangar_${createHash('sha1').update(text).digest('base64url').slice(0, 22)}`;
     this.names.set(text, name);
     return name;
-  }
-
-  /** A prepared plan that no longer fits its tables: never name that text again on this connection. */
-  private forget(text: string, error: unknown): void {
-    const e = error as { code?: string; message?: string };
-    if (e.code === '0A000' && /cached plan/.test(e.message ?? '')) {
-      this.names.delete(text);
-      this.unnamed.add(text);
-    }
   }
 }
