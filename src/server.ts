@@ -1,5 +1,5 @@
 // The composition root: configuration → database → services → app → listen, and the reverse on close.
-import type { AddressInfo } from 'node:net';
+import type { AddressInfo, Socket } from 'node:net';
 import { createAdaptorServer, type ServerType } from '@hono/node-server';
 import type { DestinationStream } from 'pino';
 import type { BackgroundTask } from './background.js';
@@ -19,6 +19,7 @@ import { migrate, pendingMigrations } from './db/migrate.js';
 import { createApp } from './http/app.js';
 import { StreamSlots } from './http/sse.js';
 import { Runtime } from './runtime/index.js';
+import type { Admissions } from './runtime/admissions.js';
 import type { MirrorOp } from './runtime/events/hub.js';
 import type { WorkerPool } from './runtime/worker.js';
 import { captureConsole, createLogger, type Logger } from './logging.js';
@@ -267,7 +268,7 @@ export async function startHangar(config: Config, options: StartOptions = {}): P
         }
       },
     });
-    const server = await listen(app.fetch, config.host, config.port);
+    const server = await listen(app.fetch, config.host, config.port, runtime.queue.admissions);
     const port = (server.address() as AddressInfo).port;
     const baseUrl = `http://${config.host === '0.0.0.0' ? '127.0.0.1' : config.host}:${port}`;
     logger.info({ url: baseUrl, storage: embedded ? 'embedded' : 'external', version: VERSION }, 'hangar listening');
@@ -295,12 +296,38 @@ export async function startHangar(config: Config, options: StartOptions = {}): P
  */
 const LISTEN_BACKLOG = 4096;
 
-function listen(fetch: (req: Request) => Response | Promise<Response>, hostname: string, port: number): Promise<ServerType> {
+function listen(fetch: (req: Request) => Response | Promise<Response>, hostname: string, port: number, admissions: Admissions): Promise<ServerType> {
   return new Promise((resolve, reject) => {
     const server = createAdaptorServer({ fetch });
+    holdForFirstRequests(server as import('node:http').Server, admissions);
     server.once('error', reject);
     server.listen({ port, host: hostname, backlog: LISTEN_BACKLOG }, () => resolve(server));
   });
+}
+
+/**
+ * A new connection counts as a start being accepted (src/runtime/admissions.ts) until its first
+ * request reaches the server, it closes, or `admissions.firstRequestHoldMs` pass. In a burst, most of the
+ * streams' connections are accepted before their requests are read: counted only from the route
+ * handler on, those starts waited behind executions the workers had begun meanwhile on this event
+ * loop. A connection that sends nothing holds executions back that long at most (250 ms).
+ */
+function holdForFirstRequests(server: import('node:http').Server, admissions: Admissions): void {
+  const waiting = new WeakMap<Socket, () => void>();
+  server.on('connection', (socket: Socket) => {
+    const leave = admissions.enter();
+    const timer = setTimeout(() => done(), admissions.firstRequestHoldMs);
+    timer.unref();
+    const done = () => {
+      clearTimeout(timer);
+      socket.off('close', done);
+      waiting.delete(socket);
+      leave();
+    };
+    waiting.set(socket, done);
+    socket.once('close', done);
+  });
+  server.on('request', (request: import('node:http').IncomingMessage) => waiting.get(request.socket)?.());
 }
 
 /** Stop accepting connections; give open requests up to `timeoutMs`, then cut them. */

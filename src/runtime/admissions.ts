@@ -10,8 +10,14 @@ export class Admissions {
   private open = 0;
   private waiters: (() => void)[] = [];
 
-  /** `maxDeferMs`: the longest a claim waits for starts to be done. */
-  constructor(public maxDeferMs = 1_000) {}
+  /**
+   * `maxDeferMs`: the longest a claim waits for starts to be done. `firstRequestHoldMs`: the longest
+   * a new HTTP connection counts as a start while its first request has not arrived (src/server.ts).
+   */
+  constructor(
+    public maxDeferMs = 1_000,
+    public firstRequestHoldMs = 250,
+  ) {}
 
   /** Starts being accepted now. */
   get size(): number {

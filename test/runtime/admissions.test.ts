@@ -1,6 +1,7 @@
 // Run starts go before new executions (src/runtime/admissions.ts), and a start with a free worker slot
 // claims its run in the statement that records it (RunLifecycle.createOnThread): a real server on
 // PostgreSQL with one worker slot holds executions while another start is in progress.
+import net from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { collect } from '../../src/client/stream.js';
 import { startTestServer, type TestServer } from '../support/server.js';
@@ -50,6 +51,45 @@ describe('starts go before executions', () => {
     } finally {
       inProgress();
       admissions.maxDeferMs = 1_000;
+    }
+  });
+
+  it('a new connection counts as a start until its first request arrives (bounded)', async () => {
+    const admissions = server.hangar.runtime.queue.admissions;
+    admissions.maxDeferMs = 600_000;
+    admissions.firstRequestHoldMs = 600_000;
+    const { port, hostname } = new URL(server.url);
+    // A client has connected and not sent its request yet (in a burst: not read yet).
+    const silent = net.connect(Number(port), hostname);
+    try {
+      await new Promise<void>((resolve, reject) => silent.once('connect', resolve).once('error', reject));
+      for (let i = 0; i < 500 && admissions.size === 0; i++) await new Promise((r) => setTimeout(r, 10));
+      expect(admissions.size).toBe(1);
+      const threadId = await createThread(server, agentId);
+      const run = await start(server, threadId, { agent_id: agentId, messages: [{ role: 'user', content: 'behind a silent client' }] });
+      expect((await run.events.next()).value).toMatchObject({ event: 'metadata', data: { status: 'running' } });
+      // Claimed by its start, held back while the other connection's request has not arrived.
+      expect(server.hangar.runtime.hub.activeWriters).toBe(0);
+      // Its request arrives: the run executes.
+      silent.write(`GET /ok HTTP/1.1\r\nHost: ${hostname}\r\n\r\n`);
+      expect(lastAiText(lastValues(await collect(run)))).toBe('You said: behind a silent client');
+      expect(admissions.size).toBe(0);
+
+      // A connection that never sends anything holds executions back for firstRequestHoldMs only.
+      admissions.firstRequestHoldMs = 50;
+      const mute = net.connect(Number(port), hostname);
+      try {
+        await new Promise<void>((resolve, reject) => mute.once('connect', resolve).once('error', reject));
+        const other = await start(server, await createThread(server, agentId), { agent_id: agentId, messages: [{ role: 'user', content: 'not for long' }] });
+        expect(lastAiText(lastValues(await collect(other)))).toBe('You said: not for long');
+        expect(mute.destroyed).toBe(false);
+      } finally {
+        mute.destroy();
+      }
+    } finally {
+      silent.destroy();
+      admissions.maxDeferMs = 1_000;
+      admissions.firstRequestHoldMs = 250;
     }
   });
 
