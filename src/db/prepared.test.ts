@@ -45,6 +45,14 @@ describe('PreparingClient', () => {
     expect((await pool.query('SELECT count(*)::int AS n FROM items')).rows[0]).toEqual({ n: 3 });
   });
 
+  it('plans every execution with its parameters: no generic plan kept across a change of the data', async () => {
+    const { pool } = await connection();
+    expect((await pool.query('SHOW plan_cache_mode')).rows).toEqual([{ plan_cache_mode: 'force_custom_plan' }]);
+    const off = openDatabase(await freshDatabaseUrl(), { max: 1, prepare: false });
+    opened.push(off);
+    expect((await off.pool.query('SHOW plan_cache_mode')).rows).toEqual([{ plan_cache_mode: 'auto' }]);
+  });
+
   it('through Kysely, the query layer Hangar uses', async () => {
     const { database, pool, prepared } = await connection();
     await pool.query('CREATE TABLE items (id int PRIMARY KEY, label text)');

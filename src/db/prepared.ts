@@ -48,6 +48,27 @@ export class PreparingClient extends pg.Client {
     });
   }
 
+  /**
+   * Connect, then keep planning every execution with its parameters (`plan_cache_mode`). After five
+   * executions PostgreSQL may switch a prepared statement to a generic plan, chosen without the
+   * parameters' values and kept however the tables change. The worker's claim got one while the queue
+   * was short; in a burst of 1,000 queued runs it made the executor thread claim 7 runs a second
+   * instead of 43 (`HANGAR_EXECUTOR=thread npm run bench:load`). Parsing once is what we keep.
+   */
+  override connect(): Promise<pg.Client>;
+  override connect(callback: (error: Error | null, client?: pg.Client) => void): void;
+  override connect(callback?: (error: Error | null, client?: pg.Client) => void): Promise<pg.Client> | void {
+    const connected = super.connect().then(async () => {
+      await super.query('SET plan_cache_mode = force_custom_plan');
+      return this;
+    });
+    if (!callback) return connected;
+    connected.then(
+      (client) => callback(null, client),
+      (error: Error) => callback(error),
+    );
+  }
+
   // pg's overloads (text, values, callback; config; submittable) pass through unchanged, except
   // that a repeated statement with parameters gains a name.
   override query(...args: unknown[]): never {
