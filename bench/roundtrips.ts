@@ -98,8 +98,7 @@ try {
   for (const [text, n] of rows) process.stdout.write(`${`| ${(n / RUNS).toFixed(2)} | \`${text.replace(/\|/g, '\\|')}\` |`}\n`);
   await hangar.close();
   // The floor (a') of bench:runtime: the same graph in this process on the same storage, no HTTP.
-  // The floor is stock LangGraph on a stock pg pool: no prepared statements (Hangar's own pools have them).
-  const floorDb = openDatabase(await ensureDatabase(embedded, 'rt_floor'), { prepare: false });
+  const floorDb = openDatabase(await ensureDatabase(embedded, 'rt_floor'));
   const storage = await openLangGraphStorage(await ensureDatabase(embedded, 'rt_floor'), floorDb.pool);
   const floor = await benchAgent(storage);
   const floorOnce = async () => {

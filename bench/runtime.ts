@@ -82,14 +82,12 @@ async function inProcess(): Promise<(i: number) => Promise<void>> {
   return streamLocally(await benchAgent());
 }
 
-/** The same agent with PostgresSaver and PostgresStore on an embedded PostgreSQL. */
+/** The same agent with PostgresSaver and PostgresStore on an embedded PostgreSQL, as Hangar runs it. */
 async function inProcessPostgres(): Promise<{ once: (i: number) => Promise<void>; stop: () => Promise<void> }> {
   const dir = await mkdtemp(path.join(os.tmpdir(), 'hangar-bench-pg-'));
   const embedded = await startEmbeddedDatabase({ dir });
   const url = await ensureDatabase(embedded, 'bench');
-  // Stock pg, as the LangGraph checkpointer runs by default: no prepared statements (Hangar's pools
-  // prepare repeated statements; HANGAR_DATABASE_PREPARED_STATEMENTS).
-  const database = openDatabase(url, { prepare: false });
+  const database = openDatabase(url);
   const storage = await openLangGraphStorage(url, database.pool);
   return {
     once: streamLocally(await benchAgent(storage)),

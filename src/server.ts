@@ -89,7 +89,7 @@ export async function startHangar(config: Config, options: StartOptions = {}): P
       cleanup.push(() => embedded!.stop());
       url = await ensureDatabase(embedded, 'hangar');
     }
-    const database = openDatabase(url, { prepare: config.databasePreparedStatements });
+    const database = openDatabase(url);
     cleanup.push(() => database.close());
     // One registry for the process, handed to whoever records (DESIGN.md §9).
     const metrics = createMetrics();
@@ -97,7 +97,7 @@ export async function startHangar(config: Config, options: StartOptions = {}): P
     // The run engine's control plane (run status, leases, the first event of a stream, replays) on a
     // small pool of its own: under load the main pool is full of checkpoint transactions, and a lease
     // renewal or a new stream's metadata must not wait behind them.
-    const control = openDatabase(url, { max: 5, prepare: config.databasePreparedStatements });
+    const control = openDatabase(url, { max: 5 });
     cleanup.push(() => control.close());
     const applied = await migrate(database.pool);
     if (applied.length > 0) logger.info({ migrations: applied }, 'database migrated');

@@ -46,12 +46,6 @@ export const settings = {
       .optional(),
     description: 'PostgreSQL 14+ to use instead of the embedded database (required for several replicas).',
   },
-  databasePreparedStatements: {
-    env: 'HANGAR_DATABASE_PREPARED_STATEMENTS',
-    schema: bool.default(true),
-    description:
-      'Prepare the statements a database connection sends repeatedly, so PostgreSQL parses and plans them once per connection (less database CPU per run). Turn off behind a connection pooler that cannot keep prepared statements (PgBouncer before 1.21 in transaction mode).',
-  },
   secretKey: {
     env: 'HANGAR_SECRET_KEY',
     schema: z

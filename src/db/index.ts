@@ -1,7 +1,6 @@
 // Opening the database: a pg pool, the typed query layer on top of it, and migrations.
 import { Kysely, PostgresDialect } from 'kysely';
 import pg from 'pg';
-import { PreparingClient } from './prepared.js';
 import type { Database } from './schema.js';
 
 export type { Database } from './schema.js';
@@ -19,12 +18,9 @@ export interface DatabaseHandle {
   close(): Promise<void>;
 }
 
-/**
- * Open a pool on `url`. `prepare` (default on): connections prepare the statements they send
- * repeatedly (src/db/prepared.ts); off for a connection pooler that cannot keep them.
- */
-export function openDatabase(url: string, options: { max?: number; prepare?: boolean } = {}): DatabaseHandle {
-  const pool = new pg.Pool({ connectionString: url, max: options.max ?? 20, ...(options.prepare === false ? {} : { Client: PreparingClient }) });
+/** Open a pool on `url`. */
+export function openDatabase(url: string, options: { max?: number } = {}): DatabaseHandle {
+  const pool = new pg.Pool({ connectionString: url, max: options.max ?? 20 });
   // An idle client losing its connection (a restarted database) must not crash the process.
   pool.on('error', () => {});
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });

@@ -189,8 +189,8 @@ export class TraceStore {
   private async insertRows(workspaceId: string, rows: Insertable<TracingRunsTable>[], link?: AgentRunLink): Promise<void> {
     // The CTE only adds a table the insert does not use; Kysely's types cannot say both are alike.
     const db = (link ? this.db.with('linked', () => this.linkQuery(workspaceId, link)) : this.db) as Db;
-    // One array per column, unnested: the statement's text is the same whatever the number of rows,
-    // so a connection prepares it once (src/db/prepared.ts), and it binds 18 parameters, not 18 a row.
+    // One array per column, unnested: the statement's text is the same whatever the number of rows
+    // (PostgreSQL parses one shape), and it binds 19 parameters, not 19 a row.
     // A row's tags (text[], of any length) travel as JSON: unnest cannot take arrays of arrays.
     const column = <K extends keyof Insertable<TracingRunsTable>>(key: K) => rows.map((r) => r[key] ?? null);
     const rowsQuery = sql`SELECT ${workspaceId}::uuid, t.id, t.project_id, t.trace_id, t.parent_run_id, t.dotted_order, t.name, t.run_type,
