@@ -182,34 +182,16 @@ export class TraceStore {
         events: json(r.events),
       };
     });
-    // In batches of 1000 rows: one statement's arrays stay a bounded size.
+    // PostgreSQL takes at most 65535 parameters per statement: ~20 per row, so 1000 rows at a time.
     for (let i = 0; i < rows.length; i += 1000) await this.insertRows(workspaceId, rows.slice(i, i + 1000), i === 0 ? link : undefined);
   }
 
   private async insertRows(workspaceId: string, rows: Insertable<TracingRunsTable>[], link?: AgentRunLink): Promise<void> {
     // The CTE only adds a table the insert does not use; Kysely's types cannot say both are alike.
     const db = (link ? this.db.with('linked', () => this.linkQuery(workspaceId, link)) : this.db) as Db;
-    // One array per column, unnested: the statement's text is the same whatever the number of rows
-    // (PostgreSQL parses one shape), and it binds 19 parameters, not 19 a row.
-    // A row's tags (text[], of any length) travel as JSON: unnest cannot take arrays of arrays.
-    const column = <K extends keyof Insertable<TracingRunsTable>>(key: K) => rows.map((r) => r[key] ?? null);
-    const rowsQuery = sql`SELECT ${workspaceId}::uuid, t.id, t.project_id, t.trace_id, t.parent_run_id, t.dotted_order, t.name, t.run_type,
-        t.inputs, t.outputs, t.error, t.start_time, t.end_time, t.prompt_tokens, t.completion_tokens, t.total_tokens,
-        ARRAY(SELECT jsonb_array_elements_text(t.tags)), t.extra, t.events
-      FROM unnest(${column('id')}::uuid[], ${column('project_id')}::uuid[], ${column('trace_id')}::uuid[], ${column('parent_run_id')}::uuid[],
-        ${column('dotted_order')}::text[], ${column('name')}::text[], ${column('run_type')}::text[], ${column('inputs')}::jsonb[],
-        ${column('outputs')}::jsonb[], ${column('error')}::text[], ${column('start_time')}::timestamptz[], ${column('end_time')}::timestamptz[],
-        ${column('prompt_tokens')}::int[], ${column('completion_tokens')}::int[], ${column('total_tokens')}::int[],
-        ${rows.map((r) => JSON.stringify(r.tags ?? []))}::jsonb[], ${column('extra')}::jsonb[], ${column('events')}::jsonb[])
-        AS t(id, project_id, trace_id, parent_run_id, dotted_order, name, run_type, inputs, outputs, error, start_time, end_time,
-          prompt_tokens, completion_tokens, total_tokens, tags, extra, events)`;
     await db
       .insertInto('tracing_runs')
-      .columns([
-        'workspace_id', 'id', 'project_id', 'trace_id', 'parent_run_id', 'dotted_order', 'name', 'run_type', 'inputs', 'outputs', 'error',
-        'start_time', 'end_time', 'prompt_tokens', 'completion_tokens', 'total_tokens', 'tags', 'extra', 'events',
-      ])
-      .expression(rowsQuery)
+      .values(rows)
       .onConflict((oc) =>
         oc.columns(['workspace_id', 'id']).doUpdateSet((eb) => ({
           project_id: eb.ref('excluded.project_id'),
