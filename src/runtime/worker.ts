@@ -62,7 +62,7 @@ export class WorkerPool implements BackgroundTask {
       // Cancels may have been lost with the connection: a renewal finds them.
       gap: () => void this.renew(),
       canClaim: () => {
-        if (!this.running || this.active.size + this.promised + this.reserved >= this.settings.workerConcurrency) return false;
+        if (!this.hasFreeSlot()) return false;
         this.promised++;
         return true;
       },
@@ -99,7 +99,7 @@ export class WorkerPool implements BackgroundTask {
    * run at once (RunLifecycle.createOnThread), and `adopt` executes it, so the run needs no claim.
    */
   private reserve(): StartSlot | undefined {
-    if (!this.running || this.active.size + this.promised + this.reserved >= this.settings.workerConcurrency) return undefined;
+    if (!this.hasFreeSlot()) return undefined;
     this.reserved++;
     let held = true;
     const free = (): boolean => {
@@ -119,6 +119,11 @@ export class WorkerPool implements BackgroundTask {
         if (free() && this.mayHaveWaiting) this.nudge();
       },
     };
+  }
+
+  /** Running, with a slot neither executing, promised to a woken claim, nor held for a start. */
+  private hasFreeSlot(): boolean {
+    return this.running && this.active.size + this.promised + this.reserved < this.settings.workerConcurrency;
   }
 
   /** The runs executing here and not yet settled. */

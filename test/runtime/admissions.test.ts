@@ -18,13 +18,22 @@ describe('starts go before executions', () => {
     await server?.close();
   });
 
+  /** Hold executions as a start in progress would (without the 1 s bound) until the result is called; calling it again is harmless. */
+  const startInProgress = () => {
+    const admissions = server.hangar.runtime.queue.admissions;
+    admissions.maxDeferMs = 600_000;
+    const leave = admissions.enter();
+    return () => {
+      leave();
+      admissions.maxDeferMs = 1_000;
+    };
+  };
+
   const runOf = (threadId: string, runId: string) =>
     server.client.GET('/v1/deepagents/threads/{thread_id}/runs/{run_id}', { params: { path: { thread_id: threadId, run_id: runId } } });
 
   it('a start with a free slot claims its run at once, which executes once the starts in progress are accepted; a start without one is queued', async () => {
-    const admissions = server.hangar.runtime.queue.admissions;
-    admissions.maxDeferMs = 600_000;
-    const inProgress = admissions.enter();
+    const inProgress = startInProgress();
     try {
       // The slot is free: the statement that records the run also claims it for this worker.
       const firstThread = await createThread(server, agentId);
@@ -50,7 +59,6 @@ describe('starts go before executions', () => {
       expect(runs.map((r) => r.data!.status)).toEqual(['success', 'success']);
     } finally {
       inProgress();
-      admissions.maxDeferMs = 1_000;
     }
   });
 
@@ -97,9 +105,7 @@ describe('starts go before executions', () => {
     // An API-only server on the same database records a run its own process cannot execute: it waits
     // in the queue for this server's worker, whose claim is held while a start is in progress here.
     const api = await startTestServer({ databaseUrl: server.databaseUrl, dataDir: server.dataDir, adminKey: server.adminKey, env: { HANGAR_ROLE: 'api' } });
-    const admissions = server.hangar.runtime.queue.admissions;
-    admissions.maxDeferMs = 600_000;
-    const inProgress = admissions.enter();
+    const inProgress = startInProgress();
     try {
       const olderThread = await createThread(server, agentId);
       const older = await start(api, olderThread, { agent_id: agentId, messages: [{ role: 'user', content: 'first come' }] });
@@ -116,7 +122,6 @@ describe('starts go before executions', () => {
       expect(lastAiText(lastValues(await collect(newer)))).toBe('You said: first served');
     } finally {
       inProgress();
-      admissions.maxDeferMs = 1_000;
       await api.close();
     }
   });
