@@ -1,5 +1,6 @@
 // Opening the database: a pg pool, the typed query layer on top of it, and migrations.
-import { Kysely, PostgresDialect } from 'kysely';
+import { Kysely, PostgresDialect, type CompiledQuery, type DatabaseConnection, type Driver, type QueryResult, type TransactionSettings } from 'kysely';
+import { isConnectionLost, reconnecting } from './reconnect.js';
 import pg from 'pg';
 import type { Database } from './schema.js';
 
@@ -18,16 +19,110 @@ export interface DatabaseHandle {
   close(): Promise<void>;
 }
 
+/**
+ * A pool whose connections may be cut (a restarted or failed-over database, an operator's
+ * `pg_terminate_backend`) without crashing the process. pg-pool handles errors of idle clients
+ * through the pool's 'error' event, which needs a listener; a client checked out between two of its
+ * statements (a transaction, a LISTEN, the gap between `connect` and `query`) has none while it is
+ * out, so the error would be thrown as an uncaught exception. Each client gets a listener for its
+ * life: the statements it was running are rejected with the error anyway, and the pool discards the
+ * client on release because it is no longer queryable.
+ */
+export function survivePoolErrors(pool: pg.Pool): void {
+  pool.on('error', () => {});
+  pool.on('connect', (client) => client.on('error', () => {}));
+}
+
 /** Open a pool on `url`. */
 export function openDatabase(url: string, options: { max?: number } = {}): DatabaseHandle {
   const pool = new pg.Pool({ connectionString: url, max: options.max ?? 20 });
-  // An idle client losing its connection (a restarted database) must not crash the process.
-  pool.on('error', () => {});
-  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+  survivePoolErrors(pool);
+  const db = new Kysely<Database>({ dialect: new ReconnectingDialect({ pool }) });
   return {
     db,
     pool,
     // Kysely's destroy ends the pool it was given.
     close: () => db.destroy(),
   };
+}
+
+/** Postgres, with reads sent again over a new connection when theirs was lost (see `ReconnectingDriver`). */
+class ReconnectingDialect extends PostgresDialect {
+  override createDriver(): Driver {
+    return new ReconnectingDriver(super.createDriver());
+  }
+}
+
+/**
+ * A SELECT outside a transaction whose connection was lost under it (a restarted or failed-over
+ * database, `pg_terminate_backend`) runs again on a fresh connection of the pool, with backoff, so
+ * that a run or a request does not fail for it. Writes are not repeated here: whether one committed
+ * before its connection broke is unknown; the few that are safe to repeat say so where they are sent.
+ * Statements inside a transaction are not repeated either: the transaction died with its connection.
+ */
+class ReconnectingDriver implements Driver {
+  private readonly inner = new WeakMap<DatabaseConnection, DatabaseConnection>();
+  private readonly inTransaction = new WeakSet<DatabaseConnection>();
+
+  constructor(private readonly driver: Driver) {}
+
+  init(): Promise<void> {
+    return this.driver.init();
+  }
+
+  async acquireConnection(): Promise<DatabaseConnection> {
+    const connection = await this.driver.acquireConnection();
+    const wrapped: DatabaseConnection = {
+      executeQuery: async <R>(query: CompiledQuery): Promise<QueryResult<R>> => {
+        try {
+          return await connection.executeQuery<R>(query);
+        } catch (error) {
+          if (query.query.kind !== 'SelectQueryNode' || this.inTransaction.has(connection) || !isConnectionLost(error)) throw error;
+          return reconnecting(async () => {
+            const fresh = await this.driver.acquireConnection();
+            try {
+              return await fresh.executeQuery<R>(query);
+            } finally {
+              await this.driver.releaseConnection(fresh);
+            }
+          });
+        }
+      },
+      streamQuery: (query, chunkSize) => connection.streamQuery(query, chunkSize),
+    };
+    this.inner.set(wrapped, connection);
+    return wrapped;
+  }
+
+  async beginTransaction(connection: DatabaseConnection, settings: TransactionSettings): Promise<void> {
+    const inner = this.unwrap(connection);
+    this.inTransaction.add(inner);
+    await this.driver.beginTransaction(inner, settings);
+  }
+
+  async commitTransaction(connection: DatabaseConnection): Promise<void> {
+    const inner = this.unwrap(connection);
+    this.inTransaction.delete(inner);
+    await this.driver.commitTransaction(inner);
+  }
+
+  async rollbackTransaction(connection: DatabaseConnection): Promise<void> {
+    const inner = this.unwrap(connection);
+    this.inTransaction.delete(inner);
+    await this.driver.rollbackTransaction(inner);
+  }
+
+  releaseConnection(connection: DatabaseConnection): Promise<void> {
+    const inner = this.unwrap(connection);
+    this.inTransaction.delete(inner);
+    return this.driver.releaseConnection(inner);
+  }
+
+  destroy(): Promise<void> {
+    return this.driver.destroy();
+  }
+
+  private unwrap(connection: DatabaseConnection): DatabaseConnection {
+    return this.inner.get(connection) ?? connection;
+  }
 }

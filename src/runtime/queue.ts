@@ -2,6 +2,7 @@
 // owner of run status, src/core/runs/lifecycle.ts); wake-ups and cancels travel on the process's
 // notification bus (src/db/bus.ts), with a direct call for this process's own subscribers.
 import type { NotificationBus } from '../db/bus.js';
+import { reconnecting } from '../db/reconnect.js';
 import { Admissions } from './admissions.js';
 import type { ClaimedRun, RunLifecycle, RunOutcome, StartSlot } from '../core/runs/lifecycle.js';
 
@@ -60,7 +61,8 @@ export class RunQueue {
    * `notify` with the same statement.
    */
   settle(run: ClaimedRun, outcome: RunOutcome, notify?: { channel: string; payload: string }): Promise<{ settled: boolean; threadHeld: boolean }> {
-    return this.lifecycle.settle(this.workerId, run.id, outcome, notify, run.attempt);
+    // Guarded by the run's state, lease and attempt: safe to send again over a new connection.
+    return reconnecting(() => this.lifecycle.settle(this.workerId, run.id, outcome, notify, run.attempt));
   }
 
   /**

@@ -1,10 +1,12 @@
 // LangGraph's own storage on Hangar's database: checkpoints (PostgresSaver) and the long-term store
 // (PostgresStore), both in the `langgraph` schema so they never mix with Hangar's tables.
 import type { RunnableConfig } from '@langchain/core/runnables';
-import type { ChannelVersions, Checkpoint, CheckpointMetadata } from '@langchain/langgraph-checkpoint';
+import type { ChannelVersions, Checkpoint, CheckpointMetadata, PendingWrite } from '@langchain/langgraph-checkpoint';
 import { PostgresSaver } from '@langchain/langgraph-checkpoint-postgres';
 import { PostgresStore } from '@langchain/langgraph-checkpoint-postgres/store';
 import type pg from 'pg';
+import { survivePoolErrors } from '../db/index.js';
+import { reconnecting } from '../db/reconnect.js';
 
 /** The schema of LangGraph's tables. */
 export const LANGGRAPH_SCHEMA = 'langgraph';
@@ -38,6 +40,16 @@ export class SingleStatementSaver extends PostgresSaver {
       ON CONFLICT (thread_id, checkpoint_ns, checkpoint_id) DO UPDATE SET checkpoint = EXCLUDED.checkpoint, metadata = EXCLUDED.metadata`;
   }
 
+  // Every statement of the saver is safe to repeat (reads and upserts): a connection lost under one
+  // (a restarted database) costs the run a retry, not its life.
+  override getTuple(config: RunnableConfig): ReturnType<PostgresSaver['getTuple']> {
+    return reconnecting(() => super.getTuple(config));
+  }
+
+  override putWrites(config: RunnableConfig, writes: PendingWrite[], taskId: string): Promise<void> {
+    return reconnecting(() => super.putWrites(config, writes, taskId));
+  }
+
   override async put(config: RunnableConfig, checkpoint: Checkpoint, metadata: CheckpointMetadata, newVersions: ChannelVersions): Promise<RunnableConfig> {
     if (config.configurable === undefined) throw new Error(`Missing "configurable" field in "config" param`);
     const { thread_id, checkpoint_ns = '', checkpoint_id } = config.configurable as { thread_id: string; checkpoint_ns?: string; checkpoint_id?: string };
@@ -45,7 +57,7 @@ export class SingleStatementSaver extends PostgresSaver {
       this._dumpBlobs(thread_id, checkpoint_ns, checkpoint.channel_values, newVersions),
       this._dumpMetadata(metadata),
     ]);
-    await this.db.query(this.sql, [
+    const values = [
       thread_id,
       checkpoint_ns,
       blobs.map((b) => b[2]),
@@ -56,9 +68,16 @@ export class SingleStatementSaver extends PostgresSaver {
       checkpoint_id,
       this._dumpCheckpoint(checkpoint),
       serializedMetadata,
-    ]);
+    ];
+    await reconnecting(() => this.db.query(this.sql, values));
     return { configurable: { thread_id, checkpoint_ns, checkpoint_id: checkpoint.id } };
   }
+}
+
+/** What `openLangGraphStorage` reaches inside PostgresStore: its pool and the helper every operation goes through. */
+interface StoreCore {
+  pool: pg.Pool;
+  withClient<T>(operation: (client: pg.PoolClient) => Promise<T>): Promise<T>;
 }
 
 /** Checkpointer and store, ready to use. */
@@ -72,9 +91,14 @@ export interface LangGraphStorage {
 export async function openLangGraphStorage(url: string, pool: pg.Pool): Promise<LangGraphStorage> {
   const checkpointer = new SingleStatementSaver(pool, LANGGRAPH_SCHEMA);
   const store = new PostgresStore({ connectionOptions: { connectionString: url, max: 10 }, schema: LANGGRAPH_SCHEMA, ensureTables: false });
-  // The store builds its own pool and leaves its 'error' event unhandled: an idle connection dropped
-  // by the server (a database restart, shutdown) would crash the process. The pool reconnects on use.
-  (store as unknown as { core: { pool: pg.Pool } }).core.pool.on('error', () => {});
+  // The store builds its own pool and leaves its errors unhandled: a connection dropped by the server
+  // (a database restart, shutdown) would crash the process. The pool reconnects on use.
+  const core = (store as unknown as { core: StoreCore }).core;
+  survivePoolErrors(core.pool);
+  // Each of the store's operations (reads, upserts, deletes) takes a client for itself and is safe to
+  // repeat: a connection lost under one is retried on a fresh one, as the saver's statements are.
+  const withClient = core.withClient.bind(core);
+  core.withClient = (operation) => reconnecting(() => withClient(operation));
   const client = await pool.connect();
   try {
     await client.query('SELECT pg_advisory_lock($1)', [SETUP_LOCK]);

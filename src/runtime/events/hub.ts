@@ -6,6 +6,7 @@
 // bus (the NOTIFY rides in the same statement) and read the table; after a gap in the bus they re-read.
 import type { NotificationBus } from '../../db/bus.js';
 import type pg from 'pg';
+import { reconnecting } from '../../db/reconnect.js';
 import type { Logger } from '../../logging.js';
 import type { Metrics } from '../../metrics.js';
 import { eventName, type RunEvent, type StoredEvent } from './types.js';
@@ -459,6 +460,9 @@ export class RunEventHub {
     watch?: RunWatch,
   ): AsyncGenerator<StoredEvent> {
     let cursor = afterSeq;
+    // Reads are repeated over a lost connection (a restarted database): the stream goes on.
+    const stored = (after: number) => reconnecting(() => this.readStored(runId, after), { retries: 10, ...(signal ? { signal } : {}) });
+    const over = () => reconnecting(isOver, { retries: 10, ...(signal ? { signal } : {}) });
     let pending: StoredEvent[] = [];
     let ended = false;
     /** The last event the local writer wrote, once it closed: nothing after it is in the table. */
@@ -521,7 +525,7 @@ export class RunEventHub {
         if (signal?.aborted) return;
         if (poked) {
           poked = false;
-          pending.push(...(await this.readStored(runId, cursor)));
+          pending.push(...(await stored(cursor)));
         }
         if (pending.length > 1) pending.sort((a, b) => a.seq - b.seq);
         while (pending.length > 0) {
@@ -531,7 +535,7 @@ export class RunEventHub {
             if (e.seq <= cursor) continue;
             // A gap (events dropped for a slow subscriber): read the table first.
             if (e.seq > cursor + 1) {
-              for (const s of await this.readStored(runId, cursor)) {
+              for (const s of await stored(cursor)) {
                 cursor = s.seq;
                 yield s;
               }
@@ -546,7 +550,7 @@ export class RunEventHub {
           // Every event the writer here wrote was handed over live: nothing more to read.
           if (endSeq !== undefined && cursor >= endSeq && !poked) return;
           // The writer flushed before ending: anything not seen live is in the table.
-          for (const e of await this.readStored(runId, cursor)) {
+          for (const e of await stored(cursor)) {
             cursor = e.seq;
             yield e;
           }
@@ -555,7 +559,7 @@ export class RunEventHub {
         if (skipStatusRead) {
           // Nothing happened to the run since before it was created: it is not over.
           skipStatusRead = false;
-        } else if (!this.writers.has(runId) && !poked && (await isOver())) {
+        } else if (!this.writers.has(runId) && !poked && (await over())) {
           ended = true;
           continue;
         }

@@ -1,0 +1,35 @@
+// Statements sent again when the database connection was lost under them: a restarted or failed-over
+// database, or an operator's `pg_terminate_backend`. The pool opens a new connection for the next
+// attempt. Only for statements that are safe to repeat (reads, upserts, updates guarded by the state
+// they change); backoff and attempts come from p-retry.
+import pRetry from 'p-retry';
+
+/** SQLSTATEs of a connection that is gone or not accepting yet: admin, crash and startup shutdowns. */
+const LOST_STATES = new Set(['57P01', '57P02', '57P03']);
+/** Socket errors of a connection that broke or could not be made. */
+const LOST_SOCKETS = new Set(['ECONNRESET', 'ECONNREFUSED', 'EPIPE', 'ETIMEDOUT']);
+
+/** Whether `error` says the connection was lost (or could not be made), not that the statement was wrong. */
+export function isConnectionLost(error: unknown): boolean {
+  if (!(error instanceof Error)) return false;
+  const code = (error as { code?: unknown }).code;
+  if (typeof code === 'string' && (LOST_STATES.has(code) || code.startsWith('08') || LOST_SOCKETS.has(code))) return true;
+  // pg's own errors for a socket that closed under a statement, or a client that saw it close.
+  return /^Connection terminated|not queryable|timeout exceeded when trying to connect/.test(error.message);
+}
+
+/**
+ * Run `statement`, again after a lost connection: `retries` more times (default 6, about 2.5 s in
+ * all, backing off from 50 ms to 1 s). Any other error, or the last one, is thrown as it is.
+ */
+export function reconnecting<T>(statement: () => Promise<T>, options: { retries?: number; signal?: AbortSignal } = {}): Promise<T> {
+  return pRetry(statement, {
+    retries: options.retries ?? 6,
+    minTimeout: 50,
+    maxTimeout: 1000,
+    factor: 2,
+    randomize: true,
+    shouldRetry: ({ error }) => isConnectionLost(error),
+    ...(options.signal ? { signal: options.signal } : {}),
+  });
+}
