@@ -174,6 +174,11 @@ export const errorCatalogue = {
   // Schedules and webhooks (issue 16)
   schedule_not_found: { status: 404, type: 'not_found', meaning: 'No schedule (cron) with this id in the workspace.' },
   // Server side
+  database_unavailable: {
+    status: 503,
+    type: 'unavailable',
+    meaning: 'The server lost its database connection, or could not open one, while serving the request (a database restart or failover); retry shortly.',
+  },
   internal_error: { status: 500, type: 'internal', meaning: 'An unexpected error; the `request_id` identifies it in the logs.' },
 } satisfies Record<string, Entry>;
 

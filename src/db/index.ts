@@ -54,7 +54,8 @@ class ReconnectingDialect extends PostgresDialect {
 }
 
 /**
- * A SELECT outside a transaction whose connection was lost under it (a restarted or failed-over
+ * A statement waits (with backoff) for a connection the pool could not open. A SELECT outside a
+ * transaction whose connection was lost under it (a restarted or failed-over
  * database, `pg_terminate_backend`) runs again on a fresh connection of the pool, with backoff, so
  * that a run or a request does not fail for it. Writes are not repeated here: whether one committed
  * before its connection broke is unknown; the few that are safe to repeat say so where they are sent.
@@ -71,7 +72,8 @@ class ReconnectingDriver implements Driver {
   }
 
   async acquireConnection(): Promise<DatabaseConnection> {
-    const connection = await this.driver.acquireConnection();
+    // A statement that could not get a connection has not run: any statement may wait for one.
+    const connection = await reconnecting(() => this.driver.acquireConnection());
     const wrapped: DatabaseConnection = {
       executeQuery: async <R>(query: CompiledQuery): Promise<QueryResult<R>> => {
         try {

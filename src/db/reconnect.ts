@@ -12,6 +12,10 @@ const LOST_SOCKETS = new Set(['ECONNRESET', 'ECONNREFUSED', 'EPIPE', 'ETIMEDOUT'
 /** Whether `error` says the connection was lost (or could not be made), not that the statement was wrong. */
 export function isConnectionLost(error: unknown): boolean {
   if (!(error instanceof Error)) return false;
+  // The server ends the session with a FATAL error (a terminated backend, a database that refuses
+  // connections): statements fail with ERROR.
+  const severity = (error as { severity?: unknown }).severity;
+  if (severity === 'FATAL' || severity === 'PANIC') return true;
   const code = (error as { code?: unknown }).code;
   if (typeof code === 'string' && (LOST_STATES.has(code) || code.startsWith('08') || LOST_SOCKETS.has(code))) return true;
   // pg's own errors for a socket that closed under a statement, or a client that saw it close.

@@ -6,6 +6,7 @@ import type { ZodError } from 'zod';
 import { type FieldIssue, HangarError, invalid } from '../core/errors.js';
 import type { Logger } from '../logging.js';
 import { surfaceOf } from './surface.js';
+import { isConnectionLost } from '../db/reconnect.js';
 
 /** Turn anything thrown by a handler into a catalogued HangarError (unknown errors become `internal_error`). */
 export function toHangarError(error: unknown): HangarError {
@@ -16,6 +17,8 @@ export function toHangarError(error: unknown): HangarError {
     if (error.status === 400) return new HangarError('invalid_json', 'the request body is not valid JSON');
     if (error.status === 404) return new HangarError('route_not_found', 'no such route');
   }
+  // The database went away under the request (reads were already sent again a few times).
+  if (isConnectionLost(error)) return new HangarError('database_unavailable', 'the server could not reach its database; retry shortly', { cause: error });
   return new HangarError('internal_error', 'an unexpected error occurred', { cause: error });
 }
 
@@ -26,7 +29,7 @@ export function renderError(c: Context, error: unknown, logger: Logger): Respons
   if (e.code === 'internal_error') {
     logger.error({ err: e.cause, request_id: requestId, path: c.req.path }, 'unhandled error');
   } else if (e.status >= 500) {
-    logger.warn({ code: e.code, request_id: requestId, path: c.req.path }, e.message);
+    logger.warn({ code: e.code, request_id: requestId, path: c.req.path, ...(e.code === 'database_unavailable' ? { err: e.cause } : {}) }, e.message);
   }
   const status = e.status as ContentfulStatusCode;
   const surface = surfaceOf(c.req.path);

@@ -8,7 +8,7 @@
 // statuses, never on time.
 import { Writable } from 'node:stream';
 import pg from 'pg';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { collect, type RunStream, type SseEvent } from '../../src/client/stream.js';
 import { loadConfig } from '../../src/config/index.js';
 import { startHangar, type Hangar } from '../../src/server.js';
@@ -93,5 +93,34 @@ describe('every database connection cut while runs execute', () => {
       expect(next.status).toBe(200);
       expect(lastAiText(lastValues(await collect(next)))).toBe('You said: again');
     }
+  }, 120_000);
+
+  it('the database refusing connections: requests answer 503 database_unavailable and are served again once it is back', async () => {
+    const { rows } = await admin.query<{ name: string }>('SELECT current_database() AS name');
+    const name = rows[0]!.name;
+    const threadId = await createThread(api, agentId);
+    // Run from another database: a session cannot close its own database to connections.
+    const cluster = new pg.Client({ connectionString: inject('pgAdminUrl') });
+    await cluster.connect();
+    await cluster.query(`ALTER DATABASE "${name}" ALLOW_CONNECTIONS false`);
+    try {
+      await cutEverything();
+      const refused = await api.client.GET('/v1/deepagents/threads/{thread_id}', { params: { path: { thread_id: threadId } } });
+      expect(refused.response.status).toBe(503);
+      expect(refused.error).toMatchObject({ code: 'database_unavailable', type: 'unavailable' });
+      expect(JSON.stringify(refused.error)).not.toMatch(/accepting connections|postgres|at \//);
+      // The process is still up.
+      expect((await fetch(`${api.url}/ok`)).status).toBe(200);
+    } finally {
+      await cluster.query(`ALTER DATABASE "${name}" ALLOW_CONNECTIONS true`);
+      await cluster.end();
+    }
+    const served = await api.client.GET('/v1/deepagents/threads/{thread_id}', { params: { path: { thread_id: threadId } } });
+    expect(served.response.status).toBe(200);
+    expect(served.data!.status).toBe('idle');
+    // Runs too: the worker's loops reconnected.
+    const next = await start(api, threadId, { agent_id: agentId, messages: [{ role: 'user', content: 'back' }] });
+    expect(next.status).toBe(200);
+    expect(lastAiText(lastValues(await collect(next)))).toBe('You said: back');
   }, 120_000);
 });
