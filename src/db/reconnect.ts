@@ -26,9 +26,15 @@ export function isConnectionLost(error: unknown): boolean {
  * Run `statement`, again after a lost connection: `retries` more times (default 6, about 2.5 s in
  * all, backing off from 50 ms to 1 s). Any other error, or the last one, is thrown as it is.
  */
-export function reconnecting<T>(statement: () => Promise<T>, options: { retries?: number; signal?: AbortSignal } = {}): Promise<T> {
+export async function reconnecting<T>(statement: () => Promise<T>, options: { retries?: number; signal?: AbortSignal } = {}): Promise<T> {
+  // The first attempt goes without p-retry's machinery: it is on every statement's path.
+  try {
+    return await statement();
+  } catch (error) {
+    if (!isConnectionLost(error) || options.retries === 0) throw error;
+  }
   return pRetry(statement, {
-    retries: options.retries ?? 6,
+    retries: (options.retries ?? 6) - 1,
     minTimeout: 50,
     maxTimeout: 1000,
     factor: 2,
