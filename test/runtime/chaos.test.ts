@@ -1,5 +1,5 @@
-// Every database connection cut, three times, while runs execute: an API-only server and a
-// worker-only server on one database, twelve streamed runs of a slowed scripted model in flight, and
+// Every database connection cut, three times, while runs execute: an API-only server and two
+// worker-only servers (one executing inline, one on its executor thread) on one database, twelve streamed runs of a slowed scripted model in flight, and
 // every backend of the database but the test's own terminated (`pg_terminate_backend`, as a failover
 // or an operator would): pools, the checkpointer, the store, the notification bus, in the middle of
 // statements or between them. No process crashes (an error of a pooled connection used to be thrown
@@ -16,18 +16,23 @@ import { startTestServer, type TestServer } from '../support/server.js';
 import { createAgent, createThread, lastAiText, lastValues, start } from './support.js';
 
 let api: TestServer;
-let worker: Hangar;
+let workers: Hangar[];
 let admin: pg.Client;
 let agentId: string;
 
 beforeAll(async () => {
   api = await startTestServer({ env: { HANGAR_ROLE: 'api' } });
-  worker = await startHangar(
-    loadConfig({
-      flags: { port: 0, databaseUrl: api.databaseUrl, dataDir: api.dataDir },
-      env: { HANGAR_BOOTSTRAP_API_KEY: api.adminKey, HANGAR_ROLE: 'worker', LOG_LEVEL: 'silent' },
-    }),
-    { logDestination: new Writable({ write: (_c, _e, done) => done() }), announce: () => {} },
+  // Two worker processes on the database: one executes runs on its event loop, one on its executor thread.
+  workers = await Promise.all(
+    ['inline', 'thread'].map((executor) =>
+      startHangar(
+        loadConfig({
+          flags: { port: 0, databaseUrl: api.databaseUrl, dataDir: api.dataDir },
+          env: { HANGAR_BOOTSTRAP_API_KEY: api.adminKey, HANGAR_ROLE: 'worker', HANGAR_EXECUTOR: executor, HANGAR_WORKER_CONCURRENCY: '6', LOG_LEVEL: 'silent' },
+        }),
+        { logDestination: new Writable({ write: (_c, _e, done) => done() }), announce: () => {} },
+      ),
+    ),
   );
   admin = new pg.Client({ connectionString: api.databaseUrl });
   await admin.connect();
@@ -37,7 +42,7 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   await admin?.end();
-  await worker?.close();
+  for (const worker of workers ?? []) await worker.close();
   await api?.close();
 });
 
@@ -77,6 +82,7 @@ describe('every database connection cut while runs execute', () => {
     // Both processes' pools, the listeners and the checkpointer's and store's connections.
     expect(cut).toBeGreaterThanOrEqual(6);
     const ends = await Promise.all(rests);
+    const executedBy = new Set<string>();
     for (let i = 0; i < threads.length; i++) {
       const events = [...firsts[i]!, ...ends[i]!];
       expect(events.map((e) => Number(e.id))).toEqual(events.map((_, j) => j + 1));
@@ -84,9 +90,12 @@ describe('every database connection cut while runs execute', () => {
       expect(lastAiText(lastValues(events))).toBe(`You said: ${WORDS}`);
       const run = await api.client.GET('/v1/deepagents/threads/{thread_id}/runs/{run_id}', { params: { path: { thread_id: threads[i]!, run_id: streams[i]!.runId! } } });
       expect(run.data!.status).toBe('success');
+      executedBy.add(String((run.data!.metadata as { worker?: unknown }).worker));
       const thread = await api.client.GET('/v1/deepagents/threads/{thread_id}', { params: { path: { thread_id: threads[i]! } } });
       expect(thread.data!.status).toBe('idle');
     }
+    // Both worker processes executed some of them.
+    expect(executedBy.size).toBe(2);
     // Each thread takes a new run, which completes.
     for (const t of threads) {
       const next = await start(api, t, { agent_id: agentId, messages: [{ role: 'user', content: 'again' }] });
