@@ -24,9 +24,10 @@ export function isConnectionLost(error: unknown): boolean {
 
 /**
  * Run `statement`, again after a lost connection: `retries` more times (default 6, about 2.5 s in
- * all, backing off from 50 ms to 1 s). Any other error, or the last one, is thrown as it is.
+ * all, backing off from 50 ms to 1 s), and for no longer than `withinMs` when given. Any other
+ * error, or the last one, is thrown as it is.
  */
-export async function reconnecting<T>(statement: () => Promise<T>, options: { retries?: number; signal?: AbortSignal } = {}): Promise<T> {
+export async function reconnecting<T>(statement: () => Promise<T>, options: { retries?: number; withinMs?: number; signal?: AbortSignal } = {}): Promise<T> {
   // The first attempt goes without p-retry's machinery: it is on every statement's path.
   try {
     return await statement();
@@ -40,6 +41,7 @@ export async function reconnecting<T>(statement: () => Promise<T>, options: { re
     factor: 2,
     randomize: true,
     shouldRetry: ({ error }) => isConnectionLost(error),
+    ...(options.withinMs !== undefined ? { maxRetryTime: options.withinMs } : {}),
     ...(options.signal ? { signal: options.signal } : {}),
   });
 }

@@ -4,6 +4,7 @@
 // few frames here (the run's events wait in the log, not in memory). Streams are counted against the
 // process's stream capacity (HANGAR_STREAM_CAPACITY), separate from the worker concurrency.
 import { HangarError } from '../core/errors.js';
+import { isConnectionLost } from '../db/reconnect.js';
 import { frame, HEARTBEAT, type StoredEvent } from '../runtime/events/types.js';
 
 /** The stream slots of one process. */
@@ -77,8 +78,14 @@ export function sseResponse(options: {
           controller.enqueue(encoder.encode(frame(next.value)));
         } catch (error) {
           if (closed) return;
-          // The stream's source failed (not the run): say so in the stream's own terms.
-          controller.enqueue(encoder.encode(frame({ seq: 0, event: 'error', data: { error: 'StreamError', message: error instanceof Error ? error.message : String(error) } })));
+          // The stream's source failed (not the run): say so in the stream's own terms, without the
+          // database's own words.
+          const message = isConnectionLost(error)
+            ? 'the server lost its database connection; join the stream again with Last-Event-ID to read on'
+            : error instanceof Error
+              ? error.message
+              : String(error);
+          controller.enqueue(encoder.encode(frame({ seq: 0, event: 'error', data: { error: 'StreamError', message } })));
           finish();
           controller.close();
         }

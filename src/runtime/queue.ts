@@ -60,9 +60,9 @@ export class RunQueue {
    * `finish`, also saying whether another run holds the thread (one enqueued behind it), and sending
    * `notify` with the same statement.
    */
-  settle(run: ClaimedRun, outcome: RunOutcome, notify?: { channel: string; payload: string }): Promise<{ settled: boolean; threadHeld: boolean }> {
+  settle(run: ClaimedRun, outcome: RunOutcome, notify?: { channel: string; payload: string }, lastEvent?: { event: string; json: string }): Promise<{ settled: boolean; threadHeld: boolean }> {
     // Guarded by the run's state, lease and attempt: safe to send again over a new connection.
-    return reconnecting(() => this.lifecycle.settle(this.workerId, run.id, outcome, notify, run.attempt));
+    return reconnecting(() => this.lifecycle.settle(this.workerId, run.id, outcome, notify, run.attempt, lastEvent));
   }
 
   /**

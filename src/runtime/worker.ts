@@ -245,7 +245,10 @@ export class WorkerPool implements BackgroundTask {
           ? { ...outcome, status: 'error' as const, thread: 'error' as const, error: { code: 'run_failed', error: 'EventLogUnavailable', message: String((flushed.reason as Error).message) } }
           : outcome;
       // The statement that settles the run also tells subscribers in other processes that it ended.
-      const { settled, threadHeld } = await this.runtime.queue.settle(run, final, this.runtime.hub.endNotice(run.id));
+      // When the log could not be written, it also ends the log with the run's error, so that every
+      // stream of the run says how it ended.
+      const lastEvent = opened.failure && final.status === 'error' && final.error ? { event: 'error', json: JSON.stringify(final.error) } : undefined;
+      const { settled, threadHeld } = await this.runtime.queue.settle(run, final, this.runtime.hub.endNotice(run.id), lastEvent);
       const entry = this.active.get(run.id);
       if (entry) entry.settled = true;
       // Another run of this thread waits for this one (enqueued): claim it now.

@@ -359,6 +359,11 @@ export class RunLifecycle {
     outcome: RunOutcome,
     notify?: { channel: string; payload: string },
     attempt?: number,
+    /**
+     * An event to end the run's log with, written by this statement after the last stored one: the
+     * run's error when its log could not be written by the run itself (the database was away).
+     */
+    lastEvent?: { event: string; json: string },
   ): Promise<{ settled: boolean; threadHeld: boolean }> {
     const extra = JSON.stringify({
       ...(outcome.droppedTools?.length ? { dropped_tools: outcome.droppedTools } : {}),
@@ -373,6 +378,16 @@ export class RunLifecycle {
           ${attempt !== undefined ? sql`AND attempt = ${attempt}` : sql``}
         RETURNING id, thread_id
       ), freed AS (${freeThreads('settled', outcome.thread)})
+      ${
+        lastEvent
+          ? sql`, logged AS (
+        INSERT INTO run_events (run_id, seq, event, data)
+        SELECT s.id, coalesce((SELECT max(e.seq) FROM run_events e WHERE e.run_id = s.id), 0) + 1, ${lastEvent.event}, ${lastEvent.json}
+        FROM settled s
+        ON CONFLICT DO NOTHING
+      )`
+          : sql``
+      }
       SELECT (SELECT count(*) FROM settled)::int AS settled, (SELECT count(*) FROM freed)::int AS freed
         ${notify ? sql`, pg_notify(${notify.channel}, ${notify.payload}) IS NULL AS notified` : sql``}`.execute(this.db);
     const settled = (rows[0]?.settled ?? 0) > 0;

@@ -6,7 +6,7 @@
 // bus (the NOTIFY rides in the same statement) and read the table; after a gap in the bus they re-read.
 import type { NotificationBus } from '../../db/bus.js';
 import type pg from 'pg';
-import { reconnecting } from '../../db/reconnect.js';
+import { isConnectionLost, reconnecting } from '../../db/reconnect.js';
 import type { Logger } from '../../logging.js';
 import type { Metrics } from '../../metrics.js';
 import { eventName, type RunEvent, type StoredEvent } from './types.js';
@@ -36,7 +36,7 @@ export interface HubLimits {
 export type MirrorOp =
   | { op: 'open'; runId: string; lastSeq: number }
   | { op: 'wrote'; runs: { runId: string; events: [seq: number, event: string, json: string][] }[] }
-  | { op: 'close'; runId: string; lastSeq: number };
+  | { op: 'close'; runId: string; lastSeq: number; failed?: boolean };
 
 /**
  * A watch on a run about to be created (`RunEventHub.watch`): whether anything about it reached this
@@ -53,14 +53,19 @@ interface Listener {
   onEvent(event: StoredEvent): void;
   /** Something may have been written by another process (or the run ended there). */
   onPoke(): void;
-  /** The run's writer here closed; every event up to `lastSeq` was written (and handed to `onEvent`). */
-  onEnd(lastSeq: number): void;
+  /**
+   * The run's writer here closed; every event up to `lastSeq` was written (and handed to `onEvent`).
+   * Undefined when the writer could not finish the log: the rest (the run's error) is in the table.
+   */
+  onEnd(lastSeq: number | undefined): void;
 }
 
 /** The event log could not be written: the run must not go on (replays would miss events). */
 export class EventLogUnavailable extends Error {
   constructor(runId: string, cause: unknown) {
-    super(`the event log of run ${runId} could not be written: ${cause instanceof Error ? cause.message : String(cause)}`, { cause });
+    // Not the database's own words (they name its database, host or user): the cause stays for the logs.
+    const why = isConnectionLost(cause) ? 'the database could not be reached' : cause instanceof Error ? cause.message : String(cause);
+    super(`the event log of run ${runId} could not be written: ${why}`, { cause });
     this.name = 'EventLogUnavailable';
   }
 }
@@ -248,7 +253,10 @@ export class RunEventHub {
       }
     } else {
       const writer = this.writers.get(op.runId);
-      if (writer?.mirrored) this.closeWriter(writer, false);
+      if (writer?.mirrored) {
+        if (op.failed) writer.failure ??= new EventLogUnavailable(op.runId, 'the executor thread could not write it');
+        this.closeWriter(writer, false);
+      }
     }
   }
 
@@ -289,8 +297,9 @@ export class RunEventHub {
   /** @internal */
   closeWriter(writer: RunEventWriter, notify = true): void {
     if (this.writers.get(writer.runId) === writer) this.writers.delete(writer.runId);
-    if (!writer.mirrored) this.mirrorTo?.({ op: 'close', runId: writer.runId, lastSeq: writer.lastWritten });
-    for (const l of this.listenersOf(writer.runId)) l.onEnd(writer.lastWritten);
+    if (!writer.mirrored) this.mirrorTo?.({ op: 'close', runId: writer.runId, lastSeq: writer.lastWritten, ...(writer.failure ? { failed: true } : {}) });
+    // A log this writer could not finish is finished by the run's settle: subscribers read the table.
+    for (const l of this.listenersOf(writer.runId)) l.onEnd(writer.failure ? undefined : writer.lastWritten);
     if (notify) this.bus?.notify(CHANNEL, writer.runId).catch((error: unknown) => this.logger.warn({ err: error }, 'notify failed'));
   }
 
@@ -460,9 +469,11 @@ export class RunEventHub {
     watch?: RunWatch,
   ): AsyncGenerator<StoredEvent> {
     let cursor = afterSeq;
-    // Reads are repeated over a lost connection (a restarted database): the stream goes on.
-    const stored = (after: number) => reconnecting(() => this.readStored(runId, after), { retries: 10, ...(signal ? { signal } : {}) });
-    const over = () => reconnecting(isOver, { retries: 10, ...(signal ? { signal } : {}) });
+    // Reads are repeated over a lost connection for up to 30 s (a restarted or failed-over database):
+    // the stream waits, with its heartbeats, and goes on.
+    const retry = { retries: 1_000, withinMs: 30_000, ...(signal ? { signal } : {}) };
+    const stored = (after: number) => reconnecting(() => this.readStored(runId, after), retry);
+    const over = () => reconnecting(isOver, retry);
     let pending: StoredEvent[] = [];
     let ended = false;
     /** The last event the local writer wrote, once it closed: nothing after it is in the table. */
