@@ -9,17 +9,26 @@ const LOST_STATES = new Set(['57P01', '57P02', '57P03']);
 /** Socket errors of a connection that broke or could not be made. */
 const LOST_SOCKETS = new Set(['ECONNRESET', 'ECONNREFUSED', 'EPIPE', 'ETIMEDOUT']);
 
-/** Whether `error` says the connection was lost (or could not be made), not that the statement was wrong. */
-export function isConnectionLost(error: unknown): boolean {
+/**
+ * Whether `error` comes from PostgreSQL or its client saying the connection is gone: a FATAL or
+ * PANIC server error (the session ended: a terminated backend, a database closed to connections),
+ * SQLSTATE class 08 or 57P01–57P03, or pg's own errors for a socket that closed under a statement.
+ * Unlike `isConnectionLost`, never true for another service's error (a model provider's).
+ */
+export function isDatabaseGone(error: unknown): boolean {
   if (!(error instanceof Error)) return false;
-  // The server ends the session with a FATAL error (a terminated backend, a database that refuses
-  // connections): statements fail with ERROR.
   const severity = (error as { severity?: unknown }).severity;
   if (severity === 'FATAL' || severity === 'PANIC') return true;
   const code = (error as { code?: unknown }).code;
-  if (typeof code === 'string' && (LOST_STATES.has(code) || code.startsWith('08') || LOST_SOCKETS.has(code))) return true;
-  // pg's own errors for a socket that closed under a statement, or a client that saw it close.
-  return /^Connection terminated|not queryable|timeout exceeded when trying to connect/.test(error.message);
+  if (typeof code === 'string' && (LOST_STATES.has(code) || (code.startsWith('08') && severity !== undefined))) return true;
+  return /^Connection terminated|Client has encountered a connection error|timeout exceeded when trying to connect/.test(error.message);
+}
+
+/** Whether `error` says the connection was lost (or could not be made), not that the statement was wrong. */
+export function isConnectionLost(error: unknown): boolean {
+  if (isDatabaseGone(error)) return true;
+  const code = (error as { code?: unknown } | null)?.code;
+  return typeof code === 'string' && (code.startsWith('08') || LOST_SOCKETS.has(code));
 }
 
 /**

@@ -4,15 +4,13 @@
 // cancel sent to the API process still stops the run in the worker. A saved model configuration slows
 // the scripted model so the run is still going while the test acts; the test waits on events and
 // statuses, never on time.
-import { Writable } from 'node:stream';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { collect } from '../../src/client/stream.js';
-import { loadConfig } from '../../src/config/index.js';
 import { BUS_APPLICATION_NAME } from '../../src/db/bus.js';
-import { startHangar, type Hangar } from '../../src/server.js';
+import type { Hangar } from '../../src/server.js';
 import { startTestServer, type TestServer } from '../support/server.js';
-import { createAgent, createThread, lastAiText, lastValues, start, take } from './support.js';
+import { createAgent, createThread, lastAiText, lastValues, start, take, startWorker } from './support.js';
 
 let api: TestServer;
 let worker: Hangar;
@@ -21,14 +19,8 @@ let agentId: string;
 
 beforeAll(async () => {
   api = await startTestServer({ env: { HANGAR_ROLE: 'api' } });
-  worker = await startHangar(
-    loadConfig({
-      flags: { port: 0, databaseUrl: api.databaseUrl, dataDir: api.dataDir },
-      // A short lease: renewals (every third of it) also find cancels whose notification was lost.
-      env: { HANGAR_BOOTSTRAP_API_KEY: api.adminKey, HANGAR_ROLE: 'worker', LOG_LEVEL: 'silent', HANGAR_RUN_LEASE_MS: '3000' },
-    }),
-    { logDestination: new Writable({ write: (_c, _e, done) => done() }), announce: () => {} },
-  );
+  // A short lease: renewals (every third of it) also find cancels whose notification was lost.
+  worker = await startWorker(api, { HANGAR_RUN_LEASE_MS: '3000' });
   admin = new pg.Client({ connectionString: api.databaseUrl });
   await admin.connect();
   const config = await api.client.POST('/v1/deepagents/model-configs', { body: { name: 'slow', model_id: 'scripted:slow', parameters: { delay_ms: 25 } } });

@@ -1,22 +1,17 @@
 // An API-only server and a worker-only server on one database: the run is executed by the worker
 // process and its events reach the API's client through the run log and PostgreSQL NOTIFY.
-import { Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { collect, joinRun } from '../../src/client/stream.js';
-import { loadConfig } from '../../src/config/index.js';
-import { startHangar, type Hangar } from '../../src/server.js';
+import type { Hangar } from '../../src/server.js';
 import { startTestServer, type TestServer } from '../support/server.js';
-import { createAgent, createThread, lastAiText, lastValues, run } from './support.js';
+import { createAgent, createThread, lastAiText, lastValues, run, startWorker } from './support.js';
 
 let api: TestServer;
 let worker: Hangar;
 
 beforeAll(async () => {
   api = await startTestServer({ env: { HANGAR_ROLE: 'api' } });
-  worker = await startHangar(
-    loadConfig({ flags: { port: 0, databaseUrl: api.databaseUrl, dataDir: api.dataDir }, env: { HANGAR_BOOTSTRAP_API_KEY: api.adminKey, HANGAR_ROLE: 'worker', LOG_LEVEL: 'silent' } }),
-    { logDestination: new Writable({ write: (_c, _e, done) => done() }), announce: () => {} },
-  );
+  worker = await startWorker(api);
 });
 afterAll(async () => {
   await worker?.close();

@@ -1,9 +1,23 @@
 // Helpers of the runtime end-to-end tests: agents on the `scripted` model, threads, streamed runs.
 import { collect, streamRun, type RunStream, type SseEvent, type StreamRunBody } from '../../src/client/stream.js';
 import type { components } from '../../src/client/schema.js';
+import { Writable } from 'node:stream';
+import { loadConfig } from '../../src/config/index.js';
+import { startHangar, type Hangar } from '../../src/server.js';
 import type { TestServer } from '../support/server.js';
 
 type CreateAgent = components['schemas']['CreateAgentRequest'];
+
+/** Start a worker-only server (`HANGAR_ROLE=worker`) on `api`'s database, silent; `env` adds settings. */
+export function startWorker(api: TestServer, env: Record<string, string> = {}): Promise<Hangar> {
+  return startHangar(
+    loadConfig({
+      flags: { port: 0, databaseUrl: api.databaseUrl, dataDir: api.dataDir },
+      env: { HANGAR_BOOTSTRAP_API_KEY: api.adminKey, HANGAR_ROLE: 'worker', LOG_LEVEL: 'silent', ...env },
+    }),
+    { logDestination: new Writable({ write: (_c, _e, done) => done() }), announce: () => {} },
+  );
+}
 
 /** Create an agent (scripted model unless said otherwise) and return its id. */
 export async function createAgent(server: TestServer, body: Partial<CreateAgent> = {}): Promise<string> {

@@ -35,6 +35,17 @@ describe('classifyFailure', () => {
     expect(classifyFailure(new RangeError('something else'))).toEqual({ code: 'run_failed', error: 'RangeError', message: 'something else' });
   });
 
+  it("Hangar's database gone under the run is DatabaseUnavailable, without the database's words; a provider's refused socket is not", () => {
+    // The shape pg gives the FATAL error PostgreSQL sends when it ends or refuses a session (a real one
+    // is in src/db/reconnect.test.ts and test/runtime/chaos.test.ts).
+    const fatal = Object.assign(new Error('database "t_secret_name" is not currently accepting connections'), { severity: 'FATAL', code: '55000' });
+    const wrapped = MiddlewareError.wrap(fatal, 'model');
+    expect(classifyFailure(wrapped)).toEqual({ code: 'run_failed', error: 'DatabaseUnavailable', message: 'the database could not be reached while the run executed; start it again' });
+    expect(classifyFailure(new Error('Client has encountered a connection error and is not queryable')).error).toBe('DatabaseUnavailable');
+    const refused = new OpenAI.APIConnectionError({ cause: Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:9'), { code: 'ECONNREFUSED' }) });
+    expect(classifyFailure(refused).code).toBe('model_unavailable');
+  });
+
   it("Hangar's own failures keep their code", () => {
     expect(classifyFailure(new RunFailureError('run_timeout', 'RunTimeout', 'too long'))).toEqual({ code: 'run_timeout', error: 'RunTimeout', message: 'too long' });
   });

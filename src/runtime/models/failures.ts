@@ -4,6 +4,7 @@
 // walked and the HTTP status, the error class and LangChain's `lc_error_code` are read wherever they are.
 // Messages are scrubbed: no stack traces, no server paths, no key fragments.
 import { scrubMessage as scrub, type RunErrorCode, type RunFailure } from '../../core/errors.js';
+import { isDatabaseGone } from '../../db/reconnect.js';
 
 /** A failure Hangar itself decided on (a deadline), carrying its code. */
 export class RunFailureError extends Error {
@@ -22,6 +23,9 @@ export function classifyFailure(error: unknown, knownSecrets: readonly string[] 
   const chain = causes(error);
   const own = chain.find((e): e is RunFailureError => e instanceof RunFailureError);
   if (own) return { code: own.code, error: own.name, message: scrub(own.message, knownSecrets) };
+  // Hangar's own database went away under the run (not the provider's fault): say so, without the
+  // database's words (they name it).
+  if (chain.some(isDatabaseGone)) return { code: 'run_failed', error: 'DatabaseUnavailable', message: 'the database could not be reached while the run executed; start it again' };
   const status = chain.map(statusOf).find((s) => s !== undefined);
   const lcCode = chain.map((e) => (e as { lc_error_code?: unknown }).lc_error_code).find((c): c is string => typeof c === 'string');
   // SDK error classes do not always set `name`: their constructor names them.
