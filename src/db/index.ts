@@ -1,5 +1,5 @@
 // Opening the database: a pg pool, the typed query layer on top of it, and migrations.
-import { Kysely, PostgresDialect, type CompiledQuery, type DatabaseConnection, type Driver, type QueryResult, type TransactionSettings } from 'kysely';
+import { Kysely, PostgresDialect, type CompiledQuery, type DatabaseConnection, type Driver, type QueryCompiler, type QueryResult, type TransactionSettings } from 'kysely';
 import { isConnectionLost, reconnecting } from './reconnect.js';
 import pg from 'pg';
 import type { Database } from './schema.js';
@@ -54,12 +54,13 @@ class ReconnectingDialect extends PostgresDialect {
 }
 
 /**
- * A statement waits (with backoff) for a connection the pool could not open. A SELECT outside a
- * transaction whose connection was lost under it (a restarted or failed-over
- * database, `pg_terminate_backend`) runs again on a fresh connection of the pool, with backoff, so
- * that a run or a request does not fail for it. Writes are not repeated here: whether one committed
- * before its connection broke is unknown; the few that are safe to repeat say so where they are sent.
- * Statements inside a transaction are not repeated either: the transaction died with its connection.
+ * Kysely's Postgres driver, over connections that may be lost (a restarted or failed-over database,
+ * `pg_terminate_backend`):
+ * - a statement waits, with backoff, for a connection the pool could not open (it has not run);
+ * - a SELECT outside a transaction whose connection was lost under it runs again on a fresh one.
+ * Writes are not repeated here, since whether one committed before its connection broke is unknown
+ * (the few that are safe to repeat say so where they are sent); neither are statements inside a
+ * transaction, which died with its connection.
  */
 class ReconnectingDriver implements Driver {
   private readonly inner = new WeakMap<DatabaseConnection, DatabaseConnection>();
@@ -118,6 +119,18 @@ class ReconnectingDriver implements Driver {
     const inner = this.unwrap(connection);
     this.inTransaction.delete(inner);
     return this.driver.releaseConnection(inner);
+  }
+
+  async savepoint(connection: DatabaseConnection, name: string, compile: QueryCompiler['compileQuery']): Promise<void> {
+    await this.driver.savepoint!(this.unwrap(connection), name, compile);
+  }
+
+  async rollbackToSavepoint(connection: DatabaseConnection, name: string, compile: QueryCompiler['compileQuery']): Promise<void> {
+    await this.driver.rollbackToSavepoint!(this.unwrap(connection), name, compile);
+  }
+
+  async releaseSavepoint(connection: DatabaseConnection, name: string, compile: QueryCompiler['compileQuery']): Promise<void> {
+    await this.driver.releaseSavepoint!(this.unwrap(connection), name, compile);
   }
 
   destroy(): Promise<void> {

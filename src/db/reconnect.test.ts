@@ -83,6 +83,21 @@ describe('the query layer over a connection cut under a statement', () => {
     expect(rows).toEqual([{ marker: 'cut-me-2', slept: 1 }]);
   });
 
+  it('passes transactions and savepoints through', async () => {
+    const url = await freshDatabaseUrl();
+    const database = openDatabase(url, { max: 2 });
+    closers.push(() => database.close());
+    await sql`CREATE TABLE kept (n int)`.execute(database.db);
+    const trx = await database.db.startTransaction().execute();
+    await sql`INSERT INTO kept VALUES (1)`.execute(trx);
+    const inner = await trx.savepoint('second').execute();
+    await sql`INSERT INTO kept VALUES (2)`.execute(inner);
+    await inner.rollbackToSavepoint('second').execute();
+    await trx.commit().execute();
+    const { rows } = await sql<{ n: number }>`SELECT n FROM kept`.execute(database.db);
+    expect(rows).toEqual([{ n: 1 }]);
+  });
+
   it('does not send a write again: its error reaches the caller', async () => {
     const url = await freshDatabaseUrl();
     const by = await admin(url);
