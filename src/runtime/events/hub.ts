@@ -19,7 +19,10 @@ export interface HubLimits {
   keepEvents?: number;
   /** Events a slow subscriber may have waiting before it re-reads from the table instead [1024]. */
   subscriberBuffer?: number;
-  /** Attempts at writing a batch before the runs in it fail [4]. */
+  /**
+   * Attempts at writing a batch before the runs in it fail [6]: backing off from 50 ms to 1 s, about
+   * 3 s in all, as long as the other statements of a run wait for a lost database connection.
+   */
   writeAttempts?: number;
   /**
    * Safety-net poll of the table by each subscriber, ms [30000]. Rarely needed: the bus wakes every
@@ -207,7 +210,7 @@ export class RunEventHub {
     /** Where subscribers read the log (a stream's first read must not queue behind event writes); `pool` without. */
     private readonly readPool: pg.Pool = pool,
   ) {
-    this.limits = { keepEvents: 256, subscriberBuffer: 1024, writeAttempts: 4, pollIntervalMs: 30_000, ...limits };
+    this.limits = { keepEvents: 256, subscriberBuffer: 1024, writeAttempts: 6, pollIntervalMs: 30_000, ...limits };
   }
 
   /** Start listening for other processes' events. */
@@ -401,7 +404,7 @@ export class RunEventHub {
           this.logger.warn({ err: error, runs: batch.length, events: seqs.length, attempt }, 'could not write run events');
           return false;
         }
-        await new Promise((resolve) => setTimeout(resolve, 50 * 4 ** (attempt - 1)));
+        await new Promise((resolve) => setTimeout(resolve, Math.min(1_000, 50 * 4 ** (attempt - 1))));
       }
     }
   }
