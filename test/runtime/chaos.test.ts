@@ -52,16 +52,40 @@ async function untilToken(stream: RunStream): Promise<SseEvent[]> {
   }
 }
 
+/**
+ * `promise`, or a failure after `ms` that says where every run stands: a stuck run fails the test
+ * with what it was doing instead of waiting out the test's timeout.
+ */
+async function within<T>(setUp: SetUp, ms: number, what: string, runs: { threadId: string; runId: string | null }[], promise: Promise<T>): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => {
+      void Promise.all(runs.map(async (r) => (r.runId ? `${r.runId}: ${(await getRun(setUp, r.threadId, r.runId).catch(() => undefined))?.status ?? '?'}` : '-'))).then(
+        (statuses) => reject(new Error(`${what}: not done after ${ms} ms; runs ${statuses.join(', ')}`)),
+        reject,
+      );
+    }, ms);
+  });
+  try {
+    return await Promise.race([promise, late]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
 /** Start `n` runs on threads of their own, each under way (its first token streamed). */
-async function startRuns({ server, agentId }: SetUp, n: number) {
+async function startRuns(setUp: SetUp, n: number) {
+  const { server, agentId } = setUp;
   const threads = await Promise.all(Array.from({ length: n }, () => createThread(server, agentId)));
   const streams = await Promise.all(threads.map((t) => start(server, t, { agent_id: agentId, messages: [{ role: 'user', content: WORDS }], stream_mode: ['messages-tuple', 'values'] })));
   for (const s of streams) expect(s.status).toBe(200);
-  const firsts = await Promise.all(streams.map((s) => untilToken(s)));
+  const runs = streams.map((s, i) => ({ threadId: threads[i]!, runId: s.runId }));
+  const firsts = await within(setUp, 40_000, 'first tokens', runs, Promise.all(streams.map((s) => untilToken(s))));
   for (const f of firsts) expect([f[0]!.event, f.at(-1)!.event]).toEqual(['metadata', 'messages']);
   // Read the streams to their ends meanwhile, as clients would.
   const rests = streams.map((s) => collect(s));
-  return { threads, streams, firsts, rests };
+  const ends = () => within(setUp, 60_000, 'the streams', runs, Promise.all(rests));
+  return { threads, streams, firsts, ends };
 }
 
 async function getRun({ server }: SetUp, threadId: string, runId: string) {
@@ -83,7 +107,7 @@ async function newRunsComplete({ server, agentId }: SetUp, threads: string[]): P
 
 /** Cut every connection three times while twelve runs stream; returns the workers that executed them. */
 async function cutWhileStreaming(setUp: SetUp): Promise<Set<string>> {
-  const { threads, streams, firsts, rests } = await startRuns(setUp, 12);
+  const { threads, streams, firsts, ends: streamEnds } = await startRuns(setUp, 12);
   let cut = 0;
   for (let round = 0; round < 3; round++) {
     await new Promise((r) => setTimeout(r, 120)); // tokens flow between cuts
@@ -91,7 +115,7 @@ async function cutWhileStreaming(setUp: SetUp): Promise<Set<string>> {
   }
   // At least the pools, the listeners and the store's connections.
   expect(cut).toBeGreaterThanOrEqual(3);
-  const ends = await Promise.all(rests);
+  const ends = await streamEnds();
   const executedBy = new Set<string>();
   for (let i = 0; i < threads.length; i++) {
     const events = [...firsts[i]!, ...ends[i]!];
@@ -112,7 +136,7 @@ async function outageWhileStreaming(setUp: SetUp): Promise<void> {
   const { server, admin } = setUp;
   const { rows } = await admin.query<{ name: string }>('SELECT current_database() AS name');
   const name = rows[0]!.name;
-  const { threads, streams, firsts, rests } = await startRuns(setUp, 8);
+  const { threads, streams, firsts, ends: streamEnds } = await startRuns(setUp, 8);
   // Run from another database: a session cannot close its own database to connections.
   const cluster = new pg.Client({ connectionString: inject('pgAdminUrl') });
   await cluster.connect();
@@ -131,7 +155,7 @@ async function outageWhileStreaming(setUp: SetUp): Promise<void> {
     await cluster.end();
   }
   // Streams waited through the outage. Each run either finished or failed, and its stream says which.
-  const ends = await Promise.all(rests);
+  const ends = await streamEnds();
   for (let i = 0; i < threads.length; i++) {
     const events = [...firsts[i]!, ...ends[i]!];
     let run = await getRun(setUp, threads[i]!, streams[i]!.runId!);
@@ -155,13 +179,11 @@ async function outageWhileStreaming(setUp: SetUp): Promise<void> {
 
 describe('database connections cut: an API process and two worker processes', () => {
   let api: TestServer;
-  let workers: Hangar[] = [];
+  const workers: Hangar[] = [];
   let setUp: SetUp;
   beforeAll(async () => {
     api = await startTestServer({ env: { HANGAR_ROLE: 'api', HANGAR_RUN_LEASE_MS: '3000' } });
-    workers = await Promise.all(
-      ['inline', 'thread'].map((executor) => startWorker(api, { HANGAR_EXECUTOR: executor, HANGAR_WORKER_CONCURRENCY: '6', HANGAR_RUN_LEASE_MS: '3000' })),
-    );
+    for (const executor of ['inline', 'thread']) workers.push(await startWorker(api, { HANGAR_EXECUTOR: executor, HANGAR_WORKER_CONCURRENCY: '6', HANGAR_RUN_LEASE_MS: '3000' }));
     setUp = await prepare(api);
   });
   afterAll(async () => {
