@@ -177,43 +177,52 @@ async function outageWhileStreaming(setUp: SetUp): Promise<void> {
   await newRunsComplete(setUp, threads);
 }
 
-describe('database connections cut: an API process and two worker processes', () => {
-  let api: TestServer;
-  const workers: Hangar[] = [];
+/** The processes of a set-up: the server clients talk to, and what closes them all. */
+interface Topology {
+  server: TestServer;
+  close(): Promise<void>;
+}
+
+describe.each<[string, number, () => Promise<Topology>]>([
+  [
+    'an API process and two worker processes',
+    2,
+    async () => {
+      const api = await startTestServer({ env: { HANGAR_ROLE: 'api', HANGAR_RUN_LEASE_MS: '3000' } });
+      const workers: Hangar[] = [];
+      for (const executor of ['inline', 'thread']) workers.push(await startWorker(api, { HANGAR_EXECUTOR: executor, HANGAR_WORKER_CONCURRENCY: '6', HANGAR_RUN_LEASE_MS: '3000' }));
+      return {
+        server: api,
+        close: async () => {
+          for (const worker of workers) await worker.close();
+          await api.close();
+        },
+      };
+    },
+  ],
+  [
+    'one whole process',
+    1,
+    async () => {
+      const server = await startTestServer({ env: { HANGAR_RUN_LEASE_MS: '3000' } });
+      return { server, close: () => server.close() };
+    },
+  ],
+])('database connections cut: %s', (_name, executors, start) => {
+  let topology: Topology | undefined;
   let setUp: SetUp;
   beforeAll(async () => {
-    api = await startTestServer({ env: { HANGAR_ROLE: 'api', HANGAR_RUN_LEASE_MS: '3000' } });
-    for (const executor of ['inline', 'thread']) workers.push(await startWorker(api, { HANGAR_EXECUTOR: executor, HANGAR_WORKER_CONCURRENCY: '6', HANGAR_RUN_LEASE_MS: '3000' }));
-    setUp = await prepare(api);
+    topology = await start();
+    setUp = await prepare(topology.server);
   });
   afterAll(async () => {
     await setUp?.admin.end();
-    for (const worker of workers) await worker.close();
-    await api?.close();
+    await topology?.close();
   });
 
   it('every connection cut three times: every stream complete, every run succeeded, every thread free', async () => {
-    // Both worker processes executed some of the runs.
-    expect((await cutWhileStreaming(setUp)).size).toBe(2);
-  }, 120_000);
-
-  it('the database closed to connections: 503 meanwhile, every run settles and says how, all served again once it reopens', async () => {
-    await outageWhileStreaming(setUp);
-  }, 120_000);
-});
-
-describe('database connections cut: one whole process', () => {
-  let setUp: SetUp;
-  beforeAll(async () => {
-    setUp = await prepare(await startTestServer({ env: { HANGAR_RUN_LEASE_MS: '3000' } }));
-  });
-  afterAll(async () => {
-    await setUp?.admin.end();
-    await setUp?.server.close();
-  });
-
-  it('every connection cut three times: every stream complete, every run succeeded, every thread free', async () => {
-    expect((await cutWhileStreaming(setUp)).size).toBe(1);
+    // Every process that executes runs executed some of them.
+    expect((await cutWhileStreaming(setUp)).size).toBe(executors);
   }, 120_000);
 
   it('the database closed to connections: 503 meanwhile, every run settles and says how, all served again once it reopens', async () => {

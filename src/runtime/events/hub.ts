@@ -256,10 +256,7 @@ export class RunEventHub {
       }
     } else {
       const writer = this.writers.get(op.runId);
-      if (writer?.mirrored) {
-        if (op.failed) writer.failure ??= new EventLogUnavailable(op.runId, 'the executor thread could not write it');
-        this.closeWriter(writer, false);
-      }
+      if (writer?.mirrored) this.closeWriter(writer, false, op.failed === true);
     }
   }
 
@@ -297,12 +294,12 @@ export class RunEventHub {
     return { channel: CHANNEL, payload: runId };
   }
 
-  /** @internal */
-  closeWriter(writer: RunEventWriter, notify = true): void {
+  /** @internal `failed`: the writer could not finish the log (for a mirror, its thread's writer could not). */
+  closeWriter(writer: RunEventWriter, notify = true, failed = writer.failure !== undefined): void {
     if (this.writers.get(writer.runId) === writer) this.writers.delete(writer.runId);
-    if (!writer.mirrored) this.mirrorTo?.({ op: 'close', runId: writer.runId, lastSeq: writer.lastWritten, ...(writer.failure ? { failed: true } : {}) });
+    if (!writer.mirrored) this.mirrorTo?.({ op: 'close', runId: writer.runId, lastSeq: writer.lastWritten, ...(failed ? { failed } : {}) });
     // A log this writer could not finish is finished by the run's settle: subscribers read the table.
-    for (const l of this.listenersOf(writer.runId)) l.onEnd(writer.failure ? undefined : writer.lastWritten);
+    for (const l of this.listenersOf(writer.runId)) l.onEnd(failed ? undefined : writer.lastWritten);
     if (notify) this.bus?.notify(CHANNEL, writer.runId).catch((error: unknown) => this.logger.warn({ err: error }, 'notify failed'));
   }
 
