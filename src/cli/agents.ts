@@ -7,6 +7,7 @@ import { createHangarClient, type HangarClient } from '../client/index.js';
 import { pathProblem } from '../core/agents/tree.js';
 import { resolveAgentId } from './chat.js';
 import { table } from './table.js';
+import { clientTarget, describeError } from './target.js';
 
 /** The file in an agent folder that remembers which agent it is; never uploaded. */
 export const AGENT_ID_FILE = '.hangar-agent';
@@ -26,15 +27,7 @@ interface ClientFlags {
 
 /** The client from `--url`/`HANGAR_URL` and `--api-key`/`HANGAR_API_KEY`. */
 export function clientFrom(flags: ClientFlags, env: NodeJS.ProcessEnv = process.env): HangarClient {
-  const baseUrl = flags.url ?? env.HANGAR_URL ?? 'http://127.0.0.1:8124';
-  const apiKey = flags.apiKey ?? env.HANGAR_API_KEY;
-  if (!apiKey) throw new ApiError('no API key: pass --api-key or set HANGAR_API_KEY');
-  // A refused connection should say which server, not just "fetch failed".
-  const reach: typeof fetch = (input, init) =>
-    fetch(input, init).catch(() => {
-      throw new ApiError(`cannot reach the Hangar server at ${baseUrl}; set --url or HANGAR_URL`);
-    });
-  return createHangarClient({ baseUrl, apiKey, fetch: reach });
+  return createHangarClient(clientTarget(flags, env));
 }
 
 /** Every file under `dir` by relative path (with `/`), except .git and the marker file. */
@@ -53,8 +46,8 @@ export async function readAgentFolder(dir: string): Promise<Record<string, strin
 }
 
 function fail(error: unknown, response: Response): never {
-  const body = error as { code?: string; detail?: string; error?: string } | undefined;
-  throw new ApiError(`${response.status} ${body?.code ?? body?.error ?? ''}: ${body?.detail ?? 'request failed'}`.replace(' :', ':'));
+  const body = error as { code?: string; detail?: unknown; error?: string } | undefined;
+  throw new ApiError(`${response.status} ${body?.code ?? body?.error ?? ''}: ${body?.detail === undefined ? 'request failed' : describeError(body)}`.replace(' :', ':'));
 }
 
 /**
@@ -68,7 +61,7 @@ export async function pushAgent(
   options: { dryRun?: (plan: PushPlan) => void } = {},
 ): Promise<{ id: string; revision: string; created: boolean }> {
   const files = await readAgentFolder(dir);
-  const id = agentId ? await resolveAgentId(client, agentId) : await readMarker(dir);
+  const id = agentId ? await resolveAgentId(client, agentId) : await targetOf(dir, files['agent.json']);
   if (id) {
     const current = await client.GET('/v1/deepagents/agents/{agent_id}', { params: { path: { agent_id: id }, query: { include_files: 'true' } } });
     if (!current.data) fail(current.error, current.response);
@@ -128,14 +121,23 @@ function changes(remote: Record<string, { content?: string | null | undefined }>
 }
 
 /** Write the agent's files into `dir` (created if needed; it must hold no other files). */
-export async function pullAgent(client: HangarClient, agentId: string, dir: string): Promise<{ revision: string; files: number }> {
+export async function pullAgent(client: HangarClient, agentId: string, dir: string, options: { force?: boolean | undefined } = {}): Promise<{ revision: string; files: number }> {
   const res = await client.GET('/v1/deepagents/agents/{agent_id}', { params: { path: { agent_id: agentId }, query: { include_files: 'true' } } });
   if (!res.data) fail(res.error, res.response);
   await mkdir(dir, { recursive: true });
-  const existing = Object.keys(await readAgentFolder(dir));
+  const local = await readAgentFolder(dir);
+  const existing = Object.keys(local);
   const remote = res.data.files ?? {};
+  // A folder that holds anything would lose it (local edits not pushed, or another agent's folder,
+  // whose marker would then point here): only --force overwrites, and only files the agent has.
+  const marker = await readMarker(dir);
+  const differing = existing.filter((p) => p in remote && remote[p]?.content !== local[p]);
+  if (!options.force && ((marker !== undefined && marker !== agentId) || differing.length > 0)) {
+    const what = marker !== undefined && marker !== agentId ? `is the folder of agent ${marker}` : `holds files that differ from the agent's (${list(differing)})`;
+    throw new ApiError(`${dir} ${what}; pull into a new or empty folder, or pass --force to overwrite them`);
+  }
   const stray = existing.filter((p) => !(p in remote));
-  if (stray.length > 0) throw new ApiError(`${dir} holds files the agent does not have (${stray.slice(0, 3).join(', ')}…); pull into an empty folder`);
+  if (stray.length > 0) throw new ApiError(`${dir} holds files the agent does not have (${list(stray)}); pull into a new or empty folder`);
   for (const [p, entry] of Object.entries(remote)) {
     // The server checks paths too; checking here keeps a hostile server from writing outside `dir`.
     if (pathProblem(p)) throw new ApiError(`the server sent an unsafe path ${JSON.stringify(p)}`);
@@ -144,6 +146,30 @@ export async function pullAgent(client: HangarClient, agentId: string, dir: stri
   }
   await writeFile(path.join(dir, AGENT_ID_FILE), `${agentId}\n`);
   return { revision: res.data.revision, files: Object.keys(remote).length };
+}
+
+/**
+ * The agent a folder updates: `agent_id` in its agent.json (the hosted CLI's layout), else the
+ * marker a push or pull wrote; both, naming different agents, is an error.
+ */
+async function targetOf(dir: string, agentJson: string | undefined): Promise<string | undefined> {
+  const marker = await readMarker(dir);
+  let declared: unknown;
+  try {
+    declared = agentJson === undefined ? undefined : (JSON.parse(agentJson) as { agent_id?: unknown }).agent_id;
+  } catch {
+    declared = undefined; // not JSON: the server names the problem
+  }
+  if (declared === undefined || declared === null || declared === '') return marker;
+  if (typeof declared !== 'string') throw new ApiError(`${path.join(dir, 'agent.json')}: agent_id must be a string (the id of the agent to update)`);
+  if (marker !== undefined && marker !== declared) {
+    throw new ApiError(`${path.join(dir, 'agent.json')} names agent ${declared} but ${path.join(dir, AGENT_ID_FILE)} names ${marker}; remove one`);
+  }
+  return declared;
+}
+
+function list(paths: string[]): string {
+  return paths.length > 3 ? `${paths.slice(0, 3).join(', ')}…` : paths.join(', ');
 }
 
 async function readMarker(dir: string): Promise<string | undefined> {
@@ -161,33 +187,47 @@ export function registerAgentCommands(program: Command): void {
     .option('--api-key <key>', 'API key (HANGAR_API_KEY)');
   const client = () => clientFrom(agents.opts<ClientFlags>());
 
+  const push = async (c: HangarClient, dir: string, flags: { agent?: string; dryRun?: boolean }) => {
+    if (flags.dryRun) {
+      await pushAgent(c, dir, flags.agent, {
+        dryRun: (plan) => {
+          process.stderr.write(`Would ${plan.action} ${plan.agentId ? `agent ${plan.agentId}` : 'an agent'} (${plan.request.method} ${plan.request.path}); nothing was sent.\n`);
+          for (const f of plan.files) process.stderr.write(`  ${f.change.padEnd(9)} ${f.path}\n`);
+          process.stdout.write(`${JSON.stringify(plan.request.body, null, 2)}\n`);
+        },
+      });
+      return;
+    }
+    const r = await pushAgent(c, dir, flags.agent);
+    process.stderr.write(`${r.created ? 'Created' : 'Updated'} agent ${r.id}\n`);
+    process.stdout.write(`${r.revision}\n`);
+  };
+  const pushHelp = `Create an agent from a folder, or update it when the folder knows its id (agent_id in agent.json, ${AGENT_ID_FILE}, or --agent); prints the new revision.`;
+
   agents
     .command('push <dir>')
-    .description(`Create an agent from a folder, or update it when the folder knows its id (${AGENT_ID_FILE} or --agent); prints the new revision.`)
+    .description(pushHelp)
     .option('--agent <agent>', 'update this agent (id or exact name)')
     .option('--dry-run', 'print the request and the file tree it would send, change nothing')
-    .action(async (dir: string, flags: { agent?: string; dryRun?: boolean }) => {
-      if (flags.dryRun) {
-        await pushAgent(client(), dir, flags.agent, {
-          dryRun: (plan) => {
-            process.stderr.write(`Would ${plan.action} ${plan.agentId ? `agent ${plan.agentId}` : 'an agent'} (${plan.request.method} ${plan.request.path}); nothing was sent.\n`);
-            for (const f of plan.files) process.stderr.write(`  ${f.change.padEnd(9)} ${f.path}\n`);
-            process.stdout.write(`${JSON.stringify(plan.request.body, null, 2)}\n`);
-          },
-        });
-        return;
-      }
-      const r = await pushAgent(client(), dir, flags.agent);
-      process.stderr.write(`${r.created ? 'Created' : 'Updated'} agent ${r.id}\n`);
-      process.stdout.write(`${r.revision}\n`);
-    });
+    .action((dir: string, flags: { agent?: string; dryRun?: boolean }) => push(client(), dir, flags));
+
+  // The hosted CLI's verb for the same thing.
+  program
+    .command('deploy [dir]')
+    .description(`${pushHelp} DIR defaults to the current folder. The same as \`hangar agents push\`.`)
+    .option('--agent <agent>', 'update this agent (id or exact name)')
+    .option('--dry-run', 'print the request and the file tree it would send, change nothing')
+    .option('--url <url>', 'server URL (HANGAR_URL; default http://127.0.0.1:8124)')
+    .option('--api-key <key>', 'API key (HANGAR_API_KEY)')
+    .action((dir: string | undefined, flags: ClientFlags & { agent?: string; dryRun?: boolean }) => push(clientFrom(flags), dir ?? '.', flags));
 
   agents
     .command('pull <agent> <dir>')
     .description('Write an agent’s files into a folder (new or empty); AGENT is an id or exact name.')
-    .action(async (agent: string, dir: string) => {
+    .option('--force', 'overwrite the folder’s files that differ from the agent’s (and its link to another agent)')
+    .action(async (agent: string, dir: string, flags: { force?: boolean }) => {
       const c = client();
-      const r = await pullAgent(c, await resolveAgentId(c, agent), dir);
+      const r = await pullAgent(c, await resolveAgentId(c, agent), dir, { force: flags.force });
       process.stdout.write(`Pulled ${r.files} files at revision ${r.revision}\n`);
     });
 

@@ -4,6 +4,7 @@
 // (a prompt in a terminal, --approve/--reject in scripts); the run is resumed with the decisions,
 // as often as it pauses. A pause nobody answers is reported to the caller (non-zero exit).
 import { createHangarClient, type HangarClient } from '../client/index.js';
+import { describeError, reachingFetch } from './target.js';
 import { streamRun, type StreamRunBody } from '../client/stream.js';
 
 /** Where chat writes. */
@@ -60,15 +61,6 @@ export class ChatError extends Error {
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
-/** A fetch that says which server could not be reached instead of "fetch failed". */
-export function reachingFetch(baseUrl: string): typeof fetch {
-  return (input, init) =>
-    fetch(input, init).catch((error: unknown) => {
-      if (init?.signal?.aborted) throw error;
-      throw new ChatError(`cannot reach the Hangar server at ${baseUrl} (is it running? set --url or HANGAR_URL)`);
-    });
-}
-
 /** Send `message` to the agent and stream the answer, handling approvals. Throws ChatError on failure. */
 export async function chat(options: ChatOptions, io: ChatOutput): Promise<ChatResult> {
   const reach = reachingFetch(options.baseUrl);
@@ -78,11 +70,11 @@ export async function chat(options: ChatOptions, io: ChatOutput): Promise<ChatRe
   let threadId = options.thread;
   if (!threadId) {
     const created = await client.POST('/v1/deepagents/threads', { body: { agent_id: agentId } });
-    if (!created.data) throw new ChatError(`could not create a thread: ${describe(created.error)}`);
+    if (!created.data) throw new ChatError(`could not create a thread: ${describeError(created.error)}`);
     threadId = created.data.id;
   } else {
     const thread = await client.GET('/v1/deepagents/threads/{thread_id}', { params: { path: { thread_id: threadId } } });
-    if (!thread.data) throw new ChatError(`no thread ${threadId}: ${describe(thread.error)}`);
+    if (!thread.data) throw new ChatError(`no thread ${threadId}: ${describeError(thread.error)}`);
     // A new message on a thread waiting for approval would cancel the waiting call: answer it first.
     if (thread.data.status === 'interrupted') pendingFirst = actionsOf(Object.values(thread.data.interrupts ?? {}).flat().map((i) => i.value));
   }
@@ -125,7 +117,7 @@ export async function chat(options: ChatOptions, io: ChatOutput): Promise<ChatRe
         ...(options.timezone ? { user_timezone: options.timezone } : {}),
       } as StreamRunBody,
     });
-    if (stream.status !== 200) throw new ChatError(`the run was refused (${stream.status}): ${describe(stream.error)}`);
+    if (stream.status !== 200) throw new ChatError(`the run was refused (${stream.status}): ${describeError(stream.error)}`);
     let midLine = false;
     const line = (text: string) => {
       if (midLine) io.out('\n');
@@ -188,16 +180,12 @@ function actionsOf(values: unknown[]): PendingAction[] {
 export async function resolveAgentId(client: HangarClient, agent: string): Promise<string> {
   if (UUID.test(agent)) return agent;
   const res = await client.GET('/v1/deepagents/agents', { params: { query: { name: agent, page_size: 100 } } });
-  if (!res.data) throw new ChatError(`could not list agents: ${describe(res.error)}`);
+  if (!res.data) throw new ChatError(`could not list agents: ${describeError(res.error)}`);
   const match = res.data.items.filter((a) => a.name === agent);
   if (match.length !== 1) throw new ChatError(match.length === 0 ? `no agent named "${agent}"` : `several agents are named "${agent}"; use the id`);
   return match[0]!.id;
 }
 
-function describe(error: unknown): string {
-  if (error && typeof error === 'object' && 'detail' in error) return String((error as { detail: unknown }).detail);
-  return JSON.stringify(error);
-}
 
 /** The id of the one agent named `name` (exact match); an error naming the problem otherwise. */
 export function agentIdByName(client: HangarClient, name: string): Promise<string> {

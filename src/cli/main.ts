@@ -5,6 +5,7 @@ import { WorkspaceAdminError } from '../core/workspaces/service.js';
 import { VERSION } from '../version.js';
 import { ApiError, registerAgentCommands } from './agents.js';
 import { chat, ChatError } from './chat.js';
+import { clientTarget, UnreachableError } from './target.js';
 import { scriptedDecider, terminalDecider } from './decide.js';
 import { authLogin, listRepos } from './oauth.js';
 import { registerScheduleCommands } from './schedules.js';
@@ -152,9 +153,7 @@ withStorageFlags(keys.command('revoke <id>'))
 registerAgentCommands(program);
 /** The server and key of a client command. */
 function target(flags: { url?: string; apiKey?: string }) {
-  const apiKey = flags.apiKey ?? process.env.HANGAR_API_KEY;
-  if (!apiKey) throw new ConfigError('an API key is needed: --api-key or HANGAR_API_KEY');
-  return { baseUrl: flags.url ?? process.env.HANGAR_URL ?? 'http://127.0.0.1:8124', apiKey };
+  return clientTarget(flags);
 }
 const stdio = { out: (t: string) => process.stdout.write(t), err: (t: string) => process.stderr.write(t) };
 
@@ -222,7 +221,7 @@ registerWorkflowCommands(program, stdio);
 registerScheduleCommands(program, target);
 
 program.parseAsync(process.argv).catch((error: unknown) => {
-  if (error instanceof ApiError || error instanceof ChatError) {
+  if (error instanceof ApiError || error instanceof ChatError || error instanceof UnreachableError) {
     process.stderr.write(`hangar: ${error.message}\n`);
     process.exit(1);
   }

@@ -1,5 +1,6 @@
 // `hangar auth login PROVIDER` and `hangar repos INTEGRATION`: the OAuth flow and repository listing
 // from a terminal, through the typed client.
+import { describeError } from './target.js';
 import { createHangarClient } from '../client/index.js';
 
 /** Where the commands write. */
@@ -12,6 +13,8 @@ export interface CliOutput {
 export interface CliTarget {
   baseUrl: string;
   apiKey: string;
+  /** Names the server when it cannot be reached (the CLI's targets carry one). */
+  fetch?: typeof fetch;
 }
 
 /**
@@ -23,7 +26,7 @@ export async function authLogin(target: CliTarget & { provider: string; scopes?:
   const started = await client.POST('/v1/deepagents/auth-sessions', {
     body: { provider_id: target.provider, ...(target.scopes?.length ? { scopes: target.scopes } : {}), strategy: target.force ? 'CREATE' : 'REUSE' },
   });
-  if (!started.data) throw new Error(`could not start the authorization: ${describe(started.error)}`);
+  if (!started.data) throw new Error(`could not start the authorization: ${describeError(started.error)}`);
   if (started.data.status === 'COMPLETED') {
     io.out(`Already authorized with ${target.provider}.\n`);
     return 'COMPLETED';
@@ -32,7 +35,7 @@ export async function authLogin(target: CliTarget & { provider: string; scopes?:
   io.err('Waiting for the authorization to complete…\n');
   for (;;) {
     const polled = await client.GET('/v1/deepagents/auth-sessions/{session_id}', { params: { path: { session_id: started.data.id! }, query: { wait_seconds: 25 } } });
-    if (!polled.data) throw new Error(`could not read the authorization: ${describe(polled.error)}`);
+    if (!polled.data) throw new Error(`could not read the authorization: ${describeError(polled.error)}`);
     if (polled.data.status === 'COMPLETED') {
       io.out(`Authorized with ${target.provider}.\n`);
       return 'COMPLETED';
@@ -45,7 +48,7 @@ export async function authLogin(target: CliTarget & { provider: string; scopes?:
 export async function listRepos(target: CliTarget & { integration: string; json?: boolean | undefined }, io: CliOutput): Promise<number> {
   const client = createHangarClient(target);
   const repos = await client.GET('/v1/integrations/forge/vcshost/{integration_id}/repos', { params: { path: { integration_id: target.integration } } });
-  if (!repos.data) throw new Error(`could not list the repositories: ${describe(repos.error)}`);
+  if (!repos.data) throw new Error(`could not list the repositories: ${describeError(repos.error)}`);
   if (target.json) {
     io.out(`${JSON.stringify(repos.data, null, 2)}\n`);
   } else {
@@ -55,10 +58,3 @@ export async function listRepos(target: CliTarget & { integration: string; json?
   return repos.data.length;
 }
 
-function describe(error: unknown): string {
-  if (error && typeof error === 'object' && 'detail' in error) {
-    const detail = (error as { detail: unknown }).detail;
-    return typeof detail === 'string' ? detail : JSON.stringify(detail);
-  }
-  return JSON.stringify(error);
-}

@@ -1,5 +1,6 @@
 // `hangar schedules create|list|runs|delete`: agent runs on a cron schedule, from the terminal.
 import type { Command } from 'commander';
+import { describeError } from './target.js';
 import { createHangarClient, type HangarClient } from '../client/index.js';
 import { nextTicks, parseSchedule } from '../core/schedules/cron.js';
 import { agentIdByName } from './chat.js';
@@ -12,12 +13,8 @@ export interface Output {
   out: (text: string) => void;
 }
 
-type Target = (flags: { url?: string; apiKey?: string }) => { baseUrl: string; apiKey: string };
+type Target = (flags: { url?: string; apiKey?: string }) => { baseUrl: string; apiKey: string; fetch?: typeof fetch };
 
-function describe(error: unknown): string {
-  if (error && typeof error === 'object' && 'detail' in error) return String((error as { detail: unknown }).detail);
-  return JSON.stringify(error);
-}
 
 async function agentId(client: HangarClient, agent: string): Promise<string> {
   return UUID.test(agent) ? agent : agentIdByName(client, agent);
@@ -49,7 +46,7 @@ export function registerScheduleCommands(program: Command, target: Target, io: O
           ...(flags.disabled ? { enabled: false } : {}),
         },
       });
-      if (!res.data) throw new Error(`the schedule was refused (${res.response.status}): ${describe(res.error)}`);
+      if (!res.data) throw new Error(`the schedule was refused (${res.response.status}): ${describeError(res.error)}`);
       const s = res.data;
       io.out(`Created schedule ${s.id}: "${s.schedule}" in ${s.timezone}${s.enabled ? '' : ' (disabled)'}\n`);
       if (s.next_run_at) {
@@ -66,7 +63,7 @@ export function registerScheduleCommands(program: Command, target: Target, io: O
     .action(async (flags: { agent?: string; json?: boolean; url?: string; apiKey?: string }) => {
       const client = createHangarClient(target(flags));
       const res = await client.GET('/v1/deepagents/schedules', { params: { query: { page_size: 100, ...(flags.agent ? { agent_id: await agentId(client, flags.agent) } : {}) } } });
-      if (!res.data) throw new Error(`could not list schedules: ${describe(res.error)}`);
+      if (!res.data) throw new Error(`could not list schedules: ${describeError(res.error)}`);
       if (flags.json) return void io.out(`${JSON.stringify(res.data.items, null, 2)}\n`);
       io.out(
         table(
@@ -89,7 +86,7 @@ export function registerScheduleCommands(program: Command, target: Target, io: O
     .action(async (id: string, flags: { url?: string; apiKey?: string }) => {
       const client = createHangarClient(target(flags));
       const res = await client.GET('/v1/deepagents/schedules/{schedule_id}/runs', { params: { path: { schedule_id: id }, query: { page_size: 100 } } });
-      if (!res.data) throw new Error(`could not read schedule ${id}: ${describe(res.error)}`);
+      if (!res.data) throw new Error(`could not read schedule ${id}: ${describeError(res.error)}`);
       io.out(
         table(
           ['TICK', 'STATE', 'RUN', 'THREAD', 'STATUS'],
@@ -103,7 +100,7 @@ export function registerScheduleCommands(program: Command, target: Target, io: O
     .action(async (id: string, flags: { url?: string; apiKey?: string }) => {
       const client = createHangarClient(target(flags));
       const res = await client.DELETE('/v1/deepagents/schedules/{schedule_id}', { params: { path: { schedule_id: id } } });
-      if (res.response.status !== 204) throw new Error(`could not delete schedule ${id}: ${describe(res.error)}`);
+      if (res.response.status !== 204) throw new Error(`could not delete schedule ${id}: ${describeError(res.error)}`);
       io.out(`Deleted schedule ${id}\n`);
     });
 }

@@ -2,7 +2,7 @@
 // add|list|tools|connect`, `traces list|show`, and `dev` (watch a folder, push each change as a
 // revision, keep a chat open). Agents and tool servers are named by id or by exact name.
 import { watch } from 'node:fs';
-import { mkdir, readdir, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, rm, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { createInterface } from 'node:readline/promises';
 import type { Command } from 'commander';
@@ -37,14 +37,24 @@ export function scaffold(name: string): Record<string, string> {
 
 /** `hangar init DIR`: scaffold a folder, or fill it with an existing agent's files (`from`). */
 export async function initFolder(dir: string, options: { from?: string; client?: () => HangarClient } = {}): Promise<{ files: number; agentId?: string }> {
+  const existed = await stat(dir).then(
+    () => true,
+    () => false,
+  );
   await mkdir(dir, { recursive: true });
   const present = (await readdir(dir)).filter((f) => f !== '.git');
   if (present.length > 0) throw new ApiError(`${dir} is not empty; init writes into a new or empty folder`);
   if (options.from) {
-    const client = options.client!();
-    const agentId = await resolveAgentId(client, options.from);
-    const pulled = await pullAgent(client, agentId, dir);
-    return { files: pulled.files, agentId };
+    try {
+      const client = options.client!();
+      const agentId = await resolveAgentId(client, options.from);
+      const pulled = await pullAgent(client, agentId, dir);
+      return { files: pulled.files, agentId };
+    } catch (error) {
+      // A failed init leaves no empty folder behind (only one it created).
+      if (!existed) await rm(dir, { recursive: true, force: true });
+      throw error;
+    }
   }
   const files = scaffold(path.basename(path.resolve(dir)));
   for (const [p, content] of Object.entries(files)) await writeFile(path.join(dir, p), content);

@@ -2,12 +2,12 @@
 // push --dry-run, push, dev (watch + push each change + chat), chat with approvals (answered by a
 // prompt, by flags, or left waiting with a non-zero exit), agents get/log/pull by name, tool servers,
 // traces. The CLI runs as real processes where exit codes and output matter.
-import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, readFile, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { PassThrough } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { pushAgent, readAgentFolder, type PushPlan } from '../../src/cli/agents.js';
+import { pullAgent, pushAgent, readAgentFolder, type PushPlan } from '../../src/cli/agents.js';
 import { chat, type ChatOutput } from '../../src/cli/chat.js';
 import { askingDecider, scriptedDecider } from '../../src/cli/decide.js';
 import { dev, initFolder, toolsJson } from '../../src/cli/workflow.js';
@@ -184,4 +184,69 @@ describe('hangar dev', () => {
     const agent = await server.client.GET('/v1/deepagents/agents', { params: { query: { name: 'devving' } } });
     expect(agent.data!.items[0]!.revision).toBe(pushes[1]);
   });
+});
+
+describe('folders in the hosted CLI’s layout, and pulls that would lose work', () => {
+  it('deploys a hosted-layout folder to the agent its agent.json names; a pull refuses a folder it would overwrite', async () => {
+    const target = await pushAgent(server.client, await (async () => {
+      const dir = path.join(work, 'hosted-target');
+      await initFolder(dir);
+      return dir;
+    })());
+    const dir = path.join(work, 'hosted');
+    await mkdir(path.join(dir, 'subagents/helper'), { recursive: true });
+    await writeFile(path.join(dir, 'agent.json'), JSON.stringify({ name: 'hosted-target', agent_id: target.id, model: 'scripted:demo', permissions: {} }));
+    await writeFile(path.join(dir, 'AGENTS.md'), 'Answer briefly.\n');
+    await writeFile(path.join(dir, 'subagents/helper/agent.json'), JSON.stringify({ name: 'helper', description: 'Looks things up' }));
+    await writeFile(path.join(dir, 'subagents/helper/AGENTS.md'), 'You look things up.\n');
+    await writeFile(path.join(dir, 'subagents/helper/tools.json'), JSON.stringify({ tools: [] }));
+
+    // `hangar deploy`, the hosted CLI's verb: a dry run names the agent from agent.json and sends nothing.
+    const dry = await runHangar(['deploy', dir, '--dry-run'], env());
+    expect(dry.code, dry.stderr).toBe(0);
+    expect(dry.stderr).toContain(`Would update agent ${target.id}`);
+    const deployed = await runHangar(['deploy', dir], env());
+    expect(deployed.code, deployed.stderr).toBe(0);
+    expect(deployed.stderr).toContain(`Updated agent ${target.id}`);
+    const agent = await server.client.GET('/v1/deepagents/agents/{agent_id}', { params: { path: { agent_id: target.id } } });
+    expect(agent.data!.subagents).toEqual([expect.objectContaining({ name: 'helper', description: 'Looks things up', instructions: 'You look things up.\n' })]);
+    const named = await server.client.GET('/v1/deepagents/agents', { params: { query: { name: 'hosted-target' } } });
+    expect(named.data!.items).toHaveLength(1); // updated, not a second agent of the same name
+
+    // Pulling another agent over this folder would replace local files and relink the folder: refused.
+    const other = await pushAgent(server.client, await (async () => {
+      const d = path.join(work, 'other-agent');
+      await initFolder(d);
+      return d;
+    })());
+    await writeFile(path.join(work, 'other-agent', 'AGENTS.md'), 'local edit, not pushed\n');
+    await expect(pullAgent(server.client, target.id, path.join(work, 'other-agent'))).rejects.toThrow(`is the folder of agent ${other.id}`);
+    expect(await readFile(path.join(work, 'other-agent', 'AGENTS.md'), 'utf8')).toBe('local edit, not pushed\n');
+    // Its own agent, over an unpushed edit: refused too; --force overwrites.
+    await expect(pullAgent(server.client, other.id, path.join(work, 'other-agent'))).rejects.toThrow("holds files that differ from the agent's (AGENTS.md)");
+    await pullAgent(server.client, other.id, path.join(work, 'other-agent'), { force: true });
+    expect(await readFile(path.join(work, 'other-agent', 'AGENTS.md'), 'utf8')).not.toBe('local edit, not pushed\n');
+  }, 240_000);
+
+  it('every client command names a server it cannot reach, and refuses a URL that is not one', async () => {
+    const down = { HANGAR_URL: 'http://127.0.0.1:9', HANGAR_API_KEY: server.adminKey };
+    const [schedules, repos, badUrl, noKey] = await Promise.all([
+      runHangar(['schedules', 'list'], down),
+      runHangar(['repos', '00000000-0000-4000-8000-000000000000'], down),
+      runHangar(['agents', 'list', '--url', 'not-a-url'], { HANGAR_API_KEY: server.adminKey }),
+      runHangar(['agents', 'list'], { HANGAR_URL: server.url }),
+    ]);
+    for (const r of [schedules, repos]) {
+      expect(r.code).toBe(1);
+      expect(r.stderr).toBe('hangar: cannot reach the Hangar server at http://127.0.0.1:9 (is it running? set --url or HANGAR_URL)\n');
+    }
+    // init --from an agent that does not exist leaves no empty folder behind.
+    const missing = path.join(work, 'from-nothing');
+    await expect(initFolder(missing, { from: 'no-such-agent', client: () => server.client })).rejects.toThrow('no agent named');
+    await expect(readdir(missing)).rejects.toThrow('ENOENT');
+    expect(badUrl.code).toBe(2);
+    expect(badUrl.stderr).toContain('"not-a-url" is not an http(s) URL');
+    expect(noKey.code).toBe(2);
+    expect(noKey.stderr).toBe('hangar: an API key is needed: --api-key or HANGAR_API_KEY\n');
+  }, 240_000);
 });

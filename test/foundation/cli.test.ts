@@ -57,6 +57,9 @@ describe('hangar CLI', () => {
     expect(list.stdout).not.toContain(key); // never the key itself
     expect(list.stdout).not.toContain(adminKey);
     const viewerId = list.stdout.split('\n').find((l) => l.includes('viewer'))!.split(/\s+/)[0]!;
+    const unknown = await runHangar(['keys', 'list', '--workspace', 'nope', '--data-dir', dataDir]);
+    expect(unknown.code).toBe(2);
+    expect(unknown.stderr).toBe('hangar: no workspace named "nope"\n');
     const revoked = await runHangar(['keys', 'revoke', viewerId, '--data-dir', dataDir]);
     expect(revoked.code).toBe(0);
     expect((await viewer.GET('/v1/deepagents/mcp-servers')).response.status).toBe(401);

@@ -66,6 +66,24 @@ describe('agent file tree', () => {
     expect(def.extras).toEqual({});
   });
 
+  it('reads a project folder as the hosted CLI writes it: model in agent.json, subagents with agent.json', () => {
+    const def = filesToDefinition({
+      'agent.json': JSON.stringify({ name: 'demo', agent_id: '1b7e0a52-0000-4000-8000-000000000000', model: 'anthropic:claude-sonnet-4-6', permissions: {} }),
+      'subagents/helper/agent.json': JSON.stringify({ name: 'helper', description: 'Looks things up', model: 'openai:gpt-4.1' }),
+      'subagents/helper/AGENTS.md': 'You look things up.\n',
+      'subagents/helper/tools.json': JSON.stringify({ tools: [] }),
+      'subagents/plain/agent.json': JSON.stringify({ description: 'from json' }),
+      'subagents/plain/AGENTS.md': '---\ndescription: from front matter\nmodel_id: x:z\n---\nBody',
+    });
+    expect(def.runtime).toEqual({ model: { model_id: 'anthropic:claude-sonnet-4-6' } });
+    expect(def.subagents).toEqual([
+      { name: 'helper', description: 'Looks things up', model_id: 'openai:gpt-4.1', instructions: 'You look things up.\n', tools: { tools: [], interrupt_config: {} } },
+      // agent.json wins where both say something; front matter fills in the rest.
+      { name: 'plain', description: 'from json', model_id: 'x:z', instructions: 'Body' },
+    ]);
+    expect(filesToDefinition({ 'agent.json': JSON.stringify({ name: 'm', model: { model_id: 'x:y' } }) }).runtime.model.model_id).toBe('x:y');
+  });
+
   const agentJson = JSON.stringify({ name: 'a', runtime: { model: { model_id: 'x:y' } } });
   const bad: [string, Record<string, string>, string, RegExp][] = [
     ['no agent.json', { 'AGENTS.md': 'hi' }, 'agent.json', /required/],
@@ -79,6 +97,10 @@ describe('agent file tree', () => {
     ['tools.json wrong shape', { 'agent.json': agentJson, 'tools.json': '{"tools":[{"name":1}]}' }, 'tools.json', /tools\.0/],
     ['subagent tools.json alone', { 'agent.json': agentJson, 'subagents/s/tools.json': '{}' }, 'subagents/s/tools.json', /no AGENTS.md/],
     ['stray file in a subagent', { 'agent.json': agentJson, 'subagents/s/x.md': '' }, 'subagents/s/x.md', /only AGENTS.md/],
+    ['subagent agent.json alone', { 'agent.json': agentJson, 'subagents/s/agent.json': '{}' }, 'subagents/s/agent.json', /no AGENTS.md/],
+    ['subagent agent.json naming another folder', { 'agent.json': agentJson, 'subagents/s/agent.json': '{"name":"t"}', 'subagents/s/AGENTS.md': 'x' }, 'subagents/s/agent.json', /differs/],
+    ['AGENTS.md without front matter and no agent.json', { 'agent.json': agentJson, 'subagents/s/AGENTS.md': 'x' }, 'subagents/s/AGENTS.md', /front matter/],
+    ['agent.json with neither runtime nor model', { 'agent.json': '{"name":"a"}' }, 'agent.json', /or model/],
     ['bad skill name', { 'agent.json': agentJson, 'skills/a.b/SKILL.md': '---\nname: a.b\n---\n' }, 'skills/a.b/SKILL.md', /not a valid skill name/],
   ];
   it.each(bad)('rejects %s, naming the file', (_label, files, path, message) => {

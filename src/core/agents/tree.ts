@@ -9,6 +9,8 @@
 //   skills/<name>/<path>            other files of the skill
 //   subagents/<name>/AGENTS.md      YAML front matter `description` (+ `model_id`), then the instructions
 //   subagents/<name>/tools.json     optional tool set of the subagent
+// The hosted CLI's project folders are read too: `model` in agent.json for `runtime.model`, and a
+// subagent's `agent.json` ({description, model}) beside an AGENTS.md without front matter.
 // Any other path is an extra file: kept in the tree, ignored by the definition.
 import YAML from 'yaml';
 import { z } from 'zod';
@@ -118,12 +120,27 @@ export const ToolsConfigSchema = z.object({
   interrupt_config: z.record(z.string(), z.boolean()).default({}),
 });
 
-const AgentJsonSchema = z.object({
-  name: z.string(),
-  description: z.string().default(''),
-  runtime: z.object({ model: z.object({ model_id: z.string() }), run_timeout_seconds: z.number().int().positive().max(MAX_RUN_TIMEOUT_SECONDS).optional() }),
-  extras: z.record(z.string(), z.unknown()).default({}),
-  backend: z.record(z.string(), z.unknown()).optional(),
+/** A model as the hosted CLI writes it in agent.json: `<provider>:<model_id>` or `{model_id}`. */
+const ModelRefSchema = z.union([z.string().min(1), z.object({ model_id: z.string().min(1) })]);
+const modelIdOf = (ref: z.infer<typeof ModelRefSchema>): string => (typeof ref === 'string' ? ref : ref.model_id);
+
+const AgentJsonSchema = z
+  .object({
+    name: z.string(),
+    description: z.string().default(''),
+    runtime: z.object({ model: z.object({ model_id: z.string() }), run_timeout_seconds: z.number().int().positive().max(MAX_RUN_TIMEOUT_SECONDS).optional() }).optional(),
+    model: ModelRefSchema.optional(),
+    extras: z.record(z.string(), z.unknown()).default({}),
+    backend: z.record(z.string(), z.unknown()).optional(),
+  })
+  .refine((a) => a.runtime !== undefined || a.model !== undefined, { path: ['runtime'], message: 'runtime.model.model_id is required (or model, as the hosted CLI writes it)' });
+
+/** A subagent's agent.json in the hosted CLI's layout. */
+const SubagentJsonSchema = z.object({
+  name: z.string().optional(),
+  description: z.string().optional(),
+  model: ModelRefSchema.optional(),
+  model_id: z.string().min(1).optional(),
 });
 
 const SkillFrontMatter = z.object({ name: z.string(), description: z.string().default('') });
@@ -166,7 +183,7 @@ export function filesToDefinition(files: Record<string, string>): AgentDefinitio
   const def: AgentDefinition = {
     name: agent.name,
     description: agent.description,
-    runtime: runtimeOf(agent.runtime),
+    runtime: runtimeOf(agent.runtime ?? { model: { model_id: modelIdOf(agent.model!) } }),
     instructions: files['AGENTS.md'] ?? '',
     tools: files['tools.json'] === undefined ? { tools: [], interrupt_config: {} } : parseTools('tools.json', files['tools.json']),
     skills: readSkills(files),
@@ -219,15 +236,26 @@ function readSubagents(files: Record<string, string>): SubagentDefinition[] {
       toolFiles.push([name, content]);
       continue;
     }
+    if (rel === 'agent.json') {
+      if (files[`subagents/${name}/AGENTS.md`] === undefined) throw new TreeFormatError(path, `subagents/${name}/ has agent.json but no AGENTS.md`);
+      continue;
+    }
     if (rel !== 'AGENTS.md') {
-      throw new TreeFormatError(path, `${path}: a subagent folder holds only AGENTS.md and tools.json`);
+      throw new TreeFormatError(path, `${path}: a subagent folder holds only AGENTS.md, tools.json and (as the hosted CLI writes it) agent.json`);
     }
     checkSlug(path, name, 'subagent');
-    const { front, body } = splitFrontMatter(path, content);
+    const jsonPath = `subagents/${name}/agent.json`;
+    const hosted = files[jsonPath] === undefined ? undefined : parseJson(jsonPath, files[jsonPath], SubagentJsonSchema);
+    if (hosted?.name !== undefined && hosted.name !== name) {
+      throw new TreeFormatError(jsonPath, `${jsonPath}: name "${hosted.name}" differs from the folder name "${name}"`);
+    }
+    // With an agent.json beside it, AGENTS.md is the instructions; front matter is optional.
+    const { front, body } = hosted && !/^\uFEFF?---\r?\n/.test(content) ? { front: {}, body: content } : splitFrontMatter(path, content);
     const meta = SubagentFrontMatter.safeParse(front);
     if (!meta.success) throw new TreeFormatError(path, `${path}: front matter needs a string "description" (and optionally "model_id")`);
-    const sub: SubagentDefinition = { name, description: meta.data.description, instructions: body };
-    if (meta.data.model_id) sub.model_id = meta.data.model_id;
+    const sub: SubagentDefinition = { name, description: hosted?.description ?? meta.data.description, instructions: body };
+    const model = hosted?.model_id ?? (hosted?.model !== undefined ? modelIdOf(hosted.model) : undefined) ?? meta.data.model_id;
+    if (model) sub.model_id = model;
     byName.set(name, sub);
   }
   for (const [name, content] of toolFiles) {

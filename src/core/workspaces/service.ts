@@ -169,7 +169,11 @@ export class WorkspaceService {
       .selectAll('k')
       .select('w.name as workspace_name')
       .orderBy('k.created_at');
-    if (options.workspace) q = q.where('w.name', '=', options.workspace);
+    if (options.workspace) {
+      const workspace = await this.db.selectFrom('workspaces').select('id').where('name', '=', options.workspace).executeTakeFirst();
+      if (!workspace) throw new WorkspaceAdminError(`no workspace named "${options.workspace}"`);
+      q = q.where('w.name', '=', options.workspace);
+    }
     const rows = await q.execute();
     return rows.map((r) => toKeyRecord(r, r.workspace_name));
   }

@@ -60,7 +60,7 @@ function explain(code: RunErrorCode, status: number | undefined, detail: string)
   switch (code) {
     case 'model_auth_failed':
       // Providers echo part of a refused key ("Incorrect API key provided: sk-ab***yz"): say nothing of it.
-      return `the model provider refused the API key${http}; check the key of the saved model configuration`;
+      return `the model provider refused the API key or found none${http}; check the saved model configuration's api_key or, for a direct <provider>:<model>, the provider's key in the server's environment (for example OPENAI_API_KEY)`;
     case 'model_rate_limited':
       return `the model provider is rate limiting requests${http} and still was after retries: ${detail}`;
     case 'model_unavailable':
