@@ -8,6 +8,7 @@ import { createMiddleware } from 'langchain';
 import type { OAuthToolAccess } from '../oauth-tools.js';
 import { loadMcpTools, type DroppedTool, type ToolLimits, type ToolRef, type ToolServerCredentials } from '../tools/mcp.js';
 import { respondMiddleware } from './respond.js';
+import { toolErrorsMiddleware } from './tool-errors.js';
 import { interruptOnFor } from './approvals.js';
 import { agentFileSystem, DEFINITION_ROOT, definitionBackend } from './backend.js';
 import { localDateTimeLine } from './clock.js';
@@ -132,7 +133,7 @@ export async function buildAgent(blueprint: AgentBlueprint, deps: BuildDeps): Pr
         // Subagents inherit the parent's rules; their own tools.json overrides them key by key.
         interruptOn: interruptOnFor(named(s.tools ?? []), { ...blueprint.interruptConfig, ...(s.interruptConfig ?? {}) }) as never,
         // A reviewer's `respond` inside a subagent is a successful tool reply there too.
-        middleware: [respondMiddleware()] as never,
+        middleware: [respondMiddleware(), toolErrorsMiddleware()] as never,
         ...(s.hasSkills ? { skills: [`${DEFINITION_ROOT}subagents/${s.name}/skills/`] } : {}),
       })),
     );
@@ -149,7 +150,10 @@ export async function buildAgent(blueprint: AgentBlueprint, deps: BuildDeps): Pr
       systemPrompt: sandbox ? `${blueprint.instructions}\n\n${sandbox.prompt}` : blueprint.instructions,
       tools: mainTools as never,
       subagents,
-      middleware: (sandbox ? [clock, respondMiddleware(), sandboxOutput(sandbox.withWriter)] : [clock, respondMiddleware()]) as never,
+      // ToolErrors last: innermost around each tool call, it sees the tool's own failure.
+      middleware: (sandbox
+        ? [clock, respondMiddleware(), sandboxOutput(sandbox.withWriter), toolErrorsMiddleware()]
+        : [clock, respondMiddleware(), toolErrorsMiddleware()]) as never,
       interruptOn: interruptOn as never,
       backend: agentFileSystem({
         definition,
