@@ -62,6 +62,9 @@ export async function executeRun(options: ExecuteOptions): Promise<RunOutcome> {
         [SKIP_MEMORY_PROTECTION_KEY]: run.input.skip_memory_write_protection === true,
       },
       metadata: { assistant_id: run.agentId, run_id: run.id, thread_id: run.threadId, revision: run.revision },
+      // The trace's root run is named after the agent (its id stays in metadata.assistant_id), so
+      // traces are told apart, and found, by the agent's name.
+      runName: agent.agentName,
       streamMode: graphModes(run.input.stream_mode),
       ...(run.input.interrupt_before ? { interruptBefore: run.input.interrupt_before } : {}),
       ...(run.input.interrupt_after ? { interruptAfter: run.input.interrupt_after } : {}),

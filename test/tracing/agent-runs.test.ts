@@ -98,6 +98,22 @@ describe('traced agent runs', () => {
     expect(foreign.response.status).toBe(404);
   });
 
+  it("names a run's root after the agent, keeps its id in metadata, and the name filter finds it", async () => {
+    const name = `weather-desk-${Math.random().toString(36).slice(2, 8)}`;
+    const agentId = await createAgent(server, { name });
+    const threadId = await createThread(server, agentId);
+    const { stream } = await run(server, threadId, { agent_id: agentId, messages: [{ role: 'user', content: 'hello' }] });
+    const res = await server.client.GET('/v1/deepagents/threads/{thread_id}/runs/{run_id}/trace', { params: { path: { thread_id: threadId, run_id: stream.runId! } } });
+    const root = res.data as unknown as Tree;
+    expect(root.name).toBe(name);
+    expect(root.metadata).toMatchObject({ assistant_id: agentId, agent_name: name });
+    const defaultProject = (await server.client.GET('/v1/tracing/projects')).data!.items.find((p) => p.is_default)!;
+    const found = await server.client.GET('/v1/tracing/projects/{project_id}/runs', {
+      params: { path: { project_id: defaultProject.id }, query: { name: name.slice(0, 14) } },
+    });
+    expect(found.data!.items.map((r) => [r.id, r.name])).toEqual([[root.id, name]]);
+  });
+
   it('with HANGAR_TRACING=false a run has no trace (trace_not_found) and still succeeds', async () => {
     const untraced = await startTestServer({ env: { HANGAR_TRACING: 'false' } });
     try {

@@ -33,6 +33,8 @@ export interface SubagentBlueprint {
 export interface AgentBlueprint {
   workspaceId: string;
   agentId: string;
+  /** The agent's name at this revision (agent.json `name`): the name of its runs' traces. */
+  agentName?: string | undefined;
   revision: string;
   instructions: string;
   modelId: string;
@@ -82,6 +84,8 @@ export interface BuiltAgent {
   /** Tools named in tools.json that their server does not offer. */
   dropped: DroppedTool[];
   modelName: string;
+  /** The agent's name (its id when the blueprint has none): the root run of each trace is named so. */
+  agentName: string;
   /** The agent's own run time limit, if it sets one. */
   runTimeoutMs?: number | undefined;
   close(): Promise<void>;
@@ -168,7 +172,7 @@ export async function buildAgent(blueprint: AgentBlueprint, deps: BuildDeps): Pr
     });
     boundTools.push(...toolNodeTools(graph, sandbox !== undefined));
     const modelName = (model as { model?: string }).model ?? blueprint.modelId;
-    return { graph, tools: boundTools, dropped: loaded.dropped, modelName, runTimeoutMs: blueprint.runTimeoutMs, close: loaded.close };
+    return { graph, tools: boundTools, dropped: loaded.dropped, modelName, agentName: blueprint.agentName || blueprint.agentId, runTimeoutMs: blueprint.runTimeoutMs, close: loaded.close };
   } catch (error) {
     await loaded.close();
     throw error;
