@@ -10,6 +10,8 @@ export interface RunCallbackContext {
   agentName?: string | undefined;
   /** The main model's name, as reported by the model. */
   modelName: string;
+  /** Whether the run has been cancelled (its abort reason says so); what fails after that was stopped. */
+  cancelled?: (() => boolean) | undefined;
   /** Configured tools left out because their server does not expose them (or is down). */
   droppedTools?: readonly DroppedTool[];
 }

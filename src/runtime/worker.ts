@@ -232,7 +232,14 @@ export class WorkerPool implements BackgroundTask {
         run,
         writer: opened,
         agent: () => this.runtime.agentFor(run.workspaceId, run.agentId, run.revision),
-        callbacks: async (agent) => (handlers = await runCallbacks(this.runtime.callbackFactories, { run, agentName: agent.agentName, modelName: agent.modelName, droppedTools: agent.dropped })),
+        callbacks: async (agent) =>
+          (handlers = await runCallbacks(this.runtime.callbackFactories, {
+            run,
+            agentName: agent.agentName,
+            modelName: agent.modelName,
+            droppedTools: agent.dropped,
+            cancelled: () => abort.signal.reason instanceof RunCancelled,
+          })),
         signal: abort.signal,
         recursionLimit: this.settings.recursionLimit,
         durability: this.settings.checkpointDurability,

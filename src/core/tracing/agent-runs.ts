@@ -13,7 +13,7 @@ export const TRACING_PROJECT_KEY = 'tracing_project';
 
 /** The runtime callback factory that traces every run. */
 export function agentRunTracing(deps: { db: Db; tracing: TracingService; logger: Logger }): CallbackFactory {
-  return async ({ run, agentName, modelName, droppedTools }): Promise<BaseCallbackHandler[]> => {
+  return async ({ run, agentName, modelName, droppedTools, cancelled }): Promise<BaseCallbackHandler[]> => {
     // The claim brought the thread's metadata along; read it only for a run claimed without.
     const metadata =
       run.threadMetadata ??
@@ -42,6 +42,7 @@ export function agentRunTracing(deps: { db: Db; tracing: TracingService; logger:
           : {}),
       },
       tags: testRun ? ['test-run'] : [],
+      cancelled,
       onError: (error) => log.warn({ err: error }, 'writing the trace failed; the run continues'),
     });
     return [tracer];
