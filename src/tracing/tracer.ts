@@ -23,6 +23,8 @@ export interface HangarTracerOptions {
   tags?: string[] | undefined;
   /** Called when a write fails; tracing never fails the run. */
   onError?: (error: unknown) => void;
+  /** The name of root runs (the agent's name); the run's own name when absent. */
+  rootName?: string | undefined;
   /** Whether the run was cancelled (POST …/cancel and the like): what fails from then on was stopped, not failed. */
   cancelled?: (() => boolean) | undefined;
 }
@@ -104,7 +106,7 @@ export class HangarTracer extends BaseTracer {
       traceId: run.trace_id ?? run.id,
       parentRunId: run.parent_run_id ?? null,
       dottedOrder: run.dotted_order ?? run.id,
-      name: run.name,
+      name: isRoot && this.options.rootName ? this.options.rootName : run.name,
       runType: run.run_type,
       startTime: new Date(run.start_time),
       endTime: run.end_time === undefined ? undefined : new Date(run.end_time),

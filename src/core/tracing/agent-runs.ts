@@ -43,6 +43,7 @@ export function agentRunTracing(deps: { db: Db; tracing: TracingService; logger:
       },
       tags: testRun ? ['test-run'] : [],
       cancelled,
+      rootName: agentName,
       onError: (error) => log.warn({ err: error }, 'writing the trace failed; the run continues'),
     });
     return [tracer];
