@@ -128,7 +128,7 @@ describe('traced agent runs', () => {
     expect(root.error).not.toMatch(/\n\s+at |node_modules|file:\/\//);
     expect(root.metadata).toMatchObject({ run_id: stream.runId, thread_id: threadId, assistant_id: agentId, agent_name: name, model: 'nosuchprovider:model' });
     const defaultProject = (await server.client.GET('/v1/tracing/projects')).data!.items.find((p) => p.is_default)!;
-    const failed = await server.client.GET('/v1/tracing/projects/{project_id}/runs', { params: { path: { project_id: defaultProject.id }, query: { error: true, name } } });
+    const failed = await server.client.GET('/v1/tracing/projects/{project_id}/runs', { params: { path: { project_id: defaultProject.id }, query: { error: 'true', name } } });
     expect(failed.data!.items.map((r) => r.id)).toEqual([root.id]);
   });
 
