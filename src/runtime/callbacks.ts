@@ -6,8 +6,12 @@ import type { DroppedTool } from './tools/mcp.js';
 /** What a callback factory knows about the run. */
 export interface RunCallbackContext {
   run: ClaimedRun;
+  /** The agent's name at the run's revision. */
+  agentName?: string | undefined;
   /** The main model's name, as reported by the model. */
   modelName: string;
+  /** Whether the run has been cancelled (its abort reason says so); what fails after that was stopped. */
+  cancelled?: (() => boolean) | undefined;
   /** Configured tools left out because their server does not expose them (or is down). */
   droppedTools?: readonly DroppedTool[];
 }

@@ -1,6 +1,7 @@
 // Executing one claimed run: build (or reuse) its agent, stream the graph, append every event to the
 // run's log, and report how the run ended.
 import type { BaseCallbackHandler } from '@langchain/core/callbacks/base';
+import { CallbackManager } from '@langchain/core/callbacks/manager';
 import { Command } from '@langchain/langgraph';
 import { SKIP_MEMORY_PROTECTION_KEY } from './agent/approvals.js';
 import type { BuiltAgent } from './agent/build.js';
@@ -18,7 +19,8 @@ export interface ExecuteOptions {
   writer: RunEventWriter;
   /** Builds or reuses the agent; its failure (unknown model, deleted agent) fails the run. */
   agent: () => Promise<BuiltAgent>;
-  callbacks: (agent: BuiltAgent) => Promise<BaseCallbackHandler[]>;
+  /** The run's callbacks (the tracer); without an agent when it could not be built (the trace then holds the failure). */
+  callbacks: (agent: BuiltAgent | undefined) => Promise<BaseCallbackHandler[]>;
   signal: AbortSignal;
   recursionLimit: number;
   durability: 'async' | 'sync' | 'exit';
@@ -35,8 +37,10 @@ export async function executeRun(options: ExecuteOptions): Promise<RunOutcome> {
   const usage = new UsageCounter();
   let modelName = 'unknown';
   let limits: RunLimits | undefined;
+  let built = false;
   try {
     const agent = await options.agent();
+    built = true;
     modelName = agent.modelName;
     if (options.deadlines) {
       limits = new RunLimits(options.signal, { ...options.deadlines, ...(agent.runTimeoutMs ? { runTimeoutMs: agent.runTimeoutMs } : {}) });
@@ -62,6 +66,9 @@ export async function executeRun(options: ExecuteOptions): Promise<RunOutcome> {
         [SKIP_MEMORY_PROTECTION_KEY]: run.input.skip_memory_write_protection === true,
       },
       metadata: { assistant_id: run.agentId, run_id: run.id, thread_id: run.threadId, revision: run.revision },
+      // The trace's root run is named after the agent (its id stays in metadata.assistant_id), so
+      // traces are told apart, and found, by the agent's name.
+      runName: agent.agentName,
       streamMode: graphModes(run.input.stream_mode),
       ...(run.input.interrupt_before ? { interruptBefore: run.input.interrupt_before } : {}),
       ...(run.input.interrupt_after ? { interruptAfter: run.input.interrupt_after } : {}),
@@ -89,9 +96,30 @@ export async function executeRun(options: ExecuteOptions): Promise<RunOutcome> {
     const reason: unknown = options.signal.aborted ? options.signal.reason : undefined;
     const failure = classifyFailure(limits?.reason ?? (reason instanceof Error ? reason : error));
     writer.append({ kind: 'error', data: failure });
+    // The agent could not be built (an unknown model provider, a deleted agent): no graph ran, so
+    // nothing was traced; the failure is traced here, so the run has a trace that says why.
+    if (!built) await traceFailure(options, failure);
     return { status: failure.code === 'run_timeout' ? 'timeout' : 'error', thread: 'error', error: failure, usage: usage.total(modelName), cause: error };
   } finally {
     limits?.dispose();
+  }
+}
+
+/** A trace of one root run that failed with `failure` (its callbacks are flushed by the worker, as any run's). */
+async function traceFailure(options: ExecuteOptions, failure: { error: string; message: string }): Promise<void> {
+  const { run } = options;
+  try {
+    const handlers = await options.callbacks(undefined);
+    if (handlers.length === 0) return;
+    const metadata = { assistant_id: run.agentId, run_id: run.id, thread_id: run.threadId, revision: run.revision };
+    const manager = CallbackManager.configure(handlers, undefined, undefined, undefined, metadata);
+    // Named after the agent id here; the tracer names a root after the agent when it knows the name.
+    const root = await manager?.handleChainStart({ lc: 1, type: 'not_implemented', id: ['hangar', 'agent'] }, { messages: run.input.messages ?? [] }, undefined, undefined, undefined, undefined, run.agentId);
+    const error = new Error(failure.message);
+    error.name = failure.error;
+    await root?.handleChainError(error);
+  } catch {
+    // Tracing never fails a run, nor changes how it failed.
   }
 }
 

@@ -62,7 +62,12 @@ export class RunQueue {
    */
   settle(run: ClaimedRun, outcome: RunOutcome, notify?: { channel: string; payload: string }, lastEvent?: { event: string; json: string }): Promise<{ settled: boolean; threadHeld: boolean }> {
     // Guarded by the run's state, lease and attempt: safe to send again over a new connection.
-    return reconnecting(() => this.lifecycle.settle(this.workerId, run.id, outcome, notify, run.attempt, lastEvent));
+    return reconnecting(async () => {
+      const result = await this.lifecycle.settle(this.workerId, run.id, outcome, notify, run.attempt, lastEvent);
+      // Cancelled while executing here: whoever cancelled settled it; its usage is only known here.
+      if (!result.settled && outcome.status === 'interrupted' && outcome.usage) await this.lifecycle.keepCancelledUsage(run.id, outcome.usage);
+      return result;
+    });
   }
 
   /**

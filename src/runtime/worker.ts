@@ -232,7 +232,17 @@ export class WorkerPool implements BackgroundTask {
         run,
         writer: opened,
         agent: () => this.runtime.agentFor(run.workspaceId, run.agentId, run.revision),
-        callbacks: async (agent) => (handlers = await runCallbacks(this.runtime.callbackFactories, { run, modelName: agent.modelName, droppedTools: agent.dropped })),
+        callbacks: async (agent) => {
+          // Without an agent (it could not be built), the failure's trace names it from its tree.
+          const described = agent ? { agentName: agent.agentName, modelName: agent.modelName } : await this.describeAgent(run);
+          handlers = await runCallbacks(this.runtime.callbackFactories, {
+            run,
+            ...described,
+            droppedTools: agent?.dropped,
+            cancelled: () => abort.signal.reason instanceof RunCancelled,
+          });
+          return handlers;
+        },
         signal: abort.signal,
         recursionLimit: this.settings.recursionLimit,
         durability: this.settings.checkpointDurability,
@@ -275,6 +285,16 @@ export class WorkerPool implements BackgroundTask {
         if (this.mayHaveWaiting || !this.running) this.nudge();
       });
     this.active.set(run.id, { run, abort, done });
+  }
+
+  /** The name and model of a run's agent read from its tree (the agent could not be built); what is known. */
+  private async describeAgent(run: ClaimedRun): Promise<{ agentName?: string | undefined; modelName: string }> {
+    try {
+      const tree = await this.runtime.deps.agents.loadTree(run.workspaceId, run.agentId, run.revision);
+      return { agentName: tree.definition.name, modelName: tree.definition.runtime.model.model_id };
+    } catch {
+      return { modelName: 'unknown' };
+    }
   }
 
   /**

@@ -23,7 +23,14 @@ export interface HangarTracerOptions {
   tags?: string[] | undefined;
   /** Called when a write fails; tracing never fails the run. */
   onError?: (error: unknown) => void;
+  /** The name of root runs (the agent's name); the run's own name when absent. */
+  rootName?: string | undefined;
+  /** Whether the run was cancelled (POST …/cancel and the like): what fails from then on was stopped, not failed. */
+  cancelled?: (() => boolean) | undefined;
 }
+
+/** The `error` a run stopped by a cancel gets in memory; stored as no error and the tag `cancelled`. */
+const CANCELLED = '\u2063hangar:cancelled\u2063';
 
 /** A LangChain tracer that stores runs in Hangar's trace store. One instance per agent run. */
 export class HangarTracer extends BaseTracer {
@@ -49,6 +56,7 @@ export class HangarTracer extends BaseTracer {
    * `GraphInterrupt`, which is how it is told from a failure below.
    */
   protected override stringifyError(error: unknown): string {
+    if (this.options.cancelled?.()) return CANCELLED;
     if (!(error instanceof Error)) return scrubMessage(String(error));
     if (error.name === 'GraphInterrupt' || error.name === 'NodeInterrupt') return `${error.message}\n\nGraphInterrupt`;
     const type = error.name && error.name !== 'Error' ? error.name : error.constructor.name;
@@ -84,19 +92,27 @@ export class HangarTracer extends BaseTracer {
     if (isRoot && this.options.metadata) extra.metadata = { ...((extra.metadata as Record<string, unknown>) ?? {}), ...this.options.metadata };
     const inputs = plain(run.inputs);
     const interrupt = interruptOf(run.error);
-    const tags = [...(run.tags ?? []), ...(isRoot ? (this.options.tags ?? []) : []), ...(interrupt ? ['interrupt'] : []), ...(isRoot && isResume(inputs) ? ['resume'] : [])];
+    // A run stopped by a cancel did not fail: it ends without an error, tagged `cancelled`.
+    const cancelled = run.error === CANCELLED;
+    const tags = [
+      ...(run.tags ?? []),
+      ...(isRoot ? (this.options.tags ?? []) : []),
+      ...(interrupt ? ['interrupt'] : []),
+      ...(cancelled ? ['cancelled'] : []),
+      ...(isRoot && isResume(inputs) ? ['resume'] : []),
+    ];
     return {
       id: run.id,
       traceId: run.trace_id ?? run.id,
       parentRunId: run.parent_run_id ?? null,
       dottedOrder: run.dotted_order ?? run.id,
-      name: run.name,
+      name: isRoot && this.options.rootName ? this.options.rootName : run.name,
       runType: run.run_type,
       startTime: new Date(run.start_time),
       endTime: run.end_time === undefined ? undefined : new Date(run.end_time),
       inputs,
       outputs: interrupt ? { __interrupt__: interrupt } : run.outputs === undefined ? undefined : plain(run.outputs),
-      error: interrupt ? undefined : run.error,
+      error: interrupt || cancelled ? undefined : run.error,
       tags: [...new Set(tags)],
       extra,
       events: run.events ? (plain(run.events) as unknown[]) : undefined,

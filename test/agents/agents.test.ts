@@ -135,6 +135,20 @@ describe('agents', () => {
     expect(gone.error).toMatchObject({ code: 'agent_not_found', status: 404 });
   });
 
+  it('a revision message names only the fields that changed, when a client sends every field (as the Console does on Save)', async () => {
+    const created = await server.client.POST('/v1/deepagents/agents', {
+      body: { name: 'saved-whole', description: 'first', runtime: { model: { model_id: 'scripted:demo' } }, instructions: 'Be brief.', skills: [{ name: 's', instructions: 'do' }] },
+    });
+    const a = created.data!;
+    const whole = { name: a.name, description: a.description, runtime: a.runtime, instructions: a.instructions, tools: a.tools, skills: a.skills, subagents: a.subagents };
+    const patch = (body: Record<string, unknown>) => server.client.PATCH('/v1/deepagents/agents/{agent_id}', { params: { path: { agent_id: a.id } }, body: body as never });
+    expect((await patch({ ...whole, instructions: 'Be very brief.' })).response.status).toBe(200);
+    expect((await patch({ ...whole, instructions: 'Be very brief.', description: 'second' })).response.status).toBe(200);
+    expect((await patch({ ...whole, instructions: 'Be very brief.', description: 'second' })).response.status).toBe(200);
+    const history = await server.client.GET('/v1/deepagents/agents/{agent_id}/revisions', { params: { path: { agent_id: a.id } } });
+    expect(history.data!.items.map((r) => r.message)).toEqual(['Update (no changes)', 'Update description', 'Update instructions', 'Create agent "saved-whole"']);
+  });
+
   it('git clone without a key is refused', async () => {
     const created = await server.client.POST('/v1/deepagents/agents', { body: { name: 'private', runtime: { model: { model_id: 'openai:gpt-5.4-mini' } } } });
     const dir = await mkdtemp(path.join(os.tmpdir(), 'hangar-clone-'));

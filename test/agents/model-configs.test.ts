@@ -48,6 +48,17 @@ describe('model configurations', () => {
     expect(colon.response.status).toBe(422);
     const badModel = await server.client.POST('/v1/deepagents/model-configs', { body: { name: 'b', model_id: 'gpt' } });
     expect(badModel.response.status).toBe(422);
+    // A provider this server cannot run is refused at save, with the ones it can, on create and update.
+    const unknownProvider = await server.client.POST('/v1/deepagents/model-configs', { body: { name: 'b', model_id: 'unknownprov:foo' } });
+    expect(unknownProvider.response.status).toBe(422);
+    expect(unknownProvider.error).toMatchObject({ code: 'validation_failed' });
+    expect(unknownProvider.error!.detail).toContain('unknown provider "unknownprov"');
+    expect(unknownProvider.error!.detail).toContain('scripted, openai, azure_openai, anthropic, google-genai, ollama');
+    const unknownUpdate = await server.client.PATCH('/v1/deepagents/model-configs/{model_config_id}', {
+      params: { path: { model_config_id: id } },
+      body: { model_id: 'unknownprov:foo' },
+    });
+    expect(unknownUpdate.response.status).toBe(422);
 
     const updated = await server.client.PATCH('/v1/deepagents/model-configs/{model_config_id}', {
       params: { path: { model_config_id: id } },

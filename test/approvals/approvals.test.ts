@@ -109,6 +109,26 @@ describe('approval of tool calls', () => {
     expect(tools.calls.slice(before)).toEqual([{ name: 'add', args: { a: 1, b: 1 } }]);
   });
 
+  it('an edit whose arguments do not fit the tool comes back as an error with the message only: no stack, no server paths, in thread or trace', async () => {
+    const before = tools.calls.length;
+    const { threadId } = await pausedThread();
+    const resumed = await resume(threadId, [{ type: 'edit', edited_action: { args: { a: 'forty', b: 2 } } }]);
+    expect(tools.calls.length).toBe(before);
+    const reply = (lastValues(resumed.events).messages as { type: string; content: string; status: string }[]).filter((m) => m.type === 'tool').at(-1)!;
+    expect(reply.status).toBe('error');
+    expect(reply.content).toContain("Error invoking tool 'add'");
+    expect(reply.content).toContain('did not match expected schema');
+    const leaks = [/\bat \S+ \(/, /node_modules/, /file:\/\//, /\.js:\d+/, /\n\s+at /];
+    for (const leak of leaks) expect(reply.content).not.toMatch(leak);
+    const trace = await server.client.GET('/v1/deepagents/threads/{thread_id}/runs/{run_id}/trace', {
+      params: { path: { thread_id: threadId, run_id: resumed.stream.runId! } },
+    });
+    expect(trace.response.status).toBe(200);
+    const traced = JSON.stringify(trace.data);
+    expect(traced).toContain('did not match expected schema');
+    for (const leak of [/node_modules/, /file:\/\//, /\.js:\d+/]) expect(traced).not.toMatch(leak);
+  });
+
   it('reject gives the model the rejection message and never calls the tool', async () => {
     const before = tools.calls.length;
     const { threadId } = await pausedThread();

@@ -1,7 +1,7 @@
 // Resumable streams, cancellation, multitask strategies and the usage report, end to end. A saved
 // model configuration slows the scripted model so a run is still going while the test acts; the test
 // waits on events and statuses, never on time.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { collect, joinRun, type RunStream, type SseEvent } from '../../src/client/stream.js';
 import { startTestServer, type TestServer } from '../support/server.js';
 import { createAgent, createThread, run, start } from '../runtime/support.js';
@@ -93,6 +93,45 @@ describe('resumable streams', () => {
     });
     expect(again.response.status).toBe(409);
     expect(again.error).toMatchObject({ code: 'run_not_active' });
+  });
+});
+
+describe('a cancelled run', () => {
+  it("has a trace that is not an error (tagged cancelled), and usage names the agent's model", async () => {
+    const agentId = await createAgent(server, { runtime: { model: { model_id: 'slow' } } });
+    const threadId = await createThread(server, agentId);
+    const stream = await start(server, threadId, { agent_id: agentId, messages: [{ role: 'user', content: LONG }], stream_mode: ['messages-tuple'] } as never);
+    expect(stream.status).toBe(200);
+    await take(stream, 3);
+    const cancelled = await server.client.POST('/v1/deepagents/threads/{thread_id}/runs/{run_id}/cancel', { params: { path: { thread_id: threadId, run_id: stream.runId! } } });
+    expect(cancelled.data!.status).toBe('interrupted');
+    await collect(stream);
+    // The worker stops the run after the cancel settled it: wait (on state, not time) for its trace to end.
+    type Root = { status: string; error: string | null; tags: string[]; child_runs: { status: string; error: string | null; tags: string[] }[] };
+    const root = await vi.waitFor(
+      async () => {
+        const res = await server.client.GET('/v1/deepagents/threads/{thread_id}/runs/{run_id}/trace', { params: { path: { thread_id: threadId, run_id: stream.runId! } } });
+        const data = res.data as unknown as Root | undefined;
+        if (!data || data.status === 'pending') throw new Error('trace not ended yet');
+        return data;
+      },
+      { timeout: 30_000, interval: 50 },
+    );
+    expect(root.status).not.toBe('error');
+    expect(root.error).toBeNull();
+    expect(root.tags).toContain('cancelled');
+    const flat = (r: Root | Root['child_runs'][number]): { status: string; error: string | null }[] => [r, ...((r as Root).child_runs ?? []).flatMap(flat)];
+    expect(flat(root).filter((r) => r.status === 'error')).toEqual([]);
+    const usage = await vi.waitFor(
+      async () => {
+        const items = (await server.client.GET('/v1/deepagents/usage', { params: { query: { agent_id: agentId } } })).data!.items;
+        if (items.some((i) => i.model === 'unknown')) throw new Error('usage not kept yet');
+        return items;
+      },
+      { timeout: 30_000, interval: 50 },
+    );
+    // No tokens: the one model call was stopped before it reported its usage.
+    expect(usage).toEqual([expect.objectContaining({ agent_id: agentId, model: 'slow', runs: 1, errors: 0 })]);
   });
 });
 

@@ -98,6 +98,40 @@ describe('traced agent runs', () => {
     expect(foreign.response.status).toBe(404);
   });
 
+  it("names a run's root after the agent, keeps its id in metadata, and the name filter finds it", async () => {
+    const name = `weather-desk-${Math.random().toString(36).slice(2, 8)}`;
+    const agentId = await createAgent(server, { name });
+    const threadId = await createThread(server, agentId);
+    const { stream } = await run(server, threadId, { agent_id: agentId, messages: [{ role: 'user', content: 'hello' }] });
+    const res = await server.client.GET('/v1/deepagents/threads/{thread_id}/runs/{run_id}/trace', { params: { path: { thread_id: threadId, run_id: stream.runId! } } });
+    const root = res.data as unknown as Tree;
+    expect(root.name).toBe(name);
+    expect(root.metadata).toMatchObject({ assistant_id: agentId, agent_name: name });
+    const defaultProject = (await server.client.GET('/v1/tracing/projects')).data!.items.find((p) => p.is_default)!;
+    const found = await server.client.GET('/v1/tracing/projects/{project_id}/runs', {
+      params: { path: { project_id: defaultProject.id }, query: { name: name.slice(0, 14) } },
+    });
+    expect(found.data!.items.map((r) => [r.id, r.name])).toEqual([[root.id, name]]);
+  });
+
+  it('traces a run that fails at start (its model cannot be built) with its error, listed with the failed traces', async () => {
+    const name = `broken-desk-${Math.random().toString(36).slice(2, 8)}`;
+    const agentId = await createAgent(server, { name, runtime: { model: { model_id: 'nosuchprovider:model' } } });
+    const threadId = await createThread(server, agentId);
+    const { stream, events } = await run(server, threadId, { agent_id: agentId, messages: [{ role: 'user', content: 'hello' }] });
+    expect(events.at(-1)!.event).toBe('error');
+    const res = await server.client.GET('/v1/deepagents/threads/{thread_id}/runs/{run_id}/trace', { params: { path: { thread_id: threadId, run_id: stream.runId! } } });
+    expect(res.response.status).toBe(200);
+    const root = res.data as unknown as Tree & { error: string | null };
+    expect(root).toMatchObject({ name, status: 'error', run_type: 'chain' });
+    expect(root.error).toContain('nosuchprovider');
+    expect(root.error).not.toMatch(/\n\s+at |node_modules|file:\/\//);
+    expect(root.metadata).toMatchObject({ run_id: stream.runId, thread_id: threadId, assistant_id: agentId, agent_name: name, model: 'nosuchprovider:model' });
+    const defaultProject = (await server.client.GET('/v1/tracing/projects')).data!.items.find((p) => p.is_default)!;
+    const failed = await server.client.GET('/v1/tracing/projects/{project_id}/runs', { params: { path: { project_id: defaultProject.id }, query: { error: 'true', name } } });
+    expect(failed.data!.items.map((r) => r.id)).toEqual([root.id]);
+  });
+
   it('with HANGAR_TRACING=false a run has no trace (trace_not_found) and still succeeds', async () => {
     const untraced = await startTestServer({ env: { HANGAR_TRACING: 'false' } });
     try {

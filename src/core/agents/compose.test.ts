@@ -30,6 +30,17 @@ describe('compose', () => {
     expect(next.changedPaths).toEqual(['tools.json']);
   });
 
+  it('names in fields only what changed from the previous tree, not every field sent (the Console sends all on Save)', () => {
+    const before = compose(null, { name: 'a', runtime, instructions: 'hi', extras: { b: 1, a: 2 } }).files;
+    const all = { name: 'a', description: '', runtime, instructions: 'hi', tools: { tools: [] }, skills: [], subagents: [], extras: { a: 2, b: 1 } };
+    expect(compose(before, all).fields).toEqual([]);
+    expect(compose(before, { ...all, instructions: 'hello' }).fields).toEqual(['instructions']);
+    expect(compose(before, { ...all, description: 'd', runtime: { model: { model_id: 'scripted:demo' } } }).fields).toEqual(['description', 'runtime']);
+    // A raw file no field covers is reported as files; a raw AGENTS.md as the instructions it changes.
+    expect(compose(before, { files: { 'notes.md': { content: 'n' } } }).fields).toEqual(['files']);
+    expect(compose(before, { files: { 'AGENTS.md': { content: 'raw' } } }).fields).toEqual(['instructions']);
+  });
+
   it('deletes a file given with null content, and replaces every skill when skills is given', () => {
     const withExtra = compose(head, { files: { 'notes.md': { content: 'n' } } }).files;
     expect(compose(withExtra, { files: { 'notes.md': { content: null } } }).files['notes.md']).toBeUndefined();

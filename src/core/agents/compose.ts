@@ -66,7 +66,10 @@ export interface Composed {
   files: Record<string, string>;
   definition: AgentDefinition;
   changedPaths: string[];
-  /** Request fields that were set, for the commit message. */
+  /**
+   * Fields whose value changed from the previous tree (not those merely sent: the Console sends every
+   * field on Save), then `files` when files no field covers changed; for the commit message.
+   */
   fields: string[];
 }
 
@@ -134,8 +137,28 @@ export function compose(current: Record<string, string> | null, input: AgentInpu
   const changedPaths = [...new Set([...Object.keys(before), ...Object.keys(next)])]
     .filter((p) => before[p] !== next[p])
     .sort();
-  const fields = [...given, ...(input.files && Object.keys(input.files).length > 0 ? ['files'] : [])];
+  const fields = current === null ? given : changedFields(readTree(current), definition);
+  // Files no field's value shows changed: outside the definition, or under skills/ or subagents/ (which
+  // may hold files their definitions do not read). agent.json, AGENTS.md and tools.json are read
+  // whole, so a rewrite that leaves their fields' values as they were (key order) is no change.
+  const unexplained = (p: string) => {
+    const s = sectionOf(p);
+    return !s || ((s === 'skills' || s === 'subagents') && !fields.includes(s));
+  };
+  if (current !== null && changedPaths.some(unexplained)) fields.push('files');
   return { files: next, definition, changedPaths, fields };
+}
+
+/** The agent fields (wire names, in FIELD_SECTION order) whose values differ between two definitions. */
+function changedFields(before: AgentDefinition, after: AgentDefinition): string[] {
+  return Object.keys(FIELD_SECTION).filter((f) => stable(before[f as keyof AgentDefinition]) !== stable(after[f as keyof AgentDefinition]));
+}
+
+/** JSON with object keys sorted, so equal values compare equal whatever order their keys came in. */
+function stable(value: unknown): string {
+  return JSON.stringify(value, (_key, v: unknown) =>
+    v && typeof v === 'object' && !Array.isArray(v) ? Object.fromEntries(Object.entries(v as Record<string, unknown>).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) : v,
+  ) ?? 'undefined';
 }
 
 function emptyDefinition(): AgentDefinition {

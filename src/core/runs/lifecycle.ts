@@ -395,6 +395,17 @@ export class RunLifecycle {
   }
 
   /**
+   * Keep the usage of a run cancelled while it executed: the cancel settled it (without knowing its
+   * model or tokens) before its worker stopped, so the worker's own settle wrote nothing. Only a
+   * cancelled run without usage is touched.
+   */
+  async keepCancelledUsage(runId: string, usage: NonNullable<RunOutcome['usage']>): Promise<void> {
+    await sql`
+      UPDATE runs SET metadata = metadata || jsonb_build_object('usage', ${JSON.stringify(usage)}::jsonb), updated_at = now()
+      WHERE id = ${runId} AND status = 'interrupted' AND NOT (metadata ? 'usage')`.execute(this.db);
+  }
+
+  /**
    * Cancel the active runs matching `which` (a condition on `runs`): they end `interrupted` and their
    * threads go back to `idle` unless another run holds them. Returns the cancelled rows.
    */

@@ -13,7 +13,7 @@ export const TRACING_PROJECT_KEY = 'tracing_project';
 
 /** The runtime callback factory that traces every run. */
 export function agentRunTracing(deps: { db: Db; tracing: TracingService; logger: Logger }): CallbackFactory {
-  return async ({ run, modelName, droppedTools }): Promise<BaseCallbackHandler[]> => {
+  return async ({ run, agentName, modelName, droppedTools, cancelled }): Promise<BaseCallbackHandler[]> => {
     // The claim brought the thread's metadata along; read it only for a run claimed without.
     const metadata =
       run.threadMetadata ??
@@ -31,6 +31,7 @@ export function agentRunTracing(deps: { db: Db; tracing: TracingService; logger:
         thread_id: run.threadId,
         run_id: run.id,
         assistant_id: run.agentId,
+        ...(agentName ? { agent_name: agentName } : {}),
         revision: run.revision,
         attempt: run.attempt,
         model: modelName,
@@ -41,6 +42,8 @@ export function agentRunTracing(deps: { db: Db; tracing: TracingService; logger:
           : {}),
       },
       tags: testRun ? ['test-run'] : [],
+      cancelled,
+      rootName: agentName,
       onError: (error) => log.warn({ err: error }, 'writing the trace failed; the run continues'),
     });
     return [tracer];

@@ -15,6 +15,7 @@ export function blueprintOf(workspaceId: string, tree: AgentTree): AgentBlueprin
   return {
     workspaceId,
     agentId: tree.agentId,
+    agentName: d.name,
     revision: tree.revision,
     instructions: d.instructions,
     modelId: d.runtime.model.model_id,

@@ -8,6 +8,7 @@ import { createMiddleware } from 'langchain';
 import type { OAuthToolAccess } from '../oauth-tools.js';
 import { loadMcpTools, type DroppedTool, type ToolLimits, type ToolRef, type ToolServerCredentials } from '../tools/mcp.js';
 import { respondMiddleware } from './respond.js';
+import { toolErrorsMiddleware } from './tool-errors.js';
 import { interruptOnFor } from './approvals.js';
 import { agentFileSystem, DEFINITION_ROOT, definitionBackend } from './backend.js';
 import { localDateTimeLine } from './clock.js';
@@ -32,6 +33,8 @@ export interface SubagentBlueprint {
 export interface AgentBlueprint {
   workspaceId: string;
   agentId: string;
+  /** The agent's name at this revision (agent.json `name`): the name of its runs' traces. */
+  agentName?: string | undefined;
   revision: string;
   instructions: string;
   modelId: string;
@@ -81,6 +84,8 @@ export interface BuiltAgent {
   /** Tools named in tools.json that their server does not offer. */
   dropped: DroppedTool[];
   modelName: string;
+  /** The agent's name (its id when the blueprint has none): the root run of each trace is named so. */
+  agentName: string;
   /** The agent's own run time limit, if it sets one. */
   runTimeoutMs?: number | undefined;
   close(): Promise<void>;
@@ -132,7 +137,7 @@ export async function buildAgent(blueprint: AgentBlueprint, deps: BuildDeps): Pr
         // Subagents inherit the parent's rules; their own tools.json overrides them key by key.
         interruptOn: interruptOnFor(named(s.tools ?? []), { ...blueprint.interruptConfig, ...(s.interruptConfig ?? {}) }) as never,
         // A reviewer's `respond` inside a subagent is a successful tool reply there too.
-        middleware: [respondMiddleware()] as never,
+        middleware: [respondMiddleware(), toolErrorsMiddleware()] as never,
         ...(s.hasSkills ? { skills: [`${DEFINITION_ROOT}subagents/${s.name}/skills/`] } : {}),
       })),
     );
@@ -149,7 +154,10 @@ export async function buildAgent(blueprint: AgentBlueprint, deps: BuildDeps): Pr
       systemPrompt: sandbox ? `${blueprint.instructions}\n\n${sandbox.prompt}` : blueprint.instructions,
       tools: mainTools as never,
       subagents,
-      middleware: (sandbox ? [clock, respondMiddleware(), sandboxOutput(sandbox.withWriter)] : [clock, respondMiddleware()]) as never,
+      // ToolErrors last: innermost around each tool call, it sees the tool's own failure.
+      middleware: (sandbox
+        ? [clock, respondMiddleware(), sandboxOutput(sandbox.withWriter), toolErrorsMiddleware()]
+        : [clock, respondMiddleware(), toolErrorsMiddleware()]) as never,
       interruptOn: interruptOn as never,
       backend: agentFileSystem({
         definition,
@@ -164,7 +172,7 @@ export async function buildAgent(blueprint: AgentBlueprint, deps: BuildDeps): Pr
     });
     boundTools.push(...toolNodeTools(graph, sandbox !== undefined));
     const modelName = (model as { model?: string }).model ?? blueprint.modelId;
-    return { graph, tools: boundTools, dropped: loaded.dropped, modelName, runTimeoutMs: blueprint.runTimeoutMs, close: loaded.close };
+    return { graph, tools: boundTools, dropped: loaded.dropped, modelName, agentName: blueprint.agentName || blueprint.agentId, runTimeoutMs: blueprint.runTimeoutMs, close: loaded.close };
   } catch (error) {
     await loaded.close();
     throw error;

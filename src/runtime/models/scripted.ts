@@ -7,6 +7,7 @@ import type { BaseLanguageModelInput } from '@langchain/core/language_models/bas
 import { AIMessage, AIMessageChunk, type BaseMessage, type ToolMessage } from '@langchain/core/messages';
 import { ChatGenerationChunk, type ChatResult } from '@langchain/core/outputs';
 import type { Runnable } from '@langchain/core/runnables';
+import { createHash } from 'node:crypto';
 
 /** Options of a scripted model. */
 export interface ScriptedChatModelParams extends BaseChatModelParams {
@@ -28,8 +29,13 @@ export type ScriptedReply = { kind: 'text'; text: string } | { kind: 'calls'; ca
 
 const CALL_LINE = /^\/call\s+(\S+)\s*(.*)$/;
 
-/** The `/call` lines of a human message, as tool calls with ids `call_1`, `call_2`, … */
-export function parseCalls(text: string): ScriptedCall[] {
+/**
+ * The `/call` lines of a human message, as tool calls with ids `call_<prefix>_1`, `call_<prefix>_2`, …
+ * The prefix tells the human message apart from the thread's others (see `callIdPrefix`): clients
+ * (the Console, LangGraph's) match tool results to calls by id across a whole thread, as real
+ * providers' ids allow.
+ */
+export function parseCalls(text: string, prefix: string): ScriptedCall[] {
   const calls: ScriptedCall[] = [];
   for (const line of text.split('\n')) {
     const match = CALL_LINE.exec(line.trim());
@@ -45,9 +51,20 @@ export function parseCalls(text: string): ScriptedCall[] {
         args = { input: raw };
       }
     }
-    calls.push({ id: `call_${calls.length + 1}`, name: match[1]!, args });
+    calls.push({ id: `call_${prefix}_${calls.length + 1}`, name: match[1]!, args });
   }
   return calls;
+}
+
+/**
+ * The tool-call id prefix of the human message at `position` of a conversation: 12 hex digits of a
+ * hash of its id (LangGraph gives every message of a thread its own), or of its position and text
+ * when it has none. Deterministic, so the reply after the tool results finds them by the same ids,
+ * and replaying a conversation gives the same ids.
+ */
+export function callIdPrefix(message: BaseMessage, position: number): string {
+  const key = message.id ? `id:${message.id}` : `at:${position}:${textOf(message)}`;
+  return createHash('sha256').update(key).digest('hex').slice(0, 12);
 }
 
 /** Decide the reply to `messages` (the rules of the `scripted` provider; see docs/runtime.md). */
@@ -61,7 +78,7 @@ export function scriptedReply(messages: BaseMessage[]): ScriptedReply {
   }
   if (humanAt < 0) return { kind: 'text', text: 'You said: ' };
   const text = textOf(messages[humanAt]!);
-  const calls = parseCalls(text);
+  const calls = parseCalls(text, callIdPrefix(messages[humanAt]!, humanAt));
   if (calls.length === 0) return { kind: 'text', text: `You said: ${text}` };
 
   const after = messages.slice(humanAt + 1);

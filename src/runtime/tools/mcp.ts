@@ -5,6 +5,7 @@ import { type StructuredToolInterface, tool } from '@langchain/core/tools';
 import { isGraphInterrupt } from '@langchain/langgraph';
 import { MultiServerMCPClient } from '@langchain/mcp-adapters';
 import { z } from 'zod';
+import { scrubMessage } from '../../core/errors.js';
 import { normalizeServerUrl } from '../../core/mcp-servers/url.js';
 import type { OAuthToolAccess, RuntimeToolServer } from '../oauth-tools.js';
 
@@ -181,7 +182,8 @@ function errorsAsResults(inner: StructuredToolInterface, name: string, timeoutMs
       } catch (error) {
         // A pause for authorization (or approval) must reach LangGraph, not the model.
         if (isGraphInterrupt(error)) throw error;
-        return `Error: ${name} failed: ${error instanceof Error ? error.message : String(error)}`;
+        // The message only: a server's (or the client's) stack and file paths stay out of the thread.
+        return `Error: ${name} failed: ${scrubMessage(error instanceof Error ? error.message : String(error))}`;
       } finally {
         parent?.removeEventListener('abort', onParentAbort);
       }
