@@ -3754,7 +3754,7 @@ export interface components {
             /** @description Immutable: any value is refused (422). */
             name?: unknown;
             secret_references?: components["schemas"]["SecretReference"][] | null;
-            /** @description Replaces all secrets and makes a new revision. A value of `********` keeps the stored value of that name. */
+            /** @description Replaces all secrets and makes a new revision. A value of `********` keeps the stored value of that name; for a name with no stored value it is a 422. */
             secrets?: components["schemas"]["DeploymentSecret"][];
             /** @description Immutable: any value is refused (422). */
             source?: unknown;
