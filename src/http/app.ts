@@ -118,9 +118,10 @@ export function createApp(deps: AppDeps): OpenAPIHono<AppEnv> {
   mountConsole(app, deps.consoleDir);
 
   app.notFound((c) => {
-    // A path that exists with other methods is a 405 that says which (RFC 9110 §15.5.6).
+    // A path that exists with other methods is a 405 that says which (RFC 9110 §15.5.6). A route of
+    // this very method that calls c.notFound() (a file that is not there) stays a 404.
     const allowed = allowedMethods(app, c.req.path);
-    if (allowed.length > 0) {
+    if (allowed.length > 0 && !allowed.includes(c.req.method)) {
       c.header('Allow', allowed.join(', '));
       throw new HangarError('method_not_allowed', `${c.req.method} is not allowed on ${c.req.path}; it answers ${allowed.join(', ')}`);
     }

@@ -97,6 +97,10 @@ describe('a method the path does not answer', () => {
     const missing = await send('PUT', '/v1/deepagents/no-such-thing');
     expect(missing.status).toBe(404);
     expect(missing.headers.get('allow')).toBeNull();
+    // A route of this method that finds nothing (a docs asset that is not there) is a 404, not a 405.
+    const noAsset = await send('GET', '/docs/assets/no-such-file.js', null);
+    expect(noAsset.status).toBe(404);
+    expect(noAsset.headers.get('allow')).toBeNull();
   });
 });
 
