@@ -2249,7 +2249,7 @@ export interface components {
             headers?: components["schemas"]["McpServerHeader"][];
             /** @example Internal tools */
             name: string;
-            oauth_mode?: components["schemas"]["OAuthMode"] & unknown;
+            oauth_mode?: components["schemas"]["OAuthMode"];
             /** Format: uuid */
             oauth_provider_id?: string | null;
             /**
@@ -2751,7 +2751,8 @@ export interface components {
             id: string;
             mcp_vendor_id: string | null;
             name: string;
-            oauth_mode: components["schemas"]["OAuthMode"];
+            /** @description `legacy_shared_provider` for an OAuth-backed server; null otherwise. */
+            oauth_mode: components["schemas"]["OAuthMode"] | null;
             /** Format: uuid */
             oauth_provider_id: string | null;
             /**
@@ -2820,10 +2821,10 @@ export interface components {
             temperature?: number;
         };
         /**
-         * @description `legacy_shared_provider` for an OAuth-backed server; null otherwise.
-         * @enum {string|null}
+         * @description `legacy_shared_provider`: the OAuth provider named by `oauth_provider_id` (the only mode Hangar offers; `per_user_dynamic_client` is a 422).
+         * @enum {string}
          */
-        OAuthMode: "legacy_shared_provider" | null;
+        OAuthMode: "legacy_shared_provider";
         OAuthProvider: {
             auth_url: string;
             client_id: string;
@@ -3754,7 +3755,7 @@ export interface components {
             /** @description Immutable: any value is refused (422). */
             name?: unknown;
             secret_references?: components["schemas"]["SecretReference"][] | null;
-            /** @description Replaces all secrets and makes a new revision. A value of `********` keeps the stored value of that name. */
+            /** @description Replaces all secrets and makes a new revision. A value of `********` keeps the stored value of that name; for a name with no stored value it is a 422. */
             secrets?: components["schemas"]["DeploymentSecret"][];
             /** @description Immutable: any value is refused (422). */
             source?: unknown;
@@ -3766,7 +3767,7 @@ export interface components {
             /** @description Replaces the whole stored array. */
             headers?: components["schemas"]["McpServerHeader"][];
             name?: string;
-            oauth_mode?: components["schemas"]["OAuthMode"] & unknown;
+            oauth_mode?: components["schemas"]["OAuthMode"];
             /** Format: uuid */
             oauth_provider_id?: string | null;
             url?: string;

@@ -117,7 +117,14 @@ export function createApp(deps: AppDeps): OpenAPIHono<AppEnv> {
   mountDocs(app);
   mountConsole(app, deps.consoleDir);
 
-  app.notFound(() => {
+  app.notFound((c) => {
+    // A path that exists with other methods is a 405 that says which (RFC 9110 §15.5.6). A route of
+    // this very method that calls c.notFound() (a file that is not there) stays a 404.
+    const allowed = allowedMethods(app, c.req.path);
+    if (allowed.length > 0 && !allowed.includes(c.req.method)) {
+      c.header('Allow', allowed.join(', '));
+      throw new HangarError('method_not_allowed', `${c.req.method} is not allowed on ${c.req.path}; it answers ${allowed.join(', ')}`);
+    }
     throw new HangarError('route_not_found', 'no such route; the API reference is at /docs');
   });
   app.onError((error, c) => renderError(c, error, logger));
@@ -153,4 +160,22 @@ export function openApiDocument(app: OpenAPIHono<AppEnv>, version: string) {
     for (const op of Object.values(item)) op.security ??= needsApiKey(surfaceOf(path)) ? apiKeySecurity : [];
   }
   return document;
+}
+
+const METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'] as const;
+
+/**
+ * The methods some route answers on `path`, asking the app's own router (so path patterns match
+ * exactly as for dispatch). Middleware and catch-all routes (`ALL`) do not count: a path they alone
+ * match does not exist. HEAD goes with GET, as Hono answers HEAD with the GET route.
+ */
+function allowedMethods(app: OpenAPIHono<AppEnv>, path: string): string[] {
+  const allowed: string[] = [];
+  for (const method of METHODS) {
+    const [matched] = app.router.match(method, path) as unknown as [[[unknown, { method: string }], unknown][]];
+    if (!matched.some(([[, route]]) => route.method !== 'ALL')) continue;
+    allowed.push(method);
+    if (method === 'GET') allowed.push('HEAD');
+  }
+  return allowed;
 }

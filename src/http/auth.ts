@@ -18,7 +18,14 @@ export function apiKeyAuth(workspaces: WorkspaceService, limits?: AbuseLimits, s
     const surface = surfaceOf(c.req.path);
     if (!needsApiKey(surface)) return next();
     // Signing in to the Console presents the key in the body (and is the only way to get a cookie).
-    if (c.req.path === CONSOLE_SESSION_PATH && c.req.method === 'POST') return next();
+    // It is a key check like any other: refused while the address is throttled, and a refused key
+    // (the route's only 401) counts as a failure.
+    if (c.req.path === CONSOLE_SESSION_PATH && c.req.method === 'POST') {
+      await limits?.assertNotThrottled(c);
+      await next();
+      if (c.res.status === 401) await limits?.recordFailure(c);
+      return;
+    }
     const git = GIT_PATH.test(c.req.path);
     const key = c.req.header('x-api-key') ?? (git ? basicAuthPassword(c.req.header('authorization')) : undefined);
     const sessionToken = key ? undefined : getCookie(c, CONSOLE_SESSION_COOKIE);

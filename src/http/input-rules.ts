@@ -1,7 +1,7 @@
 // Rules every request obeys before any route sees it: text that PostgreSQL (and people) can store,
 // JSON no deeper than a limit, and a viewer refused before its body is even looked at.
 import type { MiddlewareHandler } from 'hono';
-import { canWrite } from '../core/caller.js';
+import { canInvoke, canWrite } from '../core/caller.js';
 import { type FieldIssue, HangarError, invalid } from '../core/errors.js';
 import type { AppEnv } from './env.js';
 
@@ -75,12 +75,31 @@ const VIEWER_POSTS = [
   /^\/v1\/deepagents\/agents\/[0-9a-fA-F-]{36}\.git\/git-upload-pack$/,
 ];
 
+/**
+ * Routes only admins may call, whatever the method: refused here for other roles, before the JSON
+ * rules and the route's validators run. The services check the role again.
+ */
+const ADMIN_ONLY: [RegExp, string][] = [
+  [/^\/v1\/api-keys(\/|$)/, 'manage API keys'],
+  [/^\/v1\/deepagents\/webhooks\/secret(\/rotate)?$/, 'read or rotate the webhook signing secret'],
+];
+
+/** Reads that need invoke permission (admin or member): they use a tool server's credentials. */
+const INVOKE_READS: RegExp[] = [/^\/v1\/deepagents\/mcp-servers\/[^/]+\/tools$/];
+
 /** Middleware (after authentication): authorization before validation, then the JSON body rules. */
 export function inputRules(): MiddlewareHandler<AppEnv> {
   return async (c, next) => {
     const method = c.req.method;
-    if (method === 'GET' || method === 'HEAD' || method === 'OPTIONS') return next();
     const caller = c.get('caller') as AppEnv['Variables']['caller'] | undefined;
+    if (caller && caller.role !== 'admin') {
+      const admin = ADMIN_ONLY.find(([p]) => p.test(c.req.path));
+      if (admin) throw new HangarError('forbidden', `only admin keys may ${admin[1]}; this is a ${caller.role} key`);
+      if (!canInvoke(caller.role) && INVOKE_READS.some((p) => p.test(c.req.path))) {
+        throw new HangarError('forbidden', `a ${caller.role} key cannot use a tool server’s credentials`);
+      }
+    }
+    if (method === 'GET' || method === 'HEAD' || method === 'OPTIONS') return next();
     if (caller && !canWrite(caller.role) && !VIEWER_POSTS.some((p) => p.test(c.req.path))) {
       throw new HangarError('forbidden', `a ${caller.role} key cannot change resources`);
     }

@@ -160,5 +160,16 @@ describe('the store through client.store', () => {
     const missingKey = await fetch(`${server.url}/v1/deepagents/store/items?namespace=a`, { headers: { 'X-Api-Key': aliceKey } });
     expect(missingKey.status).toBe(422);
     expect(JSON.stringify(await missingKey.json())).toContain('key');
+    // GET takes the namespace and key as query parameters, and its errors say so.
+    const get = async (query: string) => {
+      const res = await fetch(`${server.url}/v1/deepagents/store/items?${query}`, { headers: { 'X-Api-Key': aliceKey } });
+      return { status: res.status, errors: ((await res.json()) as { errors: { loc: unknown[]; msg: string }[] }).errors };
+    };
+    for (const [query, loc] of [['namespace=&key=k', ['query', 'namespace']], ['namespace=a..b&key=k', ['query', 'namespace']], ['namespace=a&key=', ['query', 'key']]] as const) {
+      const res = await get(query);
+      expect(res.status, query).toBe(422);
+      expect(res.errors[0]!.loc, query).toEqual(loc);
+      expect(JSON.stringify(res.errors), query).not.toContain('body');
+    }
   });
 });

@@ -40,6 +40,24 @@ describe('the OpenAPI document', () => {
     }
   });
 
+  it('lets null through every nullable enum (a schema whose type allows null lists null in its enum)', () => {
+    const broken: string[] = [];
+    const walk = (node: unknown, pointer: string): void => {
+      if (Array.isArray(node)) return node.forEach((item, i) => walk(item, `${pointer}/${i}`));
+      if (!node || typeof node !== 'object') return;
+      const schema = node as { type?: unknown; nullable?: unknown; enum?: unknown };
+      const allowsNull = schema.nullable === true || schema.type === 'null' || (Array.isArray(schema.type) && schema.type.includes('null'));
+      if (allowsNull && Array.isArray(schema.enum) && !schema.enum.includes(null)) broken.push(pointer);
+      for (const [key, value] of Object.entries(node)) walk(value, `${pointer}/${key}`);
+    };
+    walk(document, '#');
+    expect(broken).toEqual([]);
+    // The tool server's oauth_mode is null for servers without OAuth; requests may not send null.
+    const schemas = (document as unknown as { components: { schemas: Record<string, { properties?: Record<string, unknown>; type?: unknown }> } }).components.schemas;
+    expect(schemas.McpServer!.properties!.oauth_mode).toMatchObject({ anyOf: [{ $ref: '#/components/schemas/OAuthMode' }, { type: 'null' }] });
+    expect(schemas.OAuthMode!.type).toBe('string');
+  });
+
   it('declares servers and, on every operation, its security', () => {
     expect(document.servers?.length).toBeGreaterThan(0);
     for (const { path, method, op } of operations) {

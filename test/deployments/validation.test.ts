@@ -195,6 +195,20 @@ describe('update, redeploy and delete', () => {
     expect(late).toEqual({ status: 409, body: { detail: `deployment ${id} is being deleted` } });
   });
 
+  it('refuses the mask as a value when no stored secret of that name exists, and stores nothing', async () => {
+    const created = await raw('POST', '/v2/deployments', { ...base(), name: 'maskless', secrets: [{ name: 'TOKEN', value: 'kept' }] });
+    expect(created.status).toBe(201);
+    const id = created.body!.id as string;
+    const res = await raw('PATCH', `/v2/deployments/${id}`, { secrets: [{ name: 'TOKEN', value: '********' }, { name: 'NEW', value: '********' }] });
+    expect(res.status).toBe(422);
+    expect(res.body!.detail).toEqual([{ loc: ['body', 'secrets', 1, 'value'], msg: expect.stringMatching(/"NEW"/), type: 'value_error' }]);
+    const fresh = await raw('POST', '/v2/deployments', { ...base(), name: 'maskfirst', secrets: [{ name: 'NEW', value: '********' }] });
+    expect(fresh.status).toBe(422);
+    expect(fresh.body!.detail).toEqual([{ loc: ['body', 'secrets', 0, 'value'], msg: expect.stringMatching(/"NEW"/), type: 'value_error' }]);
+    const stored = await server.hangar.services.deployments.get({ workspaceId: created.body!.tenant_id as string, keyId: 'x', role: 'admin', principal: 'x', previewAccess: true }, id);
+    expect(stored.secrets).toEqual([{ name: 'TOKEN', value: 'kept' }]);
+  });
+
   it('answers 404 for unknown deployments and revisions, 422 for non-UUID ids', async () => {
     const missing = '6f1c3b5e-8a8e-4c5e-9a77-0d7f1f1b2c3d';
     expect((await raw('GET', `/v2/deployments/${missing}`)).status).toBe(404);

@@ -73,6 +73,37 @@ describe('authentication', () => {
   });
 });
 
+describe('a method the path does not answer', () => {
+  const send = (method: string, path: string, key: string | null = server.adminKey) =>
+    fetch(`${server.url}${path}`, { method, headers: key ? { 'x-api-key': key } : {} });
+  it('is 405 with Allow listing the methods the path answers, in the format of its surface', async () => {
+    const deep = await send('PUT', '/v1/deepagents/mcp-servers');
+    expect(deep.status).toBe(405);
+    expect(deep.headers.get('allow')).toBe('GET, HEAD, POST');
+    expect(await deep.json()).toMatchObject({ code: 'method_not_allowed', status: 405 });
+    const withParam = await send('DELETE', '/v1/deepagents/mcp-servers/00000000-0000-4000-8000-000000000000/tools');
+    expect(withParam.status).toBe(405);
+    expect(withParam.headers.get('allow')).toBe('GET, HEAD');
+    const controlPlane = await send('PUT', '/v2/deployments');
+    expect(controlPlane.status).toBe(405);
+    expect(controlPlane.headers.get('allow')).toBe('GET, HEAD, POST');
+    expect(await controlPlane.json()).toEqual({ detail: expect.stringMatching(/PUT is not allowed.*GET, HEAD, POST/) });
+    const open = await send('POST', '/openapi.json', null);
+    expect(open.status).toBe(405);
+    expect(open.headers.get('allow')).toBe('GET, HEAD');
+  });
+  it('authentication still comes first, and paths that do not exist stay 404', async () => {
+    expect((await send('PUT', '/v1/deepagents/mcp-servers', null)).status).toBe(401);
+    const missing = await send('PUT', '/v1/deepagents/no-such-thing');
+    expect(missing.status).toBe(404);
+    expect(missing.headers.get('allow')).toBeNull();
+    // A route of this method that finds nothing (a docs asset that is not there) is a 404, not a 405.
+    const noAsset = await send('GET', '/docs/assets/no-such-file.js', null);
+    expect(noAsset.status).toBe(404);
+    expect(noAsset.headers.get('allow')).toBeNull();
+  });
+});
+
 describe('OpenAPI document', () => {
   it('is OpenAPI 3.1, declares the API key scheme and documents every error code', async () => {
     const doc = (await (await fetch(`${server.url}/openapi.json`)).json()) as {

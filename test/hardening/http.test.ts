@@ -104,6 +104,39 @@ describe('failed authentication is throttled per client address', () => {
   });
 });
 
+describe('Console sign-in shares the failed-authentication throttle', () => {
+  // Each case gets its own server: the throttle counts per client address, and every test here is 127.0.0.1.
+  const signIn = (on: TestServer, apiKey: string) =>
+    fetch(`${on.url}/v1/console/session`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ api_key: apiKey }) });
+  const throttled = () => startTestServer({ env: { HANGAR_AUTH_FAILURE_LIMIT: '5', HANGAR_AUTH_FAILURE_WINDOW_SECONDS: '600' } });
+
+  it('bad keys sent to sign-in count; past the limit sign-in and X-Api-Key requests get 429, even with a good key', async () => {
+    const own = await throttled();
+    try {
+      const statuses: number[] = [];
+      for (let i = 0; i < 5; i++) statuses.push((await signIn(own, `wrong-${i}`)).status);
+      expect(statuses).toEqual([401, 401, 401, 401, 401]);
+      const good = await signIn(own, own.adminKey);
+      expect(good.status).toBe(429);
+      expect(Number(good.headers.get('retry-after'))).toBeGreaterThan(0);
+      expect(good.headers.get('set-cookie')).toBeNull();
+      expect((await fetch(`${own.url}/v2/deployments`, { headers: { 'x-api-key': own.adminKey } })).status).toBe(429);
+    } finally {
+      await own.close();
+    }
+  });
+
+  it('an address throttled by X-Api-Key failures cannot sign in either', async () => {
+    const own = await throttled();
+    try {
+      for (let i = 0; i < 5; i++) expect((await fetch(`${own.url}/v2/deployments`, { headers: { 'x-api-key': `wrong-${i}` } })).status).toBe(401);
+      expect((await signIn(own, own.adminKey)).status).toBe(429);
+    } finally {
+      await own.close();
+    }
+  });
+});
+
 describe('per-key rate', () => {
   it('beyond HANGAR_KEY_RATE_LIMIT requests per second a key gets 429; other keys are unaffected', async () => {
     const limited = await startTestServer({ env: { HANGAR_KEY_RATE_LIMIT: '2' } });

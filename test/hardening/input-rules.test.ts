@@ -98,6 +98,22 @@ describe('authorization before validation', () => {
     const deep = await call('PATCH', `/v1/deepagents/agents/${agentId}`, withRaw('extras', nested(5000)), viewerKey);
     expect(deep.status).toBe(403);
   });
+  it("a member's request to an admin-only route gets 403 before its body or parameters are validated", async () => {
+    const memberKey = await server.createKey({ role: 'member' });
+    for (const body of [{ role: 'owner' }, '{"bogus": [', withRaw('role', nested(5000))]) {
+      const res = await call('POST', '/v1/api-keys', body, memberKey);
+      expect(res.status).toBe(403);
+      expect(await res.json()).toMatchObject({ error: 'Forbidden' });
+    }
+    expect((await call('DELETE', '/v1/api-keys/not-a-uuid', undefined, memberKey)).status).toBe(403);
+    expect((await call('POST', '/v1/deepagents/webhooks/secret/rotate', '{"bogus": [', memberKey)).status).toBe(403);
+    // An admin still learns what is wrong with the body.
+    expect((await call('POST', '/v1/api-keys', { role: 'owner' })).status).toBe(422);
+  });
+  it("a viewer's request to a member-only read gets 403 before its query is validated", async () => {
+    const res = await call('GET', '/v1/deepagents/mcp-servers/not-a-uuid/tools?force_refresh=maybe', undefined, viewerKey);
+    expect(res.status).toBe(403);
+  });
   it('a viewer may still search threads', async () => {
     const res = await call('POST', '/v1/deepagents/threads/search', {}, viewerKey);
     expect(res.status).toBe(200);

@@ -82,7 +82,7 @@ export const UpdateDeploymentRequest = z
     source: z.unknown().optional().openapi({ description: 'Immutable: any value is refused (422).' }),
     source_config: SourceConfigSchema.optional().openapi({ description: 'Fields given replace the stored ones; a change of `resource_spec` makes a new revision.' }),
     source_revision_config: SourceRevisionConfigRequest.optional().openapi({ description: 'Fields given replace the latest revision’s; makes a new revision.' }),
-    secrets: z.array(SecretSchema).optional().openapi({ description: `Replaces all secrets and makes a new revision. A value of \`${SECRET_MASK}\` keeps the stored value of that name.` }),
+    secrets: z.array(SecretSchema).optional().openapi({ description: `Replaces all secrets and makes a new revision. A value of \`${SECRET_MASK}\` keeps the stored value of that name; for a name with no stored value it is a 422.` }),
     secret_references: z.array(SecretReferenceSchema).nullable().optional(),
   })
   .openapi('UpdateDeploymentRequest');

@@ -142,7 +142,7 @@ export function storeRoutes({ services }: AppDeps) {
     })
     .openapi(get, async (c) => {
       const query = c.req.valid('query');
-      const item = await services.store.get(c.get('caller'), query.namespace === '' ? [] : query.namespace.split('.'), query.key);
+      const item = await services.store.get(c.get('caller'), query.namespace === '' ? [] : query.namespace.split('.'), query.key, 'query');
       return c.json(item ? present(item) : null, 200);
     })
     .openapi(remove, async (c) => {

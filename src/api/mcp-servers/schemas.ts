@@ -53,7 +53,9 @@ export const McpServerSchema = z
     headers: z.array(McpHeaderSchema).optional().openapi({ description: 'Present only for callers with invoke permission (roles admin and member).' }),
     auth_type: AuthType,
     oauth_provider_id: z.uuid().nullable(),
-    oauth_mode: OAuthMode.nullable().openapi({ description: '`legacy_shared_provider` for an OAuth-backed server; null otherwise.' }),
+    // A union, not OAuthMode.nullable(): the generator would make the shared OAuthMode component (used by
+    // the request bodies too) nullable, and leave null out of its enum.
+    oauth_mode: z.union([OAuthMode, z.null()]).openapi({ description: '`legacy_shared_provider` for an OAuth-backed server; null otherwise.' }),
     mcp_vendor_id: z.string().nullable(),
     vendor_id: z.string().nullable(),
     external_system_id: z.string().nullable(),

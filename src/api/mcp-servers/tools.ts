@@ -3,7 +3,6 @@
 import { createRoute, z } from '@hono/zod-openapi';
 import { canInvoke } from '../../core/caller.js';
 import { HangarError } from '../../core/errors.js';
-import { listServerTools } from '../../core/mcp-servers/tools.js';
 import type { AppDeps } from '../../http/deps.js';
 import { apiKeySecurity, errorResponses, jsonResponse, uuidParam } from '../../http/openapi.js';
 import { newRouter } from '../../http/router.js';
@@ -70,7 +69,7 @@ export function mcpServerToolRoutes({ services }: AppDeps) {
         const bearer = await services.oauth.bearerFor({ workspaceId: caller.workspaceId, principal: caller.principal, providerId: server.oauthProviderId });
         headers = { ...headers, Authorization: `Bearer ${bearer}` };
       }
-      const tools = await listServerTools(server.url, headers, LIST_TIMEOUT_MS);
+      const tools = await services.mcpServers.listTools(server.url, headers, LIST_TIMEOUT_MS);
       return c.json(
         {
           tools: tools.map((t) => ({

@@ -131,6 +131,15 @@ describe('agent file tree', () => {
     ['a/./b', /"\."/],
     ['a\0b', /NUL/],
     ['.git/config', /\.git/],
+    // Spellings git also refuses (core.protectNTFS, core.protectHFS): they name .git on Windows or macOS.
+    ['.git./config', /names "\.git"/],
+    ['.GIT../hooks/post-checkout', /names "\.git"/],
+    ['a/.git. ./config', /names "\.git"/],
+    ['git~1/config', /names "\.git"/],
+    ['GIT~1', /names "\.git"/],
+    ['.git::$INDEX_ALLOCATION/config', /names "\.git"/],
+    ['.g\u200Cit/config', /names "\.git"/],
+    ['.gi\u206Bt/config', /names "\.git"/],
     ['a\\b', /backslash/],
     ['', /empty/],
     ['notes\nAGENTS.md', /U\+000A/],
@@ -145,5 +154,9 @@ describe('agent file tree', () => {
   it('accepts ordinary relative paths', () => {
     expect(pathProblem('skills/my skill/SKILL.md')).toBeNull();
     expect(pathProblem('.hidden/file')).toBeNull();
+    expect(pathProblem('.gitignore')).toBeNull();
+    expect(pathProblem('docs/.github/x.md')).toBeNull();
+    expect(pathProblem('git~2/x')).toBeNull();
+    expect(pathProblem('.git.md')).toBeNull();
   });
 });

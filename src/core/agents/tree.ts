@@ -344,6 +344,19 @@ function compare(a: string, b: string): number {
 // eslint-disable-next-line no-control-regex -- matching control characters is the point
 const CONTROL_OR_BIDI = /[\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/u;
 
+// Code points HFS+ ignores in names (git's is_hfs_dotgit): zero-width and bidirectional marks, BOM.
+const HFS_IGNORABLE = /[\u200b-\u200f\u202a-\u202e\u206a-\u206f\ufeff]/gu;
+
+/**
+ * Whether a path segment names the `.git` directory on some file system, as git's own checks
+ * (core.protectNTFS, core.protectHFS) see it: `.git` in any case, the NTFS short name `git~1`,
+ * either followed by trailing dots and spaces or an alternate data stream (`:…`), and `.git` with
+ * characters HFS+ ignores. git refuses such entries, so an agent folder must not hold them.
+ */
+function namesGitDir(segment: string): boolean {
+  return /^(\.git|git~1)[. ]*(:.*)?$/.test(segment.replace(HFS_IGNORABLE, '').toLowerCase());
+}
+
 /** Why `path` is not an acceptable file path, or `null` when it is (relative, normalised, no `..`, no NUL). */
 export function pathProblem(path: string): string | null {
   if (path.length === 0) return 'is empty';
@@ -358,7 +371,11 @@ export function pathProblem(path: string): string | null {
     if (segment === '') return 'has an empty segment (// or a trailing /)';
     if (segment.trim() !== segment) return `has a segment "${segment}" with leading or trailing spaces`;
     if (segment === '.' || segment === '..') return `has a "${segment}" segment; paths must be normalised`;
-    if (segment.toLowerCase() === '.git') return 'has a ".git" segment, which git repositories cannot hold';
+    if (namesGitDir(segment)) {
+      return segment.toLowerCase() === '.git'
+        ? 'has a ".git" segment, which git repositories cannot hold'
+        : `has a segment "${segment}" that names ".git" on Windows or macOS file systems, which git refuses`;
+    }
   }
   return null;
 }

@@ -13,7 +13,7 @@ export const RESERVED_NAMES = new Set(['PORT', 'HOST', 'PATH', 'HOME', 'NODE_OPT
 /** Prefixes the runtime owns. */
 export const RESERVED_PREFIXES = ['LANGGRAPH_', 'LANGSMITH_', 'LANGCHAIN_', 'HANGAR_', 'OTEL_'];
 
-/** Problems with a list of secrets (names, duplicates, reserved names), at `loc`. */
+/** Problems with a list of secrets (names, duplicates, reserved names, a mask with nothing stored behind it), at `loc`. */
 export function checkSecrets(secrets: DeploymentSecret[], loc: (string | number)[]): FieldIssue[] {
   const issues: FieldIssue[] = [];
   const seen = new Set<string>();
@@ -25,12 +25,16 @@ export function checkSecrets(secrets: DeploymentSecret[], loc: (string | number)
       issues.push({ loc: at, msg: `"${s.name}" is reserved by the runtime (reserved: ${[...RESERVED_NAMES].join(', ')} and names starting with ${RESERVED_PREFIXES.join(', ')})`, type: 'value_error' });
     }
     if (seen.has(s.name)) issues.push({ loc: at, msg: `"${s.name}" is given twice`, type: 'value_error' });
+    // After a PATCH's merge, a mask left over had no stored value to keep: it would become the secret.
+    if (s.value === SECRET_MASK) {
+      issues.push({ loc: [...loc, i, 'value'], msg: `"${SECRET_MASK}" keeps a stored value, and no secret "${s.name}" is stored; send its value`, type: 'value_error' });
+    }
     seen.add(s.name);
   });
   return issues;
 }
 
-/** Secrets of a PATCH: a masked value keeps the stored value of the same name. */
+/** Secrets of a PATCH: a masked value keeps the stored value of the same name (any other mask is refused by {@link checkSecrets}). */
 export function mergeSecrets(given: DeploymentSecret[], stored: DeploymentSecret[]): DeploymentSecret[] {
   const old = new Map(stored.map((s) => [s.name, s.value]));
   return given.map((s) => (s.value === SECRET_MASK && old.has(s.name) ? { name: s.name, value: old.get(s.name)! } : { name: s.name, value: s.value }));

@@ -13,6 +13,7 @@ import type { Cipher } from '../secrets/cipher.js';
 export interface OAuthProviderLookup {
   exists(workspaceId: string, id: string): Promise<boolean>;
 }
+import { listServerTools, type ListedTool } from './tools.js';
 import { isHttpUrl, normalizeServerUrl } from './url.js';
 
 /** A credential header sent to the tool server on every call. */
@@ -62,6 +63,11 @@ export class McpServerService {
     private readonly oauthProviders?: OAuthProviderLookup,
     private readonly egress: EgressGuard = laptopEgress(),
   ) {}
+
+  /** List the tools of the server at `url` through this installation's outbound policy. */
+  listTools(url: string, headers: Record<string, string>, timeoutMs: number): Promise<ListedTool[]> {
+    return listServerTools(url, headers, timeoutMs, this.egress);
+  }
 
   async create(caller: Caller, input: CreateMcpServerInput): Promise<McpServer> {
     requireWrite(caller);

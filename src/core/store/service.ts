@@ -59,9 +59,10 @@ const SCAN_PAGE = 1000;
 export class StoreService {
   constructor(private readonly store: () => StorePort) {}
 
-  async get(caller: Caller, namespace: string[], key: string): Promise<StoreItem | null> {
-    this.check(caller, namespace, 'namespace');
-    checkKey(key);
+  /** `from`: where the request carried the namespace and key, for the `loc` of errors (GET: the query). */
+  async get(caller: Caller, namespace: string[], key: string, from: Where = 'body'): Promise<StoreItem | null> {
+    this.check(caller, namespace, 'namespace', false, true, from);
+    checkKey(key, from);
     const item = await this.store().get(this.absolute(caller, namespace), key);
     return item ? this.relative(caller, item) : null;
   }
@@ -137,18 +138,20 @@ export class StoreService {
     return caller.role === 'admin' || prefix.length >= 4 || (prefix.length >= 2 && prefix[1] !== 'memories') || (prefix.length >= 3 && prefix[2] !== 'user');
   }
 
-  private check(caller: Caller, namespace: string[], field: string, mayBeEmpty = false, scoped = true): void {
+  private check(caller: Caller, namespace: string[], field: string, mayBeEmpty = false, scoped = true, from: Where = 'body'): void {
     const issues: FieldIssue[] = [];
-    if (!mayBeEmpty && namespace.length === 0) issues.push({ loc: ['body', field], msg: 'must name at least one label', type: 'value_error' });
-    if (namespace.length > MAX_LABELS) issues.push({ loc: ['body', field], msg: `at most ${MAX_LABELS} labels`, type: 'value_error' });
+    // A body carries the labels as an array (each has an index); a query, as one dotted string.
+    const labelAt = (i: number): (string | number)[] => (from === 'body' ? ['body', field, i] : [from, field]);
+    if (!mayBeEmpty && namespace.length === 0) issues.push({ loc: [from, field], msg: 'must name at least one label', type: 'value_error' });
+    if (namespace.length > MAX_LABELS) issues.push({ loc: [from, field], msg: `at most ${MAX_LABELS} labels`, type: 'value_error' });
     namespace.forEach((label, i) => {
-      if (label === '') issues.push({ loc: ['body', field, i], msg: 'a namespace label must not be empty', type: 'value_error' });
-      else if (label.includes('.')) issues.push({ loc: ['body', field, i], msg: 'a namespace label cannot contain a period (".")', type: 'value_error' });
-      else if (LIKE_RESERVED.test(label)) issues.push({ loc: ['body', field, i], msg: 'a namespace label cannot contain "%", "_" or "\\" (the store matches namespace prefixes with LIKE)', type: 'value_error' });
-      else if (label.length > MAX_LABEL) issues.push({ loc: ['body', field, i], msg: `a namespace label has at most ${MAX_LABEL} characters`, type: 'value_error' });
+      if (label === '') issues.push({ loc: labelAt(i), msg: 'a namespace label must not be empty', type: 'value_error' });
+      else if (label.includes('.')) issues.push({ loc: labelAt(i), msg: 'a namespace label cannot contain a period (".")', type: 'value_error' });
+      else if (LIKE_RESERVED.test(label)) issues.push({ loc: labelAt(i), msg: 'a namespace label cannot contain "%", "_" or "\\" (the store matches namespace prefixes with LIKE)', type: 'value_error' });
+      else if (label.length > MAX_LABEL) issues.push({ loc: labelAt(i), msg: `a namespace label has at most ${MAX_LABEL} characters`, type: 'value_error' });
     });
     if (issues.length === 0 && Buffer.byteLength(namespace.join('.'), 'utf8') > MAX_NAMESPACE_BYTES) {
-      issues.push({ loc: ['body', field], msg: `the labels, joined by periods, are at most ${MAX_NAMESPACE_BYTES} bytes of UTF-8`, type: 'value_error' });
+      issues.push({ loc: [from, field], msg: `the labels, joined by periods, are at most ${MAX_NAMESPACE_BYTES} bytes of UTF-8`, type: 'value_error' });
     }
     if (issues.length > 0) throw invalid(issues);
     if (scoped && !this.mayReach(caller, namespace)) {
@@ -157,10 +160,13 @@ export class StoreService {
   }
 }
 
-function checkKey(key: string): void {
-  if (key === '') throw invalid([{ loc: ['body', 'key'], msg: 'must not be empty', type: 'value_error' }]);
-  if (key.length > MAX_KEY) throw invalid([{ loc: ['body', 'key'], msg: `at most ${MAX_KEY} characters`, type: 'value_error' }]);
-  if (Buffer.byteLength(key, 'utf8') > MAX_KEY_BYTES) throw invalid([{ loc: ['body', 'key'], msg: `at most ${MAX_KEY_BYTES} bytes of UTF-8`, type: 'value_error' }]);
+/** Where a request carried a field, as the first element of an error's `loc`. */
+type Where = 'body' | 'query';
+
+function checkKey(key: string, from: Where = 'body'): void {
+  if (key === '') throw invalid([{ loc: [from, 'key'], msg: 'must not be empty', type: 'value_error' }]);
+  if (key.length > MAX_KEY) throw invalid([{ loc: [from, 'key'], msg: `at most ${MAX_KEY} characters`, type: 'value_error' }]);
+  if (Buffer.byteLength(key, 'utf8') > MAX_KEY_BYTES) throw invalid([{ loc: [from, 'key'], msg: `at most ${MAX_KEY_BYTES} bytes of UTF-8`, type: 'value_error' }]);
 }
 
 /** `limit` entries from `offset` of what `visible` keeps, reading the store page by page. */
