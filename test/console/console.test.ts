@@ -514,7 +514,7 @@ describe('playground (useStream over the LangGraph protocol)', { timeout: 180_00
     expect(errors).toEqual([]);
     await context.close();
   });
-  it('cancels a run from the playground: the answer stops and the run is marked cancelled', async () => {
+  it('cancels a run from the playground: the answer stops, the conversation stays and the run is marked cancelled', async () => {
     await server.client.POST('/v1/deepagents/model-configs', { body: { name: 'slow-for-cancel', model_id: 'scripted:slow', parameters: { delay_ms: 200 } } });
     const agentId = await scriptedAgent('Long talker', 'slow-for-cancel');
     const { context, page, errors } = await open();
@@ -537,6 +537,13 @@ describe('playground (useStream over the LangGraph protocol)', { timeout: 180_00
     expect(last!.status).not.toBe('success');
     await page.getByLabel('Runs').getByText(last!.status, { exact: true }).first().waitFor();
     expect(await page.getByLabel('Conversation').getByText(`You said: ${words}`).count()).toBe(0);
+    // The conversation stays as it was when the run was cut off: the question and the partial answer
+    // (cancelling once blanked it until a reload).
+    const conversation = page.getByLabel('Conversation');
+    await conversation.getByText(words, { exact: true }).waitFor();
+    await conversation.getByText(/You said: w0/).waitFor();
+    expect(await conversation.getByText(/^Say something to/).count()).toBe(0);
+    await screenshot(page, 'playground-cancelled');
     expect(errors).toEqual([]);
     await context.close();
   });
