@@ -372,6 +372,7 @@ describe('memories and keys in the browser', { timeout: 180_000 }, () => {
     await shown.waitFor({ state: 'detached' });
     expect(await page.content()).not.toContain(newKey);
     await row.getByRole('button', { name: /^Revoke key/ }).click();
+    await page.getByRole('dialog', { name: 'Revoke API key' }).getByRole('button', { name: 'Revoke key' }).click();
     await row.getByText('revoked').waitFor();
     expect((await server.clientFor(newKey).GET('/v1/deepagents/agents')).response.status).toBe(401);
     await colleague.page.reload();
@@ -382,6 +383,60 @@ describe('memories and keys in the browser', { timeout: 180_000 }, () => {
     expect(errors).toEqual([]);
     await colleague.context.close();
     await context.close();
+  });
+});
+
+describe('destructive actions ask first', { timeout: 180_000 }, () => {
+  it('deletes a model configuration and a tool server only once confirmed, naming the agents that use them, and shows a failed delete', async () => {
+    const mcp = await startBearerToolServer('confirm-token');
+    try {
+      await server.client.POST('/v1/deepagents/model-configs', { body: { name: 'confirm-model', model_id: 'scripted:demo' } });
+      await server.client.POST('/v1/deepagents/mcp-servers', { body: { name: 'Confirm tools', url: mcp.url, headers: [{ key: 'Authorization', value: 'Bearer confirm-token' }] } });
+      const user = await server.client.POST('/v1/deepagents/agents', { body: { name: 'Config user', runtime: { model: { model_id: 'confirm-model' } }, tools: { tools: [{ name: 'add', mcp_server_url: mcp.url }] } } });
+      expect(user.response.status).toBe(201);
+      const { context, page, errors } = await open();
+      await signIn(page, server.adminKey, '/settings');
+
+      // Model configuration: Cancel keeps it; the dialog names the agent that uses it.
+      await page.getByRole('button', { name: 'Delete model configuration confirm-model' }).click();
+      let dialog = page.getByRole('dialog', { name: 'Delete model configuration' });
+      await dialog.getByLabel('Agents that use it').getByRole('link', { name: 'Config user' }).waitFor();
+      await expectAccessible(page);
+      await screenshot(page, 'confirm-delete-model-config');
+      await dialog.getByRole('button', { name: 'Cancel' }).click();
+      await dialog.waitFor({ state: 'detached' });
+      expect((await server.client.GET('/v1/deepagents/model-configs')).data!.map((m) => m.name)).toContain('confirm-model');
+      await page.getByRole('button', { name: 'Delete model configuration confirm-model' }).click();
+      await dialog.getByRole('button', { name: 'Delete configuration' }).click();
+      await dialog.waitFor({ state: 'detached' });
+      await page.getByRole('cell', { name: 'confirm-model', exact: true }).waitFor({ state: 'detached' });
+      expect((await server.client.GET('/v1/deepagents/model-configs')).data!.map((m) => m.name)).not.toContain('confirm-model');
+
+      // Revoking the key of this very session warns that it signs you out.
+      const keys = page.getByRole('region', { name: 'API keys' });
+      await keys.getByRole('row').filter({ hasText: 'this session' }).getByRole('button', { name: /^Revoke key/ }).click();
+      dialog = page.getByRole('dialog', { name: 'Revoke API key' });
+      await dialog.getByText('This is the key of this session').waitFor();
+      await screenshot(page, 'confirm-revoke-own-key');
+      await dialog.getByRole('button', { name: 'Cancel' }).click();
+      await dialog.waitFor({ state: 'detached' });
+
+      // Tool server: the dialog names the agent using its tools; a delete that fails says why.
+      await page.getByRole('link', { name: 'Tool servers' }).click();
+      await page.getByRole('button', { name: 'Delete tool server Confirm tools' }).click();
+      dialog = page.getByRole('dialog', { name: 'Delete tool server' });
+      await dialog.getByLabel('Agents that use it').getByRole('link', { name: 'Config user' }).waitFor();
+      const [registered] = (await server.client.GET('/v1/deepagents/mcp-servers')).data!.filter((m) => m.name === 'Confirm tools');
+      await server.client.DELETE('/v1/deepagents/mcp-servers/{mcp_server_id}', { params: { path: { mcp_server_id: registered!.id } } }); // gone meanwhile
+      await dialog.getByRole('button', { name: 'Delete tool server' }).click();
+      await dialog.getByRole('alert').getByText(/no tool server with id/).waitFor();
+      await expectAccessible(page);
+      await screenshot(page, 'confirm-delete-tool-server-failed');
+      expect(errors.filter((e) => !/404/.test(e))).toEqual([]);
+      await context.close();
+    } finally {
+      await mcp.close();
+    }
   });
 });
 
