@@ -625,6 +625,33 @@ describe('playground (useStream over the LangGraph protocol)', { timeout: 180_00
 });
 
 describe('deployments in the browser', { timeout: 180_000 }, () => {
+  it('checks the new-deployment form before sending it, and says how to add an integration when there is none', async () => {
+    const workspace = await server.createWorkspace('no-integrations'); // a workspace of its own: no integrations
+    const { context, page, errors } = await open();
+    const sent: string[] = [];
+    page.on('request', (r) => {
+      if (r.method() === 'POST' && new URL(r.url()).pathname === '/v2/deployments') sent.push(r.url());
+    });
+    await signIn(page, workspace.adminKey, '/deployments');
+    await page.getByRole('button', { name: 'New deployment' }).click();
+    const dialog = page.getByRole('dialog', { name: 'New deployment' });
+    await dialog.getByText('No code-host integrations yet').waitFor();
+    await dialog.getByText('POST /v1/integrations/forge/vcshost').waitFor();
+    await dialog.getByRole('textbox', { name: /^Deployment name/ }).fill('My App!');
+    await dialog.getByRole('button', { name: 'Create deployment' }).click();
+    await dialog.getByText('Choose an integration', { exact: true }).waitFor();
+    await dialog.getByText('Choose an integration first, then one of its repositories').waitFor();
+    await dialog.getByText(/^1 to 63 lowercase letters/).waitFor();
+    expect(await dialog.getByRole('textbox', { name: /^Deployment name/ }).getAttribute('aria-invalid')).toBe('true');
+    // Nothing was sent, so no server error about fields the form does not show.
+    expect(sent).toEqual([]);
+    expect(await dialog.getByText(/repo_ref|repo_url/).count()).toBe(0);
+    await expectAccessible(page);
+    await screenshot(page, 'deployment-form-checked');
+    expect(errors).toEqual([]);
+    await context.close();
+  });
+
   it('creates a deployment from an integration’s repository and follows it to READY with its build and deploy logs', async () => {
     await repo.push('main', { label: 'v1' });
     const integration = await fetch(`${server.url}/v1/integrations/forge/vcshost`, {

@@ -26,7 +26,7 @@ export function ConfirmDialog({
   children: ReactNode;
 }) {
   return (
-    <Modal opened={opened} onClose={onClose} title={title} closeButtonProps={{ 'aria-label': 'Close' }}>
+    <Modal opened={opened} onClose={onClose} title={title}>
       <Stack>
         {children}
         {error && (
