@@ -252,6 +252,37 @@ describe('in the browser', { timeout: 180_000 }, () => {
     await context.close();
   });
 
+  it('keeps long text inside its column: revision numbers whole on a phone, Model and Updated in view beside a long description', async () => {
+    const description = `unbroken${'x'.repeat(400)}`;
+    const created = await server.client.POST('/v1/deepagents/agents', { body: { name: 'Long words', description, runtime: { model: { model_id: 'scripted:demo' } } } });
+    const id = created.data!.id;
+    // Revisions whose message lists many fields, so their line wraps on a narrow screen.
+    for (const n of [1, 2]) {
+      const res = await server.client.PATCH('/v1/deepagents/agents/{agent_id}', { params: { path: { agent_id: id } }, body: { description: `${description}${n}`, instructions: `Revision ${n}.`, runtime: { model: { model_id: `scripted:demo${n}` } } } });
+      expect(res.response.status).toBe(200);
+    }
+    const { context, page, errors } = await open();
+    await signIn(page, server.adminKey, '/agents');
+    const row = page.getByRole('row').filter({ hasText: 'Long words' });
+    await row.waitFor();
+    for (const column of ['Model', 'Updated']) {
+      const box = (await page.getByRole('columnheader', { name: column }).boundingBox())!;
+      expect(box.x + box.width, column).toBeLessThanOrEqual(1280);
+    }
+    await screenshot(page, 'agents-long-description');
+
+    await page.setViewportSize({ width: 390, height: 900 });
+    await page.goto(`${server.url}/agents/${id}`);
+    await page.getByRole('tab', { name: 'Revisions' }).click();
+    const badges = page.getByLabel('Revision list').locator('.mantine-Badge-label');
+    await badges.getByText('#3', { exact: true }).waitFor();
+    const cut = await badges.evaluateAll((labels) => labels.filter((l) => l.scrollWidth > l.clientWidth).map((l) => l.textContent));
+    expect(cut).toEqual([]);
+    await screenshot(page, 'agent-revisions-390');
+    expect(errors).toEqual([]);
+    await context.close();
+  });
+
   it('shows a viewer read-only pages: no write buttons and no credentials', async () => {
     await server.client.POST('/v1/deepagents/mcp-servers', { body: { name: 'Secret server', url: 'http://127.0.0.1:9/mcp', headers: [{ key: 'X-Token', value: 'viewer-must-not-see' }] } });
     const viewerKey = await server.createKey({ role: 'viewer', principal: 'viewer@example.com' });

@@ -392,9 +392,12 @@ function Revisions({ agentId }: { agentId: string }) {
     <Stack>
       <Stack gap={4} aria-label="Revision list">
         {items.map((r) => (
-          <Group key={r.id} gap="xs" wrap="nowrap">
-            <Badge variant="light">#{r.number}</Badge>
-            <Text size="sm" ff="monospace">
+          <Group key={r.id} gap="xs" wrap="nowrap" align="flex-start">
+            {/* The number and id keep their width: only the message wraps (the badge once shrank to "#…"). */}
+            <Badge variant="light" className="no-shrink">
+              #{r.number}
+            </Badge>
+            <Text size="sm" ff="monospace" className="no-shrink">
               {r.id.slice(0, 7)}
             </Text>
             <Text size="sm" className="wrap-anywhere">

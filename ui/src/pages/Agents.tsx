@@ -38,12 +38,13 @@ export default function Agents() {
           <Table.Tbody>
             {agents.data?.items.map((a) => (
               <Table.Tr key={a.id}>
-                <Table.Td>
+                {/* A long unbroken name or description breaks rather than pushing Model and Updated out of view. */}
+                <Table.Td className="wrap-anywhere">
                   <Anchor component={Link} to={`/agents/${a.id}`}>
                     {a.name}
                   </Anchor>
                   {a.description && (
-                    <Text size="xs" c="dimmed" lineClamp={1}>
+                    <Text size="xs" c="dimmed" lineClamp={1} className="wrap-anywhere">
                       {a.description}
                     </Text>
                   )}
