@@ -283,6 +283,37 @@ describe('in the browser', { timeout: 180_000 }, () => {
     await context.close();
   });
 
+  it('saves only what changed: the revision names that field, and the rest of the runtime stays', async () => {
+    const created = await server.client.POST('/v1/deepagents/agents', { body: { name: 'One change', runtime: { model: { model_id: 'scripted:demo' }, run_timeout_seconds: 120 } } });
+    const id = created.data!.id;
+    const { context, page, errors } = await open();
+    const bodies: Record<string, unknown>[] = [];
+    page.on('request', (r) => {
+      if (r.method() === 'PATCH' && new URL(r.url()).pathname === `/v1/deepagents/agents/${id}`) bodies.push(r.postDataJSON() as Record<string, unknown>);
+    });
+    await signIn(page, server.adminKey, `/agents/${id}`);
+    await page.getByRole('textbox', { name: 'Description' }).fill('Only this changed');
+    await page.getByRole('button', { name: 'Save' }).click();
+    await page.getByRole('status').filter({ hasText: 'Saved as revision' }).waitFor();
+    expect(bodies.map((b) => Object.keys(b))).toEqual([['description']]);
+    const revisions = async () => (await server.client.GET('/v1/deepagents/agents/{agent_id}/revisions', { params: { path: { agent_id: id }, query: { page_size: 10 } } })).data!.items;
+    const [latest] = await revisions();
+    expect(latest!.message).toMatch(/description/);
+    expect(latest!.message).not.toMatch(/runtime|instructions|tools|skills|subagents/);
+
+    // Changing the model keeps the run time limit.
+    await page.getByRole('textbox', { name: 'Model' }).fill('scripted:other');
+    await page.getByRole('button', { name: 'Save' }).click();
+    await expect.poll(() => bodies.length).toBe(2);
+    await page.getByText('Unsaved changes').waitFor({ state: 'detached' });
+    expect(Object.keys(bodies[1]!)).toEqual(['runtime']);
+    const agent = (await server.client.GET('/v1/deepagents/agents/{agent_id}', { params: { path: { agent_id: id } } })).data!;
+    expect(agent.runtime).toEqual({ model: { model_id: 'scripted:other' }, run_timeout_seconds: 120 });
+    expect(agent.description).toBe('Only this changed');
+    expect(errors).toEqual([]);
+    await context.close();
+  });
+
   it('shows a viewer read-only pages: no write buttons and no credentials', async () => {
     await server.client.POST('/v1/deepagents/mcp-servers', { body: { name: 'Secret server', url: 'http://127.0.0.1:9/mcp', headers: [{ key: 'X-Token', value: 'viewer-must-not-see' }] } });
     const viewerKey = await server.createKey({ role: 'viewer', principal: 'viewer@example.com' });

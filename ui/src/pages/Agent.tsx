@@ -50,11 +50,23 @@ export default function AgentPage() {
 
   const save = useMutation({
     mutationFn: async () => {
+      // Only what changed is sent: the server writes (and its revision message names) what it is sent.
       const d = draft!;
+      const a = agent.data!;
+      const was = draftOf(a);
+      const changed = <K extends keyof Draft>(key: K) => JSON.stringify(d[key]) !== JSON.stringify(was[key]);
       return ok(
         await api.PATCH('/v1/deepagents/agents/{agent_id}', {
           params: { path: { agent_id: agentId } },
-          body: { description: d.description, runtime: { model: { model_id: d.model } }, instructions: d.instructions, tools: d.tools, skills: d.skills, subagents: d.subagents },
+          body: {
+            ...(changed('description') ? { description: d.description } : {}),
+            // The rest of the runtime (a run time limit, model parameters) stays as it is.
+            ...(changed('model') ? { runtime: { ...a.runtime, model: { ...a.runtime.model, model_id: d.model } } } : {}),
+            ...(changed('instructions') ? { instructions: d.instructions } : {}),
+            ...(changed('tools') ? { tools: d.tools } : {}),
+            ...(changed('skills') ? { skills: d.skills } : {}),
+            ...(changed('subagents') ? { subagents: d.subagents } : {}),
+          },
         }),
       );
     },
