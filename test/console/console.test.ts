@@ -563,6 +563,41 @@ describe('playground (useStream over the LangGraph protocol)', { timeout: 180_00
     await context.close();
   });
 
+  it('has one main landmark, a legend on each usage chart, and a link to Settings beside an unknown model’s error', async () => {
+    const agentId = await scriptedAgent('Legend probe');
+    await run(server, await createThread(server, agentId), { agent_id: agentId, messages: [{ role: 'user', content: 'count me too' }] });
+    const { context, page, errors } = await open();
+    await signIn(page, server.adminKey, '/agents');
+    await page.getByRole('heading', { name: 'Agents' }).waitFor();
+    expect(await page.locator('main').count()).toBe(1);
+
+    // The server's message names the API path; the Console adds a link to its page for it.
+    await page.getByRole('button', { name: 'New agent' }).click();
+    const dialog = page.getByRole('dialog', { name: 'New agent' });
+    await dialog.getByRole('textbox', { name: /^Name/ }).fill('Unknown model');
+    await dialog.getByRole('textbox', { name: /^Model/ }).fill('no-such-config');
+    await dialog.getByRole('textbox', { name: /^Model/ }).press('Escape');
+    await dialog.getByRole('button', { name: 'Create agent' }).click();
+    await dialog.getByText(/create it under \/v1\/deepagents\/model-configs/).waitFor();
+    await expectAccessible(page);
+    await screenshot(page, 'agent-unknown-model');
+    await dialog.getByRole('link', { name: 'Save a model configuration in Settings' }).click();
+    await page.waitForURL(/\/settings$/);
+    await page.getByRole('heading', { name: 'Settings', level: 2 }).waitFor();
+
+    await page.getByRole('link', { name: 'Usage', exact: true }).click();
+    const runs = page.getByLabel('Runs per day');
+    const tokens = page.getByLabel('Tokens per day');
+    for (const [chart, series] of [[runs, ['Runs', 'Errors']], [tokens, ['Input', 'Output']]] as const) {
+      for (const name of series) await chart.getByText(name, { exact: true }).waitFor();
+    }
+    expect(await page.locator('main').count()).toBe(1);
+    await expectAccessible(page);
+    await screenshot(page, 'usage-legends');
+    expect(errors.filter((e) => !/422/.test(e))).toEqual([]);
+    await context.close();
+  });
+
   it('approves, edits, rejects and responds to calls of a real MCP tool, each from its approval card', async () => {
     await server.client.POST('/v1/deepagents/mcp-servers', { body: { name: 'Approval tools', url: approvalTools.url, headers: [{ key: 'Authorization', value: 'Bearer approvals-token' }] } });
     const agentId = await scriptedAgent('Careful adder', 'scripted:demo', {

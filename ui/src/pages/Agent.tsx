@@ -8,6 +8,7 @@ import { Link, useNavigate, useParams } from 'react-router';
 import { api, canWrite, ok, type Schemas } from '../api';
 import { useSession } from '../App';
 import { agentQuery, mcpServersQuery } from '../queries';
+import { ServerError } from '../ServerError';
 
 type Agent = Schemas['Agent'];
 type Skill = Schemas['SkillSpec'];
@@ -153,7 +154,7 @@ export default function AgentPage() {
           )}
         </Group>
       )}
-      {(save.error || clone.error || remove.error) && <Alert color="red">{(save.error ?? clone.error ?? remove.error)!.message}</Alert>}
+      {(save.error || clone.error || remove.error) && <ServerError error={(save.error ?? clone.error ?? remove.error)!} />}
       <Tabs defaultValue="instructions" keepMounted={false}>
         <Tabs.List>
           <Tabs.Tab value="instructions">AGENTS.md</Tabs.Tab>

@@ -6,6 +6,7 @@ import { Link, useNavigate } from 'react-router';
 import { api, canWrite, ok } from '../api';
 import { useSession } from '../App';
 import { agentsQuery, modelConfigsQuery } from '../queries';
+import { ServerError } from '../ServerError';
 
 export function useModelSuggestions() {
   const configs = useQuery(modelConfigsQuery);
@@ -107,7 +108,7 @@ function CreateAgent({ onDone }: { onDone: () => void }) {
           required
         />
         <Textarea label="Instructions" description="AGENTS.md" autosize minRows={3} value={instructions} onChange={(e) => setInstructions(e.currentTarget.value)} />
-        {create.error && <Alert color="red">{create.error.message}</Alert>}
+        {create.error && <ServerError error={create.error} />}
         <Button type="submit" loading={create.isPending}>
           Create agent
         </Button>
