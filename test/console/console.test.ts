@@ -52,6 +52,11 @@ async function signIn(page: Page, key: string, path = '/'): Promise<void> {
   await page.getByRole('button', { name: 'Sign out' }).waitFor();
 }
 
+/** Until the page's finite animations (a dialog fading in) have ended, so a screenshot shows the end state. */
+async function animationsDone(page: Page): Promise<void> {
+  await page.evaluate(() => Promise.all(document.getAnimations().filter((a) => a.effect?.getTiming().iterations !== Infinity).map((a) => a.finished.catch(() => undefined))));
+}
+
 async function expectAccessible(page: Page): Promise<void> {
   expect(await axeViolations(page)).toEqual([]);
 }
@@ -464,7 +469,8 @@ describe('destructive actions ask first', { timeout: 180_000 }, () => {
       let dialog = page.getByRole('dialog', { name: 'Delete model configuration' });
       await dialog.getByLabel('Agents that use it').getByRole('link', { name: 'Config user' }).waitFor();
       await expectAccessible(page);
-      await screenshot(page, 'confirm-delete-model-config');
+      await animationsDone(page);
+    await screenshot(page, 'confirm-delete-model-config');
       await dialog.getByRole('button', { name: 'Cancel' }).click();
       await dialog.waitFor({ state: 'detached' });
       expect((await server.client.GET('/v1/deepagents/model-configs')).data!.map((m) => m.name)).toContain('confirm-model');
@@ -479,7 +485,8 @@ describe('destructive actions ask first', { timeout: 180_000 }, () => {
       await keys.getByRole('row').filter({ hasText: 'this session' }).getByRole('button', { name: /^Revoke key/ }).click();
       dialog = page.getByRole('dialog', { name: 'Revoke API key' });
       await dialog.getByText('This is the key of this session').waitFor();
-      await screenshot(page, 'confirm-revoke-own-key');
+      await animationsDone(page);
+    await screenshot(page, 'confirm-revoke-own-key');
       await dialog.getByRole('button', { name: 'Cancel' }).click();
       await dialog.waitFor({ state: 'detached' });
 
@@ -777,7 +784,17 @@ describe('deployments in the browser', { timeout: 180_000 }, () => {
     await page.getByLabel('Revisions').getByText('DEPLOYED').first().waitFor();
     await expectAccessible(page);
     await screenshot(page, 'deployment-ready');
-    await page.getByRole('button', { name: 'Delete' }).click();
+    // Deleting asks first: Cancel keeps the deployment, the dialog's button deletes it.
+    await page.getByRole('button', { name: 'Delete deployment' }).click();
+    const confirm = page.getByRole('dialog', { name: 'Delete deployment' });
+    await confirm.getByText(/Its app stops serving/).waitFor();
+    await animationsDone(page);
+    await screenshot(page, 'deployment-confirm-delete');
+    await confirm.getByRole('button', { name: 'Cancel' }).click();
+    await confirm.waitFor({ state: 'detached' });
+    expect(page.url()).toMatch(/\/deployments\/[0-9a-f-]{36}$/);
+    await page.getByRole('button', { name: 'Delete deployment' }).click();
+    await confirm.getByRole('button', { name: 'Delete deployment' }).click();
     await page.waitForURL(/\/deployments$/);
     expect(errors).toEqual([]);
     await context.close();
