@@ -54,7 +54,8 @@ async function signIn(page: Page, key: string, path = '/'): Promise<void> {
 
 /** Until the page's finite animations (a dialog fading in) have ended, so a screenshot shows the end state. */
 async function animationsDone(page: Page): Promise<void> {
-  await page.evaluate(() => Promise.all(document.getAnimations().filter((a) => a.effect?.getTiming().iterations !== Infinity).map((a) => a.finished.catch(() => undefined))));
+  // A string, run in the page: this project's types have no DOM (as for axe in test/support/browser.ts).
+  await page.evaluate(`Promise.all(document.getAnimations().filter((a) => a.effect?.getTiming().iterations !== Infinity).map((a) => a.finished.catch(() => undefined))).then(() => undefined)`);
 }
 
 async function expectAccessible(page: Page): Promise<void> {
