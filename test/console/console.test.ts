@@ -52,6 +52,12 @@ async function signIn(page: Page, key: string, path = '/'): Promise<void> {
   await page.getByRole('button', { name: 'Sign out' }).waitFor();
 }
 
+/** Until the page's finite animations (a dialog fading in) have ended, so a screenshot shows the end state. */
+async function animationsDone(page: Page): Promise<void> {
+  // A string, run in the page: this project's types have no DOM (as for axe in test/support/browser.ts).
+  await page.evaluate(`Promise.all(document.getAnimations().filter((a) => a.effect?.getTiming().iterations !== Infinity).map((a) => a.finished.catch(() => undefined))).then(() => undefined)`);
+}
+
 async function expectAccessible(page: Page): Promise<void> {
   expect(await axeViolations(page)).toEqual([]);
 }
@@ -252,6 +258,68 @@ describe('in the browser', { timeout: 180_000 }, () => {
     await context.close();
   });
 
+  it('keeps long text inside its column: revision numbers whole on a phone, Model and Updated in view beside a long description', async () => {
+    const description = `unbroken${'x'.repeat(400)}`;
+    const created = await server.client.POST('/v1/deepagents/agents', { body: { name: 'Long words', description, runtime: { model: { model_id: 'scripted:demo' } } } });
+    const id = created.data!.id;
+    // Revisions whose message lists many fields, so their line wraps on a narrow screen.
+    for (const n of [1, 2]) {
+      const res = await server.client.PATCH('/v1/deepagents/agents/{agent_id}', { params: { path: { agent_id: id } }, body: { description: `${description}${n}`, instructions: `Revision ${n}.`, runtime: { model: { model_id: `scripted:demo${n}` } } } });
+      expect(res.response.status).toBe(200);
+    }
+    const { context, page, errors } = await open();
+    await signIn(page, server.adminKey, '/agents');
+    const row = page.getByRole('row').filter({ hasText: 'Long words' });
+    await row.waitFor();
+    for (const column of ['Model', 'Updated']) {
+      const box = (await page.getByRole('columnheader', { name: column }).boundingBox())!;
+      expect(box.x + box.width, column).toBeLessThanOrEqual(1280);
+    }
+    await screenshot(page, 'agents-long-description');
+
+    await page.setViewportSize({ width: 390, height: 900 });
+    await page.goto(`${server.url}/agents/${id}`);
+    await page.getByRole('tab', { name: 'Revisions' }).click();
+    const badges = page.getByLabel('Revision list').locator('.mantine-Badge-label');
+    await badges.getByText('#3', { exact: true }).waitFor();
+    const cut = await badges.evaluateAll((labels) => labels.filter((l) => l.scrollWidth > l.clientWidth).map((l) => l.textContent));
+    expect(cut).toEqual([]);
+    await screenshot(page, 'agent-revisions-390');
+    expect(errors).toEqual([]);
+    await context.close();
+  });
+
+  it('saves only what changed: the revision names that field, and the rest of the runtime stays', async () => {
+    const created = await server.client.POST('/v1/deepagents/agents', { body: { name: 'One change', runtime: { model: { model_id: 'scripted:demo' }, run_timeout_seconds: 120 } } });
+    const id = created.data!.id;
+    const { context, page, errors } = await open();
+    const bodies: Record<string, unknown>[] = [];
+    page.on('request', (r) => {
+      if (r.method() === 'PATCH' && new URL(r.url()).pathname === `/v1/deepagents/agents/${id}`) bodies.push(r.postDataJSON() as Record<string, unknown>);
+    });
+    await signIn(page, server.adminKey, `/agents/${id}`);
+    await page.getByRole('textbox', { name: 'Description' }).fill('Only this changed');
+    await page.getByRole('button', { name: 'Save' }).click();
+    await page.getByRole('status').filter({ hasText: 'Saved as revision' }).waitFor();
+    expect(bodies.map((b) => Object.keys(b))).toEqual([['description']]);
+    const revisions = async () => (await server.client.GET('/v1/deepagents/agents/{agent_id}/revisions', { params: { path: { agent_id: id }, query: { page_size: 10 } } })).data!.items;
+    const [latest] = await revisions();
+    expect(latest!.message).toMatch(/description/);
+    expect(latest!.message).not.toMatch(/runtime|instructions|tools|skills|subagents/);
+
+    // Changing the model keeps the run time limit.
+    await page.getByRole('textbox', { name: 'Model' }).fill('scripted:other');
+    await page.getByRole('button', { name: 'Save' }).click();
+    await expect.poll(() => bodies.length).toBe(2);
+    await page.getByText('Unsaved changes').waitFor({ state: 'detached' });
+    expect(Object.keys(bodies[1]!)).toEqual(['runtime']);
+    const agent = (await server.client.GET('/v1/deepagents/agents/{agent_id}', { params: { path: { agent_id: id } } })).data!;
+    expect(agent.runtime).toEqual({ model: { model_id: 'scripted:other' }, run_timeout_seconds: 120 });
+    expect(agent.description).toBe('Only this changed');
+    expect(errors).toEqual([]);
+    await context.close();
+  });
+
   it('shows a viewer read-only pages: no write buttons and no credentials', async () => {
     await server.client.POST('/v1/deepagents/mcp-servers', { body: { name: 'Secret server', url: 'http://127.0.0.1:9/mcp', headers: [{ key: 'X-Token', value: 'viewer-must-not-see' }] } });
     const viewerKey = await server.createKey({ role: 'viewer', principal: 'viewer@example.com' });
@@ -372,6 +440,7 @@ describe('memories and keys in the browser', { timeout: 180_000 }, () => {
     await shown.waitFor({ state: 'detached' });
     expect(await page.content()).not.toContain(newKey);
     await row.getByRole('button', { name: /^Revoke key/ }).click();
+    await page.getByRole('dialog', { name: 'Revoke API key' }).getByRole('button', { name: 'Revoke key' }).click();
     await row.getByText('revoked').waitFor();
     expect((await server.clientFor(newKey).GET('/v1/deepagents/agents')).response.status).toBe(401);
     await colleague.page.reload();
@@ -382,6 +451,62 @@ describe('memories and keys in the browser', { timeout: 180_000 }, () => {
     expect(errors).toEqual([]);
     await colleague.context.close();
     await context.close();
+  });
+});
+
+describe('destructive actions ask first', { timeout: 180_000 }, () => {
+  it('deletes a model configuration and a tool server only once confirmed, naming the agents that use them, and shows a failed delete', async () => {
+    const mcp = await startBearerToolServer('confirm-token');
+    try {
+      await server.client.POST('/v1/deepagents/model-configs', { body: { name: 'confirm-model', model_id: 'scripted:demo' } });
+      await server.client.POST('/v1/deepagents/mcp-servers', { body: { name: 'Confirm tools', url: mcp.url, headers: [{ key: 'Authorization', value: 'Bearer confirm-token' }] } });
+      const user = await server.client.POST('/v1/deepagents/agents', { body: { name: 'Config user', runtime: { model: { model_id: 'confirm-model' } }, tools: { tools: [{ name: 'add', mcp_server_url: mcp.url }] } } });
+      expect(user.response.status).toBe(201);
+      const { context, page, errors } = await open();
+      await signIn(page, server.adminKey, '/settings');
+
+      // Model configuration: Cancel keeps it; the dialog names the agent that uses it.
+      await page.getByRole('button', { name: 'Delete model configuration confirm-model' }).click();
+      let dialog = page.getByRole('dialog', { name: 'Delete model configuration' });
+      await dialog.getByLabel('Agents that use it').getByRole('link', { name: 'Config user' }).waitFor();
+      await expectAccessible(page);
+      await animationsDone(page);
+    await screenshot(page, 'confirm-delete-model-config');
+      await dialog.getByRole('button', { name: 'Cancel' }).click();
+      await dialog.waitFor({ state: 'detached' });
+      expect((await server.client.GET('/v1/deepagents/model-configs')).data!.map((m) => m.name)).toContain('confirm-model');
+      await page.getByRole('button', { name: 'Delete model configuration confirm-model' }).click();
+      await dialog.getByRole('button', { name: 'Delete configuration' }).click();
+      await dialog.waitFor({ state: 'detached' });
+      await page.getByRole('cell', { name: 'confirm-model', exact: true }).waitFor({ state: 'detached' });
+      expect((await server.client.GET('/v1/deepagents/model-configs')).data!.map((m) => m.name)).not.toContain('confirm-model');
+
+      // Revoking the key of this very session warns that it signs you out.
+      const keys = page.getByRole('region', { name: 'API keys' });
+      await keys.getByRole('row').filter({ hasText: 'this session' }).getByRole('button', { name: /^Revoke key/ }).click();
+      dialog = page.getByRole('dialog', { name: 'Revoke API key' });
+      await dialog.getByText('This is the key of this session').waitFor();
+      await animationsDone(page);
+    await screenshot(page, 'confirm-revoke-own-key');
+      await dialog.getByRole('button', { name: 'Cancel' }).click();
+      await dialog.waitFor({ state: 'detached' });
+
+      // Tool server: the dialog names the agent using its tools; a delete that fails says why.
+      await page.getByRole('link', { name: 'Tool servers' }).click();
+      await page.getByRole('button', { name: 'Delete tool server Confirm tools' }).click();
+      dialog = page.getByRole('dialog', { name: 'Delete tool server' });
+      await dialog.getByLabel('Agents that use it').getByRole('link', { name: 'Config user' }).waitFor();
+      const [registered] = (await server.client.GET('/v1/deepagents/mcp-servers')).data!.filter((m) => m.name === 'Confirm tools');
+      await server.client.DELETE('/v1/deepagents/mcp-servers/{mcp_server_id}', { params: { path: { mcp_server_id: registered!.id } } }); // gone meanwhile
+      await dialog.getByRole('button', { name: 'Delete tool server' }).click();
+      await dialog.getByRole('alert').getByText(/no tool server with id/).waitFor();
+      await expectAccessible(page);
+      await screenshot(page, 'confirm-delete-tool-server-failed');
+      expect(errors.filter((e) => !/404/.test(e))).toEqual([]);
+      await context.close();
+    } finally {
+      await mcp.close();
+    }
   });
 });
 
@@ -409,8 +534,11 @@ describe('playground (useStream over the LangGraph protocol)', { timeout: 180_00
     await page.getByLabel('Conversation').getByText('You said: hello from the console').waitFor();
     await page.waitForURL(/\/threads\/[0-9a-f-]{36}$/);
     const threadId = page.url().split('/').pop()!;
-    const [run] = (await server.client.GET('/v1/deepagents/threads/{thread_id}/runs', { params: { path: { thread_id: threadId }, query: { limit: 1, offset: 0 } } })).data!;
-    expect(run!.status).toBe('success');
+    // The answer streams before the run's end is recorded: on a busy machine the run can still read
+    // 'running' the moment the text shows.
+    await expect
+      .poll(async () => (await server.client.GET('/v1/deepagents/threads/{thread_id}/runs', { params: { path: { thread_id: threadId }, query: { limit: 1, offset: 0 } } })).data![0]!.status, { timeout: 30_000 })
+      .toBe('success');
     await expectAccessible(page);
     await screenshot(page, 'playground-chat');
 
@@ -443,6 +571,41 @@ describe('playground (useStream over the LangGraph protocol)', { timeout: 180_00
     await expectAccessible(page);
     await screenshot(page, 'usage');
     expect(errors).toEqual([]);
+    await context.close();
+  });
+
+  it('has one main landmark, a legend on each usage chart, and a link to Settings beside an unknown model’s error', async () => {
+    const agentId = await scriptedAgent('Legend probe');
+    await run(server, await createThread(server, agentId), { agent_id: agentId, messages: [{ role: 'user', content: 'count me too' }] });
+    const { context, page, errors } = await open();
+    await signIn(page, server.adminKey, '/agents');
+    await page.getByRole('heading', { name: 'Agents' }).waitFor();
+    expect(await page.locator('main').count()).toBe(1);
+
+    // The server's message names the API path; the Console adds a link to its page for it.
+    await page.getByRole('button', { name: 'New agent' }).click();
+    const dialog = page.getByRole('dialog', { name: 'New agent' });
+    await dialog.getByRole('textbox', { name: /^Name/ }).fill('Unknown model');
+    await dialog.getByRole('textbox', { name: /^Model/ }).fill('no-such-config');
+    await dialog.getByRole('textbox', { name: /^Model/ }).press('Escape');
+    await dialog.getByRole('button', { name: 'Create agent' }).click();
+    await dialog.getByText(/create it under \/v1\/deepagents\/model-configs/).waitFor();
+    await expectAccessible(page);
+    await screenshot(page, 'agent-unknown-model');
+    await dialog.getByRole('link', { name: 'Save a model configuration in Settings' }).click();
+    await page.waitForURL(/\/settings$/);
+    await page.getByRole('heading', { name: 'Settings', level: 2 }).waitFor();
+
+    await page.getByRole('link', { name: 'Usage', exact: true }).click();
+    const runs = page.getByLabel('Runs per day');
+    const tokens = page.getByLabel('Tokens per day');
+    for (const [chart, series] of [[runs, ['Runs', 'Errors']], [tokens, ['Input', 'Output']]] as const) {
+      for (const name of series) await chart.getByText(name, { exact: true }).waitFor();
+    }
+    expect(await page.locator('main').count()).toBe(1);
+    await expectAccessible(page);
+    await screenshot(page, 'usage-legends');
+    expect(errors.filter((e) => !/422/.test(e))).toEqual([]);
     await context.close();
   });
 
@@ -514,7 +677,7 @@ describe('playground (useStream over the LangGraph protocol)', { timeout: 180_00
     expect(errors).toEqual([]);
     await context.close();
   });
-  it('cancels a run from the playground: the answer stops and the run is marked cancelled', async () => {
+  it('cancels a run from the playground: the answer stops, the conversation stays and the run is marked cancelled', async () => {
     await server.client.POST('/v1/deepagents/model-configs', { body: { name: 'slow-for-cancel', model_id: 'scripted:slow', parameters: { delay_ms: 200 } } });
     const agentId = await scriptedAgent('Long talker', 'slow-for-cancel');
     const { context, page, errors } = await open();
@@ -537,6 +700,13 @@ describe('playground (useStream over the LangGraph protocol)', { timeout: 180_00
     expect(last!.status).not.toBe('success');
     await page.getByLabel('Runs').getByText(last!.status, { exact: true }).first().waitFor();
     expect(await page.getByLabel('Conversation').getByText(`You said: ${words}`).count()).toBe(0);
+    // The conversation stays as it was when the run was cut off: the question and the partial answer
+    // (cancelling once blanked it until a reload).
+    const conversation = page.getByLabel('Conversation');
+    await conversation.getByText(words, { exact: true }).waitFor();
+    await conversation.getByText(/You said: w0/).waitFor();
+    expect(await conversation.getByText(/^Say something to/).count()).toBe(0);
+    await screenshot(page, 'playground-cancelled');
     expect(errors).toEqual([]);
     await context.close();
   });
@@ -563,6 +733,33 @@ describe('playground (useStream over the LangGraph protocol)', { timeout: 180_00
 });
 
 describe('deployments in the browser', { timeout: 180_000 }, () => {
+  it('checks the new-deployment form before sending it, and says how to add an integration when there is none', async () => {
+    const workspace = await server.createWorkspace('no-integrations'); // a workspace of its own: no integrations
+    const { context, page, errors } = await open();
+    const sent: string[] = [];
+    page.on('request', (r) => {
+      if (r.method() === 'POST' && new URL(r.url()).pathname === '/v2/deployments') sent.push(r.url());
+    });
+    await signIn(page, workspace.adminKey, '/deployments');
+    await page.getByRole('button', { name: 'New deployment' }).click();
+    const dialog = page.getByRole('dialog', { name: 'New deployment' });
+    await dialog.getByText('No code-host integrations yet').waitFor();
+    await dialog.getByText('POST /v1/integrations/forge/vcshost').waitFor();
+    await dialog.getByRole('textbox', { name: /^Deployment name/ }).fill('My App!');
+    await dialog.getByRole('button', { name: 'Create deployment' }).click();
+    await dialog.getByText('Choose an integration', { exact: true }).waitFor();
+    await dialog.getByText('Choose an integration first, then one of its repositories').waitFor();
+    await dialog.getByText(/^1 to 63 lowercase letters/).waitFor();
+    expect(await dialog.getByRole('textbox', { name: /^Deployment name/ }).getAttribute('aria-invalid')).toBe('true');
+    // Nothing was sent, so no server error about fields the form does not show.
+    expect(sent).toEqual([]);
+    expect(await dialog.getByText(/repo_ref|repo_url/).count()).toBe(0);
+    await expectAccessible(page);
+    await screenshot(page, 'deployment-form-checked');
+    expect(errors).toEqual([]);
+    await context.close();
+  });
+
   it('creates a deployment from an integration’s repository and follows it to READY with its build and deploy logs', async () => {
     await repo.push('main', { label: 'v1' });
     const integration = await fetch(`${server.url}/v1/integrations/forge/vcshost`, {
@@ -591,7 +788,17 @@ describe('deployments in the browser', { timeout: 180_000 }, () => {
     await page.getByLabel('Revisions').getByText('DEPLOYED').first().waitFor();
     await expectAccessible(page);
     await screenshot(page, 'deployment-ready');
-    await page.getByRole('button', { name: 'Delete' }).click();
+    // Deleting asks first: Cancel keeps the deployment, the dialog's button deletes it.
+    await page.getByRole('button', { name: 'Delete deployment' }).click();
+    const confirm = page.getByRole('dialog', { name: 'Delete deployment' });
+    await confirm.getByText(/Its app stops serving/).waitFor();
+    await animationsDone(page);
+    await screenshot(page, 'deployment-confirm-delete');
+    await confirm.getByRole('button', { name: 'Cancel' }).click();
+    await confirm.waitFor({ state: 'detached' });
+    expect(page.url()).toMatch(/\/deployments\/[0-9a-f-]{36}$/);
+    await page.getByRole('button', { name: 'Delete deployment' }).click();
+    await confirm.getByRole('button', { name: 'Delete deployment' }).click();
     await page.waitForURL(/\/deployments$/);
     expect(errors).toEqual([]);
     await context.close();

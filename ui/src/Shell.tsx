@@ -61,9 +61,8 @@ export function Shell({ session, children }: { session: Session; children: React
           ))}
         </ScrollArea>
       </AppShell.Navbar>
-      <AppShell.Main>
-        <main>{children}</main>
-      </AppShell.Main>
+      {/* AppShell.Main is the page's one <main> landmark. */}
+      <AppShell.Main>{children}</AppShell.Main>
     </AppShell>
   );
 }

@@ -1,6 +1,6 @@
 import '@mantine/core/styles.css';
 import './console.css';
-import { Badge, createTheme, Loader, MantineProvider } from '@mantine/core';
+import { Badge, createTheme, Loader, MantineProvider, Modal } from '@mantine/core';
 import { QueryClientProvider } from '@tanstack/react-query';
 import { StrictMode } from 'react';
 import { createRoot } from 'react-dom/client';
@@ -19,7 +19,12 @@ const theme = createTheme({
   defaultRadius: 'sm',
   // Light badges (black text on a tint, console.css): legible at the smallest sizes.
   // Every loader is a named status: a plain span may not carry the aria-label each one has (axe).
-  components: { Badge: Badge.extend({ defaultProps: { variant: 'light' } }), Loader: Loader.extend({ defaultProps: { role: 'status' } }) },
+  // Modals' close button is an icon: it gets a name.
+  components: {
+    Badge: Badge.extend({ defaultProps: { variant: 'light' } }),
+    Loader: Loader.extend({ defaultProps: { role: 'status' } }),
+    Modal: Modal.extend({ defaultProps: { closeButtonProps: { 'aria-label': 'Close' } } }),
+  },
 });
 
 createRoot(document.getElementById('root')!).render(

@@ -8,6 +8,7 @@ import { Link, useNavigate, useParams } from 'react-router';
 import { api, canWrite, ok, type Schemas } from '../api';
 import { useSession } from '../App';
 import { agentQuery, mcpServersQuery } from '../queries';
+import { ServerError } from '../ServerError';
 
 type Agent = Schemas['Agent'];
 type Skill = Schemas['SkillSpec'];
@@ -50,11 +51,23 @@ export default function AgentPage() {
 
   const save = useMutation({
     mutationFn: async () => {
+      // Only what changed is sent: the server writes (and its revision message names) what it is sent.
       const d = draft!;
+      const a = agent.data!;
+      const was = draftOf(a);
+      const changed = <K extends keyof Draft>(key: K) => JSON.stringify(d[key]) !== JSON.stringify(was[key]);
       return ok(
         await api.PATCH('/v1/deepagents/agents/{agent_id}', {
           params: { path: { agent_id: agentId } },
-          body: { description: d.description, runtime: { model: { model_id: d.model } }, instructions: d.instructions, tools: d.tools, skills: d.skills, subagents: d.subagents },
+          body: {
+            ...(changed('description') ? { description: d.description } : {}),
+            // The rest of the runtime (a run time limit, model parameters) stays as it is.
+            ...(changed('model') ? { runtime: { ...a.runtime, model: { ...a.runtime.model, model_id: d.model } } } : {}),
+            ...(changed('instructions') ? { instructions: d.instructions } : {}),
+            ...(changed('tools') ? { tools: d.tools } : {}),
+            ...(changed('skills') ? { skills: d.skills } : {}),
+            ...(changed('subagents') ? { subagents: d.subagents } : {}),
+          },
         }),
       );
     },
@@ -141,7 +154,7 @@ export default function AgentPage() {
           )}
         </Group>
       )}
-      {(save.error || clone.error || remove.error) && <Alert color="red">{(save.error ?? clone.error ?? remove.error)!.message}</Alert>}
+      {(save.error || clone.error || remove.error) && <ServerError error={(save.error ?? clone.error ?? remove.error)!} />}
       <Tabs defaultValue="instructions" keepMounted={false}>
         <Tabs.List>
           <Tabs.Tab value="instructions">AGENTS.md</Tabs.Tab>
@@ -392,9 +405,12 @@ function Revisions({ agentId }: { agentId: string }) {
     <Stack>
       <Stack gap={4} aria-label="Revision list">
         {items.map((r) => (
-          <Group key={r.id} gap="xs" wrap="nowrap">
-            <Badge variant="light">#{r.number}</Badge>
-            <Text size="sm" ff="monospace">
+          <Group key={r.id} gap="xs" wrap="nowrap" align="flex-start">
+            {/* The number and id keep their width: only the message wraps (the badge once shrank to "#…"). */}
+            <Badge variant="light" className="no-shrink">
+              #{r.number}
+            </Badge>
+            <Text size="sm" ff="monospace" className="no-shrink">
               {r.id.slice(0, 7)}
             </Text>
             <Text size="sm" className="wrap-anywhere">

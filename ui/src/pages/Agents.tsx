@@ -6,6 +6,7 @@ import { Link, useNavigate } from 'react-router';
 import { api, canWrite, ok } from '../api';
 import { useSession } from '../App';
 import { agentsQuery, modelConfigsQuery } from '../queries';
+import { ServerError } from '../ServerError';
 
 export function useModelSuggestions() {
   const configs = useQuery(modelConfigsQuery);
@@ -38,12 +39,13 @@ export default function Agents() {
           <Table.Tbody>
             {agents.data?.items.map((a) => (
               <Table.Tr key={a.id}>
-                <Table.Td>
+                {/* A long unbroken name or description breaks rather than pushing Model and Updated out of view. */}
+                <Table.Td className="wrap-anywhere">
                   <Anchor component={Link} to={`/agents/${a.id}`}>
                     {a.name}
                   </Anchor>
                   {a.description && (
-                    <Text size="xs" c="dimmed" lineClamp={1}>
+                    <Text size="xs" c="dimmed" lineClamp={1} className="wrap-anywhere">
                       {a.description}
                     </Text>
                   )}
@@ -106,7 +108,7 @@ function CreateAgent({ onDone }: { onDone: () => void }) {
           required
         />
         <Textarea label="Instructions" description="AGENTS.md" autosize minRows={3} value={instructions} onChange={(e) => setInstructions(e.currentTarget.value)} />
-        {create.error && <Alert color="red">{create.error.message}</Alert>}
+        {create.error && <ServerError error={create.error} />}
         <Button type="submit" loading={create.isPending}>
           Create agent
         </Button>

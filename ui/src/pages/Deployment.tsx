@@ -4,6 +4,7 @@ import { useEffect, useState } from 'react';
 import { Link, useNavigate, useParams } from 'react-router';
 import { api, canWrite, ok } from '../api';
 import { useSession } from '../App';
+import { ConfirmDialog } from '../Confirm';
 import { deploymentColor } from './Deployments';
 import { deploymentQuery } from '../queries';
 
@@ -45,6 +46,7 @@ export default function Deployment() {
       void client.invalidateQueries({ queryKey: ['deployment', deploymentId] });
     },
   });
+  const [confirmOpen, setConfirmOpen] = useState(false);
   const remove = useMutation({
     mutationFn: async () => ok(await api.DELETE('/v2/deployments/{deployment_id}', { params: { path } })),
     onSuccess: () => {
@@ -78,12 +80,28 @@ export default function Deployment() {
           <Button variant="default" onClick={() => redeploy.mutate()} loading={redeploy.isPending} disabled={!revision}>
             Redeploy
           </Button>
-          <Button variant="light" color="red" onClick={() => remove.mutate()} loading={remove.isPending}>
+          <Button variant="light" color="red" onClick={() => setConfirmOpen(true)}>
             Delete deployment
           </Button>
         </Group>
       )}
-      {(redeploy.error || remove.error) && <Alert color="red">{(redeploy.error ?? remove.error)!.message}</Alert>}
+      {redeploy.error && <Alert color="red">{redeploy.error.message}</Alert>}
+      <ConfirmDialog
+        opened={confirmOpen}
+        onClose={() => {
+          setConfirmOpen(false);
+          remove.reset();
+        }}
+        title="Delete deployment"
+        confirmLabel="Delete deployment"
+        onConfirm={() => remove.mutate()}
+        pending={remove.isPending}
+        error={remove.error}
+      >
+        <Text className="wrap-anywhere">
+          Delete <b>{d.name}</b>? Its app stops serving{d.source_config.custom_url ? ` at ${d.source_config.custom_url}` : ''} and the API key of its running revision is revoked.
+        </Text>
+      </ConfirmDialog>
       <Paper withBorder p="sm" aria-label="Revisions">
         <Text fw={600} mb="xs">
           Revisions

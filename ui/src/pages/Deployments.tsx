@@ -1,4 +1,4 @@
-import { Alert, Anchor, Badge, Button, Group, Modal, Select, Stack, Table, Text, TextInput, Title } from '@mantine/core';
+import { Alert, Anchor, Badge, Button, Code, Group, Modal, Select, Stack, Table, Text, TextInput, Title } from '@mantine/core';
 import { useDisclosure } from '@mantine/hooks';
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useState, type FormEvent } from 'react';
@@ -96,16 +96,38 @@ function CreateDeployment({ onDone }: { onDone: () => void }) {
       navigate(`/deployments/${d.id}`);
     },
   });
+  // Checked here before anything is sent: Mantine's Select `required` does not stop a submit, and the
+  // server's answer to an empty form names fields (repo_url, repo_ref) the form does not show.
+  const [errors, setErrors] = useState<Partial<Record<'integration' | 'repo' | 'name' | 'ref', string>>>({});
+  const chosenRepo = repoList.find((r) => r.url === repo);
+  const validate = () => {
+    const found: typeof errors = {};
+    if (!integration) found.integration = 'Choose an integration';
+    if (!repo) found.repo = integration ? 'Choose a repository' : 'Choose an integration first, then one of its repositories';
+    if (!/^[a-z](?:[a-z0-9-]{0,61}[a-z0-9])?$/.test(name)) found.name = '1 to 63 lowercase letters, digits or hyphens, starting with a letter and not ending with a hyphen';
+    if (repo && !ref.trim() && !chosenRepo?.default_branch) found.ref = 'This repository has no default branch: name a branch, tag or commit';
+    setErrors(found);
+    return Object.keys(found).length === 0;
+  };
   const submit = (e: FormEvent) => {
     e.preventDefault();
-    create.mutate();
+    if (validate()) create.mutate();
   };
   // The list answers a page of integrations ({offset, resources}).
   const integrationList = integrations.data?.resources ?? [];
   return (
-    <form onSubmit={submit}>
+    <form onSubmit={submit} noValidate>
       <Stack>
         {integrations.error && <Alert color="red">{integrations.error.message}</Alert>}
+        {integrations.data && integrationList.length === 0 && (
+          <Alert color="yellow" title="No code-host integrations yet">
+            <Text size="sm">
+              A deployment is built from a repository of a code-host integration. An admin adds one over the API, <Code>POST /v1/integrations/forge/vcshost</Code>, with{' '}
+              <Code>{'{"kind": "github", "token": "ghp_..."}'}</Code> for GitHub or <Code>{'{"kind": "git", "name": "local", "base_url": "/srv/git"}'}</Code> for a directory of bare
+              repositories on the server; see docs/deployments.md (Quick start) and docs/oauth-and-integrations.md.
+            </Text>
+          </Alert>
+        )}
         <Select
           label="Integration"
           data={integrationList.map((i) => ({ value: i.id, label: `${i.name} (${i.kind})` }))}
@@ -113,9 +135,11 @@ function CreateDeployment({ onDone }: { onDone: () => void }) {
           onChange={(v) => {
             setIntegration(v);
             setRepo(null);
+            setErrors((x) => ({ ...x, integration: undefined }));
           }}
           nothingFoundMessage="No integrations"
           required
+          error={errors.integration}
         />
         <Select
           label="Repository"
@@ -125,14 +149,16 @@ function CreateDeployment({ onDone }: { onDone: () => void }) {
             setRepo(v);
             const r = repoList.find((x) => x.url === v);
             if (r && !name) setName(r.name.toLowerCase().replace(/[^a-z0-9-]/g, '-').replace(/^[^a-z]+/, ''));
+            setErrors((x) => ({ ...x, repo: undefined }));
           }}
           disabled={!integration}
           searchable
           required
+          error={errors.repo}
         />
         {repos.error && <Alert color="red">{repos.error.message}</Alert>}
-        <TextInput label="Deployment name" description="Lowercase letters, digits and hyphens" value={name} onChange={(e) => setName(e.currentTarget.value)} required />
-        <TextInput label="Branch, tag or commit" placeholder={repoList.find((r) => r.url === repo)?.default_branch ?? 'default branch'} value={ref} onChange={(e) => setRef(e.currentTarget.value)} />
+        <TextInput label="Deployment name" description="Lowercase letters, digits and hyphens" value={name} onChange={(e) => setName(e.currentTarget.value)} required error={errors.name} />
+        <TextInput label="Branch, tag or commit" placeholder={chosenRepo?.default_branch ?? 'default branch'} value={ref} onChange={(e) => setRef(e.currentTarget.value)} error={errors.ref} />
         {create.error && <Alert color="red">{create.error.message}</Alert>}
         <Button type="submit" loading={create.isPending}>
           Create deployment

@@ -126,14 +126,31 @@ function Chat({ agentId, threadId, onThread }: { agentId: string; threadId: stri
     });
   const activeRun = runs.data?.find((r) => r.status === 'pending' || r.status === 'running');
   const durations = useToolDurations(threadId, runs.data);
+  const [cancelling, setCancelling] = useState(false);
   const cancel = async () => {
-    // useStream's stop() cancels the run on the server itself when it started or joined it (it keeps
-    // the run id in sessionStorage under `lg:stream:<thread>`); a run it does not know is cancelled here.
-    const known = threadId ? window.sessionStorage.getItem(`lg:stream:${threadId}`) : null;
-    await stream.stop();
-    if (threadId && activeRun && !known) await api.POST('/v1/deepagents/threads/{thread_id}/runs/{run_id}/cancel', { params: { path: { thread_id: threadId, run_id: activeRun.run_id } } });
-    refresh();
+    // The run is cancelled on the server and its stream, which the server ends once the run is
+    // over, is left to finish: the conversation keeps what was shown. useStream's stop() is not used
+    // for a run we can name: it re-reads the thread's state at once, before the cancelled run's state
+    // is saved (runs are checkpointed when they end), and that empty read blanked the conversation.
+    // useStream keeps the id of a run it started or joined in sessionStorage under `lg:stream:<thread>`.
+    const runId = (threadId ? window.sessionStorage.getItem(`lg:stream:${threadId}`) : null) ?? activeRun?.run_id;
+    setCancelling(true);
+    try {
+      if (threadId && runId) {
+        const res = await api.POST('/v1/deepagents/threads/{thread_id}/runs/{run_id}/cancel', { params: { path: { thread_id: threadId, run_id: runId } } });
+        // 409: the run had already ended; its stream ends by itself.
+        if (res.error && res.response.status !== 409) await stream.stop();
+      } else {
+        await stream.stop();
+      }
+    } finally {
+      refresh();
+    }
   };
+  // Cancelling lasts until the run's stream has ended.
+  useEffect(() => {
+    if (!stream.isLoading) setCancelling(false);
+  }, [stream.isLoading]);
   const approval = stream.interrupt?.value as ApprovalRequest | undefined;
   const todos = stream.values?.todos ?? [];
   const files = Object.entries(stream.values?.files ?? {});
@@ -222,7 +239,7 @@ function Chat({ agentId, threadId, onThread }: { agentId: string; threadId: stri
                     Send
                   </Button>
                   {stream.isLoading && (
-                    <Button variant="light" color="red" onClick={() => void cancel()}>
+                    <Button variant="light" color="red" onClick={() => void cancel()} loading={cancelling}>
                       Cancel run
                     </Button>
                   )}

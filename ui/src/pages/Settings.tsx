@@ -1,8 +1,9 @@
 import { Alert, Badge, Button, Card, Code, CopyButton, Group, NativeSelect, Stack, Table, Text, TextInput, Title } from '@mantine/core';
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useState, type FormEvent } from 'react';
-import { api, canWrite, ok, type Session } from '../api';
+import { api, canWrite, ok, type Schemas, type Session } from '../api';
 import { useSession } from '../App';
+import { ConfirmDialog, Dependents, useAgentsUsing } from '../Confirm';
 import { modelConfigsQuery } from '../queries';
 
 /** A change that refreshes the list it changed (`queryKey`) once it succeeds. */
@@ -39,7 +40,18 @@ export default function Settings() {
       setApiKey('');
     },
   );
-  const remove = useListChange(['model-configs'], async (id: string) => ok(await api.DELETE('/v1/deepagents/model-configs/{model_config_id}', { params: { path: { model_config_id: id } } })));
+  // Deleting asks first, naming the agents that use the configuration.
+  const [deleting, setDeleting] = useState<Schemas['ModelConfig'] | null>(null);
+  const remove = useListChange(
+    ['model-configs'],
+    async (id: string) => ok(await api.DELETE('/v1/deepagents/model-configs/{model_config_id}', { params: { path: { model_config_id: id } } })),
+    () => setDeleting(null),
+  );
+  const dependents = useAgentsUsing(`model-config:${deleting?.name ?? ''}`, Boolean(deleting), (a) => a.runtime.model.model_id === deleting?.name || a.subagents.some((s) => s.model_id === deleting?.name));
+  const closeDelete = () => {
+    setDeleting(null);
+    remove.reset();
+  };
   const submit = onSubmit(() => create.mutate());
   return (
     <Stack>
@@ -66,7 +78,7 @@ export default function Settings() {
                 <Table.Td>{m.has_api_key ? 'stored' : '—'}</Table.Td>
                 {writable && (
                   <Table.Td>
-                    <Button size="compact-sm" variant="subtle" color="red" onClick={() => remove.mutate(m.id)} aria-label={`Delete model configuration ${m.name}`}>
+                    <Button size="compact-sm" variant="subtle" color="red" onClick={() => setDeleting(m)} aria-label={`Delete model configuration ${m.name}`}>
                       Delete
                     </Button>
                   </Table.Td>
@@ -77,6 +89,20 @@ export default function Settings() {
         </Table>
       </Table.ScrollContainer>
       {configs.data?.length === 0 && <Text c="dimmed">No saved model configurations.</Text>}
+      <ConfirmDialog
+        opened={Boolean(deleting)}
+        onClose={closeDelete}
+        title="Delete model configuration"
+        confirmLabel="Delete configuration"
+        onConfirm={() => deleting && remove.mutate(deleting.id)}
+        pending={remove.isPending}
+        error={remove.error}
+      >
+        <Text>
+          Delete <b>{deleting?.name}</b> ({deleting?.model_id}){deleting?.has_api_key ? ' and its stored provider key' : ''}? Agents that name it fail at run time until a configuration of that name exists again.
+        </Text>
+        <Dependents query={dependents} none="No agent uses it." some="Used by:" />
+      </ConfirmDialog>
       {writable && (
         <Card withBorder component="form" onSubmit={submit} maw={640}>
           <Stack>
@@ -115,7 +141,13 @@ function ApiKeys({ session }: { session: Session }) {
       setDescription('');
     },
   );
-  const revoke = useListChange(['api-keys'], async (id: string) => ok(await api.DELETE('/v1/api-keys/{key_id}', { params: { path: { key_id: id } } })));
+  const [revoking, setRevoking] = useState<Schemas['ApiKey'] | null>(null);
+  const revoke = useListChange(['api-keys'], async (id: string) => ok(await api.DELETE('/v1/api-keys/{key_id}', { params: { path: { key_id: id } } })), () => setRevoking(null));
+  const closeRevoke = () => {
+    setRevoking(null);
+    revoke.reset();
+  };
+  const ownKey = revoking?.id === session.key_id;
   const submit = onSubmit(() => {
     setCreated(null);
     create.mutate();
@@ -126,7 +158,16 @@ function ApiKeys({ session }: { session: Session }) {
         API keys
       </Title>
       {keys.error && <Alert color="red">{keys.error.message}</Alert>}
-      {revoke.error && <Alert color="red">{revoke.error.message}</Alert>}
+      <ConfirmDialog opened={Boolean(revoking)} onClose={closeRevoke} title="Revoke API key" confirmLabel="Revoke key" onConfirm={() => revoking && revoke.mutate(revoking.id)} pending={revoke.isPending} error={revoke.error}>
+        <Text>
+          Revoke <code>{revoking?.prefix}…</code> ({revoking?.role}, {revoking?.principal})? Requests with it are refused from now on and its Console sessions end. This cannot be undone.
+        </Text>
+        {ownKey && (
+          <Alert color="orange" title="This is the key of this session">
+            Revoking it signs you out here. Sign in again with another admin key to keep managing the workspace.
+          </Alert>
+        )}
+      </ConfirmDialog>
       <Table.ScrollContainer minWidth={560}>
         <Table striped>
           <Table.Thead>
@@ -155,7 +196,7 @@ function ApiKeys({ session }: { session: Session }) {
                       revoked
                     </Text>
                   ) : (
-                    <Button size="compact-sm" variant="subtle" color="red" onClick={() => revoke.mutate(k.id)} aria-label={`Revoke key ${k.prefix}`}>
+                    <Button size="compact-sm" variant="subtle" color="red" onClick={() => setRevoking(k)} aria-label={`Revoke key ${k.prefix}`}>
                       Revoke
                     </Button>
                   )}

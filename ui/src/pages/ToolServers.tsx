@@ -4,6 +4,7 @@ import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useState, type FormEvent } from 'react';
 import { api, canWrite, ok, type Schemas } from '../api';
 import { useSession } from '../App';
+import { ConfirmDialog, Dependents, normalizeUrl, useAgentsUsing } from '../Confirm';
 import { mcpServersQuery } from '../queries';
 
 type Header = { key: string; value: string };
@@ -133,10 +134,21 @@ function ServerCard({ server: s, writable }: { server: Schemas['McpServer']; wri
       void client.invalidateQueries({ queryKey: ['mcp-servers'] });
     },
   });
+  // Deleting asks first, naming the agents whose tools come from this server.
+  const [confirmOpen, confirm] = useDisclosure(false);
   const remove = useMutation({
     mutationFn: async () => ok(await api.DELETE('/v1/deepagents/mcp-servers/{mcp_server_id}', { params: { path: { mcp_server_id: s.id } } })),
-    onSuccess: () => void client.invalidateQueries({ queryKey: ['mcp-servers'] }),
+    onSuccess: () => {
+      confirm.close();
+      void client.invalidateQueries({ queryKey: ['mcp-servers'] });
+    },
   });
+  const fromHere = (tools: { mcp_server_url?: string | null }[] | undefined) => (tools ?? []).some((t) => t.mcp_server_url && normalizeUrl(t.mcp_server_url) === normalizeUrl(s.url));
+  const dependents = useAgentsUsing(`mcp-server:${s.url}`, confirmOpen, (a) => fromHere(a.tools.tools) || a.subagents.some((sub) => fromHere(sub.tools?.tools)));
+  const closeDelete = () => {
+    confirm.close();
+    remove.reset();
+  };
   const authUrl = tools.error?.message.match(/open (https?:\/\/\S+)/)?.[1];
   return (
     <Card withBorder>
@@ -167,11 +179,17 @@ function ServerCard({ server: s, writable }: { server: Schemas['McpServer']; wri
             </Button>
           )}
           {writable && (
-            <Button size="compact-sm" variant="subtle" color="red" onClick={() => remove.mutate()} loading={remove.isPending}>
+            <Button size="compact-sm" variant="subtle" color="red" onClick={confirm.open} aria-label={`Delete tool server ${s.name}`}>
               Delete
             </Button>
           )}
         </Group>
+        <ConfirmDialog opened={confirmOpen} onClose={closeDelete} title="Delete tool server" confirmLabel="Delete tool server" onConfirm={() => remove.mutate()} pending={remove.isPending} error={remove.error}>
+          <Text>
+            Delete <b>{s.name}</b> and its stored headers? Agents that use its tools keep them listed, but each call to one of them fails, and saving such an agent is refused until its tools are removed or the server is registered again.
+          </Text>
+          <Dependents query={dependents} none="No agent uses its tools." some="Agents that use its tools:" />
+        </ConfirmDialog>
         {replacing && (
           <Stack>
             <Text size="sm" c="dimmed">

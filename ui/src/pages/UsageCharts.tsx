@@ -16,7 +16,7 @@ export default function UsageCharts({ days }: { days: number }) {
         <Text fw={600} mb="xs">
           Runs per day
         </Text>
-        <BarChart h={220} data={daily.data.map((d) => ({ day: d.day, Runs: d.report.totals.runs, Errors: d.report.totals.errors }))} dataKey="day" series={[{ name: 'Runs', color: 'blue.6' }, { name: 'Errors', color: 'red.6' }]} />
+        <BarChart h={220} withLegend data={daily.data.map((d) => ({ day: d.day, Runs: d.report.totals.runs, Errors: d.report.totals.errors }))} dataKey="day" series={[{ name: 'Runs', color: 'blue.6' }, { name: 'Errors', color: 'red.6' }]} />
       </Paper>
       <Paper withBorder p="sm" aria-label="Tokens per day">
         <Text fw={600} mb="xs">
@@ -24,6 +24,7 @@ export default function UsageCharts({ days }: { days: number }) {
         </Text>
         <BarChart
           h={220}
+          withLegend
           type="stacked"
           data={daily.data.map((d) => ({ day: d.day, Input: d.report.totals.input_tokens, Output: d.report.totals.output_tokens }))}
           dataKey="day"
