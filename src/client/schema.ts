@@ -4083,7 +4083,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
+                    "application/json": components["schemas"]["AuthError"];
                 };
             };
         };
@@ -4134,7 +4134,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
+                    "application/json": components["schemas"]["AuthError"];
                 };
             };
             /** @description Body larger than the configured limit. */
@@ -4215,7 +4215,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
+                    "application/json": components["schemas"]["AuthError"];
                 };
             };
             /** @description Body larger than the configured limit. */
@@ -4293,7 +4293,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
+                    "application/json": components["schemas"]["AuthError"];
                 };
             };
             /** @description Body larger than the configured limit. */
@@ -4373,7 +4373,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
+                    "application/json": components["schemas"]["AuthError"];
                 };
             };
             /** @description Body larger than the configured limit. */
@@ -4541,7 +4541,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
+                    "application/json": components["schemas"]["AuthError"];
                 };
             };
         };
@@ -4583,7 +4583,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
+                    "application/json": components["schemas"]["AuthError"];
                 };
             };
             /** @description Body larger than the configured limit. */
@@ -4651,7 +4651,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
+                    "application/json": components["schemas"]["AuthError"];
                 };
             };
             /** @description Not found in the caller’s workspace. */
@@ -4707,7 +4707,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
+                    "application/json": components["schemas"]["AuthError"];
                 };
             };
         };
@@ -4758,7 +4758,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
+                    "application/json": components["schemas"]["AuthError"];
                 };
             };
             /** @description Body is not JSON. */
@@ -4812,7 +4812,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
+                    "application/json": components["schemas"]["AuthError"];
                 };
             };
         };
@@ -5170,6 +5170,20 @@ export interface operations {
         responses: {
             /** @description NAK then the pack (`application/x-git-upload-pack-result`). */
             200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The body does not follow the upload-pack grammar. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description No or unknown key (with `WWW-Authenticate: Basic`). */
+            401: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -10287,7 +10301,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
+                    "application/json": components["schemas"]["AuthError"];
                 };
             };
         };
@@ -10325,7 +10339,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
+                    "application/json": components["schemas"]["AuthError"];
                 };
             };
         };
@@ -10376,7 +10390,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
+                    "application/json": components["schemas"]["AuthError"];
                 };
             };
             /** @description Conflicts with the current state. */
@@ -10453,7 +10467,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
+                    "application/json": components["schemas"]["AuthError"];
                 };
             };
             /** @description Not found in the caller’s workspace. */
@@ -10528,7 +10542,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
+                    "application/json": components["schemas"]["AuthError"];
                 };
             };
             /** @description Not found in the caller’s workspace. */
@@ -10592,7 +10606,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
+                    "application/json": components["schemas"]["AuthError"];
                 };
             };
             /** @description Not found in the caller’s workspace. */
@@ -10651,7 +10665,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
+                    "application/json": components["schemas"]["AuthError"];
                 };
             };
             /** @description Not found in the caller’s workspace. */

@@ -72,16 +72,9 @@ export function errorResponses(surface: Surface, statuses: number[]) {
   const all = [...new Set([401, 403, ...statuses])].sort();
   return Object.fromEntries(
     all.map((status) => {
-      const schema =
-        status === 401 || (status === 403 && surface === 'deepagents')
-          ? surface === 'controlplane'
-            ? DetailErrorBody
-            : AuthErrorBody
-          : surface === 'controlplane'
-            ? status === 422
-              ? ValidationErrorBody
-              : DetailErrorBody
-            : ErrorBody;
+      // Every 401 and 403 comes from the authentication layer (unauthorized, forbidden,
+      // preview_access_required), which answers in its own shape outside the control plane.
+      const schema = surface === 'controlplane' ? (status === 422 ? ValidationErrorBody : DetailErrorBody) : status === 401 || status === 403 ? AuthErrorBody : ErrorBody;
       return [status, jsonResponse(schema, STATUS_TEXT[status] ?? 'Error.')];
     }),
   );

@@ -7,8 +7,9 @@ import { describe, expect, it } from 'vitest';
 import { createApp, openApiDocument } from '../../src/http/app.js';
 import type { AppDeps } from '../../src/http/deps.js';
 import { createLogger } from '../../src/logging.js';
+import { surfaceOf } from '../../src/http/surface.js';
 
-type Operation = { operationId?: string; security?: unknown[] };
+type Operation = { operationId?: string; security?: unknown[]; responses?: Record<string, { content?: Record<string, { schema?: { $ref?: string } }> }> };
 const deps = {
   services: {} as AppDeps['services'],
   logger: createLogger({ level: 'silent' }),
@@ -56,6 +57,21 @@ describe('the OpenAPI document', () => {
     const schemas = (document as unknown as { components: { schemas: Record<string, { properties?: Record<string, unknown>; type?: unknown }> } }).components.schemas;
     expect(schemas.McpServer!.properties!.oauth_mode).toMatchObject({ anyOf: [{ $ref: '#/components/schemas/OAuthMode' }, { type: 'null' }] });
     expect(schemas.OAuthMode!.type).toBe('string');
+  });
+
+  it('documents 401 and 403 in the shape the authentication layer answers with (AuthError outside the control plane)', () => {
+    let checked = 0;
+    for (const { path, method, op } of operations) {
+      const surface = surfaceOf(path.replace(/\{[^}]+\}/g, 'x'));
+      if (surface === 'public' || surface === 'controlplane') continue;
+      for (const status of ['401', '403']) {
+        const ref = op.responses?.[status]?.content?.['application/json']?.schema?.$ref;
+        if (ref === undefined) continue; // git's endpoints describe a text body
+        expect(ref, `${method} ${path} ${status}`).toBe('#/components/schemas/AuthError');
+        checked++;
+      }
+    }
+    expect(checked).toBeGreaterThan(100);
   });
 
   it('declares servers and, on every operation, its security', () => {

@@ -74,6 +74,11 @@ function documentGit(router: OpenAPIHono<AppEnv>): void {
     description: 'Sends the pack of the whole history (no deltas) after the client’s `done`. Used by `git clone` and `git fetch`; not meant for direct calls.',
     security: [{ ApiKeyAuth: [] }],
     request,
-    responses: { 200: { description: 'NAK then the pack (`application/x-git-upload-pack-result`).' }, 404: { description: 'No such agent in the workspace.' } },
+    responses: {
+      200: { description: 'NAK then the pack (`application/x-git-upload-pack-result`).' },
+      400: { description: 'The body does not follow the upload-pack grammar.' },
+      401: { description: 'No or unknown key (with `WWW-Authenticate: Basic`).' },
+      404: { description: 'No such agent in the workspace.' },
+    },
   });
 }
