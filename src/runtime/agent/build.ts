@@ -9,6 +9,7 @@ import type { OAuthToolAccess } from '../oauth-tools.js';
 import { loadMcpTools, type DroppedTool, type ToolLimits, type ToolRef, type ToolServerCredentials } from '../tools/mcp.js';
 import { respondMiddleware } from './respond.js';
 import { interruptOnFor } from './approvals.js';
+import { reviewMiddleware } from './review.js';
 import { agentFileSystem, DEFINITION_ROOT, definitionBackend } from './backend.js';
 import { localDateTimeLine } from './clock.js';
 import { memoryNamespace } from '../../core/store/service.js';
@@ -130,9 +131,8 @@ export async function buildAgent(blueprint: AgentBlueprint, deps: BuildDeps): Pr
         ...(s.modelId ? { model: await deps.resolveModel(s.modelId, blueprint.workspaceId) } : {}),
         tools: (s.tools ?? []).map(toolNamed).filter((t): t is StructuredToolInterface => t !== undefined) as never,
         // Subagents inherit the parent's rules; their own tools.json overrides them key by key.
-        interruptOn: interruptOnFor(named(s.tools ?? []), { ...blueprint.interruptConfig, ...(s.interruptConfig ?? {}) }) as never,
-        // A reviewer's `respond` inside a subagent is a successful tool reply there too.
-        middleware: [respondMiddleware()] as never,
+        // Reviewed like the main agent's calls (review.ts, not deepagents' `interruptOn`).
+        middleware: [respondMiddleware(), reviewMiddleware(interruptOnFor(named(s.tools ?? []), { ...blueprint.interruptConfig, ...(s.interruptConfig ?? {}) }))] as never,
         ...(s.hasSkills ? { skills: [`${DEFINITION_ROOT}subagents/${s.name}/skills/`] } : {}),
       })),
     );
@@ -149,8 +149,10 @@ export async function buildAgent(blueprint: AgentBlueprint, deps: BuildDeps): Pr
       systemPrompt: sandbox ? `${blueprint.instructions}\n\n${sandbox.prompt}` : blueprint.instructions,
       tools: mainTools as never,
       subagents,
-      middleware: (sandbox ? [clock, respondMiddleware(), sandboxOutput(sandbox.withWriter)] : [clock, respondMiddleware()]) as never,
-      interruptOn: interruptOn as never,
+      // review.ts in place of deepagents' `interruptOn` (langchain's middleware drops approved calls).
+      middleware: (sandbox
+        ? [clock, respondMiddleware(), sandboxOutput(sandbox.withWriter), reviewMiddleware(interruptOn)]
+        : [clock, respondMiddleware(), reviewMiddleware(interruptOn)]) as never,
       backend: agentFileSystem({
         definition,
         store: deps.store,
