@@ -1,0 +1,60 @@
+// Edges of the LangGraph protocol a tester found through the official SDK: bad state updates refused,
+// threads findable by their agent, rollback, store namespaces, commands and options that must be
+// refused rather than ignored. Driven through `@langchain/langgraph-sdk` (plus raw HTTP where the
+// SDK cannot send the request), against a real server and database.
+import { Client } from '@langchain/langgraph-sdk';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestServer, type TestServer } from '../support/server.js';
+import { createAgent } from '../runtime/support.js';
+
+let server: TestServer;
+let client: Client;
+let agentId: string;
+
+beforeAll(async () => {
+  server = await startTestServer();
+  agentId = await createAgent(server);
+  client = new Client({ apiUrl: `${server.url}/v1/deepagents`, defaultHeaders: { 'X-Api-Key': server.adminKey }, callerOptions: { maxRetries: 0 } });
+});
+afterAll(async () => {
+  await server?.close();
+});
+
+/** The status and body of what `promise` rejects with (the SDK's HTTPError), 200 when it resolves. */
+async function failure(promise: Promise<unknown>): Promise<{ status: number; message: string }> {
+  try {
+    await promise;
+  } catch (error) {
+    return { status: (error as { status?: number }).status ?? -1, message: String((error as Error).message) };
+  }
+  return { status: 200, message: '' };
+}
+
+const human = (content: string) => ({ input: { messages: [{ type: 'human', content }] } });
+
+describe('LangGraph SDK edges', () => {
+  it('updateState refuses bad input with a 422 naming it, and writes nothing', async () => {
+    const thread = await client.threads.create();
+    await client.runs.wait(thread.thread_id, agentId, human('hi'));
+    const before = await client.threads.getState(thread.thread_id);
+    const bad: [Record<string, unknown>, string | undefined, string][] = [
+      [{ messages: [{ type: 'ai', content: 'x' }] }, 'nope', 'as_node'],
+      [{ files: 'nope' }, undefined, 'files'],
+      [{ messages: 5 }, undefined, 'messages'],
+      [{ messages: [{ foo: 1 }] }, undefined, 'messages'],
+      [{ files: { '/a': 5 } }, undefined, '/a'],
+      [{ messages: [{ type: 'tool', content: 'orphan', tool_call_id: 'no-such-call' }] }, undefined, 'tool_call_id'],
+      [{ todos: 'x' }, undefined, 'todos'],
+    ];
+    for (const [values, asNode, named] of bad) {
+      const result = await failure(client.threads.updateState(thread.thread_id, { values, ...(asNode ? { asNode } : {}) }));
+      expect({ values, ...result }).toMatchObject({ values, status: 422, message: expect.stringContaining(named) });
+    }
+    const after = await client.threads.getState(thread.thread_id);
+    expect(after.checkpoint.checkpoint_id).toBe(before.checkpoint.checkpoint_id);
+    // A sound update still works, and a run after it too.
+    await client.threads.updateState(thread.thread_id, { values: { files: { '/ok.txt': { content: ['fine'], created_at: '2026-01-01T00:00:00Z', modified_at: '2026-01-01T00:00:00Z' } } } });
+    const run = await client.runs.wait(thread.thread_id, agentId, human('again'));
+    expect((run as { files: Record<string, unknown> }).files['/ok.txt']).toBeDefined();
+  });
+});
