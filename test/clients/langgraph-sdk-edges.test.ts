@@ -10,10 +10,12 @@ import { createAgent } from '../runtime/support.js';
 let server: TestServer;
 let client: Client;
 let agentId: string;
+let otherAgentId: string;
 
 beforeAll(async () => {
   server = await startTestServer();
   agentId = await createAgent(server);
+  otherAgentId = await createAgent(server);
   client = new Client({ apiUrl: `${server.url}/v1/deepagents`, defaultHeaders: { 'X-Api-Key': server.adminKey }, callerOptions: { maxRetries: 0 } });
 });
 afterAll(async () => {
@@ -28,6 +30,17 @@ async function failure(promise: Promise<unknown>): Promise<{ status: number; mes
     return { status: (error as { status?: number }).status ?? -1, message: String((error as Error).message) };
   }
   return { status: 200, message: '' };
+}
+
+/** Raw HTTP against the LangGraph surface, for what the SDK cannot send. */
+async function api(method: string, path: string, body?: unknown): Promise<{ status: number; body: any }> {
+  const res = await fetch(`${server.url}/v1/deepagents${path}`, {
+    method,
+    headers: { 'X-Api-Key': server.adminKey, 'content-type': 'application/json' },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const text = await res.text();
+  return { status: res.status, body: text ? JSON.parse(text) : null };
 }
 
 const human = (content: string) => ({ input: { messages: [{ type: 'human', content }] } });
@@ -56,5 +69,20 @@ describe('LangGraph SDK edges', () => {
     await client.threads.updateState(thread.thread_id, { values: { files: { '/ok.txt': { content: ['fine'], created_at: '2026-01-01T00:00:00Z', modified_at: '2026-01-01T00:00:00Z' } } } });
     const run = await client.runs.wait(thread.thread_id, agentId, human('again'));
     expect((run as { files: Record<string, unknown> }).files['/ok.txt']).toBeDefined();
+  });
+
+  it('threads that get a run, and hosted threads made for an agent, are found by assistant_id and graph_id', async () => {
+    const viaRun = await client.threads.create();
+    await client.runs.wait(viaRun.thread_id, otherAgentId, human('hi'));
+    const hosted = await api('POST', '/threads', { agent_id: otherAgentId });
+    expect(hosted.status).toBeLessThan(300);
+    const idle = await client.threads.create(); // no run: bound to nothing
+    expect((await client.threads.get(viaRun.thread_id)).metadata).toMatchObject({ assistant_id: otherAgentId, graph_id: otherAgentId });
+    for (const key of ['assistant_id', 'graph_id']) {
+      const found = (await client.threads.search({ metadata: { [key]: otherAgentId }, limit: 100 })).map((t) => t.thread_id);
+      expect(found.sort()).toEqual([viaRun.thread_id, hosted.body.id].sort());
+      expect(await client.threads.count({ metadata: { [key]: otherAgentId } })).toBe(2);
+    }
+    expect((await client.threads.search({ metadata: { assistant_id: agentId }, limit: 100 })).map((t) => t.thread_id)).not.toContain(idle.thread_id);
   });
 });
