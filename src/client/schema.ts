@@ -1088,7 +1088,7 @@ export interface paths {
         put?: never;
         /**
          * Cancel a run
-         * @description Stops a pending or running run wherever it executes: the run ends `interrupted` and the thread is `idle` again (or stays `busy` when another run is queued). Events emitted before the cancel stay in the run’s log. A run that already ended is a 409 (`run_not_active`).
+         * @description Stops a pending or running run wherever it executes: the run ends `interrupted` and the thread is `idle` again (or stays `busy` when another run is queued). Events emitted before the cancel stay in the run’s log. A run that already ended is a 409 (`run_not_active`). `action=rollback` (LangGraph) also deletes the run and what it wrote into the thread’s state, as if it never started.
          */
         post: operations["cancelRun"];
         delete?: never;
@@ -8747,7 +8747,12 @@ export interface operations {
     };
     cancelRun: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description LangGraph: `interrupt` (default) or `rollback`. */
+                action?: "interrupt" | "rollback";
+                /** @description LangGraph: accepted; the run is recorded stopped (and rolled back) when this answers. */
+                wait?: string;
+            };
             header?: never;
             path: {
                 /** @description Run id. */

@@ -29,7 +29,7 @@ import { checkpointStateReader } from './state.js';
 import { checkStateUpdate } from './agent/state-update.js';
 import { invalidField } from '../core/errors.js';
 import type { BaseMessage } from '@langchain/core/messages';
-import { openLangGraphStorage, type LangGraphStorage } from './storage.js';
+import { openLangGraphStorage, rollbackRunCheckpoints, type LangGraphStorage } from './storage.js';
 import type { ToolLimits } from './tools/mcp.js';
 import { WorkerPool } from './worker.js';
 import { sandboxBackend, SANDBOX_WORKDIR, withToolWriter, type SandboxService } from '../sandbox/index.js';
@@ -223,6 +223,9 @@ export class Runtime {
     return {
       state: {
         ...checkpointStateReader(this.storage.checkpointer),
+        rollback: async (threadId, runId) => {
+          await rollbackRunCheckpoints(this.deps.pool, threadId, runId);
+        },
         update: async ({ workspaceId, agentId, revision, threadId }, values, asNode) => {
           const agent = await this.agentFor(workspaceId, agentId, revision);
           const config = { configurable: { thread_id: threadId } };

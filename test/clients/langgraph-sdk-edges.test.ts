@@ -11,11 +11,14 @@ let server: TestServer;
 let client: Client;
 let agentId: string;
 let otherAgentId: string;
+let slowAgentId: string;
 
 beforeAll(async () => {
   server = await startTestServer();
   agentId = await createAgent(server);
   otherAgentId = await createAgent(server);
+  await server.client.POST('/v1/deepagents/model-configs', { body: { name: 'slow', model_id: 'scripted:slow', parameters: { delay_ms: 40 } } });
+  slowAgentId = await createAgent(server, { runtime: { model: { model_id: 'slow' } } });
   client = new Client({ apiUrl: `${server.url}/v1/deepagents`, defaultHeaders: { 'X-Api-Key': server.adminKey }, callerOptions: { maxRetries: 0 } });
 });
 afterAll(async () => {
@@ -84,5 +87,41 @@ describe('LangGraph SDK edges', () => {
       expect(await client.threads.count({ metadata: { [key]: otherAgentId } })).toBe(2);
     }
     expect((await client.threads.search({ metadata: { assistant_id: agentId }, limit: 100 })).map((t) => t.thread_id)).not.toContain(idle.thread_id);
+  });
+
+  it('rollback (multitask strategy, and cancel with action=rollback) leaves the state as if the run never started', async () => {
+    const LONG = Array.from({ length: 60 }, (_, i) => `word${i}`).join(' ');
+    const humans = async (threadId: string) =>
+      ((await client.threads.getState(threadId)).values as { messages: { type: string; content: string }[] }).messages.filter((m) => m.type === 'human').map((m) => m.content);
+    /** Start the doomed run and wait until it streams model output (its input is checkpointed by then). */
+    const startDoomed = async (threadId: string) => {
+      const stream = client.runs.stream(threadId, slowAgentId, { ...human(LONG), streamMode: ['messages-tuple'] });
+      let runId = '';
+      let seen = 0;
+      for await (const chunk of stream) {
+        if (chunk.event === 'metadata') runId = (chunk.data as { run_id: string }).run_id;
+        if (chunk.event === 'messages' && ++seen === 3) break;
+      }
+      return runId;
+    };
+    for (const how of ['strategy', 'cancel'] as const) {
+      const thread = await client.threads.create();
+      await client.runs.wait(thread.thread_id, slowAgentId, human('first'));
+      const before = await client.threads.getHistory(thread.thread_id, { limit: 100 });
+      const doomed = await startDoomed(thread.thread_id);
+      if (how === 'strategy') {
+        const next = await client.runs.create(thread.thread_id, slowAgentId, { ...human('replacement'), multitaskStrategy: 'rollback' });
+        await client.runs.join(thread.thread_id, next.run_id);
+        expect(await humans(thread.thread_id)).toEqual(['first', 'replacement']);
+      } else {
+        await client.runs.cancel(thread.thread_id, doomed, true, 'rollback');
+        expect(await humans(thread.thread_id)).toEqual(['first']);
+        const after = await client.threads.getHistory(thread.thread_id, { limit: 100 });
+        expect(after.map((h) => h.checkpoint.checkpoint_id)).toEqual(before.map((h) => h.checkpoint.checkpoint_id));
+      }
+      expect((await failure(client.runs.get(thread.thread_id, doomed))).status).toBe(404);
+      const history = await client.threads.getHistory(thread.thread_id, { limit: 100 });
+      expect(history.filter((h) => (h.metadata as { run_id?: string } | null)?.run_id === doomed)).toEqual([]);
+    }
   });
 });

@@ -68,9 +68,16 @@ const cancel = createRoute({
   summary: 'Cancel a run',
   description:
     'Stops a pending or running run wherever it executes: the run ends `interrupted` and the thread is `idle` again (or stays `busy` when another run is queued). ' +
-    'Events emitted before the cancel stay in the run’s log. A run that already ended is a 409 (`run_not_active`).',
+    'Events emitted before the cancel stay in the run’s log. A run that already ended is a 409 (`run_not_active`). ' +
+    '`action=rollback` (LangGraph) also deletes the run and what it wrote into the thread’s state, as if it never started.',
   security: apiKeySecurity,
-  request: { params: runParams },
+  request: {
+    params: runParams,
+    query: z.object({
+      action: z.enum(['interrupt', 'rollback']).optional().openapi({ description: 'LangGraph: `interrupt` (default) or `rollback`.' }),
+      wait: z.string().optional().openapi({ description: 'LangGraph: accepted; the run is recorded stopped (and rolled back) when this answers.' }),
+    }),
+  },
   responses: { 200: jsonResponse(RunSchema, 'The cancelled run.'), ...errorResponses('deepagents', [404, 409, 422]) },
 });
 
@@ -148,7 +155,7 @@ export function runRoutes({ services, heartbeatMs, streams = new StreamSlots(Num
     })
     .openapi(cancel, async (c) => {
       const { thread_id, run_id } = c.req.valid('param');
-      return c.json(presentRun(await services.runs.cancel(c.get('caller'), thread_id, run_id)), 200);
+      return c.json(presentRun(await services.runs.cancel(c.get('caller'), thread_id, run_id, c.req.valid('query').action)), 200);
     })
     .openapi(list, async (c) => {
       const runs = await services.threads.runs(c.get('caller'), c.req.valid('param').thread_id, c.req.valid('query'));
