@@ -124,4 +124,15 @@ describe('LangGraph SDK edges', () => {
       expect(history.filter((h) => (h.metadata as { run_id?: string } | null)?.run_id === doomed)).toEqual([]);
     }
   });
+
+  it('store listNamespaces with maxDepth truncates deeper namespaces to that many labels', async () => {
+    const root = `ns-${Math.random().toString(36).slice(2, 8)}`;
+    await client.store.putItem([root, 'a', 'b', 'c'], 'k', { v: 1 });
+    await client.store.putItem([root, 'a', 'x'], 'k', { v: 2 });
+    await client.store.putItem([root, 'd'], 'k', { v: 3 });
+    const list = async (maxDepth: number) => (await client.store.listNamespaces({ prefix: [root], maxDepth })).namespaces.map((ns) => ns.join('/')).sort();
+    expect(await list(2)).toEqual([`${root}/a`, `${root}/d`]);
+    expect(await list(3)).toEqual([`${root}/a/b`, `${root}/a/x`, `${root}/d`]);
+    expect(await list(1)).toEqual([root]);
+  });
 });
