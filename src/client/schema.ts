@@ -3339,6 +3339,8 @@ export interface components {
             items: components["schemas"]["StoreItem"][];
         };
         StreamRunRequest: {
+            /** @description LangGraph: delayed runs are not supported; a value above 0 is a 422 (schedule the run instead). */
+            after_seconds?: number;
             /**
              * Format: uuid
              * @description The thread’s agent. Required unless `assistant_id` is sent.
@@ -3407,7 +3409,7 @@ export interface components {
             /** @description Also stream subagents’ events, named `<mode>|<namespace>`. Default false. */
             stream_subgraphs?: boolean;
             /**
-             * @description IANA zone; the local date and time there go into the system prompt. UTC when absent or unknown.
+             * @description IANA zone; the local date and time there go into the system prompt. UTC when absent; a name that is not an IANA zone is a 422.
              * @example Europe/Paris
              */
             user_timezone?: string;
@@ -8888,7 +8890,7 @@ export interface operations {
             query?: {
                 /** @description LangGraph: `1`/`true` cancels the run when this client goes away. */
                 cancel_on_disconnect?: string;
-                /** @description LangGraph: accepted; the run’s own stream modes are replayed. */
+                /** @description LangGraph: only the events of these modes (of those the run streams), plus `metadata`, `error` and `end`. Default: every mode the run streams. */
                 stream_mode?: string | string[];
             };
             header?: {

@@ -46,6 +46,12 @@ async function api(method: string, path: string, body?: unknown): Promise<{ stat
   return { status: res.status, body: text ? JSON.parse(text) : null };
 }
 
+async function drainStream(stream: AsyncIterable<{ event: string; data: unknown }>): Promise<{ event: string; data: unknown }[]> {
+  const out: { event: string; data: unknown }[] = [];
+  for await (const chunk of stream) out.push(chunk);
+  return out;
+}
+
 const human = (content: string) => ({ input: { messages: [{ type: 'human', content }] } });
 
 describe('LangGraph SDK edges', () => {
@@ -134,5 +140,47 @@ describe('LangGraph SDK edges', () => {
     expect(await list(2)).toEqual([`${root}/a`, `${root}/d`]);
     expect(await list(3)).toEqual([`${root}/a/b`, `${root}/a/x`, `${root}/d`]);
     expect(await list(1)).toEqual([root]);
+  });
+
+  it('a command with nothing to do is a 422 at request time, and no run is made', async () => {
+    const thread = await client.threads.create();
+    await client.runs.wait(thread.thread_id, agentId, human('first'));
+    for (const command of [{}, { goto: [] }, { update: {} }]) {
+      const result = await failure(client.runs.wait(thread.thread_id, agentId, { command }));
+      expect({ command, ...result }).toMatchObject({ command, status: 422, message: expect.stringContaining('command') });
+    }
+    expect(await client.runs.list(thread.thread_id)).toHaveLength(1);
+  });
+
+  it('options that would be ignored are refused (after_seconds, two agents) or honoured (joinStream streamMode)', async () => {
+    const thread = await client.threads.create();
+    const delayed = await failure(client.runs.create(thread.thread_id, agentId, { ...human('later'), afterSeconds: 30 }));
+    expect(delayed).toMatchObject({ status: 422, message: expect.stringContaining('after_seconds') });
+    const both = await api('POST', `/threads/${thread.thread_id}/runs/wait`, { agent_id: agentId, assistant_id: otherAgentId, ...human('which?') });
+    expect(both.status).toBe(422);
+    expect(JSON.stringify(both.body)).toContain('assistant_id');
+    expect(await client.runs.list(thread.thread_id)).toEqual([]);
+    // The same agent named twice is fine.
+    const same = await api('POST', `/threads/${thread.thread_id}/runs/wait`, { agent_id: agentId, assistant_id: agentId, ...human('hi') });
+    expect(same.status).toBe(200);
+    const run = await client.runs.create(thread.thread_id, agentId, { ...human('again'), streamMode: ['values', 'updates'] });
+    await client.runs.join(thread.thread_id, run.run_id);
+    const all = new Set((await drainStream(client.runs.joinStream(thread.thread_id, run.run_id))).map((c) => c.event));
+    expect([...all]).toEqual(expect.arrayContaining(['values', 'updates']));
+    const only = new Set((await drainStream(client.runs.joinStream(thread.thread_id, run.run_id, { streamMode: ['updates'] }))).map((c) => c.event));
+    expect(only.has('updates')).toBe(true);
+    expect(only.has('values')).toBe(false);
+    expect(only.has('metadata')).toBe(true);
+  });
+
+  it('user_timezone must be an IANA zone; client message ids are kept; a tool message cannot start a run', async () => {
+    const thread = await client.threads.create();
+    const mars = await failure(client.runs.wait(thread.thread_id, agentId, { ...human('hi'), config: { configurable: { user_timezone: 'Mars/Olympus' } } }));
+    expect(mars).toMatchObject({ status: 422, message: expect.stringContaining('user_timezone') });
+    const tool = await failure(client.runs.wait(thread.thread_id, agentId, { input: { messages: [{ role: 'tool', content: 'tool says hi' }] } }));
+    expect(tool).toMatchObject({ status: 422, message: expect.stringContaining('tool') });
+    await client.runs.wait(thread.thread_id, agentId, { input: { messages: [{ type: 'human', content: 'mine', id: 'client-msg-1' }] }, config: { configurable: { user_timezone: 'Europe/Paris' } } });
+    const messages = ((await client.threads.getState(thread.thread_id)).values as { messages: { type: string; id: string }[] }).messages;
+    expect(messages.find((m) => m.type === 'human')!.id).toBe('client-msg-1');
   });
 });
