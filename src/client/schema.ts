@@ -2599,7 +2599,7 @@ export interface components {
             })[];
             id?: string;
             /**
-             * @description `user`, `assistant`, `system` or `tool`.
+             * @description `user`, `assistant` or `system` (`tool` is a 422: it would answer no tool call).
              * @enum {string}
              */
             role?: "user" | "assistant" | "system" | "tool";

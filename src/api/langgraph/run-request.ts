@@ -28,7 +28,7 @@ const TYPE_ROLES: Record<string, RunMessage['role']> = { human: 'user', user: 'u
 
 const InputMessage = z
   .object({
-    role: z.enum(MESSAGE_ROLES).optional().openapi({ description: '`user`, `assistant`, `system` or `tool`.' }),
+    role: z.enum(MESSAGE_ROLES).optional().openapi({ description: '`user`, `assistant` or `system` (`tool` is a 422: it would answer no tool call).' }),
     type: z.enum(['human', 'user', 'ai', 'assistant', 'system', 'tool']).optional().openapi({ description: 'LangChain’s form of `role` (`human`, `ai`, …).' }),
     content: z
       .union([z.string(), z.array(z.object({ type: z.string(), text: z.string().optional() }).catchall(z.unknown()))])
