@@ -22,7 +22,7 @@ const MIDDLEWARE_DECISIONS = ['approve', 'edit', 'reject'] as const;
 /** The `configurable` key of a run telling whether memory writes skip approval. */
 export const SKIP_MEMORY_PROTECTION_KEY = 'skip_memory_write_protection';
 
-/** One `interruptOn` entry of langchain's human-in-the-loop middleware. */
+/** One `interruptOn` entry: which decisions a reviewer may send for a tool (review.ts). */
 export interface InterruptOnRule {
   allowedDecisions: (typeof MIDDLEWARE_DECISIONS)[number][];
   description?: (toolCall: ToolCall) => string;
