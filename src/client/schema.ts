@@ -1088,7 +1088,7 @@ export interface paths {
         put?: never;
         /**
          * Cancel a run
-         * @description Stops a pending or running run wherever it executes: the run ends `interrupted` and the thread is `idle` again (or stays `busy` when another run is queued). Events emitted before the cancel stay in the run’s log. A run that already ended is a 409 (`run_not_active`).
+         * @description Stops a pending or running run wherever it executes: the run ends `interrupted` and the thread is `idle` again (or stays `busy` when another run is queued). Events emitted before the cancel stay in the run’s log. A run that already ended is a 409 (`run_not_active`). `action=rollback` (LangGraph) also deletes the run and what it wrote into the thread’s state, as if it never started.
          */
         post: operations["cancelRun"];
         delete?: never;
@@ -2599,7 +2599,7 @@ export interface components {
             })[];
             id?: string;
             /**
-             * @description `user`, `assistant`, `system` or `tool`.
+             * @description `user`, `assistant` or `system` (`tool` is a 422: it would answer no tool call).
              * @enum {string}
              */
             role?: "user" | "assistant" | "system" | "tool";
@@ -3340,6 +3340,8 @@ export interface components {
             items: components["schemas"]["StoreItem"][];
         };
         StreamRunRequest: {
+            /** @description LangGraph: delayed runs are not supported; a value above 0 is a 422 (schedule the run instead). */
+            after_seconds?: number;
             /**
              * Format: uuid
              * @description The thread’s agent. Required unless `assistant_id` is sent.
@@ -3408,7 +3410,7 @@ export interface components {
             /** @description Also stream subagents’ events, named `<mode>|<namespace>`. Default false. */
             stream_subgraphs?: boolean;
             /**
-             * @description IANA zone; the local date and time there go into the system prompt. UTC when absent or unknown.
+             * @description IANA zone; the local date and time there go into the system prompt. UTC when absent; a name that is not an IANA zone is a 422.
              * @example Europe/Paris
              */
             user_timezone?: string;
@@ -8762,7 +8764,12 @@ export interface operations {
     };
     cancelRun: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description LangGraph: `interrupt` (default) or `rollback`. */
+                action?: "interrupt" | "rollback";
+                /** @description LangGraph: accepted; the run is recorded stopped (and rolled back) when this answers. */
+                wait?: string;
+            };
             header?: never;
             path: {
                 /** @description Run id. */
@@ -8898,7 +8905,7 @@ export interface operations {
             query?: {
                 /** @description LangGraph: `1`/`true` cancels the run when this client goes away. */
                 cancel_on_disconnect?: string;
-                /** @description LangGraph: accepted; the run’s own stream modes are replayed. */
+                /** @description LangGraph: only the events of these modes (of those the run streams), plus `metadata`, `error` and `end`. Default: every mode the run streams. */
                 stream_mode?: string | string[];
             };
             header?: {

@@ -26,7 +26,10 @@ import { RunQueue } from './queue.js';
 import { resolvePendingApproval } from './resolve.js';
 import { oauthToolAccess } from './oauth-tools.js';
 import { checkpointStateReader } from './state.js';
-import { openLangGraphStorage, type LangGraphStorage } from './storage.js';
+import { checkStateUpdate } from './agent/state-update.js';
+import { invalidField } from '../core/errors.js';
+import type { BaseMessage } from '@langchain/core/messages';
+import { openLangGraphStorage, rollbackRunCheckpoints, type LangGraphStorage } from './storage.js';
 import type { ToolLimits } from './tools/mcp.js';
 import { WorkerPool } from './worker.js';
 import { sandboxBackend, SANDBOX_WORKDIR, withToolWriter, type SandboxService } from '../sandbox/index.js';
@@ -220,9 +223,22 @@ export class Runtime {
     return {
       state: {
         ...checkpointStateReader(this.storage.checkpointer),
+        rollback: async (threadId, runId) => {
+          await rollbackRunCheckpoints(this.deps.pool, threadId, runId);
+        },
         update: async ({ workspaceId, agentId, revision, threadId }, values, asNode) => {
           const agent = await this.agentFor(workspaceId, agentId, revision);
-          await agent.graph.updateState({ configurable: { thread_id: threadId } } as never, values as never, asNode);
+          const config = { configurable: { thread_id: threadId } };
+          const current = ((await agent.graph.getState(config as never)).values as { messages?: BaseMessage[] } | undefined)?.messages ?? [];
+          const problem = checkStateUpdate(values, asNode, Object.keys((agent.graph.graph as unknown as { nodes: Record<string, unknown> }).nodes), current);
+          if (problem) throw invalidField(problem.loc, problem.msg);
+          try {
+            await agent.graph.updateState(config as never, values as never, asNode);
+          } catch (error) {
+            // What the checks above missed and LangGraph refuses before writing (an ambiguous node, say).
+            if ((error as Error).name === 'InvalidUpdateError') throw invalidField(['values'], (error as Error).message.split('\n')[0]!);
+            throw error;
+          }
         },
         graph: async ({ workspaceId, agentId, revision }, xray) => {
           const agent = await this.agentFor(workspaceId, agentId, revision);

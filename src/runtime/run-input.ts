@@ -8,6 +8,8 @@ export const MESSAGE_ROLES = ['user', 'assistant', 'system', 'tool'] as const;
 export interface RunMessage {
   role: (typeof MESSAGE_ROLES)[number];
   content: string;
+  /** The client's id for the message, kept in the thread's state. */
+  id?: string;
 }
 
 /** What a run was asked to do. */
@@ -35,6 +37,6 @@ export function toGraphMessages(messages: RunMessage[]): Record<string, unknown>
     m.role === 'tool'
       ? // A tool message needs the call it answers; a bare one from a client answers no known call.
         { role: 'tool', content: m.content, tool_call_id: `client_${i}` }
-      : { role: m.role, content: m.content },
+      : { role: m.role, content: m.content, ...(m.id !== undefined ? { id: m.id } : {}) },
   );
 }

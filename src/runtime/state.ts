@@ -45,7 +45,7 @@ function ref(config: CheckpointTuple['config']) {
 }
 
 /** Thread state over a checkpointer. */
-export function checkpointStateReader(checkpointer: BaseCheckpointSaver): Omit<ThreadStateReader, 'update' | 'graph'> {
+export function checkpointStateReader(checkpointer: BaseCheckpointSaver): Omit<ThreadStateReader, 'update' | 'graph' | 'rollback'> {
   return {
     async current(threadId) {
       return stateOf(await checkpointer.getTuple({ configurable: { thread_id: threadId, checkpoint_ns: '' } }));

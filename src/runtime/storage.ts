@@ -53,9 +53,12 @@ export class SingleStatementSaver extends PostgresSaver {
   override async put(config: RunnableConfig, checkpoint: Checkpoint, metadata: CheckpointMetadata, newVersions: ChannelVersions): Promise<RunnableConfig> {
     if (config.configurable === undefined) throw new Error(`Missing "configurable" field in "config" param`);
     const { thread_id, checkpoint_ns = '', checkpoint_id } = config.configurable as { thread_id: string; checkpoint_ns?: string; checkpoint_id?: string };
+    // The run that wrote the checkpoint, as LangGraph's Python runtime records it (LangGraph JS keeps
+    // only step, source and parents): what a rollback deletes, and how a retried run knows its own.
+    const runId = (config.metadata as { run_id?: unknown } | undefined)?.run_id;
     const [blobs, serializedMetadata] = await Promise.all([
       this._dumpBlobs(thread_id, checkpoint_ns, checkpoint.channel_values, newVersions),
-      this._dumpMetadata(metadata),
+      this._dumpMetadata(typeof runId === 'string' ? ({ ...metadata, run_id: runId } as CheckpointMetadata) : metadata),
     ]);
     const values = [
       thread_id,
@@ -115,4 +118,38 @@ export async function openLangGraphStorage(url: string, pool: pg.Pool): Promise<
     // The saver uses Hangar's pool (closed with the database); the store has its own.
     close: () => store.stop(),
   };
+}
+
+/**
+ * Delete what run `runId` wrote into thread `threadId`'s checkpoints (LangGraph puts the run id in
+ * every checkpoint's metadata), so that the thread's state is as if the run never started: its
+ * checkpoints (every namespace, so subagents' too), their pending writes, and the channel values only
+ * they referenced. Those must go too: channel versions count up from the parent checkpoint, so the
+ * next run would write the same versions and, the blob being kept on conflict, read the old values.
+ */
+export async function rollbackRunCheckpoints(pool: pg.Pool, threadId: string, runId: string): Promise<number> {
+  const s = `"${LANGGRAPH_SCHEMA}"`;
+  const { rows } = await pool.query<{ n: number }>(
+    `WITH doomed AS (
+       DELETE FROM ${s}.checkpoints WHERE thread_id = $1 AND metadata ->> 'run_id' = $2
+       RETURNING checkpoint_ns, checkpoint_id, checkpoint
+     ), writes AS (
+       DELETE FROM ${s}.checkpoint_writes w USING doomed d
+       WHERE w.thread_id = $1 AND w.checkpoint_ns = d.checkpoint_ns AND w.checkpoint_id = d.checkpoint_id
+     ), doomed_versions AS (
+       SELECT DISTINCT d.checkpoint_ns, v.key AS channel, v.value #>> '{}' AS version
+       FROM doomed d, jsonb_each(d.checkpoint -> 'channel_versions') v
+     ), kept_versions AS (
+       SELECT c.checkpoint_ns, v.key AS channel, v.value #>> '{}' AS version
+       FROM ${s}.checkpoints c, jsonb_each(c.checkpoint -> 'channel_versions') v
+       WHERE c.thread_id = $1 AND (c.metadata ->> 'run_id') IS DISTINCT FROM $2
+     ), blobs AS (
+       DELETE FROM ${s}.checkpoint_blobs b USING doomed_versions dv
+       WHERE b.thread_id = $1 AND b.checkpoint_ns = dv.checkpoint_ns AND b.channel = dv.channel AND b.version = dv.version
+         AND NOT EXISTS (SELECT 1 FROM kept_versions k WHERE k.checkpoint_ns = dv.checkpoint_ns AND k.channel = dv.channel AND k.version = dv.version)
+     )
+     SELECT count(*)::int AS n FROM doomed`,
+    [threadId, runId],
+  );
+  return rows[0]?.n ?? 0;
 }

@@ -12,6 +12,7 @@ import type { Runtime, RuntimeSettings } from './index.js';
 import type { RunEventWriter } from './events/hub.js';
 import type { ClaimedRun } from './queue.js';
 import type { StartSlot } from '../core/runs/lifecycle.js';
+import { rollbackRunCheckpoints } from './storage.js';
 
 const POLL_MS = 2_000;
 
@@ -209,6 +210,12 @@ export class WorkerPool implements BackgroundTask {
     }
   }
 
+  /** Delete the checkpoints of `run` when a rollback deleted its row (RunService.rollBack). */
+  private async forgetIfRolledBack(run: ClaimedRun): Promise<void> {
+    const { rowCount } = await this.runtime.deps.pool.query('SELECT 1 FROM runs WHERE id = $1', [run.id]);
+    if (rowCount === 0) await rollbackRunCheckpoints(this.runtime.deps.pool, run.threadId, run.id);
+  }
+
   /** Execute a claimed run; `afterStarts`: claimed by its start, it begins once the starts in progress are accepted. */
   private execute(run: ClaimedRun, afterStarts = false): void {
     const abort = new AbortController();
@@ -261,6 +268,8 @@ export class WorkerPool implements BackgroundTask {
       const { settled, threadHeld } = await this.runtime.queue.settle(run, final, this.runtime.hub.endNotice(run.id), lastEvent);
       const entry = this.active.get(run.id);
       if (entry) entry.settled = true;
+      // Rolled back while it ran (its row deleted): a step it was still writing is deleted too.
+      if (!settled) await this.forgetIfRolledBack(run);
       // Another run of this thread waits for this one (enqueued): claim it now.
       if (threadHeld) this.mayHaveWaiting = true;
       metrics?.runsFinished.inc({ status: final.status });

@@ -153,6 +153,27 @@ describe('approval of tool calls', () => {
     expect(JSON.stringify(resumed.events)).not.toContain('hangar:respond');
   });
 
+  it('each decision of a batch applies to its own call; calls needing no approval run too', async () => {
+    for (const [decisions, replies] of [
+      [[{ type: 'approve' }, { type: 'respond', message: 'five' }], ['2', 'a caller with the right token', 'five']],
+      [[{ type: 'reject', message: 'nope' }, { type: 'approve' }], ['nope', 'a caller with the right token', '4']],
+      [[{ type: 'edit', edited_action: { args: { a: 5, b: 5 } } }, { type: 'reject' }], ['10', 'a caller with the right token', expect.stringContaining('rejected')]],
+    ] as const) {
+      const before = tools.calls.length;
+      const threadId = await createThread(server, agentId);
+      await run(server, threadId, { agent_id: agentId, messages: [{ role: 'user', content: '/call add {"a": 1, "b": 1}\n/call whoami {}\n/call add {"a": 2, "b": 2}' }] });
+      const resumed = await resume(threadId, [...decisions]);
+      const messages = lastValues(resumed.events).messages as { type: string; content: string; tool_call_id?: string; tool_calls?: { id: string }[] }[];
+      const ai = messages.find((m) => m.type === 'ai')!;
+      // One reply per call of the model's message, in its order, and the model answered after them.
+      const byCall = ai.tool_calls!.map((c) => messages.find((m) => m.type === 'tool' && m.tool_call_id === c.id)?.content);
+      expect(byCall).toEqual([...replies]);
+      expect(messages.at(-1)!.type).toBe('ai');
+      // The approved or edited add and whoami (which needs no approval) ran; nothing else did.
+      expect(tools.calls.length - before).toBe(2);
+    }
+  });
+
   it('a tool whose rule is false runs without a pause', async () => {
     const threadId = await createThread(server, agentId);
     const { events } = await run(server, threadId, { agent_id: agentId, messages: [{ role: 'user', content: '/call whoami {}' }] });

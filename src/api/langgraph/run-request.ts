@@ -2,7 +2,7 @@
 // `command.resume.decisions`) and LangGraph's (`assistant_id`, `input`, `command`, `stream_mode`,
 // `interrupt_before`, `config`, …). Both become the same StartRunInput here, at the edge.
 import { z } from '@hono/zod-openapi';
-import { invalid, type FieldIssue } from '../../core/errors.js';
+import { invalid, invalidField, type FieldIssue } from '../../core/errors.js';
 import type { Caller } from '../../core/caller.js';
 import { MULTITASK_STRATEGIES, type StartRunInput } from '../../core/runs/service.js';
 import type { Services } from '../../core/services.js';
@@ -28,7 +28,7 @@ const TYPE_ROLES: Record<string, RunMessage['role']> = { human: 'user', user: 'u
 
 const InputMessage = z
   .object({
-    role: z.enum(MESSAGE_ROLES).optional().openapi({ description: '`user`, `assistant`, `system` or `tool`.' }),
+    role: z.enum(MESSAGE_ROLES).optional().openapi({ description: '`user`, `assistant` or `system` (`tool` is a 422: it would answer no tool call).' }),
     type: z.enum(['human', 'user', 'ai', 'assistant', 'system', 'tool']).optional().openapi({ description: 'LangChain’s form of `role` (`human`, `ai`, …).' }),
     content: z
       .union([z.string(), z.array(z.object({ type: z.string(), text: z.string().optional() }).catchall(z.unknown()))])
@@ -97,9 +97,10 @@ export const RunRequest = z
       }),
     stream_subgraphs: z.boolean().optional().openapi({ description: 'Also stream subagents’ events, named `<mode>|<namespace>`. Default false.' }),
     user_timezone: z.string().optional().openapi({
-      description: 'IANA zone; the local date and time there go into the system prompt. UTC when absent or unknown.',
+      description: 'IANA zone; the local date and time there go into the system prompt. UTC when absent; a name that is not an IANA zone is a 422.',
       example: 'Europe/Paris',
     }),
+    after_seconds: z.number().optional().openapi({ description: 'LangGraph: delayed runs are not supported; a value above 0 is a 422 (schedule the run instead).' }),
     interrupt_before: interruptNodes.optional().openapi({ description: 'LangGraph: pause before these nodes (`*`: all).' }),
     interrupt_after: interruptNodes.optional().openapi({ description: 'LangGraph: pause after these nodes (`*`: all).' }),
     metadata: z.record(z.string(), z.unknown()).optional().openapi({ description: 'Your own metadata of the run (kept in the run’s `metadata`).' }),
@@ -144,6 +145,20 @@ export async function startRunInput(services: Services, caller: Caller, threadId
   }
   const messages = topLevel ?? nested ?? [];
   const command = body.command ?? undefined;
+  if (command) {
+    const goto = command.goto === undefined ? [] : typeof command.goto === 'string' ? [command.goto] : command.goto;
+    const update = command.update ?? {};
+    if (command.resume === undefined && goto.length === 0 && Object.keys(update).length === 0) {
+      issue(['command'], 'has nothing to do: send `resume` (the answer to a pending interrupt), `goto` or a non-empty `update`');
+    }
+  }
+  if (body.after_seconds !== undefined && body.after_seconds > 0) {
+    issue(['after_seconds'], 'delayed runs are not supported: the run would start at once; leave it out (or 0), or create a schedule');
+  }
+  const zone = body.user_timezone ?? body.config?.configurable?.user_timezone;
+  if (zone !== undefined && zone !== null && !isTimeZone(zone)) {
+    issue(body.user_timezone !== undefined ? ['user_timezone'] : ['config', 'configurable', 'user_timezone'], `${JSON.stringify(zone)} is not an IANA time zone name (e.g. Europe/Paris)`);
+  }
   const continues = body.input === null && !command;
   if (!command && !continues && messages.length === 0) issue(['messages'], 'must contain at least one message (or send `input.messages`)');
 
@@ -165,6 +180,10 @@ export async function startRunInput(services: Services, caller: Caller, threadId
   if (issues.length > 0) throw invalid(issues);
 
   const agentId = body.agent_id ?? (await resolveAssistant(services, caller, body.assistant_id!, ['assistant_id']));
+  if (body.agent_id !== undefined && body.assistant_id !== undefined && body.assistant_id !== body.agent_id) {
+    const named = await resolveAssistant(services, caller, body.assistant_id, ['assistant_id']);
+    if (named !== body.agent_id) throw invalidField(['assistant_id'], `names another agent (${named}) than agent_id (${body.agent_id}); send one of them`);
+  }
   if (body.if_not_exists === 'create') await services.threads.create(caller, { thread_id: threadId, if_exists: 'do_nothing', agent_id: agentId });
   const timezone = body.user_timezone ?? body.config?.configurable?.user_timezone;
   return {
@@ -196,6 +215,7 @@ function toRunMessages(messages: z.infer<typeof InputMessage>[], at: string[], i
   return messages.map((m, i) => {
     const role = m.role ?? (m.type ? TYPE_ROLES[m.type] : undefined);
     if (!role) issue([...at, i], 'needs `role` (or LangChain’s `type`)');
+    if (role === 'tool') issue([...at, i], 'a tool message answers a tool call of the model and cannot start a run; answer a pending approval with `command.resume`, or write it with POST /threads/{thread_id}/state');
     let content = '';
     if (typeof m.content === 'string') content = m.content;
     else {
@@ -203,7 +223,8 @@ function toRunMessages(messages: z.infer<typeof InputMessage>[], at: string[], i
       if (other) issue([...at, i, 'content'], `content blocks of type "${other.type}" are not supported; send text`);
       content = m.content.map((b) => b.text ?? '').join('');
     }
-    return { role: role ?? 'user', content };
+    // A client's message id is kept (LangGraph keeps it), so the client finds its message in the state.
+    return { role: role ?? 'user', content, ...(m.id !== undefined ? { id: m.id } : {}) };
   });
 }
 

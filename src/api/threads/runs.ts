@@ -7,6 +7,10 @@ import { sseResponse, StreamSlots } from '../../http/sse.js';
 import { RUN_STATUSES } from '../../core/runs/status.js';
 import { startRun } from '../langgraph/run-request.js';
 import { presentRun, RunSchema, StreamRunRequest } from './schemas.js';
+import { STREAM_MODES, type StoredEvent } from '../../runtime/events/types.js';
+import { invalid } from '../../core/errors.js';
+
+const invalidQuery = (loc: (string | number)[], msg: string) => invalid([{ loc: ['query', ...loc], msg, type: 'value_error' }]);
 
 const BASE = '/v1/deepagents/threads/{thread_id}/runs';
 const tags = ['Runs'];
@@ -54,7 +58,7 @@ const join = createRoute({
       'last-event-id': z.string().regex(/^(\d+|-1)$/, 'must be an event id').optional().openapi({ description: 'Last event id received (`-1` or none: from the start).' }),
     }),
     query: z.object({
-      stream_mode: z.union([z.string(), z.array(z.string())]).optional().openapi({ description: 'LangGraph: accepted; the run’s own stream modes are replayed.' }),
+      stream_mode: z.union([z.string(), z.array(z.string())]).optional().openapi({ description: 'LangGraph: only the events of these modes (of those the run streams), plus `metadata`, `error` and `end`. Default: every mode the run streams.' }),
       cancel_on_disconnect: z.string().optional().openapi({ description: 'LangGraph: `1`/`true` cancels the run when this client goes away.' }),
     }),
   },
@@ -68,9 +72,16 @@ const cancel = createRoute({
   summary: 'Cancel a run',
   description:
     'Stops a pending or running run wherever it executes: the run ends `interrupted` and the thread is `idle` again (or stays `busy` when another run is queued). ' +
-    'Events emitted before the cancel stay in the run’s log. A run that already ended is a 409 (`run_not_active`).',
+    'Events emitted before the cancel stay in the run’s log. A run that already ended is a 409 (`run_not_active`). ' +
+    '`action=rollback` (LangGraph) also deletes the run and what it wrote into the thread’s state, as if it never started.',
   security: apiKeySecurity,
-  request: { params: runParams },
+  request: {
+    params: runParams,
+    query: z.object({
+      action: z.enum(['interrupt', 'rollback']).optional().openapi({ description: 'LangGraph: `interrupt` (default) or `rollback`.' }),
+      wait: z.string().optional().openapi({ description: 'LangGraph: accepted; the run is recorded stopped (and rolled back) when this answers.' }),
+    }),
+  },
   responses: { 200: jsonResponse(RunSchema, 'The cancelled run.'), ...errorResponses('deepagents', [404, 409, 422]) },
 });
 
@@ -137,9 +148,10 @@ export function runRoutes({ services, heartbeatMs, streams = new StreamSlots(Num
       const after = Math.max(0, Number(c.req.valid('header')['last-event-id'] ?? 0));
       const cancelOnDisconnect = ['1', 'true'].includes(c.req.valid('query').cancel_on_disconnect ?? '');
       const caller = c.get('caller');
+      const modes = joinModes(c.req.valid('query').stream_mode);
       const release = streams.acquire();
       return sseResponse({
-        events: (signal) => services.runs.events(run_id, after, signal),
+        events: (signal) => (modes ? onlyModes(services.runs.events(run_id, after, signal), modes) : services.runs.events(run_id, after, signal)),
         heartbeatMs,
         onClose: release,
         headers: location(thread_id, run_id),
@@ -148,7 +160,7 @@ export function runRoutes({ services, heartbeatMs, streams = new StreamSlots(Num
     })
     .openapi(cancel, async (c) => {
       const { thread_id, run_id } = c.req.valid('param');
-      return c.json(presentRun(await services.runs.cancel(c.get('caller'), thread_id, run_id)), 200);
+      return c.json(presentRun(await services.runs.cancel(c.get('caller'), thread_id, run_id, c.req.valid('query').action)), 200);
     })
     .openapi(list, async (c) => {
       const runs = await services.threads.runs(c.get('caller'), c.req.valid('param').thread_id, c.req.valid('query'));
@@ -158,4 +170,26 @@ export function runRoutes({ services, heartbeatMs, streams = new StreamSlots(Num
       const { thread_id, run_id } = c.req.valid('param');
       return c.json(presentRun(await services.threads.run(c.get('caller'), thread_id, run_id)), 200);
     });
+}
+
+/** The event names of the stream modes a join asks for (undefined: all), or a 422 naming a bad mode. */
+function joinModes(sent: string | string[] | undefined): Set<string> | undefined {
+  if (sent === undefined) return undefined;
+  const list = typeof sent === 'string' ? [sent] : sent;
+  if (list.length === 0) return undefined;
+  const names = new Set<string>();
+  list.forEach((mode, i) => {
+    if (!(STREAM_MODES as readonly string[]).includes(mode)) throw invalidQuery(typeof sent === 'string' ? ['stream_mode'] : ['stream_mode', i], `unknown stream mode "${mode}"; served: ${STREAM_MODES.join(', ')}`);
+    names.add(mode === 'messages-tuple' ? 'messages' : mode);
+  });
+  return names;
+}
+
+/** The mode events of `events` whose mode is in `names` (subagents' `<mode>|<ns>` too), and every other event. */
+async function* onlyModes(events: AsyncIterable<StoredEvent>, names: Set<string>): AsyncGenerator<StoredEvent> {
+  const modeEvents = new Set<string>(STREAM_MODES.map((m) => (m === 'messages-tuple' ? 'messages' : m)));
+  for await (const e of events) {
+    const base = e.event.split('|')[0]!;
+    if (!modeEvents.has(base) || names.has(base)) yield e;
+  }
 }

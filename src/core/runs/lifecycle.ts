@@ -10,6 +10,7 @@ import type { Db } from '../../db/index.js';
 import type { RunsTable } from '../../db/tables/runtime.js';
 import { isUniqueViolation } from '../../db/errors.js';
 import type { RunInput } from '../../runtime/run-input.js';
+import { agentMetadata } from '../threads/bound.js';
 import { RUN_TRANSITIONS, THREAD_TRANSITIONS, type RunStatus, type ThreadStatus } from './status.js';
 
 /** A run claimed by a worker. */
@@ -164,7 +165,7 @@ export class RunLifecycle {
     try {
       const { rows } = await sql<Selectable<RunsTable> & { first_event: string }>`
         WITH claimed AS (
-          UPDATE threads t SET status = 'busy', agent_id = ${run.agentId}, updated_at = now()
+          UPDATE threads t SET status = 'busy', agent_id = ${run.agentId}, metadata = t.metadata || ${JSON.stringify(agentMetadata(run.agentId))}::jsonb, updated_at = now()
           WHERE t.id = ${run.threadId} AND (${sources.length > 0 ? threadFrom('busy', sources) : sql`false`} ${joinBusy ? sql`OR t.status = 'busy'` : sql``})
             -- A thread without an agent (made by a LangGraph client) is bound by its first run.
             AND (t.agent_id IS NULL OR t.agent_id = ${run.agentId})
@@ -225,7 +226,7 @@ export class RunLifecycle {
           FROM threads t LEFT JOIN agents a ON a.id = coalesce(t.agent_id, ${run.agentId}::uuid) AND a.workspace_id = t.workspace_id AND a.deleted_at IS NULL
           WHERE t.workspace_id = ${run.workspaceId} AND t.id = ${run.threadId}
         ), claimed AS (
-          UPDATE threads t SET status = 'busy', agent_id = ${run.agentId}, updated_at = now()
+          UPDATE threads t SET status = 'busy', agent_id = ${run.agentId}, metadata = t.metadata || ${JSON.stringify(agentMetadata(run.agentId))}::jsonb, updated_at = now()
           FROM cur
           WHERE t.id = cur.id AND cur.head IS NOT NULL AND (cur.agent_id IS NULL OR cur.agent_id = ${run.agentId})
             AND (${sources.length > 0 ? threadFrom('busy', sources) : sql`false`} ${joinBusy ? sql`OR t.status = 'busy'` : sql``})

@@ -220,12 +220,13 @@ export class RunService {
    * Cancel a pending or running run: it ends `interrupted` and its thread goes back to `idle` (or
    * stays `busy` for a queued run). `run_not_active` when it already ended.
    */
-  async cancel(caller: Caller, threadId: string, runId: string): Promise<Run> {
+  async cancel(caller: Caller, threadId: string, runId: string, action: 'interrupt' | 'rollback' = 'interrupt'): Promise<Run> {
     requireWrite(caller);
     const exists = await this.db.selectFrom('runs').select('id').where('workspace_id', '=', caller.workspaceId).where('thread_id', '=', threadId).where('id', '=', runId).executeTakeFirst();
     if (!exists) throw new HangarError('run_not_found', `no run with id ${runId} on thread ${threadId}`);
     const rows = await this.interruptRuns(sql`id = ${runId}`);
     if (rows.length === 0) throw new HangarError('run_not_active', `run ${runId} already ended`);
+    if (action === 'rollback') await this.rollBack(threadId, [runId]);
     return toRun(rows[0]!);
   }
 
@@ -268,9 +269,16 @@ export class RunService {
   /** Interrupt the thread's active runs (and delete them for a rollback) before a new run starts. */
   private async stopActive(threadId: string, remove: boolean): Promise<void> {
     const stopped = await this.interruptRuns(sql`thread_id = ${threadId}`);
-    if (remove && stopped.length > 0) {
-      await this.db.deleteFrom('runs').where('id', 'in', stopped.map((r) => r.id)).execute();
-    }
+    if (remove && stopped.length > 0) await this.rollBack(threadId, stopped.map((r) => r.id));
+  }
+
+  /**
+   * Delete stopped runs and what they wrote into the thread's state (LangGraph's rollback). The
+   * worker deletes the checkpoints again once it has stopped, for a step it was still writing.
+   */
+  private async rollBack(threadId: string, runIds: string[]): Promise<void> {
+    await this.db.deleteFrom('runs').where('id', 'in', runIds).execute();
+    for (const id of runIds) await this.state.rollback(threadId, id);
   }
 
   /**

@@ -56,6 +56,9 @@ const MAX_SCAN = 10_000;
 const SCAN_PAGE = 1000;
 
 /** Store operations for one caller. */
+/** Namespaces read per query when truncating to a depth. */
+const NAMESPACE_PAGE = 1000;
+
 export class StoreService {
   constructor(private readonly store: () => StorePort) {}
 
@@ -105,12 +108,25 @@ export class StoreService {
       this.store().listNamespaces({
         prefix: absolute,
         ...(options.suffix?.length ? { suffix: options.suffix } : {}),
-        // The depth a caller names counts from its workspace.
-        ...(options.maxDepth !== undefined ? { maxDepth: options.maxDepth + 2 } : {}),
         limit,
         offset,
       });
     const visible = (ns: string[]) => this.mayReach(caller, ns.slice(2));
+    if (options.maxDepth !== undefined) {
+      // Deeper namespaces are truncated to `maxDepth` labels (LangGraph's definition), not left out;
+      // PostgresStore leaves them out, so the truncation is done here over every namespace found.
+      const truncated = new Map<string, string[]>();
+      for (let offset = 0; ; offset += NAMESPACE_PAGE) {
+        const batch = await page(NAMESPACE_PAGE, offset);
+        for (const ns of batch) {
+          if (!visible(ns)) continue;
+          const cut = ns.slice(2, 2 + options.maxDepth);
+          truncated.set(JSON.stringify(cut), cut);
+        }
+        if (batch.length < NAMESPACE_PAGE) break;
+      }
+      return [...truncated.values()].slice(options.offset, options.offset + options.limit);
+    }
     const found = this.mayReachAllUnder(caller, prefix) ? await page(options.limit, options.offset) : await scan(page, visible, options.limit, options.offset);
     return found.map((ns) => ns.slice(2));
   }

@@ -1,4 +1,5 @@
 // Threads: a conversation with one agent, its status, and (through LangGraph's checkpoints) its state.
+import { agentMetadata } from './bound.js';
 import { sql, type Selectable } from 'kysely';
 import type { Db } from '../../db/index.js';
 import type { RunsTable, ThreadsTable } from '../../db/tables/runtime.js';
@@ -80,6 +81,8 @@ export class ThreadService {
       skip_memory_write_protection: input.options?.skip_memory_write_protection ?? false,
       tenant_id: caller.workspaceId,
       ls_user_id: caller.principal,
+      // Bound to its agent now, as a LangGraph server marks a thread when a run is created on it.
+      ...(input.agent_id !== undefined ? agentMetadata(input.agent_id) : {}),
     };
     const row = await this.db
       .insertInto('threads')

@@ -21,6 +21,8 @@ export interface ThreadStateReader {
   current(threadId: string): Promise<ThreadState>;
   history(threadId: string, limit: number): Promise<ThreadState[]>;
   forget(threadId: string): Promise<void>;
+  /** Delete the checkpoints run `runId` wrote into the thread (a rollback: as if it never started). */
+  rollback(threadId: string, runId: string): Promise<void>;
   /** Copy every checkpoint of `from` to the new thread `to`. */
   copy(from: string, to: string): Promise<void>;
   /**

@@ -1,12 +1,11 @@
-// Human approval of tool calls: `interrupt_config` rules and memory write protection, mapped onto
-// langchain's human-in-the-loop middleware (`interruptOn`, which deepagents wires for the main agent
-// and every subagent), and its interrupt payload in the snake_case wire form of DESIGN §5.
+// Human approval of tool calls: `interrupt_config` rules and memory write protection, as the
+// `interruptOn` map of review.ts's middleware (wired for the main agent and every subagent), and its
+// interrupt payload in the snake_case wire form of DESIGN §5.
 import type { ToolCall } from '@langchain/core/messages/tool';
 import { BUILT_IN_TOOLS } from '../../core/agents/validate.js';
 import { normalizeServerUrl } from '../../core/mcp-servers/url.js';
 import type { ToolRef } from '../tools/mcp.js';
 import { MEMORIES_ROOT } from './backend.js';
-import { RESPOND_MARK } from './respond.js';
 
 /** Decisions a reviewer may send on the wire. */
 export const DECISION_TYPES = ['approve', 'edit', 'reject', 'respond'] as const;
@@ -15,15 +14,15 @@ export const DECISION_TYPES = ['approve', 'edit', 'reject', 'respond'] as const;
 export type DecisionType = (typeof DECISION_TYPES)[number];
 
 /**
- * Decisions langchain's middleware knows. `respond` has no counterpart there: it is carried as a
- * `reject` whose marked message respond.ts turns into a successful tool reply with the reviewer's text.
+ * Decisions a rule allows (review.ts). `respond` is allowed wherever `reject` is: the reviewer
+ * answers in the tool's place instead of refusing it.
  */
 const MIDDLEWARE_DECISIONS = ['approve', 'edit', 'reject'] as const;
 
 /** The `configurable` key of a run telling whether memory writes skip approval. */
 export const SKIP_MEMORY_PROTECTION_KEY = 'skip_memory_write_protection';
 
-/** One `interruptOn` entry of langchain's human-in-the-loop middleware. */
+/** One `interruptOn` entry: which decisions a reviewer may send for a tool (review.ts). */
 export interface InterruptOnRule {
   allowedDecisions: (typeof MIDDLEWARE_DECISIONS)[number][];
   description?: (toolCall: ToolCall) => string;
@@ -145,7 +144,7 @@ export function checkDecisions(request: WireApprovalRequest, decisions: WireDeci
   return undefined;
 }
 
-/** The resume value langchain's middleware expects for wire `decisions` answering `request`. */
+/** The resume value review.ts expects for wire `decisions` answering `request`. */
 export function toMiddlewareResume(request: WireApprovalRequest, decisions: WireDecision[]): { decisions: Record<string, unknown>[] } {
   return {
     decisions: decisions.map((d, i) => {
@@ -157,7 +156,7 @@ export function toMiddlewareResume(request: WireApprovalRequest, decisions: Wire
         case 'reject':
           return { type: 'reject', ...(d.message !== undefined ? { message: d.message } : {}) };
         case 'respond':
-          return { type: 'reject', message: `${RESPOND_MARK}${d.message ?? ''}` };
+          return { type: 'respond', message: d.message ?? '' };
       }
     }),
   };

@@ -10,6 +10,7 @@ import { loadMcpTools, type DroppedTool, type ToolLimits, type ToolRef, type Too
 import { respondMiddleware } from './respond.js';
 import { toolErrorsMiddleware } from './tool-errors.js';
 import { interruptOnFor } from './approvals.js';
+import { reviewMiddleware } from './review.js';
 import { agentFileSystem, DEFINITION_ROOT, definitionBackend } from './backend.js';
 import { localDateTimeLine } from './clock.js';
 import { memoryNamespace } from '../../core/store/service.js';
@@ -135,9 +136,9 @@ export async function buildAgent(blueprint: AgentBlueprint, deps: BuildDeps): Pr
         ...(s.modelId ? { model: await deps.resolveModel(s.modelId, blueprint.workspaceId) } : {}),
         tools: (s.tools ?? []).map(toolNamed).filter((t): t is StructuredToolInterface => t !== undefined) as never,
         // Subagents inherit the parent's rules; their own tools.json overrides them key by key.
-        interruptOn: interruptOnFor(named(s.tools ?? []), { ...blueprint.interruptConfig, ...(s.interruptConfig ?? {}) }) as never,
-        // A reviewer's `respond` inside a subagent is a successful tool reply there too.
-        middleware: [respondMiddleware(), toolErrorsMiddleware()] as never,
+        // Reviewed like the main agent's calls (review.ts, not deepagents' `interruptOn`); a
+        // reviewer's `respond` is a successful tool reply there too; ToolErrors innermost.
+        middleware: [respondMiddleware(), reviewMiddleware(interruptOnFor(named(s.tools ?? []), { ...blueprint.interruptConfig, ...(s.interruptConfig ?? {}) })), toolErrorsMiddleware()] as never,
         ...(s.hasSkills ? { skills: [`${DEFINITION_ROOT}subagents/${s.name}/skills/`] } : {}),
       })),
     );
@@ -154,11 +155,11 @@ export async function buildAgent(blueprint: AgentBlueprint, deps: BuildDeps): Pr
       systemPrompt: sandbox ? `${blueprint.instructions}\n\n${sandbox.prompt}` : blueprint.instructions,
       tools: mainTools as never,
       subagents,
+      // review.ts in place of deepagents' `interruptOn` (langchain's middleware drops approved calls).
       // ToolErrors last: innermost around each tool call, it sees the tool's own failure.
       middleware: (sandbox
-        ? [clock, respondMiddleware(), sandboxOutput(sandbox.withWriter), toolErrorsMiddleware()]
-        : [clock, respondMiddleware(), toolErrorsMiddleware()]) as never,
-      interruptOn: interruptOn as never,
+        ? [clock, respondMiddleware(), sandboxOutput(sandbox.withWriter), reviewMiddleware(interruptOn), toolErrorsMiddleware()]
+        : [clock, respondMiddleware(), reviewMiddleware(interruptOn), toolErrorsMiddleware()]) as never,
       backend: agentFileSystem({
         definition,
         store: deps.store,

@@ -1,8 +1,8 @@
 // `respond`: the reviewer answers in the tool's place, and the model gets a *successful* tool reply
-// with that text (the hosted product's definition). langchain's human-in-the-loop middleware knows
-// only approve, edit and reject, and a reject writes an *error* tool message; so a respond travels
-// as a reject whose message carries a private marker, and this middleware turns such a message into
-// the successful reply before the model sees it; its wire form is that reply too (serialize.ts).
+// with that text (the hosted product's definition). review.ts now writes that reply directly. Earlier
+// versions carried a respond as a langchain reject whose message bore a private marker; threads
+// checkpointed then still hold such messages, so this middleware still turns them into the
+// successful reply before the model sees them, and their wire form is that reply too (serialize.ts).
 import { ToolMessage, type BaseMessage } from '@langchain/core/messages';
 import { createMiddleware } from 'langchain';
 

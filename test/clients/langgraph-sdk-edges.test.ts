@@ -1,0 +1,186 @@
+// Edges of the LangGraph protocol a tester found through the official SDK: bad state updates refused,
+// threads findable by their agent, rollback, store namespaces, commands and options that must be
+// refused rather than ignored. Driven through `@langchain/langgraph-sdk` (plus raw HTTP where the
+// SDK cannot send the request), against a real server and database.
+import { Client } from '@langchain/langgraph-sdk';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestServer, type TestServer } from '../support/server.js';
+import { createAgent } from '../runtime/support.js';
+
+let server: TestServer;
+let client: Client;
+let agentId: string;
+let otherAgentId: string;
+let slowAgentId: string;
+
+beforeAll(async () => {
+  server = await startTestServer();
+  agentId = await createAgent(server);
+  otherAgentId = await createAgent(server);
+  await server.client.POST('/v1/deepagents/model-configs', { body: { name: 'slow', model_id: 'scripted:slow', parameters: { delay_ms: 40 } } });
+  slowAgentId = await createAgent(server, { runtime: { model: { model_id: 'slow' } } });
+  client = new Client({ apiUrl: `${server.url}/v1/deepagents`, defaultHeaders: { 'X-Api-Key': server.adminKey }, callerOptions: { maxRetries: 0 } });
+});
+afterAll(async () => {
+  await server?.close();
+});
+
+/** The status and body of what `promise` rejects with (the SDK's HTTPError), 200 when it resolves. */
+async function failure(promise: Promise<unknown>): Promise<{ status: number; message: string }> {
+  try {
+    await promise;
+  } catch (error) {
+    return { status: (error as { status?: number }).status ?? -1, message: String((error as Error).message) };
+  }
+  return { status: 200, message: '' };
+}
+
+/** Raw HTTP against the LangGraph surface, for what the SDK cannot send. */
+async function api(method: string, path: string, body?: unknown): Promise<{ status: number; body: any }> {
+  const res = await fetch(`${server.url}/v1/deepagents${path}`, {
+    method,
+    headers: { 'X-Api-Key': server.adminKey, 'content-type': 'application/json' },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const text = await res.text();
+  return { status: res.status, body: text ? JSON.parse(text) : null };
+}
+
+async function drainStream(stream: AsyncIterable<{ event: string; data: unknown }>): Promise<{ event: string; data: unknown }[]> {
+  const out: { event: string; data: unknown }[] = [];
+  for await (const chunk of stream) out.push(chunk);
+  return out;
+}
+
+const human = (content: string) => ({ input: { messages: [{ type: 'human', content }] } });
+
+describe('LangGraph SDK edges', () => {
+  it('updateState refuses bad input with a 422 naming it, and writes nothing', async () => {
+    const thread = await client.threads.create();
+    await client.runs.wait(thread.thread_id, agentId, human('hi'));
+    const before = await client.threads.getState(thread.thread_id);
+    const bad: [Record<string, unknown>, string | undefined, string][] = [
+      [{ messages: [{ type: 'ai', content: 'x' }] }, 'nope', 'as_node'],
+      [{ files: 'nope' }, undefined, 'files'],
+      [{ messages: 5 }, undefined, 'messages'],
+      [{ messages: [{ foo: 1 }] }, undefined, 'messages'],
+      [{ files: { '/a': 5 } }, undefined, '/a'],
+      [{ messages: [{ type: 'tool', content: 'orphan', tool_call_id: 'no-such-call' }] }, undefined, 'tool_call_id'],
+      [{ todos: 'x' }, undefined, 'todos'],
+    ];
+    for (const [values, asNode, named] of bad) {
+      const result = await failure(client.threads.updateState(thread.thread_id, { values, ...(asNode ? { asNode } : {}) }));
+      expect({ values, ...result }).toMatchObject({ values, status: 422, message: expect.stringContaining(named) });
+    }
+    const after = await client.threads.getState(thread.thread_id);
+    expect(after.checkpoint.checkpoint_id).toBe(before.checkpoint.checkpoint_id);
+    // A sound update still works, and a run after it too.
+    await client.threads.updateState(thread.thread_id, { values: { files: { '/ok.txt': { content: ['fine'], created_at: '2026-01-01T00:00:00Z', modified_at: '2026-01-01T00:00:00Z' } } } });
+    const run = await client.runs.wait(thread.thread_id, agentId, human('again'));
+    expect((run as { files: Record<string, unknown> }).files['/ok.txt']).toBeDefined();
+  });
+
+  it('threads that get a run, and hosted threads made for an agent, are found by assistant_id and graph_id', async () => {
+    const viaRun = await client.threads.create();
+    await client.runs.wait(viaRun.thread_id, otherAgentId, human('hi'));
+    const hosted = await api('POST', '/threads', { agent_id: otherAgentId });
+    expect(hosted.status).toBeLessThan(300);
+    const idle = await client.threads.create(); // no run: bound to nothing
+    expect((await client.threads.get(viaRun.thread_id)).metadata).toMatchObject({ assistant_id: otherAgentId, graph_id: otherAgentId });
+    for (const key of ['assistant_id', 'graph_id']) {
+      const found = (await client.threads.search({ metadata: { [key]: otherAgentId }, limit: 100 })).map((t) => t.thread_id);
+      expect(found.sort()).toEqual([viaRun.thread_id, hosted.body.id].sort());
+      expect(await client.threads.count({ metadata: { [key]: otherAgentId } })).toBe(2);
+    }
+    expect((await client.threads.search({ metadata: { assistant_id: agentId }, limit: 100 })).map((t) => t.thread_id)).not.toContain(idle.thread_id);
+  });
+
+  it('rollback (multitask strategy, and cancel with action=rollback) leaves the state as if the run never started', async () => {
+    const LONG = Array.from({ length: 60 }, (_, i) => `word${i}`).join(' ');
+    const humans = async (threadId: string) =>
+      ((await client.threads.getState(threadId)).values as { messages: { type: string; content: string }[] }).messages.filter((m) => m.type === 'human').map((m) => m.content);
+    /** Start the doomed run and wait until it streams model output (its input is checkpointed by then). */
+    const startDoomed = async (threadId: string) => {
+      const stream = client.runs.stream(threadId, slowAgentId, { ...human(LONG), streamMode: ['messages-tuple'] });
+      let runId = '';
+      let seen = 0;
+      for await (const chunk of stream) {
+        if (chunk.event === 'metadata') runId = (chunk.data as { run_id: string }).run_id;
+        if (chunk.event === 'messages' && ++seen === 3) break;
+      }
+      return runId;
+    };
+    for (const how of ['strategy', 'cancel'] as const) {
+      const thread = await client.threads.create();
+      await client.runs.wait(thread.thread_id, slowAgentId, human('first'));
+      const before = await client.threads.getHistory(thread.thread_id, { limit: 100 });
+      const doomed = await startDoomed(thread.thread_id);
+      if (how === 'strategy') {
+        const next = await client.runs.create(thread.thread_id, slowAgentId, { ...human('replacement'), multitaskStrategy: 'rollback' });
+        await client.runs.join(thread.thread_id, next.run_id);
+        expect(await humans(thread.thread_id)).toEqual(['first', 'replacement']);
+      } else {
+        await client.runs.cancel(thread.thread_id, doomed, true, 'rollback');
+        expect(await humans(thread.thread_id)).toEqual(['first']);
+        const after = await client.threads.getHistory(thread.thread_id, { limit: 100 });
+        expect(after.map((h) => h.checkpoint.checkpoint_id)).toEqual(before.map((h) => h.checkpoint.checkpoint_id));
+      }
+      expect((await failure(client.runs.get(thread.thread_id, doomed))).status).toBe(404);
+      const history = await client.threads.getHistory(thread.thread_id, { limit: 100 });
+      expect(history.filter((h) => (h.metadata as { run_id?: string } | null)?.run_id === doomed)).toEqual([]);
+    }
+  });
+
+  it('store listNamespaces with maxDepth truncates deeper namespaces to that many labels', async () => {
+    const root = `ns-${Math.random().toString(36).slice(2, 8)}`;
+    await client.store.putItem([root, 'a', 'b', 'c'], 'k', { v: 1 });
+    await client.store.putItem([root, 'a', 'x'], 'k', { v: 2 });
+    await client.store.putItem([root, 'd'], 'k', { v: 3 });
+    const list = async (maxDepth: number) => (await client.store.listNamespaces({ prefix: [root], maxDepth })).namespaces.map((ns) => ns.join('/')).sort();
+    expect(await list(2)).toEqual([`${root}/a`, `${root}/d`]);
+    expect(await list(3)).toEqual([`${root}/a/b`, `${root}/a/x`, `${root}/d`]);
+    expect(await list(1)).toEqual([root]);
+  });
+
+  it('a command with nothing to do is a 422 at request time, and no run is made', async () => {
+    const thread = await client.threads.create();
+    await client.runs.wait(thread.thread_id, agentId, human('first'));
+    for (const command of [{}, { goto: [] }, { update: {} }]) {
+      const result = await failure(client.runs.wait(thread.thread_id, agentId, { command }));
+      expect({ command, ...result }).toMatchObject({ command, status: 422, message: expect.stringContaining('command') });
+    }
+    expect(await client.runs.list(thread.thread_id)).toHaveLength(1);
+  });
+
+  it('options that would be ignored are refused (after_seconds, two agents) or honoured (joinStream streamMode)', async () => {
+    const thread = await client.threads.create();
+    const delayed = await failure(client.runs.create(thread.thread_id, agentId, { ...human('later'), afterSeconds: 30 }));
+    expect(delayed).toMatchObject({ status: 422, message: expect.stringContaining('after_seconds') });
+    const both = await api('POST', `/threads/${thread.thread_id}/runs/wait`, { agent_id: agentId, assistant_id: otherAgentId, ...human('which?') });
+    expect(both.status).toBe(422);
+    expect(JSON.stringify(both.body)).toContain('assistant_id');
+    expect(await client.runs.list(thread.thread_id)).toEqual([]);
+    // The same agent named twice is fine.
+    const same = await api('POST', `/threads/${thread.thread_id}/runs/wait`, { agent_id: agentId, assistant_id: agentId, ...human('hi') });
+    expect(same.status).toBe(200);
+    const run = await client.runs.create(thread.thread_id, agentId, { ...human('again'), streamMode: ['values', 'updates'] });
+    await client.runs.join(thread.thread_id, run.run_id);
+    const all = new Set((await drainStream(client.runs.joinStream(thread.thread_id, run.run_id))).map((c) => c.event));
+    expect([...all]).toEqual(expect.arrayContaining(['values', 'updates']));
+    const only = new Set((await drainStream(client.runs.joinStream(thread.thread_id, run.run_id, { streamMode: ['updates'] }))).map((c) => c.event));
+    expect(only.has('updates')).toBe(true);
+    expect(only.has('values')).toBe(false);
+    expect(only.has('metadata')).toBe(true);
+  });
+
+  it('user_timezone must be an IANA zone; client message ids are kept; a tool message cannot start a run', async () => {
+    const thread = await client.threads.create();
+    const mars = await failure(client.runs.wait(thread.thread_id, agentId, { ...human('hi'), config: { configurable: { user_timezone: 'Mars/Olympus' } } }));
+    expect(mars).toMatchObject({ status: 422, message: expect.stringContaining('user_timezone') });
+    const tool = await failure(client.runs.wait(thread.thread_id, agentId, { input: { messages: [{ role: 'tool', content: 'tool says hi' }] } }));
+    expect(tool).toMatchObject({ status: 422, message: expect.stringContaining('tool') });
+    await client.runs.wait(thread.thread_id, agentId, { input: { messages: [{ type: 'human', content: 'mine', id: 'client-msg-1' }] }, config: { configurable: { user_timezone: 'Europe/Paris' } } });
+    const messages = ((await client.threads.getState(thread.thread_id)).values as { messages: { type: string; id: string }[] }).messages;
+    expect(messages.find((m) => m.type === 'human')!.id).toBe('client-msg-1');
+  });
+});
