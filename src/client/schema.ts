@@ -1276,7 +1276,7 @@ export interface paths {
         put?: never;
         /**
          * Write a thread’s state
-         * @description Applies `values` (for example `files`) to the thread’s state through its agent’s graph, as if node `as_node` had returned them (reducers apply; a thread without an agent yet is a 409). Writing at a past checkpoint is not supported.
+         * @description Applies `values` (for example `files`) to the thread’s state through its agent’s graph, as if node `as_node` had returned them (reducers apply; a thread without an agent yet is a 409; a thread whose agent was deleted is a 502, `agent_deleted`). Writing at a past checkpoint is not supported.
          */
         post: operations["updateThreadState"];
         delete?: never;

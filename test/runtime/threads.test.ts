@@ -150,6 +150,10 @@ describe('run lifecycle', () => {
     const state = await server.client.GET('/v1/deepagents/threads/{thread_id}/state', { params: { path: { thread_id: threadId } } });
     expect(lastAiText(state.data!.values)).toBe('You said: before');
     expect((await runsOf(threadId)).length).toBe(1);
+    // Its state cannot be written either, and says why as a run does (it was a 404 "no agent").
+    const write = await server.client.POST('/v1/deepagents/threads/{thread_id}/state', { params: { path: { thread_id: threadId } }, body: { values: { todos: [] } } as never });
+    expect(write.response.status).toBe(502);
+    expect(write.error).toMatchObject({ code: 'agent_deleted' });
   });
 
   it('a failing model ends the run with an error event and the thread in error', async () => {

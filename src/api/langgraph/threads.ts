@@ -91,7 +91,7 @@ const updateState = createRoute({
   tags,
   summary: 'Write a thread’s state',
   description:
-    'Applies `values` (for example `files`) to the thread’s state through its agent’s graph, as if node `as_node` had returned them (reducers apply; a thread without an agent yet is a 409). Writing at a past checkpoint is not supported.',
+    'Applies `values` (for example `files`) to the thread’s state through its agent’s graph, as if node `as_node` had returned them (reducers apply; a thread without an agent yet is a 409; a thread whose agent was deleted is a 502, `agent_deleted`). Writing at a past checkpoint is not supported.',
   security: apiKeySecurity,
   request: {
     params,

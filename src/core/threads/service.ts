@@ -172,7 +172,13 @@ export class ThreadService {
     const thread = await this.row(caller, threadId);
     if (thread.status === 'busy') throw new HangarError('thread_busy', `thread ${threadId} has an active run; update its state when the run has finished`);
     if (!thread.agent_id) throw new HangarError('thread_has_no_agent', `thread ${threadId} has no agent yet; start a run with an assistant_id first`);
-    const agent = await this.agents.findRow(caller.workspaceId, thread.agent_id);
+    // The thread's agent was deleted: the thread can be read but not changed, as for a run (502).
+    const agent = await this.agents.findRow(caller.workspaceId, thread.agent_id).catch((error: unknown) => {
+      if (error instanceof HangarError && error.code === 'agent_not_found') {
+        throw new HangarError('agent_deleted', `agent ${thread.agent_id} of thread ${threadId} was deleted; the thread can be read but not changed`);
+      }
+      throw error;
+    });
     await this.state.update({ workspaceId: caller.workspaceId, agentId: agent.id, revision: agent.head, threadId }, values, asNode);
     return this.state.current(threadId);
   }
