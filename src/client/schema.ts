@@ -2603,6 +2603,8 @@ export interface components {
              * @enum {string}
              */
             role?: "user" | "assistant" | "system" | "tool";
+            /** @description Refused when not empty (422): the tool results could not follow. */
+            tool_calls?: unknown[];
             /**
              * @description LangChain’s form of `role` (`human`, `ai`, …).
              * @enum {string}

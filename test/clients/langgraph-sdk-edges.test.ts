@@ -173,12 +173,19 @@ describe('LangGraph SDK edges', () => {
     expect(only.has('metadata')).toBe(true);
   });
 
-  it('user_timezone must be an IANA zone; client message ids are kept; a tool message cannot start a run', async () => {
+  it('user_timezone must be an IANA zone; client message ids are kept; a tool message or a message with tool calls cannot start a run', async () => {
     const thread = await client.threads.create();
     const mars = await failure(client.runs.wait(thread.thread_id, agentId, { ...human('hi'), config: { configurable: { user_timezone: 'Mars/Olympus' } } }));
     expect(mars).toMatchObject({ status: 422, message: expect.stringContaining('user_timezone') });
     const tool = await failure(client.runs.wait(thread.thread_id, agentId, { input: { messages: [{ role: 'tool', content: 'tool says hi' }] } }));
     expect(tool).toMatchObject({ status: 422, message: expect.stringContaining('tool') });
+    // An ai message with tool calls (their results could not follow it) is refused, not stripped.
+    const calls = await failure(
+      client.runs.wait(thread.thread_id, agentId, {
+        input: { messages: [{ type: 'ai', content: '', tool_calls: [{ id: 'c1', name: 'ls', args: {} }] }, { type: 'human', content: 'go on' }] },
+      }),
+    );
+    expect(calls).toMatchObject({ status: 422, message: expect.stringContaining('tool_calls') });
     await client.runs.wait(thread.thread_id, agentId, { input: { messages: [{ type: 'human', content: 'mine', id: 'client-msg-1' }] }, config: { configurable: { user_timezone: 'Europe/Paris' } } });
     const messages = ((await client.threads.getState(thread.thread_id)).values as { messages: { type: string; id: string }[] }).messages;
     expect(messages.find((m) => m.type === 'human')!.id).toBe('client-msg-1');

@@ -34,6 +34,7 @@ const InputMessage = z
       .union([z.string(), z.array(z.object({ type: z.string(), text: z.string().optional() }).catchall(z.unknown()))])
       .openapi({ description: 'Text, or content blocks of which only `text` blocks are accepted.' }),
     id: z.string().optional(),
+    tool_calls: z.array(z.unknown()).optional().openapi({ description: 'Refused when not empty (422): the tool results could not follow.' }),
   })
   .catchall(z.unknown())
   .openapi('InputMessage');
@@ -216,6 +217,11 @@ function toRunMessages(messages: z.infer<typeof InputMessage>[], at: string[], i
     const role = m.role ?? (m.type ? TYPE_ROLES[m.type] : undefined);
     if (!role) issue([...at, i], 'needs `role` (or LangChain’s `type`)');
     if (role === 'tool') issue([...at, i], 'a tool message answers a tool call of the model and cannot start a run; answer a pending approval with `command.resume`, or write it with POST /threads/{thread_id}/state');
+    // Its tool calls would stay unanswered (a tool message cannot be sent with it), and providers
+    // refuse such a history; it was silently dropped before.
+    if (Array.isArray(m.tool_calls) && m.tool_calls.length > 0) {
+      issue([...at, i, 'tool_calls'], 'a message with tool calls cannot start a run (their results cannot be sent with it); write such history with POST /threads/{thread_id}/state');
+    }
     let content = '';
     if (typeof m.content === 'string') content = m.content;
     else {
