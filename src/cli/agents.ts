@@ -7,7 +7,7 @@ import { createHangarClient, type HangarClient } from '../client/index.js';
 import { pathProblem } from '../core/agents/tree.js';
 import { resolveAgentId } from './chat.js';
 import { table } from './table.js';
-import { clientTarget, describeError } from './target.js';
+import { clientOptions, clientTarget, describeError } from './target.js';
 
 /** The file in an agent folder that remembers which agent it is; never uploaded. */
 export const AGENT_ID_FILE = '.hangar-agent';
@@ -182,9 +182,8 @@ async function readMarker(dir: string): Promise<string | undefined> {
 export function registerAgentCommands(program: Command): void {
   const agents = program
     .command('agents')
-    .description('Push, pull and inspect agents on a Hangar server (HANGAR_URL, HANGAR_API_KEY).')
-    .option('--url <url>', 'server URL (HANGAR_URL; default http://127.0.0.1:8124)')
-    .option('--api-key <key>', 'API key (HANGAR_API_KEY)');
+    .description('Push, pull and inspect agents on a Hangar server (HANGAR_URL, HANGAR_API_KEY).');
+  clientOptions(agents);
   const client = () => clientFrom(agents.opts<ClientFlags>());
 
   const push = async (c: HangarClient, dir: string, flags: { agent?: string; dryRun?: boolean }) => {
@@ -204,22 +203,13 @@ export function registerAgentCommands(program: Command): void {
   };
   const pushHelp = `Create an agent from a folder, or update it when the folder knows its id (agent_id in agent.json, ${AGENT_ID_FILE}, or --agent); prints the new revision.`;
 
-  agents
-    .command('push <dir>')
-    .description(pushHelp)
-    .option('--agent <agent>', 'update this agent (id or exact name)')
-    .option('--dry-run', 'print the request and the file tree it would send, change nothing')
-    .action((dir: string, flags: { agent?: string; dryRun?: boolean }) => push(client(), dir, flags));
+  const pushOptions = (cmd: Command) =>
+    cmd.option('--agent <agent>', 'update this agent (id or exact name)').option('--dry-run', 'print the request and the file tree it would send, change nothing');
+
+  pushOptions(agents.command('push <dir>').description(pushHelp)).action((dir: string, flags: { agent?: string; dryRun?: boolean }) => push(client(), dir, flags));
 
   // The hosted CLI's verb for the same thing.
-  program
-    .command('deploy [dir]')
-    .description(`${pushHelp} DIR defaults to the current folder. The same as \`hangar agents push\`.`)
-    .option('--agent <agent>', 'update this agent (id or exact name)')
-    .option('--dry-run', 'print the request and the file tree it would send, change nothing')
-    .option('--url <url>', 'server URL (HANGAR_URL; default http://127.0.0.1:8124)')
-    .option('--api-key <key>', 'API key (HANGAR_API_KEY)')
-    .action((dir: string | undefined, flags: ClientFlags & { agent?: string; dryRun?: boolean }) => push(clientFrom(flags), dir ?? '.', flags));
+  clientOptions(pushOptions(program.command('deploy [dir]').description(`${pushHelp} DIR defaults to the current folder. The same as \`hangar agents push\`.`))).action((dir: string | undefined, flags: ClientFlags & { agent?: string; dryRun?: boolean }) => push(clientFrom(flags), dir ?? '.', flags));
 
   agents
     .command('pull <agent> <dir>')

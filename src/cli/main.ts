@@ -5,7 +5,7 @@ import { WorkspaceAdminError } from '../core/workspaces/service.js';
 import { VERSION } from '../version.js';
 import { ApiError, registerAgentCommands } from './agents.js';
 import { chat, ChatError } from './chat.js';
-import { clientTarget, UnreachableError } from './target.js';
+import { clientOptions, clientTarget, UnreachableError } from './target.js';
 import { scriptedDecider, terminalDecider } from './decide.js';
 import { authLogin, listRepos } from './oauth.js';
 import { registerScheduleCommands } from './schedules.js';
@@ -157,20 +157,20 @@ function target(flags: { url?: string; apiKey?: string }) {
 }
 const stdio = { out: (t: string) => process.stdout.write(t), err: (t: string) => process.stderr.write(t) };
 
-program
-  .command('chat <agent> [message]')
-  .description(
-    'Send MESSAGE to AGENT (id or exact name) and stream the answer; tool calls, approvals and the thread id go to standard error. ' +
-      'When the run pauses for approval, each pending action is shown and, in a terminal, you approve, edit, reject or respond; ' +
-      'in scripts --approve or --reject answer every action. A pause left unanswered exits with status 3. ' +
-      'Without MESSAGE, only answer what --thread is waiting for.',
-  )
-  .option('--thread <id>', 'continue this thread (default: a new thread)')
-  .option('--approve', 'approve every pending action without asking')
-  .option('--reject [message]', 'reject every pending action without asking (the model sees MESSAGE)')
-  .option('--url <url>', 'Hangar server (HANGAR_URL; default http://127.0.0.1:8124)')
-  .option('--api-key <key>', 'API key (HANGAR_API_KEY)')
-  .option('--timezone <zone>', 'IANA time zone of the user (default: this machine’s)')
+clientOptions(
+  program
+    .command('chat <agent> [message]')
+    .description(
+      'Send MESSAGE to AGENT (id or exact name) and stream the answer; tool calls, approvals and the thread id go to standard error. ' +
+        'When the run pauses for approval, each pending action is shown and, in a terminal, you approve, edit, reject or respond; ' +
+        'in scripts --approve or --reject answer every action. A pause left unanswered exits with status 3. ' +
+        'Without MESSAGE, only answer what --thread is waiting for.',
+    )
+    .option('--thread <id>', 'continue this thread (default: a new thread)')
+    .option('--approve', 'approve every pending action without asking')
+    .option('--reject [message]', 'reject every pending action without asking (the model sees MESSAGE)')
+    .option('--timezone <zone>', 'IANA time zone of the user (default: this machine’s)'),
+)
   .action(async (agent: string, message: string | undefined, flags: { thread?: string; url?: string; apiKey?: string; timezone?: string; approve?: boolean; reject?: string | boolean }) => {
     if (flags.approve && flags.reject !== undefined) throw new ConfigError('--approve and --reject exclude each other');
     if (message === undefined && !flags.thread) throw new ConfigError('a MESSAGE is needed (or --thread, to answer what it waits for)');
@@ -194,25 +194,25 @@ program
     if (result.pending.length > 0) process.exit(3);
   });
 
-program
-  .command('auth')
-  .description('OAuth providers of the workspace.')
-  .command('login <provider>')
-  .description('Authorize your key’s principal with an OAuth provider: prints the URL to open, waits until done.')
-  .option('--scope <scope...>', 'scopes to request (default: the provider’s)')
-  .option('--force', 'start a new authorization even if a token exists')
-  .option('--url <url>', 'Hangar server (HANGAR_URL; default http://127.0.0.1:8124)')
-  .option('--api-key <key>', 'API key (HANGAR_API_KEY)')
+clientOptions(
+  program
+    .command('auth')
+    .description('OAuth providers of the workspace.')
+    .command('login <provider>')
+    .description('Authorize your key’s principal with an OAuth provider: prints the URL to open, waits until done.')
+    .option('--scope <scope...>', 'scopes to request (default: the provider’s)')
+    .option('--force', 'start a new authorization even if a token exists'),
+)
   .action(async (provider: string, flags: { scope?: string[]; force?: boolean; url?: string; apiKey?: string }) => {
     await authLogin({ ...target(flags), provider, scopes: flags.scope, force: flags.force }, stdio);
   });
 
-program
-  .command('repos <integration>')
-  .description('List the repositories of a code-host integration (its id).')
-  .option('--json', 'print the JSON array')
-  .option('--url <url>', 'Hangar server (HANGAR_URL; default http://127.0.0.1:8124)')
-  .option('--api-key <key>', 'API key (HANGAR_API_KEY)')
+clientOptions(
+  program
+    .command('repos <integration>')
+    .description('List the repositories of a code-host integration (its id).')
+    .option('--json', 'print the JSON array'),
+)
   .action(async (integration: string, flags: { json?: boolean; url?: string; apiKey?: string }) => {
     await listRepos({ ...target(flags), integration, json: flags.json }, stdio);
   });

@@ -1,6 +1,6 @@
 // `hangar schedules create|list|runs|delete`: agent runs on a cron schedule, from the terminal.
 import type { Command } from 'commander';
-import { describeError } from './target.js';
+import { clientOptions, describeError } from './target.js';
 import { createHangarClient, type HangarClient } from '../client/index.js';
 import { nextTicks, parseSchedule } from '../core/schedules/cron.js';
 import { agentIdByName } from './chat.js';
@@ -23,9 +23,8 @@ async function agentId(client: HangarClient, agent: string): Promise<string> {
 /** Add the `schedules` commands to the program. */
 export function registerScheduleCommands(program: Command, target: Target, io: Output = { out: (t) => process.stdout.write(t) }): void {
   const schedules = program.command('schedules').description('Agent runs on a cron schedule (5 fields, or 6 with seconds first).');
-  const withTarget = (cmd: Command) => cmd.option('--url <url>', 'Hangar server (HANGAR_URL; default http://127.0.0.1:8124)').option('--api-key <key>', 'API key (HANGAR_API_KEY)');
 
-  withTarget(schedules.command('create <agent> <schedule>'))
+  clientOptions(schedules.command('create <agent> <schedule>'))
     .description('Run AGENT (id or exact name) at every tick of SCHEDULE, e.g. "0 9 * * 1-5" or "*/10 * * * * *"; prints the next run times.')
     .requiredOption('--message <text>', 'the message each run is sent')
     .option('--timezone <zone>', 'IANA time zone of the schedule (default: this machine’s)')
@@ -56,7 +55,7 @@ export function registerScheduleCommands(program: Command, target: Target, io: O
       }
     });
 
-  withTarget(schedules.command('list'))
+  clientOptions(schedules.command('list'))
     .description('List the schedules of the workspace.')
     .option('--agent <agent>', 'only this agent (id or exact name)')
     .option('--json', 'print the JSON items')
@@ -81,7 +80,7 @@ export function registerScheduleCommands(program: Command, target: Target, io: O
       );
     });
 
-  withTarget(schedules.command('runs <id>'))
+  clientOptions(schedules.command('runs <id>'))
     .description('The ticks of a schedule and the runs they started, newest first.')
     .action(async (id: string, flags: { url?: string; apiKey?: string }) => {
       const client = createHangarClient(target(flags));
@@ -95,7 +94,7 @@ export function registerScheduleCommands(program: Command, target: Target, io: O
       );
     });
 
-  withTarget(schedules.command('delete <id>'))
+  clientOptions(schedules.command('delete <id>'))
     .description('Delete a schedule (its threads and runs stay).')
     .action(async (id: string, flags: { url?: string; apiKey?: string }) => {
       const client = createHangarClient(target(flags));

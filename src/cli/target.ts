@@ -63,3 +63,8 @@ export function describeError(error: unknown): string {
   }
   return JSON.stringify(error);
 }
+
+/** Add `--url` and `--api-key` (what `clientTarget` reads) to a client command. */
+export function clientOptions<C extends { option(flags: string, description: string): C }>(cmd: C): C {
+  return cmd.option('--url <url>', `Hangar server (HANGAR_URL; default ${DEFAULT_URL})`).option('--api-key <key>', 'API key (HANGAR_API_KEY)');
+}

@@ -6,12 +6,13 @@ import { mkdir, readdir, rm, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { createInterface } from 'node:readline/promises';
 import type { Command } from 'commander';
-import type { HangarClient } from '../client/index.js';
+import { createHangarClient, type HangarClient } from '../client/index.js';
 import { AGENT_ID_FILE, ApiError, clientFrom, pullAgent, pushAgent } from './agents.js';
 import { chat, resolveAgentId, type ChatOutput } from './chat.js';
 import { askingDecider } from './decide.js';
 import { authLogin } from './oauth.js';
 import { table } from './table.js';
+import { clientOptions, clientTarget } from './target.js';
 
 interface ClientFlags {
   url?: string;
@@ -81,9 +82,6 @@ export async function toolsJson(client: HangarClient, server: string, refresh = 
 
 /** Add `hangar init`, `hangar mcp-servers …`, `hangar traces …` and `hangar dev` to the program. */
 export function registerWorkflowCommands(program: Command, io: ChatOutput): void {
-  const clientOptions = (cmd: Command) =>
-    cmd.option('--url <url>', 'Hangar server (HANGAR_URL; default http://127.0.0.1:8124)').option('--api-key <key>', 'API key (HANGAR_API_KEY)');
-
   clientOptions(program.command('init <dir>'))
     .description('Create an agent folder (agent.json, AGENTS.md, tools.json) to edit and push; --from fills it with an existing agent’s files instead.')
     .option('--from <agent>', 'start from this agent (id or exact name); the folder then pushes to it')
@@ -160,8 +158,7 @@ export function registerWorkflowCommands(program: Command, io: ChatOutput): void
       io.out(`${res.data.name} uses its stored headers; there is nothing to connect.\n`);
       return;
     }
-    const apiKey = flags.apiKey ?? process.env.HANGAR_API_KEY ?? '';
-    await authLogin({ baseUrl: flags.url ?? process.env.HANGAR_URL ?? 'http://127.0.0.1:8124', apiKey, provider: res.data.oauth_provider_id }, io);
+    await authLogin({ ...clientTarget(flags), provider: res.data.oauth_provider_id }, io);
   }
 
   const traces = clientOptions(program.command('traces').description('Traces of agent runs (the trace store).'));
@@ -218,7 +215,8 @@ export function registerWorkflowCommands(program: Command, io: ChatOutput): void
   clientOptions(program.command('dev <dir>'))
     .description('Develop an agent: push the folder now and after every change (each push is a revision), and chat with it in the same terminal. Approvals are asked at the prompt.')
     .action(async (dir: string, flags: ClientFlags) => {
-      await dev(dir, { client: clientFrom(flags), baseUrl: flags.url ?? process.env.HANGAR_URL ?? 'http://127.0.0.1:8124', apiKey: flags.apiKey ?? process.env.HANGAR_API_KEY ?? '' }, io);
+      const target = clientTarget(flags);
+      await dev(dir, { client: createHangarClient(target), baseUrl: target.baseUrl, apiKey: target.apiKey }, io);
     });
 }
 
