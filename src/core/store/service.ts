@@ -56,9 +56,6 @@ const MAX_SCAN = 10_000;
 const SCAN_PAGE = 1000;
 
 /** Store operations for one caller. */
-/** Namespaces read per query when truncating to a depth. */
-const NAMESPACE_PAGE = 1000;
-
 export class StoreService {
   constructor(private readonly store: () => StorePort) {}
 
@@ -115,15 +112,17 @@ export class StoreService {
     if (options.maxDepth !== undefined) {
       // Deeper namespaces are truncated to `maxDepth` labels (LangGraph's definition), not left out;
       // PostgresStore leaves them out, so the truncation is done here over every namespace found.
+      // Bounded like any filtered listing (`scan`): at most MAX_SCAN namespaces are read.
       const truncated = new Map<string, string[]>();
-      for (let offset = 0; ; offset += NAMESPACE_PAGE) {
-        const batch = await page(NAMESPACE_PAGE, offset);
+      for (let offset = 0; ; offset += SCAN_PAGE) {
+        if (offset >= MAX_SCAN) throw scanLimit();
+        const batch = await page(SCAN_PAGE, offset);
         for (const ns of batch) {
           if (!visible(ns)) continue;
           const cut = ns.slice(2, 2 + options.maxDepth);
           truncated.set(JSON.stringify(cut), cut);
         }
-        if (batch.length < NAMESPACE_PAGE) break;
+        if (batch.length < SCAN_PAGE) break;
       }
       return [...truncated.values()].slice(options.offset, options.offset + options.limit);
     }
@@ -190,13 +189,15 @@ async function scan<T>(page: (limit: number, offset: number) => Promise<T[]>, vi
   const kept: T[] = [];
   let scanned = 0;
   while (kept.length < offset + limit) {
-    if (scanned >= MAX_SCAN) {
-      throw new HangarError('store_scan_limit', `the listing looked at ${MAX_SCAN} entries without filling the page; name a narrower namespace`);
-    }
+    if (scanned >= MAX_SCAN) throw scanLimit();
     const batch = await page(SCAN_PAGE, scanned);
     scanned += batch.length;
     kept.push(...batch.filter(visible));
     if (batch.length < SCAN_PAGE) break;
   }
   return kept.slice(offset, offset + limit);
+}
+
+function scanLimit(): HangarError {
+  return new HangarError('store_scan_limit', `the listing looked at ${MAX_SCAN} entries without filling the page; name a narrower namespace`);
 }
