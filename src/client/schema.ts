@@ -8769,7 +8769,7 @@ export interface operations {
             query?: {
                 /** @description LangGraph: `interrupt` (default) or `rollback`. */
                 action?: "interrupt" | "rollback";
-                /** @description LangGraph: accepted; the run is recorded stopped (and rolled back) when this answers. */
+                /** @description LangGraph: `1`/`true` answers once the worker executing the run has stopped it (at most 10 s; a rollback always waits). Without it the run is recorded stopped when this answers, and the thread’s next run starts once the worker has stopped. */
                 wait?: string;
             };
             header?: never;

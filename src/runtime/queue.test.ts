@@ -155,6 +155,38 @@ describe('run lifecycle', () => {
     expect(await status(queued)).toEqual({ run: 'interrupted', thread: 'idle' });
   });
 
+  it('a cancelled run holds its thread until its worker has stopped it, or its lease expired', async () => {
+    const a = new RunQueue(lifecycle, bus, 'worker-stopping', 30_000);
+    const b = new RunQueue(lifecycle, bus, 'worker-next', 30_000);
+    const t = await thread();
+    const first = await startRun(t);
+    const run = (await drain(a)).find((r) => r.id === first)!;
+    expect(await lifecycle.cancel(sql`id = ${first}`)).toHaveLength(1);
+    // The cancel freed the thread and a new run takes it; it waits while the worker is still stopping.
+    const next = await startRun(t);
+    expect(await status(next)).toEqual({ run: 'pending', thread: 'busy' });
+    expect((await drain(b)).some((r) => r.id === next)).toBe(false);
+    expect(await lifecycle.untilStopped([first], 0)).toBe(false);
+    // The worker stops: its settle writes nothing over the cancel, gives the lease back, keeps the usage.
+    const usage = { model: 'scripted:x', input_tokens: 3, output_tokens: 4 };
+    expect(await a.settle(run, { status: 'interrupted', thread: 'idle', usage })).toEqual({ settled: false, threadHeld: false });
+    expect(await lifecycle.untilStopped([first], 0)).toBe(true);
+    const row = await database.db.selectFrom('runs').select(['status', 'lease_owner', 'metadata']).where('id', '=', first).executeTakeFirstOrThrow();
+    expect(row).toMatchObject({ status: 'interrupted', lease_owner: null, metadata: { usage } });
+    const claimed = (await drain(b)).find((r) => r.id === next)!;
+    expect(claimed).toBeDefined();
+    await b.finish(claimed, { status: 'success', thread: 'idle' });
+
+    // A worker that died while stopping its run holds the thread only until its lease expires.
+    const third = await startRun(t);
+    await drain(a);
+    await lifecycle.cancel(sql`id = ${third}`);
+    const fourth = await startRun(t);
+    expect((await drain(b)).some((r) => r.id === fourth)).toBe(false);
+    await database.pool.query("UPDATE runs SET lease_expires_at = now() - interval '1 second' WHERE id = $1", [third]);
+    expect((await drain(b)).some((r) => r.id === fourth)).toBe(true);
+  });
+
   it('a cancel whose notification never arrived is found by the lease renewal', async () => {
     const q = new RunQueue(lifecycle, bus, 'worker-renew', 30_000);
     const runId = await startRun(await thread());

@@ -60,14 +60,13 @@ export class RunQueue {
    * `finish`, also saying whether another run holds the thread (one enqueued behind it), and sending
    * `notify` with the same statement.
    */
-  settle(run: ClaimedRun, outcome: RunOutcome, notify?: { channel: string; payload: string }, lastEvent?: { event: string; json: string }): Promise<{ settled: boolean; threadHeld: boolean }> {
+  async settle(run: ClaimedRun, outcome: RunOutcome, notify?: { channel: string; payload: string }, lastEvent?: { event: string; json: string }): Promise<{ settled: boolean; threadHeld: boolean }> {
     // Guarded by the run's state, lease and attempt: safe to send again over a new connection.
-    return reconnecting(async () => {
-      const result = await this.lifecycle.settle(this.workerId, run.id, outcome, notify, run.attempt, lastEvent);
-      // Cancelled while executing here: whoever cancelled settled it; its usage is only known here.
-      if (!result.settled && outcome.status === 'interrupted' && outcome.usage) await this.lifecycle.keepCancelledUsage(run.id, outcome.usage);
-      return result;
-    });
+    const result = await reconnecting(() => this.lifecycle.settle(this.workerId, run.id, outcome, notify, run.attempt, lastEvent));
+    // Cancelled while executing here, and a run of its thread waits for this worker to stop: it may
+    // start now, in any process.
+    if (result.waiting) await this.announce();
+    return { settled: result.settled, threadHeld: result.threadHeld };
   }
 
   /**

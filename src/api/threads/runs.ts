@@ -79,7 +79,7 @@ const cancel = createRoute({
     params: runParams,
     query: z.object({
       action: z.enum(['interrupt', 'rollback']).optional().openapi({ description: 'LangGraph: `interrupt` (default) or `rollback`.' }),
-      wait: z.string().optional().openapi({ description: 'LangGraph: accepted; the run is recorded stopped (and rolled back) when this answers.' }),
+      wait: z.string().optional().openapi({ description: 'LangGraph: `1`/`true` answers once the worker executing the run has stopped it (at most 10 s; a rollback always waits). Without it the run is recorded stopped when this answers, and the thread’s next run starts once the worker has stopped.' }),
     }),
   },
   responses: { 200: jsonResponse(RunSchema, 'The cancelled run.'), ...errorResponses('deepagents', [404, 409, 422]) },
@@ -146,7 +146,7 @@ export function runRoutes({ services, heartbeatMs, streams = new StreamSlots(Num
       const { thread_id, run_id } = c.req.valid('param');
       await services.threads.run(c.get('caller'), thread_id, run_id);
       const after = Math.max(0, Number(c.req.valid('header')['last-event-id'] ?? 0));
-      const cancelOnDisconnect = ['1', 'true'].includes(c.req.valid('query').cancel_on_disconnect ?? '');
+      const cancelOnDisconnect = truthy(c.req.valid('query').cancel_on_disconnect);
       const caller = c.get('caller');
       const modes = joinModes(c.req.valid('query').stream_mode);
       const release = streams.acquire();
@@ -160,7 +160,7 @@ export function runRoutes({ services, heartbeatMs, streams = new StreamSlots(Num
     })
     .openapi(cancel, async (c) => {
       const { thread_id, run_id } = c.req.valid('param');
-      return c.json(presentRun(await services.runs.cancel(c.get('caller'), thread_id, run_id, c.req.valid('query').action)), 200);
+      return c.json(presentRun(await services.runs.cancel(c.get('caller'), thread_id, run_id, c.req.valid('query').action, truthy(c.req.valid('query').wait))), 200);
     })
     .openapi(list, async (c) => {
       const runs = await services.threads.runs(c.get('caller'), c.req.valid('param').thread_id, c.req.valid('query'));
@@ -192,4 +192,9 @@ async function* onlyModes(events: AsyncIterable<StoredEvent>, names: Set<string>
     const base = e.event.split('|')[0]!;
     if (!modeEvents.has(base) || names.has(base)) yield e;
   }
+}
+
+/** A LangGraph boolean query flag: `1` or `true`. */
+function truthy(flag: string | undefined): boolean {
+  return flag === '1' || flag === 'true';
 }

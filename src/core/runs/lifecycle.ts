@@ -76,6 +76,16 @@ function threadFrom(target: ThreadStatus, only?: readonly ThreadStatus[]): RawBu
 }
 
 /**
+ * Runs (alias `alias`) cancelled while executing whose worker has not yet said it stopped: they keep
+ * its lease until it does (`settle`) or the lease expires (the worker died). A thread with one starts
+ * no other run meanwhile.
+ */
+function stopping(alias: string): RawBuilder<unknown> {
+  const r = sql.table(alias);
+  return sql`(${r}.status <> 'running' AND ${r}.lease_expires_at > now())`;
+}
+
+/**
  * The one rule for freeing threads: the threads of the runs in CTE `settled` (columns `id`,
  * `thread_id`) go from `busy` to `to`, unless another run of theirs is still pending or running.
  * (Statements see the table as it was before them, so the settled runs themselves are excluded by id.)
@@ -234,9 +244,9 @@ export class RunLifecycle {
         ), start AS (
           SELECT c.*, ${
             claim
-              ? sql`c.was <> 'busy' AND NOT EXISTS (
+              ? sql`c.was <> 'busy' AND NOT EXISTS (SELECT 1 FROM runs o WHERE o.thread_id = c.id AND ${stopping('o')}) AND NOT EXISTS (
                   SELECT 1 FROM runs r WHERE r.status = 'pending'
-                    AND NOT EXISTS (SELECT 1 FROM runs o WHERE o.thread_id = r.thread_id AND o.status = 'running'))`
+                    AND NOT EXISTS (SELECT 1 FROM runs o WHERE o.thread_id = r.thread_id AND (o.status = 'running' OR ${stopping('o')})))`
               : sql`false`
           } AS at_once FROM claimed c
         ), created AS (
@@ -310,7 +320,7 @@ export class RunLifecycle {
           started_at = coalesce(started_at, now()), updated_at = now()
         WHERE id IN (
           SELECT id FROM runs r WHERE status = 'pending'
-            AND NOT EXISTS (SELECT 1 FROM runs o WHERE o.thread_id = r.thread_id AND o.status = 'running')
+            AND NOT EXISTS (SELECT 1 FROM runs o WHERE o.thread_id = r.thread_id AND (o.status = 'running' OR ${stopping('o')}))
             AND NOT EXISTS (SELECT 1 FROM runs o WHERE o.thread_id = r.thread_id AND o.status = 'pending' AND (o.created_at, o.id) < (r.created_at, r.id))
           ORDER BY created_at LIMIT ${limit} FOR UPDATE SKIP LOCKED
         ) AND ${runFrom('running')}
@@ -365,13 +375,23 @@ export class RunLifecycle {
      * run's error when its log could not be written by the run itself (the database was away).
      */
     lastEvent?: { event: string; json: string },
-  ): Promise<{ settled: boolean; threadHeld: boolean }> {
+  ): Promise<{ settled: boolean; threadHeld: boolean; released: boolean; waiting: boolean }> {
     const extra = JSON.stringify({
       ...(outcome.droppedTools?.length ? { dropped_tools: outcome.droppedTools } : {}),
       ...(outcome.usage ? { usage: outcome.usage } : {}),
     });
-    const { rows } = await sql<{ settled: number; freed: number }>`
-      WITH settled AS (
+    const usage = outcome.status === 'interrupted' && outcome.usage ? JSON.stringify({ usage: outcome.usage }) : null;
+    const { rows } = await sql<{ settled: number; freed: number; released: number; waiting: boolean }>`
+      WITH released AS (
+        -- Cancelled while it executed here (\`cancel\`): the run already ended; its worker has now
+        -- stopped and gives its lease back, so the thread's next run may start. The cancel did not
+        -- know the run's model or tokens: they are kept here. Exclusive with \`settled\` (status).
+        UPDATE runs SET lease_owner = NULL, lease_expires_at = NULL, updated_at = now(),
+          metadata = CASE WHEN ${usage}::jsonb IS NOT NULL AND status = 'interrupted' AND NOT (metadata ? 'usage') THEN metadata || ${usage}::jsonb ELSE metadata END
+        WHERE id = ${runId} AND status <> 'running' AND lease_owner = ${workerId}
+          ${attempt !== undefined ? sql`AND attempt = ${attempt}` : sql``}
+        RETURNING id, thread_id
+      ), settled AS (
         UPDATE runs SET status = ${outcome.status}, error = ${outcome.error ? JSON.stringify(outcome.error) : null}::jsonb,
           ended_at = now(), updated_at = now(), lease_owner = NULL, lease_expires_at = NULL,
           metadata = metadata || ${extra}::jsonb
@@ -389,31 +409,28 @@ export class RunLifecycle {
       )`
           : sql``
       }
-      SELECT (SELECT count(*) FROM settled)::int AS settled, (SELECT count(*) FROM freed)::int AS freed
+      SELECT (SELECT count(*) FROM settled)::int AS settled, (SELECT count(*) FROM freed)::int AS freed,
+        (SELECT count(*) FROM released)::int AS released,
+        EXISTS (SELECT 1 FROM runs p JOIN released x ON p.thread_id = x.thread_id WHERE p.status = 'pending') AS waiting
         ${notify ? sql`, pg_notify(${notify.channel}, ${notify.payload}) IS NULL AS notified` : sql``}`.execute(this.db);
     const settled = (rows[0]?.settled ?? 0) > 0;
-    return { settled, threadHeld: settled && (rows[0]?.freed ?? 0) === 0 };
-  }
-
-  /**
-   * Keep the usage of a run cancelled while it executed: the cancel settled it (without knowing its
-   * model or tokens) before its worker stopped, so the worker's own settle wrote nothing. Only a
-   * cancelled run without usage is touched.
-   */
-  async keepCancelledUsage(runId: string, usage: NonNullable<RunOutcome['usage']>): Promise<void> {
-    await sql`
-      UPDATE runs SET metadata = metadata || jsonb_build_object('usage', ${JSON.stringify(usage)}::jsonb), updated_at = now()
-      WHERE id = ${runId} AND status = 'interrupted' AND NOT (metadata ? 'usage')`.execute(this.db);
+    const released = (rows[0]?.released ?? 0) > 0;
+    return { settled, threadHeld: settled && (rows[0]?.freed ?? 0) === 0, released, waiting: released && rows[0]?.waiting === true };
   }
 
   /**
    * Cancel the active runs matching `which` (a condition on `runs`): they end `interrupted` and their
    * threads go back to `idle` unless another run holds them. Returns the cancelled rows.
+   *
+   * A run that was executing keeps its worker's lease: the worker is still stopping it (its graph may
+   * be finishing a step) and gives the lease back when it has stopped (`settle`). Until then no other
+   * run of the thread starts (`stopping`), so two executions never write one thread's state; a worker
+   * that died meanwhile holds the thread no longer than its lease.
    */
   async cancel(which: RawBuilder<unknown>): Promise<Selectable<RunsTable>[]> {
     const { rows } = await sql<Selectable<RunsTable>>`
       WITH stopped AS (
-        UPDATE runs SET status = 'interrupted', ended_at = now(), updated_at = now(), lease_owner = NULL, lease_expires_at = NULL
+        UPDATE runs SET status = 'interrupted', ended_at = now(), updated_at = now()
         WHERE ${which} AND ${runFrom('interrupted')}
         RETURNING *
       ), freed AS (${freeThreads('stopped', 'idle')})
@@ -458,6 +475,22 @@ export class RunLifecycle {
       SELECT (SELECT count(*) FROM retried)::int AS retried, (SELECT json_agg(json_build_object('id', id, 'thread_id', thread_id)) FROM failed) AS failed`.execute(this.db);
     const row = rows[0];
     return { retried: row?.retried ?? 0, failed: (row?.failed ?? []).map((f) => ({ id: f.id, threadId: f.thread_id })) };
+  }
+
+  /**
+   * Wait until the workers of cancelled runs `runIds` have stopped them (given their leases back) or
+   * their leases expired (a worker that died), for at most `maxMs`. True when none is stopping any more.
+   */
+  async untilStopped(runIds: readonly string[], maxMs: number): Promise<boolean> {
+    if (runIds.length === 0) return true;
+    const deadline = Date.now() + maxMs;
+    for (let pause = 5; ; pause = Math.min(pause * 2, 100)) {
+      const { rows } = await sql<{ n: number }>`
+        SELECT count(*)::int AS n FROM runs WHERE id IN (${sql.join(runIds)}) AND ${stopping('runs')}`.execute(this.db);
+      if ((rows[0]?.n ?? 0) === 0) return true;
+      if (Date.now() + pause > deadline) return false;
+      await new Promise((resolve) => setTimeout(resolve, pause));
+    }
   }
 
   /** Take an interrupted thread (`busy`) to resolve its pause; false when it is not interrupted. */

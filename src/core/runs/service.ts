@@ -42,6 +42,12 @@ export interface RunPorts {
   resolveInterrupt(target: { workspaceId: string; threadId: string; agentId: string }): Promise<boolean>;
 }
 
+/**
+ * How long a cancel with `wait`, or a rollback, waits for the cancelled run's worker to stop. Leases
+ * bound it too: a lease is not renewed after a cancel, so a dead worker's ends within `runLeaseMs`.
+ */
+const STOP_WAIT_MS = 10_000;
+
 /** What to do when the thread already has an active run (LangGraph Platform's multitask strategies). */
 export const MULTITASK_STRATEGIES = ['reject', 'enqueue', 'interrupt', 'rollback'] as const;
 
@@ -220,13 +226,15 @@ export class RunService {
    * Cancel a pending or running run: it ends `interrupted` and its thread goes back to `idle` (or
    * stays `busy` for a queued run). `run_not_active` when it already ended.
    */
-  async cancel(caller: Caller, threadId: string, runId: string, action: 'interrupt' | 'rollback' = 'interrupt'): Promise<Run> {
+  async cancel(caller: Caller, threadId: string, runId: string, action: 'interrupt' | 'rollback' = 'interrupt', wait = false): Promise<Run> {
     requireWrite(caller);
     const exists = await this.db.selectFrom('runs').select('id').where('workspace_id', '=', caller.workspaceId).where('thread_id', '=', threadId).where('id', '=', runId).executeTakeFirst();
     if (!exists) throw new HangarError('run_not_found', `no run with id ${runId} on thread ${threadId}`);
     const rows = await this.interruptRuns(sql`id = ${runId}`);
     if (rows.length === 0) throw new HangarError('run_not_active', `run ${runId} already ended`);
     if (action === 'rollback') await this.rollBack(threadId, [runId]);
+    // `wait`: answer once the run's worker has stopped executing it (bounded by its lease).
+    else if (wait) await this.lifecycle.untilStopped([runId], STOP_WAIT_MS);
     return toRun(rows[0]!);
   }
 
@@ -277,6 +285,10 @@ export class RunService {
    * worker deletes the checkpoints again once it has stopped, for a step it was still writing.
    */
   private async rollBack(threadId: string, runIds: string[]): Promise<void> {
+    // A worker still stopping one of them could write a step after the delete: wait for it first.
+    // One that does not stop in time (stalled, or dead with a live lease) deletes its checkpoints
+    // again when it ends (RunWorker.forgetIfRolledBack).
+    await this.lifecycle.untilStopped(runIds, STOP_WAIT_MS);
     await this.db.deleteFrom('runs').where('id', 'in', runIds).execute();
     for (const id of runIds) await this.state.rollback(threadId, id);
   }
