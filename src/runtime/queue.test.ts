@@ -169,7 +169,7 @@ describe('run lifecycle', () => {
     expect(await lifecycle.untilStopped([first], 0)).toBe(false);
     // The worker stops: its settle writes nothing over the cancel, gives the lease back, keeps the usage.
     const usage = { model: 'scripted:x', input_tokens: 3, output_tokens: 4 };
-    expect(await a.settle(run, { status: 'interrupted', thread: 'idle', usage })).toEqual({ settled: false, threadHeld: false });
+    expect(await a.settle(run, { status: 'interrupted', thread: 'idle', usage })).toMatchObject({ settled: false, threadHeld: false });
     expect(await lifecycle.untilStopped([first], 0)).toBe(true);
     const row = await database.db.selectFrom('runs').select(['status', 'lease_owner', 'metadata']).where('id', '=', first).executeTakeFirstOrThrow();
     expect(row).toMatchObject({ status: 'interrupted', lease_owner: null, metadata: { usage } });

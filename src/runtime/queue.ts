@@ -63,10 +63,12 @@ export class RunQueue {
   async settle(run: ClaimedRun, outcome: RunOutcome, notify?: { channel: string; payload: string }, lastEvent?: { event: string; json: string }): Promise<{ settled: boolean; threadHeld: boolean }> {
     // Guarded by the run's state, lease and attempt: safe to send again over a new connection.
     const result = await reconnecting(() => this.lifecycle.settle(this.workerId, run.id, outcome, notify, run.attempt, lastEvent));
-    // Cancelled while executing here, and a run of its thread waits for this worker to stop: it may
-    // start now, in any process.
-    if (result.waiting) await this.announce();
-    return { settled: result.settled, threadHeld: result.threadHeld };
+    if (result.settled) return result;
+    // Cancelled while executing here: the run has now stopped, so its thread's next run may start (in
+    // any process), and only this worker knows its usage. Guarded by lease and attempt like the settle.
+    const { waiting } = await reconnecting(() => this.lifecycle.release(this.workerId, run.id, run.attempt, outcome.usage));
+    if (waiting) await this.announce();
+    return result;
   }
 
   /**

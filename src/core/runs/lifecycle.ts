@@ -77,7 +77,7 @@ function threadFrom(target: ThreadStatus, only?: readonly ThreadStatus[]): RawBu
 
 /**
  * Runs (alias `alias`) cancelled while executing whose worker has not yet said it stopped: they keep
- * its lease until it does (`settle`) or the lease expires (the worker died). A thread with one starts
+ * its lease until it does (`release`) or the lease expires (the worker died). A thread with one starts
  * no other run meanwhile.
  */
 function stopping(alias: string): RawBuilder<unknown> {
@@ -375,23 +375,13 @@ export class RunLifecycle {
      * run's error when its log could not be written by the run itself (the database was away).
      */
     lastEvent?: { event: string; json: string },
-  ): Promise<{ settled: boolean; threadHeld: boolean; released: boolean; waiting: boolean }> {
+  ): Promise<{ settled: boolean; threadHeld: boolean }> {
     const extra = JSON.stringify({
       ...(outcome.droppedTools?.length ? { dropped_tools: outcome.droppedTools } : {}),
       ...(outcome.usage ? { usage: outcome.usage } : {}),
     });
-    const usage = outcome.status === 'interrupted' && outcome.usage ? JSON.stringify({ usage: outcome.usage }) : null;
-    const { rows } = await sql<{ settled: number; freed: number; released: number; waiting: boolean }>`
-      WITH released AS (
-        -- Cancelled while it executed here (\`cancel\`): the run already ended; its worker has now
-        -- stopped and gives its lease back, so the thread's next run may start. The cancel did not
-        -- know the run's model or tokens: they are kept here. Exclusive with \`settled\` (status).
-        UPDATE runs SET lease_owner = NULL, lease_expires_at = NULL, updated_at = now(),
-          metadata = CASE WHEN ${usage}::jsonb IS NOT NULL AND status = 'interrupted' AND NOT (metadata ? 'usage') THEN metadata || ${usage}::jsonb ELSE metadata END
-        WHERE id = ${runId} AND status <> 'running' AND lease_owner = ${workerId}
-          ${attempt !== undefined ? sql`AND attempt = ${attempt}` : sql``}
-        RETURNING id, thread_id
-      ), settled AS (
+    const { rows } = await sql<{ settled: number; freed: number }>`
+      WITH settled AS (
         UPDATE runs SET status = ${outcome.status}, error = ${outcome.error ? JSON.stringify(outcome.error) : null}::jsonb,
           ended_at = now(), updated_at = now(), lease_owner = NULL, lease_expires_at = NULL,
           metadata = metadata || ${extra}::jsonb
@@ -409,13 +399,26 @@ export class RunLifecycle {
       )`
           : sql``
       }
-      SELECT (SELECT count(*) FROM settled)::int AS settled, (SELECT count(*) FROM freed)::int AS freed,
-        (SELECT count(*) FROM released)::int AS released,
-        EXISTS (SELECT 1 FROM runs p JOIN released x ON p.thread_id = x.thread_id WHERE p.status = 'pending') AS waiting
+      SELECT (SELECT count(*) FROM settled)::int AS settled, (SELECT count(*) FROM freed)::int AS freed
         ${notify ? sql`, pg_notify(${notify.channel}, ${notify.payload}) IS NULL AS notified` : sql``}`.execute(this.db);
     const settled = (rows[0]?.settled ?? 0) > 0;
-    const released = (rows[0]?.released ?? 0) > 0;
-    return { settled, threadHeld: settled && (rows[0]?.freed ?? 0) === 0, released, waiting: released && rows[0]?.waiting === true };
+    return { settled, threadHeld: settled && (rows[0]?.freed ?? 0) === 0 };
+  }
+
+  /**
+   * A run cancelled while `workerId` executed it (`cancel`) has stopped there: its worker gives the
+   * lease back, so the thread's next run may start. The cancel did not know the run's model or tokens:
+   * `usage` is kept. `waiting`: a run of the thread is pending (wake the workers). Only the attempt
+   * that held the lease releases it.
+   */
+  async release(workerId: string, runId: string, attempt: number, usage?: RunOutcome['usage']): Promise<{ released: boolean; waiting: boolean }> {
+    const kept = usage ? JSON.stringify({ usage }) : null;
+    const { rows } = await sql<{ thread_id: string; waiting: boolean }>`
+      UPDATE runs SET lease_owner = NULL, lease_expires_at = NULL, updated_at = now(),
+        metadata = CASE WHEN ${kept}::jsonb IS NOT NULL AND status = 'interrupted' AND NOT (metadata ? 'usage') THEN metadata || ${kept}::jsonb ELSE metadata END
+      WHERE id = ${runId} AND status <> 'running' AND lease_owner = ${workerId} AND attempt = ${attempt}
+      RETURNING thread_id, EXISTS (SELECT 1 FROM runs p WHERE p.thread_id = runs.thread_id AND p.status = 'pending') AS waiting`.execute(this.db);
+    return { released: rows.length > 0, waiting: rows[0]?.waiting === true };
   }
 
   /**
@@ -423,7 +426,7 @@ export class RunLifecycle {
    * threads go back to `idle` unless another run holds them. Returns the cancelled rows.
    *
    * A run that was executing keeps its worker's lease: the worker is still stopping it (its graph may
-   * be finishing a step) and gives the lease back when it has stopped (`settle`). Until then no other
+   * be finishing a step) and gives the lease back when it has stopped (`release`). Until then no other
    * run of the thread starts (`stopping`), so two executions never write one thread's state; a worker
    * that died meanwhile holds the thread no longer than its lease.
    */
