@@ -185,6 +185,9 @@ describe('run lifecycle', () => {
     expect((await drain(b)).some((r) => r.id === fourth)).toBe(false);
     await database.pool.query("UPDATE runs SET lease_expires_at = now() - interval '1 second' WHERE id = $1", [third]);
     expect((await drain(b)).some((r) => r.id === fourth)).toBe(true);
+    // The sweep clears the dead worker's lease.
+    await b.sweepExpired(3);
+    expect(await database.db.selectFrom('runs').select(['lease_owner', 'lease_expires_at']).where('id', '=', third).executeTakeFirstOrThrow()).toEqual({ lease_owner: null, lease_expires_at: null });
   });
 
   it('a cancel whose notification never arrived is found by the lease renewal', async () => {

@@ -82,7 +82,8 @@ function threadFrom(target: ThreadStatus, only?: readonly ThreadStatus[]): RawBu
  */
 function stopping(alias: string): RawBuilder<unknown> {
   const r = sql.table(alias);
-  return sql`(${r}.status <> 'running' AND ${r}.lease_expires_at > now())`;
+  // `lease_owner IS NOT NULL` lets the lookup use the index of runs holding a lease (migration 1700).
+  return sql`(${r}.lease_owner IS NOT NULL AND ${r}.status <> 'running' AND ${r}.lease_expires_at > now())`;
 }
 
 /**
@@ -474,6 +475,11 @@ export class RunLifecycle {
         UPDATE threads t SET status = 'idle', updated_at = now()
         WHERE ${threadFrom('idle', ['busy'])} AND t.updated_at < now() - make_interval(secs => ${leaseMs / 1000})
           AND NOT EXISTS (SELECT 1 FROM runs r WHERE r.thread_id = t.id AND r.status IN ('pending', 'running'))
+      ), abandoned AS (
+        -- A cancelled run whose worker died before it stopped: its lease no longer holds the thread
+        -- once expired (\`stopping\`); cleared so that only live leases stay in their index.
+        UPDATE runs SET lease_owner = NULL, lease_expires_at = NULL
+        WHERE lease_owner IS NOT NULL AND status <> 'running' AND lease_expires_at < now()
       )
       SELECT (SELECT count(*) FROM retried)::int AS retried, (SELECT json_agg(json_build_object('id', id, 'thread_id', thread_id)) FROM failed) AS failed`.execute(this.db);
     const row = rows[0];
