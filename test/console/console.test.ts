@@ -403,8 +403,22 @@ describe('memories and keys in the browser', { timeout: 180_000 }, () => {
     // The member sees the file as their own, and no other principal's.
     const second = await open();
     await signIn(second.page, memberKey, `/agents/${agent.id}/memories`);
-    await second.page.getByRole('region', { name: `Your memories (${principal})` }).getByRole('button', { name: /\/memories\/user\/plans\.md/ }).waitFor();
+    const own = second.page.getByRole('region', { name: `Your memories (${principal})` });
+    await own.getByRole('button', { name: /\/memories\/user\/plans\.md/ }).click();
     expect(await second.page.getByLabel('Another principal’s memories').count()).toBe(0);
+    // Deleting asks first: cancelled, the file stays; confirmed, it is gone.
+    await own.getByRole('button', { name: 'Delete memory' }).click();
+    const dialog = second.page.getByRole('dialog', { name: 'Delete memory' });
+    await dialog.getByText('/memories/user/plans.md is deleted for good').waitFor();
+    await expectAccessible(second.page);
+    await screenshot(second.page, 'memory-delete');
+    await dialog.getByRole('button', { name: 'Cancel' }).click();
+    await dialog.waitFor({ state: 'hidden' });
+    expect((await member.POST('/v1/deepagents/store/items/search', { body: { namespace_prefix: namespace, limit: 10, offset: 0 } })).data!.items).toHaveLength(1);
+    await own.getByRole('button', { name: 'Delete memory' }).click();
+    await dialog.getByRole('button', { name: 'Delete memory' }).click();
+    await own.getByText('No files under /memories/user/ yet.').waitFor();
+    expect((await member.POST('/v1/deepagents/store/items/search', { body: { namespace_prefix: namespace, limit: 10, offset: 0 } })).data!.items).toEqual([]);
     expect(second.errors).toEqual([]);
     await second.context.close();
   });

@@ -7,6 +7,7 @@ import { useEffect, useState, type FormEvent } from 'react';
 import { Link, useParams } from 'react-router';
 import { api, canWrite, ok, type Schemas } from '../api';
 import { useSession } from '../App';
+import { ConfirmDialog } from '../Confirm';
 import { agentQuery } from '../queries';
 
 type Item = Schemas['StoreItem'];
@@ -57,6 +58,7 @@ function MemoryFolder({ title, root, namespace, writable }: { title: string; roo
   const [text, setText] = useState('');
   const [newPath, setNewPath] = useState('');
   const [saved, setSaved] = useState<string | null>(null);
+  const [confirmDelete, setConfirmDelete] = useState(false);
   const current = items.data?.find((i) => i.key === selected);
   useEffect(() => {
     if (current) setText(textOf(current));
@@ -76,11 +78,16 @@ function MemoryFolder({ title, root, namespace, writable }: { title: string; roo
   const remove = useMutation({
     mutationFn: async (key: string) => ok(await api.DELETE('/v1/deepagents/store/items', { body: { namespace, key } })),
     onSuccess: async () => {
+      setConfirmDelete(false);
       setSelected(null);
       setSaved(null);
       await client.invalidateQueries({ queryKey });
     },
   });
+  const closeDelete = () => {
+    setConfirmDelete(false);
+    remove.reset();
+  };
   const create = (e: FormEvent) => {
     e.preventDefault();
     const key = `/${newPath.trim().replace(/^\/+/, '')}`;
@@ -134,7 +141,7 @@ function MemoryFolder({ title, root, namespace, writable }: { title: string; roo
                 <Button onClick={() => save.mutate({ key: current.key, value: valueWith(current, text) })} loading={save.isPending} disabled={text === textOf(current)}>
                   Save memory
                 </Button>
-                <Button variant="light" color="red" onClick={() => remove.mutate(current.key)} loading={remove.isPending}>
+                <Button variant="light" color="red" onClick={() => setConfirmDelete(true)}>
                   Delete memory
                 </Button>
                 {saved === current.key && (
@@ -146,7 +153,23 @@ function MemoryFolder({ title, root, namespace, writable }: { title: string; roo
             )}
           </Stack>
         )}
-        {(save.error ?? remove.error) && <Alert color="red">{(save.error ?? remove.error)!.message}</Alert>}
+        {current && (
+          <ConfirmDialog
+            opened={confirmDelete}
+            onClose={closeDelete}
+            title="Delete memory"
+            confirmLabel="Delete memory"
+            onConfirm={() => remove.mutate(current.key)}
+            pending={remove.isPending}
+            error={remove.error}
+          >
+            <Text size="sm" className="wrap-anywhere">
+              {root}
+              {current.key.replace(/^\//, '')} is deleted for good: the agent's next run no longer reads it.
+            </Text>
+          </ConfirmDialog>
+        )}
+        {save.error && <Alert color="red">{save.error.message}</Alert>}
         {writable && (
           <Group component="form" onSubmit={create} align="flex-end" gap="xs">
             <TextInput label={`New file under ${root}`} placeholder="notes.md" value={newPath} onChange={(e) => setNewPath(e.currentTarget.value)} />
