@@ -1,5 +1,7 @@
 // Schedules over real HTTP on a real server, in real time (second-level, 6-field expressions).
+import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runHangar } from '../support/cli.js';
 import { startTestServer, type TestServer } from '../support/server.js';
 import { createAgent, createThread } from '../runtime/support.js';
 import { createSchedule, eventually, sleep, ticksOf, ticksWithFinishedRuns } from './support.js';
@@ -93,6 +95,35 @@ describe('schedules', () => {
     const skipped = ticks.find((t) => t.state === 'skipped')!;
     expect(skipped.error).toMatchObject({ error: 'thread_busy' });
     expect(skipped.run).toBeNull();
+  });
+
+  it('stops, and says why, when the operator turns the workspace’s preview access off', async () => {
+    const ws = await server.createWorkspace(`gated-${Date.now()}`);
+    const made = await ws.client.POST('/v1/deepagents/agents', { body: { name: 'gated', instructions: 'Test.', runtime: { model: { model_id: 'scripted:demo' } } } });
+    const created = await ws.client.POST('/v1/deepagents/schedules', { body: { agent_id: made.data!.id, schedule: '* * * * * *', messages: [{ role: 'user', content: 'tick' }] } });
+    expect(created.response.status).toBe(201);
+    const scheduleId = created.data!.id;
+    const byApi = async () => (await ws.client.GET('/v1/deepagents/schedules/{schedule_id}/runs', { params: { path: { schedule_id: scheduleId }, query: { page_size: 100 } } })).data?.items;
+    await eventually(async () => ((await byApi())?.some((t) => t.state === 'started') ? true : undefined));
+
+    // The operator command, as an operator types it (it writes the database).
+    const storage = ['--database-url', server.databaseUrl, '--data-dir', server.dataDir];
+    const off = await runHangar(['workspaces', 'set', ws.name, '--preview-access', 'off', ...storage]);
+    expect(off.code, off.stderr).toBe(0);
+    expect((await ws.client.GET('/v1/deepagents/schedules', {})).response.status).toBe(403);
+    // The scheduler starts runs without a request: it must apply the same gate and stop the schedule.
+    const db = new pg.Client({ connectionString: server.databaseUrl });
+    await db.connect();
+    try {
+      await eventually(async () => ((await db.query('SELECT enabled FROM schedules WHERE id = $1', [scheduleId])).rows[0]?.enabled === false ? true : undefined));
+    } finally {
+      await db.end();
+    }
+
+    const on = await runHangar(['workspaces', 'set', ws.name, '--preview-access', 'on', ...storage]);
+    expect(on.code, on.stderr).toBe(0);
+    const schedule = await eventually(async () => (await ws.client.GET('/v1/deepagents/schedules/{schedule_id}', { params: { path: { schedule_id: scheduleId } } })).data);
+    expect(schedule).toMatchObject({ enabled: false, next_run_at: null, last_run: { state: 'failed', run: null, error: { error: 'preview_access_required' } } });
   });
 
   it('refuses bad input with the field named, and leaves nothing behind', async () => {

@@ -181,6 +181,12 @@ export class Scheduler {
     const caller: Caller = { workspaceId: schedule.workspaceId, keyId: `schedule:${schedule.id}`, role: 'member', principal: schedule.principal, previewAccess: true };
     let threadId = existing?.threadId ?? schedule.threadId;
     try {
+      // The scheduler starts runs without a request, so the gate of the agent runtime is checked here:
+      // a workspace whose preview access was turned off runs nothing, on a schedule or otherwise.
+      const workspace = await this.deps.db.selectFrom('workspaces').select('preview_access').where('id', '=', schedule.workspaceId).executeTakeFirst();
+      if (!workspace?.preview_access) {
+        throw new HangarError('preview_access_required', 'the workspace has no access to the agent runtime (its preview access is off); enable the schedule again once it is back');
+      }
       if (!threadId) {
         const thread = await this.deps.threads.create(caller, {
           agent_id: schedule.agentId,
@@ -208,10 +214,10 @@ export class Scheduler {
         return;
       }
       await this.record(tickId, { state: 'failed', thread_id: threadId, error: JSON.stringify({ error: code, message }) });
-      if (code === 'agent_not_found' || code === 'agent_deleted' || code === 'thread_not_found') {
-        // Nothing will ever run again: stop the schedule rather than fail at every tick.
+      if (code === 'agent_not_found' || code === 'agent_deleted' || code === 'thread_not_found' || code === 'preview_access_required') {
+        // Nothing runs until a person acts: stop the schedule rather than fail at every tick.
         await this.deps.db.updateTable('schedules').set({ enabled: false, next_run_at: null, updated_at: new Date() }).where('id', '=', schedule.id).execute();
-        this.log.warn({ schedule_id: schedule.id, code }, 'schedule disabled: its agent or thread is gone');
+        this.log.warn({ schedule_id: schedule.id, code }, 'schedule disabled: its agent or thread is gone, or its workspace has no preview access');
       } else {
         this.log.error({ err: error, schedule_id: schedule.id }, 'schedule could not start its run');
       }
