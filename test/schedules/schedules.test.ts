@@ -140,6 +140,8 @@ describe('schedules', () => {
       [{ ...base, thread: '00000000-0000-4000-8000-000000000000' }, 422, 'thread'],
       [{ ...base, webhook: 'ftp://example.com/x' }, 422, 'webhook'],
       [{ ...base, end_time: 'tomorrow' }, 422, 'end_time'],
+      // Ends before its first tick: it would never fire (the next 09:00 is after an end a minute ago).
+      [{ ...base, end_time: new Date(Date.now() - 60_000).toISOString() }, 422, 'end_time'],
       [{ ...base, agent_id: '00000000-0000-4000-8000-000000000000' }, 404, 'agent'],
     ];
     for (const [body, status, named] of cases) {
@@ -166,12 +168,16 @@ describe('schedules', () => {
   });
 
   it('lists with filters and pages, shows end_time and stops at it', async () => {
-    const ends = new Date(Date.now() + 60 * 60 * 1000).toISOString();
+    // A week and a day always hold a weekday's 09:00 in New York.
+    const ends = new Date(Date.now() + 8 * 24 * 60 * 60 * 1000).toISOString();
     const a = await createSchedule(server, { agent_id: agentId, schedule: '0 9 * * 1-5', timezone: 'America/New_York', messages: [{ role: 'user', content: 'report' }], end_time: ends, metadata: { team: 'ops' } });
     const b = await createSchedule(server, { agent_id: agentId, schedule: '30 8 * * *', messages: [{ role: 'user', content: 'report' }], enabled: false });
     expect(b.next_run_at).toBeNull();
-    // 09:00 on a weekday in New York is after the end time (an hour from now) unless it is that hour.
-    if (a.next_run_at) expect(Date.parse(a.next_run_at)).toBeLessThanOrEqual(Date.parse(ends));
+    expect(a.end_time).toBe(ends);
+    expect(Date.parse(a.next_run_at!)).toBeLessThanOrEqual(Date.parse(ends));
+    // Moved to before its next tick, the end stops it: nothing is due any more.
+    const ended = await server.client.PATCH('/v1/deepagents/schedules/{schedule_id}', { params: { path: { schedule_id: a.id } }, body: { end_time: new Date(Date.parse(a.next_run_at!) - 1000).toISOString() } });
+    expect(ended.data).toMatchObject({ enabled: true, next_run_at: null });
     const enabled = await server.client.GET('/v1/deepagents/schedules', { params: { query: { agent_id: agentId, enabled: 'true' } } });
     expect(enabled.data!.items.map((s) => s.id)).toContain(a.id);
     expect(enabled.data!.items.map((s) => s.id)).not.toContain(b.id);

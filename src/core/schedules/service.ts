@@ -102,6 +102,8 @@ export class ScheduleService {
     const cron = checkedCron(input.schedule, timezone);
     if (input.webhook) this.checkWebhook(input.webhook);
     const endTime = parseEndTime(input.end_time);
+    // A schedule that ends before its first tick would be stored, shown as enabled, and never fire.
+    if (endTime && !nextTick(cron, new Date(), endTime)) throw invalidField(['end_time'], `no tick of the schedule falls before it (${endTime.toISOString()}): it would never fire`);
     const threadId = await this.checkedThread(caller, input.thread ?? 'new', input.agent_id);
     const enabled = input.enabled ?? true;
     const row = await this.db
