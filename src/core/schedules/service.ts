@@ -75,6 +75,9 @@ export interface CreateScheduleInput {
 /** Fields a PATCH may change; absent fields keep their value. */
 export type UpdateScheduleInput = Partial<Omit<CreateScheduleInput, 'agent_id'>>;
 
+/** Columns a schedule list may be sorted by. */
+export type ScheduleSortColumn = 'id' | 'agent_id' | 'thread_id' | 'next_run_at' | 'end_time' | 'created_at' | 'updated_at';
+
 /** Filters of a schedule list. */
 export interface ScheduleFilter {
   agent_id?: string | undefined;
@@ -138,7 +141,7 @@ export class ScheduleService {
   async list(
     caller: Caller,
     filter: ScheduleFilter,
-    page: { limit: number; offset: number; sortBy?: 'created_at' | 'updated_at' | 'next_run_at'; sortOrder?: 'asc' | 'desc' },
+    page: { limit: number; offset: number; sortBy?: ScheduleSortColumn; sortOrder?: 'asc' | 'desc' },
   ): Promise<Schedule[]> {
     let query = this.db.selectFrom('schedules').selectAll().where('workspace_id', '=', caller.workspaceId);
     if (filter.agent_id) query = query.where('agent_id', '=', filter.agent_id);
