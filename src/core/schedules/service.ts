@@ -249,13 +249,14 @@ export class ScheduleService {
     return new Map(rows.map((r) => [r.schedule_id, toTick(r, r.run ? reviveRun(r.run) : undefined)]));
   }
 
-  /** `null` for `new`; otherwise the id of a thread of the same agent in the workspace. */
+  /** `null` for `new`; otherwise the id of a thread of the workspace, of the same agent or of none yet. */
   private async checkedThread(caller: Caller, thread: string, agentId: string): Promise<string | null> {
     if (thread === 'new') return null;
     if (!UUID.test(thread)) throw invalidField(['thread'], 'must be "new" or a thread id');
     const row = await this.db.selectFrom('threads').select(['agent_id']).where('workspace_id', '=', caller.workspaceId).where('id', '=', thread).executeTakeFirst();
     if (!row) throw invalidField(['thread'], `no thread with id ${thread} in this workspace`);
-    if (row.agent_id !== agentId) throw invalidField(['thread'], `thread ${thread} belongs to another agent (${row.agent_id})`);
+    // A thread with no agent yet (no run so far, as LangGraph clients create them) is bound by its first run.
+    if (row.agent_id !== null && row.agent_id !== agentId) throw invalidField(['thread'], `thread ${thread} belongs to another agent (${row.agent_id})`);
     return thread;
   }
 }
