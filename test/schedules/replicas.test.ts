@@ -123,7 +123,7 @@ describe('a scheduler that died with a tick claimed', () => {
     // B, on one thread: its scheduler died after starting the run, before recording it. (The crash
     // is made by hand: a tick that ran is put back in the state such a scheduler leaves.)
     const threadId = await createThread(server, agentId);
-    const b = await createSchedule(server, { agent_id: agentId, schedule: '* * * * * *', messages, thread: threadId });
+    const b = await createSchedule(server, { agent_id: agentId, schedule: '* * * * * *', messages, thread: threadId, webhook: 'http://127.0.0.1:9/hook' });
     const [ran] = (await ticksWithFinishedRuns(server, b.id, 1)).filter((t) => t.run?.status === 'success');
     await server.client.PATCH('/v1/deepagents/schedules/{schedule_id}', { params: { path: { schedule_id: b.id } }, body: { enabled: false } });
     await sleep(1_000); // a tick claimed just before the PATCH may still be starting its run
@@ -131,6 +131,7 @@ describe('a scheduler that died with a tick claimed', () => {
       `UPDATE schedule_ticks SET state = 'claimed', run_id = NULL, thread_id = NULL, created_at = now() - interval '2 minutes' WHERE schedule_id = $1 AND tick_at = $2`,
       [b.id, ran!.tick_at],
     );
+    await db.query('DELETE FROM webhook_deliveries WHERE run_id = $1', [ran!.run_id]); // it died before registering the webhook
     const runsOf = async () => (await server.client.GET('/v1/deepagents/threads/{thread_id}/runs', { params: { path: { thread_id: threadId } } })).data!.map((r) => r.run_id);
     const runsBefore = await runsOf();
 
@@ -145,6 +146,9 @@ describe('a scheduler that died with a tick claimed', () => {
     const bTick = await eventually(() => tickOf(b.id, ran!.tick_at), 30_000, 'the tick of B adopted');
     expect(bTick).toMatchObject({ state: 'started', run_id: ran!.run_id, thread_id: threadId });
     expect(await runsOf()).toEqual(runsBefore);
+    // The adopted run notifies the schedule's webhook, once.
+    const deliveries = await server.client.GET('/v1/deepagents/threads/{thread_id}/runs/{run_id}/webhooks', { params: { path: { thread_id: threadId, run_id: ran!.run_id! } } });
+    expect(deliveries.data!.map((d) => [d.url, d.schedule_id])).toEqual([['http://127.0.0.1:9/hook', b.id]]);
   }, 120_000);
 });
 
