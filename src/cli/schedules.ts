@@ -2,9 +2,12 @@
 import type { Command } from 'commander';
 import { clientOptions, describeError } from './target.js';
 import { createHangarClient, type HangarClient } from '../client/index.js';
+import type { components } from '../client/schema.js';
 import { nextTicks, parseSchedule } from '../core/schedules/cron.js';
 import { agentIdByName } from './chat.js';
 import { table } from './table.js';
+
+type Schedule = components['schemas']['Schedule'];
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
@@ -61,13 +64,21 @@ export function registerScheduleCommands(program: Command, target: Target, io: O
     .option('--json', 'print the JSON items')
     .action(async (flags: { agent?: string; json?: boolean; url?: string; apiKey?: string }) => {
       const client = createHangarClient(target(flags));
-      const res = await client.GET('/v1/deepagents/schedules', { params: { query: { page_size: 100, ...(flags.agent ? { agent_id: await agentId(client, flags.agent) } : {}) } } });
-      if (!res.data) throw new Error(`could not list schedules: ${describeError(res.error)}`);
-      if (flags.json) return void io.out(`${JSON.stringify(res.data.items, null, 2)}\n`);
+      const filter = flags.agent ? { agent_id: await agentId(client, flags.agent) } : {};
+      // Every page: the server gives at most 100 at a time.
+      const items: Schedule[] = [];
+      for (let cursor: string | undefined; ; ) {
+        const res = await client.GET('/v1/deepagents/schedules', { params: { query: { page_size: 100, ...filter, ...(cursor ? { cursor } : {}) } } });
+        if (!res.data) throw new Error(`could not list schedules: ${describeError(res.error)}`);
+        items.push(...res.data.items);
+        if (!res.data.next_cursor) break;
+        cursor = res.data.next_cursor;
+      }
+      if (flags.json) return void io.out(`${JSON.stringify(items, null, 2)}\n`);
       io.out(
         table(
           ['ID', 'AGENT', 'SCHEDULE', 'TIMEZONE', 'ENABLED', 'NEXT RUN', 'LAST RUN'],
-          res.data.items.map((s) => [
+          items.map((s) => [
             s.id,
             s.agent_id,
             s.schedule,
@@ -81,7 +92,7 @@ export function registerScheduleCommands(program: Command, target: Target, io: O
     });
 
   clientOptions(schedules.command('runs <id>'))
-    .description('The ticks of a schedule and the runs they started, newest first.')
+    .description('The latest 100 ticks of a schedule and the runs they started, newest first.')
     .action(async (id: string, flags: { url?: string; apiKey?: string }) => {
       const client = createHangarClient(target(flags));
       const res = await client.GET('/v1/deepagents/schedules/{schedule_id}/runs', { params: { path: { schedule_id: id }, query: { page_size: 100 } } });

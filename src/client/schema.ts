@@ -2333,7 +2333,7 @@ export interface components {
              * @example 0 9 * * 1-5
              */
             schedule: string;
-            /** @description `new` (default): a fresh thread per run. A thread id: every run goes to that thread of the same agent. */
+            /** @description `new` (default): a fresh thread per run. A thread id: every run goes to that thread (of the same agent, or of none yet: the first run binds it). */
             thread?: string;
             /**
              * @description IANA time zone the expression is read in; daylight-saving changes follow it. Default `UTC`.
@@ -3847,7 +3847,7 @@ export interface components {
              * @example 0 9 * * 1-5
              */
             schedule?: string;
-            /** @description `new` (default): a fresh thread per run. A thread id: every run goes to that thread of the same agent. */
+            /** @description `new` (default): a fresh thread per run. A thread id: every run goes to that thread (of the same agent, or of none yet: the first run binds it). */
             thread?: string;
             /**
              * @description IANA time zone the expression is read in; daylight-saving changes follow it. Default `UTC`.

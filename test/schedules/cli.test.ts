@@ -42,6 +42,20 @@ describe('hangar schedules', () => {
     expect(again.stderr).toContain('no schedule');
   }, 180_000);
 
+  it('list shows every schedule, not only the first page', async () => {
+    const agentId = await createAgent(server, { name: 'many' });
+    const ids = new Set<string>();
+    for (let i = 0; i < 101; i++) {
+      const res = await server.client.POST('/v1/deepagents/schedules', { body: { agent_id: agentId, schedule: `${i % 60} 9 * * *`, messages: [{ role: 'user', content: 'x' }], enabled: false } });
+      ids.add(res.data!.id);
+    }
+    const listed = await runHangar(['schedules', 'list', '--agent', 'many', '--json'], env);
+    expect(listed.code, listed.stderr).toBe(0);
+    expect(new Set((JSON.parse(listed.stdout) as { id: string }[]).map((s) => s.id))).toEqual(ids);
+    const table = await runHangar(['schedules', 'list', '--agent', 'many'], env);
+    for (const id of ids) expect(table.stdout).toContain(id);
+  }, 120_000);
+
   it('says what is wrong with a bad expression', async () => {
     const bad = await runHangar(['schedules', 'create', 'reporter', 'every minute', '--message', 'x'], env);
     expect(bad.code).not.toBe(0);

@@ -48,6 +48,34 @@ describe('LangGraph crons', () => {
     await expect(client.crons.delete(cron.cron_id)).rejects.toThrow(/404/);
   });
 
+  it('search sorts by each field LangGraph offers', async () => {
+    const batch = `sort-${Date.now()}`;
+    const crons: { cron_id: string; assistant_id: string }[] = [];
+    for (let i = 0; i < 4; i++) {
+      const agentId = await createAgent(server);
+      crons.push(await client.crons.create(agentId, { schedule: `0 ${i} * * *`, input: { messages: [{ role: 'human', content: 'x' }] }, metadata: { batch }, enabled: false }));
+    }
+    const sorted = (key: 'cron_id' | 'assistant_id') => crons.map((c) => c[key]).sort();
+    const byAgent = await client.crons.search({ metadata: { batch }, sortBy: 'assistant_id', sortOrder: 'asc' });
+    expect(byAgent.map((c) => c.assistant_id)).toEqual(sorted('assistant_id'));
+    const byId = await client.crons.search({ metadata: { batch }, sortBy: 'cron_id', sortOrder: 'desc' });
+    expect(byId.map((c) => c.cron_id)).toEqual(sorted('cron_id').reverse());
+  });
+
+  it('a thread cron may go on a thread that has had no run yet (LangGraph threads start unbound)', async () => {
+    const agentId = await createAgent(server);
+    const thread = await client.threads.create();
+    const cron = await client.crons.createForThread(thread.thread_id, agentId, { schedule: '* * * * * *', input: { messages: [{ type: 'human', content: 'first' }] } });
+    expect(cron).toMatchObject({ thread_id: thread.thread_id, assistant_id: agentId });
+    // Its first run binds the thread to the agent, as any first run does.
+    const runs = await eventually(async () => {
+      const list = await client.runs.list(thread.thread_id);
+      return list.some((r) => r.status === 'success') ? list : undefined;
+    });
+    await client.crons.delete(cron.cron_id);
+    expect(runs.every((r) => r.assistant_id === agentId)).toBe(true);
+  });
+
   it('a thread cron runs on its thread, visible through runs.list', async () => {
     const agentId = await createAgent(server);
     const threadId = await createThread(server, agentId);

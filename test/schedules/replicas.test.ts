@@ -7,7 +7,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config/index.js';
 import { startHangar, type Hangar } from '../../src/server.js';
 import { startTestServer, type TestServer } from '../support/server.js';
-import { createAgent } from '../runtime/support.js';
+import { createAgent, createThread } from '../runtime/support.js';
 import { createSchedule, eventually, sleep, ticksOf, ticksWithFinishedRuns } from './support.js';
 
 const quiet = { logDestination: new Writable({ write: (_c, _e, done) => done() }), announce: () => {} };
@@ -100,6 +100,56 @@ describe('schedules across replicas', () => {
     expect(skipped[0]).toMatchObject({ state: 'skipped', catch_up: true, run: null, error: { error: 'missed_tick' } });
     expect(skipped.filter((t) => t.catch_up)).toHaveLength(1);
   });
+});
+
+describe('a scheduler that died with a tick claimed', () => {
+  it('is taken over after a minute: the run it never started starts, the run it started is adopted, none twice', async () => {
+    let server = await startTestServer();
+    const { databaseUrl, dataDir, adminKey } = server;
+    const db = new pg.Client({ connectionString: databaseUrl });
+    await db.connect();
+    closers.push(() => db.end());
+    const agentId = await createAgent(server);
+    const messages = [{ role: 'user' as const, content: 'tick' }];
+
+    // A: its scheduler died after claiming the tick, before starting anything.
+    const a = await createSchedule(server, { agent_id: agentId, schedule: '0 9 * * *', messages, enabled: false });
+    await db.query(
+      `INSERT INTO schedule_ticks (schedule_id, workspace_id, tick_at, state, created_at)
+       SELECT id, workspace_id, date_trunc('second', now()) - interval '2 minutes', 'claimed', now() - interval '2 minutes' FROM schedules WHERE id = $1`,
+      [a.id],
+    );
+
+    // B, on one thread: its scheduler died after starting the run, before recording it. (The crash
+    // is made by hand: a tick that ran is put back in the state such a scheduler leaves.)
+    const threadId = await createThread(server, agentId);
+    const b = await createSchedule(server, { agent_id: agentId, schedule: '* * * * * *', messages, thread: threadId, webhook: 'http://127.0.0.1:9/hook' });
+    const [ran] = (await ticksWithFinishedRuns(server, b.id, 1)).filter((t) => t.run?.status === 'success');
+    await server.client.PATCH('/v1/deepagents/schedules/{schedule_id}', { params: { path: { schedule_id: b.id } }, body: { enabled: false } });
+    await sleep(1_000); // a tick claimed just before the PATCH may still be starting its run
+    await db.query(
+      `UPDATE schedule_ticks SET state = 'claimed', run_id = NULL, thread_id = NULL, created_at = now() - interval '2 minutes' WHERE schedule_id = $1 AND tick_at = $2`,
+      [b.id, ran!.tick_at],
+    );
+    await db.query('DELETE FROM webhook_deliveries WHERE run_id = $1', [ran!.run_id]); // it died before registering the webhook
+    const runsOf = async () => (await server.client.GET('/v1/deepagents/threads/{thread_id}/runs', { params: { path: { thread_id: threadId } } })).data!.map((r) => r.run_id);
+    const runsBefore = await runsOf();
+
+    // A new server looks for such ticks when it starts.
+    await server.close();
+    server = await startTestServer({ databaseUrl, dataDir, adminKey });
+    closers.push(() => server.close());
+    const tickOf = async (id: string, at?: string) => (await ticksOf(server, id)).find((t) => (at ? t.tick_at === at : true) && t.state !== 'claimed');
+    const aTick = await eventually(() => tickOf(a.id), 30_000, 'the tick of A started');
+    expect(aTick.state).toBe('started');
+    expect(aTick.run_id).not.toBeNull();
+    const bTick = await eventually(() => tickOf(b.id, ran!.tick_at), 30_000, 'the tick of B adopted');
+    expect(bTick).toMatchObject({ state: 'started', run_id: ran!.run_id, thread_id: threadId });
+    expect(await runsOf()).toEqual(runsBefore);
+    // The adopted run notifies the schedule's webhook, once.
+    const deliveries = await server.client.GET('/v1/deepagents/threads/{thread_id}/runs/{run_id}/webhooks', { params: { path: { thread_id: threadId, run_id: ran!.run_id! } } });
+    expect(deliveries.data!.map((d) => [d.url, d.schedule_id])).toEqual([['http://127.0.0.1:9/hook', b.id]]);
+  }, 120_000);
 });
 
 async function countTicks(databaseUrl: string, scheduleId: string): Promise<number> {

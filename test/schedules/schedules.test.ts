@@ -1,5 +1,7 @@
 // Schedules over real HTTP on a real server, in real time (second-level, 6-field expressions).
+import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runHangar } from '../support/cli.js';
 import { startTestServer, type TestServer } from '../support/server.js';
 import { createAgent, createThread } from '../runtime/support.js';
 import { createSchedule, eventually, sleep, ticksOf, ticksWithFinishedRuns } from './support.js';
@@ -95,6 +97,35 @@ describe('schedules', () => {
     expect(skipped.run).toBeNull();
   });
 
+  it('stops, and says why, when the operator turns the workspace’s preview access off', async () => {
+    const ws = await server.createWorkspace(`gated-${Date.now()}`);
+    const made = await ws.client.POST('/v1/deepagents/agents', { body: { name: 'gated', instructions: 'Test.', runtime: { model: { model_id: 'scripted:demo' } } } });
+    const created = await ws.client.POST('/v1/deepagents/schedules', { body: { agent_id: made.data!.id, schedule: '* * * * * *', messages: [{ role: 'user', content: 'tick' }] } });
+    expect(created.response.status).toBe(201);
+    const scheduleId = created.data!.id;
+    const byApi = async () => (await ws.client.GET('/v1/deepagents/schedules/{schedule_id}/runs', { params: { path: { schedule_id: scheduleId }, query: { page_size: 100 } } })).data?.items;
+    await eventually(async () => ((await byApi())?.some((t) => t.state === 'started') ? true : undefined));
+
+    // The operator command, as an operator types it (it writes the database).
+    const storage = ['--database-url', server.databaseUrl, '--data-dir', server.dataDir];
+    const off = await runHangar(['workspaces', 'set', ws.name, '--preview-access', 'off', ...storage]);
+    expect(off.code, off.stderr).toBe(0);
+    expect((await ws.client.GET('/v1/deepagents/schedules', {})).response.status).toBe(403);
+    // The scheduler starts runs without a request: it must apply the same gate and stop the schedule.
+    const db = new pg.Client({ connectionString: server.databaseUrl });
+    await db.connect();
+    try {
+      await eventually(async () => ((await db.query('SELECT enabled FROM schedules WHERE id = $1', [scheduleId])).rows[0]?.enabled === false ? true : undefined));
+    } finally {
+      await db.end();
+    }
+
+    const on = await runHangar(['workspaces', 'set', ws.name, '--preview-access', 'on', ...storage]);
+    expect(on.code, on.stderr).toBe(0);
+    const schedule = await eventually(async () => (await ws.client.GET('/v1/deepagents/schedules/{schedule_id}', { params: { path: { schedule_id: scheduleId } } })).data);
+    expect(schedule).toMatchObject({ enabled: false, next_run_at: null, last_run: { state: 'failed', run: null, error: { error: 'preview_access_required' } } });
+  });
+
   it('refuses bad input with the field named, and leaves nothing behind', async () => {
     const post = (body: unknown) => fetch(`${server.url}/v1/deepagents/schedules`, { method: 'POST', headers: { 'x-api-key': server.adminKey, 'content-type': 'application/json' }, body: JSON.stringify(body) });
     const base = { agent_id: agentId, schedule: '0 9 * * *', input: { messages: [{ role: 'user' as const, content: 'hi' }] } };
@@ -109,6 +140,8 @@ describe('schedules', () => {
       [{ ...base, thread: '00000000-0000-4000-8000-000000000000' }, 422, 'thread'],
       [{ ...base, webhook: 'ftp://example.com/x' }, 422, 'webhook'],
       [{ ...base, end_time: 'tomorrow' }, 422, 'end_time'],
+      // Ends before its first tick: it would never fire (the next 09:00 is after an end a minute ago).
+      [{ ...base, end_time: new Date(Date.now() - 60_000).toISOString() }, 422, 'end_time'],
       [{ ...base, agent_id: '00000000-0000-4000-8000-000000000000' }, 404, 'agent'],
     ];
     for (const [body, status, named] of cases) {
@@ -135,12 +168,16 @@ describe('schedules', () => {
   });
 
   it('lists with filters and pages, shows end_time and stops at it', async () => {
-    const ends = new Date(Date.now() + 60 * 60 * 1000).toISOString();
+    // A week and a day always hold a weekday's 09:00 in New York.
+    const ends = new Date(Date.now() + 8 * 24 * 60 * 60 * 1000).toISOString();
     const a = await createSchedule(server, { agent_id: agentId, schedule: '0 9 * * 1-5', timezone: 'America/New_York', messages: [{ role: 'user', content: 'report' }], end_time: ends, metadata: { team: 'ops' } });
     const b = await createSchedule(server, { agent_id: agentId, schedule: '30 8 * * *', messages: [{ role: 'user', content: 'report' }], enabled: false });
     expect(b.next_run_at).toBeNull();
-    // 09:00 on a weekday in New York is after the end time (an hour from now) unless it is that hour.
-    if (a.next_run_at) expect(Date.parse(a.next_run_at)).toBeLessThanOrEqual(Date.parse(ends));
+    expect(a.end_time).toBe(ends);
+    expect(Date.parse(a.next_run_at!)).toBeLessThanOrEqual(Date.parse(ends));
+    // Moved to before its next tick, the end stops it: nothing is due any more.
+    const ended = await server.client.PATCH('/v1/deepagents/schedules/{schedule_id}', { params: { path: { schedule_id: a.id } }, body: { end_time: new Date(Date.parse(a.next_run_at!) - 1000).toISOString() } });
+    expect(ended.data).toMatchObject({ enabled: true, next_run_at: null });
     const enabled = await server.client.GET('/v1/deepagents/schedules', { params: { query: { agent_id: agentId, enabled: 'true' } } });
     expect(enabled.data!.items.map((s) => s.id)).toContain(a.id);
     expect(enabled.data!.items.map((s) => s.id)).not.toContain(b.id);

@@ -129,6 +129,46 @@ describe('run webhooks', () => {
     expect(at('/langgraph')[0]!.verified).toMatchObject({ run_id: created.run_id, thread_id: thread.thread_id, status: 'success', message: { content: 'You said: from langgraph' } });
   });
 
+  it('does not read what the receiver answers: an endless response body neither fills memory nor holds the delivery', async () => {
+    // A receiver that answers 200 and then streams without end, as fast as Hangar reads.
+    const cap = 256 * 1024 * 1024;
+    const seen = { bytes: 0, closed: false };
+    const endless = createServer((req, res) => {
+      req.resume();
+      req.on('end', () => {
+        res.writeHead(200, { 'content-type': 'application/octet-stream' });
+        const chunk = Buffer.alloc(64 * 1024, 120);
+        const pump = () => {
+          while (!res.destroyed && seen.bytes < cap) {
+            seen.bytes += chunk.length;
+            if (!res.write(chunk)) return void res.once('drain', pump);
+          }
+          if (seen.bytes >= cap) res.destroy(); // read this far: Hangar is buffering the body
+        };
+        pump();
+      });
+      res.on('close', () => (seen.closed = true));
+    });
+    await new Promise<void>((resolve) => endless.listen(0, '127.0.0.1', resolve));
+    try {
+      const agentId = await createAgent(server);
+      const threadId = await createThread(server, agentId);
+      const url = `http://127.0.0.1:${(endless.address() as AddressInfo).port}/endless`;
+      const { stream } = await run(server, threadId, { agent_id: agentId, messages: [{ role: 'user', content: 'answer at length' }], webhook: url });
+      await eventually(async () => (seen.closed ? true : undefined));
+      // Hangar hung up after the status line: the receiver could write no more than socket buffers hold.
+      expect(seen.bytes).toBeLessThan(32 * 1024 * 1024);
+      const log = await eventually(async () => {
+        const res = await server.client.GET('/v1/deepagents/threads/{thread_id}/runs/{run_id}/webhooks', { params: { path: { thread_id: threadId, run_id: stream.runId! } } });
+        return res.data?.[0]?.state === 'pending' ? undefined : res.data;
+      });
+      expect(log[0]).toMatchObject({ state: 'delivered', attempts: [{ status_code: 200, error: null }] });
+    } finally {
+      endless.closeAllConnections();
+      await new Promise((resolve) => endless.close(resolve));
+    }
+  });
+
   it('refuses a webhook that is not an http(s) URL or that the outbound policy forbids', async () => {
     const agentId = await createAgent(server);
     const threadId = await createThread(server, agentId);

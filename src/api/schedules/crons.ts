@@ -3,7 +3,7 @@
 import { createRoute, z } from '@hono/zod-openapi';
 import { invalidField } from '../../core/errors.js';
 import { MULTITASK_STRATEGIES } from '../../core/runs/service.js';
-import type { Schedule, ScheduleMessage } from '../../core/schedules/service.js';
+import type { Schedule, ScheduleMessage, ScheduleSortColumn } from '../../core/schedules/service.js';
 import type { AppDeps } from '../../http/deps.js';
 import { apiKeySecurity, errorResponses, jsonBody, jsonResponse, uuidParam } from '../../http/openapi.js';
 import { newRouter } from '../../http/router.js';
@@ -80,6 +80,17 @@ const SearchCronsRequest = z
     select: z.array(z.string()).optional(),
   })
   .openapi('SearchCronsRequest');
+
+/** The schedule column of each LangGraph `sort_by`. */
+const SORT_COLUMNS: Record<NonNullable<z.infer<typeof SearchCronsRequest>['sort_by']>, ScheduleSortColumn> = {
+  cron_id: 'id',
+  assistant_id: 'agent_id',
+  thread_id: 'thread_id',
+  next_run_date: 'next_run_at',
+  end_time: 'end_time',
+  created_at: 'created_at',
+  updated_at: 'updated_at',
+};
 
 const CountCronsRequest = z.object({
   assistant_id: z.uuid({ message: 'must be an agent id (UUID)' }).optional(),
@@ -218,7 +229,7 @@ export function cronRoutes({ services }: AppDeps) {
       const items = await services.schedules.list(
         c.get('caller'),
         { agent_id: q.assistant_id, thread_id: q.thread_id, enabled: q.enabled, metadata: q.metadata },
-        { limit: q.limit, offset: q.offset, sortBy: q.sort_by === 'next_run_date' ? 'next_run_at' : q.sort_by === 'updated_at' ? 'updated_at' : 'created_at', sortOrder: q.sort_order ?? 'desc' },
+        { limit: q.limit, offset: q.offset, sortBy: SORT_COLUMNS[q.sort_by ?? 'created_at'], sortOrder: q.sort_order ?? 'desc' },
       );
       return c.json(items.map(presentCron), 200);
     })

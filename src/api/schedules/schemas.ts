@@ -30,7 +30,7 @@ const common = {
   timezone: z.string().min(1).max(100).optional().openapi({ description: 'IANA time zone the expression is read in; daylight-saving changes follow it. Default `UTC`.', example: 'Europe/Paris' }),
   input: ScheduleInputSchema.optional(),
   messages: z.array(Message).min(1, 'must contain at least one message').max(100).optional().openapi({ description: 'Shorthand for `input.messages`.' }),
-  thread: z.string().optional().openapi({ description: '`new` (default): a fresh thread per run. A thread id: every run goes to that thread of the same agent.' }),
+  thread: z.string().optional().openapi({ description: '`new` (default): a fresh thread per run. A thread id: every run goes to that thread (of the same agent, or of none yet: the first run binds it).' }),
   multitask_strategy: z.enum(MULTITASK_STRATEGIES).optional().openapi({
     description: 'When a tick finds its thread busy: `reject` (default: the tick is skipped and recorded as `skipped`), `enqueue`, `interrupt` or `rollback`, as for a run.',
   }),

@@ -39,6 +39,12 @@ describe('cron expressions', () => {
     expect(ticks[1]).toBe('2026-11-02T06:30:00.000Z');
   });
 
+  it('keeps an hourly schedule hourly through the repeated hour (America/New_York, 1 November 2026)', () => {
+    // Minute 0 of every hour: 01:00 EDT (05:00Z) and 01:00 EST (06:00Z) are an hour apart, both fire.
+    const ticks = nextTicks(parse('0 * * * *', 'America/New_York'), new Date('2026-11-01T04:30:00Z'), null, 4).map((d) => d.toISOString());
+    expect(ticks).toEqual(['2026-11-01T05:00:00.000Z', '2026-11-01T06:00:00.000Z', '2026-11-01T07:00:00.000Z', '2026-11-01T08:00:00.000Z']);
+  });
+
   it('stops at end_time', () => {
     const cron = parse('0 * * * *');
     expect(nextTicks(cron, new Date('2026-01-01T00:00:00Z'), new Date('2026-01-01T02:30:00Z'), 5)).toHaveLength(2);

@@ -46,6 +46,8 @@ interface Claimed {
   tickId: string;
   tickAt: Date;
   catchUp: boolean;
+  /** The tick's `created_at` when claimed, as PostgreSQL text (microseconds kept): the tick is still this scheduler's while unchanged. */
+  claimedAt?: string;
 }
 
 /** Fires due schedules; a background task of the server (`start` / `stop`). */
@@ -150,17 +152,17 @@ export class Scheduler {
         UPDATE schedules s SET next_run_at = v.next
         FROM (SELECT unnest(${plan.map((p) => p.row.id)}::uuid[]) AS id, unnest(${plan.map((p) => p.next?.toISOString() ?? null)}::timestamptz[]) AS next) v
         WHERE s.id = v.id`.execute(trx);
-      const { rows: ticks } = await sql<{ id: string; schedule_id: string }>`
+      const { rows: ticks } = await sql<{ id: string; schedule_id: string; claimed_at: string }>`
         INSERT INTO schedule_ticks (schedule_id, workspace_id, tick_at, catch_up, state, error)
         SELECT * FROM unnest(
           ${plan.map((p) => p.row.id)}::uuid[], ${plan.map((p) => p.row.workspace_id)}::uuid[], ${plan.map((p) => p.tickAt.toISOString())}::timestamptz[],
           ${plan.map((p) => p.missed)}::boolean[], ${plan.map((p) => (p.skip ? 'skipped' : 'claimed'))}::text[], ${plan.map((p) => p.error)}::jsonb[])
         ON CONFLICT (schedule_id, tick_at) DO NOTHING
-        RETURNING id, schedule_id`.execute(trx);
-      const tickOf = new Map(ticks.map((t) => [t.schedule_id, t.id]));
+        RETURNING id, schedule_id, created_at::text AS claimed_at`.execute(trx);
+      const tickOf = new Map(ticks.map((t) => [t.schedule_id, t]));
       const out = plan.flatMap((p): Claimed[] => {
-        const tickId = tickOf.get(p.row.id);
-        return tickId && !p.skip ? [{ schedule: toSchedule(p.row, null), tickId, tickAt: p.tickAt, catchUp: p.missed }] : [];
+        const tick = tickOf.get(p.row.id);
+        return tick && !p.skip ? [{ schedule: toSchedule(p.row, null), tickId: tick.id, tickAt: p.tickAt, catchUp: p.missed, claimedAt: tick.claimed_at }] : [];
       });
       return { out, count: rows.length };
     });
@@ -177,10 +179,24 @@ export class Scheduler {
   }
 
   /** Start the run of one claimed tick and record what happened. */
-  private async fire({ schedule, tickId, catchUp }: Claimed, existing?: { threadId: string | null }): Promise<void> {
+  private async fire({ schedule, tickId, catchUp, claimedAt }: Claimed, existing?: { threadId: string | null }): Promise<void> {
+    // A tick that waited long in this scheduler's queue may have been taken over by another
+    // scheduler's recovery (it looks for ticks claimed over a minute ago): start it only while it is
+    // still ours, and renew the claim so that no recovery takes it while its run starts.
+    if (claimedAt) {
+      const mine = await sql`
+        UPDATE schedule_ticks SET created_at = now() WHERE id = ${tickId} AND state = 'claimed' AND created_at = ${claimedAt}::timestamptz`.execute(this.deps.db);
+      if (Number(mine.numAffectedRows ?? 0) !== 1) return;
+    }
     const caller: Caller = { workspaceId: schedule.workspaceId, keyId: `schedule:${schedule.id}`, role: 'member', principal: schedule.principal, previewAccess: true };
     let threadId = existing?.threadId ?? schedule.threadId;
     try {
+      // The scheduler starts runs without a request, so the gate of the agent runtime is checked here:
+      // a workspace whose preview access was turned off runs nothing, on a schedule or otherwise.
+      const workspace = await this.deps.db.selectFrom('workspaces').select('preview_access').where('id', '=', schedule.workspaceId).executeTakeFirst();
+      if (!workspace?.preview_access) {
+        throw new HangarError('preview_access_required', 'the workspace has no access to the agent runtime (its preview access is off); enable the schedule again once it is back');
+      }
       if (!threadId) {
         const thread = await this.deps.threads.create(caller, {
           agent_id: schedule.agentId,
@@ -196,9 +212,13 @@ export class Scheduler {
         stream_subgraphs: false,
         user_timezone: schedule.timezone,
         multitask_strategy: schedule.multitaskStrategy,
+        // How a scheduler that finds this tick still `claimed` (its claimer died) adopts the run.
+        metadata: { schedule_id: schedule.id, schedule_tick_id: tickId },
       });
-      await this.record(tickId, { state: 'started', run_id: run.id, thread_id: threadId });
+      // The webhook first: a scheduler dying between the two leaves the tick `claimed`, and the
+      // recovery that adopts the run sees the webhook registered.
       if (schedule.webhook) await this.deps.webhooks.register(schedule.workspaceId, { runId: run.id, threadId }, schedule.webhook, schedule.id);
+      await this.record(tickId, { state: 'started', run_id: run.id, thread_id: threadId });
       this.log.info({ schedule_id: schedule.id, run_id: run.id, thread_id: threadId, catch_up: catchUp }, 'schedule fired');
     } catch (error) {
       const code = error instanceof HangarError ? error.code : 'internal_error';
@@ -208,10 +228,10 @@ export class Scheduler {
         return;
       }
       await this.record(tickId, { state: 'failed', thread_id: threadId, error: JSON.stringify({ error: code, message }) });
-      if (code === 'agent_not_found' || code === 'agent_deleted' || code === 'thread_not_found') {
-        // Nothing will ever run again: stop the schedule rather than fail at every tick.
+      if (code === 'agent_not_found' || code === 'agent_deleted' || code === 'thread_not_found' || code === 'preview_access_required') {
+        // Nothing runs until a person acts: stop the schedule rather than fail at every tick.
         await this.deps.db.updateTable('schedules').set({ enabled: false, next_run_at: null, updated_at: new Date() }).where('id', '=', schedule.id).execute();
-        this.log.warn({ schedule_id: schedule.id, code }, 'schedule disabled: its agent or thread is gone');
+        this.log.warn({ schedule_id: schedule.id, code }, 'schedule disabled: its agent or thread is gone, or its workspace has no preview access');
       } else {
         this.log.error({ err: error, schedule_id: schedule.id }, 'schedule could not start its run');
       }
@@ -242,17 +262,39 @@ export class Scheduler {
             .executeTakeFirst()
         )?.id ??
         null;
-      const adopted = threadId
-        ? await this.deps.db.selectFrom('runs').select('id').where('thread_id', '=', threadId).where('created_at', '>=', tick.created_at).orderBy('created_at').executeTakeFirst()
+      // The run the dead scheduler started carries the tick's id: on the tick's own thread, or on the
+      // thread of a thread-mode schedule (which has other runs too, so only the tick's id tells).
+      const runThread = threadId ?? schedule?.thread_id ?? null;
+      const adopted = runThread
+        ? await this.deps.db
+            .selectFrom('runs')
+            .select('id')
+            .where('thread_id', '=', runThread)
+            .where((eb) =>
+              threadId
+                ? // A thread made for this tick: any run on it (runs of older versions carry no tick id).
+                  eb.val(true)
+                : sql<boolean>`metadata @> ${JSON.stringify({ schedule_tick_id: tick.id })}::jsonb`,
+            )
+            .orderBy('created_at')
+            .executeTakeFirst()
         : undefined;
       if (adopted) {
-        await this.record(tick.id, { state: 'started', run_id: adopted.id, thread_id: threadId });
+        // The dead scheduler may have started the run without registering its webhook yet.
+        if (schedule?.webhook && runThread) {
+          const registered = await this.deps.db.selectFrom('webhook_deliveries').select('id').where('run_id', '=', adopted.id).where('schedule_id', '=', schedule.id).executeTakeFirst();
+          if (!registered) await this.deps.webhooks.register(schedule.workspace_id, { runId: adopted.id, threadId: runThread }, schedule.webhook, schedule.id);
+        }
+        await this.record(tick.id, { state: 'started', run_id: adopted.id, thread_id: runThread });
       } else if (!schedule) {
         await this.record(tick.id, { state: 'failed', error: JSON.stringify({ error: 'schedule_not_found', message: 'the schedule was deleted' }) });
       } else {
-        // Take the tick over (another recovering replica must not start it too).
-        const taken = await this.deps.db.updateTable('schedule_ticks').set({ created_at: new Date() }).where('id', '=', tick.id).where('created_at', '=', tick.created_at).executeTakeFirst();
-        if (Number(taken.numUpdatedRows) === 1) await this.fire({ schedule: toSchedule(schedule, null), tickId: tick.id, tickAt: tick.tick_at, catchUp: true }, { threadId });
+        // Take the tick over: one statement, so another recovering replica cannot take it too. (Not a
+        // comparison with the created_at read above: JavaScript dates lose its microseconds.)
+        const { rows: taken } = await sql<{ claimed_at: string }>`
+          UPDATE schedule_ticks SET created_at = now() WHERE id = ${tick.id} AND state = 'claimed' AND created_at < now() - interval '60 seconds'
+          RETURNING created_at::text AS claimed_at`.execute(this.deps.db);
+        if (taken[0]) await this.fire({ schedule: toSchedule(schedule, null), tickId: tick.id, tickAt: tick.tick_at, catchUp: true, claimedAt: taken[0].claimed_at }, { threadId });
       }
     }
   }

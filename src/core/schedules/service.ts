@@ -75,6 +75,9 @@ export interface CreateScheduleInput {
 /** Fields a PATCH may change; absent fields keep their value. */
 export type UpdateScheduleInput = Partial<Omit<CreateScheduleInput, 'agent_id'>>;
 
+/** Columns a schedule list may be sorted by. */
+export type ScheduleSortColumn = 'id' | 'agent_id' | 'thread_id' | 'next_run_at' | 'end_time' | 'created_at' | 'updated_at';
+
 /** Filters of a schedule list. */
 export interface ScheduleFilter {
   agent_id?: string | undefined;
@@ -102,6 +105,8 @@ export class ScheduleService {
     const cron = checkedCron(input.schedule, timezone);
     if (input.webhook) this.checkWebhook(input.webhook);
     const endTime = parseEndTime(input.end_time);
+    // A schedule that ends before its first tick would be stored, shown as enabled, and never fire.
+    if (endTime && !nextTick(cron, new Date(), endTime)) throw invalidField(['end_time'], `no tick of the schedule falls before it (${endTime.toISOString()}): it would never fire`);
     const threadId = await this.checkedThread(caller, input.thread ?? 'new', input.agent_id);
     const enabled = input.enabled ?? true;
     const row = await this.db
@@ -136,7 +141,7 @@ export class ScheduleService {
   async list(
     caller: Caller,
     filter: ScheduleFilter,
-    page: { limit: number; offset: number; sortBy?: 'created_at' | 'updated_at' | 'next_run_at'; sortOrder?: 'asc' | 'desc' },
+    page: { limit: number; offset: number; sortBy?: ScheduleSortColumn; sortOrder?: 'asc' | 'desc' },
   ): Promise<Schedule[]> {
     let query = this.db.selectFrom('schedules').selectAll().where('workspace_id', '=', caller.workspaceId);
     if (filter.agent_id) query = query.where('agent_id', '=', filter.agent_id);
@@ -244,13 +249,14 @@ export class ScheduleService {
     return new Map(rows.map((r) => [r.schedule_id, toTick(r, r.run ? reviveRun(r.run) : undefined)]));
   }
 
-  /** `null` for `new`; otherwise the id of a thread of the same agent in the workspace. */
+  /** `null` for `new`; otherwise the id of a thread of the workspace, of the same agent or of none yet. */
   private async checkedThread(caller: Caller, thread: string, agentId: string): Promise<string | null> {
     if (thread === 'new') return null;
     if (!UUID.test(thread)) throw invalidField(['thread'], 'must be "new" or a thread id');
     const row = await this.db.selectFrom('threads').select(['agent_id']).where('workspace_id', '=', caller.workspaceId).where('id', '=', thread).executeTakeFirst();
     if (!row) throw invalidField(['thread'], `no thread with id ${thread} in this workspace`);
-    if (row.agent_id !== agentId) throw invalidField(['thread'], `thread ${thread} belongs to another agent (${row.agent_id})`);
+    // A thread with no agent yet (no run so far, as LangGraph clients create them) is bound by its first run.
+    if (row.agent_id !== null && row.agent_id !== agentId) throw invalidField(['thread'], `thread ${thread} belongs to another agent (${row.agent_id})`);
     return thread;
   }
 }
