@@ -112,7 +112,7 @@ export class Reconciler {
     const hosting = this.o.drivers.filter((d) => d.hostsProcesses).map((d) => d.name);
     const limit = this.o.concurrency ?? 4;
     while (!this.stopped && [...this.held.values()].filter((h) => !h.hosting).length < limit) {
-      const row = await this.store.claimRevision(names, hosting);
+      const row = await this.store.claimRevision(names, hosting, [...this.held.keys()]);
       if (!row) break;
       const held: Held = { row, abort: new AbortController(), hosting: row.status === 'DEPLOYED' };
       this.held.set(row.id, held);

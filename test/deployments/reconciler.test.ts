@@ -190,4 +190,43 @@ describe('reconciler', () => {
       await lock.end();
     }
   }, 120_000);
+
+  it('does not claim a revision it is still building when its lease lapsed (a late renewal)', async () => {
+    const repo = await makeAppRepo();
+    await repo.push('main', { label: 'v1' });
+    const databaseUrl = await freshDatabaseUrl();
+    const dataDir = await mkdtemp(path.join(os.tmpdir(), 'hangar-lapse-'));
+    const marker = path.join(dataDir, 'let-the-build-finish');
+    // A long lease: renewals come every 20 s, so the one below is the only way it lapses.
+    const s = await start({ databaseUrl, dataDir, env: { ...ENV, HANGAR_DEPLOY_LEASE_MS: '60000' } });
+    const install = `node -e 'const f=${JSON.stringify(marker)};const w=()=>require("fs").existsSync(f)?process.exit(0):setTimeout(w,100);w()'`;
+    const body = (name: string, installCommand?: string) => ({
+      name,
+      source: 'vcshost',
+      source_config: { repo_url: repo.url, ...(installCommand ? { install_command: installCommand } : {}) },
+      source_revision_config: { repo_ref: 'main' },
+      secrets: [],
+    });
+    const slow = await api(s, 'POST', '/v2/deployments', body('lapsed', install));
+    const rev = slow.latest_revision_id as string;
+    await waitFor('the install step to start', async () => {
+      const logs = (await api(s, 'GET', `/v2/deployments/${slow.id}/revisions/${rev}/build-logs`)).logs as string;
+      return logs.includes('$ node -e') ? true : undefined;
+    });
+    // What a renewal that came too late leaves: the lease of a revision this process still builds has run out.
+    await sql(databaseUrl, "UPDATE deployment_revisions SET lease_expires_at = now() - interval '1 second' WHERE id = $1", [rev]);
+    // A newer deployment being claimed shows that a claim ran after that (older revisions come first).
+    const later = await api(s, 'POST', '/v2/deployments', body('later'));
+    await waitFor('the newer deployment to be claimed', async () => ((await revisionStatus(s, later.id, later.latest_revision_id)) === 'CREATING' ? undefined : true));
+    await writeFile(marker, 'go');
+    await waitFor('the revision to deploy', async () => {
+      const st = await revisionStatus(s, slow.id, rev);
+      return ['DEPLOYED', 'BUILD_FAILED', 'DEPLOY_FAILED'].includes(st) ? st : undefined;
+    });
+    const [row] = await sql(databaseUrl, 'SELECT status, attempts, build_log FROM deployment_revisions WHERE id = $1', [rev]);
+    expect(row.status).toBe('DEPLOYED');
+    expect(row.attempts).toBe(1);
+    expect(row.build_log).not.toContain('building again');
+    expect(row.build_log.match(/\[hangar\] fetching/g)).toHaveLength(1);
+  }, 120_000);
 });
