@@ -1831,7 +1831,7 @@ export interface paths {
         get?: never;
         /**
          * Upload a source tarball
-         * @description The body is the gzipped tarball (`application/gzip`), at most the configured body limit.
+         * @description The body is the gzipped tarball (`application/gzip`), at most the configured body limit. It may be replaced until a revision is made from it (then 409: start a new upload).
          */
         put: operations["uploadSourceTarball"];
         post?: never;
@@ -11861,6 +11861,15 @@ export interface operations {
             };
             /** @description Not found in the caller’s workspace. */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DetailError"];
+                };
+            };
+            /** @description Conflicts with the current state. */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -1,6 +1,7 @@
 // Server configuration: one table of settings, parsed once (flags > environment > defaults) and frozen.
 import path from 'node:path';
 import { z } from 'zod';
+import { SOURCES } from '../core/deployments/types.js';
 import { EgressGuard } from '../net/egress.js';
 
 /** One setting: where it comes from, how it is checked, and what it means (shown in `hangar serve --help`). */
@@ -200,6 +201,7 @@ export const settings = {
     schema: z
       .string()
       .regex(/^(\s*[a-z_]+=(local|kubernetes)\s*)(,\s*[a-z_]+=(local|kubernetes)\s*)*$/, 'must be a list like vcshost=local,external_docker=kubernetes')
+      .superRefine(checkDriverSources)
       .default('vcshost=local,internal_source=local,internal_template=local'),
     description:
       'Which deployment driver serves which source: comma-separated source=driver (drivers: local, kubernetes). A source not listed is refused at create.',
@@ -470,6 +472,16 @@ export function describeSettings(): string {
       return `  ${flag}${s.env}\n      ${s.description}`;
     })
     .join('\n');
+}
+
+/** Each source of HANGAR_DEPLOY_DRIVERS is a known one, named once (checked at start, before anything runs). */
+function checkDriverSources(value: string, ctx: z.RefinementCtx): void {
+  const seen = new Set<string>();
+  for (const source of value.split(',').map((part) => part.split('=')[0]!.trim())) {
+    if (!(SOURCES as readonly string[]).includes(source)) ctx.addIssue({ code: 'custom', message: `unknown source "${source}" (sources: ${SOURCES.join(', ')})` });
+    else if (seen.has(source)) ctx.addIssue({ code: 'custom', message: `source "${source}" is given twice` });
+    seen.add(source);
+  }
 }
 
 function isOrigin(value: string): boolean {

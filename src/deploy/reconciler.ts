@@ -57,6 +57,7 @@ export class Reconciler {
   private ticking: Promise<void> | undefined;
   private again = false;
   private stopped = false;
+  private renewing = false;
   private readonly work = new Set<Promise<void>>();
 
   constructor(private readonly o: ReconcilerOptions) {
@@ -111,7 +112,7 @@ export class Reconciler {
     const hosting = this.o.drivers.filter((d) => d.hostsProcesses).map((d) => d.name);
     const limit = this.o.concurrency ?? 4;
     while (!this.stopped && [...this.held.values()].filter((h) => !h.hosting).length < limit) {
-      const row = await this.store.claimRevision(names, hosting);
+      const row = await this.store.claimRevision(names, hosting, [...this.held.keys()]);
       if (!row) break;
       const held: Held = { row, abort: new AbortController(), hosting: row.status === 'DEPLOYED' };
       this.held.set(row.id, held);
@@ -121,11 +122,18 @@ export class Reconciler {
   }
 
   private async renewLeases(): Promise<void> {
-    if (this.stopped || this.held.size === 0) return;
+    // One renewal at a time: while the database is slow, renewals piling up would take every
+    // connection of the pool.
+    if (this.stopped || this.held.size === 0 || this.renewing) return;
+    this.renewing = true;
     try {
-      const keep = await this.store.renew([...this.held.keys()]);
-      for (const [id, h] of this.held) {
-        if (keep.has(id)) continue;
+      // Only what was held when the renewal was sent: a revision claimed while it ran is not in
+      // its answer, and must not be taken for one that was lost (stopping it mid-rollout left the
+      // deployment's front with nothing to serve).
+      const sent = [...this.held];
+      const keep = await this.store.renew(sent.map(([id]) => id));
+      for (const [id, h] of sent) {
+        if (keep.has(id) || this.held.get(id) !== h) continue;
         // Superseded, interrupted, deleted, or taken over after our lease lapsed: stop working on it.
         h.abort.abort(new LostRevision('the revision changed under this reconciler'));
         this.held.delete(id);
@@ -135,6 +143,8 @@ export class Reconciler {
       }
     } catch (error) {
       this.o.logger.warn({ err: error }, 'could not renew deployment leases');
+    } finally {
+      this.renewing = false;
     }
   }
 

@@ -25,9 +25,10 @@ export class ReconcilerStore {
 
   /**
    * Claim one revision with work to do for `drivers`: an in-progress revision, or (for drivers
-   * that host processes) an active DEPLOYED revision nobody hosts. Oldest first.
+   * that host processes) an active DEPLOYED revision nobody hosts. Oldest first; never one of
+   * `held` (those this process works on or hosts).
    */
-  async claimRevision(drivers: string[], hostingDrivers: string[]): Promise<RevisionRow | undefined> {
+  async claimRevision(drivers: string[], hostingDrivers: string[], held: string[] = []): Promise<RevisionRow | undefined> {
     if (drivers.length === 0) return undefined;
     const result = await sql<RevisionRow>`
       UPDATE deployment_revisions r
@@ -38,6 +39,9 @@ export class ReconcilerStore {
           WHERE d.status <> 'AWAITING_DELETE'
             AND d.driver = ANY(${drivers}::text[])
             AND (r2.lease_expires_at IS NULL OR r2.lease_expires_at < now())
+            -- Never one this process is still working on: a renewal that came late let its lease
+            -- lapse, and claiming it again would drive it twice here.
+            AND NOT (r2.id = ANY(${held}::uuid[]))
             AND (r2.status = ANY(${[...IN_PROGRESS_REVISION_STATUSES]}::text[])
                  OR (r2.status = 'DEPLOYED' AND d.active_revision_id = r2.id AND d.driver = ANY(${hostingDrivers}::text[])))
             -- One deploy at a time per deployment: a revision waits while an older one is deploying.

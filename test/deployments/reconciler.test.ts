@@ -140,4 +140,93 @@ describe('reconciler', () => {
       expect(r.claimed_by).not.toBe('reconciler-dead');
     }
   }, 180_000);
+
+  it('keeps a revision claimed while a lease renewal was under way (a rollout is not stopped half-way)', async () => {
+    const repo = await makeAppRepo();
+    await repo.push('main', { label: 'v1' });
+    const databaseUrl = await freshDatabaseUrl();
+    // Renewals every 5 s; the lease (15 s) outlasts the rollout below, so nothing lapses meanwhile.
+    const s = await start({ databaseUrl, env: ENV });
+    const d = await api(s, 'POST', '/v2/deployments', { name: 'renewed', source: 'vcshost', source_config: { repo_url: repo.url }, source_revision_config: { repo_ref: 'main' }, secrets: [] });
+    const rev1 = d.latest_revision_id as string;
+    await waitFor('revision 1 to deploy', async () => ((await revisionStatus(s, d.id, rev1)) === 'DEPLOYED' ? true : undefined));
+    const appUrl = `${s.url}/v2/deployments/${d.id}/app`;
+
+    // Hold the serving revision's row: the next renewal (which names only revision 1) waits on it,
+    // and answers only after revision 2 has been claimed and has taken over the front.
+    const lock = new pg.Client({ connectionString: databaseUrl });
+    await lock.connect();
+    const waiting = async (like: string): Promise<boolean> =>
+      Number((await sql(databaseUrl, "SELECT count(*) AS n FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query ILIKE $1", [like]))[0].n) > 0;
+    try {
+      await lock.query('BEGIN');
+      await lock.query('SELECT 1 FROM deployment_revisions WHERE id = $1 FOR NO KEY UPDATE', [rev1]);
+      await waitFor('a lease renewal to wait on the lock', async () => ((await waiting('%SET lease_expires_at = now()%')) ? true : undefined));
+      await repo.push('main', { label: 'v2' });
+      const rev2 = (await api(s, 'PATCH', `/v2/deployments/${d.id}`, { source_revision_config: { repo_ref: 'main' } })).latest_revision_id as string;
+      await waitFor('revision 2 to take over the front', async () => {
+        const logs = (await api(s, 'GET', `/v2/deployments/${d.id}/revisions/${rev2}/deploy-logs`)).logs as string;
+        return logs.includes('took over the deployment') ? true : undefined;
+      });
+      // Its activation (which marks revision 1 replaced) waits on the same row.
+      await waitFor('the activation to wait on the lock', async () => ((await waiting('%"failure_reason"%"runtime_url"%')) ? true : undefined));
+      await lock.query('COMMIT');
+
+      const failures: string[] = [];
+      await waitFor('revision 2 to be active and revision 1 let go', async () => {
+        const r = await fetch(`${appUrl}/ok`, { headers: { 'X-Api-Key': s.adminKey } });
+        if (r.status !== 200) failures.push(`${r.status} ${await r.text()}`);
+        else await r.body?.cancel();
+        const [row] = await sql(databaseUrl, 'SELECT (SELECT claimed_by FROM deployment_revisions WHERE id = $1) AS old, d.active_revision_id FROM deployments d WHERE d.id = $2', [rev1, d.id]);
+        return row.old === null && row.active_revision_id === rev2 ? true : undefined;
+      });
+      expect(failures).toEqual([]);
+      expect(await revisionStatus(s, d.id, rev2)).toBe('DEPLOYED');
+      // Revision 2 was never stopped and started again by its own process.
+      const logs = (await api(s, 'GET', `/v2/deployments/${d.id}/revisions/${rev2}/deploy-logs`)).logs as string;
+      expect(logs).not.toContain('starting the active revision again');
+      expect(logs.match(/\[hangar\] starting revision/g)).toHaveLength(1);
+    } finally {
+      await lock.end();
+    }
+  }, 120_000);
+
+  it('does not claim a revision it is still building when its lease lapsed (a late renewal)', async () => {
+    const repo = await makeAppRepo();
+    await repo.push('main', { label: 'v1' });
+    const databaseUrl = await freshDatabaseUrl();
+    const dataDir = await mkdtemp(path.join(os.tmpdir(), 'hangar-lapse-'));
+    const marker = path.join(dataDir, 'let-the-build-finish');
+    // A long lease: renewals come every 20 s, so the one below is the only way it lapses.
+    const s = await start({ databaseUrl, dataDir, env: { ...ENV, HANGAR_DEPLOY_LEASE_MS: '60000' } });
+    const install = `node -e 'const f=${JSON.stringify(marker)};const w=()=>require("fs").existsSync(f)?process.exit(0):setTimeout(w,100);w()'`;
+    const body = (name: string, installCommand?: string) => ({
+      name,
+      source: 'vcshost',
+      source_config: { repo_url: repo.url, ...(installCommand ? { install_command: installCommand } : {}) },
+      source_revision_config: { repo_ref: 'main' },
+      secrets: [],
+    });
+    const slow = await api(s, 'POST', '/v2/deployments', body('lapsed', install));
+    const rev = slow.latest_revision_id as string;
+    await waitFor('the install step to start', async () => {
+      const logs = (await api(s, 'GET', `/v2/deployments/${slow.id}/revisions/${rev}/build-logs`)).logs as string;
+      return logs.includes('$ node -e') ? true : undefined;
+    });
+    // What a renewal that came too late leaves: the lease of a revision this process still builds has run out.
+    await sql(databaseUrl, "UPDATE deployment_revisions SET lease_expires_at = now() - interval '1 second' WHERE id = $1", [rev]);
+    // A newer deployment being claimed shows that a claim ran after that (older revisions come first).
+    const later = await api(s, 'POST', '/v2/deployments', body('later'));
+    await waitFor('the newer deployment to be claimed', async () => ((await revisionStatus(s, later.id, later.latest_revision_id)) === 'CREATING' ? undefined : true));
+    await writeFile(marker, 'go');
+    await waitFor('the revision to deploy', async () => {
+      const st = await revisionStatus(s, slow.id, rev);
+      return ['DEPLOYED', 'BUILD_FAILED', 'DEPLOY_FAILED'].includes(st) ? st : undefined;
+    });
+    const [row] = await sql(databaseUrl, 'SELECT status, attempts, build_log FROM deployment_revisions WHERE id = $1', [rev]);
+    expect(row.status).toBe('DEPLOYED');
+    expect(row.attempts).toBe(1);
+    expect(row.build_log).not.toContain('building again');
+    expect(row.build_log.match(/\[hangar\] fetching/g)).toHaveLength(1);
+  }, 120_000);
 });

@@ -76,6 +76,15 @@ export const graph = new StateGraph(S).addNode('up', (s) => ({ text: s.text.toUp
       body: JSON.stringify({ assistant_id: 'shout', input: { text: 'hey' } }),
     });
     expect(await run.json()).toEqual({ text: 'HEY!!' });
+
+    // The tarball a revision was made from stays what it builds (a redeploy builds it again):
+    // replacing it is refused, and a new upload is the way to other source.
+    const replaced = await api('PUT', upload.body.upload_url, await (await import('node:fs/promises')).readFile(file), 'application/gzip');
+    expect(replaced.status).toBe(409);
+    expect(replaced.body.detail).toMatch(/start a new upload/);
+    const fresh = await api('POST', '/v2/deployments/uploads');
+    expect((await api('PUT', fresh.body.upload_url, await (await import('node:fs/promises')).readFile(file), 'application/gzip')).status).toBe(200);
+    expect((await api('PUT', fresh.body.upload_url, await (await import('node:fs/promises')).readFile(file), 'application/gzip')).status).toBe(200);
   });
 });
 

@@ -105,6 +105,13 @@ describe('hangar CLI', () => {
     const badFlag = await runHangar(['serve', '--data-dir', dataDir, '--database-url', 'mysql://x']);
     expect(badFlag.code).toBe(2);
     expect(badFlag.stderr).toMatch(/--database-url: must be a postgres/);
+    // A driver list naming a source that does not exist, or one source twice, is a setting error too.
+    const unknownSource = await runHangar(['serve', '--data-dir', dataDir], { HANGAR_DEPLOY_DRIVERS: 'vcshost=local,github=local' });
+    expect(unknownSource.code).toBe(2);
+    expect(unknownSource.stderr).toMatch(/HANGAR_DEPLOY_DRIVERS: unknown source "github"/);
+    const twice = await runHangar(['serve', '--data-dir', dataDir], { HANGAR_DEPLOY_DRIVERS: 'vcshost=local,vcshost=kubernetes' });
+    expect(twice.code).toBe(2);
+    expect(twice.stderr).toMatch(/HANGAR_DEPLOY_DRIVERS: source "vcshost" is given twice/);
   });
 
   it('--help describes every setting', async () => {

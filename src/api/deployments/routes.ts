@@ -167,13 +167,13 @@ const putUpload = createRoute({
   path: `${BASE}/uploads/{upload_id}`,
   tags,
   summary: 'Upload a source tarball',
-  description: 'The body is the gzipped tarball (`application/gzip`), at most the configured body limit.',
+  description: 'The body is the gzipped tarball (`application/gzip`), at most the configured body limit. It may be replaced until a revision is made from it (then 409: start a new upload).',
   security: apiKeySecurity,
   request: {
     params: z.object({ upload_id: uuidParam('upload_id', 'Upload id.') }),
     body: { required: true, content: { 'application/gzip': { schema: z.string().openapi({ format: 'binary' }) } } },
   },
-  responses: { 200: jsonResponse(UploadSchema, 'Stored.'), ...cp([400, 404, 413, 422]) },
+  responses: { 200: jsonResponse(UploadSchema, 'Stored.'), ...cp([400, 404, 409, 413, 422]) },
 });
 
 /** Routes of deployments. */

@@ -1,5 +1,6 @@
 // Source tarballs for `internal_source`: an upload location is handed out, the tarball is PUT there,
 // and its `source_tarball_path` names it in a deployment. Bytes are kept in PostgreSQL so any replica builds from them.
+import { sql } from 'kysely';
 import type { Db } from '../../db/index.js';
 import { type Caller, requireWrite } from '../caller.js';
 import { HangarError } from '../errors.js';
@@ -20,21 +21,32 @@ export class UploadService {
     return { id: row.id, sourceTarballPath: `uploads/${row.id}.tar.gz` };
   }
 
-  /** Store the tarball of an upload (a gzip stream; replacing an earlier one is allowed). */
+  /**
+   * Store the tarball of an upload (a gzip stream). It may be replaced until a revision is made
+   * from it; after that it is what that revision (and a redeploy of it) builds, so it stays.
+   */
   async put(caller: Caller, id: string, content: Buffer): Promise<Upload> {
     requireWrite(caller);
     if (content.length < 2 || content[0] !== 0x1f || content[1] !== 0x8b) {
       throw new HangarError('deployment_upload_invalid', 'the upload must be a gzip-compressed tarball (.tar.gz)');
     }
+    const sourceTarballPath = `uploads/${id}.tar.gz`;
     const row = await this.db
       .updateTable('deployment_uploads')
       .set({ content, size_bytes: content.length, uploaded_at: new Date() })
       .where('workspace_id', '=', caller.workspaceId)
       .where('id', '=', id)
+      .where(({ not, exists, selectFrom }) =>
+        not(exists(selectFrom('deployment_revisions').select(sql<number>`1`.as('one')).where('workspace_id', '=', caller.workspaceId).where(sql<string>`source_revision_config->>'source_tarball_path'`, '=', sourceTarballPath))),
+      )
       .returning('id')
       .executeTakeFirst();
-    if (!row) throw new HangarError('deployment_upload_not_found', `no upload ${id} in this workspace`);
-    return { id, sourceTarballPath: `uploads/${id}.tar.gz` };
+    if (!row) {
+      const exists = await this.db.selectFrom('deployment_uploads').select('id').where('workspace_id', '=', caller.workspaceId).where('id', '=', id).executeTakeFirst();
+      if (!exists) throw new HangarError('deployment_upload_not_found', `no upload ${id} in this workspace`);
+      throw new HangarError('deployment_upload_in_use', `a deployment revision was made from ${sourceTarballPath}; start a new upload (POST /v2/deployments/uploads) for other source`);
+    }
+    return { id, sourceTarballPath };
   }
 
   /** The tarball bytes of an upload (for the driver). */

@@ -56,8 +56,12 @@ export class Front {
    * Make `app` the serving revision: hold new requests, drain and stop the previous one, run
    * `takeOver` (the new one loads the database), then release the held requests to `app`.
    * Returns the process that served before (already stopped), if any.
+   *
+   * When `takeOver` fails after the previous process was stopped, `restore` gets that process and
+   * returns a running one in its place (the held requests go there), and the failure is thrown:
+   * a rollout that fails half-way leaves the previous revision serving, never nothing.
    */
-  switchTo(app: AppProcess, takeOver: () => Promise<void>): Promise<AppProcess | undefined> {
+  switchTo(app: AppProcess, takeOver: () => Promise<void>, restore?: (previous: AppProcess) => Promise<AppProcess | undefined>): Promise<AppProcess | undefined> {
     const run = this.switching.then(async () => {
       const previous = this.target;
       if (previous?.app === app) return undefined;
@@ -70,7 +74,15 @@ export class Front {
           previous.agent.destroy();
           await previous.app.stop();
         }
-        await takeOver();
+        try {
+          await takeOver();
+        } catch (error) {
+          if (previous && restore) {
+            const back = await restore(previous.app);
+            if (back) this.target = { app: back, agent: new http.Agent({ keepAlive: true }), inflight: 0 };
+          }
+          throw error;
+        }
         this.target = { app, agent: new http.Agent({ keepAlive: true }), inflight: 0 };
         return previous?.app;
       } finally {

@@ -192,7 +192,23 @@ export class LocalDriver implements Driver {
     const entry = this.running.get(ctx.revision.id);
     if (!entry) throw new DriverFailure('the revision is not running on this host');
     const front = await this.front(ctx.deployment.id);
-    const previous = await front.switchTo(entry.app, () => entry.app.activate());
+    // When the new revision fails to take over, the previous one (stopped by then: it flushed the
+    // database) starts again, as the writer it was, once the new one is gone.
+    const restore = async (stopped: AppProcess): Promise<AppProcess | undefined> => {
+      await entry.app.stop();
+      const back = stopped.again();
+      for (const r of this.running.values()) if (r.app === stopped) r.app = back;
+      ctx.log('deploy', `[hangar] revision ${ctx.revision.seq} could not take over; starting the previous revision again\n`);
+      try {
+        await back.startHealthy(this.o.healthTimeoutMs, new AbortController().signal);
+        return back;
+      } catch (error) {
+        await back.stop();
+        this.o.logger.error({ err: error, deployment_id: ctx.deployment.id }, 'the previous revision did not start again after a failed rollout; nothing serves the deployment on this host');
+        return undefined;
+      }
+    };
+    const previous = await front.switchTo(entry.app, () => entry.app.activate(), restore);
     for (const [id, r] of this.running) if (r.app === previous) await this.stop(ctx.deployment.id, id);
     ctx.log('deploy', `[hangar] serving: revision ${ctx.revision.seq} took over the deployment's database and its stable URL\n`);
   }

@@ -42,6 +42,14 @@ export class AppProcess {
     return `http://127.0.0.1:${this.spec.port}`;
   }
 
+  /**
+   * A new, not yet started process of the same application, role included (a stopped process
+   * cannot start again): for bringing back a revision that was stopped for a rollout that failed.
+   */
+  again(): AppProcess {
+    return new AppProcess({ ...this.spec, env: { ...this.spec.env } });
+  }
+
   /** Start it and wait until `/ok` answers 200; fails when it exits first or the time runs out. */
   async startHealthy(timeoutMs: number, signal: AbortSignal): Promise<void> {
     this.spawn();
