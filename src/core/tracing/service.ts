@@ -78,7 +78,15 @@ export class TracingService {
       if (run.projectName !== undefined && run.projectName !== project) throw elsewhere(`"${run.projectName}"`);
       if (run.projectId !== undefined && (await this.deps.store.getProject(workspaceId, run.projectId))?.name !== project) throw elsewhere(`project ${run.projectId}`);
     }
-    const owners = await this.deps.store.projectNamesOfRuns(workspaceId, batch.patch.map((p) => p.id));
+    // Runs it reports, and the traces and parents it hangs them under, must be its project's (or new):
+    // a create with another project's run id would take that run over, a parent would graft onto its trace.
+    const referenced = new Set<string>();
+    for (const run of [...batch.post, ...batch.patch]) {
+      referenced.add(run.id);
+      referenced.add(run.traceId);
+      if (run.parentRunId) referenced.add(run.parentRunId);
+    }
+    const owners = await this.deps.store.projectNamesOfRuns(workspaceId, [...referenced]);
     for (const [runId, name] of owners) if (name !== project) throw elsewhere(`run ${runId} of "${name}"`);
   }
 

@@ -1,0 +1,64 @@
+// Ingestion edge cases found in the second bug bash: what a key confined to one project may touch,
+// secrets in run updates, and runs that never end under the OTLP exporter.
+import { randomUUID } from 'node:crypto';
+import { Client } from 'langsmith';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestServer, type TestServer } from '../support/server.js';
+
+let server: TestServer;
+
+beforeAll(async () => {
+  server = await startTestServer();
+});
+afterAll(async () => {
+  await server?.close();
+});
+
+async function send(apiKey: string, method: string, path: string, body: unknown) {
+  const res = await fetch(`${server.url}/langsmith${path}`, { method, headers: { 'x-api-key': apiKey, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  return { status: res.status, body: (await res.json()) as Record<string, unknown> };
+}
+
+async function getRun(id: string) {
+  return server.client.GET('/v1/tracing/runs/{run_id}', { params: { path: { run_id: id } } });
+}
+
+describe('a key confined to one tracing project (a deployed application’s)', () => {
+  it('cannot take over another project’s run by reporting its id, nor graft runs onto another project’s trace', async () => {
+    const victim = randomUUID();
+    expect((await send(server.adminKey, 'POST', '/runs', { id: victim, name: 'private-run', run_type: 'chain', session_name: 'team-private', inputs: { q: 'confidential' } })).status).toBe(202);
+    const { key: appKey } = await server.hangar.services.workspaces.createKey({ workspace: 'default', role: 'member', tracesProject: 'some-app' });
+
+    const takeover = await send(appKey, 'POST', '/runs', { id: victim, name: 'mine-now', run_type: 'chain', inputs: { q: 'overwritten' } });
+    expect(takeover.status).toBe(403);
+    expect(String(takeover.body.detail)).toContain('may only send traces to project "some-app"');
+
+    const batch = await send(appKey, 'POST', '/runs/batch', { post: [{ id: victim, name: 'mine-now', run_type: 'chain' }] });
+    expect(batch.status).toBe(403);
+
+    const graft = randomUUID();
+    const grafted = await send(appKey, 'POST', '/runs', { id: graft, name: 'grafted', run_type: 'tool', trace_id: victim, parent_run_id: victim });
+    expect(grafted.status).toBe(403);
+    const patched = await send(appKey, 'PATCH', `/runs/${graft}`, { trace_id: victim, parent_run_id: victim, end_time: Date.now() });
+    expect(patched.status).toBe(403);
+
+    const stored = await getRun(victim);
+    expect(stored.response.status).toBe(200);
+    expect(stored.data).toMatchObject({ name: 'private-run', inputs: { q: 'confidential' }, child_runs: [] });
+    const project = (await server.client.GET('/v1/tracing/projects')).data!.items.find((p) => p.name === 'team-private')!;
+    expect(stored.data!.project_id).toBe(project.id);
+    expect((await getRun(graft)).response.status).toBe(404);
+
+    // Its own traces, parents and all, are still taken, through the official client as the app sends them.
+    const client = new Client({ apiUrl: `${server.url}/langsmith`, apiKey: appKey, autoBatchTracing: false });
+    const root = randomUUID();
+    const child = randomUUID();
+    await client.createRun({ id: root, name: 'app-root', run_type: 'chain', inputs: {}, project_name: 'some-app', start_time: Date.now() });
+    await client.createRun({ id: child, name: 'app-child', run_type: 'tool', inputs: {}, project_name: 'some-app', parent_run_id: root, trace_id: root, start_time: Date.now() });
+    await client.updateRun(child, { outputs: { ok: true }, end_time: Date.now(), trace_id: root, parent_run_id: root });
+    await client.updateRun(root, { outputs: { ok: true }, end_time: Date.now() });
+    const own = await getRun(root);
+    expect(own.data).toMatchObject({ name: 'app-root', status: 'success' });
+    expect((await getRun(child)).data).toMatchObject({ name: 'app-child', parent_run_id: root, trace_id: root, project_id: own.data!.project_id, status: 'success' });
+  });
+});
