@@ -62,3 +62,17 @@ describe('a key confined to one tracing project (a deployed application’s)', (
     expect((await getRun(child)).data).toMatchObject({ name: 'app-child', parent_run_id: root, trace_id: root, project_id: own.data!.project_id, status: 'success' });
   });
 });
+
+describe('secrets in run updates', () => {
+  it('redacts tags set by a patch, as it does tags of a create', async () => {
+    const id = randomUUID();
+    expect((await send(server.adminKey, 'POST', '/runs', { id, name: 'tagged', run_type: 'chain', tags: ['Bearer createdTagToken0123456789'] })).status).toBe(202);
+    expect((await getRun(id)).data!.tags).toEqual(['Bearer [redacted]']);
+
+    const patched = await send(server.adminKey, 'PATCH', `/runs/${id}`, { tags: ['Bearer patchedTagToken0123456789', 'sk-patchedProviderKey0123456789'], end_time: Date.now() });
+    expect(patched.status).toBe(202);
+    const run = await getRun(id);
+    expect(run.data!.tags).toEqual(['Bearer [redacted]', '[redacted]']);
+    expect(JSON.stringify(run.data)).not.toContain('patchedTagToken');
+  });
+});

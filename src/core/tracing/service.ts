@@ -218,16 +218,17 @@ export class TracingService {
 }
 
 function redactBatch(batch: RunBatch, r: Redactor): RunBatch {
-  const common = <T extends { inputs?: unknown; outputs?: unknown; error?: string | undefined; extra?: Record<string, unknown> | undefined; events?: unknown[] | undefined }>(run: T): T => ({
+  const common = <T extends { inputs?: unknown; outputs?: unknown; error?: string | undefined; extra?: Record<string, unknown> | undefined; events?: unknown[] | undefined; tags?: string[] | undefined }>(run: T): T => ({
     ...run,
     ...(run.inputs !== undefined ? { inputs: r.value(run.inputs) } : {}),
     ...(run.outputs !== undefined ? { outputs: r.value(run.outputs) } : {}),
     ...(run.error !== undefined ? { error: r.string(run.error) } : {}),
     ...(run.extra !== undefined ? { extra: r.value(run.extra) as Record<string, unknown> } : {}),
     ...(run.events !== undefined ? { events: r.value(run.events) as unknown[] } : {}),
+    ...(run.tags !== undefined ? { tags: run.tags.map((t) => r.string(t)) } : {}),
   });
   return {
-    post: batch.post.map((run) => ({ ...common(run), name: r.string(run.name), tags: run.tags?.map((t) => r.string(t)) })),
+    post: batch.post.map((run) => ({ ...common(run), name: r.string(run.name) })),
     patch: batch.patch.map(common),
   };
 }
