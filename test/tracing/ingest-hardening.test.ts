@@ -76,3 +76,17 @@ describe('secrets in run updates', () => {
     expect(JSON.stringify(run.data)).not.toContain('patchedTagToken');
   });
 });
+
+describe('tool server secrets', () => {
+  it('redacts the header values of a tool server added a moment ago, even right after another trace was stored', async () => {
+    const warm = randomUUID();
+    expect((await send(server.adminKey, 'POST', '/runs', { id: warm, name: 'before-the-server', run_type: 'chain' })).status).toBe(202);
+    const header = 'fresh-tool-server-header-4b7f2a';
+    const created = await server.client.POST('/v1/deepagents/mcp-servers', { body: { name: 'JustAdded', url: 'https://just-added.example.com/mcp', headers: [{ key: 'X-Team', value: header }] } });
+    expect(created.response.status).toBe(201);
+    const id = randomUUID();
+    expect((await send(server.adminKey, 'POST', '/runs', { id, name: 'after-the-server', run_type: 'tool', inputs: { note: `sent ${header}` }, tags: [header] })).status).toBe(202);
+    const run = await getRun(id);
+    expect(run.data).toMatchObject({ inputs: { note: 'sent [redacted]' }, tags: ['[redacted]'] });
+  });
+});

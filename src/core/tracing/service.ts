@@ -22,7 +22,8 @@ export type RunListQuery = Omit<RootRunFilter, 'projectId' | 'after'> & { cursor
 
 /** Tracing projects and runs of workspaces. */
 export class TracingService {
-  private readonly secretCache = new Map<string, { at: number; values: string[] }>();
+  /** Header values of each workspace's tool servers, with the version of the records they were read from. */
+  private readonly secretCache = new Map<string, { version: string; values: string[] }>();
   /** Tool server records skipped because their headers could not be decrypted (a counter for operators). */
   undecryptableSecrets = 0;
   /** Projects by workspace and name ('' for the default): projects are never deleted or renamed. */
@@ -199,10 +200,14 @@ export class TracingService {
     }
   }
 
-  /** Header values of the workspace's tool servers: they must never appear in a trace. Cached briefly. */
+  /**
+   * Header values of the workspace's tool servers: they must never appear in a trace. Decrypted once
+   * per version of the records: a server added or changed a moment ago (on any replica) counts at once.
+   */
   private async knownSecrets(workspaceId: string): Promise<string[]> {
+    const version = await this.deps.store.toolServerHeadersVersion(workspaceId);
     const cached = this.secretCache.get(workspaceId);
-    if (cached && Date.now() - cached.at < 5000) return cached.values;
+    if (cached && cached.version === version) return cached.values;
     // Tracing reads the headers only to redact them; an undecryptable record is skipped and counted.
     const headerValues = await this.deps.mcpServers.headerValues(workspaceId, (serverId, error) => {
       this.undecryptableSecrets += 1;
@@ -212,7 +217,8 @@ export class TracingService {
       );
     });
     const values = headerValues.flatMap((v) => [v, ...v.split(/\s+/).filter((part) => part.length >= 12)]);
-    this.secretCache.set(workspaceId, { at: Date.now(), values });
+    if (this.secretCache.size > 10_000) this.secretCache.clear();
+    this.secretCache.set(workspaceId, { version, values });
     return values;
   }
 }
