@@ -256,7 +256,9 @@ function encodeCursor(run: TraceRun): string {
 function decodeCursor(cursor: string): { startTime: Date; id: string } {
   const [time, id] = Buffer.from(cursor, 'base64url').toString('utf8').split('|');
   const startTime = new Date(time ?? '');
-  if (!id || !/^[0-9a-f-]{36}$/i.test(id) || Number.isNaN(startTime.getTime())) {
+  // Years 1 to 9999 only: the run times PostgreSQL holds (an edited cursor may name any other).
+  const t = startTime.getTime();
+  if (!id || !/^[0-9a-f-]{36}$/i.test(id) || Number.isNaN(t) || t < -62135596800000 || t > 253402300799999) {
     throw new HangarError('validation_failed', 'cursor: not a cursor returned by this endpoint', {
       issues: [{ loc: ['query', 'cursor'], msg: 'not a cursor returned by this endpoint', type: 'value_error' }],
     });
