@@ -90,3 +90,40 @@ describe('tool server secrets', () => {
     expect(run.data).toMatchObject({ inputs: { note: 'sent [redacted]' }, tags: ['[redacted]'] });
   });
 });
+
+describe('children reported with only parent_run_id', () => {
+  it('are placed in their parent’s trace and tree, whether the parent came earlier in the batch or in an earlier request', async () => {
+    // What older clients (and the REST examples) send: no trace_id, no dotted_order.
+    const root = randomUUID();
+    const step = randomUUID();
+    const leaf = randomUUID();
+    expect((await send(server.adminKey, 'POST', '/runs', { id: root, name: 'root', run_type: 'chain', start_time: '2026-03-01T10:00:00Z' })).status).toBe(202);
+    const batch = await send(server.adminKey, 'POST', '/runs/batch', {
+      post: [
+        { id: step, name: 'step', run_type: 'chain', parent_run_id: root, start_time: '2026-03-01T10:00:01Z' },
+        { id: leaf, name: 'leaf', run_type: 'tool', parent_run_id: step, start_time: '2026-03-01T10:00:02Z', end_time: '2026-03-01T10:00:03Z' },
+      ],
+    });
+    expect(batch.status).toBe(202);
+    const tree = await getRun(root);
+    expect(tree.response.status).toBe(200);
+    expect(tree.data!.child_runs.map((c) => c.name)).toEqual(['step']);
+    expect(tree.data!.child_runs[0]!.child_runs.map((c) => c.name)).toEqual(['leaf']);
+    const leafRun = (await getRun(leaf)).data!;
+    expect(leafRun).toMatchObject({ trace_id: root, parent_run_id: step });
+    expect(leafRun.dotted_order.startsWith(`${tree.data!.dotted_order}.`)).toBe(true);
+
+    // A child whose parent Hangar never saw stands as its own trace rather than failing.
+    const orphan = randomUUID();
+    expect((await send(server.adminKey, 'POST', '/runs', { id: orphan, name: 'orphan', run_type: 'chain', parent_run_id: randomUUID() })).status).toBe(202);
+    expect((await getRun(orphan)).data).toMatchObject({ trace_id: orphan, name: 'orphan' });
+
+    // A confined key sending such a child of its own run is fine too.
+    const { key: appKey } = await server.hangar.services.workspaces.createKey({ workspace: 'default', role: 'member', tracesProject: 'placing-app' });
+    const appRoot = randomUUID();
+    const appChild = randomUUID();
+    expect((await send(appKey, 'POST', '/runs', { id: appRoot, name: 'app-root', run_type: 'chain' })).status).toBe(202);
+    expect((await send(appKey, 'POST', '/runs', { id: appChild, name: 'app-child', run_type: 'tool', parent_run_id: appRoot })).status).toBe(202);
+    expect((await getRun(appRoot)).data!.child_runs.map((c) => c.name)).toEqual(['app-child']);
+  });
+});

@@ -1,7 +1,7 @@
 // Tracing: projects, run ingestion (LangSmith SDK, Hangar's own tracer), reads and stats.
 // Everything stored is redacted first; what is stored is then offered to the exporters.
 import type { Logger } from '../../logging.js';
-import type { RunBatch, RunCreate, TraceRun, TraceRunTree } from '../../tracing/run.js';
+import { dottedOrderSegment, type RunBatch, type RunCreate, type TraceRun, type TraceRunTree } from '../../tracing/run.js';
 import type { ExportBatch, ExporterStats, TraceExporter } from '../../tracing/export/exporter.js';
 import { Redactor } from '../../tracing/redact.js';
 import type { AgentRunLink, ProjectStats, RootRun, RootRunFilter, TraceStore, TracingProject } from '../../tracing/store.js';
@@ -84,7 +84,7 @@ export class TracingService {
     const referenced = new Set<string>();
     for (const run of [...batch.post, ...batch.patch]) {
       referenced.add(run.id);
-      referenced.add(run.traceId);
+      if (run.traceId) referenced.add(run.traceId); // empty: a child placed under its parent later
       if (run.parentRunId) referenced.add(run.parentRunId);
     }
     const owners = await this.deps.store.projectNamesOfRuns(workspaceId, [...referenced]);
@@ -98,7 +98,7 @@ export class TracingService {
    */
   async record(workspaceId: string, batch: RunBatch, options: { secrets?: string[]; fallbackProject?: string; link?: AgentRunLink | undefined } = {}): Promise<void> {
     const redactor = new Redactor([...(await this.knownSecrets(workspaceId)), ...(options.secrets ?? [])]);
-    const clean = redactBatch(batch, redactor);
+    const clean = await this.placeChildren(workspaceId, redactBatch(batch, redactor));
     const projectNames: Record<string, string> = {};
     const resolve = async (run: RunCreate): Promise<TracingProject> => {
       if (run.projectId) {
@@ -126,6 +126,32 @@ export class TracingService {
     }
     const exported: ExportBatch = { workspaceId, post: clean.post, patch: clean.patch, projectNames };
     for (const exporter of this.deps.exporters) exporter.offer(exported);
+  }
+
+  /**
+   * Children reported without `trace_id` or `dotted_order` (empty here) get their parent's trace and a
+   * dotted order beneath the parent's, the parent found earlier in the batch or in the store; a child
+   * whose parent is unknown becomes the root of its own trace.
+   */
+  private async placeChildren(workspaceId: string, batch: RunBatch): Promise<RunBatch> {
+    if (!batch.post.some((r) => r.parentRunId && (r.traceId === '' || r.dottedOrder === ''))) return batch;
+    const placed = new Map<string, { traceId: string; dottedOrder: string }>();
+    const post: RunCreate[] = [];
+    for (const run of batch.post) {
+      let next = run;
+      if (run.parentRunId && (run.traceId === '' || run.dottedOrder === '')) {
+        const parent = placed.get(run.parentRunId) ?? (await this.deps.store.findRun(workspaceId, run.parentRunId));
+        const own = dottedOrderSegment(run.startTime, run.id);
+        next = {
+          ...run,
+          traceId: run.traceId || (parent?.traceId ?? run.id),
+          dottedOrder: run.dottedOrder || (parent?.dottedOrder ? `${parent.dottedOrder}.${own}` : own),
+        };
+      }
+      placed.set(next.id, next);
+      post.push(next);
+    }
+    return { post, patch: batch.patch };
   }
 
   /** The project `name` (the default one when undefined), created when missing; cached. */
