@@ -366,6 +366,14 @@ export class TraceStore {
     };
   }
 
+  /** A digest of the workspace's tool server header records: it changes whenever one is added, changed or removed. */
+  async toolServerHeadersVersion(workspaceId: string): Promise<string> {
+    const { rows } = await sql<{ v: string }>`
+      SELECT count(*)::text || ':' || coalesce(md5(string_agg(id::text || ':' || headers_encrypted, ',' ORDER BY id)), '') AS v
+      FROM mcp_servers WHERE workspace_id = ${workspaceId}`.execute(this.db);
+    return rows[0]?.v ?? '';
+  }
+
   /** Delete runs stored before `cutoff`, at most `batch` at a time; returns how many were deleted. */
   async deleteOlderThan(cutoff: Date, batch = 5000): Promise<number> {
     const result = await sql`

@@ -34,14 +34,18 @@ export function parseWireTime(value: string | number | null | undefined): Date |
   return Number.isNaN(t) || t < MIN_TIME || t > MAX_TIME ? undefined : date;
 }
 
-/** A create from the wire; trace id and dotted order default to a root run's own. */
+/**
+ * A create from the wire; trace id and dotted order default to a root run's own. A child sent without
+ * them (older clients give only `parent_run_id`) gets them empty: the store places it under its parent.
+ */
 export function createFromWire(run: WireRun & { id: string; name: string; run_type: string }, now = new Date()): RunCreate {
   const startTime = parseWireTime(run.start_time) ?? now;
+  const child = typeof run.parent_run_id === 'string';
   return {
     id: run.id,
-    traceId: run.trace_id ?? run.id,
+    traceId: run.trace_id ?? (child ? '' : run.id),
     parentRunId: run.parent_run_id ?? null,
-    dottedOrder: run.dotted_order ?? dottedOrderSegment(startTime, run.id),
+    dottedOrder: run.dotted_order ?? (child ? '' : dottedOrderSegment(startTime, run.id)),
     name: run.name,
     runType: run.run_type,
     startTime,

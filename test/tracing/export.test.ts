@@ -180,6 +180,22 @@ describe('trace export', () => {
     expect(otlp!.sent).toBe(0);
   });
 
+  it('still exports runs that end after many runs that never ended: the oldest unfinished run gives way', async () => {
+    const receiver = await otlpReceiver();
+    const server = await started({ HANGAR_OTLP_TRACES_ENDPOINT: receiver.url, HANGAR_OTLP_HEADERS: 'x-collector-key=k1', HANGAR_TRACE_EXPORT_QUEUE: '2' });
+    // Three runs start and never end (their client crashed): more than the exporter holds.
+    for (let i = 0; i < 3; i++) expect(await send(server, { post: [agentTrace().post[0]] })).toBe(202);
+    // A later run starts, then ends in a second report: it becomes a span.
+    const t = agentTrace();
+    expect(await send(server, { post: [t.post[0]] })).toBe(202);
+    expect(await send(server, { patch: t.patch })).toBe(202);
+    await server.hangar.services.tracing.flushExports(); // resolves once the receiver has answered
+    expect(receiver.spans.map((s) => s.name)).toEqual(['invoke_agent support-agent']);
+    expect(hexId(receiver.spans[0]!.traceId)).toBe(t.root.replace(/-/g, ''));
+    const [otlp] = (await server.client.GET('/v1/tracing/exporters')).data!.items;
+    expect(otlp).toEqual({ name: 'otlp', queued: 0, sent: 1, dropped: 2 });
+  });
+
   it('drops and counts spans for a collector on a closed port, while ingestion succeeds', async () => {
     const closed = http.createServer();
     closed.listen(0, '127.0.0.1');

@@ -172,6 +172,13 @@ describe('tracing read API', () => {
     const badCursor = await server.client.GET('/v1/tracing/projects/{project_id}/runs', { params: { path: { project_id: project.id }, query: { cursor: 'garbage' } } });
     expect(badCursor.response.status).toBe(422);
     expect(badCursor.error).toMatchObject({ code: 'validation_failed' });
+    // A cursor edited to hold a time JavaScript reads but PostgreSQL cannot hold: refused, not a 500.
+    for (const time of ['-271821-04-20T00:00:00.000Z', '+275760-09-13T00:00:00.000Z']) {
+      const forged = Buffer.from(`${time}|${randomUUID()}`).toString('base64url');
+      const res = await server.client.GET('/v1/tracing/projects/{project_id}/runs', { params: { path: { project_id: project.id }, query: { cursor: forged } } });
+      expect(res.response.status, time).toBe(422);
+      expect(res.error).toMatchObject({ code: 'validation_failed' });
+    }
     expect(await countRuns()).toBe(before);
   });
 

@@ -1,7 +1,7 @@
 // Tracing: projects, run ingestion (LangSmith SDK, Hangar's own tracer), reads and stats.
 // Everything stored is redacted first; what is stored is then offered to the exporters.
 import type { Logger } from '../../logging.js';
-import type { RunBatch, RunCreate, TraceRun, TraceRunTree } from '../../tracing/run.js';
+import { dottedOrderSegment, type RunBatch, type RunCreate, type TraceRun, type TraceRunTree } from '../../tracing/run.js';
 import type { ExportBatch, ExporterStats, TraceExporter } from '../../tracing/export/exporter.js';
 import { Redactor } from '../../tracing/redact.js';
 import type { AgentRunLink, ProjectStats, RootRun, RootRunFilter, TraceStore, TracingProject } from '../../tracing/store.js';
@@ -22,7 +22,8 @@ export type RunListQuery = Omit<RootRunFilter, 'projectId' | 'after'> & { cursor
 
 /** Tracing projects and runs of workspaces. */
 export class TracingService {
-  private readonly secretCache = new Map<string, { at: number; values: string[] }>();
+  /** Header values of each workspace's tool servers, with the version of the records they were read from. */
+  private readonly secretCache = new Map<string, { version: string; values: string[] }>();
   /** Tool server records skipped because their headers could not be decrypted (a counter for operators). */
   undecryptableSecrets = 0;
   /** Projects by workspace and name ('' for the default): projects are never deleted or renamed. */
@@ -78,7 +79,15 @@ export class TracingService {
       if (run.projectName !== undefined && run.projectName !== project) throw elsewhere(`"${run.projectName}"`);
       if (run.projectId !== undefined && (await this.deps.store.getProject(workspaceId, run.projectId))?.name !== project) throw elsewhere(`project ${run.projectId}`);
     }
-    const owners = await this.deps.store.projectNamesOfRuns(workspaceId, batch.patch.map((p) => p.id));
+    // Runs it reports, and the traces and parents it hangs them under, must be its project's (or new):
+    // a create with another project's run id would take that run over, a parent would graft onto its trace.
+    const referenced = new Set<string>();
+    for (const run of [...batch.post, ...batch.patch]) {
+      referenced.add(run.id);
+      if (run.traceId) referenced.add(run.traceId); // empty: a child placed under its parent later
+      if (run.parentRunId) referenced.add(run.parentRunId);
+    }
+    const owners = await this.deps.store.projectNamesOfRuns(workspaceId, [...referenced]);
     for (const [runId, name] of owners) if (name !== project) throw elsewhere(`run ${runId} of "${name}"`);
   }
 
@@ -89,7 +98,7 @@ export class TracingService {
    */
   async record(workspaceId: string, batch: RunBatch, options: { secrets?: string[]; fallbackProject?: string; link?: AgentRunLink | undefined } = {}): Promise<void> {
     const redactor = new Redactor([...(await this.knownSecrets(workspaceId)), ...(options.secrets ?? [])]);
-    const clean = redactBatch(batch, redactor);
+    const clean = await this.placeChildren(workspaceId, redactBatch(batch, redactor));
     const projectNames: Record<string, string> = {};
     const resolve = async (run: RunCreate): Promise<TracingProject> => {
       if (run.projectId) {
@@ -117,6 +126,32 @@ export class TracingService {
     }
     const exported: ExportBatch = { workspaceId, post: clean.post, patch: clean.patch, projectNames };
     for (const exporter of this.deps.exporters) exporter.offer(exported);
+  }
+
+  /**
+   * Children reported without `trace_id` or `dotted_order` (empty here) get their parent's trace and a
+   * dotted order beneath the parent's, the parent found earlier in the batch or in the store; a child
+   * whose parent is unknown becomes the root of its own trace.
+   */
+  private async placeChildren(workspaceId: string, batch: RunBatch): Promise<RunBatch> {
+    if (!batch.post.some((r) => r.parentRunId && (r.traceId === '' || r.dottedOrder === ''))) return batch;
+    const placed = new Map<string, { traceId: string; dottedOrder: string }>();
+    const post: RunCreate[] = [];
+    for (const run of batch.post) {
+      let next = run;
+      if (run.parentRunId && (run.traceId === '' || run.dottedOrder === '')) {
+        const parent = placed.get(run.parentRunId) ?? (await this.deps.store.findRun(workspaceId, run.parentRunId));
+        const own = dottedOrderSegment(run.startTime, run.id);
+        next = {
+          ...run,
+          traceId: run.traceId || (parent?.traceId ?? run.id),
+          dottedOrder: run.dottedOrder || (parent?.dottedOrder ? `${parent.dottedOrder}.${own}` : own),
+        };
+      }
+      placed.set(next.id, next);
+      post.push(next);
+    }
+    return { post, patch: batch.patch };
   }
 
   /** The project `name` (the default one when undefined), created when missing; cached. */
@@ -191,10 +226,14 @@ export class TracingService {
     }
   }
 
-  /** Header values of the workspace's tool servers: they must never appear in a trace. Cached briefly. */
+  /**
+   * Header values of the workspace's tool servers: they must never appear in a trace. Decrypted once
+   * per version of the records: a server added or changed a moment ago (on any replica) counts at once.
+   */
   private async knownSecrets(workspaceId: string): Promise<string[]> {
+    const version = await this.deps.store.toolServerHeadersVersion(workspaceId);
     const cached = this.secretCache.get(workspaceId);
-    if (cached && Date.now() - cached.at < 5000) return cached.values;
+    if (cached && cached.version === version) return cached.values;
     // Tracing reads the headers only to redact them; an undecryptable record is skipped and counted.
     const headerValues = await this.deps.mcpServers.headerValues(workspaceId, (serverId, error) => {
       this.undecryptableSecrets += 1;
@@ -204,22 +243,24 @@ export class TracingService {
       );
     });
     const values = headerValues.flatMap((v) => [v, ...v.split(/\s+/).filter((part) => part.length >= 12)]);
-    this.secretCache.set(workspaceId, { at: Date.now(), values });
+    if (this.secretCache.size > 10_000) this.secretCache.clear();
+    this.secretCache.set(workspaceId, { version, values });
     return values;
   }
 }
 
 function redactBatch(batch: RunBatch, r: Redactor): RunBatch {
-  const common = <T extends { inputs?: unknown; outputs?: unknown; error?: string | undefined; extra?: Record<string, unknown> | undefined; events?: unknown[] | undefined }>(run: T): T => ({
+  const common = <T extends { inputs?: unknown; outputs?: unknown; error?: string | undefined; extra?: Record<string, unknown> | undefined; events?: unknown[] | undefined; tags?: string[] | undefined }>(run: T): T => ({
     ...run,
     ...(run.inputs !== undefined ? { inputs: r.value(run.inputs) } : {}),
     ...(run.outputs !== undefined ? { outputs: r.value(run.outputs) } : {}),
     ...(run.error !== undefined ? { error: r.string(run.error) } : {}),
     ...(run.extra !== undefined ? { extra: r.value(run.extra) as Record<string, unknown> } : {}),
     ...(run.events !== undefined ? { events: r.value(run.events) as unknown[] } : {}),
+    ...(run.tags !== undefined ? { tags: run.tags.map((t) => r.string(t)) } : {}),
   });
   return {
-    post: batch.post.map((run) => ({ ...common(run), name: r.string(run.name), tags: run.tags?.map((t) => r.string(t)) })),
+    post: batch.post.map((run) => ({ ...common(run), name: r.string(run.name) })),
     patch: batch.patch.map(common),
   };
 }
@@ -241,7 +282,9 @@ function encodeCursor(run: TraceRun): string {
 function decodeCursor(cursor: string): { startTime: Date; id: string } {
   const [time, id] = Buffer.from(cursor, 'base64url').toString('utf8').split('|');
   const startTime = new Date(time ?? '');
-  if (!id || !/^[0-9a-f-]{36}$/i.test(id) || Number.isNaN(startTime.getTime())) {
+  // Years 1 to 9999 only: the run times PostgreSQL holds (an edited cursor may name any other).
+  const t = startTime.getTime();
+  if (!id || !/^[0-9a-f-]{36}$/i.test(id) || Number.isNaN(t) || t < -62135596800000 || t > 253402300799999) {
     throw new HangarError('validation_failed', 'cursor: not a cursor returned by this endpoint', {
       issues: [{ loc: ['query', 'cursor'], msg: 'not a cursor returned by this endpoint', type: 'value_error' }],
     });

@@ -26,6 +26,16 @@ export interface UsageReport {
 /** How far back a report reaches when no start is given. */
 const DEFAULT_RANGE_MS = 30 * 24 * 3600 * 1000;
 
+/**
+ * The sum of a token count over a group. A run's metadata starts as what its caller sent, so `usage`
+ * may hold anything until the run settles: only non-negative numbers count (whole tokens), and the
+ * sum is numeric, so nothing a caller wrote can fail the report.
+ */
+function tokens(field: 'input_tokens' | 'output_tokens') {
+  const value = sql`metadata->'usage'->${sql.lit(field)}`;
+  return sql`coalesce(sum(CASE WHEN jsonb_typeof(${value}) = 'number' AND (${value})::numeric >= 0 THEN trunc((${value})::numeric) END), 0)::text`;
+}
+
 /** Reports usage of a workspace. */
 export class UsageService {
   constructor(private readonly db: Db) {}
@@ -39,16 +49,16 @@ export class UsageService {
       .selectFrom('runs')
       .select([
         'agent_id',
-        sql<string>`coalesce(metadata->'usage'->>'model', 'unknown')`.as('model'),
+        sql<string>`CASE WHEN jsonb_typeof(metadata->'usage'->'model') = 'string' THEN metadata->'usage'->>'model' ELSE 'unknown' END`.as('model'),
         sql<number>`count(*)::int`.as('runs'),
         sql<number>`count(*) FILTER (WHERE status IN ('error', 'timeout'))::int`.as('errors'),
-        sql<number>`coalesce(sum((metadata->'usage'->>'input_tokens')::bigint), 0)::bigint`.as('input_tokens'),
-        sql<number>`coalesce(sum((metadata->'usage'->>'output_tokens')::bigint), 0)::bigint`.as('output_tokens'),
+        sql<string>`${tokens('input_tokens')}`.as('input_tokens'),
+        sql<string>`${tokens('output_tokens')}`.as('output_tokens'),
       ])
       .where('workspace_id', '=', caller.workspaceId)
       .where('created_at', '>=', start)
       .where('created_at', '<', end)
-      .where(sql<boolean>`coalesce((metadata->>'is_test_run')::boolean, false) = false`);
+      .where(sql<boolean>`metadata->'is_test_run' IS DISTINCT FROM 'true'::jsonb`);
     if (range.agentId) q = q.where('agent_id', '=', range.agentId);
     const rows = await q.groupBy(['agent_id', sql`2`]).orderBy('agent_id').orderBy(sql`2`).execute();
     return {

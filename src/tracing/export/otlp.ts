@@ -68,9 +68,18 @@ export class OtlpRunExporter implements TraceExporter {
     const spans: ReadableSpan[] = [];
     for (const run of batch.post) {
       const full = { ...run, workspaceId: batch.workspaceId, projectName: batch.projectNames[run.id] };
-      if (run.endTime) spans.push(this.toSpan({ ...full, endTime: run.endTime }));
-      else if (this.open.size < this.options.maxQueue) this.open.set(run.id, full);
-      else this.droppedOpen++;
+      if (run.endTime) {
+        this.open.delete(run.id); // reported twice, started then ended
+        spans.push(this.toSpan({ ...full, endTime: run.endTime }));
+      } else {
+        // Runs that never end (a crashed client) must not fill the map for good: the oldest gives way.
+        if (!this.open.has(run.id) && this.open.size >= this.options.maxQueue) {
+          const oldest = this.open.keys().next().value;
+          if (oldest !== undefined) this.open.delete(oldest);
+          this.droppedOpen++;
+        }
+        this.open.set(run.id, full);
+      }
     }
     for (const update of batch.patch) {
       const started = this.open.get(update.id);
