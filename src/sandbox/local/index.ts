@@ -219,6 +219,7 @@ export class LocalSandboxDriver implements SandboxDriver {
         const timer = setTimeout(() => kill('timeout'), limits.timeoutMs);
         const onAbort = () => kill('aborted');
         request.signal?.addEventListener('abort', onAbort, { once: true });
+        if (request.signal?.aborted) onAbort(); // its run ended while the command was being set up
         const stopper = () => kill('aborted');
         if (id) {
           if (!this.running.has(id)) this.running.set(id, new Set());
