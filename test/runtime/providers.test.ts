@@ -41,10 +41,14 @@ afterAll(async () => {
 });
 
 /** A saved model configuration pointing at the stand-in, and an agent using it. */
-async function agentOn(api: 'openai' | 'anthropic', model: string, extra: { tools?: boolean; runTimeoutSeconds?: number } = {}): Promise<{ agentId: string; configId: string }> {
+async function agentOn(
+  api: 'openai' | 'anthropic',
+  model: string,
+  extra: { tools?: boolean; runTimeoutSeconds?: number; apiKey?: string } = {},
+): Promise<{ agentId: string; configId: string }> {
   const name = `${api}-${model}-${Math.random().toString(36).slice(2, 8)}`;
   const config = await server.client.POST('/v1/deepagents/model-configs', {
-    body: { name, model_id: `${api}:${model}`, parameters: { base_url: api === 'openai' ? provider.openaiUrl : provider.anthropicUrl }, api_key: KEY },
+    body: { name, model_id: `${api}:${model}`, parameters: { base_url: api === 'openai' ? provider.openaiUrl : provider.anthropicUrl }, api_key: extra.apiKey ?? KEY },
   });
   expect(config.response.status).toBe(201);
   const agentId = await createAgent(server, {
@@ -137,6 +141,27 @@ describe.each(['openai', 'anthropic'] as const)('a %s provider', (api) => {
     const { events, run } = await send(threadId, agentId, 'hi');
     expect(errorEvent(events)).toMatchObject({ code: 'model_unavailable' });
     expect(run.status).toBe('error');
+  });
+
+  it('a key the provider repeats in its error page is in none of the run’s error, events, record, trace or logs', async () => {
+    // A key of no shape Hangar recognises (hex, as Azure's are), so only knowing it can take it out.
+    const key = `${api}0f3a9c7e51b2d84f6a0c3e9b7d15f2a8`;
+    const { agentId } = await agentOn(api, 'echo-key', { apiKey: key });
+    const threadId = await createThread(server, agentId);
+    const { events, run } = await send(threadId, agentId, 'hi');
+    expect(errorEvent(events)).toMatchObject({ code: 'model_unavailable' });
+    expect(errorEvent(events)!.message).toContain('upstream refused credential [redacted]');
+    expect(provider.requestsFor('echo-key').length).toBeGreaterThan(0);
+    expect(JSON.stringify(events)).not.toContain(key);
+    expect(JSON.stringify(run)).not.toContain(key);
+    let traced = '';
+    for (let i = 0; i < 100 && !traced.includes('credential'); i++) {
+      if (i > 0) await new Promise((r) => setTimeout(r, 50));
+      traced = JSON.stringify((await server.client.GET('/v1/deepagents/threads/{thread_id}/runs/{run_id}/trace', { params: { path: { thread_id: threadId, run_id: run.run_id } } })).data);
+    }
+    expect(traced).toContain('credential [redacted]');
+    expect(traced).not.toContain(key);
+    expect(server.logs()).not.toContain(key);
   });
 
   it.each([
