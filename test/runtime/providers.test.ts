@@ -4,10 +4,14 @@
 // rate limits, an outage, an unknown model, a hang before headers, a stall mid-stream, malformed
 // output), every run ends within Hangar's own short limits with an error code naming the cause, and
 // its thread takes the next message.
+import { mkdtemp } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { chat } from '../../src/cli/chat.js';
 import { collect, type SseEvent } from '../../src/client/stream.js';
 import { startProviderStandIn, type ProviderStandIn } from '../fixtures/model-providers.js';
+import { spawnHangar } from '../support/cli.js';
 import { startBearerToolServer, type ToolServerFixture } from '../support/mcp.js';
 import { startTestServer, type TestServer } from '../support/server.js';
 import { createAgent, createThread, lastValues, start } from './support.js';
@@ -267,5 +271,32 @@ describe('the run time limit', () => {
     });
     expect(res.response.status).toBe(422);
     expect(JSON.stringify(res.error)).toContain('run_timeout_seconds');
+  });
+});
+
+describe('time limits longer than a timer can wait', () => {
+  it('stop `hangar serve` at start with a message naming each, instead of ending every run or command at once', async () => {
+    const dataDir = await mkdtemp(path.join(os.tmpdir(), 'hangar-limits-'));
+    // 25 days: past Node's longest timer (2^31 - 1 ms), which would fire after 1 ms.
+    const serve = spawnHangar(['serve', '--data-dir', dataDir, '--port', '0', '--host', '127.0.0.1'], {
+      HANGAR_RUN_TIMEOUT_MS: String(25 * 24 * 3600 * 1000),
+      HANGAR_MODEL_CALL_TIMEOUT_MS: String(25 * 24 * 3600 * 1000),
+      HANGAR_SANDBOX_TIMEOUT_SECONDS: String(25 * 24 * 3600),
+    });
+    // Whichever comes first: the refusal (the process exits) or a server that started anyway.
+    const started = await serve.waitFor(/Hangar is listening/).then(
+      () => true,
+      () => false,
+    );
+    if (started) {
+      serve.child.kill('SIGTERM');
+      await serve.exited;
+    }
+    expect(started).toBe(false);
+    const bad = { code: await serve.exited, stderr: serve.output() };
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toMatch(/HANGAR_RUN_TIMEOUT_MS: must be at most 2147483647 ms/);
+    expect(bad.stderr).toMatch(/HANGAR_MODEL_CALL_TIMEOUT_MS: must be at most 2147483647 ms/);
+    expect(bad.stderr).toMatch(/HANGAR_SANDBOX_TIMEOUT_SECONDS: must be at most 2147483 seconds/);
   });
 });
