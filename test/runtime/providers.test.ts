@@ -212,6 +212,30 @@ describe.each(['openai', 'anthropic'] as const)('a %s provider', (api) => {
   });
 });
 
+describe('a provider answering with no message at all', () => {
+  it('ends the run with model_bad_response, streamed or not, rather than an internal TypeError', async () => {
+    const { agentId } = await agentOn('openai', 'empty');
+    for (const streamMode of [['messages-tuple', 'values'], ['values']] as const) {
+      const threadId = await createThread(server, agentId);
+      const stream = await start(server, threadId, { agent_id: agentId, messages: [{ role: 'user', content: 'hi' }], stream_mode: [...streamMode] });
+      const events = await collect(stream);
+      const error = errorEvent(events);
+      expect(error, streamMode.join()).toMatchObject({ code: 'model_bad_response' });
+      expect(error!.message).toBe('the model provider answered with a malformed or empty response: its answer held no message (no choices)');
+      expect(error!.message).not.toContain('Cannot read properties');
+    }
+    expect(provider.requestsFor('empty').map((r) => r.body.stream === true)).toEqual(expect.arrayContaining([true, false]));
+  });
+
+  it('a direct google-genai model with no key in the environment ends the run with model_auth_failed', async () => {
+    const agentId = await createAgent(server, { runtime: { model: { model_id: 'google-genai:gemini-2.5-flash' } } });
+    const threadId = await createThread(server, agentId);
+    const { events, run } = await send(threadId, agentId, 'hi');
+    expect(errorEvent(events)).toMatchObject({ code: 'model_auth_failed' });
+    expect(run.status).toBe('error');
+  });
+});
+
 describe('hangar chat', () => {
   it('prints the error code and message plainly, and the same thread takes the next message', async () => {
     const { agentId, configId } = await agentOn('openai', 'stall');
