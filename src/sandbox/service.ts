@@ -196,6 +196,23 @@ export class SandboxService {
         this.o.logger.warn({ err, sandbox_id: id }, 'removing a stopped sandbox failed; the orphan sweep retries');
       }
     }
+    // An agent-scoped sandbox whose agent is deleted can never run a command again (its threads' runs
+    // are refused): its files go now, not after its idle and deletion TTLs (a week by default).
+    const abandoned = await this.o.db
+      .deleteFrom('sandboxes')
+      .where('scope', '=', 'agent')
+      .where((eb) => eb.exists(eb.selectFrom('agents').select('agents.id').whereRef('agents.id', '=', 'sandboxes.agent_id').where('agents.deleted_at', 'is not', null)))
+      .$if(busy.length > 0, (q) => q.where('id', 'not in', busy))
+      .returning('id')
+      .execute();
+    for (const { id } of abandoned) {
+      try {
+        await this.o.driver.remove(id);
+        this.o.logger.info({ sandbox_id: id }, 'sandbox of a deleted agent removed');
+      } catch (err) {
+        this.o.logger.warn({ err, sandbox_id: id }, 'removing the sandbox of a deleted agent failed; the orphan sweep retries');
+      }
+    }
     await this.removeOrphans();
   }
 

@@ -193,6 +193,17 @@ describe('sandbox lifecycle', () => {
     await until('the sandbox files to be removed', async () => !existsSync(path.join(sandboxDir, id)));
   });
 
+  it('an agent-scoped sandbox goes with its agent, not a week later', async () => {
+    const agentId = await createAgent(server, { backend: { type: 'sandbox', sandbox_config: { scope: 'agent' } } });
+    const threadId = await createThread(server, agentId);
+    await say(agentId, threadId, call('execute', { command: 'echo private > notes.txt' }));
+    const id = (await sandboxOf(threadId)).sandbox_id!;
+    expect(existsSync(path.join(sandboxDir, id, 'notes.txt'))).toBe(true);
+    expect((await server.client.DELETE('/v1/deepagents/agents/{agent_id}', { params: { path: { agent_id: agentId } } })).response.status).toBe(204);
+    await until('the deleted agent’s sandbox files to be removed', async () => !existsSync(path.join(sandboxDir, id)));
+    expect((await sandboxOf(threadId)).status).toBe('none');
+  });
+
   it('a thread’s sandbox goes with its thread', async () => {
     const agentId = await createAgent(server, { backend: { type: 'sandbox' } });
     const threadId = await createThread(server, agentId);
