@@ -168,6 +168,19 @@ describe.each(['openai', 'anthropic'] as const)('a %s provider', (api) => {
     expect(server.logs()).not.toContain(key);
   });
 
+  it('a stream that ends half-way fails the run; the half tool call is not made', async () => {
+    const { agentId } = await agentOn(api, 'cut', { tools: true });
+    const threadId = await createThread(server, agentId);
+    const callsBefore = tools.calls.length;
+    const { events, run } = await send(threadId, agentId, 'What is 2 + 40?');
+    expect(provider.requestsFor('cut').at(-1)!.body.stream).toBe(true);
+    expect(errorEvent(events)).toMatchObject({ code: 'model_bad_response' });
+    expect(errorEvent(events)!.message).toContain('stream ended before its answer was complete');
+    expect(run.status).toBe('error');
+    // Not `add({"a": 2, "b": 4})`, what the arguments said when the stream stopped.
+    expect(tools.calls.slice(callsBefore)).toEqual([]);
+  });
+
   it.each([
     ['unauthorized', 'model_auth_failed'],
     ['rate-limited', 'model_rate_limited'],

@@ -46,7 +46,7 @@ function codeOf(status: number | undefined, lcCode: string | undefined, names: s
   if (status === 408 || names.some((n) => n === 'TimeoutError' || n === 'APIConnectionTimeoutError')) return 'model_timeout';
   if (status !== undefined && status >= 500) return 'model_unavailable';
   if (status === 400 || status === 413 || status === 422 || names.includes('ContextOverflowError')) return 'model_request_rejected';
-  if (names.includes('SyntaxError') || chain.some(isMalformed) || chain.some(isEmptyAnswer)) return 'model_bad_response';
+  if (names.includes('SyntaxError') || names.includes('IncompleteStreamError') || chain.some(isMalformed) || chain.some(isEmptyAnswer)) return 'model_bad_response';
   if (names.some((n) => n === 'APIConnectionError' || n === 'FetchError') || chain.some(isConnectionFailure)) return 'model_unavailable';
   const text = chain.map(messageOf).join('\n');
   // A provider client that could not find a key throws before any request.

@@ -75,3 +75,49 @@ function credentialsOf(input: Parameters<Fetch>[0], init: Parameters<Fetch>[1]):
   }
   return [...out];
 }
+
+/** A provider's stream that ended (cleanly, as far as HTTP goes) before its API's end-of-answer event. */
+export class IncompleteStreamError extends Error {
+  override name = 'IncompleteStreamError';
+}
+
+/** What marks a complete streamed answer, per API: OpenAI's `[DONE]` or a finish reason, Anthropic's `message_stop`. */
+const STREAM_ENDS = {
+  openai: [/^data: *\[DONE\]/m, /"finish_reason" *: *"[^"]+"/],
+  anthropic: [/^event: *message_stop/m, /"type" *: *"message_stop"/],
+} as const;
+
+/**
+ * A `fetch` that fails a streamed answer whose body ends before the API's end-of-answer event. The
+ * provider clients take a server-sent-event body that simply stops (a server or proxy closing the
+ * response half-way, without an HTTP error) for a complete answer, and the run went on with half a
+ * message, or half a tool call's arguments, as if the model had said just that.
+ */
+export function completeStreamsOnly(api: keyof typeof STREAM_ENDS, inner: Fetch = globalThis.fetch): Fetch {
+  return async (input, init) => {
+    const response = await inner(input, init);
+    const type = response.headers.get('content-type') ?? '';
+    if (!response.ok || !response.body || !type.includes('text/event-stream')) return response;
+    const ends = STREAM_ENDS[api];
+    const decoder = new TextDecoder();
+    let tail = '';
+    let complete = false;
+    const checked = response.body.pipeThrough(
+      new TransformStream<Uint8Array, Uint8Array>({
+        transform(chunk, controller) {
+          if (!complete) {
+            // The last bytes of the previous chunk too: a marker may straddle two chunks.
+            const text = tail + decoder.decode(chunk, { stream: true });
+            complete = ends.some((end) => end.test(text));
+            tail = text.slice(-256);
+          }
+          controller.enqueue(chunk);
+        },
+        flush(controller) {
+          if (!complete) controller.error(new IncompleteStreamError("the model provider's stream ended before its answer was complete (no end-of-answer event)"));
+        },
+      }),
+    );
+    return new Response(checked, { status: response.status, statusText: response.statusText, headers: response.headers });
+  };
+}
