@@ -48,6 +48,9 @@ export class SandboxService {
     const ref = await this.acquire(target);
     this.inFlight.set(ref.id, (this.inFlight.get(ref.id) ?? 0) + 1);
     try {
+      // Its run ended while the sandbox was being made ready (a pod starting can take minutes): the
+      // command is not started at all.
+      if (request.signal?.aborted) return { output: Buffer.alloc(0), exitCode: null, signal: null, truncated: false, stoppedBy: 'aborted', durationMs: 0 };
       return await this.o.driver.exec(ref, request);
     } finally {
       const left = (this.inFlight.get(ref.id) ?? 1) - 1;

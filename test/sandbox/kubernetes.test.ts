@@ -15,7 +15,8 @@ import { Agent, fetch as undiciFetch } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { KubernetesSandboxDriver } from '../../src/sandbox/kubernetes/index.js';
 import { startK8sApiStandIn, type K8sApiStandIn } from '../deployments/k8s-api-standin.js';
-import { createAgent, createThread, lastAiText, lastValues, run } from '../runtime/support.js';
+import { collect } from '../../src/client/stream.js';
+import { createAgent, createThread, lastAiText, lastValues, run, start } from '../runtime/support.js';
 import { startTestServer, type TestServer } from '../support/server.js';
 
 const NS = 'sandboxes';
@@ -296,6 +297,27 @@ describe('sandbox pods that fail or disappear', () => {
     expect(k8s.requests.some((r) => r.method === 'DELETE' && r.path === `/api/v1/namespaces/${NS}/pods/hangar-sandbox-${id}`)).toBe(true);
     expect(await say(agentId, threadId, call('execute', { command: 'echo hi' }))).toContain('execute: hi');
     expect(applied('Pod', id)).toHaveLength(2);
+  });
+
+  it('a command whose run is cancelled while its pod is starting never runs', async () => {
+    const agentId = await createAgent(server, { backend: { type: 'sandbox' } });
+    const threadId = await createThread(server, agentId);
+    k8s.podWaiting = { reason: 'ContainerCreating', message: '' }; // a pod on its way, not a failure
+    try {
+      const stream = await start(server, threadId, { agent_id: agentId, messages: [{ role: 'user', content: call('execute', { command: 'touch ran.txt' }) }] });
+      expect(stream.status).toBe(200);
+      const id = await until('the sandbox to be made', async () => (await sandboxOf(threadId)).sandbox_id ?? undefined);
+      await until('its pod to be applied', async () => applied('Pod', id).length > 0);
+      const cancelled = await server.client.POST('/v1/deepagents/threads/{thread_id}/runs/{run_id}/cancel', { params: { path: { thread_id: threadId, run_id: stream.runId! } } });
+      expect(cancelled.response.status).toBeLessThan(300);
+      await collect(stream);
+      k8s.podWaiting = null; // the pod runs now
+      // Hangar went on waiting for the pod and recorded the command's end; the command never ran.
+      await until('the command to be recorded', async () => ((await sandboxOf(threadId)).commands ?? 0) >= 1);
+      expect(existsSync(path.join(k8s.volumeDir(NS, `hangar-sandbox-${id}`), 'ran.txt'))).toBe(false);
+    } finally {
+      k8s.podWaiting = null;
+    }
   });
 
   it('a pod deleted under Hangar is made again at the next command, on the same volume', async () => {
