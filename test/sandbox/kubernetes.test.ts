@@ -320,6 +320,24 @@ describe('sandbox pods that fail or disappear', () => {
     }
   });
 
+  it('a sandbox whose pod takes longer to start than its idle TTL is not stopped while it starts', async () => {
+    const agentId = await createAgent(server, { backend: { type: 'sandbox', sandbox_config: { idle_ttl_seconds: 1 } } });
+    const threadId = await createThread(server, agentId);
+    k8s.podWaiting = { reason: 'ContainerCreating', message: '' }; // a slow image pull, say
+    let answer: Promise<string> | undefined;
+    try {
+      answer = say(agentId, threadId, call('execute', { command: 'echo started' }));
+      const id = await until('the sandbox to be made', async () => (await sandboxOf(threadId)).sandbox_id ?? undefined);
+      // Past the idle TTL (1 s) by several sweeps (every 200 ms) while the pod is still starting.
+      await until('the idle TTL to pass', async () => Date.now() - Date.parse((await sandboxOf(threadId)).last_used_at!) > 2500);
+      expect((await sandboxOf(threadId)).status).toBe('running');
+      expect(k8s.requests.some((r) => r.method === 'DELETE' && r.path === `/api/v1/namespaces/${NS}/pods/hangar-sandbox-${id}`)).toBe(false);
+    } finally {
+      k8s.podWaiting = null;
+    }
+    expect(await answer).toContain('execute: started');
+  });
+
   it('a pod deleted under Hangar is made again at the next command, on the same volume', async () => {
     const agentId = await createAgent(server, { backend: { type: 'sandbox' } });
     const threadId = await createThread(server, agentId);
