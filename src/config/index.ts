@@ -14,6 +14,11 @@ interface Setting<S extends z.ZodType> {
 
 const port = z.coerce.number().int().min(0).max(65535);
 const positiveInt = z.coerce.number().int().positive();
+// A Node.js timer cannot wait longer than 2^31 - 1 ms: a longer one fires after 1 ms, so a "very long"
+// limit would end every run or command at once. Refused at start instead.
+const MAX_TIMER_MS = 2 ** 31 - 1;
+const timerMs = positiveInt.max(MAX_TIMER_MS, `must be at most ${MAX_TIMER_MS} ms (about 24 days)`);
+const timerSeconds = positiveInt.max(Math.floor(MAX_TIMER_MS / 1000), `must be at most ${Math.floor(MAX_TIMER_MS / 1000)} seconds (about 24 days)`);
 const bool = z
   .union([z.boolean(), z.enum(['true', 'false', '1', '0', 'yes', 'no'])])
   .transform((v) => v === true || v === 'true' || v === '1' || v === 'yes');
@@ -126,22 +131,22 @@ export const settings = {
   },
   modelTimeoutMs: {
     env: 'HANGAR_MODEL_TIMEOUT_MS',
-    schema: positiveInt.default(60_000),
+    schema: timerMs.default(60_000),
     description: 'Timeout of one attempt of a model provider request (the provider client\'s own clock); see HANGAR_MODEL_CALL_TIMEOUT_MS for the whole call.',
   },
   modelCallTimeoutMs: {
     env: 'HANGAR_MODEL_CALL_TIMEOUT_MS',
-    schema: positiveInt.default(120_000),
+    schema: timerMs.default(120_000),
     description: 'Longest one model call may take, every retry included (enforced by Hangar); the run then fails with error code model_timeout.',
   },
   modelIdleTimeoutMs: {
     env: 'HANGAR_MODEL_IDLE_TIMEOUT_MS',
-    schema: positiveInt.default(60_000),
+    schema: timerMs.default(60_000),
     description: 'Longest a streaming model call may go without sending a chunk once it started streaming (enforced by Hangar); the run then fails with error code model_timeout.',
   },
   runTimeoutMs: {
     env: 'HANGAR_RUN_TIMEOUT_MS',
-    schema: positiveInt.default(1_800_000),
+    schema: timerMs.default(1_800_000),
     description: 'Longest a run may take (an agent may set its own with runtime.run_timeout_seconds in agent.json); the run then ends with status timeout and error code run_timeout.',
   },
   modelMaxRetries: {
@@ -334,7 +339,7 @@ export const settings = {
   },
   sandboxK8sStartTimeoutSeconds: {
     env: 'HANGAR_SANDBOX_K8S_START_TIMEOUT_SECONDS',
-    schema: positiveInt.default(180),
+    schema: timerSeconds.default(180),
     description: 'How long a new sandbox pod has to be running (image pull included) before its command fails (kubernetes driver).',
   },
   sandboxDir: {
@@ -349,7 +354,7 @@ export const settings = {
   },
   sandboxTimeoutSeconds: {
     env: 'HANGAR_SANDBOX_TIMEOUT_SECONDS',
-    schema: positiveInt.default(120),
+    schema: timerSeconds.default(120),
     description: 'Wall-clock limit of one sandbox command; it is killed (with everything it started) beyond it.',
   },
   sandboxCpuSeconds: {
@@ -384,7 +389,7 @@ export const settings = {
   },
   sandboxSweepMs: {
     env: 'HANGAR_SANDBOX_SWEEP_MS',
-    schema: positiveInt.default(30_000),
+    schema: timerMs.default(30_000),
     description: 'How often idle sandboxes are stopped and expired or orphaned ones removed.',
   },
   schedulePollMs: {

@@ -192,7 +192,7 @@ export const runErrorCatalogue = {
   model_rate_limited: 'The model provider kept answering 429 (rate limit or quota) after Hangar\'s retries, which honour `Retry-After`.',
   model_unavailable: 'The model provider could not be reached or kept failing (connection refused, HTTP 5xx, overloaded) after Hangar\'s retries.',
   model_timeout: 'A model call took longer than `HANGAR_MODEL_CALL_TIMEOUT_MS` (every attempt included), or its stream went silent for longer than `HANGAR_MODEL_IDLE_TIMEOUT_MS`.',
-  model_bad_response: 'The model provider answered with something that is not a valid response of its API (malformed JSON or stream).',
+  model_bad_response: 'The model provider answered with something that is not a valid response of its API (malformed JSON or stream, no message at all, or a stream that stopped half-way).',
   model_not_found: 'The model provider does not know the model (HTTP 404), or the provider prefix is not supported.',
   model_request_rejected: 'The model provider refused the request as invalid (HTTP 400, 413 or 422), for example a context that is too long.',
   run_timeout: 'The run took longer than its time limit (`runtime.run_timeout_seconds` of the agent, else `HANGAR_RUN_TIMEOUT_MS`) and was stopped; its status is `timeout`.',

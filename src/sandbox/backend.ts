@@ -48,6 +48,15 @@ function threadOfCurrentRun(): string {
   return threadId;
 }
 
+/**
+ * The signal of the current run (cancel, a run time limit, shutdown): a command still running when it
+ * aborts is killed with everything it started, rather than going on for up to the sandbox's timeout
+ * after its run ended (and changing files in a sandbox the thread's next run already uses).
+ */
+function signalOfCurrentRun(): AbortSignal | undefined {
+  return getConfig()?.signal;
+}
+
 /** How a command ended, as the model reads it (deepagents adds the exit code line). */
 export function describeResult(r: ExecResult, timeoutSeconds: number, maxOutputBytes: number): ExecuteResponse {
   let output = r.output.toString('utf8');
@@ -77,7 +86,7 @@ class SandboxFiles extends BaseSandbox {
 
   /** A command of the file tools (not traced on its own: the tool's run shows it). */
   async execute(command: string): Promise<ExecuteResponse> {
-    const r = await this.service.exec(this.target(), { command });
+    const r = await this.service.exec(this.target(), { command, signal: signalOfCurrentRun() });
     return describeResult(r, this.limits.timeoutSeconds, this.limits.maxOutputBytes);
   }
 
@@ -92,6 +101,7 @@ class SandboxFiles extends BaseSandbox {
       const r = await this.service.exec(this.target(), {
         command: `if [ -d ${q} ]; then exit 3; fi; mkdir -p "$(dirname ${q})" 2>/dev/null; cat > ${q} || exit 4`,
         stdin: content,
+        signal: signalOfCurrentRun(),
       });
       out.push({ path, error: r.exitCode === 0 ? null : r.exitCode === 3 ? 'is_directory' : 'permission_denied' });
     }
@@ -110,6 +120,7 @@ class SandboxFiles extends BaseSandbox {
         command: `if [ -d ${q} ]; then exit 3; elif [ ! -e ${q} ]; then exit 2; elif [ ! -r ${q} ]; then exit 4; fi; exec cat -- ${q}`,
         mergeStderr: false,
         maxOutputBytes: MAX_DOWNLOAD_BYTES,
+        signal: signalOfCurrentRun(),
       });
       const error: FileOperationError | null =
         r.exitCode === 0 && !r.truncated ? null : r.exitCode === 2 ? 'file_not_found' : r.exitCode === 3 ? 'is_directory' : r.exitCode === 4 ? 'permission_denied' : 'invalid_path';
@@ -129,6 +140,7 @@ export function sandboxBackend(service: SandboxService, owner: SandboxOwner, lim
   const run = async (command: string, into: { result?: ExecuteResponse }, writer: ((chunk: unknown) => void) | undefined) => {
     const r = await service.exec(files.target(), {
       command,
+      signal: signalOfCurrentRun(),
       onOutput: writer ? (chunk) => writer({ sandbox_output: { command, text: chunk.toString('utf8') } }) : undefined,
     });
     into.result = describeResult(r, limits.timeoutSeconds, limits.maxOutputBytes);

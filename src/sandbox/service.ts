@@ -45,9 +45,15 @@ export class SandboxService {
 
   /** Run `request` in the sandbox of `target`, creating (or restarting) it first. */
   async exec(target: SandboxTarget, request: ExecRequest): Promise<ExecResult> {
-    const ref = await this.acquire(target);
+    const ref = await this.claim(target);
+    // In flight from here, while the driver makes the sandbox ready too: a pod that takes longer to
+    // start than the sandbox's idle TTL must not be stopped by the sweeper half-way through starting.
     this.inFlight.set(ref.id, (this.inFlight.get(ref.id) ?? 0) + 1);
     try {
+      await this.o.driver.ensure(ref);
+      // Its run ended while the sandbox was being made ready (a pod starting can take minutes): the
+      // command is not started at all.
+      if (request.signal?.aborted) return { output: Buffer.alloc(0), exitCode: null, signal: null, truncated: false, stoppedBy: 'aborted', durationMs: 0 };
       return await this.o.driver.exec(ref, request);
     } finally {
       const left = (this.inFlight.get(ref.id) ?? 1) - 1;
@@ -59,6 +65,13 @@ export class SandboxService {
 
   /** The sandbox of `target`, made to exist and marked running and used now. */
   async acquire(target: SandboxTarget): Promise<SandboxRef> {
+    const ref = await this.claim(target);
+    await this.o.driver.ensure(ref);
+    return ref;
+  }
+
+  /** The sandbox row of `target`, created if needed and marked running and used now (the driver not asked yet). */
+  private async claim(target: SandboxTarget): Promise<SandboxRef> {
     const problem = await (this.unavailable ??= this.o.driver.unavailable());
     if (problem) throw new Error(`sandboxes are unavailable on this server: ${problem}`);
     const key = scopeKey(target);
@@ -70,11 +83,7 @@ export class SandboxService {
         .where('scope_key', '=', key)
         .returning(['id', 'slot'])
         .executeTakeFirst();
-      if (row) {
-        const ref = { ...row, allowNetwork };
-        await this.o.driver.ensure(ref);
-        return ref;
-      }
+      if (row) return { ...row, allowNetwork };
       // Slots are unique among live sandboxes; a sequence wrapping at 60,000 may hit a live one: retry.
       const inserted = await this.o.db
         .insertInto('sandboxes')
@@ -94,7 +103,6 @@ export class SandboxService {
         .executeTakeFirst();
       if (inserted) {
         const ref = { ...inserted, allowNetwork };
-        await this.o.driver.ensure(ref);
         this.o.logger.info({ sandbox_id: inserted.id, scope_key: key, driver: this.o.driver.name }, 'sandbox created');
         return ref;
       }
@@ -194,6 +202,23 @@ export class SandboxService {
         this.o.logger.info({ sandbox_id: id }, 'stopped sandbox removed');
       } catch (err) {
         this.o.logger.warn({ err, sandbox_id: id }, 'removing a stopped sandbox failed; the orphan sweep retries');
+      }
+    }
+    // An agent-scoped sandbox whose agent is deleted can never run a command again (its threads' runs
+    // are refused): its files go now, not after its idle and deletion TTLs (a week by default).
+    const abandoned = await this.o.db
+      .deleteFrom('sandboxes')
+      .where('scope', '=', 'agent')
+      .where((eb) => eb.exists(eb.selectFrom('agents').select('agents.id').whereRef('agents.id', '=', 'sandboxes.agent_id').where('agents.deleted_at', 'is not', null)))
+      .$if(busy.length > 0, (q) => q.where('id', 'not in', busy))
+      .returning('id')
+      .execute();
+    for (const { id } of abandoned) {
+      try {
+        await this.o.driver.remove(id);
+        this.o.logger.info({ sandbox_id: id }, 'sandbox of a deleted agent removed');
+      } catch (err) {
+        this.o.logger.warn({ err, sandbox_id: id }, 'removing the sandbox of a deleted agent failed; the orphan sweep retries');
       }
     }
     await this.removeOrphans();

@@ -4,10 +4,14 @@
 // rate limits, an outage, an unknown model, a hang before headers, a stall mid-stream, malformed
 // output), every run ends within Hangar's own short limits with an error code naming the cause, and
 // its thread takes the next message.
+import { mkdtemp } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { chat } from '../../src/cli/chat.js';
 import { collect, type SseEvent } from '../../src/client/stream.js';
 import { startProviderStandIn, type ProviderStandIn } from '../fixtures/model-providers.js';
+import { spawnHangar } from '../support/cli.js';
 import { startBearerToolServer, type ToolServerFixture } from '../support/mcp.js';
 import { startTestServer, type TestServer } from '../support/server.js';
 import { createAgent, createThread, lastValues, start } from './support.js';
@@ -41,10 +45,14 @@ afterAll(async () => {
 });
 
 /** A saved model configuration pointing at the stand-in, and an agent using it. */
-async function agentOn(api: 'openai' | 'anthropic', model: string, extra: { tools?: boolean; runTimeoutSeconds?: number } = {}): Promise<{ agentId: string; configId: string }> {
+async function agentOn(
+  api: 'openai' | 'anthropic',
+  model: string,
+  extra: { tools?: boolean; runTimeoutSeconds?: number; apiKey?: string } = {},
+): Promise<{ agentId: string; configId: string }> {
   const name = `${api}-${model}-${Math.random().toString(36).slice(2, 8)}`;
   const config = await server.client.POST('/v1/deepagents/model-configs', {
-    body: { name, model_id: `${api}:${model}`, parameters: { base_url: api === 'openai' ? provider.openaiUrl : provider.anthropicUrl }, api_key: KEY },
+    body: { name, model_id: `${api}:${model}`, parameters: { base_url: api === 'openai' ? provider.openaiUrl : provider.anthropicUrl }, api_key: extra.apiKey ?? KEY },
   });
   expect(config.response.status).toBe(201);
   const agentId = await createAgent(server, {
@@ -139,6 +147,40 @@ describe.each(['openai', 'anthropic'] as const)('a %s provider', (api) => {
     expect(run.status).toBe('error');
   });
 
+  it('a key the provider repeats in its error page is in none of the run’s error, events, record, trace or logs', async () => {
+    // A key of no shape Hangar recognises (hex, as Azure's are), so only knowing it can take it out.
+    const key = `${api}0f3a9c7e51b2d84f6a0c3e9b7d15f2a8`;
+    const { agentId } = await agentOn(api, 'echo-key', { apiKey: key });
+    const threadId = await createThread(server, agentId);
+    const { events, run } = await send(threadId, agentId, 'hi');
+    expect(errorEvent(events)).toMatchObject({ code: 'model_unavailable' });
+    expect(errorEvent(events)!.message).toContain('upstream refused credential [redacted]');
+    expect(provider.requestsFor('echo-key').length).toBeGreaterThan(0);
+    expect(JSON.stringify(events)).not.toContain(key);
+    expect(JSON.stringify(run)).not.toContain(key);
+    let traced = '';
+    for (let i = 0; i < 100 && !traced.includes('credential'); i++) {
+      if (i > 0) await new Promise((r) => setTimeout(r, 50));
+      traced = JSON.stringify((await server.client.GET('/v1/deepagents/threads/{thread_id}/runs/{run_id}/trace', { params: { path: { thread_id: threadId, run_id: run.run_id } } })).data);
+    }
+    expect(traced).toContain('credential [redacted]');
+    expect(traced).not.toContain(key);
+    expect(server.logs()).not.toContain(key);
+  });
+
+  it('a stream that ends half-way fails the run; the half tool call is not made', async () => {
+    const { agentId } = await agentOn(api, 'cut', { tools: true });
+    const threadId = await createThread(server, agentId);
+    const callsBefore = tools.calls.length;
+    const { events, run } = await send(threadId, agentId, 'What is 2 + 40?');
+    expect(provider.requestsFor('cut').at(-1)!.body.stream).toBe(true);
+    expect(errorEvent(events)).toMatchObject({ code: 'model_bad_response' });
+    expect(errorEvent(events)!.message).toContain('stream ended before its answer was complete');
+    expect(run.status).toBe('error');
+    // Not `add({"a": 2, "b": 4})`, what the arguments said when the stream stopped.
+    expect(tools.calls.slice(callsBefore)).toEqual([]);
+  });
+
   it.each([
     ['unauthorized', 'model_auth_failed'],
     ['rate-limited', 'model_rate_limited'],
@@ -180,6 +222,30 @@ describe.each(['openai', 'anthropic'] as const)('a %s provider', (api) => {
     const next = await send(threadId, agentId, 'hi again');
     expect(errorEvent(next.events)).toBeUndefined();
     expect(lastAiText(lastValues(next.events))).toBe('Hello from the stand-in.');
+  });
+});
+
+describe('a provider answering with no message at all', () => {
+  it('ends the run with model_bad_response, streamed or not, rather than an internal TypeError', async () => {
+    const { agentId } = await agentOn('openai', 'empty');
+    for (const streamMode of [['messages-tuple', 'values'], ['values']] as const) {
+      const threadId = await createThread(server, agentId);
+      const stream = await start(server, threadId, { agent_id: agentId, messages: [{ role: 'user', content: 'hi' }], stream_mode: [...streamMode] });
+      const events = await collect(stream);
+      const error = errorEvent(events);
+      expect(error, streamMode.join()).toMatchObject({ code: 'model_bad_response' });
+      expect(error!.message).toBe('the model provider answered with a malformed or empty response: its answer held no message (no choices)');
+      expect(error!.message).not.toContain('Cannot read properties');
+    }
+    expect(provider.requestsFor('empty').map((r) => r.body.stream === true)).toEqual(expect.arrayContaining([true, false]));
+  });
+
+  it('a direct google-genai model with no key in the environment ends the run with model_auth_failed', async () => {
+    const agentId = await createAgent(server, { runtime: { model: { model_id: 'google-genai:gemini-2.5-flash' } } });
+    const threadId = await createThread(server, agentId);
+    const { events, run } = await send(threadId, agentId, 'hi');
+    expect(errorEvent(events)).toMatchObject({ code: 'model_auth_failed' });
+    expect(run.status).toBe('error');
   });
 });
 
@@ -242,5 +308,32 @@ describe('the run time limit', () => {
     });
     expect(res.response.status).toBe(422);
     expect(JSON.stringify(res.error)).toContain('run_timeout_seconds');
+  });
+});
+
+describe('time limits longer than a timer can wait', () => {
+  it('stop `hangar serve` at start with a message naming each, instead of ending every run or command at once', async () => {
+    const dataDir = await mkdtemp(path.join(os.tmpdir(), 'hangar-limits-'));
+    // 25 days: past Node's longest timer (2^31 - 1 ms), which would fire after 1 ms.
+    const serve = spawnHangar(['serve', '--data-dir', dataDir, '--port', '0', '--host', '127.0.0.1'], {
+      HANGAR_RUN_TIMEOUT_MS: String(25 * 24 * 3600 * 1000),
+      HANGAR_MODEL_CALL_TIMEOUT_MS: String(25 * 24 * 3600 * 1000),
+      HANGAR_SANDBOX_TIMEOUT_SECONDS: String(25 * 24 * 3600),
+    });
+    // Whichever comes first: the refusal (the process exits) or a server that started anyway.
+    const started = await serve.waitFor(/Hangar is listening/).then(
+      () => true,
+      () => false,
+    );
+    if (started) {
+      serve.child.kill('SIGTERM');
+      await serve.exited;
+    }
+    expect(started).toBe(false);
+    const bad = { code: await serve.exited, stderr: serve.output() };
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toMatch(/HANGAR_RUN_TIMEOUT_MS: must be at most 2147483647 ms/);
+    expect(bad.stderr).toMatch(/HANGAR_MODEL_CALL_TIMEOUT_MS: must be at most 2147483647 ms/);
+    expect(bad.stderr).toMatch(/HANGAR_SANDBOX_TIMEOUT_SECONDS: must be at most 2147483 seconds/);
   });
 });

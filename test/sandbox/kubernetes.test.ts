@@ -15,7 +15,8 @@ import { Agent, fetch as undiciFetch } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { KubernetesSandboxDriver } from '../../src/sandbox/kubernetes/index.js';
 import { startK8sApiStandIn, type K8sApiStandIn } from '../deployments/k8s-api-standin.js';
-import { createAgent, createThread, lastAiText, lastValues, run } from '../runtime/support.js';
+import { collect } from '../../src/client/stream.js';
+import { createAgent, createThread, lastAiText, lastValues, run, start } from '../runtime/support.js';
 import { startTestServer, type TestServer } from '../support/server.js';
 
 const NS = 'sandboxes';
@@ -296,6 +297,45 @@ describe('sandbox pods that fail or disappear', () => {
     expect(k8s.requests.some((r) => r.method === 'DELETE' && r.path === `/api/v1/namespaces/${NS}/pods/hangar-sandbox-${id}`)).toBe(true);
     expect(await say(agentId, threadId, call('execute', { command: 'echo hi' }))).toContain('execute: hi');
     expect(applied('Pod', id)).toHaveLength(2);
+  });
+
+  it('a command whose run is cancelled while its pod is starting never runs', async () => {
+    const agentId = await createAgent(server, { backend: { type: 'sandbox' } });
+    const threadId = await createThread(server, agentId);
+    k8s.podWaiting = { reason: 'ContainerCreating', message: '' }; // a pod on its way, not a failure
+    try {
+      const stream = await start(server, threadId, { agent_id: agentId, messages: [{ role: 'user', content: call('execute', { command: 'touch ran.txt' }) }] });
+      expect(stream.status).toBe(200);
+      const id = await until('the sandbox to be made', async () => (await sandboxOf(threadId)).sandbox_id ?? undefined);
+      await until('its pod to be applied', async () => applied('Pod', id).length > 0);
+      const cancelled = await server.client.POST('/v1/deepagents/threads/{thread_id}/runs/{run_id}/cancel', { params: { path: { thread_id: threadId, run_id: stream.runId! } } });
+      expect(cancelled.response.status).toBeLessThan(300);
+      await collect(stream);
+      k8s.podWaiting = null; // the pod runs now
+      // Hangar went on waiting for the pod and recorded the command's end; the command never ran.
+      await until('the command to be recorded', async () => ((await sandboxOf(threadId)).commands ?? 0) >= 1);
+      expect(existsSync(path.join(k8s.volumeDir(NS, `hangar-sandbox-${id}`), 'ran.txt'))).toBe(false);
+    } finally {
+      k8s.podWaiting = null;
+    }
+  });
+
+  it('a sandbox whose pod takes longer to start than its idle TTL is not stopped while it starts', async () => {
+    const agentId = await createAgent(server, { backend: { type: 'sandbox', sandbox_config: { idle_ttl_seconds: 1 } } });
+    const threadId = await createThread(server, agentId);
+    k8s.podWaiting = { reason: 'ContainerCreating', message: '' }; // a slow image pull, say
+    let answer: Promise<string> | undefined;
+    try {
+      answer = say(agentId, threadId, call('execute', { command: 'echo started' }));
+      const id = await until('the sandbox to be made', async () => (await sandboxOf(threadId)).sandbox_id ?? undefined);
+      // Past the idle TTL (1 s) by several sweeps (every 200 ms) while the pod is still starting.
+      await until('the idle TTL to pass', async () => Date.now() - Date.parse((await sandboxOf(threadId)).last_used_at!) > 2500);
+      expect((await sandboxOf(threadId)).status).toBe('running');
+      expect(k8s.requests.some((r) => r.method === 'DELETE' && r.path === `/api/v1/namespaces/${NS}/pods/hangar-sandbox-${id}`)).toBe(false);
+    } finally {
+      k8s.podWaiting = null;
+    }
+    expect(await answer).toContain('execute: started');
   });
 
   it('a pod deleted under Hangar is made again at the next command, on the same volume', async () => {

@@ -2,13 +2,15 @@
 // script, runs it, fixes it and runs it again in one conversation; its files persist from run to run,
 // each thread has its own sandbox (an agent-scoped one is shared), every command is traced, approval
 // can cover `execute`, and sandboxes go idle, are removed, and are cleaned up when orphaned.
+import { execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdir, mkdtemp, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer } from '../support/server.js';
-import { createAgent, createThread, lastAiText, lastValues, run } from '../runtime/support.js';
+import { collect } from '../../src/client/stream.js';
+import { createAgent, createThread, lastAiText, lastValues, run, start } from '../runtime/support.js';
 
 let server: TestServer;
 let sandboxDir: string;
@@ -135,6 +137,31 @@ describe('an agent in a sandbox', () => {
     expect(firstCustom).toBeLessThan(toolUpdate);
   });
 
+  it('cancelling a run kills the command it is running, with everything the command started', async () => {
+    const agentId = await createAgent(server, { backend: { type: 'sandbox' } });
+    const threadId = await createThread(server, agentId);
+    // A marker no other process on the host has, to find the command's processes by.
+    const marker = `${40 + Math.floor(Math.random() * 50)}.${Date.now() % 1000}`;
+    const command = `echo started; sleep ${marker} & sleep ${marker}; echo late > late.txt`;
+    const stream = await start(server, threadId, { agent_id: agentId, messages: [{ role: 'user', content: call('execute', { command }) }], stream_mode: ['custom'] });
+    expect(stream.status).toBe(200);
+    for (;;) {
+      const next = await stream.events.next();
+      if (next.done) throw new Error('the run ended before its command started');
+      if (next.value.event === 'custom') break; // "started": the command runs
+    }
+    const running = () => execFileSync('ps', ['-e', '-o', 'args='], { encoding: 'utf8' }).split('\n').filter((l) => l === `sleep ${marker}`).length;
+    expect(running()).toBe(2);
+
+    const cancelled = await server.client.POST('/v1/deepagents/threads/{thread_id}/runs/{run_id}/cancel', { params: { path: { thread_id: threadId, run_id: stream.runId! } } });
+    expect(cancelled.response.status).toBeLessThan(300);
+    await collect(stream);
+    // Both sleeps (the command's own and the one it left in the background) are gone long before
+    // their end, and the command never got to write its file.
+    await until('the cancelled command’s processes to end', async () => running() === 0);
+    expect(await say(agentId, threadId, call('execute', { command: 'ls -A' }))).not.toContain('late.txt');
+  });
+
   it('an agent on the state backend has no execute tool', async () => {
     const agentId = await createAgent(server);
     const threadId = await createThread(server, agentId);
@@ -164,6 +191,17 @@ describe('sandbox lifecycle', () => {
     await until('the sandbox to be removed', async () => (await sandboxOf(threadId)).status === 'none');
     // The record goes first, then the driver removes the files (an orphan sweep finishes a removal a crash cut short).
     await until('the sandbox files to be removed', async () => !existsSync(path.join(sandboxDir, id)));
+  });
+
+  it('an agent-scoped sandbox goes with its agent, not a week later', async () => {
+    const agentId = await createAgent(server, { backend: { type: 'sandbox', sandbox_config: { scope: 'agent' } } });
+    const threadId = await createThread(server, agentId);
+    await say(agentId, threadId, call('execute', { command: 'echo private > notes.txt' }));
+    const id = (await sandboxOf(threadId)).sandbox_id!;
+    expect(existsSync(path.join(sandboxDir, id, 'notes.txt'))).toBe(true);
+    expect((await server.client.DELETE('/v1/deepagents/agents/{agent_id}', { params: { path: { agent_id: agentId } } })).response.status).toBe(204);
+    await until('the deleted agent’s sandbox files to be removed', async () => !existsSync(path.join(sandboxDir, id)));
+    expect((await sandboxOf(threadId)).status).toBe('none');
   });
 
   it('a thread’s sandbox goes with its thread', async () => {

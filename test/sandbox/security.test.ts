@@ -102,6 +102,17 @@ describe('a sandboxed command cannot read', () => {
     expect(answer).not.toMatch(/HANGAR_|DATABASE_URL/);
   });
 
+  it('where Hangar keeps its data, from the command lines of the processes it can see', async () => {
+    const threadId = await createThread(server, agentId);
+    const answer = await execute(threadId, 'for f in /proc/[0-9]*/cmdline; do tr "\\0" " " < $f; echo; done; echo end');
+    // Its PID 1 (bubblewrap's) is there, and its own shell…
+    expect(answer).toMatch(/\bbwrap /);
+    expect(answer).toContain('end');
+    // …but not the host directory bound at /workspace, nor anything else of Hangar's data directory.
+    expect(answer).not.toContain(sandboxDir);
+    expect(answer).not.toContain(server.dataDir);
+  });
+
   it('writes nothing outside its work directory and /tmp (the system is read-only)', async () => {
     const threadId = await createThread(server, agentId);
     const answer = await execute(threadId, 'touch /usr/bin/planted; touch /etc/planted; echo ok > /tmp/t && cat /tmp/t');

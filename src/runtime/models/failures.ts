@@ -33,7 +33,8 @@ export function classifyFailure(error: unknown, knownSecrets: readonly string[] 
   const deepest = chain.at(-1);
   const type = typeName(chain.find((e) => statusOf(e) !== undefined) ?? deepest ?? error);
   const raw = messageOf(chain.find((e) => statusOf(e) !== undefined) ?? deepest ?? error);
-  const detail = scrub(raw, knownSecrets);
+  // An empty answer fails deep in LangChain with words that would send people looking at Hangar.
+  const detail = chain.some(isEmptyAnswer) ? 'its answer held no message (no choices)' : scrub(raw, knownSecrets);
   const code = codeOf(status, lcCode, names, chain);
   return { code, error: type, message: explain(code, status, detail) };
 }
@@ -45,11 +46,11 @@ function codeOf(status: number | undefined, lcCode: string | undefined, names: s
   if (status === 408 || names.some((n) => n === 'TimeoutError' || n === 'APIConnectionTimeoutError')) return 'model_timeout';
   if (status !== undefined && status >= 500) return 'model_unavailable';
   if (status === 400 || status === 413 || status === 422 || names.includes('ContextOverflowError')) return 'model_request_rejected';
-  if (names.includes('SyntaxError') || chain.some(isMalformed)) return 'model_bad_response';
+  if (names.includes('SyntaxError') || names.includes('IncompleteStreamError') || chain.some(isMalformed) || chain.some(isEmptyAnswer)) return 'model_bad_response';
   if (names.some((n) => n === 'APIConnectionError' || n === 'FetchError') || chain.some(isConnectionFailure)) return 'model_unavailable';
   const text = chain.map(messageOf).join('\n');
   // A provider client that could not find a key throws before any request.
-  if (/api[ _-]?key/i.test(text) && /(not found|missing|must be|is required|no api key|not set|provide)/i.test(text)) return 'model_auth_failed';
+  if (/api[ _-]?key/i.test(text) && /(not found|missing|must be|is required|no api key|not set|provide|please set)/i.test(text)) return 'model_auth_failed';
   if (/unsupported (model )?provider|unable to infer model provider|is neither <provider>/i.test(text)) return 'model_not_found';
   return 'run_failed';
 }
@@ -72,7 +73,7 @@ function explain(code: RunErrorCode, status: number | undefined, detail: string)
     case 'model_timeout':
       return `the model provider did not answer in time${http}: ${detail}`;
     case 'model_bad_response':
-      return `the model provider answered with a malformed response: ${detail}`;
+      return `the model provider answered with a malformed or empty response: ${detail}`;
     default:
       return detail;
   }
@@ -107,6 +108,17 @@ function isConnectionFailure(error: unknown): boolean {
 
 function isMalformed(error: unknown): boolean {
   return /unexpected token|unexpected end of json|is not valid json|could not parse|failed to parse|invalid json|malformed/i.test(messageOf(error));
+}
+
+/**
+ * A provider answer with no message in it (OpenAI-compatible servers answering `"choices": []`, or a
+ * stream of no choices): LangChain either says so (streamed) or fails reading the first generation's
+ * message (not streamed), a TypeError raised in its chat model code, not Hangar's.
+ */
+function isEmptyAnswer(error: unknown): boolean {
+  if (!(error instanceof Error)) return false;
+  if (/received empty response from chat model/i.test(error.message)) return true;
+  return error instanceof TypeError && /reading 'message'/.test(error.message) && /\/@langchain\/core\/(dist|src)\/language_models\/chat_models\./.test(error.stack?.split('\n')[1] ?? '');
 }
 
 function typeName(error: unknown): string {

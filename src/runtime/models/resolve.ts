@@ -2,7 +2,7 @@
 // model: `scripted` is built in, every other provider goes through LangChain's `initChatModel`.
 import type { BaseChatModel } from '@langchain/core/language_models/chat_models';
 import { initChatModel } from 'langchain/chat_models/universal';
-import { openAiCompatibleFetch } from './request.js';
+import { completeStreamsOnly, openAiCompatibleFetch, withoutEchoedCredentials } from './request.js';
 import { ScriptedChatModel } from './scripted.js';
 
 /** A model to build: provider and model id, and what a saved configuration adds. */
@@ -44,11 +44,14 @@ export async function resolveChatModel(spec: ModelSpec, limits: ModelLimits): Pr
     timeout: limits.timeoutMs,
   };
   if (spec.apiKey) fields.apiKey = spec.apiKey;
-  // Only the fields the provider expects (src/runtime/models/request.ts).
-  if (spec.provider === 'openai') fields.configuration = { fetch: openAiCompatibleFetch() };
+  // Only the fields the provider expects, and no key repeated back in an error (src/runtime/models/request.ts).
+  // A stream cut short is an error, not a shorter answer.
+  if (spec.provider === 'openai') fields.configuration = { fetch: completeStreamsOnly('openai', withoutEchoedCredentials(openAiCompatibleFetch())) };
+  else if (spec.provider === 'azure_openai') fields.configuration = { fetch: completeStreamsOnly('openai', withoutEchoedCredentials()) };
+  else if (spec.provider === 'anthropic') fields.clientOptions = { fetch: completeStreamsOnly('anthropic', withoutEchoedCredentials()) };
   if (spec.baseUrl) {
     // Each provider package names its base URL differently.
-    if (spec.provider === 'openai') fields.configuration = { fetch: openAiCompatibleFetch(), baseURL: spec.baseUrl };
+    if (spec.provider === 'openai') fields.configuration = { ...(fields.configuration as object), baseURL: spec.baseUrl };
     else if (spec.provider === 'anthropic') fields.anthropicApiUrl = spec.baseUrl;
     else fields.baseUrl = spec.baseUrl;
   }

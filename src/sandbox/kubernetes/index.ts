@@ -424,6 +424,7 @@ export class KubernetesSandboxDriver implements SandboxDriver {
     const timer = setTimeout(() => stop('timeout'), Math.max(0, this.o.limits.timeoutMs - (Date.now() - started)));
     const onAbort = () => stop('aborted');
     request.signal?.addEventListener('abort', onAbort, { once: true });
+    if (request.signal?.aborted) stop('aborted'); // its run ended while the exec stream was opening
     const stopper = () => stop('aborted');
     if (!this.running.has(ref.id)) this.running.set(ref.id, new Set());
     this.running.get(ref.id)!.add(stopper);

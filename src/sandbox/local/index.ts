@@ -24,6 +24,7 @@ import { spawn, execFile } from 'node:child_process';
 import { constants as fsConstants } from 'node:fs';
 import { access, chown, lstat, mkdir, readdir, readlink, rm } from 'node:fs/promises';
 import path from 'node:path';
+import type { Writable } from 'node:stream';
 import { promisify } from 'node:util';
 import type { ExecRequest, ExecResult, SandboxDriver, SandboxLimits, SandboxRef } from '../driver.js';
 
@@ -191,7 +192,8 @@ export class LocalSandboxDriver implements SandboxDriver {
         '--setenv',
         'USER',
         'sandbox',
-        '--',
+    ];
+    const command = [
         // Root: drop to the sandbox's own user, every capability gone, set-uid programs powerless.
         ...(root
           ? [this.o.setpriv ?? 'setpriv', `--reuid=${uid}`, `--regid=${uid}`, '--clear-groups', '--inh-caps=-all', '--bounding-set=-all', '--no-new-privs', '--']
@@ -208,7 +210,13 @@ export class LocalSandboxDriver implements SandboxDriver {
         // Merged output keeps the order in which a command wrote to stdout and stderr.
         request.mergeStderr === false ? request.command : `exec 2>&1\n${request.command}`,
     ];
-      const child = spawn(this.o.bwrap ?? 'bwrap', args, { stdio: ['pipe', 'pipe', 'pipe'], env: {} });
+      // The set-up goes to bwrap on a pipe (`--args 3`), not on its command line: bwrap's command line
+      // is what the sandbox reads in /proc/1/cmdline, and the set-up names host paths (the work
+      // directory under Hangar's data directory) that are none of the sandbox's business.
+      const child = spawn(this.o.bwrap ?? 'bwrap', ['--args', '3', '--', ...command], { stdio: ['pipe', 'pipe', 'pipe', 'pipe'], env: {} });
+      const setup = child.stdio[3] as Writable;
+      setup.on('error', () => {}); // bwrap gone before reading it: its exit says why
+      setup.end(`${args.join('\0')}\0`);
       return await new Promise<ExecResult>((resolve, reject) => {
         let stoppedBy: ExecResult['stoppedBy'] = null;
         const kill = (why: NonNullable<ExecResult['stoppedBy']>) => {
@@ -219,6 +227,7 @@ export class LocalSandboxDriver implements SandboxDriver {
         const timer = setTimeout(() => kill('timeout'), limits.timeoutMs);
         const onAbort = () => kill('aborted');
         request.signal?.addEventListener('abort', onAbort, { once: true });
+        if (request.signal?.aborted) onAbort(); // its run ended while the command was being set up
         const stopper = () => kill('aborted');
         if (id) {
           if (!this.running.has(id)) this.running.set(id, new Set());
