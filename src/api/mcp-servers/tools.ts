@@ -30,7 +30,7 @@ const listTools = createRoute({
   tags,
   summary: 'List the tools of a tool server',
   description:
-    'Asks the server (with its stored headers, or the caller’s OAuth token for an OAuth-backed server) which tools it offers. Nothing is cached, so every call is fresh; `force_refresh=true` is accepted. Needs invoke permission (admin or member).',
+    'Asks the server (with its stored headers, or the caller’s OAuth token for an OAuth-backed server) which tools it offers. Nothing is cached, so every call is fresh; `force_refresh=true` is accepted. Needs invoke permission (admin or member). The listing follows at most 100 pages and 1,000 tools and ends within 15 seconds; past that it is a 502.',
   security: apiKeySecurity,
   request: { params, query: z.object({ force_refresh: z.enum(['true', 'false']).optional().openapi({ description: 'Accepted; listings are never cached.' }) }) },
   responses: {
