@@ -64,11 +64,8 @@ export function mcpServerToolRoutes({ services }: AppDeps) {
       const caller = c.get('caller');
       if (!canInvoke(caller.role)) throw new HangarError('forbidden', `a ${caller.role} key cannot use a tool server’s credentials`);
       const server = await services.mcpServers.get(caller, c.req.valid('param').mcp_server_id);
-      let headers = Object.fromEntries(server.headers.map((h) => [h.key, h.value]));
-      if (server.authType === 'oauth' && server.oauthProviderId) {
-        const bearer = await services.oauth.bearerFor({ workspaceId: caller.workspaceId, principal: caller.principal, providerId: server.oauthProviderId });
-        headers = { ...headers, Authorization: `Bearer ${bearer}` };
-      }
+      // The same headers as a tool call: the caller's token replaces a stored Authorization header of any case.
+      const headers = await services.oauth.toolServerHeaders({ workspaceId: caller.workspaceId, principal: caller.principal, server });
       const tools = await services.mcpServers.listTools(server.url, headers, LIST_TIMEOUT_MS);
       return c.json(
         {
