@@ -126,6 +126,11 @@ export const errorCatalogue = {
     type: 'conflict',
     meaning: 'An OAuth provider with this `provider_id` already exists in the workspace.',
   },
+  oauth_provider_in_use: {
+    status: 409,
+    type: 'conflict',
+    meaning: 'An OAuth-backed tool server uses this provider; delete that server or switch it to `auth_type: "headers"` first.',
+  },
   oauth_session_not_found: { status: 404, type: 'not_found', meaning: 'No authorization session with this id for the caller.' },
   oauth_authorization_required: {
     status: 409,
