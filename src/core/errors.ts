@@ -120,6 +120,11 @@ export const errorCatalogue = {
   run_active: { status: 409, type: 'conflict', meaning: 'The run is still pending or running; cancel it before deleting it.' },
   run_not_active: { status: 409, type: 'conflict', meaning: 'The run already ended; only a pending or running run can be cancelled.' },
   // OAuth providers, authorization sessions and tokens (issue 7)
+  agent_revision_mismatch: {
+    status: 412,
+    type: 'conflict',
+    meaning: 'The update’s `If-Match` names a revision that is no longer the agent’s head: it was updated meanwhile. Read it again.',
+  },
   oauth_provider_not_found: { status: 404, type: 'not_found', meaning: 'No OAuth provider with this `provider_id` (or id) in the workspace.' },
   oauth_provider_id_taken: {
     status: 409,
