@@ -94,6 +94,25 @@ describe('GET /v1/deepagents/mcp-servers/{id}/tools against hostile servers', ()
     expect(tools.pages()).toBe(1);
   });
 
+  it('refuses, when registered, a header value HTTP cannot send, instead of failing every listing and call', async () => {
+    const tools = await startToolServer(() => ({ tools: [] }));
+    const headers = [{ key: 'Authorization', value: 'Bearer tøken-😀' }];
+    const created = await server.client.POST('/v1/deepagents/mcp-servers', { body: { name: 'emoji', url: tools.url, headers } });
+    expect(created.response.status).toBe(422);
+    expect(created.error).toMatchObject({ code: 'validation_failed', errors: [{ loc: ['body', 'headers', 0, 'value'] }] });
+    expect((await server.client.GET('/v1/deepagents/mcp-servers')).data!.some((s) => s.url === tools.url)).toBe(false);
+
+    // ISO-8859-1 is sent as is; a later PATCH is checked the same way.
+    const latin = await server.client.POST('/v1/deepagents/mcp-servers', { body: { name: 'latin', url: tools.url, headers: [{ key: 'X-Team', value: 'Équipe' }] } });
+    expect(latin.response.status).toBe(201);
+    expect((await listTools(latin.data!.id)).response.status).toBe(200);
+    const patched = await server.client.PATCH('/v1/deepagents/mcp-servers/{mcp_server_id}', { params: { path: { mcp_server_id: latin.data!.id } }, body: { headers } });
+    expect(patched.response.status).toBe(422);
+    expect((await server.client.GET('/v1/deepagents/mcp-servers/{mcp_server_id}', { params: { path: { mcp_server_id: latin.data!.id } } })).data!.headers).toEqual([
+      { key: 'X-Team', value: 'Équipe' },
+    ]);
+  });
+
   it('gives up on a server that accepts connections and never answers', async () => {
     const held: ServerResponse[] = [];
     const silent = createServer((req, res) => {

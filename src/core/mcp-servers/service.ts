@@ -235,6 +235,9 @@ function checkHeaders(headers: McpHeader[]): McpHeader[] {
   headers.forEach((h, i) => {
     if (!HEADER_NAME.test(h.key)) throw invalidField(['headers', i, 'key'], `"${h.key}" is not a valid HTTP header name`);
     if (/[\r\n\0]/.test(h.value)) throw invalidField(['headers', i, 'value'], 'must not contain CR, LF or NUL');
+    // fetch sends header values as bytes (ISO-8859-1): anything beyond U+00FF would fail every call.
+    // eslint-disable-next-line no-control-regex -- the range is the point
+    if (/[^\u0000-\u00ff]/.test(h.value)) throw invalidField(['headers', i, 'value'], 'must hold only ISO-8859-1 characters (U+0000 to U+00FF): HTTP cannot send others in a header');
     const lower = h.key.toLowerCase();
     if (seen.has(lower)) throw invalidField(['headers', i, 'key'], `header "${h.key}" is given twice`);
     seen.add(lower);
