@@ -73,7 +73,15 @@ export async function pushAgent(
       options.dryRun({ action: 'update', agentId: id, request: { method: 'PATCH', path: `/v1/deepagents/agents/${id}`, body: { files: body } }, files: changes(remote, files) });
       return { id, revision: current.data.revision, created: false };
     }
-    const res = await client.PATCH('/v1/deepagents/agents/{agent_id}', { params: { path: { agent_id: id } }, body: { files: body } });
+    // The change is computed from the revision just read: if someone updates the agent in between,
+    // the server refuses (412) rather than keep files this folder does not have.
+    const res = await client.PATCH('/v1/deepagents/agents/{agent_id}', {
+      params: { path: { agent_id: id }, header: { 'if-match': `"${current.data.revision}"` } },
+      body: { files: body },
+    });
+    if (res.response.status === 412) {
+      throw new ApiError(`agent ${id} was updated by someone else while this push ran (it was at ${current.data.revision.slice(0, 12)}); nothing was pushed: pull to see their change, or push again to replace it`);
+    }
     if (!res.data) fail(res.error, res.response);
     return { id, revision: res.data.revision, created: false };
   }

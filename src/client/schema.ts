@@ -314,7 +314,7 @@ export interface paths {
         head?: never;
         /**
          * Update an agent
-         * @description Always makes a new commit (new `revision`). A given field replaces its value wholesale (`tools`, `skills`, `subagents`, `extras`, and every nested object); omitted fields keep their values. Concurrent updates are applied one after the other: none is lost and the history stays a single line.
+         * @description Always makes a new commit (new `revision`). A given field replaces its value wholesale (`tools`, `skills`, `subagents`, `extras`, and every nested object); omitted fields keep their values. Concurrent updates are applied one after the other: none is lost and the history stays a single line. With `If-Match: "<revision>"` the update is made only if that revision is still the head (else 412, `agent_revision_mismatch`, and nothing is written): a client that computed its change from what it read cannot overwrite a change it has not seen.
          */
         patch: operations["updateManagedDeepAgent"];
         trace?: never;
@@ -651,7 +651,7 @@ export interface paths {
         };
         /**
          * List the tools of a tool server
-         * @description Asks the server (with its stored headers, or the caller’s OAuth token for an OAuth-backed server) which tools it offers. Nothing is cached, so every call is fresh; `force_refresh=true` is accepted. Needs invoke permission (admin or member).
+         * @description Asks the server (with its stored headers, or the caller’s OAuth token for an OAuth-backed server) which tools it offers. Nothing is cached, so every call is fresh; `force_refresh=true` is accepted. Needs invoke permission (admin or member). The listing follows at most 100 pages and 1,000 tools and ends within 15 seconds; past that it is a 502.
          */
         get: operations["listToolsToolServer"];
         put?: never;
@@ -1602,7 +1602,7 @@ export interface paths {
         post?: never;
         /**
          * Delete an OAuth provider
-         * @description Also deletes every principal’s tokens and pending authorizations for it.
+         * @description Also deletes every principal’s tokens and pending authorizations for it. A 409 (`oauth_provider_in_use`) while an OAuth-backed tool server uses it; tool servers that send stored headers only lose their link to it.
          */
         delete: operations["deleteOAuthProvider"];
         options?: never;
@@ -5074,7 +5074,10 @@ export interface operations {
                 /** @description `true` adds `files`, the raw file map. */
                 include_files?: "true" | "false";
             };
-            header?: never;
+            header?: {
+                /** @description The revision (commit id, optionally quoted as an entity tag) the update was computed from; `*` matches any. */
+                "if-match"?: string;
+            };
             path: {
                 /** @description Agent id. */
                 agent_id: string;
@@ -5125,6 +5128,15 @@ export interface operations {
             };
             /** @description Not found in the caller’s workspace. */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The precondition (`If-Match`) does not hold any more. */
+            412: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -10925,6 +10937,15 @@ export interface operations {
             };
             /** @description Not found in the caller’s workspace. */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DetailError"];
+                };
+            };
+            /** @description Conflicts with the current state. */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -120,11 +120,21 @@ export const errorCatalogue = {
   run_active: { status: 409, type: 'conflict', meaning: 'The run is still pending or running; cancel it before deleting it.' },
   run_not_active: { status: 409, type: 'conflict', meaning: 'The run already ended; only a pending or running run can be cancelled.' },
   // OAuth providers, authorization sessions and tokens (issue 7)
+  agent_revision_mismatch: {
+    status: 412,
+    type: 'conflict',
+    meaning: 'The update’s `If-Match` names a revision that is no longer the agent’s head: it was updated meanwhile. Read it again.',
+  },
   oauth_provider_not_found: { status: 404, type: 'not_found', meaning: 'No OAuth provider with this `provider_id` (or id) in the workspace.' },
   oauth_provider_id_taken: {
     status: 409,
     type: 'conflict',
     meaning: 'An OAuth provider with this `provider_id` already exists in the workspace.',
+  },
+  oauth_provider_in_use: {
+    status: 409,
+    type: 'conflict',
+    meaning: 'An OAuth-backed tool server uses this provider; delete that server or switch it to `auth_type: "headers"` first.',
   },
   oauth_session_not_found: { status: 404, type: 'not_found', meaning: 'No authorization session with this id for the caller.' },
   oauth_authorization_required: {

@@ -61,6 +61,7 @@ const STATUS_TEXT: Record<number, string> = {
   403: 'The key may not do this.',
   404: 'Not found in the caller’s workspace.',
   409: 'Conflicts with the current state.',
+  412: 'The precondition (`If-Match`) does not hold any more.',
   413: 'Body larger than the configured limit.',
   415: 'Body is not JSON.',
   422: 'A field is missing or invalid.',

@@ -38,6 +38,7 @@ const cases: [string, Body, number, string, RegExp][] = [
   ['.git in a path', { ...base, files: { '.git/config': { content: 'x' } } }, 422, 'validation_failed', /\.git/],
   ['.git. in a path (NTFS spelling of .git)', { ...base, files: { 'a/.git./config': { content: 'x' } } }, 422, 'validation_failed', /files\.a\/\.git\.\/config: .*names "\.git"/],
   ['git~1 in a path (NTFS short name of .git)', { ...base, files: { 'git~1/hooks/pre-commit': { content: 'x' } } }, 422, 'validation_failed', /names "\.git"/],
+  ['a file name longer than file systems allow', { ...base, files: { [`notes/${'é'.repeat(128)}.md`]: { content: 'x' } } }, 422, 'validation_failed', /is 259 bytes long; file systems allow 255/],
   ['a file and a folder of one name', { ...base, files: { docs: { content: 'x' }, 'docs/a.md': { content: 'y' } } }, 422, 'validation_failed', /docs is both a file and a folder/],
   ['duplicate skill names', { ...base, skills: [{ name: 's', instructions: 'a' }, { name: 's', instructions: 'b' }] }, 422, 'validation_failed', /skills\.1\.name: skill name "s" is used twice/],
   ['bad skill name', { ...base, skills: [{ name: '../up' }] }, 422, 'validation_failed', /not a valid skill name/],

@@ -9,6 +9,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { MAX_PAGE_BYTES } from '../../src/core/integrations/github.js';
 import { startGithubStandIn, type FakeRepo, type GithubStandIn } from '../fixtures/github-api.js';
 import { allRowsAsText } from '../support/db-count.js';
 import { startTestServer, type TestServer } from '../support/server.js';
@@ -149,6 +150,30 @@ describe('github integrations (against the GitHub API stand-in)', () => {
     const unknown = await server.client.GET('/v1/integrations/forge/vcshost/{integration_id}/repos', { params: { path: { integration_id: '00000000-0000-4000-8000-000000000000' } } });
     expect(unknown.response.status).toBe(404);
     expect(unknown.error).toEqual({ detail: 'no code-host integration 00000000-0000-4000-8000-000000000000 in this workspace' });
+  });
+});
+
+describe('a code host that does not stop answering', () => {
+  it('a page larger than any page of repositories is a 502, not read whole into memory', async () => {
+    // A stand-in host whose /user/repos is valid JSON of 100 repositories padded past the page limit.
+    const huge = http.createServer((req, res) => {
+      req.resume();
+      res.writeHead(200, { 'content-type': 'application/json' });
+      const padding = 'x'.repeat(MAX_PAGE_BYTES / 50);
+      res.write('[');
+      for (let i = 0; i < 100; i++) res.write(`${i ? ',' : ''}${JSON.stringify({ id: i, name: `r${i}`, owner: { login: 'o' }, html_url: 'https://x', default_branch: 'main', description: padding })}`);
+      res.end(']');
+    });
+    await new Promise<void>((resolve) => huge.listen(0, '127.0.0.1', resolve));
+    try {
+      const created = await server.client.POST('/v1/integrations/forge/vcshost', { body: { kind: 'github', base_url: `http://127.0.0.1:${(huge.address() as AddressInfo).port}`, token: 'ghp_x' } });
+      const listed = await server.client.GET('/v1/integrations/forge/vcshost/{integration_id}/repos', { params: { path: { integration_id: created.data!.id } } });
+      expect(listed.response.status).toBe(502);
+      expect((listed.error as { detail: string }).detail).toBe(`the code host answered with more than ${MAX_PAGE_BYTES} bytes for one page`);
+    } finally {
+      huge.closeAllConnections();
+      await new Promise((resolve) => huge.close(resolve));
+    }
   });
 });
 

@@ -215,6 +215,21 @@ describe('authorization-code flow', () => {
     expect((await server.client.GET('/v1/deepagents/auth-sessions/{session_id}', { params: { path: { session_id: id } } })).response.status).toBe(404);
   });
 
+  it('a session whose callback was claimed by a server that then stopped ends, instead of staying PENDING forever', async () => {
+    const started = await server.client.POST('/v1/deepagents/auth-sessions', { body: { provider_id: 'tools-client_secret_post-true', strategy: 'CREATE' } });
+    const id = started.data!.id!;
+    // The state a callback leaves while it exchanges the code, as a server that stopped mid-exchange
+    // left it long ago (the exchange itself lasts at most a token request's timeout).
+    await sql("UPDATE oauth_sessions SET status = 'EXCHANGING', expires_at = now() - interval '1 hour' WHERE id = $1", [id]);
+    const polled = await server.client.GET('/v1/deepagents/auth-sessions/{session_id}', { params: { path: { session_id: id }, query: { wait_seconds: 1 } } });
+    expect(polled.data).toMatchObject({ status: 'CONNECTION_REQUIRED', error: expect.stringContaining('did not finish') });
+
+    // An exchange in progress (its state still valid) is PENDING, as before.
+    const current = await server.client.POST('/v1/deepagents/auth-sessions', { body: { provider_id: 'tools-client_secret_post-true', strategy: 'CREATE' } });
+    await sql("UPDATE oauth_sessions SET status = 'EXCHANGING' WHERE id = $1", [current.data!.id!]);
+    expect((await server.client.GET('/v1/deepagents/auth-sessions/{session_id}', { params: { path: { session_id: current.data!.id! } } })).data!.status).toBe('PENDING');
+  });
+
   it('long polling returns as soon as the callback completes the session', async () => {
     await createProvider('long-poll', 'client_secret_post', true);
     const started = await server.client.POST('/v1/deepagents/auth-sessions', { body: { provider_id: 'long-poll', scopes: ['openid'] } });

@@ -118,6 +118,59 @@ describe('OAuth providers', () => {
     expect((await other.client.POST('/v2/auth/providers', { body: base })).response.status).toBe(200);
   });
 
+  it('a PATCH of a tool server checks auth_type and oauth_provider_id as they will be stored', async () => {
+    const id = (await server.client.GET('/v2/auth/providers/{provider_id}', { params: { path: { provider_id: 'tools' } } })).data!.id;
+    const created = await server.client.POST('/v1/deepagents/mcp-servers', { body: { name: 'Switching', url: 'https://switching.example.com/mcp', auth_type: 'oauth', oauth_provider_id: id } });
+    expect(created.response.status).toBe(201);
+    const path = { mcp_server_id: created.data!.id };
+
+    // Removing the provider of an OAuth server would leave a server that create refuses: 422, nothing changed.
+    const orphaned = await server.client.PATCH('/v1/deepagents/mcp-servers/{mcp_server_id}', { params: { path }, body: { oauth_provider_id: null } });
+    expect(orphaned.response.status).toBe(422);
+    expect(orphaned.error).toMatchObject({ code: 'validation_failed', errors: [{ loc: ['body', 'oauth_provider_id'] }] });
+    expect((await server.client.GET('/v1/deepagents/mcp-servers/{mcp_server_id}', { params: { path } })).data).toMatchObject({ auth_type: 'oauth', oauth_provider_id: id });
+
+    // Back to headers, then to OAuth again with the provider it still names.
+    const headers = await server.client.PATCH('/v1/deepagents/mcp-servers/{mcp_server_id}', { params: { path }, body: { auth_type: 'headers' } });
+    expect(headers.data).toMatchObject({ auth_type: 'headers', oauth_provider_id: id, oauth_mode: null });
+    const oauth = await server.client.PATCH('/v1/deepagents/mcp-servers/{mcp_server_id}', { params: { path }, body: { auth_type: 'oauth' } });
+    expect(oauth.response.status).toBe(200);
+    expect(oauth.data).toMatchObject({ auth_type: 'oauth', oauth_provider_id: id, oauth_mode: 'legacy_shared_provider' });
+
+    // Both halves at once still work, and so does clearing the provider of a headers server.
+    expect((await server.client.PATCH('/v1/deepagents/mcp-servers/{mcp_server_id}', { params: { path }, body: { auth_type: 'headers', oauth_provider_id: null } })).data).toMatchObject({
+      auth_type: 'headers',
+      oauth_provider_id: null,
+    });
+    const noProvider = await server.client.PATCH('/v1/deepagents/mcp-servers/{mcp_server_id}', { params: { path }, body: { auth_type: 'oauth' } });
+    expect(noProvider.response.status).toBe(422);
+  });
+
+  it('a provider an OAuth tool server uses cannot be deleted from under it; a headers server only loses the link', async () => {
+    const created = await server.client.POST('/v2/auth/providers', { body: { ...base, provider_id: 'in-use' } });
+    const id = created.data!.id;
+    const oauthServer = await server.client.POST('/v1/deepagents/mcp-servers', { body: { name: 'Uses it', url: 'https://uses-it.example.com/mcp', auth_type: 'oauth', oauth_provider_id: id } });
+    const headersServer = await server.client.POST('/v1/deepagents/mcp-servers', { body: { name: 'Named it', url: 'https://named-it.example.com/mcp', auth_type: 'headers', oauth_provider_id: id } });
+    expect(headersServer.data).toMatchObject({ auth_type: 'headers', oauth_provider_id: id });
+
+    const refused = await server.client.DELETE('/v2/auth/providers/{provider_id}', { params: { path: { provider_id: 'in-use' } } });
+    expect(refused.response.status).toBe(409);
+    expect(JSON.stringify(refused.error)).toContain(oauthServer.data!.id);
+    // Nothing changed: the provider and both links are still there.
+    expect((await server.client.GET('/v2/auth/providers/{provider_id}', { params: { path: { provider_id: 'in-use' } } })).response.status).toBe(200);
+    const still = await server.client.GET('/v1/deepagents/mcp-servers/{mcp_server_id}', { params: { path: { mcp_server_id: headersServer.data!.id } } });
+    expect(still.data!.oauth_provider_id).toBe(id);
+
+    // Once no OAuth server uses it, it goes, and the headers server no longer names it.
+    await server.client.PATCH('/v1/deepagents/mcp-servers/{mcp_server_id}', { params: { path: { mcp_server_id: oauthServer.data!.id } }, body: { auth_type: 'headers' } });
+    const deleted = await server.client.DELETE('/v2/auth/providers/{provider_id}', { params: { path: { provider_id: 'in-use' } } });
+    expect(deleted.response.status).toBe(204);
+    for (const s of [oauthServer.data!, headersServer.data!]) {
+      const after = await server.client.GET('/v1/deepagents/mcp-servers/{mcp_server_id}', { params: { path: { mcp_server_id: s.id } } });
+      expect(after.data).toMatchObject({ auth_type: 'headers', oauth_provider_id: null });
+    }
+  });
+
   it('a viewer may read but not write', async () => {
     const viewer = server.clientFor(await server.createKey({ role: 'viewer' }));
     expect((await viewer.GET('/v2/auth/providers')).response.status).toBe(200);

@@ -149,6 +149,29 @@ describe('OAuth-backed tool servers', () => {
       await client.close();
     }
   });
+
+  it('listing the tools of an OAuth server sends the caller’s token, not a stored Authorization header beside it', async () => {
+    const principal = 'erin';
+    const erin = server.clientFor(await server.createKey({ role: 'member', principal }));
+    const first = await server.hangar.services.oauth.toolServerHeaders({ workspaceId, principal, server: registered }).catch((e: unknown) => e);
+    expect(first).toBeInstanceOf(OAuthAuthorizationRequired);
+    await oidc.authorizeInBrowser((first as OAuthAuthorizationRequired).authorizationUrl, `${server.url}/oauth/callback`);
+    const path = { mcp_server_id: registered.id };
+    // A stored header of another case than the one Hangar writes ("authorization", not "Authorization").
+    const patched = await server.client.PATCH('/v1/deepagents/mcp-servers/{mcp_server_id}', { params: { path }, body: { headers: [{ key: 'authorization', value: 'Bearer stale-stored-token' }] } });
+    expect(patched.response.status).toBe(200);
+    try {
+      const before = tools.bearers.length;
+      const listed = await erin.GET('/v1/deepagents/mcp-servers/{mcp_server_id}/tools', { params: { path } });
+      expect(listed.response.status).toBe(200);
+      expect(listed.data!.tools.map((t) => t.name)).toEqual(['whoami']);
+      const sent = tools.bearers.slice(before);
+      expect(sent.length).toBeGreaterThan(0);
+      for (const token of sent) expect((await oidc.introspect(token!)).sub).toBe(oidc.accountId);
+    } finally {
+      await server.client.PATCH('/v1/deepagents/mcp-servers/{mcp_server_id}', { params: { path }, body: { headers: [] } });
+    }
+  });
 });
 
 async function expire(principal: string): Promise<void> {

@@ -59,10 +59,17 @@ const update = createRoute({
   tags,
   summary: 'Update an agent',
   description:
-    'Always makes a new commit (new `revision`). A given field replaces its value wholesale (`tools`, `skills`, `subagents`, `extras`, and every nested object); omitted fields keep their values. Concurrent updates are applied one after the other: none is lost and the history stays a single line.',
+    'Always makes a new commit (new `revision`). A given field replaces its value wholesale (`tools`, `skills`, `subagents`, `extras`, and every nested object); omitted fields keep their values. Concurrent updates are applied one after the other: none is lost and the history stays a single line. With `If-Match: "<revision>"` the update is made only if that revision is still the head (else 412, `agent_revision_mismatch`, and nothing is written): a client that computed its change from what it read cannot overwrite a change it has not seen.',
   security: apiKeySecurity,
-  request: { params, query: IncludeFilesQuery, body: jsonBody(UpdateAgentRequest) },
-  responses: { 200: jsonResponse(AgentSchema, 'Updated.'), ...errorResponses('deepagents', [400, 404, 413, 415, 422]) },
+  request: {
+    params,
+    query: IncludeFilesQuery,
+    headers: z.object({
+      'if-match': z.string().optional().openapi({ description: 'The revision (commit id, optionally quoted as an entity tag) the update was computed from; `*` matches any.' }),
+    }),
+    body: jsonBody(UpdateAgentRequest),
+  },
+  responses: { 200: jsonResponse(AgentSchema, 'Updated.'), ...errorResponses('deepagents', [400, 404, 412, 413, 415, 422]) },
 });
 
 const remove = createRoute({
@@ -94,7 +101,7 @@ export function agentRoutes(deps: AppDeps) {
       return c.json(presentAgent(agent, c.req.valid('query').include_files === 'true'), 200);
     })
     .openapi(update, async (c) => {
-      const agent = await services.agents.update(c.get('caller'), c.req.valid('param').agent_id, c.req.valid('json'));
+      const agent = await services.agents.update(c.get('caller'), c.req.valid('param').agent_id, c.req.valid('json'), { ifMatch: c.req.valid('header')['if-match'] });
       return c.json(presentAgent(agent, c.req.valid('query').include_files === 'true'), 200);
     })
     .openapi(remove, async (c) => {

@@ -30,7 +30,7 @@ const listTools = createRoute({
   tags,
   summary: 'List the tools of a tool server',
   description:
-    'Asks the server (with its stored headers, or the caller’s OAuth token for an OAuth-backed server) which tools it offers. Nothing is cached, so every call is fresh; `force_refresh=true` is accepted. Needs invoke permission (admin or member).',
+    'Asks the server (with its stored headers, or the caller’s OAuth token for an OAuth-backed server) which tools it offers. Nothing is cached, so every call is fresh; `force_refresh=true` is accepted. Needs invoke permission (admin or member). The listing follows at most 100 pages and 1,000 tools and ends within 15 seconds; past that it is a 502.',
   security: apiKeySecurity,
   request: { params, query: z.object({ force_refresh: z.enum(['true', 'false']).optional().openapi({ description: 'Accepted; listings are never cached.' }) }) },
   responses: {
@@ -64,11 +64,8 @@ export function mcpServerToolRoutes({ services }: AppDeps) {
       const caller = c.get('caller');
       if (!canInvoke(caller.role)) throw new HangarError('forbidden', `a ${caller.role} key cannot use a tool server’s credentials`);
       const server = await services.mcpServers.get(caller, c.req.valid('param').mcp_server_id);
-      let headers = Object.fromEntries(server.headers.map((h) => [h.key, h.value]));
-      if (server.authType === 'oauth' && server.oauthProviderId) {
-        const bearer = await services.oauth.bearerFor({ workspaceId: caller.workspaceId, principal: caller.principal, providerId: server.oauthProviderId });
-        headers = { ...headers, Authorization: `Bearer ${bearer}` };
-      }
+      // The same headers as a tool call: the caller's token replaces a stored Authorization header of any case.
+      const headers = await services.oauth.toolServerHeaders({ workspaceId: caller.workspaceId, principal: caller.principal, server });
       const tools = await services.mcpServers.listTools(server.url, headers, LIST_TIMEOUT_MS);
       return c.json(
         {

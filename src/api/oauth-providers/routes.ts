@@ -62,10 +62,11 @@ const remove = createRoute({
   path: `${BASE}/{provider_id}`,
   tags,
   summary: 'Delete an OAuth provider',
-  description: 'Also deletes every principal’s tokens and pending authorizations for it.',
+  description:
+    'Also deletes every principal’s tokens and pending authorizations for it. A 409 (`oauth_provider_in_use`) while an OAuth-backed tool server uses it; tool servers that send stored headers only lose their link to it.',
   security: apiKeySecurity,
   request: { params },
-  responses: { 204: { description: 'Deleted.' }, ...errorResponses('controlplane', [404]) },
+  responses: { 204: { description: 'Deleted.' }, ...errorResponses('controlplane', [404, 409]) },
 });
 
 /** Routes of OAuth providers. */

@@ -149,7 +149,7 @@ export class AgentService {
    * Apply an update as a new commit on the head. The row lock (`FOR UPDATE`) makes concurrent
    * updates of one agent wait for each other, so each builds on the previous one and none is lost.
    */
-  async update(caller: Caller, agentId: string, input: AgentRequest): Promise<Agent> {
+  async update(caller: Caller, agentId: string, input: AgentRequest, options: { ifMatch?: string | undefined } = {}): Promise<Agent> {
     requireWrite(caller);
     if (!UUID.test(agentId)) throw notFound(agentId);
     return this.db.transaction().execute(async (trx) => {
@@ -162,6 +162,9 @@ export class AgentService {
         .forUpdate()
         .executeTakeFirst();
       if (!row) throw notFound(agentId);
+      if (options.ifMatch !== undefined && !revisionMatches(options.ifMatch, row.head)) {
+        throw new HangarError('agent_revision_mismatch', `the agent's head is revision ${row.head}, not ${options.ifMatch.trim()}: it was updated meanwhile; read it again and redo the change`);
+      }
       const current = await this.store.readFiles(row.head, trx);
       const composed = compose(current, input);
       await validateDefinition(composed.definition, this.lookups(caller.workspaceId, trx));
@@ -301,6 +304,14 @@ export class AgentService {
     const c = commit({ tree: built.root, parent, author: { name: caller.principal, email: `${caller.keyId}@hangar`, at }, message });
     return { commitOid: c.oid, objects: [...built.objects, c] };
   }
+}
+
+/** Whether an `If-Match` value (entity tags, `*`, quoted or weak) names the commit `head`. */
+function revisionMatches(ifMatch: string, head: string): boolean {
+  return ifMatch.split(',').some((tag) => {
+    const bare = tag.trim().replace(/^W\//, '').replace(/^"(.*)"$/, '$1').toLowerCase();
+    return bare === '*' || bare === head;
+  });
 }
 
 function rowFields(def: AgentDefinition) {

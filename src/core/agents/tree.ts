@@ -357,6 +357,9 @@ function namesGitDir(segment: string): boolean {
   return /^(\.git|git~1)[. ]*(:.*)?$/.test(segment.replace(HFS_IGNORABLE, '').toLowerCase());
 }
 
+/** The longest file or folder name (in UTF-8 bytes) that common file systems (ext4, APFS, NTFS) accept. */
+const MAX_NAME_BYTES = 255;
+
 /** Why `path` is not an acceptable file path, or `null` when it is (relative, normalised, no `..`, no NUL). */
 export function pathProblem(path: string): string | null {
   if (path.length === 0) return 'is empty';
@@ -370,6 +373,9 @@ export function pathProblem(path: string): string | null {
   for (const segment of path.split('/')) {
     if (segment === '') return 'has an empty segment (// or a trailing /)';
     if (segment.trim() !== segment) return `has a segment "${segment}" with leading or trailing spaces`;
+    // Git stores longer names, but no checkout (git clone, agents pull) can write them.
+    const bytes = Buffer.byteLength(segment, 'utf8');
+    if (bytes > MAX_NAME_BYTES) return `has a name "${segment.slice(0, 16)}…" that is ${bytes} bytes long; file systems allow ${MAX_NAME_BYTES} bytes per name`;
     if (segment === '.' || segment === '..') return `has a "${segment}" segment; paths must be normalised`;
     if (namesGitDir(segment)) {
       return segment.toLowerCase() === '.git'

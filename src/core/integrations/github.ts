@@ -6,6 +6,8 @@ import type { GithubCredentials, Repository } from './types.js';
 
 const TIMEOUT_MS = 20_000;
 const MAX_PAGES = 1000;
+/** A page of 100 repositories is well under 1 MiB; a code host is not trusted to stop. */
+export const MAX_PAGE_BYTES = 8 * 1024 * 1024;
 
 interface GithubRepo {
   id: number;
@@ -114,9 +116,34 @@ async function expectOk(response: Response): Promise<unknown> {
     throw new HangarError('vcshost_credentials_rejected', 'the code host refused access with these credentials (HTTP 403)');
   }
   if (!response.ok) throw new HangarError('vcshost_error', `the code host answered HTTP ${response.status}`);
+  const text = await readBounded(response);
   try {
-    return await response.json();
+    return JSON.parse(text) as unknown;
   } catch {
     throw new HangarError('vcshost_error', 'the code host answered with a body that is not JSON');
   }
+}
+
+/** The body as text; past MAX_PAGE_BYTES, or when it stops arriving (the request's timeout), a 502. */
+async function readBounded(response: Response): Promise<string> {
+  if (!response.body) return '';
+  const reader = response.body.getReader();
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  try {
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      size += value.byteLength;
+      if (size > MAX_PAGE_BYTES) {
+        await reader.cancel().catch(() => {});
+        throw new HangarError('vcshost_error', `the code host answered with more than ${MAX_PAGE_BYTES} bytes for one page`);
+      }
+      chunks.push(value);
+    }
+  } catch (error) {
+    if (error instanceof HangarError) throw error;
+    throw new HangarError('vcshost_unreachable', 'the code host did not finish its answer');
+  }
+  return Buffer.concat(chunks).toString('utf8');
 }

@@ -130,10 +130,8 @@ export class McpServerService {
   async update(caller: Caller, id: string, input: UpdateMcpServerInput): Promise<McpServer> {
     requireWrite(caller);
     const url = input.url === undefined ? undefined : checkUrl(input.url, this.egress);
-    if (input.auth_type !== undefined || input.oauth_provider_id !== undefined) {
-      checkAuth(input.auth_type, input.oauth_provider_id);
-      await this.checkProvider(caller.workspaceId, input.oauth_provider_id);
-    }
+    const authChanges = input.auth_type !== undefined || input.oauth_provider_id !== undefined;
+    if (authChanges) await this.checkProvider(caller.workspaceId, input.oauth_provider_id);
     const set: Updateable<McpServersTable> = { updated_at: new Date() };
     if (input.name !== undefined) set.name = input.name;
     if (url !== undefined) set.url = url;
@@ -141,15 +139,32 @@ export class McpServerService {
     if (input.auth_type !== undefined) set.auth_type = input.auth_type;
     if (input.oauth_provider_id !== undefined) set.oauth_provider_id = input.oauth_provider_id;
     try {
-      const row = await this.db
-        .updateTable('mcp_servers')
-        .set(set)
-        .where('workspace_id', '=', caller.workspaceId)
-        .where('id', '=', id)
-        .returningAll()
-        .executeTakeFirst();
-      if (!row) throw notFound(id);
-      return this.toDomain(row);
+      return await this.db.transaction().execute(async (trx) => {
+        if (authChanges) {
+          // The pair is checked as it will be stored: a field the request omits keeps its stored value,
+          // so `{auth_type: "oauth"}` may rely on a stored provider and `{oauth_provider_id: null}` may
+          // not leave an OAuth server without one. The row lock keeps a concurrent update from
+          // changing the other half in between.
+          const stored = await trx
+            .selectFrom('mcp_servers')
+            .select(['auth_type', 'oauth_provider_id'])
+            .where('workspace_id', '=', caller.workspaceId)
+            .where('id', '=', id)
+            .forUpdate()
+            .executeTakeFirst();
+          if (!stored) throw notFound(id);
+          checkAuth(input.auth_type ?? stored.auth_type, input.oauth_provider_id === undefined ? stored.oauth_provider_id : input.oauth_provider_id);
+        }
+        const row = await trx
+          .updateTable('mcp_servers')
+          .set(set)
+          .where('workspace_id', '=', caller.workspaceId)
+          .where('id', '=', id)
+          .returningAll()
+          .executeTakeFirst();
+        if (!row) throw notFound(id);
+        return this.toDomain(row);
+      });
     } catch (error) {
       if (isUniqueViolation(error) && url !== undefined) throw urlTaken(url);
       throw error;
@@ -220,6 +235,9 @@ function checkHeaders(headers: McpHeader[]): McpHeader[] {
   headers.forEach((h, i) => {
     if (!HEADER_NAME.test(h.key)) throw invalidField(['headers', i, 'key'], `"${h.key}" is not a valid HTTP header name`);
     if (/[\r\n\0]/.test(h.value)) throw invalidField(['headers', i, 'value'], 'must not contain CR, LF or NUL');
+    // fetch sends header values as bytes (ISO-8859-1): anything beyond U+00FF would fail every call.
+    // eslint-disable-next-line no-control-regex -- the range is the point
+    if (/[^\u0000-\u00ff]/.test(h.value)) throw invalidField(['headers', i, 'value'], 'must hold only ISO-8859-1 characters (U+0000 to U+00FF): HTTP cannot send others in a header');
     const lower = h.key.toLowerCase();
     if (seen.has(lower)) throw invalidField(['headers', i, 'key'], `header "${h.key}" is given twice`);
     seen.add(lower);

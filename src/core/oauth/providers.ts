@@ -172,15 +172,40 @@ export class OAuthProviderService {
     }
   }
 
-  /** Delete the provider, its pending sessions and every principal's tokens for it. */
+  /**
+   * Delete the provider, its pending sessions and every principal's tokens for it. Refused (409) while
+   * an OAuth-backed tool server uses it: that server would be left naming a provider that no longer
+   * exists. Tool servers that send their stored headers only lose their link to it.
+   */
   async delete(caller: Caller, providerId: string): Promise<void> {
     requireWrite(caller);
-    const result = await this.db
-      .deleteFrom('oauth_providers')
-      .where('workspace_id', '=', caller.workspaceId)
-      .where('provider_id', '=', providerId)
-      .executeTakeFirst();
-    if (result.numDeletedRows === 0n) throw notFound(providerId);
+    await this.db.transaction().execute(async (trx) => {
+      const provider = await trx
+        .selectFrom('oauth_providers')
+        .select('id')
+        .where('workspace_id', '=', caller.workspaceId)
+        .where('provider_id', '=', providerId)
+        .forUpdate()
+        .executeTakeFirst();
+      if (!provider) throw notFound(providerId);
+      const user = await trx
+        .selectFrom('mcp_servers')
+        .select(['id', 'url'])
+        .where('workspace_id', '=', caller.workspaceId)
+        .where('oauth_provider_id', '=', provider.id)
+        .where('auth_type', '=', 'oauth')
+        .orderBy('created_at')
+        .limit(1)
+        .executeTakeFirst();
+      if (user) {
+        throw new HangarError(
+          'oauth_provider_in_use',
+          `the tool server ${user.id} (${user.url}) authenticates with OAuth provider "${providerId}"; delete it or switch it to auth_type "headers" first`,
+        );
+      }
+      await trx.updateTable('mcp_servers').set({ oauth_provider_id: null }).where('workspace_id', '=', caller.workspaceId).where('oauth_provider_id', '=', provider.id).execute();
+      await trx.deleteFrom('oauth_providers').where('id', '=', provider.id).execute();
+    });
   }
 
   private select(workspaceId: string) {

@@ -29,6 +29,9 @@ export const CALLBACK_PATH = '/oauth/callback';
 /** How long a started authorization may take before its state stops being accepted. */
 export const SESSION_TTL_MS = 10 * 60_000;
 
+/** How long after its state expired a session claimed by a callback may still be exchanging its code. */
+const EXCHANGE_GRACE_MS = 2 * 60_000;
+
 /** How long a session stays readable after its state expired. */
 const SESSION_RETENTION_MS = 24 * 60 * 60_000;
 
@@ -280,13 +283,23 @@ export class OAuthService {
       .executeTakeFirst();
     if (!row) throw new HangarError('oauth_session_not_found', `no authorization session ${id} for this caller`);
     const expired = row.expires_at.getTime() <= Date.now();
+    // A callback claims the session (EXCHANGING) before a code exchange of at most a token request's
+    // timeout; a claim older than that outlived the process that made it (a crash or a restart).
+    const abandoned = row.status === 'EXCHANGING' && row.expires_at.getTime() + EXCHANGE_GRACE_MS <= Date.now();
     const status: SessionStatus =
       row.status === 'COMPLETED'
         ? 'COMPLETED'
-        : row.status === 'FAILED' || (row.status === 'PENDING' && expired)
+        : row.status === 'FAILED' || (row.status === 'PENDING' && expired) || abandoned
           ? 'CONNECTION_REQUIRED'
           : 'PENDING';
-    const error = row.status === 'FAILED' ? row.error : status === 'CONNECTION_REQUIRED' ? 'the authorization was not completed in time' : null;
+    const error =
+      row.status === 'FAILED'
+        ? row.error
+        : abandoned
+          ? 'the code exchange did not finish (the server stopped during it); start again'
+          : status === 'CONNECTION_REQUIRED'
+            ? 'the authorization was not completed in time'
+            : null;
     return { id: row.id, providerId: row.provider_id, status, error };
   }
 }

@@ -29,6 +29,10 @@ export class TokenRequestError extends HangarError {
 }
 
 const TIMEOUT_MS = 15_000;
+/** A token response is a few hundred bytes; a provider is not trusted to stop. */
+export const MAX_TOKEN_RESPONSE_BYTES = 1024 * 1024;
+/** Longer lifetimes (or nonsense such as 1e20 seconds, past the end of JavaScript dates) count as this: ten years. */
+const MAX_EXPIRES_IN_SECONDS = 10 * 365 * 24 * 3600;
 
 /** POST `grant` to the provider's token URL and return the tokens. */
 export async function requestTokens(provider: OAuthProvider, grant: Grant, fetchImpl: typeof fetch = fetch): Promise<TokenSet> {
@@ -55,7 +59,7 @@ export async function requestTokens(provider: OAuthProvider, grant: Grant, fetch
   } catch (error) {
     throw new TokenRequestError(`could not reach the token endpoint of OAuth provider "${provider.providerId}": ${reason(error)}`, false);
   }
-  const text = await response.text();
+  const text = await readBounded(response, provider, grant.grant_type);
   let body: Record<string, unknown> = {};
   try {
     body = JSON.parse(text) as Record<string, unknown>;
@@ -77,8 +81,32 @@ export async function requestTokens(provider: OAuthProvider, grant: Grant, fetch
     token_type: typeof body.token_type === 'string' ? body.token_type : 'Bearer',
     ...(typeof body.refresh_token === 'string' ? { refresh_token: body.refresh_token } : {}),
     ...(typeof body.scope === 'string' ? { scope: body.scope } : {}),
-    ...(Number.isFinite(expiresIn) && expiresIn > 0 ? { expires_at: new Date(Date.now() + expiresIn * 1000).toISOString() } : {}),
+    ...(Number.isFinite(expiresIn) && expiresIn > 0 ? { expires_at: new Date(Date.now() + Math.min(expiresIn, MAX_EXPIRES_IN_SECONDS) * 1000).toISOString() } : {}),
   };
+}
+
+/** The body as text, refused past MAX_TOKEN_RESPONSE_BYTES or when it stops arriving (the request's timeout). */
+async function readBounded(response: Response, provider: OAuthProvider, grantType: string): Promise<string> {
+  if (!response.body) return '';
+  const reader = response.body.getReader();
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  try {
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      size += value.byteLength;
+      if (size > MAX_TOKEN_RESPONSE_BYTES) {
+        await reader.cancel().catch(() => {});
+        throw new TokenRequestError(`OAuth provider "${provider.providerId}" answered the ${grantType} grant with more than ${MAX_TOKEN_RESPONSE_BYTES} bytes`, false);
+      }
+      chunks.push(value);
+    }
+  } catch (error) {
+    if (error instanceof TokenRequestError) throw error;
+    throw new TokenRequestError(`the token endpoint of OAuth provider "${provider.providerId}" did not finish its answer: ${reason(error)}`, false);
+  }
+  return Buffer.concat(chunks).toString('utf8');
 }
 
 function formEncode(value: string): string {
