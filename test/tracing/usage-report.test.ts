@@ -1,5 +1,7 @@
-// The usage report over runs whose metadata the caller wrote: it must not fail on what it cannot read.
+// The usage report and run metadata: callers cannot write the keys Hangar records (`usage`…), and the
+// report does not fail on rows that hold what it cannot read (stored before those keys were refused).
 // The server runs with HANGAR_ROLE=api (no worker), so created runs stay pending with their metadata.
+import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer } from '../support/server.js';
 import { createAgent, createThread } from '../runtime/support.js';
@@ -14,20 +16,42 @@ afterAll(async () => {
 });
 
 describe('usage report', () => {
-  it('answers 200 when a run’s own metadata holds a `usage` it cannot read as figures', async () => {
+  it('refuses a run whose caller writes `usage` (or another key Hangar records) into its metadata; nothing is created', async () => {
     const agentId = await createAgent(server);
     const threadId = await createThread(server, agentId);
-    const startRun = async (metadata: Record<string, unknown>) => {
-      const res = await fetch(`${server.url}/v1/deepagents/threads/${threadId}/runs`, {
-        method: 'POST',
-        headers: { 'x-api-key': server.adminKey, 'content-type': 'application/json' },
-        body: JSON.stringify({ agent_id: agentId, input: { messages: [{ role: 'user', content: 'hi' }] }, metadata, multitask_strategy: 'enqueue' }),
-      });
+    for (const key of ['usage', 'attempt']) {
+      const res = await startRun(agentId, threadId, { [key]: { model: 'forged', input_tokens: 1_000_000 } });
+      expect(res.status).toBe(422);
+      expect(JSON.stringify(await res.json())).toContain(`"metadata","${key}"`);
+    }
+    const runs = await server.client.GET('/v1/deepagents/threads/{thread_id}/runs', { params: { path: { thread_id: threadId } } });
+    expect(runs.data).toHaveLength(0);
+    const report = await server.client.GET('/v1/deepagents/usage', { params: { query: { agent_id: agentId } } });
+    expect(report.data!.items).toEqual([]);
+  });
+
+  it('answers 200 when a run’s metadata holds a `usage` it cannot read as figures (written before such keys were refused)', async () => {
+    const agentId = await createAgent(server);
+    const threadId = await createThread(server, agentId);
+    const ids: string[] = [];
+    for (let i = 0; i < 3; i++) {
+      const res = await startRun(agentId, threadId, {});
       expect(res.status).toBe(200);
-    };
-    await startRun({ usage: { input_tokens: 'lots', output_tokens: { n: 1 }, model: 42 } });
-    await startRun({ usage: { input_tokens: 1e40, output_tokens: -3 } });
-    await startRun({ usage: { model: 'm-1', input_tokens: 7, output_tokens: 2.5 } });
+      ids.push(((await res.json()) as { run_id: string }).run_id);
+    }
+    // What an older Hangar stored when callers could write `usage` themselves.
+    const db = new pg.Client({ connectionString: server.databaseUrl });
+    await db.connect();
+    try {
+      const values = [
+        { input_tokens: 'lots', output_tokens: { n: 1 }, model: 42 },
+        { input_tokens: 1e40, output_tokens: -3 },
+        { model: 'm-1', input_tokens: 7, output_tokens: 2.5 },
+      ];
+      for (const [i, usage] of values.entries()) await db.query(`UPDATE runs SET metadata = metadata || jsonb_build_object('usage', $2::jsonb) WHERE id = $1`, [ids[i], JSON.stringify(usage)]);
+    } finally {
+      await db.end();
+    }
 
     const report = await server.client.GET('/v1/deepagents/usage', { params: { query: { agent_id: agentId } } });
     expect(report.response.status).toBe(200);
@@ -38,3 +62,11 @@ describe('usage report', () => {
     expect(report.data!.totals).toMatchObject({ runs: 3, errors: 0, output_tokens: 2 });
   });
 });
+
+function startRun(agentId: string, threadId: string, metadata: Record<string, unknown>): Promise<Response> {
+  return fetch(`${server.url}/v1/deepagents/threads/${threadId}/runs`, {
+    method: 'POST',
+    headers: { 'x-api-key': server.adminKey, 'content-type': 'application/json' },
+    body: JSON.stringify({ agent_id: agentId, input: { messages: [{ role: 'user', content: 'hi' }] }, metadata, multitask_strategy: 'enqueue' }),
+  });
+}

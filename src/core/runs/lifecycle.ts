@@ -416,7 +416,7 @@ export class RunLifecycle {
     const kept = usage ? JSON.stringify({ usage }) : null;
     const { rows } = await sql<{ thread_id: string; waiting: boolean }>`
       UPDATE runs SET lease_owner = NULL, lease_expires_at = NULL, updated_at = now(),
-        metadata = CASE WHEN ${kept}::jsonb IS NOT NULL AND status = 'interrupted' AND NOT (metadata ? 'usage') THEN metadata || ${kept}::jsonb ELSE metadata END
+        metadata = CASE WHEN ${kept}::jsonb IS NOT NULL AND status = 'interrupted' THEN metadata || ${kept}::jsonb ELSE metadata END
       WHERE id = ${runId} AND status <> 'running' AND lease_owner = ${workerId} AND attempt = ${attempt}
       RETURNING thread_id, EXISTS (SELECT 1 FROM runs p WHERE p.thread_id = runs.thread_id AND p.status = 'pending') AS waiting`.execute(this.db);
     return { released: rows.length > 0, waiting: rows[0]?.waiting === true };

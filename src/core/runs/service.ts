@@ -43,6 +43,19 @@ export interface RunPorts {
 }
 
 /**
+ * Keys of a run's metadata Hangar writes itself. A caller's value would be taken for Hangar's: a
+ * `usage` of a run cancelled while queued, say, would be counted by the usage report.
+ */
+const RESERVED_WHY = {
+  usage: 'model and token usage',
+  attempt: 'attempt number',
+  worker: 'worker',
+  dropped_tools: 'tools left out',
+  retried_after_lease_expiry: 'retries',
+} as const;
+const RESERVED_METADATA = Object.keys(RESERVED_WHY) as (keyof typeof RESERVED_WHY)[];
+
+/**
  * How long a cancel with `wait`, or a rollback, waits for the cancelled run's worker to stop. Leases
  * bound it too: a lease is not renewed after a cancel, so a dead worker's ends within `runLeaseMs`.
  */
@@ -82,6 +95,9 @@ export class RunService {
   /** Accept a run on `threadId`; its events follow through `events`. A thread without an agent takes the run's. */
   async start(caller: Caller, threadId: string, input: StartRunInput): Promise<Run> {
     requireWrite(caller);
+    for (const key of RESERVED_METADATA) {
+      if (input.metadata && Object.hasOwn(input.metadata, key)) throw invalidField(['metadata', key], `reserved: Hangar records the run's ${RESERVED_WHY[key]} there`);
+    }
     // Accepting runs goes first: workers here claim once the starts in progress are done.
     const admitted = this.ports.admit();
     try {
