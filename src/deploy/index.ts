@@ -23,6 +23,7 @@ export function createReconciler(o: { config: Config; db: Db; cipher: Cipher; lo
     drivers.push(
       new LocalDriver({
         dir: path.join(o.config.dataDir, 'deployments'),
+        dataDir: o.config.dataDir,
         buildTimeoutMs: o.config.deployBuildTimeoutMs,
         healthTimeoutMs: o.config.deployHealthTimeoutMs,
         uploads: o.services.deploymentUploads,

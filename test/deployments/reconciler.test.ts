@@ -53,7 +53,8 @@ describe('reconciler', () => {
     await repo.push('main', { label: 'v1' });
     const databaseUrl = await freshDatabaseUrl();
     const dataDir = await mkdtemp(path.join(os.tmpdir(), 'hangar-restart-'));
-    const marker = path.join(dataDir, 'let-the-build-finish');
+    // Outside the data directory: builds do not see it (src/deploy/local/confine.ts).
+    const marker = path.join(await mkdtemp(path.join(os.tmpdir(), 'hangar-marker-')), 'let-the-build-finish');
     const a = await start({ databaseUrl, dataDir, env: ENV });
     // An install step that blocks until the test lets it finish, so the restart lands mid-build.
     const install = `node -e 'const f=${JSON.stringify(marker)};const w=()=>require("fs").existsSync(f)?process.exit(0):setTimeout(w,100);w()'`;
@@ -196,7 +197,8 @@ describe('reconciler', () => {
     await repo.push('main', { label: 'v1' });
     const databaseUrl = await freshDatabaseUrl();
     const dataDir = await mkdtemp(path.join(os.tmpdir(), 'hangar-lapse-'));
-    const marker = path.join(dataDir, 'let-the-build-finish');
+    // Outside the data directory: builds do not see it (src/deploy/local/confine.ts).
+    const marker = path.join(await mkdtemp(path.join(os.tmpdir(), 'hangar-marker-')), 'let-the-build-finish');
     // A long lease: renewals come every 20 s, so the one below is the only way it lapses.
     const s = await start({ databaseUrl, dataDir, env: { ...ENV, HANGAR_DEPLOY_LEASE_MS: '60000' } });
     const install = `node -e 'const f=${JSON.stringify(marker)};const w=()=>require("fs").existsSync(f)?process.exit(0):setTimeout(w,100);w()'`;

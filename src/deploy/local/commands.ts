@@ -11,6 +11,8 @@ export interface CommandOptions {
   deadline: number;
   signal: AbortSignal;
   onOutput(text: string): void;
+  /** Runs the command confined (src/deploy/local/confine.ts): `file args…` becomes what to spawn. */
+  wrap?: ((file: string, args: string[]) => { file: string; args: string[] }) | undefined;
 }
 
 /** Run `file args…`; resolves with stdout, throws DriverFailure on a non-zero exit, timeout or abort. */
@@ -18,7 +20,8 @@ export function run(file: string, args: string[], o: CommandOptions): Promise<st
   return new Promise((resolve, reject) => {
     const remaining = o.deadline - Date.now();
     if (remaining <= 0) return reject(new DriverFailure('the build time limit was reached'));
-    const child = spawn(file, args, { cwd: o.cwd, env: o.env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+    const command = o.wrap ? o.wrap(file, args) : { file, args };
+    const child = spawn(command.file, command.args, { cwd: o.cwd, env: o.env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';
     let why: string | undefined;
     const kill = (reason: string) => {

@@ -4,6 +4,7 @@ import { createHash, randomUUID } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { lstat, mkdir, readFile, rename, rm, symlink, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
+import os from 'node:os';
 import path from 'node:path';
 import { createRequire } from 'node:module';
 import { pathToFileURL } from 'node:url';
@@ -11,6 +12,7 @@ import type { Logger } from '../../logging.js';
 import type { AppTraceEnv, AppTracing } from '../app-tracing.js';
 import { DriverFailure, type BuildResult, type DeployResult, type Driver, type DriverContext, type DriverTarget } from '../driver.js';
 import { runShell, type CommandOptions } from './commands.js';
+import { detectConfinement, type Confinement } from './confine.js';
 import { Front } from './front.js';
 import { readAppConfig } from './app-config.js';
 import { fetchSource, type FetchDeps } from './fetch.js';
@@ -25,6 +27,10 @@ export interface LocalDriverOptions extends FetchDeps {
   logger: Logger;
   /** Where the application's traces go (the deployment's tracing project); none when absent. */
   tracing?: AppTracing | undefined;
+  /** Hangar's data directory: hidden from builds and applications (src/deploy/local/confine.ts). */
+  dataDir?: string | undefined;
+  /** Confine builds and applications with bubblewrap when it can run here (default true). */
+  confine?: boolean | undefined;
 }
 
 // Resolution from Hangar's own package (createRequire: import.meta.resolve is not everywhere, e.g. vitest).
@@ -47,7 +53,34 @@ export class LocalDriver implements Driver {
   private readonly traceEnvs = new Map<string, AppTraceEnv>();
   private readonly fronts = new Map<string, Promise<Front>>();
 
+  private confinement: Promise<Confinement | undefined> | undefined;
+
   constructor(private readonly o: LocalDriverOptions) {}
+
+  /** This host's confinement, detected once; none when turned off or bubblewrap cannot run. */
+  private confined(): Promise<Confinement | undefined> {
+    this.confinement ??= (async () => {
+      if (this.o.confine === false) return undefined;
+      const found = await detectConfinement({
+        hidden: [...new Set([this.o.dataDir ?? path.dirname(this.o.dir), this.o.dir])],
+        // Hangar's packages (applications load the LangGraph server from them) and Node, wherever installed.
+        readable: [path.dirname(HANGAR_NODE_MODULES), path.dirname(path.dirname(process.execPath)), ...(this.o.localRepos?.allow ? this.o.localRepos.roots : [])],
+      });
+      if (!found) this.o.logger.warn('bubblewrap (bwrap) cannot run here: deployment builds and applications run unconfined and can read Hangar\'s data directory');
+      return found;
+    })();
+    return this.confinement;
+  }
+
+  /** `wrap` for a command of the revision that may write `writable`; undefined when unconfined. */
+  private async wrapFor(ctx: DriverContext, phase: 'build' | 'deploy', writable: string[], readable: string[] = []): Promise<((file: string, args: string[]) => { file: string; args: string[] }) | undefined> {
+    const confinement = await this.confined();
+    if (!confinement) {
+      ctx.log(phase, '[hangar] bubblewrap is not available on this host: this revision runs unconfined (see docs/security.md)\n');
+      return undefined;
+    }
+    return (file, args) => confinement.wrap(file, args, { writable, readable });
+  }
 
   private revisionDir(deploymentId: string, revisionId: string): string {
     return path.join(this.o.dir, deploymentId, revisionId);
@@ -77,11 +110,17 @@ export class LocalDriver implements Driver {
 
   async build(ctx: DriverContext): Promise<BuildResult> {
     const dir = this.revisionDir(ctx.deployment.id, ctx.revision.id);
+    await mkdir(dir, { recursive: true });
+    const cache = path.join(this.o.dir, '.cache');
+    const npmCache = process.env.npm_config_cache ?? path.join(os.homedir(), '.npm');
+    await Promise.all([mkdir(cache, { recursive: true }), mkdir(npmCache, { recursive: true }).catch(() => undefined)]);
     const cmd = {
       env: baseEnv(),
       deadline: Date.now() + this.o.buildTimeoutMs,
       signal: ctx.signal,
       onOutput: (t: string) => ctx.log('build', t),
+      // A build writes its revision's directory, the shared install cache and npm's own cache.
+      wrap: await this.wrapFor(ctx, 'build', [dir, cache, npmCache]),
     };
     const src = path.join(dir, 'src');
     const commitSha = await fetchSource(ctx, src, this.o, cmd);
@@ -181,7 +220,10 @@ export class LocalDriver implements Driver {
       ...(traces?.env ?? { LANGSMITH_TRACING: 'false' }),
     };
     ctx.log('deploy', `[hangar] starting revision ${ctx.revision.seq} on port ${port} (LangGraph API ${LANGGRAPH_API_VERSION})\n`);
-    const app = new AppProcess({ args, cwd: config.root, env, port, onOutput: appOutput((t) => ctx.log('deploy', t)) });
+    // The application writes its revision's directory and the deployment's database, nothing else;
+    // it reads its installed dependencies from the shared install cache.
+    const wrap = await this.wrapFor(ctx, 'deploy', [dir, this.databaseDir(ctx.deployment.id)], [path.join(this.o.dir, '.cache')]);
+    const app = new AppProcess({ args, cwd: config.root, env, port, wrap, onOutput: appOutput((t) => ctx.log('deploy', t)) });
     this.running.set(ctx.revision.id, { deploymentId: ctx.deployment.id, app });
     await app.startHealthy(this.o.healthTimeoutMs, ctx.signal);
     ctx.log('deploy', '[hangar] healthy: GET /ok answered 200\n');

@@ -11,6 +11,8 @@ export interface AppProcessSpec {
   env: NodeJS.ProcessEnv;
   port: number;
   onOutput(text: string): void;
+  /** Runs the process confined (src/deploy/local/confine.ts): `file args…` becomes what to spawn. */
+  wrap?: ((file: string, args: string[]) => { file: string; args: string[] }) | undefined;
 }
 
 const MAX_BACKOFF_MS = 30_000;
@@ -156,7 +158,8 @@ export class AppProcess {
 
   private spawn(): void {
     const started = Date.now();
-    const child = spawn(process.execPath, this.spec.args, { cwd: this.spec.cwd, env: this.spec.env, detached: true, stdio: ['ignore', 'pipe', 'pipe', 'ipc'] });
+    const command = this.spec.wrap ? this.spec.wrap(process.execPath, this.spec.args) : { file: process.execPath, args: this.spec.args };
+    const child = spawn(command.file, command.args, { cwd: this.spec.cwd, env: this.spec.env, detached: true, stdio: ['ignore', 'pipe', 'pipe', 'ipc'] });
     this.child = child;
     child.stdout!.on('data', (b: Buffer) => this.spec.onOutput(b.toString()));
     child.stderr!.on('data', (b: Buffer) => this.spec.onOutput(b.toString()));

@@ -1,0 +1,87 @@
+// The local driver confines a deployment's code with bubblewrap: a member who may create a
+// deployment may run commands (install_command, the application), and those must not read Hangar's
+// secret key, its other data or its processes. The build's own log says what the commands saw.
+import { spawn } from 'node:child_process';
+import { mkdtemp, readFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { detectConfinement } from '../../src/deploy/local/confine.js';
+import { startTestServer, type TestServer } from '../support/server.js';
+import { makeAppRepo, waitFor } from './git-fixture.js';
+
+let server: TestServer;
+
+beforeAll(async () => {
+  server = await startTestServer({ env: { HANGAR_DEPLOY_ALLOW_LOCAL_REPOS: 'true', HANGAR_LOCAL_REPO_ROOTS: os.tmpdir(), HANGAR_DEPLOY_POLL_MS: '300' } });
+});
+afterAll(async () => {
+  await server?.close();
+});
+
+async function api(method: string, p: string, body?: unknown): Promise<any> {
+  const res = await fetch(`${server.url}${p}`, {
+    method,
+    headers: { 'X-Api-Key': server.adminKey, 'Content-Type': 'application/json' },
+    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+  });
+  const text = await res.text();
+  return text ? JSON.parse(text) : null;
+}
+
+describe('local deployments are confined', () => {
+  it('a build cannot read the secret key, the data directory or Hangar’s processes; the application still deploys and answers', async () => {
+    const secretFile = path.join(server.dataDir, 'secret.key');
+    const secret = (await readFile(secretFile, 'utf8')).trim();
+    const repo = await makeAppRepo();
+    await repo.push('main', { label: 'v1' });
+    const install = [
+      `cat ${secretFile} || echo "SECRET-KEY-HIDDEN"`,
+      `ls -A ${server.dataDir} | tr '\\n' ' '; echo "<- DATA-DIR"`,
+      `if [ -e /proc/${process.pid}/environ ]; then echo HOST-PROCESS-VISIBLE; else echo HOST-PROCESS-HIDDEN; fi`,
+      `touch /etc/hangar-probe 2>/dev/null && echo HOST-WRITABLE || echo HOST-READ-ONLY`,
+    ].join('; ');
+    const d = await api('POST', '/v2/deployments', {
+      name: 'confined',
+      source: 'vcshost',
+      source_config: { repo_url: repo.url, install_command: install },
+      source_revision_config: { repo_ref: 'main' },
+      secrets: [],
+    });
+    const rev = d.latest_revision_id as string;
+    const status = await waitFor('the revision to deploy', async () => {
+      const s = (await api('GET', `/v2/deployments/${d.id}/revisions/${rev}`)).status as string;
+      return ['DEPLOYED', 'BUILD_FAILED', 'DEPLOY_FAILED'].includes(s) ? s : undefined;
+    });
+    const logs = (await api('GET', `/v2/deployments/${d.id}/revisions/${rev}/build-logs`)).logs as string;
+    expect(status, logs).toBe('DEPLOYED');
+    expect(logs).not.toContain(secret);
+    expect(logs).toContain('SECRET-KEY-HIDDEN');
+    // The data directory shows only the way to the deployment's own directory.
+    expect(logs).toMatch(/Z deployments <- DATA-DIR$/m);
+    expect(logs).toContain('HOST-PROCESS-HIDDEN');
+    expect(logs).toContain('HOST-READ-ONLY');
+    expect(logs).not.toContain('unconfined');
+    // The confined application serves through the deployment's stable URL.
+    const res = await waitFor('the application to answer', async () => {
+      const r = await fetch(`${server.url}/v2/deployments/${d.id}/app/ok`, { headers: { 'X-Api-Key': server.adminKey } });
+      return r.status === 200 ? r : undefined;
+    });
+    expect(await res.json()).toEqual({ ok: true });
+    await api('DELETE', `/v2/deployments/${d.id}`);
+  }, 120_000);
+
+  it('a confined application stopped with SIGTERM to its process group stops gracefully (its handler runs), as unconfined', async () => {
+    const confinement = await detectConfinement({ hidden: [server.dataDir], readable: [] });
+    expect(confinement).toBeDefined();
+    const dir = await mkdtemp(path.join(os.tmpdir(), 'hangar-confined-'));
+    const script = `process.on('SIGTERM', () => setTimeout(() => { require('fs').writeFileSync(${JSON.stringify(path.join(dir, 'stopped'))}, 'gracefully'); process.exit(0); }, 100)); setInterval(() => {}, 1000); console.log('up');`;
+    const command = confinement!.wrap(process.execPath, ['-e', script], { writable: [dir] });
+    const child = spawn(command.file, command.args, { detached: true, stdio: ['ignore', 'pipe', 'pipe', 'ipc'] });
+    const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+    await new Promise<void>((resolve) => child.stdout!.once('data', () => resolve()));
+    process.kill(-child.pid!, 'SIGTERM'); // as the supervisor stops an application
+    expect(await exited).toBe(0);
+    expect(await readFile(path.join(dir, 'stopped'), 'utf8')).toBe('gracefully');
+  });
+});
