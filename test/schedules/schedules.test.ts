@@ -143,6 +143,8 @@ describe('schedules', () => {
       // Ends before its first tick: it would never fire (the next 09:00 is after an end a minute ago).
       [{ ...base, end_time: new Date(Date.now() - 60_000).toISOString() }, 422, 'end_time'],
       [{ ...base, agent_id: '00000000-0000-4000-8000-000000000000' }, 404, 'agent'],
+      // Its runs carry its metadata: the keys Hangar records there are refused, as on a run.
+      [{ ...base, metadata: { usage: { model: 'forged', input_tokens: 1 } } }, 422, '"metadata","usage"'],
     ];
     for (const [body, status, named] of cases) {
       const res = await post(body);

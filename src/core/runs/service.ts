@@ -55,6 +55,13 @@ const RESERVED_WHY = {
 } as const;
 const RESERVED_METADATA = Object.keys(RESERVED_WHY) as (keyof typeof RESERVED_WHY)[];
 
+/** 422 when a caller's run metadata (a run's, or a schedule's for its runs) holds a key Hangar records. */
+export function checkRunMetadata(metadata: Record<string, unknown> | undefined): void {
+  for (const key of RESERVED_METADATA) {
+    if (metadata && Object.hasOwn(metadata, key)) throw invalidField(['metadata', key], `reserved: Hangar records the run's ${RESERVED_WHY[key]} there`);
+  }
+}
+
 /**
  * How long a cancel with `wait`, or a rollback, waits for the cancelled run's worker to stop. Leases
  * bound it too: a lease is not renewed after a cancel, so a dead worker's ends within `runLeaseMs`.
@@ -95,9 +102,7 @@ export class RunService {
   /** Accept a run on `threadId`; its events follow through `events`. A thread without an agent takes the run's. */
   async start(caller: Caller, threadId: string, input: StartRunInput): Promise<Run> {
     requireWrite(caller);
-    for (const key of RESERVED_METADATA) {
-      if (input.metadata && Object.hasOwn(input.metadata, key)) throw invalidField(['metadata', key], `reserved: Hangar records the run's ${RESERVED_WHY[key]} there`);
-    }
+    checkRunMetadata(input.metadata);
     // Accepting runs goes first: workers here claim once the starts in progress are done.
     const admitted = this.ports.admit();
     try {

@@ -7,7 +7,7 @@ import type { SchedulesTable, ScheduleTicksTable } from '../../db/tables/schedul
 import type { AgentService } from '../agents/service.js';
 import { type Caller, requireWrite } from '../caller.js';
 import { HangarError, invalidField } from '../errors.js';
-import { MULTITASK_STRATEGIES, type MultitaskStrategy } from '../runs/service.js';
+import { checkRunMetadata, MULTITASK_STRATEGIES, type MultitaskStrategy } from '../runs/service.js';
 import { toRun, type Run } from '../threads/service.js';
 import { nextTick, parseSchedule } from './cron.js';
 
@@ -104,6 +104,8 @@ export class ScheduleService {
     const timezone = input.timezone ?? 'UTC';
     const cron = checkedCron(input.schedule, timezone);
     if (input.webhook) this.checkWebhook(input.webhook);
+    // Its runs carry its metadata.
+    checkRunMetadata(input.metadata);
     const endTime = parseEndTime(input.end_time);
     // A schedule that ends before its first tick would be stored, shown as enabled, and never fire.
     if (endTime && !nextTick(cron, new Date(), endTime)) throw invalidField(['end_time'], `no tick of the schedule falls before it (${endTime.toISOString()}): it would never fire`);
@@ -175,6 +177,7 @@ export class ScheduleService {
     const timezone = input.timezone ?? current.timezone;
     const cron = checkedCron(expression, timezone);
     if (input.webhook) this.checkWebhook(input.webhook);
+    checkRunMetadata(input.metadata);
     const endTime = input.end_time === undefined ? current.end_time : parseEndTime(input.end_time);
     const threadId = input.thread === undefined ? current.thread_id : await this.checkedThread(caller, input.thread, current.agent_id);
     const enabled = input.enabled ?? current.enabled;
