@@ -2,6 +2,7 @@
 // page followed through `Link: rel="next"`. App credentials are first exchanged for an installation token.
 import { createPrivateKey, sign } from 'node:crypto';
 import { HangarError } from '../errors.js';
+import { BodyTooLarge, readTextBounded } from '../../net/body.js';
 import type { GithubCredentials, Repository } from './types.js';
 
 const TIMEOUT_MS = 20_000;
@@ -126,24 +127,10 @@ async function expectOk(response: Response): Promise<unknown> {
 
 /** The body as text; past MAX_PAGE_BYTES, or when it stops arriving (the request's timeout), a 502. */
 async function readBounded(response: Response): Promise<string> {
-  if (!response.body) return '';
-  const reader = response.body.getReader();
-  const chunks: Uint8Array[] = [];
-  let size = 0;
   try {
-    for (;;) {
-      const { done, value } = await reader.read();
-      if (done) break;
-      size += value.byteLength;
-      if (size > MAX_PAGE_BYTES) {
-        await reader.cancel().catch(() => {});
-        throw new HangarError('vcshost_error', `the code host answered with more than ${MAX_PAGE_BYTES} bytes for one page`);
-      }
-      chunks.push(value);
-    }
+    return await readTextBounded(response, MAX_PAGE_BYTES);
   } catch (error) {
-    if (error instanceof HangarError) throw error;
+    if (error instanceof BodyTooLarge) throw new HangarError('vcshost_error', `the code host answered with more than ${MAX_PAGE_BYTES} bytes for one page`);
     throw new HangarError('vcshost_unreachable', 'the code host did not finish its answer');
   }
-  return Buffer.concat(chunks).toString('utf8');
 }

@@ -2,6 +2,7 @@
 // the provider record names.
 import type { OAuthProvider } from './providers.js';
 import { HangarError } from '../errors.js';
+import { BodyTooLarge, readTextBounded } from '../../net/body.js';
 
 /** Tokens as the provider returned them. */
 export interface TokenSet {
@@ -87,26 +88,14 @@ export async function requestTokens(provider: OAuthProvider, grant: Grant, fetch
 
 /** The body as text, refused past MAX_TOKEN_RESPONSE_BYTES or when it stops arriving (the request's timeout). */
 async function readBounded(response: Response, provider: OAuthProvider, grantType: string): Promise<string> {
-  if (!response.body) return '';
-  const reader = response.body.getReader();
-  const chunks: Uint8Array[] = [];
-  let size = 0;
   try {
-    for (;;) {
-      const { done, value } = await reader.read();
-      if (done) break;
-      size += value.byteLength;
-      if (size > MAX_TOKEN_RESPONSE_BYTES) {
-        await reader.cancel().catch(() => {});
-        throw new TokenRequestError(`OAuth provider "${provider.providerId}" answered the ${grantType} grant with more than ${MAX_TOKEN_RESPONSE_BYTES} bytes`, false);
-      }
-      chunks.push(value);
-    }
+    return await readTextBounded(response, MAX_TOKEN_RESPONSE_BYTES);
   } catch (error) {
-    if (error instanceof TokenRequestError) throw error;
+    if (error instanceof BodyTooLarge) {
+      throw new TokenRequestError(`OAuth provider "${provider.providerId}" answered the ${grantType} grant with more than ${MAX_TOKEN_RESPONSE_BYTES} bytes`, false);
+    }
     throw new TokenRequestError(`the token endpoint of OAuth provider "${provider.providerId}" did not finish its answer: ${reason(error)}`, false);
   }
-  return Buffer.concat(chunks).toString('utf8');
 }
 
 function formEncode(value: string): string {
