@@ -7,6 +7,7 @@ import path from 'node:path';
 import * as tar from 'tar';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer } from '../support/server.js';
+import { apiCall } from './api.js';
 import { waitFor } from './git-fixture.js';
 
 let server: TestServer;
@@ -17,15 +18,7 @@ afterAll(async () => {
   await server?.close();
 });
 
-async function api(method: string, p: string, body?: unknown, type = 'application/json'): Promise<{ status: number; body: any }> {
-  const res = await fetch(`${server.url}${p}`, {
-    method,
-    headers: { 'X-Api-Key': server.adminKey, 'Content-Type': type },
-    ...(body === undefined ? {} : { body: body instanceof Buffer ? body : JSON.stringify(body) }),
-  });
-  const text = await res.text();
-  return { status: res.status, body: text ? JSON.parse(text) : null };
-}
+const api = (method: string, p: string, body?: unknown, type?: string) => apiCall(server, method, p, body, type);
 
 /** An application with a custom HTTP app (langgraph.json `http.app`) that shows what reached it and tries to plant a cookie. */
 async function hostileApp(): Promise<Buffer> {

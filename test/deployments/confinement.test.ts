@@ -8,6 +8,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { detectConfinement } from '../../src/deploy/local/confine.js';
 import { startTestServer, type TestServer } from '../support/server.js';
+import { apiCall } from './api.js';
 import { makeAppRepo, waitFor } from './git-fixture.js';
 
 let server: TestServer;
@@ -19,15 +20,7 @@ afterAll(async () => {
   await server?.close();
 });
 
-async function api(method: string, p: string, body?: unknown): Promise<any> {
-  const res = await fetch(`${server.url}${p}`, {
-    method,
-    headers: { 'X-Api-Key': server.adminKey, 'Content-Type': 'application/json' },
-    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-  });
-  const text = await res.text();
-  return text ? JSON.parse(text) : null;
-}
+const api = async (method: string, p: string, body?: unknown) => (await apiCall(server, method, p, body)).body;
 
 describe('local deployments are confined', () => {
   it('a build cannot read the secret key, the data directory or Hangar’s processes; the application still deploys and answers', async () => {

@@ -8,6 +8,7 @@ import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
 import { freshDatabaseUrl } from '../support/database.js';
 import { startTestServer, type TestServer } from '../support/server.js';
+import { apiCall } from './api.js';
 import { makeAppRepo, waitFor } from './git-fixture.js';
 
 const opened: TestServer[] = [];
@@ -35,15 +36,7 @@ async function sql<T = any>(url: string, text: string, params: unknown[] = []): 
   }
 }
 
-async function api(s: TestServer, method: string, p: string, body?: unknown): Promise<any> {
-  const res = await fetch(`${s.url}${p}`, {
-    method,
-    headers: { 'X-Api-Key': s.adminKey, 'Content-Type': 'application/json' },
-    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-  });
-  const text = await res.text();
-  return text ? JSON.parse(text) : null;
-}
+const api = async (s: TestServer, method: string, p: string, body?: unknown) => (await apiCall(s, method, p, body)).body;
 
 const revisionStatus = async (s: TestServer, d: string, r: string) => (await api(s, 'GET', `/v2/deployments/${d}/revisions/${r}`)).status as string;
 
