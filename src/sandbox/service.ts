@@ -196,14 +196,7 @@ export class SandboxService {
       .where(sql<boolean>`stopped_at + make_interval(secs => delete_after_stop_seconds) <= now()`)
       .returning('id')
       .execute();
-    for (const { id } of expired) {
-      try {
-        await this.o.driver.remove(id);
-        this.o.logger.info({ sandbox_id: id }, 'stopped sandbox removed');
-      } catch (err) {
-        this.o.logger.warn({ err, sandbox_id: id }, 'removing a stopped sandbox failed; the orphan sweep retries');
-      }
-    }
+    await this.removeEach(expired, 'stopped sandbox');
     // An agent-scoped sandbox whose agent is deleted can never run a command again (its threads' runs
     // are refused): its files go now, not after its idle and deletion TTLs (a week by default).
     const abandoned = await this.o.db
@@ -213,15 +206,20 @@ export class SandboxService {
       .$if(busy.length > 0, (q) => q.where('id', 'not in', busy))
       .returning('id')
       .execute();
-    for (const { id } of abandoned) {
+    await this.removeEach(abandoned, 'sandbox of a deleted agent');
+    await this.removeOrphans();
+  }
+
+  /** Remove the driver's sandboxes of rows just deleted; one that fails is left to the orphan sweep. */
+  private async removeEach(rows: { id: string }[], what: string): Promise<void> {
+    for (const { id } of rows) {
       try {
         await this.o.driver.remove(id);
-        this.o.logger.info({ sandbox_id: id }, 'sandbox of a deleted agent removed');
+        this.o.logger.info({ sandbox_id: id }, `${what} removed`);
       } catch (err) {
-        this.o.logger.warn({ err, sandbox_id: id }, 'removing the sandbox of a deleted agent failed; the orphan sweep retries');
+        this.o.logger.warn({ err, sandbox_id: id }, `removing a ${what} failed; the orphan sweep retries`);
       }
     }
-    await this.removeOrphans();
   }
 
   /** Remove the driver's sandboxes that have no row (their thread deleted, or a crash). */
