@@ -1,6 +1,7 @@
 // Running a build step (git, install, build) as a child process in its own process group, with its
 // output captured and a time limit that kills the whole group.
 import { spawn } from 'node:child_process';
+import type { Wrap } from './confine.js';
 import { DriverFailure } from '../driver.js';
 
 /** How to run one command. */
@@ -12,7 +13,7 @@ export interface CommandOptions {
   signal: AbortSignal;
   onOutput(text: string): void;
   /** Runs the command confined (src/deploy/local/confine.ts): `file args…` becomes what to spawn. */
-  wrap?: ((file: string, args: string[]) => { file: string; args: string[] }) | undefined;
+  wrap?: Wrap | undefined;
 }
 
 /** Run `file args…`; resolves with stdout, throws DriverFailure on a non-zero exit, timeout or abort. */

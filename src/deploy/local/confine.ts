@@ -14,6 +14,9 @@
 import { spawn } from 'node:child_process';
 import path from 'node:path';
 
+/** A command `file args…` as what to spawn instead (it then runs confined). */
+export type Wrap = (file: string, args: string[]) => { file: string; args: string[] };
+
 /** Wraps a command so that it runs confined. */
 export interface Confinement {
   /** `file args…` as a confined command that may write only `writable` and read `readable` (in the data directory) too. */

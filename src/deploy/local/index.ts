@@ -12,7 +12,7 @@ import type { Logger } from '../../logging.js';
 import type { AppTraceEnv, AppTracing } from '../app-tracing.js';
 import { DriverFailure, type BuildResult, type DeployResult, type Driver, type DriverContext, type DriverTarget } from '../driver.js';
 import { runShell, type CommandOptions } from './commands.js';
-import { detectConfinement, type Confinement } from './confine.js';
+import { detectConfinement, type Confinement, type Wrap } from './confine.js';
 import { Front } from './front.js';
 import { readAppConfig } from './app-config.js';
 import { fetchSource, type FetchDeps } from './fetch.js';
@@ -27,10 +27,8 @@ export interface LocalDriverOptions extends FetchDeps {
   logger: Logger;
   /** Where the application's traces go (the deployment's tracing project); none when absent. */
   tracing?: AppTracing | undefined;
-  /** Hangar's data directory: hidden from builds and applications (src/deploy/local/confine.ts). */
-  dataDir?: string | undefined;
-  /** Confine builds and applications with bubblewrap when it can run here (default true). */
-  confine?: boolean | undefined;
+  /** Hangar's data directory (holding `dir`): hidden from builds and applications (src/deploy/local/confine.ts). */
+  dataDir: string;
 }
 
 // Resolution from Hangar's own package (createRequire: import.meta.resolve is not everywhere, e.g. vitest).
@@ -57,12 +55,11 @@ export class LocalDriver implements Driver {
 
   constructor(private readonly o: LocalDriverOptions) {}
 
-  /** This host's confinement, detected once; none when turned off or bubblewrap cannot run. */
+  /** This host's confinement, detected once; none when bubblewrap cannot run here. */
   private confined(): Promise<Confinement | undefined> {
     this.confinement ??= (async () => {
-      if (this.o.confine === false) return undefined;
       const found = await detectConfinement({
-        hidden: [...new Set([this.o.dataDir ?? path.dirname(this.o.dir), this.o.dir])],
+        hidden: [this.o.dataDir],
         // Hangar's packages (applications load the LangGraph server from them) and Node, wherever installed.
         readable: [path.dirname(HANGAR_NODE_MODULES), path.dirname(path.dirname(process.execPath)), ...(this.o.localRepos?.allow ? this.o.localRepos.roots : [])],
       });
@@ -73,7 +70,7 @@ export class LocalDriver implements Driver {
   }
 
   /** `wrap` for a command of the revision that may write `writable`; undefined when unconfined. */
-  private async wrapFor(ctx: DriverContext, phase: 'build' | 'deploy', writable: string[], readable: string[] = []): Promise<((file: string, args: string[]) => { file: string; args: string[] }) | undefined> {
+  private async wrapFor(ctx: DriverContext, phase: 'build' | 'deploy', writable: string[], readable: string[] = []): Promise<Wrap | undefined> {
     const confinement = await this.confined();
     if (!confinement) {
       ctx.log(phase, '[hangar] bubblewrap is not available on this host: this revision runs unconfined (see docs/security.md)\n');

@@ -1,6 +1,7 @@
 // One running revision of the local driver: the application on the official LangGraph JS server,
 // as a child process on a fixed loopback port, restarted with back-off when it crashes.
 import { spawn, type ChildProcess } from 'node:child_process';
+import type { Wrap } from './confine.js';
 import { DriverFailure } from '../driver.js';
 
 /** How to start the application process. */
@@ -12,7 +13,7 @@ export interface AppProcessSpec {
   port: number;
   onOutput(text: string): void;
   /** Runs the process confined (src/deploy/local/confine.ts): `file args…` becomes what to spawn. */
-  wrap?: ((file: string, args: string[]) => { file: string; args: string[] }) | undefined;
+  wrap?: Wrap | undefined;
 }
 
 const MAX_BACKOFF_MS = 30_000;
