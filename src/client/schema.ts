@@ -2663,7 +2663,7 @@ export interface components {
             run_type: string;
             /**
              * Format: uuid
-             * @description Tracing project by id (of this workspace).
+             * @description Tracing project by id (of this workspace); an id naming no project is a 404.
              */
             session_id?: string | null;
             /** @description Tracing project by name; created on first use. Default: the workspace’s default project. */
@@ -4141,6 +4141,15 @@ export interface operations {
                     "application/json": components["schemas"]["AuthError"];
                 };
             };
+            /** @description Not found in the caller’s workspace. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
             /** @description Body larger than the configured limit. */
             413: {
                 headers: {
@@ -4300,6 +4309,15 @@ export interface operations {
                     "application/json": components["schemas"]["AuthError"];
                 };
             };
+            /** @description Not found in the caller’s workspace. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
             /** @description Body larger than the configured limit. */
             413: {
                 headers: {
@@ -4378,6 +4396,15 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description Not found in the caller’s workspace. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description Body larger than the configured limit. */

@@ -32,7 +32,13 @@ export function assembleMultipart(form: Record<string, unknown>): { post: unknow
         issues.push({ loc: ['body', name], msg: 'must be a JSON object', type: 'value_error' });
         continue;
       }
-      runs[op].set(id, { ...(value as Record<string, unknown>), id: (value as Record<string, unknown>).id ?? id });
+      const own = (value as Record<string, unknown>).id;
+      if (own !== undefined && own !== id) {
+        // Stored under either id, the run's large fields (sent as `<op>.<id>.<field>`) would go astray.
+        issues.push({ loc: ['body', name, 'id'], msg: `the part is named for run ${id} but its JSON holds id ${String(own)}`, type: 'value_error' });
+        continue;
+      }
+      runs[op].set(id, { ...(value as Record<string, unknown>), id });
     } else {
       fields.push([op, id, field, value]);
     }

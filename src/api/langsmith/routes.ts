@@ -35,7 +35,7 @@ const createRun = createRoute({
   description: 'Stores a run (created, or completed when it is already stored). Secrets are redacted first.',
   security: apiKeySecurity,
   request: { body: jsonBody(WireRunCreate) },
-  responses: { ...accepted, ...errorResponses('hangar', [400, 413, 415, 422]) },
+  responses: { ...accepted, ...errorResponses('hangar', [400, 404, 413, 415, 422]) },
 });
 
 const patchRun = createRoute({
@@ -57,7 +57,7 @@ const batch = createRoute({
   description: '`post` holds runs to create, `patch` runs to complete; a run created and completed in one batch may be sent once in `post`.',
   security: apiKeySecurity,
   request: { body: jsonBody(WireBatch) },
-  responses: { ...accepted, ...errorResponses('hangar', [400, 413, 415, 422]) },
+  responses: { ...accepted, ...errorResponses('hangar', [400, 404, 413, 415, 422]) },
 });
 
 const multipart = createRoute({
@@ -77,7 +77,7 @@ const multipart = createRoute({
       content: { 'multipart/form-data': { schema: { type: 'object', additionalProperties: { type: 'string', description: 'A JSON part.' } } } },
     },
   },
-  responses: { ...accepted, ...errorResponses('hangar', [400, 413, 415, 422]) },
+  responses: { ...accepted, ...errorResponses('hangar', [400, 404, 413, 415, 422]) },
 });
 
 /** Routes of the LangSmith-compatible ingestion API. */

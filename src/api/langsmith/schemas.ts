@@ -25,7 +25,7 @@ export const WireRunCreate = z
     run_type: z.string().min(1).max(100).openapi({ description: '`chain`, `llm`, `tool`, `retriever`, `embedding`, `prompt`, `parser`, …', example: 'chain' }),
     start_time: time.optional(),
     session_name: z.string().min(1).max(200).nullish().openapi({ description: 'Tracing project by name; created on first use. Default: the workspace’s default project.' }),
-    session_id: z.uuid().nullish().openapi({ description: 'Tracing project by id (of this workspace).' }),
+    session_id: z.uuid().nullish().openapi({ description: 'Tracing project by id (of this workspace); an id naming no project is a 404.' }),
     ...common,
   })
   .openapi('LangSmithRunCreate');

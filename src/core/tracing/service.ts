@@ -6,7 +6,7 @@ import type { ExportBatch, ExporterStats, TraceExporter } from '../../tracing/ex
 import { Redactor } from '../../tracing/redact.js';
 import type { AgentRunLink, ProjectStats, RootRun, RootRunFilter, TraceStore, TracingProject } from '../../tracing/store.js';
 import { type Caller, requireWrite } from '../caller.js';
-import { HangarError } from '../errors.js';
+import { type FieldIssue, HangarError, invalid } from '../errors.js';
 import type { McpServerService } from '../mcp-servers/service.js';
 
 /** What the tracing service is built from. */
@@ -63,13 +63,38 @@ export class TracingService {
   /** Store run reports sent by a client (the LangSmith SDK); returns how many reports were taken. */
   async ingest(caller: Caller, batch: RunBatch): Promise<number> {
     requireWrite(caller);
+    // A project named by id must exist: filing the run elsewhere would hide it from whoever looks there.
+    for (const id of new Set(batch.post.map((r) => r.projectId).filter((id): id is string => id !== undefined))) {
+      if (!(await this.deps.store.getProject(caller.workspaceId, id))) {
+        throw new HangarError('tracing_project_not_found', `no tracing project with id ${id} (session_id) in this workspace`);
+      }
+    }
+    // After the confinement check: a confined key learns nothing of another project's runs.
+    if (caller.tracesProject !== undefined) await this.confine(caller.workspaceId, caller.tracesProject, batch);
+    await this.checkTimes(caller.workspaceId, batch);
     if (caller.tracesProject !== undefined) {
-      await this.confine(caller.workspaceId, caller.tracesProject, batch);
       await this.record(caller.workspaceId, { post: batch.post.map((r) => ({ ...r, projectName: caller.tracesProject, projectId: undefined })), patch: batch.patch }, { fallbackProject: caller.tracesProject });
     } else {
       await this.record(caller.workspaceId, batch);
     }
     return batch.post.length + batch.patch.length;
+  }
+
+  /** A run cannot end before it starts (its latency would be negative): a 422 naming each such run. */
+  private async checkTimes(workspaceId: string, batch: RunBatch): Promise<void> {
+    const starts = new Map(batch.post.map((r) => [r.id, r.startTime]));
+    const issues: FieldIssue[] = [];
+    const check = (op: 'post' | 'patch', id: string, start: Date | undefined, end: Date | undefined) => {
+      if (start && end && end.getTime() < start.getTime()) {
+        issues.push({ loc: ['body', `${op}.${id}`, 'end_time'], msg: `run ${id} ends (${end.toISOString()}) before it starts (${start.toISOString()})`, type: 'value_error' });
+      }
+    };
+    for (const run of batch.post) check('post', run.id, run.startTime, run.endTime);
+    for (const run of batch.patch) {
+      if (!run.endTime) continue;
+      check('patch', run.id, starts.get(run.id) ?? (await this.deps.store.findRun(workspaceId, run.id))?.startTime, run.endTime);
+    }
+    if (issues.length > 0) throw invalid(issues);
   }
 
   /** A key of a deployed application writes into its own project only: anything else is forbidden. */
