@@ -284,8 +284,23 @@ export const settings = {
   },
   otlpHeaders: {
     env: 'HANGAR_OTLP_HEADERS',
-    schema: z.string().regex(/^([^=,]+=[^,]*)(,[^=,]+=[^,]*)*$/, 'must be key=value pairs separated by commas').optional(),
-    description: 'Headers sent with OTLP exports, as key=value,key2=value2 (for example a collector API key).',
+    schema: z
+      .string()
+      .regex(/^([^=,]+=[^,]*)(,[^=,]+=[^,]*)*$/, 'must be key=value pairs separated by commas')
+      // Values are percent-decoded (OTEL_EXPORTER_OTLP_HEADERS form); the message names the header, never its value.
+      .superRefine((text, ctx) => {
+        for (const pair of text.split(',')) {
+          const eq = pair.indexOf('=');
+          if (eq < 0) continue; // reported by the pattern above
+          try {
+            decodeURIComponent(pair.slice(eq + 1));
+          } catch {
+            ctx.addIssue({ code: 'custom', message: `the value of header "${pair.slice(0, eq).trim()}" is not valid percent-encoding (write a literal % as %25)` });
+          }
+        }
+      })
+      .optional(),
+    description: 'Headers sent with OTLP exports, as key=value,key2=value2, values percent-encoded (for example a collector API key).',
   },
   langsmithExportUrl: {
     env: 'HANGAR_LANGSMITH_EXPORT_URL',

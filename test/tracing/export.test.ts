@@ -1,10 +1,14 @@
 // Export: OTLP/HTTP spans received and decoded by a real HTTP receiver, forwarding to a second Hangar's
 // LangSmith-compatible API, and exporters that are dead or hung never slowing or failing ingestion.
 import { randomUUID } from 'node:crypto';
+import { mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
 import { once } from 'node:events';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { runHangar } from '../support/cli.js';
 import { startTestServer, type TestServer } from '../support/server.js';
 import { createAgent, createThread, lastAiText, lastValues, run } from '../runtime/support.js';
 
@@ -222,5 +226,22 @@ describe('trace export', () => {
     const [after] = (await server.client.GET('/v1/tracing/exporters')).data!.items;
     expect(after!.sent).toBe(0);
     expect(after!.dropped).toBeGreaterThan(6);
+  });
+});
+
+describe('HANGAR_OTLP_HEADERS', () => {
+  it('with bad percent-encoding stops start-up as a setting error naming the header, not its value', async () => {
+    const dataDir = await mkdtemp(path.join(os.tmpdir(), 'hangar-otlp-headers-'));
+    try {
+      const bad = await runHangar(['serve', '--data-dir', dataDir, '--host', '127.0.0.1', '--port', '0'], {
+        HANGAR_OTLP_TRACES_ENDPOINT: 'http://127.0.0.1:9/v1/traces',
+        HANGAR_OTLP_HEADERS: 'x-collector-key=s3cr%zzet',
+      });
+      expect(bad.code).toBe(2);
+      expect(bad.stderr).toContain('HANGAR_OTLP_HEADERS: the value of header "x-collector-key" is not valid percent-encoding');
+      expect(bad.stderr).not.toContain('s3cr');
+    } finally {
+      await rm(dataDir, { recursive: true, force: true });
+    }
   });
 });
