@@ -11,7 +11,7 @@ import { AGENT_ID_FILE, ApiError, clientFrom, pullAgent, pushAgent } from './age
 import { chat, resolveAgentId, type ChatOutput } from './chat.js';
 import { askingDecider } from './decide.js';
 import { authLogin } from './oauth.js';
-import { table } from './table.js';
+import { printable, table } from './table.js';
 import { clientOptions, clientTarget } from './target.js';
 
 interface ClientFlags {
@@ -206,7 +206,7 @@ export function registerWorkflowCommands(program: Command, io: ChatOutput): void
       type Node = { name: string; run_type: string; status: string; latency_ms: number | null; total_tokens: number | null; error: string | null; child_runs?: Node[] };
       const print = (node: Node, depth: number) => {
         const facts = [node.run_type, node.status, node.latency_ms === null ? '' : `${Math.round(node.latency_ms)} ms`, node.total_tokens ? `${node.total_tokens} tokens` : ''].filter(Boolean).join(', ');
-        io.out(`${'  '.repeat(depth)}${node.name} (${facts})${node.error ? ` — ${node.error}` : ''}\n`);
+        io.out(`${'  '.repeat(depth)}${printable(node.name)} (${printable(facts)})${node.error ? ` — ${printable(node.error)}` : ''}\n`);
         for (const child of node.child_runs ?? []) print(child, depth + 1);
       };
       print(res.data as unknown as Node, 0);

@@ -1,7 +1,9 @@
 // Ingestion defects left by the second bug bash: a session_id naming no project, a run ending before
-// it starts, and a multipart part named for one run holding another.
+// it starts, a multipart part named for one run holding another; and `hangar traces` printing names
+// with terminal escape sequences as sent.
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runHangar } from '../support/cli.js';
 import { startTestServer, type TestServer } from '../support/server.js';
 
 let server: TestServer;
@@ -107,4 +109,37 @@ describe('a multipart run part named for one run holding another id', () => {
     expect(await status(named)).toBe(404);
     expect(await status(held)).toBe(404);
   });
+});
+
+describe('hangar traces, printing names and errors sent by a traced application', () => {
+  it('shows control characters escaped in its tables and trees, and as sent in --json', async () => {
+    const project = `cli-escapes-${randomUUID()}`;
+    const root = randomUUID();
+    const child = randomUUID();
+    const evil = 'evil\u001b]0;pwned\u0007\u001b[2J';
+    const start = Date.now() - 5000;
+    const batch = await send('POST', '/runs/batch', {
+      post: [
+        { id: root, name: evil, run_type: 'chain', session_name: project, start_time: start, end_time: start + 2000 },
+        { id: child, name: 'child\r\u001b[31mred', run_type: 'tool', session_name: project, parent_run_id: root, start_time: start + 1, end_time: start + 1000, error: 'boom\u001b[0m\nsecond line' },
+      ],
+    });
+    expect(batch.status).toBe(202);
+    const env = { HANGAR_URL: server.url, HANGAR_API_KEY: server.adminKey };
+
+    const list = await runHangar(['traces', 'list', '--project', project], env);
+    expect(list.code, list.stderr).toBe(0);
+    expect(list.stdout.replaceAll('\n', '')).not.toMatch(/\p{Cc}/u);
+    expect(list.stdout).toContain('evil\\x1b]0;pwned\\x07\\x1b[2J');
+
+    const shown = await runHangar(['traces', 'show', root], env);
+    expect(shown.code, shown.stderr).toBe(0);
+    expect(shown.stdout.replaceAll('\n', '')).not.toMatch(/\p{Cc}/u);
+    expect(shown.stdout).toContain('evil\\x1b]0;pwned');
+    expect(shown.stdout).toContain('child\\x0d\\x1b[31mred (tool, error');
+    expect(shown.stdout).toContain('boom\\x1b[0m\\x0asecond line');
+
+    const json = await runHangar(['traces', 'list', '--project', project, '--json'], env);
+    expect((JSON.parse(json.stdout) as { items: { name: string }[] }).items[0]!.name).toBe(evil);
+  }, 120_000);
 });
