@@ -143,3 +143,18 @@ describe('hangar traces, printing names and errors sent by a traced application'
     expect((JSON.parse(json.stdout) as { items: { name: string }[] }).items[0]!.name).toBe(evil);
   }, 120_000);
 });
+
+describe('a project name sent by an application', () => {
+  it('is redacted like a run name: a token in it is neither stored nor listed', async () => {
+    const id = randomUUID();
+    const tag = randomUUID().slice(0, 8);
+    const sent = await send('POST', '/runs', { id, name: 'named', run_type: 'chain', session_name: `proj-${tag} Bearer projectNameToken0123456789` });
+    expect(sent.status).toBe(202);
+    const projects = (await server.client.GET('/v1/tracing/projects')).data!.items;
+    expect(JSON.stringify(projects)).not.toContain('projectNameToken');
+    const project = projects.find((p) => p.name.startsWith(`proj-${tag}`))!;
+    expect(project.name).toBe(`proj-${tag} Bearer [redacted]`);
+    const run = await server.client.GET('/v1/tracing/runs/{run_id}', { params: { path: { run_id: id } } });
+    expect(run.data!.project_id).toBe(project.id);
+  });
+});

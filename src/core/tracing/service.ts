@@ -75,7 +75,10 @@ export class TracingService {
     if (caller.tracesProject !== undefined) {
       await this.record(caller.workspaceId, { post: batch.post.map((r) => ({ ...r, projectName: caller.tracesProject, projectId: undefined })), patch: batch.patch }, { fallbackProject: caller.tracesProject });
     } else {
-      await this.record(caller.workspaceId, batch);
+      // The project name comes from the application's settings as its run names do: redacted the same
+      // way, so a token pasted there is neither shown in the project list nor exported.
+      const redactor = new Redactor(await this.knownSecrets(caller.workspaceId));
+      await this.record(caller.workspaceId, { ...batch, post: batch.post.map((r) => (r.projectName === undefined ? r : { ...r, projectName: redactor.string(r.projectName) })) });
     }
     return batch.post.length + batch.patch.length;
   }
