@@ -162,8 +162,7 @@ export class Reconciler {
     try {
       const giveUp = GIVE_UP[row.status as RevisionStatus];
       if (giveUp && row.attempts > MAX_ATTEMPTS) {
-        await this.store.transition(row.id, row.status as RevisionStatus, giveUp, { failure_reason: `gave up after ${MAX_ATTEMPTS} attempts; the server logs say why` });
-        await this.store.settleAfterFailure(row.deployment_id);
+        await this.store.fail(row.id, row.status as RevisionStatus, giveUp, `gave up after ${MAX_ATTEMPTS} attempts; the server logs say why`);
         return;
       }
       const d = await this.store.deployment(row.deployment_id);
@@ -293,8 +292,7 @@ class RevisionRun {
       if (ctx.signal.aborted) throw new LostRevision('aborted');
       const reason = message(error);
       ctx.log('build', `\n[hangar] build failed: ${reason}\n`);
-      await store.transition(row.id, 'BUILDING', 'BUILD_FAILED', { failure_reason: reason });
-      await store.settleAfterFailure(row.deployment_id);
+      await store.fail(row.id, 'BUILDING', 'BUILD_FAILED', reason);
       throw new LostRevision('build failed');
     }
     await store.transition(row.id, 'BUILDING', 'AWAITING_DEPLOY', { repo_commit_sha: sha });
@@ -320,8 +318,7 @@ class RevisionRun {
       if (ctx.signal.aborted) throw new LostRevision('aborted');
       const reason = message(error);
       ctx.log('deploy', `\n[hangar] deploy failed: ${reason}\n`);
-      await store.transition(row.id, 'DEPLOYING', 'DEPLOY_FAILED', { failure_reason: reason });
-      await store.settleAfterFailure(row.deployment_id);
+      await store.fail(row.id, 'DEPLOYING', 'DEPLOY_FAILED', reason);
       throw new LostRevision('deploy failed');
     }
     const activated = await store.activate({

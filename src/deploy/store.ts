@@ -186,11 +186,25 @@ export class ReconcilerStore {
     });
   }
 
-  /** After a failed revision: READY if something still serves, else UNUSED. */
-  async settleAfterFailure(deploymentId: string): Promise<void> {
-    await sql`UPDATE deployments SET status = CASE WHEN active_revision_id IS NULL THEN 'UNUSED' ELSE 'READY' END,
-                remote_reconciled = false, updated_at = now()
-              WHERE id = ${deploymentId} AND status <> 'AWAITING_DELETE'`.execute(this.db);
+  /**
+   * Fail a revision and settle its deployment in one statement: READY if something still serves,
+   * else UNUSED. (Two statements let a reader see the failed revision beside a deployment still
+   * AWAITING_DATABASE.)
+   */
+  async fail(id: string, from: RevisionStatus, to: RevisionStatus, reason: string): Promise<void> {
+    if (!canTransition(from, to)) throw new Error(`revision transition ${from} → ${to} is not in the transition table`);
+    const res = await sql<{ n: number }>`
+      WITH r AS (
+        UPDATE deployment_revisions SET status = ${to}, failure_reason = ${reason}, updated_at = now()
+         WHERE id = ${id} AND status = ${from} AND claimed_by = ${this.owner}
+        RETURNING deployment_id),
+      d AS (
+        UPDATE deployments SET status = CASE WHEN active_revision_id IS NULL THEN 'UNUSED' ELSE 'READY' END,
+               remote_reconciled = false, updated_at = now()
+         WHERE id IN (SELECT deployment_id FROM r) AND status <> 'AWAITING_DELETE'
+        RETURNING id)
+      SELECT count(*)::int AS n FROM r`.execute(this.db);
+    if (!res.rows[0]?.n) throw new LostRevision(`revision ${id} is no longer ${from} under this reconciler`);
   }
 
   /** Set a deployment's status (for UNKNOWN when a hosted revision cannot be restarted). */
