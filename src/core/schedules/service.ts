@@ -10,6 +10,7 @@ import { HangarError, invalidField } from '../errors.js';
 import { checkRunMetadata, MULTITASK_STRATEGIES, type MultitaskStrategy } from '../runs/service.js';
 import { toRun, type Run } from '../threads/service.js';
 import { nextTick, parseSchedule } from './cron.js';
+import { webhookUrlFor } from '../webhooks/service.js';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
@@ -136,7 +137,7 @@ export class ScheduleService {
 
   async get(caller: Caller, scheduleId: string): Promise<Schedule> {
     const row = await this.row(caller, scheduleId);
-    return toSchedule(row, await this.lastTick(row.id));
+    return shownTo(caller, toSchedule(row, await this.lastTick(row.id)));
   }
 
   /** Schedules matching `filter`, newest first. */
@@ -157,7 +158,7 @@ export class ScheduleService {
       .offset(page.offset)
       .execute();
     const last = await this.lastTicks(rows.map((r) => r.id));
-    return rows.map((r) => toSchedule(r, last.get(r.id) ?? null));
+    return rows.map((r) => shownTo(caller, toSchedule(r, last.get(r.id) ?? null)));
   }
 
   async count(caller: Caller, filter: ScheduleFilter): Promise<number> {
@@ -289,6 +290,11 @@ function notFound(id: string): HangarError {
 /** Whether a value is a multitask strategy. */
 export function isMultitaskStrategy(value: string): value is MultitaskStrategy {
   return (MULTITASK_STRATEGIES as readonly string[]).includes(value);
+}
+
+/** A schedule as `caller` may see it: its webhook URL masked for keys that cannot change it. */
+function shownTo(caller: Caller, schedule: Schedule): Schedule {
+  return { ...schedule, webhook: webhookUrlFor(caller, schedule.webhook) };
 }
 
 /** A schedule row as a service value. */
