@@ -169,6 +169,31 @@ describe('schedules', () => {
     expect((await viewer.GET('/v1/deepagents/webhooks/secret', {})).response.status).toBe(403);
   });
 
+  it('a PATCH never writes back what it read over a change made meanwhile (the scheduler turning the schedule off)', async () => {
+    const schedule = await createSchedule(server, { agent_id: agentId, schedule: '0 0 1 1 *', messages: [{ role: 'user', content: 'x' }] });
+    const db = new pg.Client({ connectionString: server.databaseUrl });
+    await db.connect();
+    try {
+      // Turn it off as the scheduler does when its agent is gone, in a transaction held open while the PATCH arrives.
+      await db.query('BEGIN');
+      await db.query('UPDATE schedules SET enabled = false, next_run_at = NULL, updated_at = now() WHERE id = $1', [schedule.id]);
+      const patch = server.client.PATCH('/v1/deepagents/schedules/{schedule_id}', { params: { path: { schedule_id: schedule.id } }, body: { metadata: { note: 'meanwhile' } } });
+      // Wait until the PATCH waits on the row, then let the disabling land.
+      await eventually(async () => {
+        const waiting = await db.query("SELECT 1 FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query ILIKE '%schedules%' AND pid <> pg_backend_pid()");
+        return waiting.rowCount ? true : undefined;
+      });
+      await db.query('COMMIT');
+      const res = await patch;
+      expect(res.response.status).toBe(200);
+      expect(res.data).toMatchObject({ enabled: false, next_run_at: null, metadata: { note: 'meanwhile' } });
+      const stored = await db.query('SELECT enabled, next_run_at FROM schedules WHERE id = $1', [schedule.id]);
+      expect(stored.rows[0]).toEqual({ enabled: false, next_run_at: null });
+    } finally {
+      await db.end();
+    }
+  });
+
   it('lists with filters and pages, shows end_time and stops at it', async () => {
     // A week and a day always hold a weekday's 09:00 in New York.
     const ends = new Date(Date.now() + 8 * 24 * 60 * 60 * 1000).toISOString();

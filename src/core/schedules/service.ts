@@ -1,7 +1,7 @@
 // Schedules: an agent run started at every tick of a cron expression. This service owns the records
 // (create, read, change, delete) and their `next_run_at`; the scheduler (scheduler.ts) fires them.
-import { sql, type Selectable } from 'kysely';
-import type { Db } from '../../db/index.js';
+import { sql, type Selectable, type Transaction } from 'kysely';
+import type { Database, Db } from '../../db/index.js';
 import type { RunsTable } from '../../db/tables/runtime.js';
 import type { SchedulesTable, ScheduleTicksTable } from '../../db/tables/schedules.js';
 import type { AgentService } from '../agents/service.js';
@@ -173,37 +173,41 @@ export class ScheduleService {
   /** Change a schedule; a new expression, zone, end time or re-enabling recomputes `next_run_at` from now. */
   async update(caller: Caller, scheduleId: string, input: UpdateScheduleInput): Promise<Schedule> {
     requireWrite(caller);
-    const current = await this.row(caller, scheduleId);
-    const expression = input.schedule ?? current.schedule;
-    const timezone = input.timezone ?? current.timezone;
-    const cron = checkedCron(expression, timezone);
-    if (input.webhook) this.checkWebhook(input.webhook);
-    checkRunMetadata(input.metadata);
-    const endTime = input.end_time === undefined ? current.end_time : parseEndTime(input.end_time);
-    const threadId = input.thread === undefined ? current.thread_id : await this.checkedThread(caller, input.thread, current.agent_id);
-    const enabled = input.enabled ?? current.enabled;
-    const timing = input.schedule !== undefined || input.timezone !== undefined || input.end_time !== undefined || input.enabled !== undefined;
-    const nextRunAt = !enabled ? null : timing || !current.next_run_at ? nextTick(cron, new Date(), endTime) : current.next_run_at;
-    const row = await this.db
-      .updateTable('schedules')
-      .set({
-        schedule: normalise(expression),
-        timezone,
-        end_time: endTime,
-        thread_id: threadId,
-        enabled,
-        next_run_at: nextRunAt,
-        updated_at: new Date(),
-        ...(input.input ? { input: JSON.stringify(input.input) } : {}),
-        ...(input.multitask_strategy ? { multitask_strategy: input.multitask_strategy } : {}),
-        ...(input.metadata ? { metadata: JSON.stringify(input.metadata) } : {}),
-        ...(input.webhook !== undefined ? { webhook: input.webhook } : {}),
-      })
-      .where('id', '=', current.id)
-      .returningAll()
-      .executeTakeFirstOrThrow();
+    // The row stays locked from read to write, so a PATCH never writes back what it read over a change
+    // made meanwhile (the scheduler disabling a schedule whose agent is gone, or another PATCH).
+    const row = await this.db.transaction().execute(async (trx) => {
+      const current = await this.row(caller, scheduleId, trx);
+      const expression = input.schedule ?? current.schedule;
+      const timezone = input.timezone ?? current.timezone;
+      const cron = checkedCron(expression, timezone);
+      if (input.webhook) this.checkWebhook(input.webhook);
+      checkRunMetadata(input.metadata);
+      const endTime = input.end_time === undefined ? current.end_time : parseEndTime(input.end_time);
+      const threadId = input.thread === undefined ? current.thread_id : await this.checkedThread(caller, input.thread, current.agent_id);
+      const enabled = input.enabled ?? current.enabled;
+      const timing = input.schedule !== undefined || input.timezone !== undefined || input.end_time !== undefined || input.enabled !== undefined;
+      const nextRunAt = !enabled ? null : timing || !current.next_run_at ? nextTick(cron, new Date(), endTime) : current.next_run_at;
+      return trx
+        .updateTable('schedules')
+        .set({
+          schedule: normalise(expression),
+          timezone,
+          end_time: endTime,
+          thread_id: threadId,
+          enabled,
+          next_run_at: nextRunAt,
+          updated_at: new Date(),
+          ...(input.input ? { input: JSON.stringify(input.input) } : {}),
+          ...(input.multitask_strategy ? { multitask_strategy: input.multitask_strategy } : {}),
+          ...(input.metadata ? { metadata: JSON.stringify(input.metadata) } : {}),
+          ...(input.webhook !== undefined ? { webhook: input.webhook } : {}),
+        })
+        .where('id', '=', current.id)
+        .returningAll()
+        .executeTakeFirstOrThrow();
+    });
     this.nudge();
-    return toSchedule(row, await this.lastTick(row.id));
+    return shownTo(caller, toSchedule(row, await this.lastTick(row.id)));
   }
 
   /** Delete a schedule (its runs and threads stay); `schedule_not_found` when there is none. */
@@ -231,9 +235,11 @@ export class ScheduleService {
     return rows.map((r) => toTick(r, r.run_id ? byId.get(r.run_id) : undefined));
   }
 
-  private async row(caller: Caller, scheduleId: string): Promise<Selectable<SchedulesTable>> {
+  /** The caller's schedule; inside a transaction `trx`, locked until it ends. */
+  private async row(caller: Caller, scheduleId: string, trx?: Transaction<Database>): Promise<Selectable<SchedulesTable>> {
     if (!UUID.test(scheduleId)) throw notFound(scheduleId);
-    const row = await this.db.selectFrom('schedules').selectAll().where('workspace_id', '=', caller.workspaceId).where('id', '=', scheduleId).executeTakeFirst();
+    const query = (trx ?? this.db).selectFrom('schedules').selectAll().where('workspace_id', '=', caller.workspaceId).where('id', '=', scheduleId);
+    const row = await (trx ? query.forUpdate() : query).executeTakeFirst();
     if (!row) throw notFound(scheduleId);
     return row;
   }
