@@ -169,6 +169,22 @@ describe('schedules', () => {
     expect((await viewer.GET('/v1/deepagents/webhooks/secret', {})).response.status).toBe(403);
   });
 
+  it('refuses to re-enable a schedule whose agent was deleted, and leaves it off', async () => {
+    const doomed = await createAgent(server);
+    const schedule = await createSchedule(server, { agent_id: doomed, schedule: '0 0 1 1 *', messages: [{ role: 'user', content: 'x' }], enabled: false });
+    const gone = await server.client.DELETE('/v1/deepagents/agents/{agent_id}', { params: { path: { agent_id: doomed } } });
+    expect(gone.response.status).toBe(204);
+    const path = { schedule_id: schedule.id };
+    const res = await server.client.PATCH('/v1/deepagents/schedules/{schedule_id}', { params: { path }, body: { enabled: true } });
+    expect(res.response.status).toBe(422);
+    expect(JSON.stringify(res.error)).toContain('was deleted');
+    expect((res.error as { errors: { loc: string[] }[] }).errors[0]!.loc).toEqual(['body', 'enabled']);
+    expect((await server.client.GET('/v1/deepagents/schedules/{schedule_id}', { params: { path } })).data).toMatchObject({ enabled: false, next_run_at: null });
+    // Other changes, and keeping it off, still work.
+    const renamed = await server.client.PATCH('/v1/deepagents/schedules/{schedule_id}', { params: { path }, body: { metadata: { note: 'kept' }, enabled: false } });
+    expect(renamed.data).toMatchObject({ enabled: false, metadata: { note: 'kept' } });
+  });
+
   it('a PATCH never writes back what it read over a change made meanwhile (the scheduler turning the schedule off)', async () => {
     const schedule = await createSchedule(server, { agent_id: agentId, schedule: '0 0 1 1 *', messages: [{ role: 'user', content: 'x' }] });
     const db = new pg.Client({ connectionString: server.databaseUrl });

@@ -177,6 +177,7 @@ export class ScheduleService {
     // made meanwhile (the scheduler disabling a schedule whose agent is gone, or another PATCH).
     const row = await this.db.transaction().execute(async (trx) => {
       const current = await this.row(caller, scheduleId, trx);
+      if (input.enabled === true) await this.checkAgentLives(caller, current.agent_id);
       const expression = input.schedule ?? current.schedule;
       const timezone = input.timezone ?? current.timezone;
       const cron = checkedCron(expression, timezone);
@@ -242,6 +243,18 @@ export class ScheduleService {
     const row = await (trx ? query.forUpdate() : query).executeTakeFirst();
     if (!row) throw notFound(scheduleId);
     return row;
+  }
+
+  /** A 422 on `enabled` when the schedule's agent was deleted: it would fail at its next tick and turn itself off. */
+  private async checkAgentLives(caller: Caller, agentId: string): Promise<void> {
+    try {
+      await this.agents.findRow(caller.workspaceId, agentId);
+    } catch (err) {
+      if (err instanceof HangarError && err.code === 'agent_not_found') {
+        throw invalidField(['enabled'], `agent ${agentId} was deleted; a schedule of it cannot run again (create one for another agent)`);
+      }
+      throw err;
+    }
   }
 
   private async lastTick(scheduleId: string): Promise<ScheduleTick | null> {
