@@ -97,6 +97,27 @@ describe('schedules', () => {
     expect(skipped.run).toBeNull();
   });
 
+  it('an enqueue schedule firing faster than its runs finish queues at most 3 runs, then skips ticks and says why', async () => {
+    const config = await server.client.POST('/v1/deepagents/model-configs', { body: { name: 'slow-enqueue', model_id: 'scripted:slow', parameters: { delay_ms: 1500 } } });
+    expect(config.response.status).toBe(201);
+    const slowAgent = await createAgent(server, { runtime: { model: { model_id: 'slow-enqueue' } } });
+    const threadId = await createThread(server, slowAgent);
+    // Every second, on a thread whose runs take several seconds each.
+    const created = await createSchedule(server, { agent_id: slowAgent, schedule: '* * * * * *', messages: [{ role: 'user', content: 'one two three' }], thread: threadId, multitask_strategy: 'enqueue' });
+    const skipped = await eventually(async () => (await ticksOf(server, created.id)).find((t) => t.state === 'skipped'));
+    await server.client.DELETE('/v1/deepagents/schedules/{schedule_id}', { params: { path: { schedule_id: created.id } } });
+    expect(skipped.error).toMatchObject({ error: 'schedule_queue_full' });
+    expect(skipped.run).toBeNull();
+    const db = new pg.Client({ connectionString: server.databaseUrl });
+    await db.connect();
+    try {
+      const pending = await db.query("SELECT count(*)::int AS n FROM runs WHERE thread_id = $1 AND status = 'pending'", [threadId]);
+      expect(pending.rows[0].n).toBeLessThanOrEqual(3);
+    } finally {
+      await db.end();
+    }
+  });
+
   it('stops, and says why, when the operator turns the workspace’s preview access off', async () => {
     const ws = await server.createWorkspace(`gated-${Date.now()}`);
     const made = await ws.client.POST('/v1/deepagents/agents', { body: { name: 'gated', instructions: 'Test.', runtime: { model: { model_id: 'scripted:demo' } } } });
