@@ -28,6 +28,7 @@ import { createReconciler } from './deploy/index.js';
 import { parseRouting } from './deploy/routing.js';
 import { createSandboxService } from './sandbox/index.js';
 import { Scheduler } from './core/schedules/scheduler.js';
+import { scheduleTickSweeper } from './core/schedules/sweeper.js';
 import { WebhookDeliverer } from './core/webhooks/deliverer.js';
 import { EgressGuard, installEgressScopes } from './net/egress.js';
 import { VERSION } from './version.js';
@@ -188,6 +189,7 @@ export async function startHangar(config: Config, options: StartOptions = {}): P
       background.push(sandboxes);
       background.push(traceSweeper({ tracing: services.tracing, retentionDays: config.traceRetentionDays, logger }));
       background.push(runEventSweeper({ lifecycle: services.runLifecycle, retentionDays: config.runEventRetentionDays, logger }));
+      background.push(scheduleTickSweeper({ db: database.db, retentionDays: config.scheduleTickRetentionDays, logger }));
       const scheduler = new Scheduler({
         db: database.db,
         threads: services.threads,

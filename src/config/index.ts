@@ -417,6 +417,11 @@ export const settings = {
     schema: z.enum(['one', 'skip']).default('one'),
     description: 'Ticks that fell due while no server was running: `one` starts a single catch-up run, then the schedule goes on; `skip` starts none.',
   },
+  scheduleTickRetentionDays: {
+    env: 'HANGAR_SCHEDULE_TICK_RETENTION_DAYS',
+    schema: positiveInt.default(90),
+    description: 'Ticks of schedules older than this many days are deleted by a sweeper (hourly), except the newest of each schedule; their runs stay.',
+  },
   scheduleMissedAfterMs: {
     env: 'HANGAR_SCHEDULE_MISSED_AFTER_MS',
     schema: positiveInt.default(10_000),

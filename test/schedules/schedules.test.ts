@@ -97,6 +97,27 @@ describe('schedules', () => {
     expect(skipped.run).toBeNull();
   });
 
+  it('an enqueue schedule firing faster than its runs finish queues at most 3 runs, then skips ticks and says why', async () => {
+    const config = await server.client.POST('/v1/deepagents/model-configs', { body: { name: 'slow-enqueue', model_id: 'scripted:slow', parameters: { delay_ms: 1500 } } });
+    expect(config.response.status).toBe(201);
+    const slowAgent = await createAgent(server, { runtime: { model: { model_id: 'slow-enqueue' } } });
+    const threadId = await createThread(server, slowAgent);
+    // Every second, on a thread whose runs take several seconds each.
+    const created = await createSchedule(server, { agent_id: slowAgent, schedule: '* * * * * *', messages: [{ role: 'user', content: 'one two three' }], thread: threadId, multitask_strategy: 'enqueue' });
+    const skipped = await eventually(async () => (await ticksOf(server, created.id)).find((t) => t.state === 'skipped'));
+    await server.client.DELETE('/v1/deepagents/schedules/{schedule_id}', { params: { path: { schedule_id: created.id } } });
+    expect(skipped.error).toMatchObject({ error: 'schedule_queue_full' });
+    expect(skipped.run).toBeNull();
+    const db = new pg.Client({ connectionString: server.databaseUrl });
+    await db.connect();
+    try {
+      const pending = await db.query("SELECT count(*)::int AS n FROM runs WHERE thread_id = $1 AND status = 'pending'", [threadId]);
+      expect(pending.rows[0].n).toBeLessThanOrEqual(3);
+    } finally {
+      await db.end();
+    }
+  });
+
   it('stops, and says why, when the operator turns the workspace’s preview access off', async () => {
     const ws = await server.createWorkspace(`gated-${Date.now()}`);
     const made = await ws.client.POST('/v1/deepagents/agents', { body: { name: 'gated', instructions: 'Test.', runtime: { model: { model_id: 'scripted:demo' } } } });
@@ -167,6 +188,47 @@ describe('schedules', () => {
     expect(refused.response.status).toBe(403);
     expect((await viewer.GET('/v1/deepagents/schedules', {})).response.status).toBe(200);
     expect((await viewer.GET('/v1/deepagents/webhooks/secret', {})).response.status).toBe(403);
+  });
+
+  it('refuses to re-enable a schedule whose agent was deleted, and leaves it off', async () => {
+    const doomed = await createAgent(server);
+    const schedule = await createSchedule(server, { agent_id: doomed, schedule: '0 0 1 1 *', messages: [{ role: 'user', content: 'x' }], enabled: false });
+    const gone = await server.client.DELETE('/v1/deepagents/agents/{agent_id}', { params: { path: { agent_id: doomed } } });
+    expect(gone.response.status).toBe(204);
+    const path = { schedule_id: schedule.id };
+    const res = await server.client.PATCH('/v1/deepagents/schedules/{schedule_id}', { params: { path }, body: { enabled: true } });
+    expect(res.response.status).toBe(422);
+    expect(JSON.stringify(res.error)).toContain('was deleted');
+    expect((res.error as { errors: { loc: string[] }[] }).errors[0]!.loc).toEqual(['body', 'enabled']);
+    expect((await server.client.GET('/v1/deepagents/schedules/{schedule_id}', { params: { path } })).data).toMatchObject({ enabled: false, next_run_at: null });
+    // Other changes, and keeping it off, still work.
+    const renamed = await server.client.PATCH('/v1/deepagents/schedules/{schedule_id}', { params: { path }, body: { metadata: { note: 'kept' }, enabled: false } });
+    expect(renamed.data).toMatchObject({ enabled: false, metadata: { note: 'kept' } });
+  });
+
+  it('a PATCH never writes back what it read over a change made meanwhile (the scheduler turning the schedule off)', async () => {
+    const schedule = await createSchedule(server, { agent_id: agentId, schedule: '0 0 1 1 *', messages: [{ role: 'user', content: 'x' }] });
+    const db = new pg.Client({ connectionString: server.databaseUrl });
+    await db.connect();
+    try {
+      // Turn it off as the scheduler does when its agent is gone, in a transaction held open while the PATCH arrives.
+      await db.query('BEGIN');
+      await db.query('UPDATE schedules SET enabled = false, next_run_at = NULL, updated_at = now() WHERE id = $1', [schedule.id]);
+      const patch = server.client.PATCH('/v1/deepagents/schedules/{schedule_id}', { params: { path: { schedule_id: schedule.id } }, body: { metadata: { note: 'meanwhile' } } });
+      // Wait until the PATCH waits on the row, then let the disabling land.
+      await eventually(async () => {
+        const waiting = await db.query("SELECT 1 FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query ILIKE '%schedules%' AND pid <> pg_backend_pid()");
+        return waiting.rowCount ? true : undefined;
+      });
+      await db.query('COMMIT');
+      const res = await patch;
+      expect(res.response.status).toBe(200);
+      expect(res.data).toMatchObject({ enabled: false, next_run_at: null, metadata: { note: 'meanwhile' } });
+      const stored = await db.query('SELECT enabled, next_run_at FROM schedules WHERE id = $1', [schedule.id]);
+      expect(stored.rows[0]).toEqual({ enabled: false, next_run_at: null });
+    } finally {
+      await db.end();
+    }
   });
 
   it('lists with filters and pages, shows end_time and stops at it', async () => {

@@ -8,6 +8,7 @@ import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer } from '../support/server.js';
 import { createAgent, createThread, run } from '../runtime/support.js';
+import { runHangar } from '../support/cli.js';
 import { createSchedule, eventually, sleep } from './support.js';
 
 interface Received {
@@ -167,6 +168,47 @@ describe('run webhooks', () => {
       endless.closeAllConnections();
       await new Promise((resolve) => endless.close(resolve));
     }
+  });
+
+  it('shows a viewer only where a webhook POSTs, never the token in its URL (API, LangGraph crons, CLI, delivery log)', async () => {
+    const agentId = await createAgent(server);
+    const hook = `${receiverUrl}/hooks/T0/B0/path-token?token=query-secret`;
+    const masked = `${receiverUrl}/…`;
+    const schedule = await createSchedule(server, { agent_id: agentId, schedule: '0 0 1 1 *', messages: [{ role: 'user', content: 'x' }], webhook: hook, enabled: false });
+    expect(schedule.webhook).toBe(hook);
+    const viewerKey = await server.createKey({ role: 'viewer' });
+    const viewer = server.clientFor(viewerKey);
+    const member = server.clientFor(await server.createKey({ role: 'member' }));
+
+    const got = await viewer.GET('/v1/deepagents/schedules/{schedule_id}', { params: { path: { schedule_id: schedule.id } } });
+    expect(got.data!.webhook).toBe(masked);
+    const listed = await viewer.GET('/v1/deepagents/schedules', { params: { query: { agent_id: agentId } } });
+    expect(listed.data!.items.map((s) => s.webhook)).toEqual([masked]);
+    const crons = await fetch(`${server.url}/v1/deepagents/runs/crons/search`, {
+      method: 'POST',
+      headers: { 'x-api-key': viewerKey, 'content-type': 'application/json' },
+      body: JSON.stringify({ assistant_id: agentId }),
+    });
+    const cronText = await crons.text();
+    // Viewers may not POST a search (a 403), and the answer names no URL either way.
+    expect(crons.status).toBe(403);
+    const cli = await runHangar(['schedules', 'list', '--agent', agentId, '--json'], { HANGAR_URL: server.url, HANGAR_API_KEY: viewerKey });
+    expect(cli.code).toBe(0);
+    expect(cli.stdout).toContain(masked);
+    for (const text of [JSON.stringify(got.data), JSON.stringify(listed.data), cronText, cli.stdout]) {
+      for (const secretPart of ['query-secret', 'path-token']) expect(text).not.toContain(secretPart);
+    }
+    // Keys that may change the schedule see the URL they set.
+    expect((await member.GET('/v1/deepagents/schedules/{schedule_id}', { params: { path: { schedule_id: schedule.id } } })).data!.webhook).toBe(hook);
+
+    // The delivery log of a run, likewise.
+    const threadId = await createThread(server, agentId);
+    const { stream } = await run(server, threadId, { agent_id: agentId, messages: [{ role: 'user', content: 'hook with a token' }], webhook: hook });
+    const path = { thread_id: threadId, run_id: stream.runId! };
+    const seen = await viewer.GET('/v1/deepagents/threads/{thread_id}/runs/{run_id}/webhooks', { params: { path } });
+    expect(seen.data!.map((d) => d.url)).toEqual([masked]);
+    const full = await member.GET('/v1/deepagents/threads/{thread_id}/runs/{run_id}/webhooks', { params: { path } });
+    expect(full.data!.map((d) => d.url)).toEqual([hook]);
   });
 
   it('refuses a webhook that is not an http(s) URL or that the outbound policy forbids', async () => {

@@ -15,6 +15,12 @@ import { checkedCron, toSchedule, type Schedule } from './service.js';
 import { nextTick } from './cron.js';
 
 /** What happens to ticks that fell due while no scheduler was running. */
+/** How many runs an `enqueue` schedule may have waiting on its thread before its ticks are skipped. */
+export const MAX_QUEUED_RUNS = 3;
+
+/** A tick of an `enqueue` schedule that found its queue full (recorded as `skipped`). */
+class QueueFull extends Error {}
+
 export type MissedTickPolicy = 'one' | 'skip';
 
 /** Settings of the scheduler. */
@@ -205,6 +211,7 @@ export class Scheduler {
         threadId = thread.id;
         await this.record(tickId, { thread_id: threadId });
       }
+      if (schedule.multitaskStrategy === 'enqueue') await this.checkQueue(schedule.id, threadId);
       const run = await this.deps.runs.start(caller, threadId, {
         agent_id: schedule.agentId,
         messages: schedule.input.messages,
@@ -221,9 +228,9 @@ export class Scheduler {
       await this.record(tickId, { state: 'started', run_id: run.id, thread_id: threadId });
       this.log.info({ schedule_id: schedule.id, run_id: run.id, thread_id: threadId, catch_up: catchUp }, 'schedule fired');
     } catch (error) {
-      const code = error instanceof HangarError ? error.code : 'internal_error';
+      const code: string = error instanceof QueueFull ? 'schedule_queue_full' : error instanceof HangarError ? error.code : 'internal_error';
       const message = error instanceof Error ? error.message : String(error);
-      if (code === 'thread_busy') {
+      if (code === 'thread_busy' || code === 'schedule_queue_full') {
         await this.record(tickId, { state: 'skipped', thread_id: threadId, error: JSON.stringify({ error: code, message }) });
         return;
       }
@@ -235,6 +242,23 @@ export class Scheduler {
       } else {
         this.log.error({ err: error, schedule_id: schedule.id }, 'schedule could not start its run');
       }
+    }
+  }
+
+  /**
+   * An `enqueue` schedule firing faster than its runs finish would queue runs without end: a tick that
+   * finds MAX_QUEUED_RUNS of the schedule's runs still waiting on its thread is skipped instead.
+   */
+  private async checkQueue(scheduleId: string, threadId: string): Promise<void> {
+    const { n } = await this.deps.db
+      .selectFrom('runs')
+      .select((eb) => eb.fn.countAll<string>().as('n'))
+      .where('thread_id', '=', threadId)
+      .where('status', '=', 'pending')
+      .where(sql<boolean>`metadata->>'schedule_id' = ${scheduleId}`)
+      .executeTakeFirstOrThrow();
+    if (Number(n) >= MAX_QUEUED_RUNS) {
+      throw new QueueFull(`${n} runs of this schedule already wait on thread ${threadId} (at most ${MAX_QUEUED_RUNS} are queued); this tick is skipped`);
     }
   }
 

@@ -1,7 +1,7 @@
 // Schedules: an agent run started at every tick of a cron expression. This service owns the records
 // (create, read, change, delete) and their `next_run_at`; the scheduler (scheduler.ts) fires them.
-import { sql, type Selectable } from 'kysely';
-import type { Db } from '../../db/index.js';
+import { sql, type Selectable, type Transaction } from 'kysely';
+import type { Database, Db } from '../../db/index.js';
 import type { RunsTable } from '../../db/tables/runtime.js';
 import type { SchedulesTable, ScheduleTicksTable } from '../../db/tables/schedules.js';
 import type { AgentService } from '../agents/service.js';
@@ -10,6 +10,7 @@ import { HangarError, invalidField } from '../errors.js';
 import { checkRunMetadata, MULTITASK_STRATEGIES, type MultitaskStrategy } from '../runs/service.js';
 import { toRun, type Run } from '../threads/service.js';
 import { nextTick, parseSchedule } from './cron.js';
+import { webhookUrlFor } from '../webhooks/service.js';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
@@ -136,7 +137,7 @@ export class ScheduleService {
 
   async get(caller: Caller, scheduleId: string): Promise<Schedule> {
     const row = await this.row(caller, scheduleId);
-    return toSchedule(row, await this.lastTick(row.id));
+    return shownTo(caller, toSchedule(row, await this.lastTick(row.id)));
   }
 
   /** Schedules matching `filter`, newest first. */
@@ -157,7 +158,7 @@ export class ScheduleService {
       .offset(page.offset)
       .execute();
     const last = await this.lastTicks(rows.map((r) => r.id));
-    return rows.map((r) => toSchedule(r, last.get(r.id) ?? null));
+    return rows.map((r) => shownTo(caller, toSchedule(r, last.get(r.id) ?? null)));
   }
 
   async count(caller: Caller, filter: ScheduleFilter): Promise<number> {
@@ -172,37 +173,42 @@ export class ScheduleService {
   /** Change a schedule; a new expression, zone, end time or re-enabling recomputes `next_run_at` from now. */
   async update(caller: Caller, scheduleId: string, input: UpdateScheduleInput): Promise<Schedule> {
     requireWrite(caller);
-    const current = await this.row(caller, scheduleId);
-    const expression = input.schedule ?? current.schedule;
-    const timezone = input.timezone ?? current.timezone;
-    const cron = checkedCron(expression, timezone);
-    if (input.webhook) this.checkWebhook(input.webhook);
-    checkRunMetadata(input.metadata);
-    const endTime = input.end_time === undefined ? current.end_time : parseEndTime(input.end_time);
-    const threadId = input.thread === undefined ? current.thread_id : await this.checkedThread(caller, input.thread, current.agent_id);
-    const enabled = input.enabled ?? current.enabled;
-    const timing = input.schedule !== undefined || input.timezone !== undefined || input.end_time !== undefined || input.enabled !== undefined;
-    const nextRunAt = !enabled ? null : timing || !current.next_run_at ? nextTick(cron, new Date(), endTime) : current.next_run_at;
-    const row = await this.db
-      .updateTable('schedules')
-      .set({
-        schedule: normalise(expression),
-        timezone,
-        end_time: endTime,
-        thread_id: threadId,
-        enabled,
-        next_run_at: nextRunAt,
-        updated_at: new Date(),
-        ...(input.input ? { input: JSON.stringify(input.input) } : {}),
-        ...(input.multitask_strategy ? { multitask_strategy: input.multitask_strategy } : {}),
-        ...(input.metadata ? { metadata: JSON.stringify(input.metadata) } : {}),
-        ...(input.webhook !== undefined ? { webhook: input.webhook } : {}),
-      })
-      .where('id', '=', current.id)
-      .returningAll()
-      .executeTakeFirstOrThrow();
+    // The row stays locked from read to write, so a PATCH never writes back what it read over a change
+    // made meanwhile (the scheduler disabling a schedule whose agent is gone, or another PATCH).
+    const row = await this.db.transaction().execute(async (trx) => {
+      const current = await this.row(caller, scheduleId, trx);
+      if (input.enabled === true) await this.checkAgentLives(caller, current.agent_id);
+      const expression = input.schedule ?? current.schedule;
+      const timezone = input.timezone ?? current.timezone;
+      const cron = checkedCron(expression, timezone);
+      if (input.webhook) this.checkWebhook(input.webhook);
+      checkRunMetadata(input.metadata);
+      const endTime = input.end_time === undefined ? current.end_time : parseEndTime(input.end_time);
+      const threadId = input.thread === undefined ? current.thread_id : await this.checkedThread(caller, input.thread, current.agent_id);
+      const enabled = input.enabled ?? current.enabled;
+      const timing = input.schedule !== undefined || input.timezone !== undefined || input.end_time !== undefined || input.enabled !== undefined;
+      const nextRunAt = !enabled ? null : timing || !current.next_run_at ? nextTick(cron, new Date(), endTime) : current.next_run_at;
+      return trx
+        .updateTable('schedules')
+        .set({
+          schedule: normalise(expression),
+          timezone,
+          end_time: endTime,
+          thread_id: threadId,
+          enabled,
+          next_run_at: nextRunAt,
+          updated_at: new Date(),
+          ...(input.input ? { input: JSON.stringify(input.input) } : {}),
+          ...(input.multitask_strategy ? { multitask_strategy: input.multitask_strategy } : {}),
+          ...(input.metadata ? { metadata: JSON.stringify(input.metadata) } : {}),
+          ...(input.webhook !== undefined ? { webhook: input.webhook } : {}),
+        })
+        .where('id', '=', current.id)
+        .returningAll()
+        .executeTakeFirstOrThrow();
+    });
     this.nudge();
-    return toSchedule(row, await this.lastTick(row.id));
+    return shownTo(caller, toSchedule(row, await this.lastTick(row.id)));
   }
 
   /** Delete a schedule (its runs and threads stay); `schedule_not_found` when there is none. */
@@ -230,11 +236,25 @@ export class ScheduleService {
     return rows.map((r) => toTick(r, r.run_id ? byId.get(r.run_id) : undefined));
   }
 
-  private async row(caller: Caller, scheduleId: string): Promise<Selectable<SchedulesTable>> {
+  /** The caller's schedule; inside a transaction `trx`, locked until it ends. */
+  private async row(caller: Caller, scheduleId: string, trx?: Transaction<Database>): Promise<Selectable<SchedulesTable>> {
     if (!UUID.test(scheduleId)) throw notFound(scheduleId);
-    const row = await this.db.selectFrom('schedules').selectAll().where('workspace_id', '=', caller.workspaceId).where('id', '=', scheduleId).executeTakeFirst();
+    const query = (trx ?? this.db).selectFrom('schedules').selectAll().where('workspace_id', '=', caller.workspaceId).where('id', '=', scheduleId);
+    const row = await (trx ? query.forUpdate() : query).executeTakeFirst();
     if (!row) throw notFound(scheduleId);
     return row;
+  }
+
+  /** A 422 on `enabled` when the schedule's agent was deleted: it would fail at its next tick and turn itself off. */
+  private async checkAgentLives(caller: Caller, agentId: string): Promise<void> {
+    try {
+      await this.agents.findRow(caller.workspaceId, agentId);
+    } catch (err) {
+      if (err instanceof HangarError && err.code === 'agent_not_found') {
+        throw invalidField(['enabled'], `agent ${agentId} was deleted; a schedule of it cannot run again (create one for another agent)`);
+      }
+      throw err;
+    }
   }
 
   private async lastTick(scheduleId: string): Promise<ScheduleTick | null> {
@@ -289,6 +309,11 @@ function notFound(id: string): HangarError {
 /** Whether a value is a multitask strategy. */
 export function isMultitaskStrategy(value: string): value is MultitaskStrategy {
   return (MULTITASK_STRATEGIES as readonly string[]).includes(value);
+}
+
+/** A schedule as `caller` may see it: its webhook URL masked for keys that cannot change it. */
+function shownTo(caller: Caller, schedule: Schedule): Schedule {
+  return { ...schedule, webhook: webhookUrlFor(caller, schedule.webhook) };
 }
 
 /** A schedule row as a service value. */

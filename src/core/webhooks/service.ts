@@ -7,7 +7,7 @@ import type { Selectable } from 'kysely';
 import { Webhook } from 'standardwebhooks';
 import type { Db } from '../../db/index.js';
 import type { WebhookAttempt, WebhookDeliveriesTable } from '../../db/tables/schedules.js';
-import type { Caller } from '../caller.js';
+import { canWrite, type Caller } from '../caller.js';
 import { HangarError } from '../errors.js';
 import type { Cipher } from '../secrets/cipher.js';
 import type { EgressGuard } from '../../net/egress.js';
@@ -65,7 +65,7 @@ export class WebhookService {
       .executeTakeFirst();
     if (!run) throw new HangarError('run_not_found', `no run with id ${runId} on thread ${threadId}`);
     const rows = await this.db.selectFrom('webhook_deliveries').selectAll().where('run_id', '=', runId).orderBy('created_at').execute();
-    return rows.map(toDelivery);
+    return rows.map((r) => ({ ...toDelivery(r), url: webhookUrlFor(caller, r.url) }));
   }
 
   /** The workspace's signing secret, created on first use. Admins only: it lets anyone forge deliveries. */
@@ -111,6 +111,25 @@ export class WebhookService {
 
 function requireAdmin(caller: Caller): void {
   if (caller.role !== 'admin') throw new HangarError('forbidden', 'only an admin key may read or rotate the webhook signing secret');
+}
+
+/**
+ * A webhook URL as `caller` may see it. Receivers often take their token in the URL (the query, the
+ * userinfo, or the path as chat webhooks do), so a key that cannot change resources sees only where the
+ * POSTs go: `scheme://host[:port]` and `/…` when the URL had anything after it.
+ */
+export function webhookUrlFor(caller: Caller, url: string): string;
+export function webhookUrlFor(caller: Caller, url: string | null): string | null;
+export function webhookUrlFor(caller: Caller, url: string | null): string | null {
+  if (url === null || canWrite(caller.role)) return url;
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    return '…';
+  }
+  const rest = parsed.pathname !== '/' || parsed.search !== '' || parsed.hash !== '' || parsed.username !== '' || parsed.password !== '';
+  return `${parsed.protocol}//${parsed.host}${rest ? '/…' : ''}`;
 }
 
 /** A secret in the Standard Webhooks form: `whsec_` and 32 random bytes in base64. */
