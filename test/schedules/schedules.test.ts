@@ -217,6 +217,9 @@ describe('schedules', () => {
       const patch = server.client.PATCH('/v1/deepagents/schedules/{schedule_id}', { params: { path: { schedule_id: schedule.id } }, body: { metadata: { note: 'meanwhile' } } });
       // Wait until the PATCH waits on the row, then let the disabling land.
       await eventually(async () => {
+        // pg_stat_activity is read once per transaction unless its snapshot is cleared: this
+        // connection holds a transaction open, so without the clear it would never see the wait.
+        await db.query('SELECT pg_stat_clear_snapshot()');
         const waiting = await db.query("SELECT 1 FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query ILIKE '%schedules%' AND pid <> pg_backend_pid()");
         return waiting.rowCount ? true : undefined;
       });
