@@ -62,6 +62,9 @@ const cases: Case[] = [
   ['vcshost with listener_config', with_(base(), (b) => (b.source_config.listener_config = { k8s_namespace: 'a' })), ['body', 'source_config', 'listener_config'], /not allowed/],
   ['repo_commit_sha in the body', with_(base(), (b) => (b.source_revision_config.repo_commit_sha = 'abc')), ['body', 'source_revision_config', 'repo_commit_sha'], /read-only/],
   ['bad repo_url', with_(base(), (b) => (b.source_config.repo_url = 'not a url')), ['body', 'source_config', 'repo_url'], /repository URL/],
+  ['repo_url with user:password@', with_(base(), (b) => (b.source_config.repo_url = 'https://bob:hunter2-secret@git.example.com/acme/app.git')), ['body', 'source_config', 'repo_url'], /^(?!.*hunter2).*must not carry a credential/],
+  ['repo_url with a token as user name', with_(base(), (b) => (b.source_config.repo_url = 'https://ghp_token123@git.example.com/acme/app.git')), ['body', 'source_config', 'repo_url'], /integration_id/],
+  ['ssh repo_url with a password', with_(base(), (b) => (b.source_config.repo_url = 'ssh://git:pw@git.example.com/acme/app.git')), ['body', 'source_config', 'repo_url'], /must not carry a credential/],
   ['bad repo_ref', with_(base(), (b) => (b.source_revision_config.repo_ref = '../x')), ['body', 'source_revision_config', 'repo_ref'], /branch, tag or commit/],
   ['absolute agentgraph_config_path', with_(base(), (b) => (b.source_revision_config.agentgraph_config_path = '/etc/passwd')), ['body', 'source_revision_config', 'agentgraph_config_path'], /relative path/],
   ['bad custom_url', with_(base(), (b) => (b.source_config.custom_url = 'ftp://x')), ['body', 'source_config', 'custom_url'], /http/],
@@ -103,6 +106,19 @@ describe('create validation', () => {
     expect(issue!.msg).toMatch(msg);
     expect(typeof issue!.type).toBe('string');
     expect(await count('deployments')).toBe(before);
+  });
+
+  it('takes an account name that is no secret (ssh://git@host/…) in repo_url', async () => {
+    // A bad name keeps the request from creating anything; only repo_url's verdict matters here.
+    const body = with_(base(), (b) => {
+      b.name = 'Bad Name';
+      b.source_config.repo_url = 'ssh://git@git.example.com/acme/app.git';
+    });
+    const res = await raw('POST', '/v2/deployments', body);
+    expect(res.status).toBe(422);
+    const locs = (res.body!.detail as { loc: unknown[] }[]).map((d) => d.loc.join('.'));
+    expect(locs).toContain('body.name');
+    expect(locs).not.toContain('body.source_config.repo_url');
   });
 
   it('refuses a repo_url outside the directory of the git integration it names', async () => {

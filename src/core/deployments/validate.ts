@@ -85,6 +85,13 @@ function checkFormats(f: DeploymentFields): FieldIssue[] {
   const src = f.sourceRevisionConfig;
   if (sc.repo_url && !/^(https?|ssh|git|file):\/\/\S+$|^git@[\w.-]+:\S+$/.test(sc.repo_url)) {
     issues.push({ loc: ['body', 'source_config', 'repo_url'], msg: 'must be a repository URL (https://, ssh://, git://, file:// or git@host:path)', type: 'url_error' });
+  } else if (sc.repo_url && credentialIn(sc.repo_url)) {
+    // Stored as given and shown in every read and build log: a credential does not belong here.
+    issues.push({
+      loc: ['body', 'source_config', 'repo_url'],
+      msg: 'must not carry a credential (user:password@ or a token before @); register a code-host integration with the token and name it in integration_id',
+      type: 'url_credential',
+    });
   }
   if (sc.custom_url && !/^https?:\/\/\S+$/.test(sc.custom_url)) {
     issues.push({ loc: ['body', 'source_config', 'custom_url'], msg: 'must be an absolute http:// or https:// URL', type: 'url_error' });
@@ -136,4 +143,19 @@ export function checkResourceSpec(spec: Record<string, unknown> | null | undefin
     });
   }
   return issues;
+}
+
+/**
+ * Whether a repository URL carries a credential: a password in any scheme, or any user name in an
+ * http(s) URL (a token is often sent as the user name). `ssh://git@host/…` names an account, not a secret.
+ */
+function credentialIn(url: string): boolean {
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    return false;
+  }
+  if (parsed.password !== '') return true;
+  return parsed.username !== '' && (parsed.protocol === 'http:' || parsed.protocol === 'https:');
 }
