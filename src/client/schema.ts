@@ -1831,7 +1831,7 @@ export interface paths {
         get?: never;
         /**
          * Upload a source tarball
-         * @description The body is the gzipped tarball (`application/gzip`), at most the configured body limit. It may be replaced until a revision is made from it (then 409: start a new upload).
+         * @description The body is the gzipped tarball (`application/gzip`), at most the configured body limit; it may unpack to at most 256 MiB in 50,000 entries (else 400, nothing stored). It may be replaced until a revision is made from it (then 409: start a new upload).
          */
         put: operations["uploadSourceTarball"];
         post?: never;

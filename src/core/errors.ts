@@ -167,7 +167,7 @@ export const errorCatalogue = {
   deployment_being_deleted: { status: 409, type: 'conflict', meaning: 'The deployment is being deleted and can no longer change.' },
   deployment_not_serving: { status: 503, type: 'upstream', meaning: 'The deployment has no running revision to forward the request to.' },
   deployment_upload_not_found: { status: 404, type: 'not_found', meaning: 'No source upload with this id in the workspace.' },
-  deployment_upload_invalid: { status: 400, type: 'invalid_request', meaning: 'The uploaded source is not a gzip-compressed tarball.' },
+  deployment_upload_invalid: { status: 400, type: 'invalid_request', meaning: 'The uploaded source is not a gzip-compressed tarball, or it unpacks past its limits.' },
   deployment_upload_in_use: { status: 409, type: 'conflict', meaning: 'A revision was made from this upload, so its tarball can no longer change; start a new upload.' },
   // Tracing
   tracing_project_not_found: { status: 404, type: 'not_found', meaning: 'No tracing project with this id in the workspace.' },

@@ -3,6 +3,8 @@
 import { mkdtemp, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
+import zlib from 'node:zlib';
+import pg from 'pg';
 import * as tar from 'tar';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer } from '../support/server.js';
@@ -78,6 +80,45 @@ export const graph = new StateGraph(S).addNode('up', (s) => ({ text: s.text.toUp
     const fresh = await api('POST', '/v2/deployments/uploads');
     expect((await api('PUT', fresh.body.upload_url, await (await import('node:fs/promises')).readFile(file), 'application/gzip')).status).toBe(200);
     expect((await api('PUT', fresh.body.upload_url, await (await import('node:fs/promises')).readFile(file), 'application/gzip')).status).toBe(200);
+  });
+  it('refuses an upload that unpacks past its limits (a gzip bomb, too many entries), storing nothing', async () => {
+    const zeros = Buffer.alloc(1024 * 1024);
+    const header = (name: string, size: number) => new tar.Header({ path: name, size, type: size ? 'File' : 'Directory', mode: 0o644, mtime: new Date(0) });
+    const encode = (h: tar.Header) => {
+      const block = Buffer.alloc(512);
+      h.encode(block);
+      return block;
+    };
+    // One file of 300 MiB of zeros: ~300 KB once gzipped, within the 8 MiB upload limit.
+    const bombSize = 300 * 1024 * 1024;
+    const gzip = zlib.createGzip({ level: 9 });
+    const gzipped: Buffer[] = [];
+    gzip.on('data', (c: Buffer) => gzipped.push(c));
+    const ended = new Promise((resolve) => gzip.on('end', resolve));
+    gzip.write(encode(header('app/zeros.bin', bombSize)));
+    for (let i = 0; i < 300; i++) if (!gzip.write(zeros)) await new Promise((r) => gzip.once('drain', r));
+    gzip.end(Buffer.alloc(1024));
+    await ended;
+    const bomb = Buffer.concat(gzipped);
+    expect(bomb.length).toBeLessThan(8 * 1024 * 1024);
+    // 60,000 empty directories: small, but past the entry limit.
+    const many = zlib.gzipSync(Buffer.concat([...Array.from({ length: 60_000 }, (_, i) => encode(header(`app/d${i}/`, 0))), Buffer.alloc(1024)]));
+
+    const db = new pg.Client({ connectionString: server.databaseUrl });
+    await db.connect();
+    try {
+      for (const [body, why] of [[bomb, /expands to more than 256 MiB/], [many, /more than 50000 entries/]] as const) {
+        const upload = await api('POST', '/v2/deployments/uploads');
+        const put = await api('PUT', upload.body.upload_url, body, 'application/gzip');
+        expect(put.status).toBe(400);
+        expect(put.body.detail).toMatch(why);
+        const id = /([0-9a-f-]{36})\.tar\.gz$/.exec(upload.body.source_tarball_path)![1];
+        const stored = await db.query('SELECT content IS NULL AS empty FROM deployment_uploads WHERE id = $1', [id]);
+        expect(stored.rows).toEqual([{ empty: true }]);
+      }
+    } finally {
+      await db.end();
+    }
   });
 });
 

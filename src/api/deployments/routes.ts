@@ -167,7 +167,7 @@ const putUpload = createRoute({
   path: `${BASE}/uploads/{upload_id}`,
   tags,
   summary: 'Upload a source tarball',
-  description: 'The body is the gzipped tarball (`application/gzip`), at most the configured body limit. It may be replaced until a revision is made from it (then 409: start a new upload).',
+  description: 'The body is the gzipped tarball (`application/gzip`), at most the configured body limit; it may unpack to at most 256 MiB in 50,000 entries (else 400, nothing stored). It may be replaced until a revision is made from it (then 409: start a new upload).',
   security: apiKeySecurity,
   request: {
     params: z.object({ upload_id: uuidParam('upload_id', 'Upload id.') }),

@@ -4,6 +4,7 @@ import { sql } from 'kysely';
 import type { Db } from '../../db/index.js';
 import { type Caller, requireWrite } from '../caller.js';
 import { HangarError } from '../errors.js';
+import { summarizeTarball, TARBALL_MAX_BYTES, TARBALL_MAX_ENTRIES, TarballRefused } from './tarball.js';
 
 /** An upload location. */
 export interface Upload {
@@ -29,6 +30,13 @@ export class UploadService {
     requireWrite(caller);
     if (content.length < 2 || content[0] !== 0x1f || content[1] !== 0x8b) {
       throw new HangarError('deployment_upload_invalid', 'the upload must be a gzip-compressed tarball (.tar.gz)');
+    }
+    // Read through before storing: a small upload must not unpack into gigabytes at build time.
+    try {
+      await summarizeTarball(content);
+    } catch (error) {
+      if (error instanceof TarballRefused) throw new HangarError('deployment_upload_invalid', `${error.message} (at most ${TARBALL_MAX_BYTES / 1024 / 1024} MiB in ${TARBALL_MAX_ENTRIES} entries)`);
+      throw error;
     }
     const sourceTarballPath = `uploads/${id}.tar.gz`;
     const row = await this.db

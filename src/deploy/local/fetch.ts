@@ -7,6 +7,7 @@ import { fileURLToPath } from 'node:url';
 import * as tar from 'tar';
 import type { CodeHosts } from '../../core/deployments/ports.js';
 import { uploadIdOf } from '../../core/deployments/service.js';
+import { summarizeTarball, TarballRefused } from '../../core/deployments/tarball.js';
 import type { UploadService } from '../../core/deployments/uploads.js';
 import { DriverFailure, type DriverContext } from '../driver.js';
 import { run, type CommandOptions } from './commands.js';
@@ -47,8 +48,17 @@ export async function fetchSource(ctx: DriverContext, dir: string, deps: FetchDe
       const file = path.join(path.dirname(dir), 'source.tar.gz');
       await writeFile(file, content);
       ctx.log('build', `[hangar] extracting ${rc.source_tarball_path} (${content.length} bytes)\n`);
+      // Read through first (uploads stored before the check was made at upload): a tarball past its
+      // limits is refused before anything is unpacked.
+      let strip: number;
+      try {
+        strip = (await summarizeTarball(content)).commonPrefixDepth;
+      } catch (error) {
+        if (error instanceof TarballRefused) throw new DriverFailure(`the upload ${rc.source_tarball_path} cannot be unpacked: ${error.message}`);
+        throw error;
+      }
       // Entries that would escape the directory (absolute, ..) are refused by tar's defaults.
-      await tar.x({ file, cwd: dir, strip: await commonPrefixDepth(file) });
+      await tar.x({ file, cwd: dir, strip });
       return undefined;
     }
     case 'internal_template': {
@@ -120,17 +130,3 @@ async function pinnedResolve(url: string, egress: EgressGuard | undefined): Prom
 }
 
 /** 1 when every entry of the tarball sits under one top directory (as `tar czf app.tgz app/` makes), else 0. */
-async function commonPrefixDepth(file: string): Promise<number> {
-  const tops = new Set<string>();
-  let topLevelFile = false;
-  await tar.t({
-    file,
-    onReadEntry: (e) => {
-      const parts = e.path.replace(/^\.\//, '').split('/').filter(Boolean);
-      if (parts.length === 0) return;
-      tops.add(parts[0]!);
-      if (parts.length === 1 && e.type !== 'Directory') topLevelFile = true;
-    },
-  });
-  return tops.size === 1 && !topLevelFile ? 1 : 0;
-}
