@@ -10,6 +10,7 @@ import { promisify } from 'node:util';
 import { createHangarClient } from '../src/client/index.js';
 import { loadConfig } from '../src/config/index.js';
 import { startHangar } from '../src/server.js';
+import { removeDataDir } from './support/data-dir.js';
 
 const run = promisify(execFile);
 const REVISIONS = Number(process.env.BENCH_REVISIONS ?? 1000);
@@ -118,7 +119,7 @@ async function main(): Promise<void> {
     print(['', '1 revision', `${REVISIONS} revisions`, 'ratio'], rows2);
   } finally {
     await hangar.close();
-    await rm(dataDir, { recursive: true, force: true });
+    await removeDataDir(dataDir);
   }
 }
 

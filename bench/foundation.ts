@@ -3,11 +3,12 @@
 // `hangar serve` on an existing data directory (embedded PostgreSQL included).
 // Run: npm run bench:foundation   (BENCH_SECONDS=5 by default per measurement)
 import { spawn } from 'node:child_process';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { fmt, load } from './support/load.js';
+import { removeDataDir } from './support/data-dir.js';
 
 const ROOT = fileURLToPath(new URL('../', import.meta.url));
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
@@ -82,5 +83,5 @@ try {
   }
   await server.stop();
 } finally {
-  await rm(dataDir, { recursive: true, force: true });
+  await removeDataDir(dataDir);
 }

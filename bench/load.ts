@@ -13,13 +13,14 @@
 // process's). Then, labelled apart, the same number of runs arriving at LOAD_RAMP_PER_S.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { mkdtemp, readFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { createHangarClient } from '../src/client/index.js';
 import { parseSse } from '../src/client/stream.js';
+import { removeDataDir } from './support/data-dir.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const RUNS = Number(process.env.LOAD_RUNS ?? 1_000);
@@ -379,7 +380,7 @@ async function main(): Promise<void> {
     const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
     child.kill('SIGTERM');
     await exited;
-    await rm(dataDir, { recursive: true, force: true });
+    await removeDataDir(dataDir);
   }
 }
 

@@ -2,7 +2,7 @@
 // bench:memory`, which runs it with --expose-gc), runs MEMORY_RUNS (default 1,000) streamed runs at
 // once (scripted model answering token by token), waits, collects garbage and prints
 // process.memoryUsage() before and after, plus the engine's per-run structures still held.
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import v8 from 'node:v8';
@@ -10,6 +10,7 @@ import { parseSse } from '../src/client/stream.js';
 import { loadConfig } from '../src/config/index.js';
 import { ensureDatabase, startEmbeddedDatabase } from '../src/db/embedded.js';
 import { startHangar } from '../src/server.js';
+import { removeDataDir } from './support/data-dir.js';
 
 const RUNS = Number(process.env.MEMORY_RUNS ?? 1000);
 const KEY = 'bench_admin_key_0123456789abcdef';
@@ -71,5 +72,5 @@ try {
   await hangar.close();
 } finally {
   await embedded.stop();
-  await rm(dataDir, { recursive: true, force: true });
+  await removeDataDir(dataDir);
 }

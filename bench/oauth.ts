@@ -17,6 +17,7 @@ import { loadConfig } from '../src/config/index.js';
 import { startHangar } from '../src/server.js';
 import { startGithubStandIn } from '../test/fixtures/github-api.js';
 import { startOidcServer } from '../test/fixtures/oidc-server.js';
+import { removeDataDir } from './support/data-dir.js';
 
 const run = promisify(execFile);
 const SAMPLES = Number(process.env.BENCH_SAMPLES ?? 50);
@@ -108,7 +109,7 @@ async function main(): Promise<void> {
   } finally {
     await Promise.all([small.close(), large.close(), oidc.close()]);
     await hangar.close();
-    await rm(dataDir, { recursive: true, force: true });
+    await removeDataDir(dataDir);
   }
 }
 

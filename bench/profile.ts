@@ -3,13 +3,14 @@
 // functions and packages by self time. `npm run bench:profile` (PROFILE_RUNS, default 300).
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
+import { mkdtemp, readdir, readFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createHangarClient } from '../src/client/index.js';
 import { collect, streamRun } from '../src/client/stream.js';
 import { INSTRUCTIONS, PROMPT } from './peer/agent.js';
+import { removeDataDir } from './support/data-dir.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const RUNS = Number(process.env.PROFILE_RUNS ?? 300);
@@ -98,7 +99,7 @@ async function main(): Promise<void> {
   await exited;
   const file = (await readdir(profDir)).find((f) => f.endsWith('.cpuprofile'))!;
   process.stdout.write(`${summarize(JSON.parse(await readFile(path.join(profDir, file), 'utf8')) as Profile)}\n`);
-  await rm(dataDir, { recursive: true, force: true });
+  await removeDataDir(dataDir);
 }
 
 if (process.argv[1] && fileURLToPath(import.meta.url) === path.resolve(process.argv[1])) await main();

@@ -4,7 +4,7 @@
 // per run of this process and of PostgreSQL, beside the floor's (the same graph in-process).
 // `npm run bench:roundtrips` (ROUNDTRIP_RUNS, default 20; HANGAR_TRACING=false to leave tracing out; ROUNDTRIP_PROFILE=1 adds a
 // CPU profile of the measured runs, by package and function).
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { Session } from 'node:inspector/promises';
@@ -18,6 +18,7 @@ import { openLangGraphStorage } from '../src/runtime/storage.js';
 import { openDatabase } from '../src/db/index.js';
 import { randomUUID } from 'node:crypto';
 import { summarize } from './profile.js';
+import { removeDataDir } from './support/data-dir.js';
 
 const RUNS = Number(process.env.ROUNDTRIP_RUNS ?? 20);
 const KEY = 'bench_admin_key_0123456789abcdef';
@@ -122,5 +123,5 @@ try {
   );
 } finally {
   await embedded.stop();
-  await rm(dataDir, { recursive: true, force: true });
+  await removeDataDir(dataDir);
 }

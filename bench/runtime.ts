@@ -17,9 +17,12 @@ import { openDatabase } from '../src/db/index.js';
 import { openLangGraphStorage } from '../src/runtime/storage.js';
 import { collect, parseSse, streamRun } from '../src/client/stream.js';
 import { benchAgent, INSTRUCTIONS, PROMPT } from './peer/agent.js';
+import { removeDataDir } from './support/data-dir.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
-const TSX = path.join(ROOT, 'node_modules', '.bin', 'tsx');
+// Children run as `node --import tsx …`, not through the tsx CLI: the CLI exits on SIGTERM before its
+// child has (so a server's embedded PostgreSQL could be left running after the benchmark).
+const TSX_ARGS = ['--import', 'tsx'];
 const RUNS = { 1: Number(process.env.BENCH_RUNS_C1 ?? 40), 32: Number(process.env.BENCH_RUNS_C32 ?? 160) } as const;
 const WARMUP = 5;
 
@@ -117,8 +120,8 @@ async function hangar(totalRuns: number, executor: 'inline' | 'thread'): Promise
   const dataDir = await mkdtemp(path.join(os.tmpdir(), 'hangar-bench-'));
   const apiKey = `bench_${randomBytes(16).toString('hex')}`;
   const { child, match } = await startChild(
-    TSX,
-    ['src/cli/main.ts', 'serve', '--port', '0'],
+    process.execPath,
+    [...TSX_ARGS, 'src/cli/main.ts', 'serve', '--port', '0'],
     {
       HANGAR_DATA_DIR: dataDir,
       HANGAR_BOOTSTRAP_API_KEY: apiKey,
@@ -144,13 +147,13 @@ async function hangar(totalRuns: number, executor: 'inline' | 'thread'): Promise
     },
     stop: async () => {
       await stopChild(child);
-      await rm(dataDir, { recursive: true, force: true });
+      await removeDataDir(dataDir);
     },
   };
 }
 
 async function peer(totalRuns: number): Promise<{ once: (i: number) => Promise<void>; stop: () => Promise<void> }> {
-  const { child, match } = await startChild(TSX, ['bench/peer/server.ts'], { PEER_WORKERS: '32', LOG_LEVEL: 'error' }, /PEER_URL (http:\/\/\S+)/);
+  const { child, match } = await startChild(process.execPath, [...TSX_ARGS, 'bench/peer/server.ts'], { PEER_WORKERS: '32', LOG_LEVEL: 'error' }, /PEER_URL (http:\/\/\S+)/);
   const baseUrl = match[1]!;
   const threads: string[] = [];
   for (let i = 0; i < totalRuns; i++) {
