@@ -5,35 +5,24 @@
 import { sql } from 'kysely';
 import type { Db } from '../../db/index.js';
 import type { Logger } from '../../logging.js';
-import { periodicTask, type BackgroundTask } from '../../background.js';
+import { inBatches, retentionTask, type BackgroundTask } from '../../background.js';
 
 const BATCH = 1000;
 
 /** Delete old ticks until none is left to delete; returns how many went. */
-export async function sweepScheduleTicks(db: Db, retentionDays: number): Promise<number> {
-  let total = 0;
-  for (;;) {
+export function sweepScheduleTicks(db: Db, retentionDays: number): Promise<number> {
+  return inBatches(async () => {
     const deleted = await sql`
       DELETE FROM schedule_ticks WHERE id IN (
         SELECT t.id FROM schedule_ticks t
         WHERE t.tick_at < now() - make_interval(days => ${retentionDays}) AND t.state <> 'claimed'
           AND t.tick_at < (SELECT max(n.tick_at) FROM schedule_ticks n WHERE n.schedule_id = t.schedule_id)
         LIMIT ${BATCH})`.execute(db);
-    const n = Number(deleted.numAffectedRows ?? 0);
-    total += n;
-    if (n === 0) return total;
-  }
+    return Number(deleted.numAffectedRows ?? 0);
+  });
 }
 
 /** A background task that applies schedule tick retention every `intervalMs`. */
 export function scheduleTickSweeper(options: { db: Db; retentionDays: number; intervalMs?: number; logger: Logger }): BackgroundTask {
-  return periodicTask(
-    'schedule-tick-sweeper',
-    options.intervalMs ?? 3_600_000,
-    async () => {
-      const deleted = await sweepScheduleTicks(options.db, options.retentionDays);
-      if (deleted > 0) options.logger.info({ deleted, retention_days: options.retentionDays }, 'old schedule ticks deleted');
-    },
-    (error) => options.logger.warn({ err: error }, 'schedule tick retention sweep failed'),
-  );
+  return retentionTask({ ...options, name: 'schedule-tick-sweeper', what: 'old schedule ticks', sweep: (days) => sweepScheduleTicks(options.db, days) });
 }
