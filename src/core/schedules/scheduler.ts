@@ -221,10 +221,9 @@ export class Scheduler {
         multitask_strategy: schedule.multitaskStrategy,
         // How a scheduler that finds this tick still `claimed` (its claimer died) adopts the run.
         metadata: { schedule_id: schedule.id, schedule_tick_id: tickId },
+        // Recorded with the run, in one statement: never a started run without its webhook.
+        ...(schedule.webhook ? { webhook: { url: schedule.webhook, scheduleId: schedule.id } } : {}),
       });
-      // The webhook first: a scheduler dying between the two leaves the tick `claimed`, and the
-      // recovery that adopts the run sees the webhook registered.
-      if (schedule.webhook) await this.deps.webhooks.register(schedule.workspaceId, { runId: run.id, threadId }, schedule.webhook, schedule.id);
       await this.record(tickId, { state: 'started', run_id: run.id, thread_id: threadId });
       this.log.info({ schedule_id: schedule.id, run_id: run.id, thread_id: threadId, catch_up: catchUp }, 'schedule fired');
     } catch (error) {
@@ -304,7 +303,7 @@ export class Scheduler {
             .executeTakeFirst()
         : undefined;
       if (adopted) {
-        // The dead scheduler may have started the run without registering its webhook yet.
+        // A run started by a version that registered the webhook after the run may lack it.
         if (schedule?.webhook && runThread) {
           const registered = await this.deps.db.selectFrom('webhook_deliveries').select('id').where('run_id', '=', adopted.id).where('schedule_id', '=', schedule.id).executeTakeFirst();
           if (!registered) await this.deps.webhooks.register(schedule.workspace_id, { runId: adopted.id, threadId: runThread }, schedule.webhook, schedule.id);
