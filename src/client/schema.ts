@@ -3069,7 +3069,7 @@ export interface components {
             }[];
         };
         ScheduleTick: {
-            /** @description The run catches up ticks missed while no server was running. */
+            /** @description The run started late: it catches up ticks missed while no server was running, or a tick whose scheduler stopped after claiming it (started by another scheduler after a minute). */
             catch_up: boolean;
             error: {
                 error: string;

@@ -524,6 +524,58 @@ describe('destructive actions ask first', { timeout: 180_000 }, () => {
   });
 });
 
+describe('who uses it, in a workspace of more than 100 agents', { timeout: 180_000 }, () => {
+  it('names an agent beyond the first 100 when deleting a model configuration or a tool server', async () => {
+    // A workspace of its own: its 101 agents stay out of the other tests' lists.
+    const ws = await server.createWorkspace('many-agents');
+    const mcp = await startBearerToolServer('many-token');
+    try {
+      expect((await ws.client.POST('/v1/deepagents/model-configs', { body: { name: 'many-model', model_id: 'scripted:demo' } })).response.status).toBe(201);
+      expect((await ws.client.POST('/v1/deepagents/mcp-servers', { body: { name: 'Many tools', url: mcp.url, headers: [{ key: 'Authorization', value: 'Bearer many-token' }] } })).response.status).toBe(201);
+      // The user is the oldest agent and the least recently updated: last in the list's default order.
+      const user = await ws.client.POST('/v1/deepagents/agents', { body: { name: 'Oldest user', runtime: { model: { model_id: 'many-model' } }, tools: { tools: [{ name: 'add', mcp_server_url: mcp.url }] } } });
+      expect(user.response.status).toBe(201);
+      for (let batch = 0; batch < 10; batch++) {
+        await Promise.all(
+          Array.from({ length: 10 }, async (_, i) => {
+            const res = await ws.client.POST('/v1/deepagents/agents', { body: { name: `Filler ${batch * 10 + i}`, runtime: { model: { model_id: 'scripted:demo' } } } });
+            expect(res.response.status).toBe(201);
+          }),
+        );
+      }
+      const first = await ws.client.GET('/v1/deepagents/agents', { params: { query: { page_size: 100 } } });
+      expect(first.data!.items.map((a) => a.name)).not.toContain('Oldest user');
+      expect(first.data!.next_cursor).not.toBeNull();
+
+      const { context, page, errors } = await open();
+      await signIn(page, ws.adminKey, '/settings');
+      await page.getByRole('button', { name: 'Delete model configuration many-model' }).click();
+      let dialog = page.getByRole('dialog', { name: 'Delete model configuration' });
+      // Once the look-up has ended (a list, or "No agent uses it."), the list names the user.
+      await dialog.getByLabel('Agents that use it', { exact: true }).or(dialog.getByText('No agent uses it.')).waitFor();
+      expect(await dialog.getByLabel('Agents that use it', { exact: true }).getByRole('link').allTextContents()).toEqual(['Oldest user']);
+      await animationsDone(page);
+      await screenshot(page, 'confirm-delete-model-config-101-agents');
+      await dialog.getByRole('button', { name: 'Cancel' }).click();
+      await dialog.waitFor({ state: 'detached' });
+
+      await page.getByRole('link', { name: 'Tool servers' }).click();
+      await page.getByRole('button', { name: 'Delete tool server Many tools' }).click();
+      dialog = page.getByRole('dialog', { name: 'Delete tool server' });
+      await dialog.getByLabel('Agents that use it', { exact: true }).or(dialog.getByText('No agent uses its tools.')).waitFor();
+      expect(await dialog.getByLabel('Agents that use it', { exact: true }).getByRole('link').allTextContents()).toEqual(['Oldest user']);
+      await expectAccessible(page);
+      await animationsDone(page);
+      await screenshot(page, 'confirm-delete-tool-server-101-agents');
+      await dialog.getByRole('button', { name: 'Cancel' }).click();
+      expect(errors).toEqual([]);
+      await context.close();
+    } finally {
+      await mcp.close();
+    }
+  });
+});
+
 describe('playground (useStream over the LangGraph protocol)', { timeout: 180_000 }, () => {
   let approvalTools: ToolServerFixture;
   beforeAll(async () => {

@@ -143,8 +143,11 @@ describe('a scheduler that died with a tick claimed', () => {
     const aTick = await eventually(() => tickOf(a.id), 30_000, 'the tick of A started');
     expect(aTick.state).toBe('started');
     expect(aTick.run_id).not.toBeNull();
+    // Its claim was on time but its run starts minutes late: a catch-up, as for a tick missed while
+    // no server ran. The adopted run of B started on time and stays no catch-up.
+    expect(aTick.catch_up).toBe(true);
     const bTick = await eventually(() => tickOf(b.id, ran!.tick_at), 30_000, 'the tick of B adopted');
-    expect(bTick).toMatchObject({ state: 'started', run_id: ran!.run_id, thread_id: threadId });
+    expect(bTick).toMatchObject({ state: 'started', run_id: ran!.run_id, thread_id: threadId, catch_up: false });
     expect(await runsOf()).toEqual(runsBefore);
     // The adopted run notifies the schedule's webhook, once.
     const deliveries = await server.client.GET('/v1/deepagents/threads/{thread_id}/runs/{run_id}/webhooks', { params: { path: { thread_id: threadId, run_id: ran!.run_id! } } });

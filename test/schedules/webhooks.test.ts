@@ -4,12 +4,13 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Client } from '@langchain/langgraph-sdk';
+import pg from 'pg';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer } from '../support/server.js';
 import { createAgent, createThread, run } from '../runtime/support.js';
 import { runHangar } from '../support/cli.js';
-import { createSchedule, eventually, sleep } from './support.js';
+import { createSchedule, eventually, sleep, ticksOf } from './support.js';
 
 interface Received {
   path: string;
@@ -209,6 +210,53 @@ describe('run webhooks', () => {
     expect(seen.data!.map((d) => d.url)).toEqual([masked]);
     const full = await member.GET('/v1/deepagents/threads/{thread_id}/runs/{run_id}/webhooks', { params: { path } });
     expect(full.data!.map((d) => d.url)).toEqual([hook]);
+  });
+
+  it('a run that ends at once (it fails at start) is still delivered: the outbox waits for the run, not the other way round', async () => {
+    const agentId = await createAgent(server, { runtime: { model: { model_id: 'nosuchprovider:model' } } });
+    const threadId = await createThread(server, agentId);
+    const { stream } = await run(server, threadId, { agent_id: agentId, messages: [{ role: 'user', content: 'fail now' }], webhook: `${receiverUrl}/at-once` });
+    await eventually(async () => (at('/at-once').length >= 1 ? true : undefined));
+    expect(at('/at-once')).toHaveLength(1);
+    expect(at('/at-once')[0]!.verified).toMatchObject({ run_id: stream.runId, status: 'error' });
+  });
+
+  it('a run is never recorded without its webhook: when the webhook cannot be recorded, neither is the run (request or schedule)', async () => {
+    // The database refuses webhook rows for one receiver path: it stands for the registration failing
+    // (a lost connection, or the server dying) after the run was recorded, which used to be a second
+    // statement: the run then went on and ended, and its webhook was never sent.
+    const db = new pg.Client({ connectionString: server.databaseUrl });
+    await db.connect();
+    try {
+      await db.query(`CREATE FUNCTION refuse_test_hook() RETURNS trigger LANGUAGE plpgsql AS $$
+        BEGIN IF NEW.url LIKE '%/refused%' THEN RAISE EXCEPTION 'webhook rows refused by the test'; END IF; RETURN NEW; END $$`);
+      await db.query('CREATE TRIGGER refuse_test_hook BEFORE INSERT ON webhook_deliveries FOR EACH ROW EXECUTE FUNCTION refuse_test_hook()');
+      const agentId = await createAgent(server);
+      const threadId = await createThread(server, agentId);
+      const res = await fetch(`${server.url}/v1/deepagents/threads/${threadId}/runs/stream`, {
+        method: 'POST',
+        headers: { 'x-api-key': server.adminKey, 'content-type': 'application/json' },
+        body: JSON.stringify({ agent_id: agentId, messages: [{ role: 'user', content: 'ends at once' }], webhook: `${receiverUrl}/refused` }),
+      });
+      await res.text();
+      expect(res.ok).toBe(false);
+      const runs = await server.client.GET('/v1/deepagents/threads/{thread_id}/runs', { params: { path: { thread_id: threadId } } });
+      expect(runs.data).toEqual([]);
+      const thread = await server.client.GET('/v1/deepagents/threads/{thread_id}', { params: { path: { thread_id: threadId } } });
+      expect(thread.data!.status).toBe('idle');
+
+      // A schedule's tick: it fails, and no run of it went on without the webhook.
+      const schedule = await createSchedule(server, { agent_id: agentId, schedule: '* * * * * *', messages: [{ role: 'user', content: 'tick' }], webhook: `${receiverUrl}/refused-schedule` });
+      const tick = await eventually(async () => (await ticksOf(server, schedule.id)).find((t) => t.state === 'failed'));
+      await server.client.DELETE('/v1/deepagents/schedules/{schedule_id}', { params: { path: { schedule_id: schedule.id } } });
+      expect(tick.thread_id).not.toBeNull();
+      const tickRuns = await server.client.GET('/v1/deepagents/threads/{thread_id}/runs', { params: { path: { thread_id: tick.thread_id! } } });
+      expect(tickRuns.data).toEqual([]);
+    } finally {
+      await db.query('DROP TRIGGER IF EXISTS refuse_test_hook ON webhook_deliveries');
+      await db.query('DROP FUNCTION IF EXISTS refuse_test_hook()');
+      await db.end();
+    }
   });
 
   it('refuses a webhook that is not an http(s) URL or that the outbound policy forbids', async () => {

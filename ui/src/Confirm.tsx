@@ -53,7 +53,9 @@ type Agent = Schemas['Agent'];
 
 /**
  * The workspace's agents (their full definitions: tools and subagents are not in the list) that
- * `uses` picks, read when `enabled` (a dialog opens). The first 100 agents are looked at.
+ * `uses` picks, read when `enabled` (a dialog opens). Every agent is looked at: the list is followed
+ * page by page to its end (oldest first, an order a save during the walk does not change; the API
+ * has no filter by model or tool server).
  */
 export function useAgentsUsing(key: string, enabled: boolean, uses: (agent: Agent) => boolean) {
   return useQuery({
@@ -61,9 +63,20 @@ export function useAgentsUsing(key: string, enabled: boolean, uses: (agent: Agen
     enabled,
     staleTime: 0,
     queryFn: async () => {
-      const list = ok(await api.GET('/v1/deepagents/agents', { params: { query: { page_size: 100 } } }));
-      const agents = await Promise.all(list.items.map(async (a) => ok(await api.GET('/v1/deepagents/agents/{agent_id}', { params: { path: { agent_id: a.id } } }))));
-      return agents.filter(uses);
+      const using = new Map<string, Agent>();
+      let cursor: string | undefined;
+      do {
+        const page = ok(await api.GET('/v1/deepagents/agents', { params: { query: { page_size: 100, sort_by: 'created_at', sort_order: 'asc', ...(cursor ? { cursor } : {}) } } }));
+        const agents = await Promise.all(
+          page.items.map(async (a) => {
+            const got = await api.GET('/v1/deepagents/agents/{agent_id}', { params: { path: { agent_id: a.id } } });
+            return got.response.status === 404 ? null : ok(got); // deleted since the list was read: it uses nothing
+          }),
+        );
+        for (const agent of agents) if (agent && uses(agent)) using.set(agent.id, agent);
+        cursor = page.next_cursor ?? undefined;
+      } while (cursor);
+      return [...using.values()];
     },
   });
 }

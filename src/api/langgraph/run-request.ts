@@ -206,9 +206,8 @@ export async function startRunInput(services: Services, caller: Caller, threadId
 /** Start the run `body` asks for on `threadId`, and register its webhook when it names one. */
 export async function startRun(services: Services, caller: Caller, threadId: string, body: RunRequestBody): Promise<Run> {
   if (body.webhook) services.webhooks.check(body.webhook);
-  const run = await services.runs.start(caller, threadId, await startRunInput(services, caller, threadId, body));
-  if (body.webhook) await services.webhooks.register(caller.workspaceId, { runId: run.id, threadId }, body.webhook);
-  return run;
+  // The webhook is recorded by the statement that records the run: never a run without it.
+  return services.runs.start(caller, threadId, { ...(await startRunInput(services, caller, threadId, body)), ...(body.webhook ? { webhook: { url: body.webhook } } : {}) });
 }
 
 /** Messages of either form as run messages (role and text). */

@@ -54,7 +54,7 @@ const TickSchema = z
     state: z.enum(['claimed', 'started', 'skipped', 'failed']).openapi({
       description: '`started`: a run started (`run`); `skipped`: the thread was busy, or the tick was missed under the `skip` policy; `failed`: the run could not start (`error`); `claimed`: being started.',
     }),
-    catch_up: z.boolean().openapi({ description: 'The run catches up ticks missed while no server was running.' }),
+    catch_up: z.boolean().openapi({ description: 'The run started late: it catches up ticks missed while no server was running, or a tick whose scheduler stopped after claiming it (started by another scheduler after a minute).' }),
     run_id: z.uuid().nullable(),
     thread_id: z.uuid().nullable(),
     run: z.union([RunSchema, z.null()]),

@@ -114,6 +114,25 @@ const queuedTail = sql`ahead AS (
           RETURNING data
         )`;
 
+/**
+ * The webhook delivery of runs in CTE `created`, inserted by the statement that creates them: a run
+ * that asked for a webhook never exists without its delivery (a crash or a failed insert between two
+ * statements would have left the run running and its webhook unsent).
+ */
+function webhookOf(webhook: RunWebhook | undefined): RawBuilder<unknown> {
+  if (!webhook) return sql``;
+  return sql`, webhook AS (
+          INSERT INTO webhook_deliveries (workspace_id, run_id, thread_id, url, schedule_id)
+          SELECT workspace_id, id, thread_id, ${webhook.url}, ${webhook.scheduleId ?? null}::uuid FROM created
+        )`;
+}
+
+/** Where a run's webhook POSTs when it ends, and the schedule that started the run. */
+export interface RunWebhook {
+  url: string;
+  scheduleId?: string | null | undefined;
+}
+
 /** A run a statement created, and the text of the first event it wrote (its stream sends it as it is). */
 export interface CreatedRun {
   row: Selectable<RunsTable>;
@@ -157,6 +176,8 @@ export interface NewRun {
   threadFrom: readonly ThreadStatus[];
   /** A resume: the interrupt it answers and the resume as sent, recorded with the run (once per interrupt). */
   approval?: { interruptId: string; resume: unknown } | undefined;
+  /** The run's webhook, registered with it. */
+  webhook?: RunWebhook | undefined;
 }
 
 /** Owns run and thread status. Stateless: any number of instances share the database. */
@@ -190,7 +211,7 @@ export class RunLifecycle {
           INSERT INTO run_approvals (thread_id, interrupt_id, run_id, resume)
           SELECT thread_id, ${run.approval?.interruptId ?? ''}, id, ${JSON.stringify(run.approval?.resume ?? null)}::jsonb
           FROM created WHERE ${run.approval ? sql`true` : sql`false`}
-        ), ${queuedTail}
+        )${webhookOf(run.webhook)}, ${queuedTail}
         SELECT c.*, (SELECT data FROM first_event) AS first_event FROM created c`.execute(this.db);
       const row = rows[0];
       if (!row) return undefined;
@@ -264,7 +285,7 @@ export class RunLifecycle {
             CASE WHEN c.at_once THEN now() END
           FROM start c
           RETURNING *
-        ), ${queuedTail}
+        )${webhookOf(run.webhook)}, ${queuedTail}
         SELECT c.*, (SELECT data FROM first_event) AS first_event, cur.agent_id AS thread_agent_id, cur.status AS thread_status, cur.head AS thread_head, cur.metadata AS thread_metadata
         FROM cur LEFT JOIN created c ON true`.execute(this.db);
       const row = rows[0];

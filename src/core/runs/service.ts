@@ -13,7 +13,7 @@ import { type Caller, requireWrite } from '../caller.js';
 import { HangarError, invalidField } from '../errors.js';
 import type { ThreadStateReader } from '../threads/state.js';
 import { toRun, type Run } from '../threads/service.js';
-import { RunLifecycle, type CreatedRun, type StartSlot } from './lifecycle.js';
+import { RunLifecycle, type CreatedRun, type RunWebhook, type StartSlot } from './lifecycle.js';
 import { isFinalRunStatus, THREAD_TRANSITIONS, type ThreadStatus } from './status.js';
 
 /** What the run service needs of the runtime. */
@@ -85,6 +85,8 @@ export interface StartRunInput extends Omit<RunInput, 'command' | 'skip_memory_w
   multitask_strategy?: MultitaskStrategy | undefined;
   /** The caller's own metadata of the run. */
   metadata?: Record<string, unknown> | undefined;
+  /** A webhook to POST to when the run ends, registered in the statement that records the run. */
+  webhook?: RunWebhook | undefined;
 }
 
 /** The first event (`metadata`) and the watch of runs `RunService.start` created, by the returned run (held no longer than it). */
@@ -127,7 +129,7 @@ export class RunService {
     const head = runnable(threadId, input.agent_id, found && { agentId: found.agent_id, head: found.head });
     const thread = found!; // runnable() threw otherwise
     const agentId = thread.agent_id ?? input.agent_id;
-    const { agent_id: _agentId, command, multitask_strategy: strategy = 'reject', metadata: userMetadata, ...rest } = input;
+    const { agent_id: _agentId, command, multitask_strategy: strategy = 'reject', metadata: userMetadata, webhook, ...rest } = input;
     const runInput: RunInput = { ...rest, skip_memory_write_protection: thread.metadata.skip_memory_write_protection === true };
     const resumes = command?.resume !== undefined;
     let approval: { interruptId: string; resume: unknown } | undefined;
@@ -149,7 +151,7 @@ export class RunService {
     const threadFrom: ThreadStatus[] = resumes ? ['interrupted'] : startsFrom(strategy);
     // The first run of a thread without an agent binds it (a concurrent first run of another agent loses).
     const [created, watch] = await this.watched((id) =>
-      this.lifecycle.create({ id, workspaceId: caller.workspaceId, threadId, agentId, revision: head, principal: caller.principal, input: runInput, metadata, threadFrom, approval }),
+      this.lifecycle.create({ id, workspaceId: caller.workspaceId, threadId, agentId, revision: head, principal: caller.principal, input: runInput, metadata, threadFrom, approval, webhook }),
     );
     if (!created) {
       watch?.release();
@@ -163,7 +165,7 @@ export class RunService {
    * in the statement that records the run, and what it saw says why when nothing was recorded.
    */
   private async acceptPlain(caller: Caller, threadId: string, input: StartRunInput): Promise<Run> {
-    const { agent_id: agentId, command: _command, multitask_strategy: strategy = 'reject', metadata: userMetadata, ...rest } = input;
+    const { agent_id: agentId, command: _command, multitask_strategy: strategy = 'reject', metadata: userMetadata, webhook, ...rest } = input;
     // With a free worker slot here, the statement also claims the run when it can run at once.
     const slot = this.ports.reserve?.();
     try {
@@ -177,6 +179,7 @@ export class RunService {
           input: rest,
           metadata: { ...userMetadata, assistant_id: agentId, multitask_strategy: strategy },
           threadFrom: startsFrom(strategy),
+          webhook,
           claimFor: slot && { workerId: slot.workerId, leaseMs: slot.leaseMs },
         }),
       );

@@ -221,10 +221,9 @@ export class Scheduler {
         multitask_strategy: schedule.multitaskStrategy,
         // How a scheduler that finds this tick still `claimed` (its claimer died) adopts the run.
         metadata: { schedule_id: schedule.id, schedule_tick_id: tickId },
+        // Recorded with the run, in one statement: never a started run without its webhook.
+        ...(schedule.webhook ? { webhook: { url: schedule.webhook, scheduleId: schedule.id } } : {}),
       });
-      // The webhook first: a scheduler dying between the two leaves the tick `claimed`, and the
-      // recovery that adopts the run sees the webhook registered.
-      if (schedule.webhook) await this.deps.webhooks.register(schedule.workspaceId, { runId: run.id, threadId }, schedule.webhook, schedule.id);
       await this.record(tickId, { state: 'started', run_id: run.id, thread_id: threadId });
       this.log.info({ schedule_id: schedule.id, run_id: run.id, thread_id: threadId, catch_up: catchUp }, 'schedule fired');
     } catch (error) {
@@ -304,7 +303,7 @@ export class Scheduler {
             .executeTakeFirst()
         : undefined;
       if (adopted) {
-        // The dead scheduler may have started the run without registering its webhook yet.
+        // A run started by a version that registered the webhook after the run may lack it.
         if (schedule?.webhook && runThread) {
           const registered = await this.deps.db.selectFrom('webhook_deliveries').select('id').where('run_id', '=', adopted.id).where('schedule_id', '=', schedule.id).executeTakeFirst();
           if (!registered) await this.deps.webhooks.register(schedule.workspace_id, { runId: adopted.id, threadId: runThread }, schedule.webhook, schedule.id);
@@ -314,11 +313,17 @@ export class Scheduler {
         await this.record(tick.id, { state: 'failed', error: JSON.stringify({ error: 'schedule_not_found', message: 'the schedule was deleted' }) });
       } else {
         // Take the tick over: one statement, so another recovering replica cannot take it too. (Not a
-        // comparison with the created_at read above: JavaScript dates lose its microseconds.)
-        const { rows: taken } = await sql<{ claimed_at: string }>`
-          UPDATE schedule_ticks SET created_at = now() WHERE id = ${tick.id} AND state = 'claimed' AND created_at < now() - interval '60 seconds'
-          RETURNING created_at::text AS claimed_at`.execute(this.deps.db);
-        if (taken[0]) await this.fire({ schedule: toSchedule(schedule, null), tickId: tick.id, tickAt: tick.tick_at, catchUp: true, claimedAt: taken[0].claimed_at }, { threadId });
+        // comparison with the created_at read above: JavaScript dates lose its microseconds.) Its run
+        // starts now, over a minute after the claim: a tick that is by now later than
+        // `missedAfterMs` fell due while no scheduler was running it, so it is marked `catch_up` as a
+        // tick missed during a stop is (the claim may have been on time; the run is not).
+        const { rows: taken } = await sql<{ claimed_at: string; catch_up: boolean }>`
+          UPDATE schedule_ticks SET created_at = now(),
+            catch_up = catch_up OR now() - tick_at > make_interval(secs => ${this.deps.settings.missedAfterMs / 1000})
+          WHERE id = ${tick.id} AND state = 'claimed' AND created_at < now() - interval '60 seconds'
+          RETURNING created_at::text AS claimed_at, catch_up`.execute(this.deps.db);
+        const mine = taken[0];
+        if (mine) await this.fire({ schedule: toSchedule(schedule, null), tickId: tick.id, tickAt: tick.tick_at, catchUp: mine.catch_up, claimedAt: mine.claimed_at }, { threadId });
       }
     }
   }

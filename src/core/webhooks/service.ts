@@ -46,7 +46,10 @@ export class WebhookService {
     checkOutboundUrl(this.egress, loc, url);
   }
 
-  /** Deliver a POST to `url` when the run ends. */
+  /**
+   * Deliver a POST to `url` when the run ends, for a run already recorded. A new run's webhook is not
+   * registered here but by the statement that records the run (`StartRunInput.webhook`).
+   */
   async register(workspaceId: string, run: { runId: string; threadId: string }, url: string, scheduleId: string | null = null): Promise<void> {
     await this.db
       .insertInto('webhook_deliveries')
