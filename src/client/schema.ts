@@ -3069,7 +3069,7 @@ export interface components {
             }[];
         };
         ScheduleTick: {
-            /** @description The run started late: it catches up ticks missed while no server was running, or a tick whose scheduler stopped after claiming it (started by another scheduler after a minute). */
+            /** @description The tick was taken up later than `HANGAR_SCHEDULE_MISSED_AFTER_MS`: it fell due while no server was running, or its scheduler stopped after claiming it (another took it over after a minute). Its run, if one started, catches up; under the `skip` policy it is `skipped` (`missed_tick`) instead. */
             catch_up: boolean;
             error: {
                 error: string;

@@ -415,7 +415,7 @@ export const settings = {
   scheduleMissedTicks: {
     env: 'HANGAR_SCHEDULE_MISSED_TICKS',
     schema: z.enum(['one', 'skip']).default('one'),
-    description: 'Ticks that fell due while no server was running: `one` starts a single catch-up run, then the schedule goes on; `skip` starts none.',
+    description: 'Ticks that fell due while no server was running: `one` starts a single catch-up run, then the schedule goes on; `skip` starts none (nor the run of a tick whose scheduler stopped after claiming it, when it is taken over that late).',
   },
   scheduleTickRetentionDays: {
     env: 'HANGAR_SCHEDULE_TICK_RETENTION_DAYS',

@@ -7,6 +7,7 @@ import { axeViolations, collectErrors, ensureConsoleBuilt, launchBrowser, screen
 import { startBearerToolServer, type ToolServerFixture } from '../support/mcp.js';
 import { startTestServer, type TestServer } from '../support/server.js';
 import { createThread, lastAiText, lastValues, run } from '../runtime/support.js';
+import { collect, streamRun } from '../../src/client/stream.js';
 import { makeAppRepo, type AppRepo } from '../deployments/git-fixture.js';
 import { principalLabel } from '../../src/core/store/service.js';
 
@@ -524,55 +525,122 @@ describe('destructive actions ask first', { timeout: 180_000 }, () => {
   });
 });
 
-describe('who uses it, in a workspace of more than 100 agents', { timeout: 180_000 }, () => {
-  it('names an agent beyond the first 100 when deleting a model configuration or a tool server', async () => {
-    // A workspace of its own: its 101 agents stay out of the other tests' lists.
-    const ws = await server.createWorkspace('many-agents');
-    const mcp = await startBearerToolServer('many-token');
-    try {
-      expect((await ws.client.POST('/v1/deepagents/model-configs', { body: { name: 'many-model', model_id: 'scripted:demo' } })).response.status).toBe(201);
-      expect((await ws.client.POST('/v1/deepagents/mcp-servers', { body: { name: 'Many tools', url: mcp.url, headers: [{ key: 'Authorization', value: 'Bearer many-token' }] } })).response.status).toBe(201);
-      // The user is the oldest agent and the least recently updated: last in the list's default order.
-      const user = await ws.client.POST('/v1/deepagents/agents', { body: { name: 'Oldest user', runtime: { model: { model_id: 'many-model' } }, tools: { tools: [{ name: 'add', mcp_server_url: mcp.url }] } } });
-      expect(user.response.status).toBe(201);
-      for (let batch = 0; batch < 10; batch++) {
-        await Promise.all(
-          Array.from({ length: 10 }, async (_, i) => {
-            const res = await ws.client.POST('/v1/deepagents/agents', { body: { name: `Filler ${batch * 10 + i}`, runtime: { model: { model_id: 'scripted:demo' } } } });
-            expect(res.response.status).toBe(201);
-          }),
-        );
-      }
-      const first = await ws.client.GET('/v1/deepagents/agents', { params: { query: { page_size: 100 } } });
-      expect(first.data!.items.map((a) => a.name)).not.toContain('Oldest user');
-      expect(first.data!.next_cursor).not.toBeNull();
+describe('a workspace of more than 100 agents', { timeout: 180_000 }, () => {
+  // A workspace of its own: its 102 agents stay out of the other tests' lists.
+  let ws: Awaited<ReturnType<TestServer['createWorkspace']>>;
+  let mcp: ToolServerFixture;
 
-      const { context, page, errors } = await open();
-      await signIn(page, ws.adminKey, '/settings');
-      await page.getByRole('button', { name: 'Delete model configuration many-model' }).click();
-      let dialog = page.getByRole('dialog', { name: 'Delete model configuration' });
-      // Once the look-up has ended (a list, or "No agent uses it."), the list names the user.
-      await dialog.getByLabel('Agents that use it', { exact: true }).or(dialog.getByText('No agent uses it.')).waitFor();
-      expect(await dialog.getByLabel('Agents that use it', { exact: true }).getByRole('link').allTextContents()).toEqual(['Oldest user']);
-      await animationsDone(page);
-      await screenshot(page, 'confirm-delete-model-config-101-agents');
-      await dialog.getByRole('button', { name: 'Cancel' }).click();
-      await dialog.waitFor({ state: 'detached' });
+  /** A run of `agentId` in the workspace, to its end (it counts in the Usage page). */
+  async function runInWorkspace(agentId: string): Promise<void> {
+    const thread = await ws.client.POST('/v1/deepagents/threads', { body: { agent_id: agentId } });
+    const stream = await streamRun({ baseUrl: server.url, apiKey: ws.adminKey, threadId: thread.data!.id, body: { agent_id: agentId, messages: [{ role: 'user', content: 'count me' }] } });
+    expect(stream.status).toBe(200);
+    await collect(stream);
+  }
 
-      await page.getByRole('link', { name: 'Tool servers' }).click();
-      await page.getByRole('button', { name: 'Delete tool server Many tools' }).click();
-      dialog = page.getByRole('dialog', { name: 'Delete tool server' });
-      await dialog.getByLabel('Agents that use it', { exact: true }).or(dialog.getByText('No agent uses its tools.')).waitFor();
-      expect(await dialog.getByLabel('Agents that use it', { exact: true }).getByRole('link').allTextContents()).toEqual(['Oldest user']);
-      await expectAccessible(page);
-      await animationsDone(page);
-      await screenshot(page, 'confirm-delete-tool-server-101-agents');
-      await dialog.getByRole('button', { name: 'Cancel' }).click();
-      expect(errors).toEqual([]);
-      await context.close();
-    } finally {
-      await mcp.close();
+  beforeAll(async () => {
+    ws = await server.createWorkspace('many-agents');
+    mcp = await startBearerToolServer('many-token');
+    expect((await ws.client.POST('/v1/deepagents/model-configs', { body: { name: 'many-model', model_id: 'scripted:demo' } })).response.status).toBe(201);
+    expect((await ws.client.POST('/v1/deepagents/mcp-servers', { body: { name: 'Many tools', url: mcp.url, headers: [{ key: 'Authorization', value: 'Bearer many-token' }] } })).response.status).toBe(201);
+    // The two oldest agents are the least recently updated: last in the list's default order. The
+    // runner has a run (the Usage page names it); the user uses the model configuration and tool server.
+    const runner = await ws.client.POST('/v1/deepagents/agents', { body: { name: 'Oldest runner', runtime: { model: { model_id: 'scripted:demo' } } } });
+    expect(runner.response.status).toBe(201);
+    await runInWorkspace(runner.data!.id);
+    const user = await ws.client.POST('/v1/deepagents/agents', { body: { name: 'Oldest user', runtime: { model: { model_id: 'many-model' } }, tools: { tools: [{ name: 'add', mcp_server_url: mcp.url }] } } });
+    expect(user.response.status).toBe(201);
+    for (let batch = 0; batch < 10; batch++) {
+      await Promise.all(
+        Array.from({ length: 10 }, async (_, i) => {
+          const res = await ws.client.POST('/v1/deepagents/agents', { body: { name: `Filler ${batch * 10 + i}`, runtime: { model: { model_id: 'scripted:demo' } } } });
+          expect(res.response.status).toBe(201);
+        }),
+      );
     }
+    const first = await ws.client.GET('/v1/deepagents/agents', { params: { query: { page_size: 100 } } });
+    expect(first.data!.items.map((a) => a.name)).not.toContain('Oldest user');
+    expect(first.data!.items.map((a) => a.name)).not.toContain('Oldest runner');
+    expect(first.data!.next_cursor).not.toBeNull();
+  }, 180_000);
+  afterAll(async () => {
+    await mcp?.close();
+  });
+
+  it('names an agent beyond the first 100 when deleting a model configuration or a tool server', async () => {
+    const { context, page, errors } = await open();
+    await signIn(page, ws.adminKey, '/settings');
+    await page.getByRole('button', { name: 'Delete model configuration many-model' }).click();
+    let dialog = page.getByRole('dialog', { name: 'Delete model configuration' });
+    // Once the look-up has ended (a list, or "No agent uses it."), the list names the user.
+    await dialog.getByLabel('Agents that use it', { exact: true }).or(dialog.getByText('No agent uses it.')).waitFor();
+    expect(await dialog.getByLabel('Agents that use it', { exact: true }).getByRole('link').allTextContents()).toEqual(['Oldest user']);
+    await animationsDone(page);
+    await screenshot(page, 'confirm-delete-model-config-101-agents');
+    await dialog.getByRole('button', { name: 'Cancel' }).click();
+    await dialog.waitFor({ state: 'detached' });
+
+    await page.getByRole('link', { name: 'Tool servers' }).click();
+    await page.getByRole('button', { name: 'Delete tool server Many tools' }).click();
+    dialog = page.getByRole('dialog', { name: 'Delete tool server' });
+    await dialog.getByLabel('Agents that use it', { exact: true }).or(dialog.getByText('No agent uses its tools.')).waitFor();
+    expect(await dialog.getByLabel('Agents that use it', { exact: true }).getByRole('link').allTextContents()).toEqual(['Oldest user']);
+    await expectAccessible(page);
+    await animationsDone(page);
+    await screenshot(page, 'confirm-delete-tool-server-101-agents');
+    await dialog.getByRole('button', { name: 'Cancel' }).click();
+    expect(errors).toEqual([]);
+    await context.close();
+  });
+
+  it('shows every agent on the Agents page: the next page holds the oldest, and a search starts at its first page', async () => {
+    const { context, page, errors } = await open();
+    await signIn(page, ws.adminKey, '/agents');
+    const links = page.getByRole('table').getByRole('link');
+    // The first page: the 100 most recently updated, and a way on.
+    await page.getByRole('button', { name: 'Next page' }).waitFor();
+    expect(await links.count()).toBe(100);
+    expect(await links.allTextContents()).not.toContain('Oldest user');
+    expect(await page.getByRole('button', { name: 'First page' }).count()).toBe(0);
+
+    await page.getByRole('button', { name: 'Next page' }).click();
+    await page.getByRole('button', { name: 'First page' }).waitFor();
+    await page.getByRole('link', { name: 'Oldest user', exact: true }).waitFor();
+    expect(await links.allTextContents()).toEqual(['Oldest user', 'Oldest runner']);
+    expect(await page.getByRole('button', { name: 'Next page' }).count()).toBe(0);
+    await expectAccessible(page);
+    await screenshot(page, 'agents-second-page');
+
+    // A search from the second page shows its own first page.
+    await page.getByLabel('Search agents').fill('Filler 4');
+    await page.getByRole('link', { name: 'Filler 4', exact: true }).waitFor();
+    await page.getByRole('button', { name: 'First page' }).waitFor({ state: 'detached' });
+    expect((await links.allTextContents()).sort()).toEqual(['Filler 4', 'Filler 40', 'Filler 41', 'Filler 42', 'Filler 43', 'Filler 44', 'Filler 45', 'Filler 46', 'Filler 47', 'Filler 48', 'Filler 49']);
+    expect(await page.getByRole('button', { name: 'Next page' }).count()).toBe(0);
+    // And so does clearing it: the whole list's first page, not the page left before the search.
+    await page.getByLabel('Search agents').fill('');
+    await page.getByRole('button', { name: 'Next page' }).waitFor();
+    expect(await links.count()).toBe(100);
+    expect(await links.allTextContents()).not.toContain('Oldest user');
+    expect(await page.getByRole('button', { name: 'First page' }).count()).toBe(0);
+    expect(errors).toEqual([]);
+    await context.close();
+  });
+
+  it('names on the Usage page an agent beyond the first 100, and says which agent was deleted', async () => {
+    const gone = await ws.client.POST('/v1/deepagents/agents', { body: { name: 'Gone soon', runtime: { model: { model_id: 'scripted:demo' } } } });
+    await runInWorkspace(gone.data!.id);
+    expect((await ws.client.DELETE('/v1/deepagents/agents/{agent_id}', { params: { path: { agent_id: gone.data!.id } } })).response.status).toBe(204);
+    const { context, page, errors } = await open();
+    await signIn(page, ws.adminKey, '/usage');
+    await page.getByRole('cell', { name: 'Oldest runner', exact: true }).waitFor();
+    await page.getByRole('cell', { name: `Deleted agent ${gone.data!.id.slice(0, 8)}`, exact: true }).waitFor();
+    await page.getByLabel('Runs per day').locator('svg.recharts-surface').waitFor();
+    await expectAccessible(page);
+    await screenshot(page, 'usage-agent-beyond-100');
+    // The deleted agent's GET answered 404, which the browser logs.
+    expect(errors.filter((e) => !/404/.test(e))).toEqual([]);
+    await context.close();
   });
 });
 

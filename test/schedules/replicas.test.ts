@@ -7,7 +7,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config/index.js';
 import { startHangar, type Hangar } from '../../src/server.js';
 import { startTestServer, type TestServer } from '../support/server.js';
-import { createAgent, createThread } from '../runtime/support.js';
+import { createAgent, createThread, run } from '../runtime/support.js';
 import { createSchedule, eventually, sleep, ticksOf, ticksWithFinishedRuns } from './support.js';
 
 const quiet = { logDestination: new Writable({ write: (_c, _e, done) => done() }), announce: () => {} };
@@ -152,6 +152,58 @@ describe('a scheduler that died with a tick claimed', () => {
     // The adopted run notifies the schedule's webhook, once.
     const deliveries = await server.client.GET('/v1/deepagents/threads/{thread_id}/runs/{run_id}/webhooks', { params: { path: { thread_id: threadId, run_id: ran!.run_id! } } });
     expect(deliveries.data!.map((d) => [d.url, d.schedule_id])).toEqual([['http://127.0.0.1:9/hook', b.id]]);
+  }, 120_000);
+});
+
+describe('a scheduler that died with a tick claimed, under HANGAR_SCHEDULE_MISSED_TICKS=skip', () => {
+  it('skips a tick taken over later than the missed-after limit, starts one taken over in time, and still adopts a run that was started', async () => {
+    // Missed after 5 minutes: a tick claimed 2 minutes ago is late but not missed; one due 10 minutes ago is missed.
+    const env = { HANGAR_SCHEDULE_MISSED_TICKS: 'skip', HANGAR_SCHEDULE_MISSED_AFTER_MS: '300000' };
+    let server = await startTestServer({ env });
+    const { databaseUrl, dataDir, adminKey } = server;
+    const db = new pg.Client({ connectionString: databaseUrl });
+    await db.connect();
+    closers.push(() => db.end());
+    const agentId = await createAgent(server);
+    const messages = [{ role: 'user' as const, content: 'tick' }];
+    /** A tick of `scheduleId` due `dueAgo` ago that a scheduler claimed 2 minutes ago and then died. */
+    const claimedTick = async (scheduleId: string, dueAgo: string): Promise<string> =>
+      (
+        await db.query<{ id: string }>(
+          `INSERT INTO schedule_ticks (schedule_id, workspace_id, tick_at, state, created_at)
+           SELECT id, workspace_id, date_trunc('second', now()) - $2::interval, 'claimed', now() - interval '2 minutes' FROM schedules WHERE id = $1
+           RETURNING id`,
+          [scheduleId, dueAgo],
+        )
+      ).rows[0]!.id;
+
+    // Missed: its run never started, and it fell due 10 minutes ago.
+    const missed = await createSchedule(server, { agent_id: agentId, schedule: '0 9 * * *', messages, enabled: false });
+    await claimedTick(missed.id, '10 minutes');
+    // Late, not missed: due 2 minutes ago.
+    const late = await createSchedule(server, { agent_id: agentId, schedule: '0 9 * * *', messages, enabled: false });
+    await claimedTick(late.id, '2 minutes');
+    // Missed too, but its scheduler had started the run (it carries the tick's id) before dying.
+    const threadId = await createThread(server, agentId);
+    const started = await createSchedule(server, { agent_id: agentId, schedule: '0 9 * * *', messages, thread: threadId, enabled: false });
+    const startedTick = await claimedTick(started.id, '10 minutes');
+    const ran = await run(server, threadId, { agent_id: agentId, messages, metadata: { schedule_id: started.id, schedule_tick_id: startedTick } });
+    const runId = ran.stream.runId;
+    const runsOf = async () => (await server.client.GET('/v1/deepagents/threads/{thread_id}/runs', { params: { path: { thread_id: threadId } } })).data!.map((r) => r.run_id);
+    expect(await runsOf()).toEqual([runId]);
+
+    // A new server looks for such ticks when it starts.
+    await server.close();
+    server = await startTestServer({ databaseUrl, dataDir, adminKey, env });
+    closers.push(() => server.close());
+    const settled = (id: string) => eventually(async () => (await ticksOf(server, id)).find((t) => t.state !== 'claimed'), 30_000, `the tick of ${id} settled`);
+    const [missedTick, lateTick, adoptedTick] = await Promise.all([settled(missed.id), settled(late.id), settled(started.id)]);
+    expect(missedTick).toMatchObject({ state: 'skipped', catch_up: true, run_id: null, run: null, error: { error: 'missed_tick' } });
+    expect(missedTick.error!.message).toMatch(/stopped before starting its run.*more than 300 s after the tick fell due.*skip/);
+    expect(lateTick).toMatchObject({ state: 'started', catch_up: false });
+    expect(lateTick.run_id).not.toBeNull();
+    expect(adoptedTick).toMatchObject({ state: 'started', run_id: runId, thread_id: threadId, catch_up: false });
+    expect(await runsOf()).toEqual([runId]);
   }, 120_000);
 });
 

@@ -14,10 +14,11 @@ export const sessionQuery = queryOptions({
   staleTime: Infinity,
 });
 
-export const agentsQuery = (name = '') =>
+/** A page of the workspace's agents (100, most recently updated first) whose name contains `name`; `cursor`: the page after the one that gave it. */
+export const agentsQuery = (name = '', cursor?: string) =>
   queryOptions({
-    queryKey: ['agents', name],
-    queryFn: async () => ok(await api.GET('/v1/deepagents/agents', { params: { query: { page_size: 100, ...(name ? { name } : {}) } } })),
+    queryKey: ['agents', name, cursor],
+    queryFn: async () => ok(await api.GET('/v1/deepagents/agents', { params: { query: { page_size: 100, ...(name ? { name } : {}), ...(cursor ? { cursor } : {}) } } })),
   });
 
 export const agentQuery = (agentId: string) =>

@@ -69,7 +69,15 @@ export const ROUTES: PageRoute[] = [
   { path: '/deployments', page: 'Deployments', data: (c) => c.prefetchQuery(deploymentsQuery) },
   { path: '/deployments/:deploymentId', page: 'Deployment', data: (c, p) => c.prefetchQuery(deploymentQuery(p.deploymentId!)) },
   // The charts' seven daily reports only after the table's: on a busy machine they would slow it down.
-  { path: '/usage', page: 'Usage', data: (c) => Promise.all([c.prefetchQuery(agentsQuery()), c.prefetchQuery(usageQuery(7))]) },
+  {
+    path: '/usage',
+    page: 'Usage',
+    // The names of the agents in the table, asked as soon as the table's report names them.
+    data: async (c) => {
+      const usage = await c.fetchQuery(usageQuery(7));
+      await Promise.all([...new Set(usage.items.map((r) => r.agent_id))].map((id) => c.prefetchQuery(agentQuery(id))));
+    },
+  },
   { path: '/settings', page: 'Settings', data: (c) => c.prefetchQuery(modelConfigsQuery) },
 ];
 

@@ -54,7 +54,7 @@ const TickSchema = z
     state: z.enum(['claimed', 'started', 'skipped', 'failed']).openapi({
       description: '`started`: a run started (`run`); `skipped`: the thread was busy, or the tick was missed under the `skip` policy; `failed`: the run could not start (`error`); `claimed`: being started.',
     }),
-    catch_up: z.boolean().openapi({ description: 'The run started late: it catches up ticks missed while no server was running, or a tick whose scheduler stopped after claiming it (started by another scheduler after a minute).' }),
+    catch_up: z.boolean().openapi({ description: 'The tick was taken up later than `HANGAR_SCHEDULE_MISSED_AFTER_MS`: it fell due while no server was running, or its scheduler stopped after claiming it (another took it over after a minute). Its run, if one started, catches up; under the `skip` policy it is `skipped` (`missed_tick`) instead.' }),
     run_id: z.uuid().nullable(),
     thread_id: z.uuid().nullable(),
     run: z.union([RunSchema, z.null()]),

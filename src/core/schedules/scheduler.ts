@@ -267,7 +267,8 @@ export class Scheduler {
 
   /**
    * Ticks claimed by a scheduler that died before it started their run. A run it did start is
-   * adopted (found on the tick's thread), so a crash never fires a tick twice; otherwise it starts now.
+   * adopted (found on the tick's thread), so a crash never fires a tick twice; otherwise it starts now
+   * — or, under the `skip` policy, a tick by now later than `missedAfterMs` is skipped as missed.
    */
   async recoverClaimed(): Promise<void> {
     const { rows } = await sql<Selectable<ScheduleTicksTable>>`
@@ -314,16 +315,26 @@ export class Scheduler {
       } else {
         // Take the tick over: one statement, so another recovering replica cannot take it too. (Not a
         // comparison with the created_at read above: JavaScript dates lose its microseconds.) Its run
-        // starts now, over a minute after the claim: a tick that is by now later than
-        // `missedAfterMs` fell due while no scheduler was running it, so it is marked `catch_up` as a
-        // tick missed during a stop is (the claim may have been on time; the run is not).
-        const { rows: taken } = await sql<{ claimed_at: string; catch_up: boolean }>`
-          UPDATE schedule_ticks SET created_at = now(),
-            catch_up = catch_up OR now() - tick_at > make_interval(secs => ${this.deps.settings.missedAfterMs / 1000})
+        // would start now, over a minute after the claim: a tick that is by now later than
+        // `missedAfterMs` fell due while no scheduler was running it, so it is a missed tick as one
+        // missed during a stop is — marked `catch_up`, and under the `skip` policy skipped, not started
+        // (the claim may have been on time; the run would not be).
+        const late = sql<boolean>`now() - tick_at > make_interval(secs => ${this.deps.settings.missedAfterMs / 1000})`;
+        const skip = this.deps.settings.missedTicks === 'skip';
+        const missed = JSON.stringify({
+          error: 'missed_tick',
+          message: `the scheduler that claimed this tick stopped before starting its run; another took it over more than ${this.deps.settings.missedAfterMs / 1000} s after the tick fell due (missed-tick policy: skip)`,
+        });
+        const { rows: taken } = await sql<{ claimed_at: string; catch_up: boolean; state: string }>`
+          UPDATE schedule_ticks SET created_at = now(), catch_up = catch_up OR ${late},
+            state = CASE WHEN ${skip}::boolean AND ${late} THEN 'skipped' ELSE state END,
+            error = CASE WHEN ${skip}::boolean AND ${late} THEN ${missed}::jsonb ELSE error END,
+            thread_id = CASE WHEN ${skip}::boolean AND ${late} THEN ${threadId}::uuid ELSE thread_id END
           WHERE id = ${tick.id} AND state = 'claimed' AND created_at < now() - interval '60 seconds'
-          RETURNING created_at::text AS claimed_at, catch_up`.execute(this.deps.db);
+          RETURNING created_at::text AS claimed_at, catch_up, state`.execute(this.deps.db);
         const mine = taken[0];
-        if (mine) await this.fire({ schedule: toSchedule(schedule, null), tickId: tick.id, tickAt: tick.tick_at, catchUp: mine.catch_up, claimedAt: mine.claimed_at }, { threadId });
+        if (mine?.state === 'skipped') this.log.info({ schedule_id: schedule.id, tick_id: tick.id }, 'recovered tick skipped: too late under the skip policy');
+        else if (mine) await this.fire({ schedule: toSchedule(schedule, null), tickId: tick.id, tickAt: tick.tick_at, catchUp: mine.catch_up, claimedAt: mine.claimed_at }, { threadId });
       }
     }
   }

@@ -18,7 +18,16 @@ export default function Agents() {
   const [search, setSearch] = useState('');
   const [name] = useDebouncedValue(search, 250);
   const [opened, { open, close }] = useDisclosure(false);
-  const agents = useQuery(agentsQuery(name));
+  // Pages of 100, as the Traces page pages its runs. A cursor belongs to the search that gave it: a
+  // new search starts at its first page, reset while rendering (React's way of adjusting state to a
+  // change) so that the old cursor's page of the new search is never asked for.
+  const [cursor, setCursor] = useState<string | undefined>(undefined);
+  const [cursorOf, setCursorOf] = useState(name);
+  if (cursorOf !== name) {
+    setCursorOf(name);
+    setCursor(undefined);
+  }
+  const agents = useQuery(agentsQuery(name, cursor));
   return (
     <Stack>
       <Group justify="space-between">
@@ -62,6 +71,18 @@ export default function Agents() {
         </Table>
       </Table.ScrollContainer>
       {agents.data && agents.data.items.length === 0 && <Text c="dimmed">{name ? 'No agent matches.' : 'No agents yet. Create one to start chatting.'}</Text>}
+      <Group>
+        {cursor && (
+          <Button variant="default" onClick={() => setCursor(undefined)}>
+            First page
+          </Button>
+        )}
+        {agents.data?.next_cursor && (
+          <Button variant="default" onClick={() => setCursor(agents.data.next_cursor ?? undefined)}>
+            Next page
+          </Button>
+        )}
+      </Group>
       <Modal opened={opened} onClose={close} title="New agent">
         <CreateAgent onDone={close} />
       </Modal>
