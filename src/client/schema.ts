@@ -3902,7 +3902,7 @@ export interface components {
             /** @description Runs that ended `error` or `timeout`. */
             errors: number;
             input_tokens: number;
-            /** @description The model that served the runs (`unknown` for runs that failed before a model was chosen). */
+            /** @description The model that served the runs; for runs that ended before their agent was built (cancelled while queued, failed at start), the model their agent names. `unknown` when that could not be read (the agent was deleted). */
             model: string;
             output_tokens: number;
             runs: number;

@@ -171,6 +171,9 @@ describe('run lifecycle', () => {
     expect(record.data!.status).toBe('error');
     const thread = await server.client.GET('/v1/deepagents/threads/{thread_id}', { params: { path: { thread_id: threadId } } });
     expect(thread.data!.status).toBe('error');
+    // Its usage counts under the model its agent names (no model was built; it said "unknown").
+    const usage = await server.client.GET('/v1/deepagents/usage', { params: { query: { agent_id: broken } } });
+    expect(usage.data!.items).toEqual([{ agent_id: broken, model: 'gone-model', runs: 1, errors: 1, input_tokens: 0, output_tokens: 0 }]);
   });
 
   it('a dead model provider fails the run quickly with a clear error event', async () => {
