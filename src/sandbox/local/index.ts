@@ -23,7 +23,8 @@
 // - anyone else: bwrap makes an unprivileged user namespace (and forbids further ones); the
 //   command runs as Hangar's user mapped inside, with no capabilities.
 // Forbidding further user namespaces needs bwrap 0.8 (`--disable-userns`): an older one is found
-// out once, said in the log, and commands run without it.
+// out once, said in the log, and commands run without it. As root, the second bwrap is left out
+// where it cannot run as a sandbox's user (checked once; see `usernsPolicy`).
 //
 // Why bubblewrap and not a home-made namespace setup: it is the well-kept tool Flatpak uses for
 // exactly this, packaged by every distribution; Node has no namespace API of its own.
@@ -157,31 +158,35 @@ export class LocalSandboxDriver implements SandboxDriver {
 
   /**
    * How commands are kept from making user namespaces, checked once: `flags` holds
-   * `--disable-userns` when this bwrap has it (0.8 and later; its absence is logged), and `nested`
-   * (root only) says whether the second bwrap is needed, i.e. whether a sandbox's user could make a
-   * user namespace at all on this host (where the kernel refuses it, there is nothing to forbid).
+   * `--disable-userns` when this bwrap has it (0.8 and later), and `nested` (root only) says whether
+   * the second bwrap runs, i.e. whether it can here: where the kernel refuses a sandbox's user a user
+   * namespace of use (disabled, or one without capabilities as under Ubuntu's AppArmor rule), there
+   * is nothing to forbid. What cannot be forbidden is said in the log.
    */
   private usernsPolicy(): Promise<{ flags: string[]; nested: boolean }> {
     this.userns ??= (async () => {
-      const help = await execFileAsync(this.o.bwrap ?? 'bwrap', ['--help']).then(
+      const bwrap = this.o.bwrap ?? 'bwrap';
+      const help = await execFileAsync(bwrap, ['--help']).then(
         (r) => r.stdout,
         (error: { stdout?: string }) => error.stdout ?? '',
       );
       const flags = help.includes('--disable-userns') ? ['--disable-userns'] : [];
-      const uid = String(this.o.uidBase);
-      const userCanUnshare =
-        this.asRoot &&
-        (await execFileAsync(this.o.setpriv ?? 'setpriv', [`--reuid=${uid}`, `--regid=${uid}`, '--clear-groups', '--', 'unshare', '--user', 'true']).then(
-          () => true,
-          // No unshare to ask with (setpriv's "not found", 127): assume the kernel allows it.
-          (error: { code?: unknown }) => error.code === 127 || error.code === 'ENOENT',
-        ));
-      if (flags.length === 0 && (userCanUnshare || !this.asRoot)) {
-        this.o.logger?.warn(
-          'this bubblewrap has no --disable-userns (it came in 0.8): commands in local sandboxes can create user namespaces of their own; install bubblewrap 0.8 or later',
-        );
+      const noFlag = 'this bubblewrap has no --disable-userns (it came in 0.8): commands in local sandboxes can create user namespaces of their own; install bubblewrap 0.8 or later';
+      if (!this.asRoot) {
+        if (flags.length === 0) this.o.logger?.warn(noFlag);
+        return { flags, nested: false };
       }
-      return { flags, nested: userCanUnshare && flags.length > 0 };
+      const asUser = [`--reuid=${this.o.uidBase}`, `--regid=${this.o.uidBase}`, '--clear-groups', '--'];
+      const runs = (args: string[]) => execFileAsync(this.o.setpriv ?? 'setpriv', [...asUser, ...args]).then(() => true, () => false);
+      if (await runs([bwrap, '--unshare-user', ...flags, '--cap-drop', 'ALL', '--ro-bind', '/', '/', '--', 'true'])) {
+        if (flags.length === 0) this.o.logger?.warn(noFlag);
+        return { flags, nested: flags.length > 0 };
+      }
+      // bwrap cannot make a user namespace as a sandbox's user: harmless unless a command could.
+      if (await runs(['unshare', '--user', '--map-root-user', 'true'])) {
+        this.o.logger?.warn('commands in local sandboxes can create user namespaces of their own: bubblewrap cannot forbid it here, as it cannot make one as a sandbox\'s user');
+      }
+      return { flags, nested: false };
     })();
     return this.userns;
   }
