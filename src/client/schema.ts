@@ -1895,7 +1895,7 @@ export interface components {
         AgentRuntime: {
             model: {
                 /**
-                 * @description `<provider>:<model_id>`, or (no colon) the name of a saved model configuration of the workspace.
+                 * @description `<provider>:<model_id>` with a provider this server can run (scripted, openai, azure_openai, anthropic, google-genai, ollama; any other is a 422), or (no colon) the name of a saved model configuration of the workspace.
                  * @example anthropic:claude-sonnet-4-6
                  */
                 model_id: string;
@@ -3426,7 +3426,7 @@ export interface components {
             description?: string;
             /** @description Body of `subagents/<name>/AGENTS.md` after its front matter. */
             instructions?: string;
-            /** @description Inherits the agent’s model when absent. */
+            /** @description `<provider>:<model_id>` with a provider this server can run (scripted, openai, azure_openai, anthropic, google-genai, ollama; any other is a 422), or (no colon) the name of a saved model configuration of the workspace. Inherits the agent’s model when absent. */
             model_id?: string;
             /** @description Letters, digits, spaces, `_`, `-`; unique within the agent. Folder `subagents/<name>/`. */
             name: string;
@@ -3902,7 +3902,7 @@ export interface components {
             /** @description Runs that ended `error` or `timeout`. */
             errors: number;
             input_tokens: number;
-            /** @description The model that served the runs (`unknown` for runs that failed before a model was chosen). */
+            /** @description The model that served the runs; for runs that ended before their agent was built (cancelled while queued, failed at start), the model their agent names. `unknown` when that could not be read (the agent was deleted). */
             model: string;
             output_tokens: number;
             runs: number;

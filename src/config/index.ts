@@ -15,16 +15,20 @@ interface Setting<S extends z.ZodType> {
 const port = z.coerce.number().int().min(0).max(65535);
 const positiveInt = z.coerce.number().int().positive();
 // A Node.js timer cannot wait longer than 2^31 - 1 ms: a longer one fires after 1 ms, so a "very long"
-// limit would end every run or command at once. Refused at start instead.
-const MAX_TIMER_MS = 2 ** 31 - 1;
-const timerMs = positiveInt.max(MAX_TIMER_MS, `must be at most ${MAX_TIMER_MS} ms (about 24 days)`);
-const timerSeconds = positiveInt.max(Math.floor(MAX_TIMER_MS / 1000), `must be at most ${Math.floor(MAX_TIMER_MS / 1000)} seconds (about 24 days)`);
+// time setting would end every run, command or wait at once. One rule for every setting in
+// milliseconds (`*_MS`) or seconds (`*_SECONDS`), applied by `withTimerLimits` below: such a value
+// is refused at start beyond what a timer can wait.
+export const MAX_TIMER_MS = 2 ** 31 - 1;
+const TIMER_UNITS: { suffix: string; max: number; unit: string }[] = [
+  { suffix: '_MS', max: MAX_TIMER_MS, unit: 'ms' },
+  { suffix: '_SECONDS', max: Math.floor(MAX_TIMER_MS / 1000), unit: 'seconds' },
+];
 const bool = z
   .union([z.boolean(), z.enum(['true', 'false', '1', '0', 'yes', 'no'])])
   .transform((v) => v === true || v === 'true' || v === '1' || v === 'yes');
 
 /** Every setting of the server. Adding one here adds it to parsing, `--help` and the README table. */
-export const settings = {
+export const settings = withTimerLimits({
   port: {
     env: 'PORT',
     flag: 'port',
@@ -131,22 +135,22 @@ export const settings = {
   },
   modelTimeoutMs: {
     env: 'HANGAR_MODEL_TIMEOUT_MS',
-    schema: timerMs.default(60_000),
+    schema: positiveInt.default(60_000),
     description: 'Timeout of one attempt of a model provider request (the provider client\'s own clock); see HANGAR_MODEL_CALL_TIMEOUT_MS for the whole call.',
   },
   modelCallTimeoutMs: {
     env: 'HANGAR_MODEL_CALL_TIMEOUT_MS',
-    schema: timerMs.default(120_000),
+    schema: positiveInt.default(120_000),
     description: 'Longest one model call may take, every retry included (enforced by Hangar); the run then fails with error code model_timeout.',
   },
   modelIdleTimeoutMs: {
     env: 'HANGAR_MODEL_IDLE_TIMEOUT_MS',
-    schema: timerMs.default(60_000),
+    schema: positiveInt.default(60_000),
     description: 'Longest a streaming model call may go without sending a chunk once it started streaming (enforced by Hangar); the run then fails with error code model_timeout.',
   },
   runTimeoutMs: {
     env: 'HANGAR_RUN_TIMEOUT_MS',
-    schema: timerMs.default(1_800_000),
+    schema: positiveInt.default(1_800_000),
     description: 'Longest a run may take (an agent may set its own with runtime.run_timeout_seconds in agent.json); the run then ends with status timeout and error code run_timeout.',
   },
   modelMaxRetries: {
@@ -354,7 +358,7 @@ export const settings = {
   },
   sandboxK8sStartTimeoutSeconds: {
     env: 'HANGAR_SANDBOX_K8S_START_TIMEOUT_SECONDS',
-    schema: timerSeconds.default(180),
+    schema: positiveInt.default(180),
     description: 'How long a new sandbox pod has to be running (image pull included) before its command fails (kubernetes driver).',
   },
   sandboxDir: {
@@ -369,7 +373,7 @@ export const settings = {
   },
   sandboxTimeoutSeconds: {
     env: 'HANGAR_SANDBOX_TIMEOUT_SECONDS',
-    schema: timerSeconds.default(120),
+    schema: positiveInt.default(120),
     description: 'Wall-clock limit of one sandbox command; it is killed (with everything it started) beyond it.',
   },
   sandboxCpuSeconds: {
@@ -404,7 +408,7 @@ export const settings = {
   },
   sandboxSweepMs: {
     env: 'HANGAR_SANDBOX_SWEEP_MS',
-    schema: timerMs.default(30_000),
+    schema: positiveInt.default(30_000),
     description: 'How often idle sandboxes are stopped and expired or orphaned ones removed.',
   },
   schedulePollMs: {
@@ -447,7 +451,24 @@ export const settings = {
     schema: positiveInt.default(500),
     description: 'How often the webhook sender looks for runs that ended with a delivery pending.',
   },
-} satisfies Record<string, Setting<z.ZodType>>;
+} satisfies Record<string, Setting<z.ZodType>>);
+
+/**
+ * The timer rule: every setting whose variable ends in `_MS` or `_SECONDS` (a duration, which ends
+ * up in a `setTimeout`, a `setInterval`, an abort signal or a limiter's timer) gets the maximum a
+ * Node.js timer can wait, with a message naming it. Here, not per setting, so a new time setting
+ * cannot miss it.
+ */
+function withTimerLimits<T extends Record<string, Setting<z.ZodType>>>(table: T): T {
+  for (const setting of Object.values(table)) {
+    const rule = TIMER_UNITS.find((u) => setting.env.endsWith(u.suffix));
+    if (rule === undefined) continue;
+    setting.schema = setting.schema.refine((value) => typeof value !== 'number' || value <= rule.max, {
+      message: `must be at most ${rule.max} ${rule.unit} (about 24 days: the longest a Node.js timer can wait)`,
+    });
+  }
+  return table;
+}
 
 type Settings = typeof settings;
 type Parsed = { [K in keyof Settings]: z.output<Settings[K]['schema']> };

@@ -19,6 +19,8 @@ export interface ExecuteOptions {
   writer: RunEventWriter;
   /** Builds or reuses the agent; its failure (unknown model, deleted agent) fails the run. */
   agent: () => Promise<BuiltAgent>;
+  /** The model its usage counts under when the agent could not be built (cancelled while built, failed at start). */
+  usageModel?: (() => Promise<string | undefined>) | undefined;
   /** The run's callbacks (the tracer); without an agent when it could not be built (the trace then holds the failure). */
   callbacks: (agent: BuiltAgent | undefined) => Promise<BaseCallbackHandler[]>;
   signal: AbortSignal;
@@ -88,6 +90,8 @@ export async function executeRun(options: ExecuteOptions): Promise<RunOutcome> {
     const droppedTools = agent.dropped.map((d) => ({ name: d.name, mcp_server_url: d.mcpServerUrl, reason: d.reason }));
     return { status: 'success', thread: interrupted ? 'interrupted' : 'idle', droppedTools, usage: usage.total(agent.modelName) };
   } catch (error) {
+    // No agent, so no model of its own: the usage counts under the model its agent names.
+    if (!built && options.usageModel) modelName = (await options.usageModel().catch(() => undefined)) ?? modelName;
     // Cancelled (POST …/cancel, on_disconnect, another run's multitask strategy): not a failure.
     // (A shutdown aborts with another reason: that run fails.)
     if (options.signal.reason instanceof RunCancelled) return { status: 'interrupted', thread: 'idle', usage: usage.total(modelName) };

@@ -205,6 +205,25 @@ export class Runtime {
     return [deps.revision, ...servers, ...models].join('|');
   }
 
+  /**
+   * The model the usage report counts a run of `agentId` at `revision` under when the run ended before
+   * its agent was built (cancelled while queued or while being built, failed at start): the name its
+   * built model reports, i.e. the part after the provider of the agent's own `model_id` or of the
+   * saved configuration it names; the configuration's name when it no longer exists. Undefined when
+   * the agent's tree cannot be read (the agent was deleted): the report then says `unknown`.
+   */
+  async usageModel(workspaceId: string, agentId: string, revision: string): Promise<string | undefined> {
+    const modelId = await this.deps.agents.loadTree(workspaceId, agentId, revision).then(
+      (tree) => tree.definition.runtime.model.model_id,
+      () => undefined,
+    );
+    if (modelId === undefined) return undefined;
+    const direct = parseModelId(modelId);
+    if (direct) return direct.model;
+    const saved = await this.deps.modelConfigs.findByName(workspaceId, modelId);
+    return (saved && parseModelId(saved.modelId)?.model) ?? modelId;
+  }
+
   /** A chat model for `<provider>:<model_id>` or the name of a saved model configuration. */
   async resolveModel(modelId: string, workspaceId: string) {
     const direct = parseModelId(modelId);
@@ -256,6 +275,7 @@ export class Runtime {
         cancel: async (runId) => {
           await Promise.all([this.queue.cancel(runId), this.hub.poke(runId)]);
         },
+        usageModel: (run) => this.usageModel(run.workspaceId, run.agentId, run.revision),
         resolveInterrupt: async ({ workspaceId, threadId, agentId }) => {
           // The revision of the run that paused: its graph holds the pending approval.
           const paused = await this.deps.db

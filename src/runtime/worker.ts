@@ -239,6 +239,7 @@ export class WorkerPool implements BackgroundTask {
         run,
         writer: opened,
         agent: () => this.runtime.agentFor(run.workspaceId, run.agentId, run.revision),
+        usageModel: () => this.runtime.usageModel(run.workspaceId, run.agentId, run.revision),
         callbacks: async (agent) => {
           // Without an agent (it could not be built), the failure's trace names it from its tree.
           const described = agent ? { agentName: agent.agentName, modelName: agent.modelName } : await this.describeAgent(run);

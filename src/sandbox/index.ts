@@ -47,6 +47,7 @@ export function createSandboxService(o: { config: Config; db: Db; logger: Logger
           dir: c.sandboxDir ? path.resolve(c.sandboxDir) : path.join(c.dataDir, 'sandboxes'),
           limits: sandboxLimits(c),
           uidBase: c.sandboxUidBase,
+          logger: o.logger,
         });
   return new SandboxService({ db: o.db, driver, logger: o.logger, sweepMs: c.sandboxSweepMs });
 }

@@ -53,6 +53,8 @@ const cases: [string, Body, number, string, RegExp][] = [
   ['interrupt value not boolean', { ...base, tools: { tools: [], interrupt_config: { search: 'yes' } } }, 422, 'validation_failed', /interrupt_config/],
   ['model id with empty model', { ...base, runtime: { model: { model_id: 'anthropic:' } } }, 422, 'validation_failed', /runtime\.model\.model_id: "anthropic:" is not of the form <provider>:<model_id>/],
   ['model id with a bad provider', { ...base, runtime: { model: { model_id: 'Open AI:gpt' } } }, 422, 'validation_failed', /not of the form/],
+  ['model id with a provider this server cannot run', { ...base, runtime: { model: { model_id: 'nosuchprovider:model' } } }, 422, 'validation_failed', /runtime\.model\.model_id: unknown provider "nosuchprovider"; known providers: scripted, openai, azure_openai, anthropic, google-genai, ollama/],
+  ['subagent model id with a provider this server cannot run', { ...base, subagents: [{ name: 'c', model_id: 'groq:llama-3.3-70b' }] }, 422, 'validation_failed', /subagents\.0\.model_id: unknown provider "groq"; known providers: /],
   ['unknown saved model configuration', { ...base, runtime: { model: { model_id: 'my-config' } } }, 422, 'validation_failed', /"my-config" has no colon, so it names a saved model configuration/],
   ['bad subagent model id', { ...base, subagents: [{ name: 'c', model_id: 'nothing-saved' }] }, 422, 'validation_failed', /subagents\.0\.model_id/],
   ['no runtime', { name: 'bad' }, 422, 'validation_failed', /runtime\.model\.model_id: field required/],
@@ -91,6 +93,20 @@ describe('bad agent inputs', () => {
     expect(await counts()).toEqual(before);
     const after = await server.client.GET('/v1/deepagents/agents/{agent_id}', { params: { path: { agent_id: id } } });
     expect(after.data!.revision).toBe(created.data!.revision);
+  });
+
+  it('takes every model id form that can run: each known provider, and a saved configuration by name', async () => {
+    const saved = await server.client.POST('/v1/deepagents/model-configs', { body: { name: 'forms-config', model_id: 'scripted:echo' } });
+    expect(saved.response.status).toBe(201);
+    const forms = ['scripted:echo', 'openai:gpt-5.4-mini', 'azure_openai:gpt-4o', 'anthropic:claude-sonnet-4-6', 'google-genai:gemini-2.5-flash', 'ollama:llama3.2', 'forms-config'];
+    for (const [i, modelId] of forms.entries()) {
+      const res = await server.client.POST('/v1/deepagents/agents', {
+        body: { name: `forms-${i}`, runtime: { model: { model_id: modelId } }, subagents: [{ name: 'helper', description: 'helps', model_id: modelId }] },
+      });
+      expect(res.response.status, modelId).toBe(201);
+      const patched = await server.client.PATCH('/v1/deepagents/agents/{agent_id}', { params: { path: { agent_id: res.data!.id } }, body: { runtime: { model: { model_id: modelId } } } });
+      expect(patched.response.status, modelId).toBe(200);
+    }
   });
 
   it('a viewer key cannot create agents', async () => {

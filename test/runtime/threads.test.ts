@@ -157,17 +157,23 @@ describe('run lifecycle', () => {
   });
 
   it('a failing model ends the run with an error event and the thread in error', async () => {
-    const broken = await createAgent(server, { runtime: { model: { model_id: 'nosuchprovider:model' } } });
+    // An agent naming a saved model configuration that was deleted after (a provider no server can run is refused on save).
+    const config = await server.client.POST('/v1/deepagents/model-configs', { body: { name: 'gone-model', model_id: 'scripted:echo' } });
+    const broken = await createAgent(server, { runtime: { model: { model_id: 'gone-model' } } });
+    await server.client.DELETE('/v1/deepagents/model-configs/{model_config_id}', { params: { path: { model_config_id: config.data!.id } } });
     const threadId = await createThread(server, broken);
     const { stream, events } = await run(server, threadId, { agent_id: broken, messages: [{ role: 'user', content: 'hi' }] });
     expect(events[0]!.event).toBe('metadata');
     const error = events.at(-1)!;
     expect(error.event).toBe('error');
-    expect(error.data).toMatchObject({ error: expect.any(String), message: expect.stringContaining('nosuchprovider') });
+    expect(error.data).toMatchObject({ error: expect.any(String), message: expect.stringContaining('gone-model') });
     const record = await server.client.GET('/v1/deepagents/threads/{thread_id}/runs/{run_id}', { params: { path: { thread_id: threadId, run_id: stream.runId! } } });
     expect(record.data!.status).toBe('error');
     const thread = await server.client.GET('/v1/deepagents/threads/{thread_id}', { params: { path: { thread_id: threadId } } });
     expect(thread.data!.status).toBe('error');
+    // Its usage counts under the model its agent names (no model was built; it said "unknown").
+    const usage = await server.client.GET('/v1/deepagents/usage', { params: { query: { agent_id: broken } } });
+    expect(usage.data!.items).toEqual([{ agent_id: broken, model: 'gone-model', runs: 1, errors: 1, input_tokens: 0, output_tokens: 0 }]);
   });
 
   it('a dead model provider fails the run quickly with a clear error event', async () => {

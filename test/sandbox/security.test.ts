@@ -123,6 +123,22 @@ describe('a sandboxed command cannot read', () => {
   });
 });
 
+describe('a sandboxed command cannot gain privileges', () => {
+  it('by creating a user namespace of its own (which would give it every capability inside)', async () => {
+    // Control: this host lets an unprivileged user create user namespaces, so only the sandbox can stop it.
+    expect(execFileSync('setpriv', ['--reuid=65534', '--regid=65534', '--clear-groups', '--', 'unshare', '-Ur', 'id', '-u'], { encoding: 'utf8' }).trim()).toBe('0');
+    const threadId = await createThread(server, agentId);
+    const answer = await execute(
+      threadId,
+      'unshare -U true; echo "unshare-U exit $?"; unshare -Ur id; echo "unshare-Ur exit $?"; echo end',
+    );
+    expect(answer).toContain('end');
+    expect(answer).toMatch(/unshare-U exit [1-9]/);
+    expect(answer).toMatch(/unshare-Ur exit [1-9]/);
+    expect(answer).not.toMatch(/uid=0\b/);
+  });
+});
+
 describe('a sandboxed command cannot reach', () => {
   it('Hangar or PostgreSQL on 127.0.0.1, nor any other address', async () => {
     const pgPort = Number(new URL(server.databaseUrl).port || 5432);

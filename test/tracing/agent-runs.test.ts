@@ -116,7 +116,10 @@ describe('traced agent runs', () => {
 
   it('traces a run that fails at start (its model cannot be built) with its error, listed with the failed traces', async () => {
     const name = `broken-desk-${Math.random().toString(36).slice(2, 8)}`;
-    const agentId = await createAgent(server, { name, runtime: { model: { model_id: 'nosuchprovider:model' } } });
+    // An agent naming a saved model configuration deleted since (a provider no server can run is refused on save).
+    const config = await server.client.POST('/v1/deepagents/model-configs', { body: { name: `${name}-model`, model_id: 'scripted:echo' } });
+    const agentId = await createAgent(server, { name, runtime: { model: { model_id: `${name}-model` } } });
+    await server.client.DELETE('/v1/deepagents/model-configs/{model_config_id}', { params: { path: { model_config_id: config.data!.id } } });
     const threadId = await createThread(server, agentId);
     const { stream, events } = await run(server, threadId, { agent_id: agentId, messages: [{ role: 'user', content: 'hello' }] });
     expect(events.at(-1)!.event).toBe('error');
@@ -124,9 +127,9 @@ describe('traced agent runs', () => {
     expect(res.response.status).toBe(200);
     const root = res.data as unknown as Tree & { error: string | null };
     expect(root).toMatchObject({ name, status: 'error', run_type: 'chain' });
-    expect(root.error).toContain('nosuchprovider');
+    expect(root.error).toContain(`${name}-model`);
     expect(root.error).not.toMatch(/\n\s+at |node_modules|file:\/\//);
-    expect(root.metadata).toMatchObject({ run_id: stream.runId, thread_id: threadId, assistant_id: agentId, agent_name: name, model: 'nosuchprovider:model' });
+    expect(root.metadata).toMatchObject({ run_id: stream.runId, thread_id: threadId, assistant_id: agentId, agent_name: name, model: `${name}-model` });
     const defaultProject = (await server.client.GET('/v1/tracing/projects')).data!.items.find((p) => p.is_default)!;
     const failed = await server.client.GET('/v1/tracing/projects/{project_id}/runs', { params: { path: { project_id: defaultProject.id }, query: { error: 'true', name } } });
     expect(failed.data!.items.map((r) => r.id)).toEqual([root.id]);

@@ -63,6 +63,31 @@ describe('usage report', () => {
   });
 });
 
+describe('usage of runs that ended before their agent was built', () => {
+  it('counts a run cancelled while queued under its agent’s model, as a run that ran would be (it was "unknown")', async () => {
+    // One agent with a direct model id, one naming a saved configuration: each counts under the
+    // name its built model reports (the part after the provider).
+    const saved = await server.client.POST('/v1/deepagents/model-configs', { body: { name: 'usage-cfg', model_id: 'scripted:echo' } });
+    expect(saved.response.status).toBe(201);
+    for (const [modelId, model] of [
+      ['scripted:demo', 'demo'],
+      ['usage-cfg', 'echo'],
+    ] as const) {
+      const agentId = await createAgent(server, { runtime: { model: { model_id: modelId } } });
+      const threadId = await createThread(server, agentId);
+      const res = await startRun(agentId, threadId, {});
+      expect(res.status).toBe(200);
+      const runId = ((await res.json()) as { run_id: string }).run_id;
+      const cancel = await server.client.POST('/v1/deepagents/threads/{thread_id}/runs/{run_id}/cancel', { params: { path: { thread_id: threadId, run_id: runId } } });
+      expect(cancel.response.status).toBeLessThan(300);
+      const run = await server.client.GET('/v1/deepagents/threads/{thread_id}/runs/{run_id}', { params: { path: { thread_id: threadId, run_id: runId } } });
+      expect(run.data!.status).toBe('interrupted');
+      const report = await server.client.GET('/v1/deepagents/usage', { params: { query: { agent_id: agentId } } });
+      expect(report.data!.items).toEqual([{ agent_id: agentId, model, runs: 1, errors: 0, input_tokens: 0, output_tokens: 0 }]);
+    }
+  });
+});
+
 function startRun(agentId: string, threadId: string, metadata: Record<string, unknown>): Promise<Response> {
   return fetch(`${server.url}/v1/deepagents/threads/${threadId}/runs`, {
     method: 'POST',

@@ -2,6 +2,9 @@
 import { z } from '@hono/zod-openapi';
 import type { Agent, AgentSummary } from '../../core/agents/service.js';
 import { MAX_RUN_TIMEOUT_SECONDS } from '../../core/agents/tree.js';
+import { KNOWN_PROVIDERS } from '../../core/model-configs/providers.js';
+
+const MODEL_ID_FORMS = `\`<provider>:<model_id>\` with a provider this server can run (${KNOWN_PROVIDERS.join(', ')}; any other is a 422), or (no colon) the name of a saved model configuration of the workspace.`;
 
 const ToolSpec = z
   .object({
@@ -37,7 +40,7 @@ const Runtime = z
   .object({
     model: z.object({
       model_id: z.string().openapi({
-        description: '`<provider>:<model_id>`, or (no colon) the name of a saved model configuration of the workspace.',
+        description: MODEL_ID_FORMS,
         example: 'anthropic:claude-sonnet-4-6',
       }),
     }),
@@ -68,7 +71,7 @@ const SubagentSpec = z
   .object({
     name: z.string().openapi({ description: 'Letters, digits, spaces, `_`, `-`; unique within the agent. Folder `subagents/<name>/`.' }),
     description: z.string().optional(),
-    model_id: z.string().optional().openapi({ description: 'Inherits the agent’s model when absent.' }),
+    model_id: z.string().optional().openapi({ description: `${MODEL_ID_FORMS} Inherits the agent’s model when absent.` }),
     instructions: z.string().optional().openapi({ description: 'Body of `subagents/<name>/AGENTS.md` after its front matter.' }),
     tools: ToolsConfigInput.optional().openapi({ description: 'Written to `subagents/<name>/tools.json` when given.' }),
   })

@@ -7,7 +7,7 @@ import { newRouter } from '../../http/router.js';
 const UsageRowSchema = z
   .object({
     agent_id: z.uuid(),
-    model: z.string().openapi({ description: 'The model that served the runs (`unknown` for runs that failed before a model was chosen).' }),
+    model: z.string().openapi({ description: 'The model that served the runs; for runs that ended before their agent was built (cancelled while queued, failed at start), the model their agent names. `unknown` when that could not be read (the agent was deleted).' }),
     runs: z.number().int(),
     errors: z.number().int().openapi({ description: 'Runs that ended `error` or `timeout`.' }),
     input_tokens: z.number().int(),

@@ -2,6 +2,7 @@
 // registered, interrupt keys are well formed. Run before anything is written.
 import { invalidField } from '../errors.js';
 import { isHttpUrl, normalizeServerUrl } from '../mcp-servers/url.js';
+import { providerModelIdProblem } from '../model-configs/providers.js';
 import { checkBackend } from './backend.js';
 import type { AgentDefinition, ToolsConfig } from './tree.js';
 
@@ -19,9 +20,6 @@ export interface WorkspaceLookups {
   hasModelConfig(name: string): Promise<boolean>;
 }
 
-/** `<provider>:<model_id>`: a provider of lower-case letters, digits, `_`, `-` or `.`, then a non-empty id. */
-const MODEL_ID = /^[a-z0-9][a-z0-9_.-]*:\S.*$/;
-
 /** Throw a 422 naming the first problem of `def` in its workspace. */
 export async function validateDefinition(def: AgentDefinition, lookups: WorkspaceLookups): Promise<void> {
   if (def.backend !== undefined) checkBackend(def.backend);
@@ -36,9 +34,9 @@ export async function validateDefinition(def: AgentDefinition, lookups: Workspac
 
 async function checkModel(loc: (string | number)[], modelId: string, lookups: WorkspaceLookups): Promise<void> {
   if (modelId.includes(':')) {
-    if (!MODEL_ID.test(modelId)) {
-      throw invalidField(loc, `"${modelId}" is not of the form <provider>:<model_id> (for example "anthropic:claude-sonnet-4-6")`);
-    }
+    // The same check as a saved model configuration's: the form, then a provider this server can run.
+    const problem = providerModelIdProblem(modelId);
+    if (problem) throw invalidField(loc, problem);
     return;
   }
   if (modelId.trim() === '') throw invalidField(loc, 'must not be blank: use <provider>:<model_id> or a saved model configuration name');

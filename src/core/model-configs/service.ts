@@ -1,6 +1,6 @@
 // Saved model configurations: a workspace names a model id with its parameters (and optionally a
 // provider API key, sealed at rest). An agent whose model_id has no colon refers to one by name.
-import { isKnownProvider, KNOWN_PROVIDERS } from './providers.js';
+import { providerModelIdProblem } from './providers.js';
 import type { Selectable } from 'kysely';
 import type { Db } from '../../db/index.js';
 import { isUniqueViolation } from '../../db/errors.js';
@@ -195,13 +195,8 @@ function checkName(name: string): void {
 }
 
 function checkModelId(modelId: string): void {
-  if (!/^[a-z0-9][a-z0-9_.-]*:\S.*$/.test(modelId)) {
-    throw invalidField(['model_id'], `"${modelId}" is not of the form <provider>:<model_id>`);
-  }
-  const provider = modelId.slice(0, modelId.indexOf(':'));
-  if (!isKnownProvider(provider)) {
-    throw invalidField(['model_id'], `unknown provider "${provider}"; known providers: ${KNOWN_PROVIDERS.join(', ')}`);
-  }
+  const problem = providerModelIdProblem(modelId);
+  if (problem) throw invalidField(['model_id'], problem);
 }
 
 function notFound(id: string): HangarError {

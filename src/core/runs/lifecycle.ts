@@ -443,6 +443,12 @@ export class RunLifecycle {
     return { released: rows.length > 0, waiting: rows[0]?.waiting === true };
   }
 
+  /** The usage of a run no worker settles (cancelled while queued), unless one was recorded. */
+  async recordUsage(runId: string, usage: NonNullable<RunOutcome['usage']>): Promise<void> {
+    await sql`UPDATE runs SET metadata = metadata || jsonb_build_object('usage', ${JSON.stringify(usage)}::jsonb)
+      WHERE id = ${runId} AND NOT metadata ? 'usage'`.execute(this.db);
+  }
+
   /**
    * Cancel the active runs matching `which` (a condition on `runs`): they end `interrupted` and their
    * threads go back to `idle` unless another run holds them. Returns the cancelled rows.

@@ -33,6 +33,8 @@ export interface RunPorts {
   subscribe(runId: string, afterSeq: number, isOver: () => Promise<boolean>, signal?: AbortSignal, known?: readonly StoredEvent[], watch?: RunWatch): AsyncGenerator<StoredEvent>;
   /** Watch a run about to be created, so that its stream need not read its status first. */
   watch?(runId: string): RunWatch;
+  /** The model a run that ended before its agent was built counts under in usage (undefined: not known). */
+  usageModel?(run: { workspaceId: string; agentId: string; revision: string }): Promise<string | undefined>;
   /** Stop executing `runId` wherever it runs (its row already says `interrupted`). */
   cancel(runId: string): Promise<void>;
   /**
@@ -324,6 +326,14 @@ export class RunService {
   private async interruptRuns(which: RawBuilder<unknown>): Promise<Selectable<RunsTable>[]> {
     const rows = await this.lifecycle.cancel(which);
     await Promise.all(rows.map((r) => this.ports.cancel(r.id)));
+    // A run cancelled while queued has no worker to record its usage: it counts under its agent's model.
+    const queued = rows.filter((r) => r.lease_owner === null);
+    await Promise.all(
+      queued.map(async (r) => {
+        const model = await this.ports.usageModel?.({ workspaceId: r.workspace_id, agentId: r.agent_id, revision: r.revision });
+        if (model !== undefined) await this.lifecycle.recordUsage(r.id, { model, input_tokens: 0, output_tokens: 0 });
+      }),
+    );
     return rows;
   }
 }

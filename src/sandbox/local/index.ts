@@ -14,8 +14,17 @@
 //   (so set-uid programs under /usr grant nothing). A user per sandbox keeps the process limit per
 //   sandbox (the kernel does not enforce it for root, nor inside a user namespace mapped to root)
 //   and its work directory (mode 0700, owned by that user) closed to every other sandbox's user.
+//   That user then runs a second, unprivileged bwrap over the same view (`--dev-bind / /`) only to
+//   make a user namespace in which further ones are forbidden: otherwise the command could make
+//   one (`unshare -Ur`) and hold every capability in it, over its own mounts and network, and the
+//   kernel code behind them. (The first bwrap cannot: as root its user namespace would map the
+//   command to root on the host; and a bwrap run as that user cannot reach the work directory
+//   through Hangar's data directory, not even as a descriptor.)
 // - anyone else: bwrap makes an unprivileged user namespace (and forbids further ones); the
 //   command runs as Hangar's user mapped inside, with no capabilities.
+// Forbidding further user namespaces needs bwrap 0.8 (`--disable-userns`): an older one is found
+// out once, said in the log, and commands run without it. As root, the second bwrap is left out
+// where it cannot run as a sandbox's user (checked once; see `usernsPolicy`).
 //
 // Why bubblewrap and not a home-made namespace setup: it is the well-kept tool Flatpak uses for
 // exactly this, packaged by every distribution; Node has no namespace API of its own.
@@ -26,6 +35,7 @@ import { access, chown, lstat, mkdir, readdir, readlink, rm } from 'node:fs/prom
 import path from 'node:path';
 import type { Writable } from 'node:stream';
 import { promisify } from 'node:util';
+import type { Logger } from '../../logging.js';
 import type { ExecRequest, ExecResult, SandboxDriver, SandboxLimits, SandboxRef } from '../driver.js';
 
 const execFileAsync = promisify(execFile);
@@ -44,6 +54,8 @@ export interface LocalSandboxOptions {
   bwrap?: string | undefined;
   prlimit?: string | undefined;
   setpriv?: string | undefined;
+  /** Where to say that this bwrap cannot forbid nested user namespaces. */
+  logger?: Pick<Logger, 'warn'> | undefined;
 }
 
 const ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
@@ -53,6 +65,7 @@ export class LocalSandboxDriver implements SandboxDriver {
   readonly name = 'local' as const;
   private readonly running = new Map<string, Set<() => void>>();
   private systemBinds?: Promise<string[]>;
+  private userns?: Promise<{ flags: string[]; nested: boolean }>;
 
   constructor(private readonly o: LocalSandboxOptions) {}
 
@@ -143,6 +156,41 @@ export class LocalSandboxDriver implements SandboxDriver {
     return this.systemBinds;
   }
 
+  /**
+   * How commands are kept from making user namespaces, checked once: `flags` holds
+   * `--disable-userns` when this bwrap has it (0.8 and later), and `nested` (root only) says whether
+   * the second bwrap runs, i.e. whether it can here: where the kernel refuses a sandbox's user a user
+   * namespace of use (disabled, or one without capabilities as under Ubuntu's AppArmor rule), there
+   * is nothing to forbid. What cannot be forbidden is said in the log.
+   */
+  private usernsPolicy(): Promise<{ flags: string[]; nested: boolean }> {
+    this.userns ??= (async () => {
+      const bwrap = this.o.bwrap ?? 'bwrap';
+      const help = await execFileAsync(bwrap, ['--help']).then(
+        (r) => r.stdout,
+        (error: { stdout?: string }) => error.stdout ?? '',
+      );
+      const flags = help.includes('--disable-userns') ? ['--disable-userns'] : [];
+      const noFlag = 'this bubblewrap has no --disable-userns (it came in 0.8): commands in local sandboxes can create user namespaces of their own; install bubblewrap 0.8 or later';
+      if (!this.asRoot) {
+        if (flags.length === 0) this.o.logger?.warn(noFlag);
+        return { flags, nested: false };
+      }
+      const asUser = [`--reuid=${this.o.uidBase}`, `--regid=${this.o.uidBase}`, '--clear-groups', '--'];
+      const runs = (args: string[]) => execFileAsync(this.o.setpriv ?? 'setpriv', [...asUser, ...args]).then(() => true, () => false);
+      if (await runs([bwrap, '--unshare-user', ...flags, '--cap-drop', 'ALL', '--ro-bind', '/', '/', '--', 'true'])) {
+        if (flags.length === 0) this.o.logger?.warn(noFlag);
+        return { flags, nested: flags.length > 0 };
+      }
+      // bwrap cannot make a user namespace as a sandbox's user: harmless unless a command could.
+      if (await runs(['unshare', '--user', '--map-root-user', 'true'])) {
+        this.o.logger?.warn('commands in local sandboxes can create user namespaces of their own: bubblewrap cannot forbid it here, as it cannot make one as a sandbox\'s user');
+      }
+      return { flags, nested: false };
+    })();
+    return this.userns;
+  }
+
   private async spawnSandbox(dir: string | null, request: ExecRequest, ref: SandboxRef): Promise<ExecResult> {
     const limits = this.o.limits;
     const cap = request.maxOutputBytes ?? limits.maxOutputBytes;
@@ -150,6 +198,7 @@ export class LocalSandboxDriver implements SandboxDriver {
     const root = this.asRoot;
     const uid = this.uidOf(ref);
     const id = ref.id || undefined;
+    const userns = await this.usernsPolicy();
     const args = [
         '--unshare-ipc',
         '--unshare-pid',
@@ -157,7 +206,7 @@ export class LocalSandboxDriver implements SandboxDriver {
         '--unshare-uts',
         '--unshare-cgroup-try',
         // Not root: an unprivileged user namespace, no capabilities, no nested user namespaces.
-        ...(root ? [] : ['--unshare-user', '--disable-userns', '--cap-drop', 'ALL']),
+        ...(root ? [] : ['--unshare-user', ...userns.flags, '--cap-drop', 'ALL']),
         '--die-with-parent',
         '--new-session',
         '--hostname',
@@ -196,7 +245,11 @@ export class LocalSandboxDriver implements SandboxDriver {
     const command = [
         // Root: drop to the sandbox's own user, every capability gone, set-uid programs powerless.
         ...(root
-          ? [this.o.setpriv ?? 'setpriv', `--reuid=${uid}`, `--regid=${uid}`, '--clear-groups', '--inh-caps=-all', '--bounding-set=-all', '--no-new-privs', '--']
+          ? [
+              this.o.setpriv ?? 'setpriv', `--reuid=${uid}`, `--regid=${uid}`, '--clear-groups', '--inh-caps=-all', '--bounding-set=-all', '--no-new-privs', '--',
+              // …then, as that user, a user namespace of its own with no capabilities and no nested ones.
+              ...(userns.nested ? [this.o.bwrap ?? 'bwrap', '--unshare-user', ...userns.flags, '--cap-drop', 'ALL', '--dev-bind', '/', '/', '--chdir', WORKSPACE, '--'] : []),
+            ]
           : []),
         this.o.prlimit ?? 'prlimit',
         `--cpu=${limits.cpuSeconds}`,
