@@ -184,7 +184,7 @@ export async function startHangar(config: Config, options: StartOptions = {}): P
     background.push(idleReclaimer({ thresholdMb: config.idleGcMb, onCollect: (freed) => logger.debug({ freed_mb: freed }, 'idle: collected garbage') }));
     if (runsHere) {
       const reconciler = createReconciler({ config, db: database.db, cipher, logger, services, drivers: routing.drivers, secretKey, egress, publicUrl: () => publicUrl().replace(/\/+$/, '') });
-      services.deployments.nudge = () => reconciler.nudge();
+      services.deployments.nudge = () => reconciler.changed();
       background.push(reconciler);
       background.push(sandboxes);
       background.push(traceSweeper({ tracing: services.tracing, retentionDays: config.traceRetentionDays, logger }));

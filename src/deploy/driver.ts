@@ -75,3 +75,9 @@ export interface Driver {
 export class DriverFailure extends Error {
   override name = 'DriverFailure';
 }
+
+/** Why `signal` was aborted, as a sentence for a log (the reason given to abort()). */
+export function abortReason(signal: AbortSignal): string {
+  const r: unknown = signal.reason;
+  return r instanceof Error ? r.message : typeof r === 'string' ? r : 'stopped';
+}

@@ -9,7 +9,7 @@ import type { Cipher } from '../core/secrets/cipher.js';
 import type { Db } from '../db/index.js';
 import type { Logger } from '../logging.js';
 import type { RevisionStatus } from '../core/deployments/status.js';
-import type { Driver, DriverContext, DriverTarget } from './driver.js';
+import { abortReason, type Driver, type DriverContext, type DriverTarget } from './driver.js';
 import { LostRevision, ReconcilerStore, type DeploymentRowT, type RevisionRow } from './store.js';
 
 /** Settings of a reconciler. */
@@ -71,7 +71,17 @@ export class Reconciler {
     this.nudge();
   }
 
-  /** Look for work now (called after this process changes something). */
+  /**
+   * A deployment changed through this process (created, changed, deleted): look for work now, and
+   * check at once whether what this process works on was superseded or deleted (a build of it is
+   * then stopped now, not at the next lease renewal).
+   */
+  changed(): void {
+    this.nudge();
+    void this.renewLeases();
+  }
+
+  /** Look for work now. */
   nudge(): void {
     if (this.stopped) return;
     if (this.ticking) {
@@ -135,7 +145,8 @@ export class Reconciler {
       for (const [id, h] of sent) {
         if (keep.has(id) || this.held.get(id) !== h) continue;
         // Superseded, interrupted, deleted, or taken over after our lease lapsed: stop working on it.
-        h.abort.abort(new LostRevision('the revision changed under this reconciler'));
+        const why = await this.store.whyLost(id).catch(() => 'the revision changed under this reconciler');
+        h.abort.abort(new LostRevision(why));
         this.held.delete(id);
         const driver = await this.driverOf(h.row.deployment_id);
         await driver?.stop(h.row.deployment_id, id);
@@ -225,7 +236,7 @@ export class Reconciler {
       const driver = this.drivers.get(d.driver);
       for (const [id, h] of this.held) {
         if (h.row.deployment_id !== d.id) continue;
-        h.abort.abort(new LostRevision('deployment deleted'));
+        h.abort.abort(new LostRevision('its deployment was deleted'));
         this.held.delete(id);
         await driver?.stop(d.id, id);
         await this.store.release([id]);
@@ -289,7 +300,11 @@ class RevisionRun {
     try {
       sha = (await driver.build(ctx)).commitSha ?? null;
     } catch (error) {
-      if (ctx.signal.aborted) throw new LostRevision('aborted');
+      if (ctx.signal.aborted) {
+        // The step running was stopped (its process group: SIGTERM, then SIGKILL) and no later one started.
+        ctx.log('build', `\n[hangar] build stopped: ${abortReason(ctx.signal)}\n`);
+        throw new LostRevision('aborted');
+      }
       const reason = message(error);
       ctx.log('build', `\n[hangar] build failed: ${reason}\n`);
       await store.fail(row.id, 'BUILDING', 'BUILD_FAILED', reason);

@@ -96,6 +96,20 @@ export class ReconcilerStore {
     return new Set(rows.rows.map((r) => r.id));
   }
 
+  /** Why a revision we held is no longer ours (for its log): deleted, superseded, interrupted or taken over. */
+  async whyLost(id: string): Promise<string> {
+    const row = await this.db
+      .selectFrom('deployment_revisions as r')
+      .leftJoin('deployments as d', 'd.id', 'r.deployment_id')
+      .select(['r.status', 'r.failure_reason', 'r.claimed_by', 'd.status as deployment_status'])
+      .where('r.id', '=', id)
+      .executeTakeFirst();
+    if (!row || !row.deployment_status || row.deployment_status === 'AWAITING_DELETE') return 'its deployment was deleted';
+    if ((row.status === 'SKIPPED' || row.status === 'INTERRUPTED') && row.failure_reason) return row.failure_reason;
+    if (row.claimed_by !== this.owner) return 'another process took the revision over (this one could not renew its lease in time)';
+    return `the revision is ${row.status} now`;
+  }
+
   /** Give up our claim (shutdown, or the revision needs no more of us). */
   async release(ids: string[]): Promise<void> {
     if (ids.length === 0) return;
