@@ -67,6 +67,13 @@ export interface Driver {
   stop(deploymentId: string, revisionId: string): Promise<void>;
   /** Remove everything of a deployment (its revisions already stopped). */
   teardown(target: DriverTarget['deployment']): Promise<void>;
+  /**
+   * Deployments this process keeps something of (a front port, a directory): those deleted through
+   * another process are then forgotten here. Only drivers that host processes keep anything.
+   */
+  localDeployments?(): Promise<string[]>;
+  /** Remove what this process keeps of a deployment deleted through another process (idempotent). */
+  forget?(deploymentId: string): Promise<void>;
   /** Stop everything this process runs (shutdown). */
   close(): Promise<void>;
 }

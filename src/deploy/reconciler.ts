@@ -118,6 +118,7 @@ export class Reconciler {
 
   private async tick(): Promise<void> {
     await this.deletions();
+    await this.forgetDeleted();
     const names = [...this.drivers.keys()];
     const hosting = this.o.drivers.filter((d) => d.hostsProcesses).map((d) => d.name);
     const limit = this.o.concurrency ?? 4;
@@ -141,6 +142,7 @@ export class Reconciler {
       // its answer, and must not be taken for one that was lost (stopping it mid-rollout left the
       // deployment's front with nothing to serve).
       const sent = [...this.held];
+      let lost = false;
       const keep = await this.store.renew(sent.map(([id]) => id));
       for (const [id, h] of sent) {
         if (keep.has(id) || this.held.get(id) !== h) continue;
@@ -151,11 +153,33 @@ export class Reconciler {
         const driver = await this.driverOf(h.row.deployment_id);
         await driver?.stop(h.row.deployment_id, id);
         await this.store.release([id]);
+        // Deleted through another process: its front and directory here go at the next tick.
+        lost = true;
       }
+      if (lost) this.nudge();
     } catch (error) {
       this.o.logger.warn({ err: error }, 'could not renew deployment leases');
     } finally {
       this.renewing = false;
+    }
+  }
+
+  /**
+   * Remove what this process keeps (front port, directories) of deployments deleted through another
+   * process: the process that tears a deployment down can only remove what is on its own host.
+   */
+  private async forgetDeleted(): Promise<void> {
+    for (const driver of this.o.drivers) {
+      if (!driver.localDeployments || !driver.forget) continue;
+      const busy = new Set([...this.held.values()].map((h) => h.row.deployment_id));
+      const local = (await driver.localDeployments()).filter((id) => !busy.has(id));
+      if (local.length === 0) continue;
+      const alive = await this.store.liveDeployments(local);
+      for (const id of local) {
+        if (alive.has(id)) continue;
+        await driver.forget(id);
+        this.o.logger.info({ deployment_id: id }, 'deployment deleted through another process: removed what this process kept of it');
+      }
     }
   }
 

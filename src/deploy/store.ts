@@ -110,6 +110,13 @@ export class ReconcilerStore {
     return `the revision is ${row.status} now`;
   }
 
+  /** Which of `ids` are deployments that exist and are not being deleted. */
+  async liveDeployments(ids: string[]): Promise<Set<string>> {
+    if (ids.length === 0) return new Set();
+    const rows = await this.db.selectFrom('deployments').select('id').where('id', 'in', ids).where('status', '<>', 'AWAITING_DELETE').execute();
+    return new Set(rows.map((r) => r.id));
+  }
+
   /** Give up our claim (shutdown, or the revision needs no more of us). */
   async release(ids: string[]): Promise<void> {
     if (ids.length === 0) return;
