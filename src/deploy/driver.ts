@@ -83,6 +83,14 @@ export class DriverFailure extends Error {
   override name = 'DriverFailure';
 }
 
+/**
+ * A deploy failed after the previous revision had stopped for the switch-over, and the previous one
+ * did not start again either: nothing serves the deployment (its status becomes UNKNOWN, not READY).
+ */
+export class NothingServes extends DriverFailure {
+  override name = 'NothingServes';
+}
+
 /** Why `signal` was aborted, as a sentence for a log (the reason given to abort()). */
 export function abortReason(signal: AbortSignal): string {
   const r: unknown = signal.reason;

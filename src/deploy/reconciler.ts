@@ -9,7 +9,7 @@ import type { Cipher } from '../core/secrets/cipher.js';
 import type { Db } from '../db/index.js';
 import type { Logger } from '../logging.js';
 import type { RevisionStatus } from '../core/deployments/status.js';
-import { abortReason, type Driver, type DriverContext, type DriverTarget } from './driver.js';
+import { abortReason, NothingServes, type Driver, type DriverContext, type DriverTarget } from './driver.js';
 import { LostRevision, ReconcilerStore, type DeploymentRowT, type RevisionRow } from './store.js';
 
 /** Settings of a reconciler. */
@@ -357,7 +357,7 @@ class RevisionRun {
       if (ctx.signal.aborted) throw new LostRevision('aborted');
       const reason = message(error);
       ctx.log('deploy', `\n[hangar] deploy failed: ${reason}\n`);
-      await store.fail(row.id, 'DEPLOYING', 'DEPLOY_FAILED', reason);
+      await store.fail(row.id, 'DEPLOYING', 'DEPLOY_FAILED', reason, error instanceof NothingServes);
       throw new LostRevision('deploy failed');
     }
     const activated = await store.activate({

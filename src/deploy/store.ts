@@ -209,10 +209,11 @@ export class ReconcilerStore {
 
   /**
    * Fail a revision and settle its deployment in one statement: READY if something still serves,
-   * else UNUSED. (Two statements let a reader see the failed revision beside a deployment still
+   * else UNUSED; UNKNOWN when `nothingServes` (the active revision stopped for the switch-over and did
+   * not start again). (Two statements let a reader see the failed revision beside a deployment still
    * AWAITING_DATABASE.)
    */
-  async fail(id: string, from: RevisionStatus, to: RevisionStatus, reason: string): Promise<void> {
+  async fail(id: string, from: RevisionStatus, to: RevisionStatus, reason: string, nothingServes = false): Promise<void> {
     if (!canTransition(from, to)) throw new Error(`revision transition ${from} → ${to} is not in the transition table`);
     const res = await sql<{ n: number }>`
       WITH r AS (
@@ -220,7 +221,7 @@ export class ReconcilerStore {
          WHERE id = ${id} AND status = ${from} AND claimed_by = ${this.owner}
         RETURNING deployment_id),
       d AS (
-        UPDATE deployments SET status = CASE WHEN active_revision_id IS NULL THEN 'UNUSED' ELSE 'READY' END,
+        UPDATE deployments SET status = CASE WHEN active_revision_id IS NULL THEN 'UNUSED' WHEN ${nothingServes}::boolean THEN 'UNKNOWN' ELSE 'READY' END,
                remote_reconciled = false, updated_at = now()
          WHERE id IN (SELECT deployment_id FROM r) AND status <> 'AWAITING_DELETE'
         RETURNING id)

@@ -10,7 +10,7 @@ import { createRequire } from 'node:module';
 import { pathToFileURL } from 'node:url';
 import type { Logger } from '../../logging.js';
 import type { AppTraceEnv, AppTracing } from '../app-tracing.js';
-import { DriverFailure, type BuildResult, type DeployResult, type Driver, type DriverContext, type DriverTarget } from '../driver.js';
+import { DriverFailure, NothingServes, type BuildResult, type DeployResult, type Driver, type DriverContext, type DriverTarget } from '../driver.js';
 import { runShell, type CommandOptions } from './commands.js';
 import { detectConfinement, type Confinement, type Wrap } from './confine.js';
 import { Front } from './front.js';
@@ -249,7 +249,19 @@ export class LocalDriver implements Driver {
         return undefined;
       }
     };
-    const previous = await front.switchTo(entry.app, () => entry.app.activate(), restore);
+    let restored: boolean | undefined;
+    let previous: AppProcess | undefined;
+    try {
+      previous = await front.switchTo(entry.app, () => entry.app.activate(), async (stopped) => {
+        const back = await restore(stopped);
+        restored = back !== undefined;
+        return back;
+      });
+    } catch (error) {
+      if (restored !== false) throw error;
+      ctx.log('deploy', '[hangar] the previous revision did not start again either: nothing serves the deployment (status UNKNOWN)\n');
+      throw new NothingServes(`${error instanceof Error ? error.message : String(error)}; the previous revision did not start again either: nothing serves the deployment`, { cause: error });
+    }
     for (const [id, r] of this.running) if (r.app === previous) await this.stop(ctx.deployment.id, id);
     ctx.log('deploy', `[hangar] serving: revision ${ctx.revision.seq} took over the deployment's database and its stable URL\n`);
   }
