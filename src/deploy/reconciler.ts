@@ -153,7 +153,8 @@ export class Reconciler {
         const driver = await this.driverOf(h.row.deployment_id);
         await driver?.stop(h.row.deployment_id, id);
         await this.store.release([id]);
-        // Deleted through another process: its front and directory here go at the next tick.
+        // If its deployment was deleted (through another process too), the next tick removes its
+        // front and directory here (forgetDeleted).
         lost = true;
       }
       if (lost) this.nudge();
