@@ -29,6 +29,7 @@ import { parseRouting } from './deploy/routing.js';
 import { createSandboxService } from './sandbox/index.js';
 import { Scheduler } from './core/schedules/scheduler.js';
 import { scheduleTickSweeper } from './core/schedules/sweeper.js';
+import { uploadSweeper } from './core/deployments/uploads.js';
 import { WebhookDeliverer } from './core/webhooks/deliverer.js';
 import { EgressGuard, installEgressScopes } from './net/egress.js';
 import { VERSION } from './version.js';
@@ -184,12 +185,13 @@ export async function startHangar(config: Config, options: StartOptions = {}): P
     background.push(idleReclaimer({ thresholdMb: config.idleGcMb, onCollect: (freed) => logger.debug({ freed_mb: freed }, 'idle: collected garbage') }));
     if (runsHere) {
       const reconciler = createReconciler({ config, db: database.db, cipher, logger, services, drivers: routing.drivers, secretKey, egress, publicUrl: () => publicUrl().replace(/\/+$/, '') });
-      services.deployments.nudge = () => reconciler.nudge();
+      services.deployments.nudge = () => reconciler.changed();
       background.push(reconciler);
       background.push(sandboxes);
       background.push(traceSweeper({ tracing: services.tracing, retentionDays: config.traceRetentionDays, logger }));
       background.push(runEventSweeper({ lifecycle: services.runLifecycle, retentionDays: config.runEventRetentionDays, logger }));
       background.push(scheduleTickSweeper({ db: database.db, retentionDays: config.scheduleTickRetentionDays, logger }));
+      background.push(uploadSweeper({ uploads: services.deploymentUploads, retentionHours: config.deployUploadRetentionHours, logger }));
       const scheduler = new Scheduler({
         db: database.db,
         threads: services.threads,

@@ -230,6 +230,11 @@ export const settings = withTimerLimits({
     schema: positiveInt.default(600_000),
     description: 'Time limit of fetching, installing and building one revision (local driver).',
   },
+  deployUploadRetentionHours: {
+    env: 'HANGAR_DEPLOY_UPLOAD_RETENTION_HOURS',
+    schema: positiveInt.default(24),
+    description: 'Uploaded source tarballs (internal_source) that no revision refers to are deleted by a sweeper (at start and hourly) once they are older than this many hours; deleting a deployment releases its uploads.',
+  },
   deployHealthTimeoutMs: {
     env: 'HANGAR_DEPLOY_HEALTH_TIMEOUT_MS',
     schema: positiveInt.default(120_000),

@@ -67,6 +67,13 @@ export interface Driver {
   stop(deploymentId: string, revisionId: string): Promise<void>;
   /** Remove everything of a deployment (its revisions already stopped). */
   teardown(target: DriverTarget['deployment']): Promise<void>;
+  /**
+   * Deployments this process keeps something of (a front port, a directory): those deleted through
+   * another process are then forgotten here. Only drivers that host processes keep anything.
+   */
+  localDeployments?(): Promise<string[]>;
+  /** Remove what this process keeps of a deployment deleted through another process (idempotent). */
+  forget?(deploymentId: string): Promise<void>;
   /** Stop everything this process runs (shutdown). */
   close(): Promise<void>;
 }
@@ -74,4 +81,18 @@ export interface Driver {
 /** An expected failure of a build or deploy, with a message for the revision's status. */
 export class DriverFailure extends Error {
   override name = 'DriverFailure';
+}
+
+/**
+ * A deploy failed after the previous revision had stopped for the switch-over, and the previous one
+ * did not start again either: nothing serves the deployment (its status becomes UNKNOWN, not READY).
+ */
+export class NothingServes extends DriverFailure {
+  override name = 'NothingServes';
+}
+
+/** Why `signal` was aborted, as a sentence for a log (the reason given to abort()). */
+export function abortReason(signal: AbortSignal): string {
+  const r: unknown = signal.reason;
+  return r instanceof Error ? r.message : typeof r === 'string' ? r : 'stopped';
 }

@@ -9,7 +9,7 @@ import type { Cipher } from '../core/secrets/cipher.js';
 import type { Db } from '../db/index.js';
 import type { Logger } from '../logging.js';
 import type { RevisionStatus } from '../core/deployments/status.js';
-import type { Driver, DriverContext, DriverTarget } from './driver.js';
+import { abortReason, NothingServes, type Driver, type DriverContext, type DriverTarget } from './driver.js';
 import { LostRevision, ReconcilerStore, type DeploymentRowT, type RevisionRow } from './store.js';
 
 /** Settings of a reconciler. */
@@ -71,7 +71,17 @@ export class Reconciler {
     this.nudge();
   }
 
-  /** Look for work now (called after this process changes something). */
+  /**
+   * A deployment changed through this process (created, changed, deleted): look for work now, and
+   * check at once whether what this process works on was superseded or deleted (a build of it is
+   * then stopped now, not at the next lease renewal).
+   */
+  changed(): void {
+    this.nudge();
+    void this.renewLeases();
+  }
+
+  /** Look for work now. */
   nudge(): void {
     if (this.stopped) return;
     if (this.ticking) {
@@ -108,6 +118,7 @@ export class Reconciler {
 
   private async tick(): Promise<void> {
     await this.deletions();
+    await this.forgetDeleted();
     const names = [...this.drivers.keys()];
     const hosting = this.o.drivers.filter((d) => d.hostsProcesses).map((d) => d.name);
     const limit = this.o.concurrency ?? 4;
@@ -131,20 +142,45 @@ export class Reconciler {
       // its answer, and must not be taken for one that was lost (stopping it mid-rollout left the
       // deployment's front with nothing to serve).
       const sent = [...this.held];
+      let lost = false;
       const keep = await this.store.renew(sent.map(([id]) => id));
       for (const [id, h] of sent) {
         if (keep.has(id) || this.held.get(id) !== h) continue;
         // Superseded, interrupted, deleted, or taken over after our lease lapsed: stop working on it.
-        h.abort.abort(new LostRevision('the revision changed under this reconciler'));
+        const why = await this.store.whyLost(id).catch(() => 'the revision changed under this reconciler');
+        h.abort.abort(new LostRevision(why));
         this.held.delete(id);
         const driver = await this.driverOf(h.row.deployment_id);
         await driver?.stop(h.row.deployment_id, id);
         await this.store.release([id]);
+        // If its deployment was deleted (through another process too), the next tick removes its
+        // front and directory here (forgetDeleted).
+        lost = true;
       }
+      if (lost) this.nudge();
     } catch (error) {
       this.o.logger.warn({ err: error }, 'could not renew deployment leases');
     } finally {
       this.renewing = false;
+    }
+  }
+
+  /**
+   * Remove what this process keeps (front port, directories) of deployments deleted through another
+   * process: the process that tears a deployment down can only remove what is on its own host.
+   */
+  private async forgetDeleted(): Promise<void> {
+    for (const driver of this.o.drivers) {
+      if (!driver.localDeployments || !driver.forget) continue;
+      const busy = new Set([...this.held.values()].map((h) => h.row.deployment_id));
+      const local = (await driver.localDeployments()).filter((id) => !busy.has(id));
+      if (local.length === 0) continue;
+      const alive = await this.store.liveDeployments(local);
+      for (const id of local) {
+        if (alive.has(id)) continue;
+        await driver.forget(id);
+        this.o.logger.info({ deployment_id: id }, 'deployment deleted through another process: removed what this process kept of it');
+      }
     }
   }
 
@@ -225,7 +261,7 @@ export class Reconciler {
       const driver = this.drivers.get(d.driver);
       for (const [id, h] of this.held) {
         if (h.row.deployment_id !== d.id) continue;
-        h.abort.abort(new LostRevision('deployment deleted'));
+        h.abort.abort(new LostRevision('its deployment was deleted'));
         this.held.delete(id);
         await driver?.stop(d.id, id);
         await this.store.release([id]);
@@ -289,7 +325,11 @@ class RevisionRun {
     try {
       sha = (await driver.build(ctx)).commitSha ?? null;
     } catch (error) {
-      if (ctx.signal.aborted) throw new LostRevision('aborted');
+      if (ctx.signal.aborted) {
+        // The step running was stopped (its process group: SIGTERM, then SIGKILL) and no later one started.
+        ctx.log('build', `\n[hangar] build stopped: ${abortReason(ctx.signal)}\n`);
+        throw new LostRevision('aborted');
+      }
       const reason = message(error);
       ctx.log('build', `\n[hangar] build failed: ${reason}\n`);
       await store.fail(row.id, 'BUILDING', 'BUILD_FAILED', reason);
@@ -318,7 +358,7 @@ class RevisionRun {
       if (ctx.signal.aborted) throw new LostRevision('aborted');
       const reason = message(error);
       ctx.log('deploy', `\n[hangar] deploy failed: ${reason}\n`);
-      await store.fail(row.id, 'DEPLOYING', 'DEPLOY_FAILED', reason);
+      await store.fail(row.id, 'DEPLOYING', 'DEPLOY_FAILED', reason, error instanceof NothingServes);
       throw new LostRevision('deploy failed');
     }
     const activated = await store.activate({

@@ -96,6 +96,27 @@ export class ReconcilerStore {
     return new Set(rows.rows.map((r) => r.id));
   }
 
+  /** Why a revision we held is no longer ours (for its log): deleted, superseded, interrupted or taken over. */
+  async whyLost(id: string): Promise<string> {
+    const row = await this.db
+      .selectFrom('deployment_revisions as r')
+      .leftJoin('deployments as d', 'd.id', 'r.deployment_id')
+      .select(['r.status', 'r.failure_reason', 'r.claimed_by', 'd.status as deployment_status'])
+      .where('r.id', '=', id)
+      .executeTakeFirst();
+    if (!row || !row.deployment_status || row.deployment_status === 'AWAITING_DELETE') return 'its deployment was deleted';
+    if ((row.status === 'SKIPPED' || row.status === 'INTERRUPTED') && row.failure_reason) return row.failure_reason;
+    if (row.claimed_by !== this.owner) return 'another process took the revision over (this one could not renew its lease in time)';
+    return `the revision is ${row.status} now`;
+  }
+
+  /** Which of `ids` are deployments that exist and are not being deleted. */
+  async liveDeployments(ids: string[]): Promise<Set<string>> {
+    if (ids.length === 0) return new Set();
+    const rows = await this.db.selectFrom('deployments').select('id').where('id', 'in', ids).where('status', '<>', 'AWAITING_DELETE').execute();
+    return new Set(rows.map((r) => r.id));
+  }
+
   /** Give up our claim (shutdown, or the revision needs no more of us). */
   async release(ids: string[]): Promise<void> {
     if (ids.length === 0) return;
@@ -188,10 +209,11 @@ export class ReconcilerStore {
 
   /**
    * Fail a revision and settle its deployment in one statement: READY if something still serves,
-   * else UNUSED. (Two statements let a reader see the failed revision beside a deployment still
+   * else UNUSED; UNKNOWN when `nothingServes` (the active revision stopped for the switch-over and did
+   * not start again). (Two statements let a reader see the failed revision beside a deployment still
    * AWAITING_DATABASE.)
    */
-  async fail(id: string, from: RevisionStatus, to: RevisionStatus, reason: string): Promise<void> {
+  async fail(id: string, from: RevisionStatus, to: RevisionStatus, reason: string, nothingServes = false): Promise<void> {
     if (!canTransition(from, to)) throw new Error(`revision transition ${from} → ${to} is not in the transition table`);
     const res = await sql<{ n: number }>`
       WITH r AS (
@@ -199,7 +221,7 @@ export class ReconcilerStore {
          WHERE id = ${id} AND status = ${from} AND claimed_by = ${this.owner}
         RETURNING deployment_id),
       d AS (
-        UPDATE deployments SET status = CASE WHEN active_revision_id IS NULL THEN 'UNUSED' ELSE 'READY' END,
+        UPDATE deployments SET status = CASE WHEN active_revision_id IS NULL THEN 'UNUSED' WHEN ${nothingServes}::boolean THEN 'UNKNOWN' ELSE 'READY' END,
                remote_reconciled = false, updated_at = now()
          WHERE id IN (SELECT deployment_id FROM r) AND status <> 'AWAITING_DELETE'
         RETURNING id)

@@ -20,8 +20,11 @@ afterAll(async () => {
 
 const api = (method: string, p: string, body?: unknown, type?: string) => apiCall(server, method, p, body, type);
 
-/** Upload an application whose graph answers `<label> <text>`; `failTakeOver` makes it exit when asked to take over its database. */
-async function upload(label: string, failTakeOver: boolean): Promise<string> {
+/**
+ * Upload an application whose graph answers `<label> <text>`; `failTakeOver` makes it exit when asked
+ * to take over its database; `onceOnly` makes it refuse to start in a second process.
+ */
+async function upload(label: string, failTakeOver: boolean, onceOnly = false): Promise<string> {
   const dir = await mkdtemp(path.join(os.tmpdir(), 'hangar-rollout-'));
   const app = path.join(dir, 'app');
   await mkdir(app);
@@ -30,7 +33,12 @@ async function upload(label: string, failTakeOver: boolean): Promise<string> {
   await writeFile(
     path.join(app, 'graph.mjs'),
     `import { Annotation, StateGraph, START, END } from '@langchain/langgraph';
-${failTakeOver ? "process.on('message', (m) => { if (m && m.type === 'activate') process.exit(7); });\n" : ''}const S = Annotation.Root({ text: Annotation() });
+${failTakeOver ? "process.on('message', (m) => { if (m && m.type === 'activate') process.exit(7); });\n" : ''}${
+      onceOnly
+        ? // A process is known by its pid and start time (a confined one has a pid of its own namespace, the same each time).
+          "import { existsSync, readFileSync, writeFileSync } from 'node:fs';\nconst me = process.pid + ':' + readFileSync('/proc/self/stat', 'utf8').split(') ')[1].split(' ')[19];\nif (existsSync('started-by') && readFileSync('started-by', 'utf8') !== me) throw new Error('this revision starts only once');\nwriteFileSync('started-by', me);\n"
+        : ''
+    }const S = Annotation.Root({ text: Annotation() });
 export const graph = new StateGraph(S).addNode('n', (s) => ({ text: '${label} ' + s.text })).addEdge(START, 'n').addEdge('n', END).compile();
 `,
   );
@@ -84,5 +92,32 @@ describe('a rollout that fails after the previous revision stopped', () => {
     expect(state.body.values).toEqual({ text: 'v1 one' });
     const log = (await api('GET', `/v2/deployments/${id}/revisions/${rev2}/deploy-logs`)).body.logs as string;
     expect(log).toContain('could not take over; starting the previous revision again');
+  });
+
+  it('when the previous revision does not start again either, the deployment says nothing serves (UNKNOWN, not READY)', { timeout: 180_000 }, async () => {
+    const created = await api('POST', '/v2/deployments', {
+      name: 'nothing-left',
+      source: 'internal_source',
+      source_config: {},
+      source_revision_config: { source_tarball_path: await upload('v1', false, true) },
+      secrets: [],
+    });
+    expect(created.status).toBe(201);
+    const id = created.body.id as string;
+    const rev1 = created.body.latest_revision_id as string;
+    expect((await settled(id, rev1)).status).toBe('DEPLOYED');
+    expect((await api('GET', `/v2/deployments/${id}`)).body.status).toBe('READY');
+
+    const patched = await api('PATCH', `/v2/deployments/${id}`, { source_revision_config: { source_tarball_path: await upload('v2', true) } });
+    const rev2 = patched.body.latest_revision_id as string;
+    const failed = await settled(id, rev2);
+    expect(failed.status).toBe('DEPLOY_FAILED');
+    expect(failed.status_message).toBe('the application exited while taking over its database; the previous revision did not start again either: nothing serves the deployment');
+    const d = (await api('GET', `/v2/deployments/${id}`)).body;
+    expect(d).toMatchObject({ status: 'UNKNOWN', active_revision_id: rev1 });
+    const appUrl = d.source_config.custom_url as string;
+    expect((await api('GET', `${appUrl.slice(server.url.length)}/ok`)).status).not.toBe(200);
+    const log = (await api('GET', `/v2/deployments/${id}/revisions/${rev2}/deploy-logs`)).body.logs as string;
+    expect(log).toContain('the previous revision did not start again either: nothing serves the deployment (status UNKNOWN)');
   });
 });

@@ -302,6 +302,13 @@ export class DeploymentService {
       .where('deployment_id', '=', r.deploymentId)
       .where('status', 'in', SKIPPABLE_REVISION_STATUSES)
       .execute();
+    // The upload the revision is made from, locked until the revision is committed: the upload
+    // sweeper skips it meanwhile (and it may have swept it since the request was checked).
+    const upload = r.config.source_tarball_path ? uploadIdOf(r.config.source_tarball_path) : undefined;
+    if (upload) {
+      const held = await trx.selectFrom('deployment_uploads').select('id').where('workspace_id', '=', r.workspaceId).where('id', '=', upload).where('uploaded_at', 'is not', null).forKeyShare().executeTakeFirst();
+      if (!held) throw invalid([{ loc: ['body', 'source_revision_config', 'source_tarball_path'], msg: 'names no completed upload of this workspace (POST /v2/deployments/uploads, then PUT the tarball)', type: 'value_error' }]);
+    }
     // Only the four request fields are stored; repo_commit_sha is filled by the build.
     const config = { repo_ref: r.config.repo_ref ?? null, agentgraph_config_path: r.config.agentgraph_config_path ?? null, image_uri: r.config.image_uri ?? null, source_tarball_path: r.config.source_tarball_path ?? null };
     const rev = await trx

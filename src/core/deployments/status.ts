@@ -90,7 +90,7 @@ export const DEPLOYMENT_STATUS_MEANING: Record<DeploymentStatus, string> = {
   READY: 'Its active revision answers at the stable URL (a newer revision may be building or deploying meanwhile).',
   UNUSED: 'Nothing is deployed: no revision has deployed successfully yet, or the last attempt failed.',
   AWAITING_DELETE: 'Deletion was requested; the driver is tearing it down, then it disappears.',
-  UNKNOWN: 'Its active revision is not answering: the process hosting it stopped (for example Hangar restarting) and it is being started again, or it could not be.',
+  UNKNOWN: 'Its active revision is not answering: the process hosting it stopped (for example Hangar restarting) and it is being started again, or it could not be; or a rollout failed after the active revision had stopped for the switch-over and it did not start again (the failed revision\'s `status_message` says so).',
 };
 
 /** Markdown list of statuses and their meanings, for OpenAPI descriptions. */

@@ -3,8 +3,12 @@
 import { sql } from 'kysely';
 import type { Db } from '../../db/index.js';
 import { type Caller, requireWrite } from '../caller.js';
+import { inBatches, retentionTask, type BackgroundTask } from '../../background.js';
+import type { Logger } from '../../logging.js';
 import { HangarError } from '../errors.js';
 import { summarizeTarball, TARBALL_MAX_BYTES, TARBALL_MAX_ENTRIES, TarballRefused } from './tarball.js';
+
+const SWEEP_BATCH = 500;
 
 /** An upload location. */
 export interface Upload {
@@ -57,9 +61,43 @@ export class UploadService {
     return { id, sourceTarballPath };
   }
 
+  /**
+   * Delete uploads no revision refers to that are older than `retentionHours` (counted from the
+   * upload, or from its creation when nothing was uploaded), in batches; how many went. Rows being
+   * referenced by a revision right now are locked by it (addRevision) and skipped.
+   */
+  sweep(retentionHours: number): Promise<number> {
+    return inBatches(async () => {
+      const deleted = await sql`
+        DELETE FROM deployment_uploads WHERE id IN (
+          SELECT u.id FROM deployment_uploads u
+           WHERE coalesce(u.uploaded_at, u.created_at) < now() - make_interval(hours => ${retentionHours})
+             AND NOT EXISTS (SELECT 1 FROM deployment_revisions r
+                              WHERE r.workspace_id = u.workspace_id
+                                AND r.source_revision_config->>'source_tarball_path' = 'uploads/' || u.id::text || '.tar.gz')
+           LIMIT ${SWEEP_BATCH}
+           FOR UPDATE SKIP LOCKED)`.execute(this.db);
+      return Number(deleted.numAffectedRows ?? 0);
+    });
+  }
+
   /** The tarball bytes of an upload (for the driver). */
   async content(workspaceId: string, id: string): Promise<Buffer | undefined> {
     const row = await this.db.selectFrom('deployment_uploads').select('content').where('workspace_id', '=', workspaceId).where('id', '=', id).executeTakeFirst();
     return row?.content ?? undefined;
   }
+}
+
+/**
+ * The upload retention sweeper (HANGAR_DEPLOY_UPLOAD_RETENTION_HOURS): at start and hourly, uploads
+ * no revision refers to and older than the retention are deleted, bytes and all (they live in the row).
+ */
+export function uploadSweeper(options: { uploads: UploadService; retentionHours: number; intervalMs?: number; logger: Logger }): BackgroundTask {
+  return retentionTask({
+    ...options,
+    name: 'deployment-upload-sweeper',
+    what: 'unreferenced deployment uploads',
+    retentionDays: options.retentionHours / 24,
+    sweep: () => options.uploads.sweep(options.retentionHours),
+  });
 }

@@ -2,7 +2,7 @@
 // output captured and a time limit that kills the whole group.
 import { spawn } from 'node:child_process';
 import type { Wrap } from './confine.js';
-import { DriverFailure } from '../driver.js';
+import { abortReason, DriverFailure } from '../driver.js';
 
 /** How to run one command. */
 export interface CommandOptions {
@@ -16,25 +16,39 @@ export interface CommandOptions {
   wrap?: Wrap | undefined;
 }
 
+/** How long a stopped step gets to end on SIGTERM before its process group is killed. */
+export const STOP_GRACE_MS = 5_000;
+
 /** Run `file args…`; resolves with stdout, throws DriverFailure on a non-zero exit, timeout or abort. */
 export function run(file: string, args: string[], o: CommandOptions): Promise<string> {
   return new Promise((resolve, reject) => {
+    // Aborted between two steps (while fetching, unpacking, reading the configuration): the next
+    // step does not start at all.
+    if (o.signal.aborted) return reject(new DriverFailure(`${file} was not started: ${abortReason(o.signal)}`));
     const remaining = o.deadline - Date.now();
     if (remaining <= 0) return reject(new DriverFailure('the build time limit was reached'));
     const command = o.wrap ? o.wrap(file, args) : { file, args };
     const child = spawn(command.file, command.args, { cwd: o.cwd, env: o.env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';
     let why: string | undefined;
-    const kill = (reason: string) => {
-      why ??= reason;
+    let killer: NodeJS.Timeout | undefined;
+    const signalGroup = (sig: NodeJS.Signals) => {
       try {
-        process.kill(-child.pid!, 'SIGKILL');
+        process.kill(-child.pid!, sig);
       } catch {
         /* already gone */
       }
     };
-    const timer = setTimeout(() => kill('the build time limit was reached'), remaining);
-    const onAbort = () => kill('stopped');
+    // The whole process group (a step's children too): SIGTERM, then SIGKILL after a grace. (A
+    // confined step ignores SIGTERM, as bwrap must: it ends with the SIGKILL.)
+    const stop = (reason: string) => {
+      if (why !== undefined) return;
+      why = reason;
+      signalGroup('SIGTERM');
+      killer = setTimeout(() => signalGroup('SIGKILL'), STOP_GRACE_MS);
+    };
+    const timer = setTimeout(() => stop('the build time limit was reached'), remaining);
+    const onAbort = () => stop('stopped');
     o.signal.addEventListener('abort', onAbort, { once: true });
     child.stdout.on('data', (b: Buffer) => {
       stdout += b.toString();
@@ -43,12 +57,17 @@ export function run(file: string, args: string[], o: CommandOptions): Promise<st
     child.stderr.on('data', (b: Buffer) => o.onOutput(b.toString()));
     child.on('error', (error) => {
       clearTimeout(timer);
+      o.signal.removeEventListener('abort', onAbort);
       reject(new DriverFailure(`could not run ${file}: ${error.message}`));
     });
     child.on('close', (code, sig) => {
       clearTimeout(timer);
       o.signal.removeEventListener('abort', onAbort);
-      if (why) return reject(new DriverFailure(`${file} ${why === 'stopped' ? 'was stopped' : `killed: ${why}`}`));
+      if (why !== undefined) {
+        // What the step started may outlive it in its group: the SIGKILL still comes after the grace.
+        if (killer) killer.unref();
+        return reject(new DriverFailure(`${file} ${why === 'stopped' ? `was stopped: ${abortReason(o.signal)}` : `killed: ${why}`}`));
+      }
       if (code === 0) return resolve(stdout);
       reject(new DriverFailure(`\`${[file, ...args].join(' ').slice(0, 200)}\` exited with ${code ?? sig}`));
     });

@@ -2,7 +2,7 @@
 // runs it on the official LangGraph JS server (@langchain/langgraph-api) as a supervised process.
 import { createHash, randomUUID } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { lstat, mkdir, readFile, rename, rm, symlink, writeFile } from 'node:fs/promises';
+import { lstat, mkdir, readdir, readFile, rename, rm, symlink, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
@@ -10,7 +10,7 @@ import { createRequire } from 'node:module';
 import { pathToFileURL } from 'node:url';
 import type { Logger } from '../../logging.js';
 import type { AppTraceEnv, AppTracing } from '../app-tracing.js';
-import { DriverFailure, type BuildResult, type DeployResult, type Driver, type DriverContext, type DriverTarget } from '../driver.js';
+import { DriverFailure, NothingServes, type BuildResult, type DeployResult, type Driver, type DriverContext, type DriverTarget } from '../driver.js';
 import { runShell, type CommandOptions } from './commands.js';
 import { detectConfinement, type Confinement, type Wrap } from './confine.js';
 import { Front } from './front.js';
@@ -42,6 +42,8 @@ export const LANGGRAPH_API_VERSION: string = (JSON.parse(await readFile(LANGGRAP
 const HANGAR_NODE_MODULES = path.resolve(LANGGRAPH_API_PACKAGE, '../../..');
 // The LangGraph API server's storage modules (imported by file URL: the package does not export them).
 const LANGGRAPH_API_DIST = path.join(path.dirname(LANGGRAPH_API_PACKAGE), 'dist');
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
 /** Builds and runs revisions on this host. */
 export class LocalDriver implements Driver {
@@ -247,7 +249,19 @@ export class LocalDriver implements Driver {
         return undefined;
       }
     };
-    const previous = await front.switchTo(entry.app, () => entry.app.activate(), restore);
+    let restored: boolean | undefined;
+    let previous: AppProcess | undefined;
+    try {
+      previous = await front.switchTo(entry.app, () => entry.app.activate(), async (stopped) => {
+        const back = await restore(stopped);
+        restored = back !== undefined;
+        return back;
+      });
+    } catch (error) {
+      if (restored !== false) throw error;
+      ctx.log('deploy', '[hangar] the previous revision did not start again either: nothing serves the deployment (status UNKNOWN)\n');
+      throw new NothingServes(`${error instanceof Error ? error.message : String(error)}; the previous revision did not start again either: nothing serves the deployment`, { cause: error });
+    }
     for (const [id, r] of this.running) if (r.app === previous) await this.stop(ctx.deployment.id, id);
     ctx.log('deploy', `[hangar] serving: revision ${ctx.revision.seq} took over the deployment's database and its stable URL\n`);
   }
@@ -266,10 +280,21 @@ export class LocalDriver implements Driver {
   }
 
   async teardown(target: DriverTarget['deployment']): Promise<void> {
-    const front = this.fronts.get(target.id);
-    this.fronts.delete(target.id);
+    await this.forget(target.id);
+  }
+
+  async localDeployments(): Promise<string[]> {
+    const dirs = await readdir(this.o.dir).catch(() => [] as string[]);
+    // Directories are named by deployment id (`.cache` is the shared install cache).
+    return [...new Set([...this.fronts.keys(), ...dirs.filter((d) => UUID.test(d))])];
+  }
+
+  async forget(deploymentId: string): Promise<void> {
+    for (const [id, r] of this.running) if (r.deploymentId === deploymentId) await this.stop(deploymentId, id);
+    const front = this.fronts.get(deploymentId);
+    this.fronts.delete(deploymentId);
     if (front) await (await front.catch(() => undefined))?.close();
-    await rm(path.join(this.o.dir, target.id), { recursive: true, force: true });
+    await rm(path.join(this.o.dir, deploymentId), { recursive: true, force: true });
   }
 
   async close(): Promise<void> {
