@@ -213,7 +213,11 @@ describe('run webhooks', () => {
   });
 
   it('a run that ends at once (it fails at start) is still delivered: the outbox waits for the run, not the other way round', async () => {
-    const agentId = await createAgent(server, { runtime: { model: { model_id: 'nosuchprovider:model' } } });
+    // An agent naming a saved model configuration deleted after it was saved: its runs fail at start.
+    const name = `gone-${Math.random().toString(36).slice(2)}`;
+    const config = await server.client.POST('/v1/deepagents/model-configs', { body: { name, model_id: 'scripted:echo' } });
+    const agentId = await createAgent(server, { runtime: { model: { model_id: name } } });
+    await server.client.DELETE('/v1/deepagents/model-configs/{model_config_id}', { params: { path: { model_config_id: config.data!.id } } });
     const threadId = await createThread(server, agentId);
     const { stream } = await run(server, threadId, { agent_id: agentId, messages: [{ role: 'user', content: 'fail now' }], webhook: `${receiverUrl}/at-once` });
     await eventually(async () => (at('/at-once').length >= 1 ? true : undefined));
