@@ -644,6 +644,171 @@ describe('a workspace of more than 100 agents', { timeout: 180_000 }, () => {
   });
 });
 
+describe('lists past their first page', { timeout: 300_000 }, () => {
+  let ws: Awaited<ReturnType<TestServer['createWorkspace']>>;
+  let revised: string;
+  let chatty: string;
+  let longThread: string;
+  let oldestThread: string;
+  let oldestRun: string;
+  const principals = Array.from({ length: 1001 }, (_, i) => `p${String(i).padStart(4, '0')}@example.com`);
+
+  /** `n` calls of `make`, ten at a time. */
+  async function inBatches(n: number, make: (i: number) => Promise<void>): Promise<void> {
+    for (let start = 0; start < n; start += 10) await Promise.all(Array.from({ length: Math.min(10, n - start) }, (_, j) => make(start + j)));
+  }
+
+  beforeAll(async () => {
+    ws = await server.createWorkspace('many-rows');
+    // 101 deployments (one page of 100 and one more, the oldest): their builds may fail, they are listed all the same.
+    await repo.push('main', { label: 'v1' });
+    const integration = await ws.client.POST('/v1/integrations/forge/vcshost', { body: { kind: 'git', name: 'local repos', base_url: repo.directoryUrl } });
+    expect(integration.response.status).toBe(201);
+    const integrationId = integration.data!.id;
+    for (let i = 0; i < 101; i++) {
+      const res = await ws.client.POST('/v2/deployments', {
+        body: { name: `dep-${String(i).padStart(3, '0')}`, source: 'vcshost', source_config: { integration_id: integrationId, repo_url: repo.url }, source_revision_config: { repo_ref: 'main' }, secrets: [] },
+      });
+      expect(res.response.status, JSON.stringify(res.error)).toBe(201);
+    }
+    // An agent of 101 revisions.
+    const agent = await ws.client.POST('/v1/deepagents/agents', { body: { name: 'Revised', runtime: { model: { model_id: 'scripted:demo' } } } });
+    revised = agent.data!.id;
+    for (let i = 1; i <= 100; i++) {
+      const res = await ws.client.PATCH('/v1/deepagents/agents/{agent_id}', { params: { path: { agent_id: revised } }, body: { description: `change ${i}` } });
+      expect(res.response.status).toBe(200);
+    }
+    // An agent of 51 threads, the last of them with 21 runs; 101 memories; 1001 principals' folders.
+    chatty = (await ws.client.POST('/v1/deepagents/agents', { body: { name: 'Chatty', runtime: { model: { model_id: 'scripted:demo' } } } })).data!.id;
+    for (let i = 0; i < 51; i++) {
+      const thread = await ws.client.POST('/v1/deepagents/threads', { body: { agent_id: chatty } });
+      expect(thread.response.status).toBe(201);
+      if (i === 0) oldestThread = thread.data!.id;
+      longThread = thread.data!.id;
+    }
+    for (let i = 0; i < 21; i++) {
+      const stream = await streamRun({ baseUrl: server.url, apiKey: ws.adminKey, threadId: longThread, body: { agent_id: chatty, messages: [{ role: 'user', content: `message ${i}` }] } });
+      expect(stream.status).toBe(200);
+      await collect(stream);
+    }
+    const runs = await ws.client.GET('/v1/deepagents/threads/{thread_id}/runs', { params: { path: { thread_id: longThread }, query: { limit: 21, offset: 0 } } });
+    expect(runs.data).toHaveLength(21);
+    oldestRun = runs.data![20]!.run_id;
+    const note = async (i: number) => {
+      const res = await ws.client.PUT('/v1/deepagents/store/items', { body: { namespace: [chatty, 'memories'], key: `/note-${String(i).padStart(3, '0')}.md`, value: { content: `note ${i}` } } });
+      expect(res.response.status).toBe(204);
+    };
+    await note(0); // alone, before the others: the least recently changed
+    await inBatches(100, (i) => note(i + 1));
+    await inBatches(principals.length, async (i) => {
+      const res = await ws.client.PUT('/v1/deepagents/store/items', { body: { namespace: [chatty, 'memories', 'user', principalLabel(principals[i]!)], key: '/a.md', value: { content: 'a' } } });
+      expect(res.response.status).toBe(204);
+    });
+  }, 600_000);
+
+  it('shows every deployment: the next page holds the oldest', async () => {
+    const { context, page, errors } = await open();
+    await signIn(page, ws.adminKey, '/deployments');
+    const links = page.getByRole('table').getByRole('link');
+    await page.getByRole('button', { name: 'Next page' }).waitFor();
+    expect(await links.count()).toBe(100);
+    expect(await links.allTextContents()).not.toContain('dep-000');
+    await page.getByRole('button', { name: 'Next page' }).click();
+    await page.getByRole('button', { name: 'First page' }).waitFor();
+    await page.getByRole('link', { name: 'dep-000', exact: true }).waitFor();
+    expect(await links.allTextContents()).toEqual(['dep-000']);
+    expect(await page.getByRole('button', { name: 'Next page' }).count()).toBe(0);
+    await expectAccessible(page);
+    await screenshot(page, 'deployments-second-page');
+    await page.getByRole('button', { name: 'First page' }).click();
+    await page.getByRole('button', { name: 'Next page' }).waitFor();
+    expect(await links.count()).toBe(100);
+    expect(errors).toEqual([]);
+    await context.close();
+  });
+
+  it('shows every revision of an agent, and compares the first with the last', async () => {
+    const { context, page, errors } = await open();
+    await signIn(page, ws.adminKey, `/agents/${revised}`);
+    await page.getByRole('tab', { name: 'Revisions' }).click();
+    const list = page.getByLabel('Revision list');
+    await list.getByText('#101', { exact: true }).waitFor();
+    expect(await list.getByText('#1', { exact: true }).count()).toBe(0);
+    await page.getByRole('button', { name: 'Next page' }).click();
+    await list.getByText('#1', { exact: true }).waitFor();
+    expect(await list.getByText('#101', { exact: true }).count()).toBe(0);
+    expect(await page.getByRole('button', { name: 'Next page' }).count()).toBe(0);
+    // The newest (chosen on the first page) against the first, from the second page.
+    await page.getByRole('textbox', { name: 'From revision' }).click();
+    await page.getByRole('option', { name: /^#1 / }).click();
+    await page.getByLabel('Diff').getByText(/change 100/).first().waitFor();
+    await expectAccessible(page);
+    await screenshot(page, 'agent-revisions-second-page');
+    expect(errors).toEqual([]);
+    await context.close();
+  });
+
+  it('shows every thread of an agent and every run of a thread', async () => {
+    const { context, page, errors } = await open();
+    await signIn(page, ws.adminKey, `/threads/${longThread}`);
+    const threads = page.getByLabel('Threads');
+    const threadLinks = threads.getByRole('link');
+    await threads.getByRole('button', { name: 'Next page' }).waitFor();
+    expect(await threadLinks.count()).toBe(50);
+    expect(await threads.getByText(oldestThread.slice(0, 8)).count()).toBe(0);
+    const runs = page.getByLabel('Runs', { exact: true });
+    const runLinks = runs.getByRole('link');
+    await runs.getByRole('button', { name: 'Next page' }).waitFor();
+    expect(await runLinks.count()).toBe(20);
+    expect(await runs.getByText(`Trace of run ${oldestRun.slice(0, 8)}`).count()).toBe(0);
+
+    await runs.getByRole('button', { name: 'Next page' }).click();
+    await runs.getByRole('link', { name: `Trace of run ${oldestRun.slice(0, 8)}` }).waitFor();
+    expect(await runLinks.count()).toBe(1);
+    expect(await runs.getByRole('button', { name: 'Next page' }).count()).toBe(0);
+    await threads.getByRole('button', { name: 'Next page' }).click();
+    await threads.getByText(oldestThread.slice(0, 8)).waitFor();
+    expect(await threadLinks.count()).toBe(1);
+    await threads.getByRole('button', { name: 'First page' }).waitFor();
+    await expectAccessible(page);
+    await screenshot(page, 'playground-second-pages');
+    expect(errors).toEqual([]);
+    await context.close();
+  });
+
+  it('shows every memory file of an agent', async () => {
+    const { context, page, errors } = await open();
+    await signIn(page, ws.adminKey, `/agents/${chatty}/memories`);
+    const shared = page.getByRole('region', { name: 'Agent memories' });
+    const files = shared.getByRole('navigation').getByRole('button');
+    await shared.getByRole('button', { name: 'Next page' }).waitFor();
+    expect(await files.count()).toBe(100);
+    expect(await shared.getByRole('button', { name: /note-000\.md/ }).count()).toBe(0);
+    await shared.getByRole('button', { name: 'Next page' }).click();
+    await shared.getByRole('button', { name: /\/memories\/note-000\.md/ }).click();
+    await expect(shared.getByLabel('Content of /memories/note-000.md').inputValue()).resolves.toBe('note 0');
+    expect(await files.count()).toBe(1);
+    await shared.getByRole('button', { name: 'First page' }).waitFor();
+    await expectAccessible(page);
+    await screenshot(page, 'memories-second-page');
+    expect(errors).toEqual([]);
+    await context.close();
+  });
+
+  it('offers an admin every principal with memories, the 1001st too (a request answers at most 1000)', async () => {
+    const { context, page, errors } = await open();
+    await signIn(page, ws.adminKey, `/agents/${chatty}/memories`);
+    const choice = page.getByLabel('Another principal’s memories');
+    await choice.waitFor();
+    expect(await choice.locator('option').count()).toBe(principals.length + 1);
+    await choice.selectOption({ label: principals[1000]! });
+    await page.getByRole('region', { name: `Memories of ${principals[1000]}` }).getByRole('button', { name: /\/memories\/user\/a\.md/ }).waitFor();
+    await expectAccessible(page);
+    expect(errors).toEqual([]);
+    await context.close();
+  });
+});
+
 describe('playground (useStream over the LangGraph protocol)', { timeout: 180_000 }, () => {
   let approvalTools: ToolServerFixture;
   beforeAll(async () => {
