@@ -646,6 +646,8 @@ describe('a workspace of more than 100 agents', { timeout: 180_000 }, () => {
 
 describe('lists past their first page', { timeout: 300_000 }, () => {
   let ws: Awaited<ReturnType<TestServer['createWorkspace']>>;
+  let newestDeployment: string;
+  let firstRevision: string;
   let revised: string;
   let chatty: string;
   let longThread: string;
@@ -669,6 +671,14 @@ describe('lists past their first page', { timeout: 300_000 }, () => {
       const res = await ws.client.POST('/v2/deployments', {
         body: { name: `dep-${String(i).padStart(3, '0')}`, source: 'vcshost', source_config: { integration_id: integrationId, repo_url: repo.url }, source_revision_config: { repo_ref: 'main' }, secrets: [] },
       });
+      expect(res.response.status, JSON.stringify(res.error)).toBe(201);
+      if (i === 100) newestDeployment = res.data!.id;
+    }
+    // The newest of them has 51 revisions: its first and 50 redeploys.
+    const first = (await ws.client.GET('/v2/deployments/{deployment_id}', { params: { path: { deployment_id: newestDeployment } } })).data!.latest_revision_id!;
+    firstRevision = first;
+    for (let i = 0; i < 50; i++) {
+      const res = await ws.client.POST('/v2/deployments/{deployment_id}/revisions/{revision_id}/redeploy', { params: { path: { deployment_id: newestDeployment, revision_id: first } } });
       expect(res.response.status, JSON.stringify(res.error)).toBe(201);
     }
     // An agent of 101 revisions.
@@ -723,6 +733,26 @@ describe('lists past their first page', { timeout: 300_000 }, () => {
     await page.getByRole('button', { name: 'First page' }).click();
     await page.getByRole('button', { name: 'Next page' }).waitFor();
     expect(await links.count()).toBe(100);
+    expect(errors).toEqual([]);
+    await context.close();
+  });
+
+  it('shows every revision of a deployment: the next page holds its first', async () => {
+    const { context, page, errors } = await open();
+    await signIn(page, ws.adminKey, `/deployments/${newestDeployment}`);
+    const revisions = page.getByLabel('Revisions');
+    const items = revisions.getByRole('button', { name: / · [0-9a-f]{8}$/ });
+    await revisions.getByRole('button', { name: 'Next page' }).waitFor();
+    expect(await items.count()).toBe(50);
+    expect(await revisions.getByRole('button', { name: new RegExp(`${firstRevision.slice(0, 8)}$`) }).count()).toBe(0);
+    await revisions.getByRole('button', { name: 'Next page' }).click();
+    await revisions.getByRole('button', { name: new RegExp(`${firstRevision.slice(0, 8)}$`) }).click();
+    await page.getByText(`Logs of ${firstRevision.slice(0, 8)}`).waitFor();
+    expect(await items.count()).toBe(1);
+    expect(await revisions.getByRole('button', { name: 'Next page' }).count()).toBe(0);
+    await revisions.getByRole('button', { name: 'First page' }).waitFor();
+    await expectAccessible(page);
+    await screenshot(page, 'deployment-revisions-second-page');
     expect(errors).toEqual([]);
     await context.close();
   });

@@ -6,7 +6,7 @@ import { useStream, type UseStream } from '@langchain/langgraph-sdk/react';
 import type { Message } from '@langchain/langgraph-sdk';
 import { lazy, Suspense, useEffect, useMemo, useState, type FormEvent, type KeyboardEvent } from 'react';
 import { Link, useLocation, useNavigate, useParams } from 'react-router';
-import { api, canWrite, getCsrfToken, ok, type Schemas } from '../api';
+import { api, canWrite, getCsrfToken, type Schemas } from '../api';
 import { useSession } from '../App';
 import { nextOffset, PageButtons, usePages } from '../Pager';
 import { agentQuery, RUNS_PAGE, runsQuery, threadQuery, THREADS_PAGE, threadsQuery } from '../queries';
