@@ -1,7 +1,7 @@
 // The Console in a real browser (Debian Chromium via playwright-core) against a real `hangar serve`
 // on port 0: one server, one browser and one real MCP tool server for the whole file.
 import os from 'node:os';
-import type { Browser, BrowserContext, Page } from 'playwright-core';
+import type { Browser, BrowserContext, Locator, Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { axeViolations, collectErrors, ensureConsoleBuilt, launchBrowser, screenshot } from '../support/browser.js';
 import { startBearerToolServer, type ToolServerFixture } from '../support/mcp.js';
@@ -716,18 +716,27 @@ describe('lists past their first page', { timeout: 300_000 }, () => {
     });
   }, 600_000);
 
+  /**
+   * A list of `scope` paged one more row than its page holds: the first page has `size` `rows` and
+   * not `last`; Next page shows `last` alone, with First page and no Next page.
+   */
+  async function pagesOnTo(scope: Locator, rows: Locator, size: number, last: Locator): Promise<void> {
+    await scope.getByRole('button', { name: 'Next page' }).waitFor();
+    expect(await rows.count()).toBe(size);
+    expect(await last.count()).toBe(0);
+    expect(await scope.getByRole('button', { name: 'First page' }).count()).toBe(0);
+    await scope.getByRole('button', { name: 'Next page' }).click();
+    await last.waitFor();
+    await scope.getByRole('button', { name: 'First page' }).waitFor();
+    expect(await rows.count()).toBe(1);
+    expect(await scope.getByRole('button', { name: 'Next page' }).count()).toBe(0);
+  }
+
   it('shows every deployment: the next page holds the oldest', async () => {
     const { context, page, errors } = await open();
     await signIn(page, ws.adminKey, '/deployments');
     const links = page.getByRole('table').getByRole('link');
-    await page.getByRole('button', { name: 'Next page' }).waitFor();
-    expect(await links.count()).toBe(100);
-    expect(await links.allTextContents()).not.toContain('dep-000');
-    await page.getByRole('button', { name: 'Next page' }).click();
-    await page.getByRole('button', { name: 'First page' }).waitFor();
-    await page.getByRole('link', { name: 'dep-000', exact: true }).waitFor();
-    expect(await links.allTextContents()).toEqual(['dep-000']);
-    expect(await page.getByRole('button', { name: 'Next page' }).count()).toBe(0);
+    await pagesOnTo(page.locator('main'), links, 100, page.getByRole('link', { name: 'dep-000', exact: true }));
     await expectAccessible(page);
     await screenshot(page, 'deployments-second-page');
     await page.getByRole('button', { name: 'First page' }).click();
@@ -741,16 +750,10 @@ describe('lists past their first page', { timeout: 300_000 }, () => {
     const { context, page, errors } = await open();
     await signIn(page, ws.adminKey, `/deployments/${newestDeployment}`);
     const revisions = page.getByLabel('Revisions');
-    const items = revisions.getByRole('button', { name: / · [0-9a-f]{8}$/ });
-    await revisions.getByRole('button', { name: 'Next page' }).waitFor();
-    expect(await items.count()).toBe(50);
-    expect(await revisions.getByRole('button', { name: new RegExp(`${firstRevision.slice(0, 8)}$`) }).count()).toBe(0);
-    await revisions.getByRole('button', { name: 'Next page' }).click();
-    await revisions.getByRole('button', { name: new RegExp(`${firstRevision.slice(0, 8)}$`) }).click();
+    const first = revisions.getByRole('button', { name: new RegExp(`${firstRevision.slice(0, 8)}$`) });
+    await pagesOnTo(revisions, revisions.getByRole('button', { name: / · [0-9a-f]{8}$/ }), 50, first);
+    await first.click();
     await page.getByText(`Logs of ${firstRevision.slice(0, 8)}`).waitFor();
-    expect(await items.count()).toBe(1);
-    expect(await revisions.getByRole('button', { name: 'Next page' }).count()).toBe(0);
-    await revisions.getByRole('button', { name: 'First page' }).waitFor();
     await expectAccessible(page);
     await screenshot(page, 'deployment-revisions-second-page');
     expect(errors).toEqual([]);
@@ -763,11 +766,7 @@ describe('lists past their first page', { timeout: 300_000 }, () => {
     await page.getByRole('tab', { name: 'Revisions' }).click();
     const list = page.getByLabel('Revision list');
     await list.getByText('#101', { exact: true }).waitFor();
-    expect(await list.getByText('#1', { exact: true }).count()).toBe(0);
-    await page.getByRole('button', { name: 'Next page' }).click();
-    await list.getByText('#1', { exact: true }).waitFor();
-    expect(await list.getByText('#101', { exact: true }).count()).toBe(0);
-    expect(await page.getByRole('button', { name: 'Next page' }).count()).toBe(0);
+    await pagesOnTo(page.getByRole('tabpanel'), list.getByText(/^#\d+$/), 100, list.getByText('#1', { exact: true }));
     // The newest (chosen on the first page) against the first, from the second page.
     await page.getByRole('textbox', { name: 'From revision' }).click();
     await page.getByRole('option', { name: /^#1 / }).click();
@@ -781,25 +780,10 @@ describe('lists past their first page', { timeout: 300_000 }, () => {
   it('shows every thread of an agent and every run of a thread', async () => {
     const { context, page, errors } = await open();
     await signIn(page, ws.adminKey, `/threads/${longThread}`);
-    const threads = page.getByLabel('Threads');
-    const threadLinks = threads.getByRole('link');
-    await threads.getByRole('button', { name: 'Next page' }).waitFor();
-    expect(await threadLinks.count()).toBe(50);
-    expect(await threads.getByText(oldestThread.slice(0, 8)).count()).toBe(0);
     const runs = page.getByLabel('Runs', { exact: true });
-    const runLinks = runs.getByRole('link');
-    await runs.getByRole('button', { name: 'Next page' }).waitFor();
-    expect(await runLinks.count()).toBe(20);
-    expect(await runs.getByText(`Trace of run ${oldestRun.slice(0, 8)}`).count()).toBe(0);
-
-    await runs.getByRole('button', { name: 'Next page' }).click();
-    await runs.getByRole('link', { name: `Trace of run ${oldestRun.slice(0, 8)}` }).waitFor();
-    expect(await runLinks.count()).toBe(1);
-    expect(await runs.getByRole('button', { name: 'Next page' }).count()).toBe(0);
-    await threads.getByRole('button', { name: 'Next page' }).click();
-    await threads.getByText(oldestThread.slice(0, 8)).waitFor();
-    expect(await threadLinks.count()).toBe(1);
-    await threads.getByRole('button', { name: 'First page' }).waitFor();
+    await pagesOnTo(runs, runs.getByRole('link'), 20, runs.getByRole('link', { name: `Trace of run ${oldestRun.slice(0, 8)}` }));
+    const threads = page.getByLabel('Threads');
+    await pagesOnTo(threads, threads.getByRole('link'), 50, threads.getByText(oldestThread.slice(0, 8)));
     await expectAccessible(page);
     await screenshot(page, 'playground-second-pages');
     expect(errors).toEqual([]);
@@ -810,15 +794,10 @@ describe('lists past their first page', { timeout: 300_000 }, () => {
     const { context, page, errors } = await open();
     await signIn(page, ws.adminKey, `/agents/${chatty}/memories`);
     const shared = page.getByRole('region', { name: 'Agent memories' });
-    const files = shared.getByRole('navigation').getByRole('button');
-    await shared.getByRole('button', { name: 'Next page' }).waitFor();
-    expect(await files.count()).toBe(100);
-    expect(await shared.getByRole('button', { name: /note-000\.md/ }).count()).toBe(0);
-    await shared.getByRole('button', { name: 'Next page' }).click();
-    await shared.getByRole('button', { name: /\/memories\/note-000\.md/ }).click();
+    const oldest = shared.getByRole('button', { name: /\/memories\/note-000\.md/ });
+    await pagesOnTo(shared, shared.getByRole('navigation').getByRole('button'), 100, oldest);
+    await oldest.click();
     await expect(shared.getByLabel('Content of /memories/note-000.md').inputValue()).resolves.toBe('note 0');
-    expect(await files.count()).toBe(1);
-    await shared.getByRole('button', { name: 'First page' }).waitFor();
     await expectAccessible(page);
     await screenshot(page, 'memories-second-page');
     expect(errors).toEqual([]);
