@@ -681,6 +681,17 @@ describe('lists past their first page', { timeout: 300_000 }, () => {
       const res = await ws.client.POST('/v2/deployments/{deployment_id}/revisions/{revision_id}/redeploy', { params: { path: { deployment_id: newestDeployment, revision_id: first } } });
       expect(res.response.status, JSON.stringify(res.error)).toBe(201);
     }
+    // 21 OAuth providers and 21 integrations: one more than a list's default page.
+    await inBatches(21, async (i) => {
+      const provider = await ws.client.POST('/v2/auth/providers', {
+        body: { provider_id: `idp-${String(i).padStart(2, '0')}`, name: `IdP ${String(i).padStart(2, '0')}`, client_id: 'c', auth_url: 'http://127.0.0.1:9/authorize', token_url: 'http://127.0.0.1:9/token', scopes: ['openid'] },
+      });
+      expect(provider.response.status, JSON.stringify(provider.error)).toBe(200);
+    });
+    await inBatches(20, async (i) => {
+      const res = await ws.client.POST('/v1/integrations/forge/vcshost', { body: { kind: 'git', name: `more repos ${String(i).padStart(2, '0')}`, base_url: repo.directoryUrl } });
+      expect(res.response.status, JSON.stringify(res.error)).toBe(201);
+    });
     // An agent of 101 revisions.
     const agent = await ws.client.POST('/v1/deepagents/agents', { body: { name: 'Revised', runtime: { model: { model_id: 'scripted:demo' } } } });
     revised = agent.data!.id;
@@ -800,6 +811,38 @@ describe('lists past their first page', { timeout: 300_000 }, () => {
     await expect(shared.getByLabel('Content of /memories/note-000.md').inputValue()).resolves.toBe('note 0');
     await expectAccessible(page);
     await screenshot(page, 'memories-second-page');
+    expect(errors).toEqual([]);
+    await context.close();
+  });
+
+  it('offers every OAuth provider when registering a tool server', async () => {
+    const { context, page, errors } = await open();
+    await signIn(page, ws.adminKey, '/tool-servers');
+    await page.getByRole('button', { name: 'Register tool server' }).click();
+    const dialog = page.getByRole('dialog', { name: 'Register tool server' });
+    await dialog.getByText('OAuth', { exact: true }).click();
+    await dialog.getByRole('textbox', { name: 'OAuth provider' }).click();
+    await page.getByRole('option', { name: 'IdP 00 (idp-00)' }).waitFor();
+    expect(await page.getByRole('option').count()).toBe(21);
+    await animationsDone(page);
+    await screenshot(page, 'tool-server-oauth-providers');
+    expect(errors).toEqual([]);
+    await context.close();
+  });
+
+  it('offers every integration when creating a deployment', async () => {
+    const { context, page, errors } = await open();
+    await signIn(page, ws.adminKey, '/deployments');
+    await page.getByRole('button', { name: 'New deployment' }).click();
+    const dialog = page.getByRole('dialog', { name: 'New deployment' });
+    await dialog.getByRole('textbox', { name: 'Integration' }).click();
+    // One answer offers them all: once one is there, every one is.
+    await page.getByRole('option', { name: /^local repos/ }).waitFor();
+    expect(await page.getByRole('option').count()).toBe(21);
+    await page.getByRole('option', { name: /^more repos 19/ }).click();
+    await dialog.getByRole('textbox', { name: 'Repository' }).click();
+    await page.getByRole('option', { name: /app$/ }).waitFor();
+    await expectAccessible(page);
     expect(errors).toEqual([]);
     await context.close();
   });

@@ -49,3 +49,16 @@ export function PageButtons<P>({ pages, next, size }: { pages: Pages<P>; next: P
     </Group>
   );
 }
+
+/**
+ * Every row of a list paged by offset, `limit` (the most the endpoint answers) at a time, for a choice
+ * that must offer them all; `page` answers the rows from an offset.
+ */
+export async function allRows<T>(limit: number, page: (offset: number) => Promise<T[]>): Promise<T[]> {
+  const rows: T[] = [];
+  for (let offset = 0; ; offset += limit) {
+    const found = await page(offset);
+    rows.push(...found);
+    if (found.length < limit) return rows;
+  }
+}

@@ -5,7 +5,7 @@ import { useState, type FormEvent } from 'react';
 import { Link, useNavigate } from 'react-router';
 import { api, canWrite, ok } from '../api';
 import { useSession } from '../App';
-import { nextOffset, PageButtons, usePages } from '../Pager';
+import { allRows, nextOffset, PageButtons, usePages } from '../Pager';
 import { DEPLOYMENTS_PAGE, deploymentsQuery } from '../queries';
 
 export function deploymentColor(status: string): string {
@@ -70,7 +70,11 @@ export default function Deployments() {
 function CreateDeployment({ onDone }: { onDone: () => void }) {
   const client = useQueryClient();
   const navigate = useNavigate();
-  const integrations = useQuery({ queryKey: ['integrations'], queryFn: async () => ok(await api.GET('/v1/integrations/forge/vcshost')) });
+  // Every integration (the list answers pages of `{resources, offset}`, 100 at the most).
+  const integrations = useQuery({
+    queryKey: ['integrations'],
+    queryFn: () => allRows(100, async (offset) => ok(await api.GET('/v1/integrations/forge/vcshost', { params: { query: { limit: 100, offset } } })).resources),
+  });
   const [integration, setIntegration] = useState<string | null>(null);
   const repos = useQuery({
     queryKey: ['repos', integration],
@@ -117,8 +121,7 @@ function CreateDeployment({ onDone }: { onDone: () => void }) {
     e.preventDefault();
     if (validate()) create.mutate();
   };
-  // The list answers a page of integrations ({offset, resources}).
-  const integrationList = integrations.data?.resources ?? [];
+  const integrationList = integrations.data ?? [];
   return (
     <form onSubmit={submit} noValidate>
       <Stack>

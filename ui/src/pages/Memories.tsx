@@ -8,7 +8,7 @@ import { Link, useParams } from 'react-router';
 import { api, canWrite, ok, type Schemas } from '../api';
 import { useSession } from '../App';
 import { ConfirmDialog } from '../Confirm';
-import { PageButtons, usePages } from '../Pager';
+import { allRows, PageButtons, usePages } from '../Pager';
 import { agentQuery } from '../queries';
 
 type Item = Schemas['StoreItem'];
@@ -242,13 +242,10 @@ function OtherPrincipals({ agentId, own }: { agentId: string; own: string }) {
   const labels = useQuery({
     queryKey: ['memory-principals', agentId],
     queryFn: async () => {
-      // Every principal, 1000 (the most a request may ask) at a time: the choice offers them all.
-      const namespaces: string[][] = [];
-      for (let offset = 0; ; offset += SEARCH_LIMIT) {
-        const found = ok(await api.POST('/v1/deepagents/store/namespaces', { body: { prefix, max_depth: prefix.length + 1, limit: SEARCH_LIMIT, offset } }));
-        namespaces.push(...found.namespaces);
-        if (found.namespaces.length < SEARCH_LIMIT) break;
-      }
+      // Every principal: the choice offers them all.
+      const namespaces = await allRows(SEARCH_LIMIT, async (offset) =>
+        ok(await api.POST('/v1/deepagents/store/namespaces', { body: { prefix, max_depth: prefix.length + 1, limit: SEARCH_LIMIT, offset } })).namespaces,
+      );
       return namespaces.map((n) => n[prefix.length]).filter((l): l is string => Boolean(l) && l !== own);
     },
   });
