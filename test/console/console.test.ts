@@ -1,7 +1,7 @@
 // The Console in a real browser (Debian Chromium via playwright-core) against a real `hangar serve`
 // on port 0: one server, one browser and one real MCP tool server for the whole file.
 import os from 'node:os';
-import type { Browser, BrowserContext, Page } from 'playwright-core';
+import type { Browser, BrowserContext, Locator, Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { axeViolations, collectErrors, ensureConsoleBuilt, launchBrowser, screenshot } from '../support/browser.js';
 import { startBearerToolServer, type ToolServerFixture } from '../support/mcp.js';
@@ -640,6 +640,223 @@ describe('a workspace of more than 100 agents', { timeout: 180_000 }, () => {
     await screenshot(page, 'usage-agent-beyond-100');
     // The deleted agent's GET answered 404, which the browser logs.
     expect(errors.filter((e) => !/404/.test(e))).toEqual([]);
+    await context.close();
+  });
+});
+
+describe('lists past their first page', { timeout: 300_000 }, () => {
+  let ws: Awaited<ReturnType<TestServer['createWorkspace']>>;
+  let newestDeployment: string;
+  let firstRevision: string;
+  let revised: string;
+  let chatty: string;
+  let longThread: string;
+  let oldestThread: string;
+  let oldestRun: string;
+  const principals = Array.from({ length: 1001 }, (_, i) => `p${String(i).padStart(4, '0')}@example.com`);
+
+  /** `n` calls of `make`, ten at a time. */
+  async function inBatches(n: number, make: (i: number) => Promise<void>): Promise<void> {
+    for (let start = 0; start < n; start += 10) await Promise.all(Array.from({ length: Math.min(10, n - start) }, (_, j) => make(start + j)));
+  }
+
+  beforeAll(async () => {
+    ws = await server.createWorkspace('many-rows');
+    // 101 deployments (one page of 100 and one more, the oldest): their builds may fail, they are listed all the same.
+    await repo.push('main', { label: 'v1' });
+    const integration = await ws.client.POST('/v1/integrations/forge/vcshost', { body: { kind: 'git', name: 'local repos', base_url: repo.directoryUrl } });
+    expect(integration.response.status).toBe(201);
+    const integrationId = integration.data!.id;
+    for (let i = 0; i < 101; i++) {
+      const res = await ws.client.POST('/v2/deployments', {
+        body: { name: `dep-${String(i).padStart(3, '0')}`, source: 'vcshost', source_config: { integration_id: integrationId, repo_url: repo.url }, source_revision_config: { repo_ref: 'main' }, secrets: [] },
+      });
+      expect(res.response.status, JSON.stringify(res.error)).toBe(201);
+      if (i === 100) newestDeployment = res.data!.id;
+    }
+    // The newest of them has 51 revisions: its first and 50 redeploys.
+    const first = (await ws.client.GET('/v2/deployments/{deployment_id}', { params: { path: { deployment_id: newestDeployment } } })).data!.latest_revision_id!;
+    firstRevision = first;
+    for (let i = 0; i < 50; i++) {
+      const res = await ws.client.POST('/v2/deployments/{deployment_id}/revisions/{revision_id}/redeploy', { params: { path: { deployment_id: newestDeployment, revision_id: first } } });
+      expect(res.response.status, JSON.stringify(res.error)).toBe(201);
+    }
+    // 21 OAuth providers and 21 integrations: one more than a list's default page.
+    await inBatches(21, async (i) => {
+      const provider = await ws.client.POST('/v2/auth/providers', {
+        body: { provider_id: `idp-${String(i).padStart(2, '0')}`, name: `IdP ${String(i).padStart(2, '0')}`, client_id: 'c', auth_url: 'http://127.0.0.1:9/authorize', token_url: 'http://127.0.0.1:9/token', scopes: ['openid'] },
+      });
+      expect(provider.response.status, JSON.stringify(provider.error)).toBe(200);
+    });
+    await inBatches(20, async (i) => {
+      const res = await ws.client.POST('/v1/integrations/forge/vcshost', { body: { kind: 'git', name: `more repos ${String(i).padStart(2, '0')}`, base_url: repo.directoryUrl } });
+      expect(res.response.status, JSON.stringify(res.error)).toBe(201);
+    });
+    // An agent of 101 revisions.
+    const agent = await ws.client.POST('/v1/deepagents/agents', { body: { name: 'Revised', runtime: { model: { model_id: 'scripted:demo' } } } });
+    revised = agent.data!.id;
+    for (let i = 1; i <= 100; i++) {
+      const res = await ws.client.PATCH('/v1/deepagents/agents/{agent_id}', { params: { path: { agent_id: revised } }, body: { description: `change ${i}` } });
+      expect(res.response.status).toBe(200);
+    }
+    // An agent of 51 threads, the last of them with 21 runs; 101 memories; 1001 principals' folders.
+    chatty = (await ws.client.POST('/v1/deepagents/agents', { body: { name: 'Chatty', runtime: { model: { model_id: 'scripted:demo' } } } })).data!.id;
+    for (let i = 0; i < 51; i++) {
+      const thread = await ws.client.POST('/v1/deepagents/threads', { body: { agent_id: chatty } });
+      expect(thread.response.status).toBe(201);
+      if (i === 0) oldestThread = thread.data!.id;
+      longThread = thread.data!.id;
+    }
+    for (let i = 0; i < 21; i++) {
+      const stream = await streamRun({ baseUrl: server.url, apiKey: ws.adminKey, threadId: longThread, body: { agent_id: chatty, messages: [{ role: 'user', content: `message ${i}` }] } });
+      expect(stream.status).toBe(200);
+      await collect(stream);
+    }
+    const runs = await ws.client.GET('/v1/deepagents/threads/{thread_id}/runs', { params: { path: { thread_id: longThread }, query: { limit: 21, offset: 0 } } });
+    expect(runs.data).toHaveLength(21);
+    oldestRun = runs.data![20]!.run_id;
+    const note = async (i: number) => {
+      const res = await ws.client.PUT('/v1/deepagents/store/items', { body: { namespace: [chatty, 'memories'], key: `/note-${String(i).padStart(3, '0')}.md`, value: { content: `note ${i}` } } });
+      expect(res.response.status).toBe(204);
+    };
+    await note(0); // alone, before the others: the least recently changed
+    await inBatches(100, (i) => note(i + 1));
+    await inBatches(principals.length, async (i) => {
+      const res = await ws.client.PUT('/v1/deepagents/store/items', { body: { namespace: [chatty, 'memories', 'user', principalLabel(principals[i]!)], key: '/a.md', value: { content: 'a' } } });
+      expect(res.response.status).toBe(204);
+    });
+  }, 600_000);
+
+  /**
+   * A list of `scope` paged one more row than its page holds: the first page has `size` `rows` and
+   * not `last`; Next page shows `last` alone, with First page and no Next page.
+   */
+  async function pagesOnTo(scope: Locator, rows: Locator, size: number, last: Locator): Promise<void> {
+    await scope.getByRole('button', { name: 'Next page' }).waitFor();
+    expect(await rows.count()).toBe(size);
+    expect(await last.count()).toBe(0);
+    expect(await scope.getByRole('button', { name: 'First page' }).count()).toBe(0);
+    await scope.getByRole('button', { name: 'Next page' }).click();
+    await last.waitFor();
+    await scope.getByRole('button', { name: 'First page' }).waitFor();
+    expect(await rows.count()).toBe(1);
+    expect(await scope.getByRole('button', { name: 'Next page' }).count()).toBe(0);
+  }
+
+  it('shows every deployment: the next page holds the oldest', async () => {
+    const { context, page, errors } = await open();
+    await signIn(page, ws.adminKey, '/deployments');
+    const links = page.getByRole('table').getByRole('link');
+    await pagesOnTo(page.locator('main'), links, 100, page.getByRole('link', { name: 'dep-000', exact: true }));
+    await expectAccessible(page);
+    await screenshot(page, 'deployments-second-page');
+    await page.getByRole('button', { name: 'First page' }).click();
+    await page.getByRole('button', { name: 'Next page' }).waitFor();
+    expect(await links.count()).toBe(100);
+    expect(errors).toEqual([]);
+    await context.close();
+  });
+
+  it('shows every revision of a deployment: the next page holds its first', async () => {
+    const { context, page, errors } = await open();
+    await signIn(page, ws.adminKey, `/deployments/${newestDeployment}`);
+    const revisions = page.getByLabel('Revisions');
+    const first = revisions.getByRole('button', { name: new RegExp(`${firstRevision.slice(0, 8)}$`) });
+    await pagesOnTo(revisions, revisions.getByRole('button', { name: / · [0-9a-f]{8}$/ }), 50, first);
+    await first.click();
+    await page.getByText(`Logs of ${firstRevision.slice(0, 8)}`).waitFor();
+    await expectAccessible(page);
+    await screenshot(page, 'deployment-revisions-second-page');
+    expect(errors).toEqual([]);
+    await context.close();
+  });
+
+  it('shows every revision of an agent, and compares the first with the last', async () => {
+    const { context, page, errors } = await open();
+    await signIn(page, ws.adminKey, `/agents/${revised}`);
+    await page.getByRole('tab', { name: 'Revisions' }).click();
+    const list = page.getByLabel('Revision list');
+    await list.getByText('#101', { exact: true }).waitFor();
+    await pagesOnTo(page.getByRole('tabpanel'), list.getByText(/^#\d+$/), 100, list.getByText('#1', { exact: true }));
+    // The newest (chosen on the first page) against the first, from the second page.
+    await page.getByRole('textbox', { name: 'From revision' }).click();
+    await page.getByRole('option', { name: /^#1 / }).click();
+    await page.getByLabel('Diff').getByText(/change 100/).first().waitFor();
+    await expectAccessible(page);
+    await screenshot(page, 'agent-revisions-second-page');
+    expect(errors).toEqual([]);
+    await context.close();
+  });
+
+  it('shows every thread of an agent and every run of a thread', async () => {
+    const { context, page, errors } = await open();
+    await signIn(page, ws.adminKey, `/threads/${longThread}`);
+    const runs = page.getByLabel('Runs', { exact: true });
+    await pagesOnTo(runs, runs.getByRole('link'), 20, runs.getByRole('link', { name: `Trace of run ${oldestRun.slice(0, 8)}` }));
+    const threads = page.getByLabel('Threads');
+    await pagesOnTo(threads, threads.getByRole('link'), 50, threads.getByText(oldestThread.slice(0, 8)));
+    await expectAccessible(page);
+    await screenshot(page, 'playground-second-pages');
+    expect(errors).toEqual([]);
+    await context.close();
+  });
+
+  it('shows every memory file of an agent', async () => {
+    const { context, page, errors } = await open();
+    await signIn(page, ws.adminKey, `/agents/${chatty}/memories`);
+    const shared = page.getByRole('region', { name: 'Agent memories' });
+    const oldest = shared.getByRole('button', { name: /\/memories\/note-000\.md/ });
+    await pagesOnTo(shared, shared.getByRole('navigation').getByRole('button'), 100, oldest);
+    await oldest.click();
+    await expect(shared.getByLabel('Content of /memories/note-000.md').inputValue()).resolves.toBe('note 0');
+    await expectAccessible(page);
+    await screenshot(page, 'memories-second-page');
+    expect(errors).toEqual([]);
+    await context.close();
+  });
+
+  it('offers every OAuth provider when registering a tool server', async () => {
+    const { context, page, errors } = await open();
+    await signIn(page, ws.adminKey, '/tool-servers');
+    await page.getByRole('button', { name: 'Register tool server' }).click();
+    const dialog = page.getByRole('dialog', { name: 'Register tool server' });
+    await dialog.getByText('OAuth', { exact: true }).click();
+    await dialog.getByRole('textbox', { name: 'OAuth provider' }).click();
+    await page.getByRole('option', { name: 'IdP 00 (idp-00)' }).waitFor();
+    expect(await page.getByRole('option').count()).toBe(21);
+    await animationsDone(page);
+    await screenshot(page, 'tool-server-oauth-providers');
+    expect(errors).toEqual([]);
+    await context.close();
+  });
+
+  it('offers every integration when creating a deployment', async () => {
+    const { context, page, errors } = await open();
+    await signIn(page, ws.adminKey, '/deployments');
+    await page.getByRole('button', { name: 'New deployment' }).click();
+    const dialog = page.getByRole('dialog', { name: 'New deployment' });
+    await dialog.getByRole('textbox', { name: 'Integration' }).click();
+    // One answer offers them all: once one is there, every one is.
+    await page.getByRole('option', { name: /^local repos/ }).waitFor();
+    expect(await page.getByRole('option').count()).toBe(21);
+    await page.getByRole('option', { name: /^more repos 19/ }).click();
+    await dialog.getByRole('textbox', { name: 'Repository' }).click();
+    await page.getByRole('option', { name: /app$/ }).waitFor();
+    await expectAccessible(page);
+    expect(errors).toEqual([]);
+    await context.close();
+  });
+
+  it('offers an admin every principal with memories, the 1001st too (a request answers at most 1000)', async () => {
+    const { context, page, errors } = await open();
+    await signIn(page, ws.adminKey, `/agents/${chatty}/memories`);
+    const choice = page.getByLabel('Another principal’s memories');
+    await choice.waitFor();
+    expect(await choice.locator('option').count()).toBe(principals.length + 1);
+    await choice.selectOption({ label: principals[1000]! });
+    await page.getByRole('region', { name: `Memories of ${principals[1000]}` }).getByRole('button', { name: /\/memories\/user\/a\.md/ }).waitFor();
+    await expectAccessible(page);
+    expect(errors).toEqual([]);
     await context.close();
   });
 });

@@ -33,15 +33,29 @@ export const threadQuery = (threadId: string) =>
     queryFn: async () => ok(await api.GET('/v1/deepagents/threads/{thread_id}', { params: { path: { thread_id: threadId } } })),
   });
 
-export const threadsQuery = (agentId: string, status: string | null = null) =>
+/** Rows per page of the lists paged by offset (deployments, threads, a thread's runs). */
+export const THREADS_PAGE = 50;
+export const RUNS_PAGE = 20;
+export const DEPLOYMENTS_PAGE = 100;
+
+/** A page of an agent's threads (50, newest first), from `offset`. */
+export const threadsQuery = (agentId: string, status: string | null = null, offset = 0) =>
   queryOptions({
-    queryKey: ['threads', agentId, status],
+    queryKey: ['threads', agentId, status, offset],
     queryFn: async () =>
       ok(
         await api.POST('/v1/deepagents/threads/search', {
-          body: { agent_id: agentId, limit: 50, offset: 0, ...(status ? { status: status as 'idle' } : {}) },
+          body: { agent_id: agentId, limit: THREADS_PAGE, offset, ...(status ? { status: status as 'idle' } : {}) },
         }),
       ),
+  });
+
+/** A page of a thread's runs (20, newest first), from `offset`. */
+export const runsQuery = (threadId: string | null, offset = 0) =>
+  queryOptions({
+    queryKey: ['runs', threadId, offset],
+    enabled: Boolean(threadId),
+    queryFn: async () => ok(await api.GET('/v1/deepagents/threads/{thread_id}/runs', { params: { path: { thread_id: threadId! }, query: { limit: RUNS_PAGE, offset } } })),
   });
 
 export const modelConfigsQuery = queryOptions({
@@ -101,10 +115,12 @@ export function defaultProject(projects: { items: { id: string; is_default: bool
   return (projects.items.find((p) => p.is_default) ?? projects.items[0]!).id;
 }
 
-export const deploymentsQuery = queryOptions({
-  queryKey: ['deployments'],
-  queryFn: async () => ok(await api.GET('/v2/deployments', { params: { query: { limit: 100, offset: 0 } } })),
-});
+/** A page of the workspace's deployments (100), from `offset`. */
+export const deploymentsQuery = (offset = 0) =>
+  queryOptions({
+    queryKey: ['deployments', offset],
+    queryFn: async () => ok(await api.GET('/v2/deployments', { params: { query: { limit: DEPLOYMENTS_PAGE, offset } } })),
+  });
 
 export const deploymentQuery = (deploymentId: string) =>
   queryOptions({

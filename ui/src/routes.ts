@@ -66,7 +66,7 @@ export const ROUTES: PageRoute[] = [
   },
   { path: '/traces/:runId', page: 'TraceRun' },
   { path: '/tool-servers', page: 'ToolServers', data: (c) => c.prefetchQuery(mcpServersQuery) },
-  { path: '/deployments', page: 'Deployments', data: (c) => c.prefetchQuery(deploymentsQuery) },
+  { path: '/deployments', page: 'Deployments', data: (c) => c.prefetchQuery(deploymentsQuery()) },
   { path: '/deployments/:deploymentId', page: 'Deployment', data: (c, p) => c.prefetchQuery(deploymentQuery(p.deploymentId!)) },
   // The charts' seven daily reports only after the table's: on a busy machine they would slow it down.
   {

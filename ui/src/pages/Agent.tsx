@@ -7,6 +7,7 @@ import Markdown from 'react-markdown';
 import { Link, useNavigate, useParams } from 'react-router';
 import { api, canWrite, ok, type Schemas } from '../api';
 import { useSession } from '../App';
+import { PageButtons, usePages } from '../Pager';
 import { agentQuery, mcpServersQuery } from '../queries';
 import { ServerError } from '../ServerError';
 
@@ -385,26 +386,32 @@ function ServerTools(props: {
   );
 }
 
-/** Revisions, newest first, and a diff between any two of them. */
+/** Revisions, newest first in pages of 100, and a diff between any two of them. */
 function Revisions({ agentId }: { agentId: string }) {
+  const pages = usePages<string>();
   const revisions = useQuery({
-    queryKey: ['revisions', agentId],
-    queryFn: async () => ok(await api.GET('/v1/deepagents/agents/{agent_id}/revisions', { params: { path: { agent_id: agentId }, query: { page_size: 100 } } })),
+    queryKey: ['revisions', agentId, pages.page],
+    queryFn: async () =>
+      ok(await api.GET('/v1/deepagents/agents/{agent_id}/revisions', { params: { path: { agent_id: agentId }, query: { page_size: 100, ...(pages.page ? { cursor: pages.page } : {}) } } })),
   });
-  const items = revisions.data?.items ?? [];
+  const items = revisions.data?.items;
   const [from, setFrom] = useState<string | null>(null);
   const [to, setTo] = useState<string | null>(null);
+  // The revisions of every page shown so far: the two compared may be on different pages.
+  const [seen, setSeen] = useState<Map<string, { number: number; label: string }>>(new Map());
   useEffect(() => {
-    if (items.length && !to) {
+    if (!items?.length) return;
+    setSeen((known) => new Map([...known, ...items.map((r) => [r.id, { number: r.number, label: `#${r.number} ${r.id.slice(0, 7)} — ${r.message}` }] as const)]));
+    if (!to) {
       setTo(items[0]!.id);
       setFrom(items[1]?.id ?? items[0]!.id);
     }
   }, [items, to]);
-  const options = items.map((r) => ({ value: r.id, label: `#${r.number} ${r.id.slice(0, 7)} — ${r.message}` }));
+  const options = [...seen].sort(([, a], [, b]) => b.number - a.number).map(([value, { label }]) => ({ value, label }));
   return (
     <Stack>
       <Stack gap={4} aria-label="Revision list">
-        {items.map((r) => (
+        {items?.map((r) => (
           <Group key={r.id} gap="xs" wrap="nowrap" align="flex-start">
             {/* The number and id keep their width: only the message wraps (the badge once shrank to "#…"). */}
             <Badge variant="light" className="no-shrink">
@@ -419,6 +426,7 @@ function Revisions({ agentId }: { agentId: string }) {
           </Group>
         ))}
       </Stack>
+      <PageButtons pages={pages} next={revisions.data?.next_cursor} />
       <SimpleGrid cols={{ base: 1, sm: 2 }}>
         <Select label="From revision" data={options} value={from} onChange={setFrom} allowDeselect={false} />
         <Select label="To revision" data={options} value={to} onChange={setTo} allowDeselect={false} />

@@ -6,6 +6,7 @@ import { Link, useNavigate } from 'react-router';
 import { api, canWrite, ok } from '../api';
 import { useSession } from '../App';
 import { agentsQuery, modelConfigsQuery } from '../queries';
+import { PageButtons, usePages } from '../Pager';
 import { ServerError } from '../ServerError';
 
 export function useModelSuggestions() {
@@ -18,16 +19,9 @@ export default function Agents() {
   const [search, setSearch] = useState('');
   const [name] = useDebouncedValue(search, 250);
   const [opened, { open, close }] = useDisclosure(false);
-  // Pages of 100, as the Traces page pages its runs. A cursor belongs to the search that gave it: a
-  // new search starts at its first page, reset while rendering (React's way of adjusting state to a
-  // change) so that the old cursor's page of the new search is never asked for.
-  const [cursor, setCursor] = useState<string | undefined>(undefined);
-  const [cursorOf, setCursorOf] = useState(name);
-  if (cursorOf !== name) {
-    setCursorOf(name);
-    setCursor(undefined);
-  }
-  const agents = useQuery(agentsQuery(name, cursor));
+  // Pages of 100; a new search starts at its first page.
+  const pages = usePages<string>(name);
+  const agents = useQuery(agentsQuery(name, pages.page));
   return (
     <Stack>
       <Group justify="space-between">
@@ -71,18 +65,7 @@ export default function Agents() {
         </Table>
       </Table.ScrollContainer>
       {agents.data && agents.data.items.length === 0 && <Text c="dimmed">{name ? 'No agent matches.' : 'No agents yet. Create one to start chatting.'}</Text>}
-      <Group>
-        {cursor && (
-          <Button variant="default" onClick={() => setCursor(undefined)}>
-            First page
-          </Button>
-        )}
-        {agents.data?.next_cursor && (
-          <Button variant="default" onClick={() => setCursor(agents.data.next_cursor ?? undefined)}>
-            Next page
-          </Button>
-        )}
-      </Group>
+      <PageButtons pages={pages} next={agents.data?.next_cursor} />
       <Modal opened={opened} onClose={close} title="New agent">
         <CreateAgent onDone={close} />
       </Modal>

@@ -7,6 +7,9 @@ import { useSession } from '../App';
 import { ConfirmDialog } from '../Confirm';
 import { deploymentColor } from './Deployments';
 import { deploymentQuery } from '../queries';
+import { nextOffset, PageButtons, usePages } from '../Pager';
+
+const REVISIONS_PAGE = 50;
 
 const active = (status: string) => !/READY|DEPLOYED|FAIL|ERROR|SKIPPED|INTERRUPTED|DELETED/.test(status);
 
@@ -20,9 +23,11 @@ export default function Deployment() {
     ...deploymentQuery(deploymentId),
     refetchInterval: (q) => (q.state.data && active(q.state.data.status) ? 1500 : 10_000),
   });
+  // Revisions in pages of 50, newest first.
+  const pages = usePages<number>();
   const revisions = useQuery({
-    queryKey: ['deployment-revisions', deploymentId, deployment.data?.status],
-    queryFn: async () => ok(await api.GET('/v2/deployments/{deployment_id}/revisions', { params: { path, query: { limit: 50, offset: 0 } } })),
+    queryKey: ['deployment-revisions', deploymentId, deployment.data?.status, pages.page],
+    queryFn: async () => ok(await api.GET('/v2/deployments/{deployment_id}/revisions', { params: { path, query: { limit: REVISIONS_PAGE, offset: pages.page ?? 0 } } })),
   });
   const [revision, setRevision] = useState<string | null>(null);
   const [kind, setKind] = useState<'build' | 'deploy'>('build');
@@ -122,6 +127,7 @@ export default function Deployment() {
             </Timeline.Item>
           ))}
         </Timeline>
+        <PageButtons pages={pages} next={revisions.data && nextOffset(pages.page, REVISIONS_PAGE, revisions.data.resources.length)} size="xs" />
       </Paper>
       <Paper withBorder p="sm" aria-label="Logs">
         <Group justify="space-between" mb="xs">

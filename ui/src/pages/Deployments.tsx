@@ -5,7 +5,8 @@ import { useState, type FormEvent } from 'react';
 import { Link, useNavigate } from 'react-router';
 import { api, canWrite, ok } from '../api';
 import { useSession } from '../App';
-import { deploymentsQuery } from '../queries';
+import { allRows, nextOffset, PageButtons, usePages } from '../Pager';
+import { DEPLOYMENTS_PAGE, deploymentsQuery } from '../queries';
 
 export function deploymentColor(status: string): string {
   return /READY|DEPLOYED/.test(status) ? 'green' : /FAIL|ERROR/.test(status) ? 'red' : 'blue';
@@ -14,8 +15,10 @@ export function deploymentColor(status: string): string {
 export default function Deployments() {
   const session = useSession().data;
   const [opened, { open, close }] = useDisclosure(false);
+  // Pages of 100.
+  const pages = usePages<number>();
   const list = useQuery({
-    ...deploymentsQuery,
+    ...deploymentsQuery(pages.page),
     refetchInterval: 5000,
   });
   return (
@@ -55,7 +58,8 @@ export default function Deployments() {
           </Table.Tbody>
         </Table>
       </Table.ScrollContainer>
-      {list.data?.resources.length === 0 && <Text c="dimmed">No deployments yet.</Text>}
+      {list.data?.resources.length === 0 && <Text c="dimmed">{pages.page === undefined ? 'No deployments yet.' : 'No more deployments.'}</Text>}
+      <PageButtons pages={pages} next={list.data && nextOffset(pages.page, DEPLOYMENTS_PAGE, list.data.resources.length)} />
       <Modal opened={opened} onClose={close} title="New deployment" size="lg">
         <CreateDeployment onDone={close} />
       </Modal>
@@ -66,7 +70,11 @@ export default function Deployments() {
 function CreateDeployment({ onDone }: { onDone: () => void }) {
   const client = useQueryClient();
   const navigate = useNavigate();
-  const integrations = useQuery({ queryKey: ['integrations'], queryFn: async () => ok(await api.GET('/v1/integrations/forge/vcshost')) });
+  // Every integration (the list answers pages of `{resources, offset}`, 100 at the most).
+  const integrations = useQuery({
+    queryKey: ['integrations'],
+    queryFn: () => allRows(100, async (offset) => ok(await api.GET('/v1/integrations/forge/vcshost', { params: { query: { limit: 100, offset } } })).resources),
+  });
   const [integration, setIntegration] = useState<string | null>(null);
   const repos = useQuery({
     queryKey: ['repos', integration],
@@ -113,8 +121,7 @@ function CreateDeployment({ onDone }: { onDone: () => void }) {
     e.preventDefault();
     if (validate()) create.mutate();
   };
-  // The list answers a page of integrations ({offset, resources}).
-  const integrationList = integrations.data?.resources ?? [];
+  const integrationList = integrations.data ?? [];
   return (
     <form onSubmit={submit} noValidate>
       <Stack>

@@ -8,6 +8,7 @@ import { Link, useParams } from 'react-router';
 import { api, canWrite, ok, type Schemas } from '../api';
 import { useSession } from '../App';
 import { ConfirmDialog } from '../Confirm';
+import { allRows, PageButtons, usePages } from '../Pager';
 import { agentQuery } from '../queries';
 
 type Item = Schemas['StoreItem'];
@@ -43,23 +44,45 @@ function valueWith(item: Item | undefined, text: string): Record<string, unknown
   return { ...item.value, content: Array.isArray(item.value.content) ? text.split('\n') : text, modified_at: now };
 }
 
+const MEMORIES_PAGE = 100;
+/** Items a search asks for at once (the most it may). */
+const SEARCH_LIMIT = 1000;
+
+/**
+ * A page of the files directly in `namespace`, from the item at `offset` of the search under it. The
+ * agent's folder holds the principals' folders too, whose files the search answers among its own: the
+ * search is read on until the page is full or the folder is done. `next`: where the next page starts.
+ */
+async function filesFrom(namespace: string[], offset: number): Promise<{ files: Item[]; next: number | null }> {
+  const files: Item[] = [];
+  for (let at = offset; ; at += SEARCH_LIMIT) {
+    const found = ok(await api.POST('/v1/deepagents/store/items/search', { body: { namespace_prefix: namespace, limit: SEARCH_LIMIT, offset: at } }));
+    for (const [i, item] of found.items.entries()) {
+      if (item.namespace.length !== namespace.length) continue;
+      if (files.length === MEMORIES_PAGE) return { files: byPath(files), next: at + i };
+      files.push(item);
+    }
+    if (found.items.length < SEARCH_LIMIT) return { files: byPath(files), next: null };
+  }
+}
+
+function byPath(files: Item[]): Item[] {
+  return files.sort((a, b) => a.key.localeCompare(b.key));
+}
+
 function MemoryFolder({ title, root, namespace, writable }: { title: string; root: string; namespace: string[]; writable: boolean }) {
   const client = useQueryClient();
   const queryKey = ['memories', ...namespace];
-  const items = useQuery({
-    queryKey,
-    queryFn: async () => {
-      const found = ok(await api.POST('/v1/deepagents/store/items/search', { body: { namespace_prefix: namespace, limit: 1000, offset: 0 } }));
-      // The agent's folder holds the principals' folders too: keep only its own files.
-      return found.items.filter((i) => i.namespace.length === namespace.length).sort((a, b) => a.key.localeCompare(b.key));
-    },
-  });
+  // Pages of 100 files, the most recently changed first (each page in path order).
+  const pages = usePages<number>();
+  const page = useQuery({ queryKey: [...queryKey, pages.page], queryFn: () => filesFrom(namespace, pages.page ?? 0) });
+  const files = page.data?.files;
   const [selected, setSelected] = useState<string | null>(null);
   const [text, setText] = useState('');
   const [newPath, setNewPath] = useState('');
   const [saved, setSaved] = useState<string | null>(null);
   const [confirmDelete, setConfirmDelete] = useState(false);
-  const current = items.data?.find((i) => i.key === selected);
+  const current = files?.find((i) => i.key === selected);
   useEffect(() => {
     if (current) setText(textOf(current));
   }, [current]);
@@ -70,6 +93,8 @@ function MemoryFolder({ title, root, namespace, writable }: { title: string; roo
       return key;
     },
     onSuccess: async (key) => {
+      // What was saved is now the most recently changed: on the first page.
+      pages.go(undefined);
       await client.invalidateQueries({ queryKey });
       setSelected(key);
       setSaved(key);
@@ -94,7 +119,7 @@ function MemoryFolder({ title, root, namespace, writable }: { title: string; roo
     if (key === '/') return;
     setNewPath('');
     setText('');
-    save.mutate({ key, value: valueWith(items.data?.find((i) => i.key === key), '') });
+    save.mutate({ key, value: valueWith(files?.find((i) => i.key === key), '') });
   };
 
   return (
@@ -103,11 +128,11 @@ function MemoryFolder({ title, root, namespace, writable }: { title: string; roo
         <Title order={3} size="h4">
           {title}
         </Title>
-        {items.error && <Alert color="red">{items.error.message}</Alert>}
-        {items.isPending && <Loader size="sm" aria-label={`Loading ${title}`} />}
-        {items.data?.length === 0 && <Text c="dimmed">No files under {root} yet.</Text>}
+        {page.error && <Alert color="red">{page.error.message}</Alert>}
+        {page.isPending && <Loader size="sm" aria-label={`Loading ${title}`} />}
+        {files?.length === 0 && <Text c="dimmed">No files under {root} yet.</Text>}
         <nav aria-label={`Files of ${title}`}>
-          {items.data?.map((i) => (
+          {files?.map((i) => (
             <NavLink
               component="button"
               key={i.key}
@@ -121,6 +146,7 @@ function MemoryFolder({ title, root, namespace, writable }: { title: string; roo
             />
           ))}
         </nav>
+        <PageButtons pages={pages} next={page.data?.next} size="xs" />
         {current && (
           <Stack gap="xs">
             <Textarea
@@ -216,8 +242,11 @@ function OtherPrincipals({ agentId, own }: { agentId: string; own: string }) {
   const labels = useQuery({
     queryKey: ['memory-principals', agentId],
     queryFn: async () => {
-      const found = ok(await api.POST('/v1/deepagents/store/namespaces', { body: { prefix, max_depth: prefix.length + 1, limit: 1000, offset: 0 } }));
-      return found.namespaces.map((n) => n[prefix.length]).filter((l): l is string => Boolean(l) && l !== own);
+      // Every principal: the choice offers them all.
+      const namespaces = await allRows(SEARCH_LIMIT, async (offset) =>
+        ok(await api.POST('/v1/deepagents/store/namespaces', { body: { prefix, max_depth: prefix.length + 1, limit: SEARCH_LIMIT, offset } })).namespaces,
+      );
+      return namespaces.map((n) => n[prefix.length]).filter((l): l is string => Boolean(l) && l !== own);
     },
   });
   const [chosen, setChosen] = useState('');

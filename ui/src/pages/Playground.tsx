@@ -6,9 +6,10 @@ import { useStream, type UseStream } from '@langchain/langgraph-sdk/react';
 import type { Message } from '@langchain/langgraph-sdk';
 import { lazy, Suspense, useEffect, useMemo, useState, type FormEvent, type KeyboardEvent } from 'react';
 import { Link, useLocation, useNavigate, useParams } from 'react-router';
-import { api, canWrite, getCsrfToken, ok, type Schemas } from '../api';
+import { api, canWrite, getCsrfToken, type Schemas } from '../api';
 import { useSession } from '../App';
-import { agentQuery, threadQuery, threadsQuery } from '../queries';
+import { nextOffset, PageButtons, usePages } from '../Pager';
+import { agentQuery, RUNS_PAGE, runsQuery, threadQuery, THREADS_PAGE, threadsQuery } from '../queries';
 
 // Messages are drawn as markdown once react-markdown has loaded (as plain text until then): the page
 // and its Message box do not wait for it.
@@ -68,12 +69,13 @@ function Chat({ agentId, threadId, onThread }: { agentId: string; threadId: stri
   const client = useQueryClient();
   const agent = useQuery(agentQuery(agentId));
   const [statusFilter, setStatusFilter] = useState<string | null>(null);
-  const threads = useQuery(threadsQuery(agentId, statusFilter));
-  const runs = useQuery({
-    queryKey: ['runs', threadId],
-    enabled: Boolean(threadId),
-    queryFn: async () => ok(await api.GET('/v1/deepagents/threads/{thread_id}/runs', { params: { path: { thread_id: threadId! }, query: { limit: 20, offset: 0 } } })),
-  });
+  // Threads in pages of 50 (another status filter starts at its first), a thread's runs in pages of
+  // 20; the thread's latest runs (the first page) are the ones to cancel and to time tool calls by.
+  const threadPages = usePages<number>(statusFilter);
+  const threads = useQuery(threadsQuery(agentId, statusFilter, threadPages.page));
+  const runs = useQuery(runsQuery(threadId));
+  const runPages = usePages<number>(threadId);
+  const shownRuns = useQuery(runsQuery(threadId, runPages.page));
   const refresh = () => {
     void client.invalidateQueries({ queryKey: ['threads', agentId] });
     void client.invalidateQueries({ queryKey: ['runs'] });
@@ -195,10 +197,11 @@ function Chat({ agentId, threadId, onThread }: { agentId: string; threadId: stri
             ))}
             {threads.data?.length === 0 && (
               <Text size="sm" c="dimmed">
-                No threads yet.
+                {threadPages.page === undefined ? 'No threads yet.' : 'No more threads.'}
               </Text>
             )}
           </ScrollArea.Autosize>
+          <PageButtons pages={threadPages} next={threads.data && nextOffset(threadPages.page, THREADS_PAGE, threads.data.length)} size="xs" />
         </Paper>
         <Stack style={{ gridColumn: 'span 2' }} className="chat-column">
           <Paper withBorder p="sm" aria-label="Conversation" aria-live="polite" aria-busy={stream.isLoading}>
@@ -291,12 +294,17 @@ function Chat({ agentId, threadId, onThread }: { agentId: string; threadId: stri
               ))}
             </Paper>
           </SimpleGrid>
-          {runs.data && runs.data.length > 0 && (
+          {shownRuns.data && (shownRuns.data.length > 0 || runPages.page !== undefined) && (
             <Paper withBorder p="xs" aria-label="Runs">
               <Text fw={600} size="sm">
                 Runs
               </Text>
-              {runs.data.map((r) => (
+              {shownRuns.data.length === 0 && (
+                <Text size="sm" c="dimmed">
+                  No more runs.
+                </Text>
+              )}
+              {shownRuns.data.map((r) => (
                 <Group key={r.run_id} gap="xs">
                   <Badge size="xs" color={r.status === 'success' ? 'green' : r.status === 'error' ? 'red' : 'gray'}>
                     {r.status}
@@ -306,6 +314,7 @@ function Chat({ agentId, threadId, onThread }: { agentId: string; threadId: stri
                   </Anchor>
                 </Group>
               ))}
+              <PageButtons pages={runPages} next={nextOffset(runPages.page, RUNS_PAGE, shownRuns.data.length)} size="xs" />
             </Paper>
           )}
         </Stack>

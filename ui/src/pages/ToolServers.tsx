@@ -3,6 +3,7 @@ import { useDisclosure } from '@mantine/hooks';
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useState, type FormEvent } from 'react';
 import { api, canWrite, ok, type Schemas } from '../api';
+import { allRows } from '../Pager';
 import { useSession } from '../App';
 import { ConfirmDialog, Dependents, normalizeUrl, useAgentsUsing } from '../Confirm';
 import { mcpServersQuery } from '../queries';
@@ -56,7 +57,11 @@ function HeaderRows({ headers, onChange }: { headers: Header[]; onChange: (h: He
 
 function RegisterServer({ onDone }: { onDone: () => void }) {
   const client = useQueryClient();
-  const providers = useQuery({ queryKey: ['oauth-providers'], queryFn: async () => ok(await api.GET('/v2/auth/providers')) });
+  // Every OAuth provider (the list answers pages of `{resources, offset}`, 100 at the most).
+  const providers = useQuery({
+    queryKey: ['oauth-providers'],
+    queryFn: () => allRows(100, async (offset) => ok(await api.GET('/v2/auth/providers', { params: { query: { limit: 100, offset } } })).resources),
+  });
   const [name, setName] = useState('');
   const [url, setUrl] = useState('');
   const [auth, setAuth] = useState<'headers' | 'oauth'>('headers');
@@ -82,7 +87,7 @@ function RegisterServer({ onDone }: { onDone: () => void }) {
     e.preventDefault();
     create.mutate();
   };
-  const providerList = (providers.data as { items?: { id: string; name: string; provider_id: string }[] } | undefined)?.items ?? [];
+  const providerList = providers.data ?? [];
   return (
     <form onSubmit={submit}>
       <Stack>

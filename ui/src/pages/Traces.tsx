@@ -1,8 +1,9 @@
-import { Alert, Anchor, Badge, Button, Group, NumberInput, Select, SimpleGrid, Stack, Table, Text, TextInput, Title } from '@mantine/core';
+import { Alert, Anchor, Badge, NumberInput, Select, SimpleGrid, Stack, Table, Text, TextInput, Title } from '@mantine/core';
 import { useDebouncedValue } from '@mantine/hooks';
 import { useQuery } from '@tanstack/react-query';
-import { useEffect, useState } from 'react';
+import { useState } from 'react';
 import { Link } from 'react-router';
+import { PageButtons, usePages } from '../Pager';
 import { defaultProject, SINCE, traceRunsQuery, tracingProjectsQuery } from '../queries';
 
 export function statusColor(status: string): string {
@@ -19,9 +20,9 @@ export default function Traces() {
   const [name] = useDebouncedValue(nameInput, 250);
   const [minLatency, setMinLatency] = useState<number | string>('');
   const [since, setSince] = useState<string>('Any time');
-  const [cursor, setCursor] = useState<string | undefined>(undefined);
-  useEffect(() => setCursor(undefined), [project, status, name, minLatency, since]);
-  const runs = useQuery(traceRunsQuery({ project, status, name, minLatency, since, cursor }));
+  // Pages of 50; other filters start at their first page.
+  const pages = usePages<string>([project, status, name, minLatency, since]);
+  const runs = useQuery(traceRunsQuery({ project, status, name, minLatency, since, cursor: pages.page }));
   return (
     <Stack>
       <Title order={2}>Traces</Title>
@@ -67,18 +68,7 @@ export default function Traces() {
         </Table>
       </Table.ScrollContainer>
       {runs.data && runs.data.items.length === 0 && <Text c="dimmed">No runs match.</Text>}
-      <Group>
-        {cursor && (
-          <Button variant="default" onClick={() => setCursor(undefined)}>
-            First page
-          </Button>
-        )}
-        {runs.data?.next_cursor && (
-          <Button variant="default" onClick={() => setCursor(runs.data.next_cursor ?? undefined)}>
-            Next page
-          </Button>
-        )}
-      </Group>
+      <PageButtons pages={pages} next={runs.data?.next_cursor} />
     </Stack>
   );
 }
