@@ -424,6 +424,29 @@ describe('memories and keys in the browser', { timeout: 180_000 }, () => {
     await second.context.close();
   });
 
+  it('"Add file" with the name of an existing memory keeps that memory: it says so and opens it, never empties it', async () => {
+    const agent = (await server.client.POST('/v1/deepagents/agents', { body: { name: 'Kept notes', runtime: { model: { model_id: 'scripted:demo' } } } })).data!;
+    const namespace = [agent.id, 'memories'];
+    expect((await server.client.PUT('/v1/deepagents/store/items', { body: { namespace, key: '/notes.md', value: { content: 'likes tea' } } })).response.status).toBe(204);
+    const { context, page, errors } = await open();
+    await signIn(page, server.adminKey, `/agents/${agent.id}/memories`);
+    const shared = page.getByRole('region', { name: 'Agent memories' });
+    await shared.getByRole('button', { name: /\/memories\/notes\.md/ }).waitFor();
+    await shared.getByLabel('New file under /memories/').fill('notes.md');
+    await shared.getByRole('button', { name: 'Add file' }).click();
+    await shared.getByText('/memories/notes.md already exists: open it from the list to edit it').waitFor();
+    await expect(shared.getByLabel('Content of /memories/notes.md').inputValue()).resolves.toBe('likes tea');
+    const stored = await server.client.POST('/v1/deepagents/store/items/search', { body: { namespace_prefix: namespace, limit: 10, offset: 0 } });
+    expect(stored.data!.items.map((i) => [i.key, i.value.content])).toEqual([['/notes.md', 'likes tea']]);
+    // A new name is still added, empty, and opened.
+    await shared.getByLabel('New file under /memories/').fill('todo.md');
+    await shared.getByRole('button', { name: 'Add file' }).click();
+    await expect(shared.getByLabel('Content of /memories/todo.md').inputValue()).resolves.toBe('');
+    await screenshot(page, 'memory-add-existing');
+    expect(errors).toEqual([]);
+    await context.close();
+  });
+
   it('lets an admin create a key (shown once) and revoke it: the key is refused and its console session ends', async () => {
     const { context, page, errors } = await open();
     await signIn(page, server.adminKey, '/settings');

@@ -113,13 +113,26 @@ function MemoryFolder({ title, root, namespace, writable }: { title: string; roo
     setConfirmDelete(false);
     remove.reset();
   };
+  // A new file never replaces one of the same name (it may be on another page than the one shown):
+  // the name is looked up first, and an existing file is opened when shown, or named, not emptied.
+  const add = useMutation({
+    mutationFn: async (key: string) => {
+      const existing = ok(await api.GET('/v1/deepagents/store/items', { params: { query: { namespace: namespace.join('.'), key } } }));
+      if (existing) {
+        if (files?.some((i) => i.key === key)) setSelected(key);
+        throw new Error(`${root}${key.replace(/^\//, '')} already exists: open it from the list to edit it`);
+      }
+      setNewPath('');
+      setText('');
+      save.mutate({ key, value: valueWith(undefined, '') });
+    },
+  });
   const create = (e: FormEvent) => {
     e.preventDefault();
     const key = `/${newPath.trim().replace(/^\/+/, '')}`;
     if (key === '/') return;
-    setNewPath('');
-    setText('');
-    save.mutate({ key, value: valueWith(files?.find((i) => i.key === key), '') });
+    setSaved(null);
+    add.mutate(key);
   };
 
   return (
@@ -196,10 +209,15 @@ function MemoryFolder({ title, root, namespace, writable }: { title: string; roo
           </ConfirmDialog>
         )}
         {save.error && <Alert color="red">{save.error.message}</Alert>}
+        {add.error && <Alert color="red">{add.error.message}</Alert>}
         {writable && (
           <Group component="form" onSubmit={create} align="flex-end" gap="xs">
-            <TextInput label={`New file under ${root}`} placeholder="notes.md" value={newPath} onChange={(e) => setNewPath(e.currentTarget.value)} />
-            <Button type="submit" variant="default" disabled={newPath.trim() === ''}>
+            <TextInput label={`New file under ${root}`} placeholder="notes.md" value={newPath} onChange={(e) => {
+                add.reset();
+                setNewPath(e.currentTarget.value);
+              }}
+            />
+            <Button type="submit" variant="default" disabled={newPath.trim() === ''} loading={add.isPending}>
               Add file
             </Button>
           </Group>
