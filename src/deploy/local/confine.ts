@@ -23,6 +23,7 @@
 import { spawn } from 'node:child_process';
 import path from 'node:path';
 import type { Logger } from '../../logging.js';
+import { dropRoot, noUserNamespaces } from '../../sandbox/drop-root.js';
 
 /** A command `file args…` as what to spawn instead (it then runs confined). */
 export type Wrap = (file: string, args: string[]) => { file: string; args: string[] };
@@ -76,10 +77,7 @@ function baseArgs(root: boolean): string[] {
  * which further ones are forbidden.
  */
 function dropTo(o: ConfinementOptions, nested: boolean): string[] {
-  return [
-    o.setpriv ?? 'setpriv', `--reuid=${o.uid}`, `--regid=${o.uid}`, '--clear-groups', '--inh-caps=-all', '--bounding-set=-all', '--no-new-privs', '--',
-    ...(nested ? [o.bwrap ?? 'bwrap', '--unshare-user', '--disable-userns', '--cap-drop', 'ALL', '--dev-bind', '/', '/', '--'] : []),
-  ];
+  return [...dropRoot(o.setpriv ?? 'setpriv', o.uid), ...(nested ? noUserNamespaces(o.bwrap ?? 'bwrap', ['--disable-userns']) : [])];
 }
 
 /** Whether a command runs under bwrap here (installed, and namespaces allowed). */
