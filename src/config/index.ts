@@ -374,7 +374,7 @@ export const settings = withTimerLimits({
   sandboxUidBase: {
     env: 'HANGAR_SANDBOX_UID_BASE',
     schema: z.coerce.number().int().min(1000).max(2 ** 31 - 70_000).default(200_000),
-    description: 'When Hangar runs as root, a sandbox’s commands run as user and group (this + a slot below 60000), one per live sandbox.',
+    description: 'When Hangar runs as root, a sandbox’s commands run as user and group (this + a slot below 60000), one per live sandbox; the local driver’s deployment builds and applications as this + 65536.',
   },
   sandboxTimeoutSeconds: {
     env: 'HANGAR_SANDBOX_TIMEOUT_SECONDS',

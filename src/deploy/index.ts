@@ -12,7 +12,7 @@ import type { Logger } from '../logging.js';
 import type { Driver } from './driver.js';
 import { hangarAppTracing } from './app-tracing.js';
 import { KubernetesDriver } from './kubernetes/index.js';
-import { LocalDriver } from './local/index.js';
+import { DEPLOYMENT_UID_OFFSET, LocalDriver } from './local/index.js';
 import { Reconciler } from './reconciler.js';
 
 /** The reconciler with the drivers named in HANGAR_DEPLOY_DRIVERS. */
@@ -24,6 +24,8 @@ export function createReconciler(o: { config: Config; db: Db; cipher: Cipher; lo
       new LocalDriver({
         dir: path.join(o.config.dataDir, 'deployments'),
         dataDir: o.config.dataDir,
+        // As root: one user for every deployment, just above the sandboxes' users (slots < 60000).
+        uid: o.config.sandboxUidBase + DEPLOYMENT_UID_OFFSET,
         buildTimeoutMs: o.config.deployBuildTimeoutMs,
         healthTimeoutMs: o.config.deployHealthTimeoutMs,
         uploads: o.services.deploymentUploads,

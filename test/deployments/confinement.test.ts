@@ -2,7 +2,7 @@
 // deployment may run commands (install_command, the application), and those must not read Hangar's
 // secret key, its other data or its processes. The build's own log says what the commands saw.
 import { spawn } from 'node:child_process';
-import { mkdtemp, readFile } from 'node:fs/promises';
+import { chmod, chown, mkdtemp, readFile, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -64,10 +64,53 @@ describe('local deployments are confined', () => {
     await api('DELETE', `/v2/deployments/${d.id}`);
   }, 120_000);
 
+  // As root, bwrap makes no user namespace: without dropping to another user, the build ran as uid 0,
+  // which owns every root-owned file of the host (capabilities or not) and could make user namespaces.
+  it.runIf(process.getuid?.() === 0)('as root, a build runs as an unprivileged user: root-only files of the host stay closed, no user namespaces', async () => {
+    const dir = await mkdtemp(path.join(os.tmpdir(), 'hangar-root-only-'));
+    const secretFile = path.join(dir, 'credentials');
+    await writeFile(secretFile, 'ROOT-ONLY-CONTENT\n');
+    await chmod(secretFile, 0o600);
+    await chmod(dir, 0o755);
+    const repo = await makeAppRepo();
+    await repo.push('main', { label: 'v1' });
+    const install = [
+      `cat ${secretFile} || echo "ROOT-ONLY-CLOSED"`,
+      `echo "UID=$(id -u)"`,
+      `unshare -U true 2>/dev/null && echo USERNS-MADE || echo USERNS-REFUSED`,
+    ].join('; ');
+    const d = await api('POST', '/v2/deployments', {
+      name: 'confined-root',
+      source: 'vcshost',
+      source_config: { repo_url: repo.url, install_command: install },
+      source_revision_config: { repo_ref: 'main' },
+      secrets: [],
+    });
+    const rev = d.latest_revision_id as string;
+    const status = await waitFor('the revision to deploy', async () => {
+      const s = (await api('GET', `/v2/deployments/${d.id}/revisions/${rev}`)).status as string;
+      return ['DEPLOYED', 'BUILD_FAILED', 'DEPLOY_FAILED'].includes(s) ? s : undefined;
+    });
+    const logs = (await api('GET', `/v2/deployments/${d.id}/revisions/${rev}/build-logs`)).logs as string;
+    expect(status, logs).toBe('DEPLOYED');
+    expect(logs).not.toContain('ROOT-ONLY-CONTENT');
+    expect(logs).toContain('ROOT-ONLY-CLOSED');
+    expect(logs).not.toContain('UID=0');
+    expect(logs).toContain('USERNS-REFUSED');
+    // The application, run as that user too, still serves.
+    const res = await waitFor('the application to answer', async () => {
+      const r = await fetch(`${server.url}/v2/deployments/${d.id}/app/ok`, { headers: { 'X-Api-Key': server.adminKey } });
+      return r.status === 200 ? r : undefined;
+    });
+    expect(await res.json()).toEqual({ ok: true });
+    await api('DELETE', `/v2/deployments/${d.id}`);
+  }, 120_000);
+
   it('a confined application stopped with SIGTERM to its process group stops gracefully (its handler runs), as unconfined', async () => {
-    const confinement = await detectConfinement({ hidden: [server.dataDir], readable: [] });
+    const confinement = await detectConfinement({ hidden: [server.dataDir], readable: [], uid: 265_536 });
     expect(confinement).toBeDefined();
     const dir = await mkdtemp(path.join(os.tmpdir(), 'hangar-confined-'));
+    if (process.getuid?.() === 0) await chown(dir, 265_536, 265_536); // as the driver does for the deployments' user
     const script = `process.on('SIGTERM', () => setTimeout(() => { require('fs').writeFileSync(${JSON.stringify(path.join(dir, 'stopped'))}, 'gracefully'); process.exit(0); }, 100)); setInterval(() => {}, 1000); console.log('up');`;
     const command = confinement!.wrap(process.execPath, ['-e', script], { writable: [dir] });
     const child = spawn(command.file, command.args, { detached: true, stdio: ['ignore', 'pipe', 'pipe', 'ipc'] });

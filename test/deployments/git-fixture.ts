@@ -1,6 +1,6 @@
 // A real bare git repository holding a tiny LangGraph JS application, made with the real `git`.
 import { execFile } from 'node:child_process';
-import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
@@ -39,6 +39,9 @@ export const graph = new StateGraph(State)
 /** Make a bare repository in a temporary directory. */
 export async function makeAppRepo(): Promise<AppRepo> {
   const root = await mkdtemp(path.join(os.tmpdir(), 'hangar-git-'));
+  // Builds fetch it as the deployments' user when Hangar runs as root: readable by others, as a
+  // local repository must be then (docs/deployments.md).
+  await chmod(root, 0o755);
   const bare = path.join(root, 'repos', 'app.git');
   await mkdir(path.dirname(bare));
   const work = path.join(root, 'work');

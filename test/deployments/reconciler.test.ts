@@ -1,7 +1,7 @@
 // The reconciler across processes: a restart of Hangar in the middle of a build resumes it; a
 // revision left by a process that died is taken over when its lease expires; with two processes on
 // one database every revision is built and deployed exactly once.
-import { mkdtemp, writeFile } from 'node:fs/promises';
+import { chmod, mkdtemp, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
@@ -47,7 +47,7 @@ describe('reconciler', () => {
     const databaseUrl = await freshDatabaseUrl();
     const dataDir = await mkdtemp(path.join(os.tmpdir(), 'hangar-restart-'));
     // Outside the data directory: builds do not see it (src/deploy/local/confine.ts).
-    const marker = path.join(await mkdtemp(path.join(os.tmpdir(), 'hangar-marker-')), 'let-the-build-finish');
+    const marker = await markerFile();
     const a = await start({ databaseUrl, dataDir, env: ENV });
     // An install step that blocks until the test lets it finish, so the restart lands mid-build.
     const install = `node -e 'const f=${JSON.stringify(marker)};const w=()=>require("fs").existsSync(f)?process.exit(0):setTimeout(w,100);w()'`;
@@ -191,7 +191,7 @@ describe('reconciler', () => {
     const databaseUrl = await freshDatabaseUrl();
     const dataDir = await mkdtemp(path.join(os.tmpdir(), 'hangar-lapse-'));
     // Outside the data directory: builds do not see it (src/deploy/local/confine.ts).
-    const marker = path.join(await mkdtemp(path.join(os.tmpdir(), 'hangar-marker-')), 'let-the-build-finish');
+    const marker = await markerFile();
     // A long lease: renewals come every 20 s, so the one below is the only way it lapses.
     const s = await start({ databaseUrl, dataDir, env: { ...ENV, HANGAR_DEPLOY_LEASE_MS: '60000' } });
     const install = `node -e 'const f=${JSON.stringify(marker)};const w=()=>require("fs").existsSync(f)?process.exit(0):setTimeout(w,100);w()'`;
@@ -225,3 +225,10 @@ describe('reconciler', () => {
     expect(row.build_log.match(/\[hangar\] fetching/g)).toHaveLength(1);
   }, 120_000);
 });
+
+/** Where a test lets a blocked build step finish: open to the deployments' user (builds run as it when Hangar is root). */
+async function markerFile(): Promise<string> {
+  const dir = await mkdtemp(path.join(os.tmpdir(), 'hangar-marker-'));
+  await chmod(dir, 0o755);
+  return path.join(dir, 'let-the-build-finish');
+}

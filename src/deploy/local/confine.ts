@@ -9,10 +9,21 @@
 // by the deployment's front. (Hangar's own HTTP API still asks for a key there; the embedded
 // PostgreSQL for its password, which is hidden.)
 //
+// As root (CI, containers), bwrap makes no user namespace: the command would run as uid 0, which
+// still owns every root-owned file of the host (0600 credentials, /etc/shadow) even without
+// capabilities, and could make user namespaces of its own. So, as the sandbox driver does
+// (src/sandbox/local/index.ts), bwrap sets the namespaces up as root, then `setpriv` drops to the
+// deployments' unprivileged user (`uid`) with no capabilities, an empty bounding set and
+// no_new_privs; that user then runs a second, unprivileged bwrap over the same view only for a user
+// namespace in which further ones are forbidden (where bwrap can make one as that user; checked
+// once). The driver makes the directories a command writes that user's (src/deploy/local/index.ts).
+//
 // Without bubblewrap (not installed, or user namespaces disabled) builds and applications run
 // unconfined, and every build log says so (docs/security.md).
 import { spawn } from 'node:child_process';
 import path from 'node:path';
+import type { Logger } from '../../logging.js';
+import { dropRoot, noUserNamespaces } from '../../sandbox/drop-root.js';
 
 /** A command `file args…` as what to spawn instead (it then runs confined). */
 export type Wrap = (file: string, args: string[]) => { file: string; args: string[] };
@@ -29,8 +40,13 @@ export interface ConfinementOptions {
   hidden: string[];
   /** Directories every confined command may read even when under /tmp or a hidden one (Hangar's own packages, Node). */
   readable: string[];
-  /** The bwrap executable (found on PATH by default). */
+  /** When Hangar runs as root: the unprivileged user (and group) confined commands run as. */
+  uid: number;
+  /** The bwrap and setpriv executables (found on PATH by default). */
   bwrap?: string | undefined;
+  setpriv?: string | undefined;
+  /** Where to say what cannot be forbidden here. */
+  logger?: Pick<Logger, 'warn'> | undefined;
 }
 
 function baseArgs(root: boolean): string[] {
@@ -44,20 +60,30 @@ function baseArgs(root: boolean): string[] {
     '--unshare-ipc',
     '--proc',
     '/proc',
-    // Not root: an unprivileged user namespace (mounts need one), no nested ones.
-    ...(root ? [] : ['--unshare-user', '--disable-userns']),
-    '--cap-drop',
-    'ALL',
+    // Not root: an unprivileged user namespace (mounts need one), no capabilities, no nested ones.
+    // Root keeps its capabilities until setpriv (`dropTo`) has changed user and dropped them all.
+    ...(root ? [] : ['--unshare-user', '--disable-userns', '--cap-drop', 'ALL']),
     '--die-with-parent',
+    '--perms',
+    '1777',
     '--tmpfs',
     '/tmp',
   ];
 }
 
-/** Whether a trivial command runs under bwrap here (installed, and namespaces allowed). */
-function probe(bwrap: string, root: boolean): Promise<boolean> {
+/**
+ * Root only: what runs between bwrap and the command. setpriv drops to `uid` (every capability gone,
+ * set-uid programs powerless); then, when `nested`, an unprivileged bwrap makes a user namespace in
+ * which further ones are forbidden.
+ */
+function dropTo(o: ConfinementOptions, nested: boolean): string[] {
+  return [...dropRoot(o.setpriv ?? 'setpriv', o.uid), ...(nested ? noUserNamespaces(o.bwrap ?? 'bwrap', ['--disable-userns']) : [])];
+}
+
+/** Whether a command runs under bwrap here (installed, and namespaces allowed). */
+function runs(bwrap: string, args: string[]): Promise<boolean> {
   return new Promise((resolve) => {
-    const child = spawn(bwrap, [...baseArgs(root), '--', '/bin/true'], { stdio: 'ignore' });
+    const child = spawn(bwrap, args, { stdio: 'ignore' });
     child.on('error', () => resolve(false));
     child.on('close', (code) => resolve(code === 0));
   });
@@ -67,16 +93,31 @@ function probe(bwrap: string, root: boolean): Promise<boolean> {
 export async function detectConfinement(o: ConfinementOptions): Promise<Confinement | undefined> {
   const bwrap = o.bwrap ?? 'bwrap';
   const root = process.getuid?.() === 0;
-  if (!(await probe(bwrap, root))) return undefined;
+  let drop: string[] = [];
+  if (root) {
+    // The second bwrap where it can run as the deployments' user; where it cannot, a command's own
+    // unshare is tried, and the log says so if that works.
+    if (await runs(bwrap, [...baseArgs(root), '--', ...dropTo(o, true), '/bin/true'])) drop = dropTo(o, true);
+    else if (await runs(bwrap, [...baseArgs(root), '--', ...dropTo(o, false), '/bin/true'])) {
+      drop = dropTo(o, false);
+      if (await runs(bwrap, [...baseArgs(root), '--', ...drop, 'unshare', '--user', '--map-root-user', 'true'])) {
+        o.logger?.warn('deployment builds and applications can create user namespaces of their own: bubblewrap cannot forbid it here, as it cannot make one as the deployments\' user');
+      }
+    } else return undefined;
+  } else if (!(await runs(bwrap, [...baseArgs(root), '--', '/bin/true']))) return undefined;
   const hidden = o.hidden.map((d) => path.resolve(d));
   return {
     wrap(file, args, w) {
       // Later mounts go over earlier ones: what every command reads is put back over the private
       // /tmp, then the data directory is hidden (even inside those), then the deployment's own
       // directories are put back (read-only, then writable).
+      const own = [...(w.readable ?? []), ...w.writable];
       const binds = [
         ...o.readable.flatMap((d) => ['--ro-bind-try', d, d]),
         ...hidden.flatMap((d) => ['--tmpfs', d]),
+        // The way to them through a hidden directory, open to pass (bwrap would make it 0700, closed
+        // to the deployments' user as root).
+        ...ancestors(own, hidden).flatMap((d) => ['--perms', '0755', '--dir', d]),
         ...(w.readable ?? []).flatMap((d) => ['--ro-bind-try', d, d]),
         ...w.writable.flatMap((d) => ['--bind', d, d]),
       ];
@@ -85,7 +126,20 @@ export async function detectConfinement(o: ConfinementOptions): Promise<Confinem
       // graceful stop (it flushes the deployment's database). So bwrap ignores SIGTERM and SIGINT
       // (inherited through exec); the command, a Node process, resets them and stops as it would
       // unconfined. SIGKILL still ends everything.
-      return { file: '/bin/sh', args: ['-c', 'trap "" TERM INT; exec "$0" "$@"', bwrap, ...baseArgs(root), ...binds, '--', file, ...args] };
+      return { file: '/bin/sh', args: ['-c', 'trap "" TERM INT; exec "$0" "$@"', bwrap, ...baseArgs(root), ...binds, '--', ...drop, file, ...args] };
     },
   };
+}
+
+/** The directories between a hidden directory and each of `dirs` inside it, outermost first. */
+function ancestors(dirs: string[], hidden: string[]): string[] {
+  const out: string[] = [];
+  for (const d of dirs.map((x) => path.resolve(x))) {
+    for (const h of hidden) {
+      if (!d.startsWith(`${h}${path.sep}`)) continue;
+      const parts = path.relative(h, d).split(path.sep).slice(0, -1);
+      parts.forEach((_, i) => out.push(path.join(h, ...parts.slice(0, i + 1))));
+    }
+  }
+  return [...new Set(out)];
 }

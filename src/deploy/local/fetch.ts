@@ -33,9 +33,11 @@ export async function templateNames(): Promise<string[]> {
 }
 
 /** Put the revision's source in `dir` (emptied first); returns the commit for git sources. */
-export async function fetchSource(ctx: DriverContext, dir: string, deps: FetchDeps, cmd: Omit<CommandOptions, 'cwd'>): Promise<string | undefined> {
+export async function fetchSource(ctx: DriverContext, dir: string, deps: FetchDeps, cmd: Omit<CommandOptions, 'cwd'>, own: (dir: string) => Promise<void> = async () => {}): Promise<string | undefined> {
   await rm(dir, { recursive: true, force: true });
   await mkdir(dir, { recursive: true });
+  // git writes it as the user commands run as (the deployments' user, when Hangar is root).
+  await own(dir);
   const { deployment, revision } = ctx;
   const rc = revision.sourceRevisionConfig;
   switch (deployment.source) {
@@ -97,7 +99,11 @@ async function fetchGit(ctx: DriverContext, dir: string, deps: FetchDeps, cmd: O
   // The URL can carry a credential: log the repository as configured, never the resolved URL.
   ctx.log('build', `[hangar] fetching ${sc.repo_url} at ${ref}\n`);
   await run('git', ['init', '--quiet'], o);
-  await run('git', [...pin, 'fetch', '--quiet', '--depth', '1', url, ref], o);
+  // A local repository the operator allowed is theirs, not the deployments' user's (as which git
+  // runs when Hangar is root): its upload-pack would refuse it ("dubious ownership"). git drops -c
+  // settings for a local transport; its upload-pack command (run by a shell) takes them.
+  const uploadPack = local ? ['--upload-pack', `git -c safe.directory=${shellQuote(fileURLToPath(url).replace(/\/+$/, ''))} upload-pack`] : [];
+  await run('git', [...pin, 'fetch', ...uploadPack, '--quiet', '--depth', '1', url, ref], o);
   await run('git', ['checkout', '--quiet', '--detach', 'FETCH_HEAD'], o);
   const sha = (await run('git', ['rev-parse', 'HEAD'], { ...o, onOutput: () => {} })).trim();
   ctx.log('build', `[hangar] at commit ${sha}\n`);
@@ -130,3 +136,8 @@ async function pinnedResolve(url: string, egress: EgressGuard | undefined): Prom
 }
 
 /** 1 when every entry of the tarball sits under one top directory (as `tar czf app.tgz app/` makes), else 0. */
+
+/** `s` as one word for a POSIX shell. */
+function shellQuote(s: string): string {
+  return `'${s.replace(/'/g, `'\\''`)}'`;
+}

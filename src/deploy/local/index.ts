@@ -1,5 +1,6 @@
 // The local driver (embedded default): builds a revision from its source in the data directory and
 // runs it on the official LangGraph JS server (@langchain/langgraph-api) as a supervised process.
+import { execFile } from 'node:child_process';
 import { createHash, randomUUID } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { lstat, mkdir, readdir, readFile, rename, rm, symlink, writeFile } from 'node:fs/promises';
@@ -8,6 +9,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { createRequire } from 'node:module';
 import { pathToFileURL } from 'node:url';
+import { promisify } from 'node:util';
 import type { Logger } from '../../logging.js';
 import type { AppTraceEnv, AppTracing } from '../app-tracing.js';
 import { DriverFailure, NothingServes, type BuildResult, type DeployResult, type Driver, type DriverContext, type DriverTarget } from '../driver.js';
@@ -29,7 +31,20 @@ export interface LocalDriverOptions extends FetchDeps {
   tracing?: AppTracing | undefined;
   /** Hangar's data directory (holding `dir`): hidden from builds and applications (src/deploy/local/confine.ts). */
   dataDir: string;
+  /** When Hangar runs as root: the user (and group) builds and applications run as (`HANGAR_SANDBOX_UID_BASE` + DEPLOYMENT_UID_OFFSET). */
+  uid: number;
 }
+
+/**
+ * As root, every deployment's builds and applications run as user `HANGAR_SANDBOX_UID_BASE` + this,
+ * above the sandboxes' users. One user for all: each confined command sees only its own
+ * deployment's directories (the rest of the data directory is hidden from it), and deployments
+ * already share the install and npm caches they write, which one user per deployment would not
+ * keep apart; what the user is for is not being root on the host.
+ */
+export const DEPLOYMENT_UID_OFFSET = 65_536;
+
+const execFileAsync = promisify(execFile);
 
 // Resolution from Hangar's own package (createRequire: import.meta.resolve is not everywhere, e.g. vitest).
 const hangarRequire = createRequire(import.meta.url);
@@ -62,6 +77,8 @@ export class LocalDriver implements Driver {
     this.confinement ??= (async () => {
       const found = await detectConfinement({
         hidden: [this.o.dataDir],
+        uid: this.o.uid,
+        logger: this.o.logger,
         // Hangar's packages (applications load the LangGraph server from them) and Node, wherever installed.
         readable: [path.dirname(HANGAR_NODE_MODULES), path.dirname(path.dirname(process.execPath)), ...(this.o.localRepos?.allow ? this.o.localRepos.roots : [])],
       });
@@ -78,7 +95,30 @@ export class LocalDriver implements Driver {
       ctx.log(phase, '[hangar] bubblewrap is not available on this host: this revision runs unconfined (see docs/security.md)\n');
       return undefined;
     }
+    // As root, commands run as the deployments' user: what they write becomes that user's (chown
+    // -R never follows symbolic links; a command cannot hard-link a file of the host into its own
+    // directories: they are other mounts).
+    await this.own(...writable);
     return (file, args) => confinement.wrap(file, args, { writable, readable });
+  }
+
+  private readonly ownedShared = new Set<string>();
+
+  /**
+   * As root, builds and applications run as the deployments' user: the directories they write become
+   * that user's, with what Hangar put there (an unpacked upload, a database from before). chown -R
+   * never follows symbolic links, and a command cannot hard-link a host file into its directories
+   * (they are other mounts to it). The shared caches are walked once per start: what builds add to
+   * them is the user's already.
+   */
+  private async own(...dirs: string[]): Promise<void> {
+    if (process.getuid?.() !== 0) return;
+    const shared = [path.join(this.o.dir, '.cache'), path.join(this.o.dir, '.npm')];
+    for (const d of dirs) {
+      if (shared.includes(d) && this.ownedShared.has(d)) continue;
+      await execFileAsync('chown', ['-R', '-h', `${this.o.uid}:${this.o.uid}`, '--', d]);
+      if (shared.includes(d)) this.ownedShared.add(d);
+    }
   }
 
   private revisionDir(deploymentId: string, revisionId: string): string {
@@ -111,10 +151,13 @@ export class LocalDriver implements Driver {
     const dir = this.revisionDir(ctx.deployment.id, ctx.revision.id);
     await mkdir(dir, { recursive: true });
     const cache = path.join(this.o.dir, '.cache');
-    const npmCache = process.env.npm_config_cache ?? path.join(os.homedir(), '.npm');
+    // As root, builds run as the deployments' user: npm's cache is one of theirs, not root's.
+    const root = process.getuid?.() === 0;
+    const npmCache = root ? path.join(this.o.dir, '.npm') : (process.env.npm_config_cache ?? path.join(os.homedir(), '.npm'));
     await Promise.all([mkdir(cache, { recursive: true }), mkdir(npmCache, { recursive: true }).catch(() => undefined)]);
     const cmd = {
-      env: baseEnv(),
+      // …and its home is the revision's directory (root's is closed to it: git would stop there).
+      env: { ...baseEnv(), ...(root ? { npm_config_cache: npmCache, HOME: dir } : {}) },
       deadline: Date.now() + this.o.buildTimeoutMs,
       signal: ctx.signal,
       onOutput: (t: string) => ctx.log('build', t),
@@ -122,7 +165,8 @@ export class LocalDriver implements Driver {
       wrap: await this.wrapFor(ctx, 'build', [dir, cache, npmCache]),
     };
     const src = path.join(dir, 'src');
-    const commitSha = await fetchSource(ctx, src, this.o, cmd);
+    const commitSha = await fetchSource(ctx, src, this.o, cmd, (d) => this.own(d));
+    await this.own(src);
     const config = await readAppConfig(src, ctx.revision.sourceRevisionConfig.agentgraph_config_path ?? 'langgraph.json');
     ctx.log('build', `[hangar] graphs: ${Object.keys(config.graphs).join(', ')}\n`);
     const pkg = await readPackageJson(config.root);
@@ -208,6 +252,8 @@ export class LocalDriver implements Driver {
     if (traces) this.traceEnvs.set(ctx.revision.id, traces);
     const env = {
       ...baseEnv(),
+      // As root the application runs as the deployments' user, whose home is its revision's directory.
+      ...(process.getuid?.() === 0 ? { HOME: dir } : {}),
       ...config.env,
       ...Object.fromEntries(ctx.revision.secrets.map((s) => [s.name, s.value])),
       PORT: String(port),

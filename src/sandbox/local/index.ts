@@ -29,6 +29,7 @@
 // Why bubblewrap and not a home-made namespace setup: it is the well-kept tool Flatpak uses for
 // exactly this, packaged by every distribution; Node has no namespace API of its own.
 import { CappedOutput } from '../output.js';
+import { dropRoot, noUserNamespaces } from '../drop-root.js';
 import { spawn, execFile } from 'node:child_process';
 import { constants as fsConstants } from 'node:fs';
 import { access, chown, lstat, mkdir, readdir, readlink, rm } from 'node:fs/promises';
@@ -246,9 +247,9 @@ export class LocalSandboxDriver implements SandboxDriver {
         // Root: drop to the sandbox's own user, every capability gone, set-uid programs powerless.
         ...(root
           ? [
-              this.o.setpriv ?? 'setpriv', `--reuid=${uid}`, `--regid=${uid}`, '--clear-groups', '--inh-caps=-all', '--bounding-set=-all', '--no-new-privs', '--',
+              ...dropRoot(this.o.setpriv ?? 'setpriv', uid),
               // …then, as that user, a user namespace of its own with no capabilities and no nested ones.
-              ...(userns.nested ? [this.o.bwrap ?? 'bwrap', '--unshare-user', ...userns.flags, '--cap-drop', 'ALL', '--dev-bind', '/', '/', '--chdir', WORKSPACE, '--'] : []),
+              ...(userns.nested ? noUserNamespaces(this.o.bwrap ?? 'bwrap', userns.flags, WORKSPACE) : []),
             ]
           : []),
         this.o.prlimit ?? 'prlimit',
