@@ -135,8 +135,6 @@ async function pinnedResolve(url: string, egress: EgressGuard | undefined): Prom
   return ['-c', 'http.followRedirects=false', '-c', `http.curloptResolve=${host}:${port}:${address.includes(':') ? `[${address}]` : address}`];
 }
 
-/** 1 when every entry of the tarball sits under one top directory (as `tar czf app.tgz app/` makes), else 0. */
-
 /** `s` as one word for a POSIX shell. */
 function shellQuote(s: string): string {
   return `'${s.replace(/'/g, `'\\''`)}'`;
