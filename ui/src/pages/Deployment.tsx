@@ -1,5 +1,5 @@
 import { Alert, Anchor, Badge, Button, Code, Group, Loader, Paper, SegmentedControl, Stack, Text, Timeline, Title } from '@mantine/core';
-import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { keepPreviousData, useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useEffect, useState } from 'react';
 import { Link, useNavigate, useParams } from 'react-router';
 import { api, canWrite, ok } from '../api';
@@ -28,6 +28,9 @@ export default function Deployment() {
   const revisions = useQuery({
     queryKey: ['deployment-revisions', deploymentId, deployment.data?.status, pages.page],
     queryFn: async () => ok(await api.GET('/v2/deployments/{deployment_id}/revisions', { params: { path, query: { limit: REVISIONS_PAGE, offset: pages.page ?? 0 } } })),
+    // A new status (or page) is a new query: the timeline shown stays until its answer replaces it
+    // (it went blank at every status change of a rollout).
+    placeholderData: keepPreviousData,
   });
   const [revision, setRevision] = useState<string | null>(null);
   const [kind, setKind] = useState<'build' | 'deploy'>('build');
