@@ -1154,21 +1154,18 @@ describe('deployments in the browser', { timeout: 180_000 }, () => {
     await dialog.getByRole('button', { name: 'Create deployment' }).click();
     await page.waitForURL(/\/deployments\/[0-9a-f-]{36}$/);
     // The revision timeline never goes blank once shown, as the deployment's status changes under it.
-    await page.evaluate(() => {
-      const w = window as unknown as { timelineShown: boolean; timelineBlanked: boolean };
-      w.timelineShown = false;
-      w.timelineBlanked = false;
+    await page.evaluate(`(() => {
+      window.timeline = { shown: false, blanked: false };
       const look = () => {
         const items = document.querySelectorAll('[aria-label="Revisions"] .mantine-Timeline-item').length;
-        if (items > 0) w.timelineShown = true;
-        else if (w.timelineShown) w.timelineBlanked = true;
+        if (items > 0) window.timeline.shown = true;
+        else if (window.timeline.shown) window.timeline.blanked = true;
       };
       new MutationObserver(look).observe(document.body, { childList: true, subtree: true });
       look();
-    });
+    })()`);
     await page.getByLabel('Status READY').waitFor({ timeout: 120_000 });
-    expect(await page.evaluate(() => (window as unknown as { timelineShown: boolean; timelineBlanked: boolean }).timelineShown)).toBe(true);
-    expect(await page.evaluate(() => (window as unknown as { timelineBlanked: boolean }).timelineBlanked)).toBe(false);
+    expect(await page.evaluate<{ shown: boolean; blanked: boolean }>('window.timeline')).toEqual({ shown: true, blanked: false });
     const logs = page.getByLabel('Logs');
     await expect.poll(async () => (await logs.locator('pre, code').first().textContent())?.trim() ?? '', { timeout: 30_000 }).not.toMatch(/^(\(no output yet\))?$/);
     await logs.getByText('Deploy', { exact: true }).click();
