@@ -1,6 +1,6 @@
 // The `hangar` command.
 import { Command, Option } from 'commander';
-import { ConfigError, describeSettings, loadConfig, MAX_TIMER_MS, settings, type Config } from '../config/index.js';
+import { ConfigError, describeSettings, loadConfig, MAX_RETENTION_DAYS, MAX_TIMER_MS, settings, type Config } from '../config/index.js';
 import { WorkspaceAdminError } from '../core/workspaces/service.js';
 import { VERSION } from '../version.js';
 import { ApiError, registerAgentCommands } from './agents.js';
@@ -53,7 +53,7 @@ for (const option of serveFlags()) serve.addOption(option);
 serve
   .description('Start the server (embedded PostgreSQL unless DATABASE_URL is set).')
   .addOption(new Option('--role <role>', 'what this process runs (HANGAR_ROLE)').choices(['all', 'api', 'worker']))
-  .addHelpText('after', `\nSettings (flags win over environment variables; a setting in milliseconds, *_MS, may be at most ${MAX_TIMER_MS}, one in seconds, *_SECONDS, at most ${Math.floor(MAX_TIMER_MS / 1000)}: about 24 days, the longest a timer can wait):\n${describeSettings()}\n`)
+  .addHelpText('after', `\nSettings (flags win over environment variables; a setting in milliseconds, *_MS, may be at most ${MAX_TIMER_MS}, one in seconds, *_SECONDS, at most ${Math.floor(MAX_TIMER_MS / 1000)}: about 24 days, the longest a timer can wait; a retention, *_RETENTION_DAYS or *_RETENTION_HOURS, at most ${MAX_RETENTION_DAYS} days):\n${describeSettings()}\n`)
   .action(async (flags: Record<string, unknown>) => {
     // Loaded on demand: the server pulls in every service, which `--help` and the client commands never need.
     const { startHangar } = await import('../server.js');

@@ -16,19 +16,27 @@ const port = z.coerce.number().int().min(0).max(65535);
 const positiveInt = z.coerce.number().int().positive();
 // A Node.js timer cannot wait longer than 2^31 - 1 ms: a longer one fires after 1 ms, so a "very long"
 // time setting would end every run, command or wait at once. One rule for every setting in
-// milliseconds (`*_MS`) or seconds (`*_SECONDS`), applied by `withTimerLimits` below: such a value
+// milliseconds (`*_MS`) or seconds (`*_SECONDS`), applied by `withLimits` below: such a value
 // is refused at start beyond what a timer can wait.
 export const MAX_TIMER_MS = 2 ** 31 - 1;
-const TIMER_UNITS: { suffix: string; max: number; unit: string }[] = [
-  { suffix: '_MS', max: MAX_TIMER_MS, unit: 'ms' },
-  { suffix: '_SECONDS', max: Math.floor(MAX_TIMER_MS / 1000), unit: 'seconds' },
+const TIMER_LIMIT = 'about 24 days: the longest a Node.js timer can wait';
+// Retention settings go to SQL (`now() - make_interval(…)`), not to a timer: past PostgreSQL's
+// ranges a sweep fails every hour (logged) instead of the server refusing the value at start. A
+// century is longer than anyone keeps run events, traces or uploads on purpose.
+export const MAX_RETENTION_DAYS = 36_500;
+const RETENTION_LIMIT = 'a century: keep longer by keeping a backup';
+const LIMITS: { suffix: string; max: number; unit: string; why: string }[] = [
+  { suffix: '_MS', max: MAX_TIMER_MS, unit: 'ms', why: TIMER_LIMIT },
+  { suffix: '_SECONDS', max: Math.floor(MAX_TIMER_MS / 1000), unit: 'seconds', why: TIMER_LIMIT },
+  { suffix: '_RETENTION_DAYS', max: MAX_RETENTION_DAYS, unit: 'days', why: RETENTION_LIMIT },
+  { suffix: '_RETENTION_HOURS', max: MAX_RETENTION_DAYS * 24, unit: 'hours', why: RETENTION_LIMIT },
 ];
 const bool = z
   .union([z.boolean(), z.enum(['true', 'false', '1', '0', 'yes', 'no'])])
   .transform((v) => v === true || v === 'true' || v === '1' || v === 'yes');
 
 /** Every setting of the server. Adding one here adds it to parsing, `--help` and the README table. */
-export const settings = withTimerLimits({
+export const settings = withLimits({
   port: {
     env: 'PORT',
     flag: 'port',
@@ -459,17 +467,17 @@ export const settings = withTimerLimits({
 } satisfies Record<string, Setting<z.ZodType>>);
 
 /**
- * The timer rule: every setting whose variable ends in `_MS` or `_SECONDS` (a duration, which ends
- * up in a `setTimeout`, a `setInterval`, an abort signal or a limiter's timer) gets the maximum a
- * Node.js timer can wait, with a message naming it. Here, not per setting, so a new time setting
- * cannot miss it.
+ * The duration rules: every setting whose variable ends in `_MS` or `_SECONDS` (a duration, which
+ * ends up in a `setTimeout`, a `setInterval`, an abort signal or a limiter's timer) gets the maximum a
+ * Node.js timer can wait; every `_RETENTION_DAYS` or `_RETENTION_HOURS` setting a century; each with a
+ * message naming it. Here, not per setting, so a new duration setting cannot miss it.
  */
-function withTimerLimits<T extends Record<string, Setting<z.ZodType>>>(table: T): T {
+function withLimits<T extends Record<string, Setting<z.ZodType>>>(table: T): T {
   for (const setting of Object.values(table)) {
-    const rule = TIMER_UNITS.find((u) => setting.env.endsWith(u.suffix));
+    const rule = LIMITS.find((u) => setting.env.endsWith(u.suffix));
     if (rule === undefined) continue;
     setting.schema = setting.schema.refine((value) => typeof value !== 'number' || value <= rule.max, {
-      message: `must be at most ${rule.max} ${rule.unit} (about 24 days: the longest a Node.js timer can wait)`,
+      message: `must be at most ${rule.max} ${rule.unit} (${rule.why})`,
     });
   }
   return table;

@@ -59,6 +59,21 @@ describe('time settings longer than a timer can wait', () => {
     }
   });
 
+  it('and retentions past a century stop it too (they went to SQL, where a sweep then failed every hour)', async () => {
+    const retention = Object.values(settings)
+      .map((s) => s.env)
+      .filter((env) => /_RETENTION_(DAYS|HOURS)$/.test(env));
+    expect(retention).toEqual(expect.arrayContaining(['HANGAR_RUN_EVENT_RETENTION_DAYS', 'HANGAR_TRACE_RETENTION_DAYS', 'HANGAR_SCHEDULE_TICK_RETENTION_DAYS', 'HANGAR_DEPLOY_UPLOAD_RETENTION_HOURS']));
+    const dataDir = await mkdtemp(path.join(os.tmpdir(), 'hangar-timer-limits-'));
+    dirs.push(dataDir);
+    // One past the maximum each; a bad port as well, so that a server accepting them stops at once.
+    const env = Object.fromEntries(retention.map((name) => [name, name.endsWith('_DAYS') ? '36501' : String(36_500 * 24 + 1)]));
+    const serve = spawnHangar(['serve', '--data-dir', dataDir, '--port', '70000', '--host', '127.0.0.1'], env);
+    expect(await serve.exited).toBe(2);
+    const stderr = serve.output();
+    for (const name of retention) expect(stderr, name).toContain(`${name}: must be at most ${name.endsWith('_DAYS') ? '36500 days' : '876000 hours'}`);
+  });
+
   it('take the largest value a timer can wait', async () => {
     const dataDir = await mkdtemp(path.join(os.tmpdir(), 'hangar-timer-limits-'));
     dirs.push(dataDir);
