@@ -20,3 +20,25 @@ export function dropRoot(setpriv: string, uid: number): string[] {
 export function noUserNamespaces(bwrap: string, flags: string[], chdir?: string): string[] {
   return [bwrap, '--unshare-user', ...flags, '--cap-drop', 'ALL', '--dev-bind', '/', '/', ...(chdir ? ['--chdir', chdir] : []), '--'];
 }
+
+/**
+ * Whether the second bwrap (`noUserNamespaces`) can run here as the dropped user: `asUser` runs a
+ * command as that user and says whether it succeeded. Where it cannot (user namespaces disabled for
+ * that user, or without capabilities as under Ubuntu's AppArmor rule) there is usually nothing to
+ * forbid; if a command could still make a user namespace, `warn` is told, naming `who` runs such
+ * commands and `whose` user bwrap could not act as.
+ */
+export async function canForbidUserNamespaces(o: {
+  asUser: (command: string[]) => Promise<boolean>;
+  bwrap: string;
+  flags: string[];
+  warn?: ((message: string) => void) | undefined;
+  who: string;
+  whose: string;
+}): Promise<boolean> {
+  if (await o.asUser([...noUserNamespaces(o.bwrap, o.flags), 'true'])) return true;
+  if (await o.asUser(['unshare', '--user', '--map-root-user', 'true'])) {
+    o.warn?.(`${o.who} can create user namespaces of their own: bubblewrap cannot forbid it here, as it cannot make one as ${o.whose} user`);
+  }
+  return false;
+}

@@ -23,7 +23,7 @@
 import { spawn } from 'node:child_process';
 import path from 'node:path';
 import type { Logger } from '../../logging.js';
-import { dropRoot, noUserNamespaces } from '../../sandbox/drop-root.js';
+import { canForbidUserNamespaces, dropRoot, noUserNamespaces } from '../../sandbox/drop-root.js';
 
 /** A command `file args…` as what to spawn instead (it then runs confined). */
 export type Wrap = (file: string, args: string[]) => { file: string; args: string[] };
@@ -95,15 +95,12 @@ export async function detectConfinement(o: ConfinementOptions): Promise<Confinem
   const root = process.getuid?.() === 0;
   let drop: string[] = [];
   if (root) {
-    // The second bwrap where it can run as the deployments' user; where it cannot, a command's own
-    // unshare is tried, and the log says so if that works.
-    if (await runs(bwrap, [...baseArgs(root), '--', ...dropTo(o, true), '/bin/true'])) drop = dropTo(o, true);
-    else if (await runs(bwrap, [...baseArgs(root), '--', ...dropTo(o, false), '/bin/true'])) {
-      drop = dropTo(o, false);
-      if (await runs(bwrap, [...baseArgs(root), '--', ...drop, 'unshare', '--user', '--map-root-user', 'true'])) {
-        o.logger?.warn('deployment builds and applications can create user namespaces of their own: bubblewrap cannot forbid it here, as it cannot make one as the deployments\' user');
-      }
-    } else return undefined;
+    // Confined and dropped to the deployments' user; then the second bwrap where it can run.
+    const asUser = (command: string[]) => runs(bwrap, [...baseArgs(root), '--', ...dropTo(o, false), ...command]);
+    if (!(await asUser(['/bin/true']))) return undefined;
+    const warn = o.logger && ((message: string) => o.logger!.warn(message));
+    const nested = await canForbidUserNamespaces({ asUser, bwrap, flags: ['--disable-userns'], warn, who: 'deployment builds and applications', whose: "the deployments'" });
+    drop = dropTo(o, nested);
   } else if (!(await runs(bwrap, [...baseArgs(root), '--', '/bin/true']))) return undefined;
   const hidden = o.hidden.map((d) => path.resolve(d));
   return {

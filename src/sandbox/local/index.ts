@@ -29,7 +29,7 @@
 // Why bubblewrap and not a home-made namespace setup: it is the well-kept tool Flatpak uses for
 // exactly this, packaged by every distribution; Node has no namespace API of its own.
 import { CappedOutput } from '../output.js';
-import { dropRoot, noUserNamespaces } from '../drop-root.js';
+import { canForbidUserNamespaces, dropRoot, noUserNamespaces } from '../drop-root.js';
 import { spawn, execFile } from 'node:child_process';
 import { constants as fsConstants } from 'node:fs';
 import { access, chown, lstat, mkdir, readdir, readlink, rm } from 'node:fs/promises';
@@ -177,17 +177,12 @@ export class LocalSandboxDriver implements SandboxDriver {
         if (flags.length === 0) this.o.logger?.warn(noFlag);
         return { flags, nested: false };
       }
-      const asUser = [`--reuid=${this.o.uidBase}`, `--regid=${this.o.uidBase}`, '--clear-groups', '--'];
-      const runs = (args: string[]) => execFileAsync(this.o.setpriv ?? 'setpriv', [...asUser, ...args]).then(() => true, () => false);
-      if (await runs([bwrap, '--unshare-user', ...flags, '--cap-drop', 'ALL', '--ro-bind', '/', '/', '--', 'true'])) {
-        if (flags.length === 0) this.o.logger?.warn(noFlag);
-        return { flags, nested: flags.length > 0 };
-      }
-      // bwrap cannot make a user namespace as a sandbox's user: harmless unless a command could.
-      if (await runs(['unshare', '--user', '--map-root-user', 'true'])) {
-        this.o.logger?.warn('commands in local sandboxes can create user namespaces of their own: bubblewrap cannot forbid it here, as it cannot make one as a sandbox\'s user');
-      }
-      return { flags, nested: false };
+      const [setpriv, ...drop] = dropRoot(this.o.setpriv ?? 'setpriv', this.o.uidBase);
+      const asUser = (command: string[]) => execFileAsync(setpriv!, [...drop, ...command]).then(() => true, () => false);
+      const warn = this.o.logger && ((message: string) => this.o.logger!.warn(message));
+      if (!(await canForbidUserNamespaces({ asUser, bwrap, flags, warn, who: 'commands in local sandboxes', whose: "a sandbox's" }))) return { flags, nested: false };
+      if (flags.length === 0) this.o.logger?.warn(noFlag);
+      return { flags, nested: flags.length > 0 };
     })();
     return this.userns;
   }
