@@ -22,31 +22,47 @@ afterAll(async () => {
 
 const api = async (method: string, p: string, body?: unknown) => (await apiCall(server, method, p, body)).body;
 
+/** Deploy the app repository with `install` as its install command; the revision's final status and build log. */
+async function deployWithInstall(name: string, install: string): Promise<{ id: string; status: string; logs: string }> {
+  const repo = await makeAppRepo();
+  await repo.push('main', { label: 'v1' });
+  const d = await api('POST', '/v2/deployments', {
+    name,
+    source: 'vcshost',
+    source_config: { repo_url: repo.url, install_command: install },
+    source_revision_config: { repo_ref: 'main' },
+    secrets: [],
+  });
+  const rev = d.latest_revision_id as string;
+  const status = await waitFor('the revision to deploy', async () => {
+    const s = (await api('GET', `/v2/deployments/${d.id}/revisions/${rev}`)).status as string;
+    return ['DEPLOYED', 'BUILD_FAILED', 'DEPLOY_FAILED'].includes(s) ? s : undefined;
+  });
+  const logs = (await api('GET', `/v2/deployments/${d.id}/revisions/${rev}/build-logs`)).logs as string;
+  return { id: d.id as string, status, logs };
+}
+
+/** The confined application serves through the deployment's stable URL; then the deployment goes. */
+async function expectServedThenDelete(id: string): Promise<void> {
+  const res = await waitFor('the application to answer', async () => {
+    const r = await fetch(`${server.url}/v2/deployments/${id}/app/ok`, { headers: { 'X-Api-Key': server.adminKey } });
+    return r.status === 200 ? r : undefined;
+  });
+  expect(await res.json()).toEqual({ ok: true });
+  await api('DELETE', `/v2/deployments/${id}`);
+}
+
 describe('local deployments are confined', () => {
   it('a build cannot read the secret key, the data directory or Hangar’s processes; the application still deploys and answers', async () => {
     const secretFile = path.join(server.dataDir, 'secret.key');
     const secret = (await readFile(secretFile, 'utf8')).trim();
-    const repo = await makeAppRepo();
-    await repo.push('main', { label: 'v1' });
     const install = [
       `cat ${secretFile} || echo "SECRET-KEY-HIDDEN"`,
       `ls -A ${server.dataDir} | tr '\\n' ' '; echo "<- DATA-DIR"`,
       `if [ -e /proc/${process.pid}/environ ]; then echo HOST-PROCESS-VISIBLE; else echo HOST-PROCESS-HIDDEN; fi`,
       `touch /etc/hangar-probe 2>/dev/null && echo HOST-WRITABLE || echo HOST-READ-ONLY`,
     ].join('; ');
-    const d = await api('POST', '/v2/deployments', {
-      name: 'confined',
-      source: 'vcshost',
-      source_config: { repo_url: repo.url, install_command: install },
-      source_revision_config: { repo_ref: 'main' },
-      secrets: [],
-    });
-    const rev = d.latest_revision_id as string;
-    const status = await waitFor('the revision to deploy', async () => {
-      const s = (await api('GET', `/v2/deployments/${d.id}/revisions/${rev}`)).status as string;
-      return ['DEPLOYED', 'BUILD_FAILED', 'DEPLOY_FAILED'].includes(s) ? s : undefined;
-    });
-    const logs = (await api('GET', `/v2/deployments/${d.id}/revisions/${rev}/build-logs`)).logs as string;
+    const { id, status, logs } = await deployWithInstall('confined', install);
     expect(status, logs).toBe('DEPLOYED');
     expect(logs).not.toContain(secret);
     expect(logs).toContain('SECRET-KEY-HIDDEN');
@@ -55,13 +71,7 @@ describe('local deployments are confined', () => {
     expect(logs).toContain('HOST-PROCESS-HIDDEN');
     expect(logs).toContain('HOST-READ-ONLY');
     expect(logs).not.toContain('unconfined');
-    // The confined application serves through the deployment's stable URL.
-    const res = await waitFor('the application to answer', async () => {
-      const r = await fetch(`${server.url}/v2/deployments/${d.id}/app/ok`, { headers: { 'X-Api-Key': server.adminKey } });
-      return r.status === 200 ? r : undefined;
-    });
-    expect(await res.json()).toEqual({ ok: true });
-    await api('DELETE', `/v2/deployments/${d.id}`);
+    await expectServedThenDelete(id);
   }, 120_000);
 
   // As root, bwrap makes no user namespace: without dropping to another user, the build ran as uid 0,
@@ -72,38 +82,19 @@ describe('local deployments are confined', () => {
     await writeFile(secretFile, 'ROOT-ONLY-CONTENT\n');
     await chmod(secretFile, 0o600);
     await chmod(dir, 0o755);
-    const repo = await makeAppRepo();
-    await repo.push('main', { label: 'v1' });
     const install = [
       `cat ${secretFile} || echo "ROOT-ONLY-CLOSED"`,
       `echo "UID=$(id -u)"`,
       `unshare -U true 2>/dev/null && echo USERNS-MADE || echo USERNS-REFUSED`,
     ].join('; ');
-    const d = await api('POST', '/v2/deployments', {
-      name: 'confined-root',
-      source: 'vcshost',
-      source_config: { repo_url: repo.url, install_command: install },
-      source_revision_config: { repo_ref: 'main' },
-      secrets: [],
-    });
-    const rev = d.latest_revision_id as string;
-    const status = await waitFor('the revision to deploy', async () => {
-      const s = (await api('GET', `/v2/deployments/${d.id}/revisions/${rev}`)).status as string;
-      return ['DEPLOYED', 'BUILD_FAILED', 'DEPLOY_FAILED'].includes(s) ? s : undefined;
-    });
-    const logs = (await api('GET', `/v2/deployments/${d.id}/revisions/${rev}/build-logs`)).logs as string;
+    const { id, status, logs } = await deployWithInstall('confined-root', install);
     expect(status, logs).toBe('DEPLOYED');
     expect(logs).not.toContain('ROOT-ONLY-CONTENT');
     expect(logs).toContain('ROOT-ONLY-CLOSED');
     expect(logs).not.toContain('UID=0');
     expect(logs).toContain('USERNS-REFUSED');
     // The application, run as that user too, still serves.
-    const res = await waitFor('the application to answer', async () => {
-      const r = await fetch(`${server.url}/v2/deployments/${d.id}/app/ok`, { headers: { 'X-Api-Key': server.adminKey } });
-      return r.status === 200 ? r : undefined;
-    });
-    expect(await res.json()).toEqual({ ok: true });
-    await api('DELETE', `/v2/deployments/${d.id}`);
+    await expectServedThenDelete(id);
   }, 120_000);
 
   it('a confined application stopped with SIGTERM to its process group stops gracefully (its handler runs), as unconfined', async () => {
