@@ -102,6 +102,17 @@ describe('schedules across replicas', () => {
   });
 });
 
+/** A tick of `scheduleId` due `dueAgo` ago that a scheduler claimed 2 minutes ago and then died; its id. */
+async function claimedTick(db: pg.Client, scheduleId: string, dueAgo: string): Promise<string> {
+  const { rows } = await db.query<{ id: string }>(
+    `INSERT INTO schedule_ticks (schedule_id, workspace_id, tick_at, state, created_at)
+     SELECT id, workspace_id, date_trunc('second', now()) - $2::interval, 'claimed', now() - interval '2 minutes' FROM schedules WHERE id = $1
+     RETURNING id`,
+    [scheduleId, dueAgo],
+  );
+  return rows[0]!.id;
+}
+
 describe('a scheduler that died with a tick claimed', () => {
   it('is taken over after a minute: the run it never started starts, the run it started is adopted, none twice', async () => {
     let server = await startTestServer();
@@ -114,11 +125,7 @@ describe('a scheduler that died with a tick claimed', () => {
 
     // A: its scheduler died after claiming the tick, before starting anything.
     const a = await createSchedule(server, { agent_id: agentId, schedule: '0 9 * * *', messages, enabled: false });
-    await db.query(
-      `INSERT INTO schedule_ticks (schedule_id, workspace_id, tick_at, state, created_at)
-       SELECT id, workspace_id, date_trunc('second', now()) - interval '2 minutes', 'claimed', now() - interval '2 minutes' FROM schedules WHERE id = $1`,
-      [a.id],
-    );
+    await claimedTick(db, a.id, '2 minutes');
 
     // B, on one thread: its scheduler died after starting the run, before recording it. (The crash
     // is made by hand: a tick that ran is put back in the state such a scheduler leaves.)
@@ -166,27 +173,17 @@ describe('a scheduler that died with a tick claimed, under HANGAR_SCHEDULE_MISSE
     closers.push(() => db.end());
     const agentId = await createAgent(server);
     const messages = [{ role: 'user' as const, content: 'tick' }];
-    /** A tick of `scheduleId` due `dueAgo` ago that a scheduler claimed 2 minutes ago and then died. */
-    const claimedTick = async (scheduleId: string, dueAgo: string): Promise<string> =>
-      (
-        await db.query<{ id: string }>(
-          `INSERT INTO schedule_ticks (schedule_id, workspace_id, tick_at, state, created_at)
-           SELECT id, workspace_id, date_trunc('second', now()) - $2::interval, 'claimed', now() - interval '2 minutes' FROM schedules WHERE id = $1
-           RETURNING id`,
-          [scheduleId, dueAgo],
-        )
-      ).rows[0]!.id;
 
     // Missed: its run never started, and it fell due 10 minutes ago.
     const missed = await createSchedule(server, { agent_id: agentId, schedule: '0 9 * * *', messages, enabled: false });
-    await claimedTick(missed.id, '10 minutes');
+    await claimedTick(db, missed.id, '10 minutes');
     // Late, not missed: due 2 minutes ago.
     const late = await createSchedule(server, { agent_id: agentId, schedule: '0 9 * * *', messages, enabled: false });
-    await claimedTick(late.id, '2 minutes');
+    await claimedTick(db, late.id, '2 minutes');
     // Missed too, but its scheduler had started the run (it carries the tick's id) before dying.
     const threadId = await createThread(server, agentId);
     const started = await createSchedule(server, { agent_id: agentId, schedule: '0 9 * * *', messages, thread: threadId, enabled: false });
-    const startedTick = await claimedTick(started.id, '10 minutes');
+    const startedTick = await claimedTick(db, started.id, '10 minutes');
     const ran = await run(server, threadId, { agent_id: agentId, messages, metadata: { schedule_id: started.id, schedule_tick_id: startedTick } });
     const runId = ran.stream.runId;
     const runsOf = async () => (await server.client.GET('/v1/deepagents/threads/{thread_id}/runs', { params: { path: { thread_id: threadId } } })).data!.map((r) => r.run_id);
