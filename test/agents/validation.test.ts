@@ -185,6 +185,48 @@ describe('listing', () => {
     const badCursor = await ws.client.GET('/v1/deepagents/agents', { params: { query: { cursor: 'nope' } } });
     expect(badCursor.response.status).toBe(422);
   });
+
+  it('refuses, with a 422 naming the cursor, a cursor of another sort or one edited by hand (never a 500)', async () => {
+    const ws = await server.createWorkspace('agents-cursors');
+    for (const name of ['one', 'two', 'three']) await ws.client.POST('/v1/deepagents/agents', { body: { name, runtime: model } });
+    const byName = await ws.client.GET('/v1/deepagents/agents', { params: { query: { page_size: 1, sort_by: 'name', sort_order: 'asc' } } });
+    const nameCursor = byName.data!.next_cursor!;
+    expect(nameCursor).toBeTruthy();
+    const byTime = await ws.client.GET('/v1/deepagents/agents', { params: { query: { page_size: 1 } } });
+    const timeCursor = byTime.data!.next_cursor!;
+    const forged = (c: object) => Buffer.from(JSON.stringify(c)).toString('base64url');
+    const id = byTime.data!.items[0]!.id;
+    const cases: { sort_by?: 'created_at' | 'updated_at' | 'name'; sort_order?: 'asc' | 'desc'; cursor: string }[] = [
+      { sort_by: 'created_at', cursor: nameCursor }, // a name where a time belongs
+      { sort_by: 'updated_at', cursor: nameCursor },
+      { sort_by: 'name', sort_order: 'asc', cursor: timeCursor }, // a time where a name belongs
+      { cursor: forged({ v: 'not a time', id }) },
+      { cursor: forged({ v: '2026-01-01T00:00:00.000Z', id: '0'.repeat(36) }) }, // not a UUID
+      { sort_by: 'name', cursor: forged({ v: 'a\u0000b', id }) },
+    ];
+    for (const query of cases) {
+      const res = await ws.client.GET('/v1/deepagents/agents', { params: { query } });
+      expect(res.response.status, JSON.stringify(query)).toBe(422);
+      expect(res.error).toMatchObject({ code: 'validation_failed', errors: [{ loc: ['query', 'cursor'] }] });
+    }
+    // The cursors still page their own listing.
+    const next = await ws.client.GET('/v1/deepagents/agents', { params: { query: { page_size: 1, sort_by: 'name', sort_order: 'asc', cursor: nameCursor } } });
+    expect(next.response.status).toBe(200);
+    expect(next.data!.items.map((a) => a.name)).toEqual(['three']);
+  });
+
+  it('refuses a revisions cursor beyond any revision number with a 422, not a 500', async () => {
+    const created = await server.client.POST('/v1/deepagents/agents', { body: { name: 'revision-cursor', runtime: model } });
+    const agent_id = created.data!.id;
+    for (const cursor of ['9999999999', '2147483648']) {
+      const res = await server.client.GET('/v1/deepagents/agents/{agent_id}/revisions', { params: { path: { agent_id }, query: { cursor } } });
+      expect(res.response.status, cursor).toBe(422);
+      expect(res.error).toMatchObject({ code: 'validation_failed', errors: [{ loc: ['query', 'cursor'] }] });
+    }
+    const fine = await server.client.GET('/v1/deepagents/agents/{agent_id}/revisions', { params: { path: { agent_id }, query: { cursor: '2147483647' } } });
+    expect(fine.response.status).toBe(200);
+    expect(fine.data!.items).toHaveLength(1);
+  });
 });
 
 describe('backends', () => {

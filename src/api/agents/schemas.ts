@@ -176,7 +176,7 @@ export const ListAgentsResponse = z
 
 export const ListAgentsQuery = z.object({
   page_size: z.coerce.number().int().min(1).max(100).default(20).openapi({ description: '1 to 100.' }),
-  cursor: z.string().optional().openapi({ description: '`next_cursor` of the previous page.' }),
+  cursor: z.string().optional().openapi({ description: '`next_cursor` of the previous page, sent with the same `sort_by` and `sort_order`: a cursor of another sort, or one not returned by this endpoint, is a 422 naming `cursor`.' }),
   name: z.string().optional().openapi({ description: 'Case-insensitive substring of the name.' }),
   sort_by: z.enum(['created_at', 'updated_at', 'name']).default('updated_at'),
   sort_order: z.enum(['asc', 'desc']).default('desc'),
