@@ -963,7 +963,7 @@ export interface paths {
         head?: never;
         /**
          * Update a thread’s metadata
-         * @description Merges `metadata` into the thread’s metadata (a key set to `null` is removed).
+         * @description Merges `metadata` into the thread’s metadata (a key set to `null` is removed). The keys Hangar records — `is_test_run`, `skip_memory_write_protection` (the creation options), `tenant_id`, `ls_user_id`, `assistant_id`, `graph_id` — may be sent back unchanged; changing or removing one is a 422 naming it, and nothing is written.
          */
         patch: operations["updateThread"];
         trace?: never;
@@ -4851,7 +4851,7 @@ export interface operations {
     listManagedDeepAgents: {
         parameters: {
             query?: {
-                /** @description `next_cursor` of the previous page. */
+                /** @description `next_cursor` of the previous page, sent with the same `sort_by` and `sort_order`: a cursor of another sort, or one not returned by this endpoint, is a 422 naming `cursor`. */
                 cursor?: string;
                 /** @description Case-insensitive substring of the name. */
                 name?: string;
