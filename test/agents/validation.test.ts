@@ -95,6 +95,28 @@ describe('bad agent inputs', () => {
     expect(after.data!.revision).toBe(created.data!.revision);
   });
 
+  it('agent.json sent as a file obeys the rules of the name field: not blank, at most 200 characters', async () => {
+    const created = await server.client.POST('/v1/deepagents/agents', { body: { name: 'named', runtime: model } });
+    const id = created.data!.id;
+    const before = await counts();
+    for (const name of ['', '   ', 'x'.repeat(201)]) {
+      const content = JSON.stringify({ name, runtime: model });
+      const res = await server.client.PATCH('/v1/deepagents/agents/{agent_id}', { params: { path: { agent_id: id } }, body: { files: { 'agent.json': { content } } } });
+      expect(res.response.status, JSON.stringify(name)).toBe(422);
+      expect(res.error).toMatchObject({ code: 'validation_failed', errors: [{ loc: ['body', 'files', 'agent.json'] }] });
+      expect((res.error as { detail: string }).detail).toMatch(/name/);
+    }
+    expect(await counts()).toEqual(before);
+    const after = await server.client.GET('/v1/deepagents/agents/{agent_id}', { params: { path: { agent_id: id } } });
+    expect(after.data!.name).toBe('named');
+    const renamed = await server.client.PATCH('/v1/deepagents/agents/{agent_id}', {
+      params: { path: { agent_id: id } },
+      body: { files: { 'agent.json': { content: JSON.stringify({ name: 'y'.repeat(200), runtime: model }) } } },
+    });
+    expect(renamed.response.status).toBe(200);
+    expect(renamed.data!.name).toBe('y'.repeat(200));
+  });
+
   it('takes every model id form that can run: each known provider, and a saved configuration by name', async () => {
     const saved = await server.client.POST('/v1/deepagents/model-configs', { body: { name: 'forms-config', model_id: 'scripted:echo' } });
     expect(saved.response.status).toBe(201);

@@ -1,6 +1,7 @@
 // Wire shapes of agents (SPEC "Agent (managed)"; fields beyond it follow the hosted API reference).
 import { z } from '@hono/zod-openapi';
 import type { Agent, AgentSummary } from '../../core/agents/service.js';
+import { MAX_NAME_LENGTH } from '../../core/agents/compose.js';
 import { MAX_RUN_TIMEOUT_SECONDS } from '../../core/agents/tree.js';
 import { KNOWN_PROVIDERS } from '../../core/model-configs/providers.js';
 
@@ -136,11 +137,11 @@ const agentFields = {
 };
 
 export const CreateAgentRequest = z
-  .object({ name: z.string().trim().min(1, 'must not be blank').max(200), ...agentFields })
+  .object({ name: z.string().trim().min(1, 'must not be blank').max(MAX_NAME_LENGTH), ...agentFields })
   .openapi('CreateAgentRequest', { description: '`runtime.model.model_id` is required too (Hangar choice: an agent without a model cannot run).' });
 
 export const UpdateAgentRequest = z
-  .object({ name: z.string().trim().min(1, 'must not be blank').max(200).optional(), ...agentFields })
+  .object({ name: z.string().trim().min(1, 'must not be blank').max(MAX_NAME_LENGTH).optional(), ...agentFields })
   .openapi('UpdateAgentRequest', { description: 'Omitted fields keep their values; every update makes a new commit, even one that changes nothing.' });
 
 export const AgentSummarySchema = z

@@ -97,6 +97,9 @@ const SECTION_FILE: Record<TreeSection, string> = {
  * The tree after `input` is applied to `current` (`null` on create). Throws a 422 naming the field or
  * file at fault, or a 413 naming the file or limit; it never touches storage.
  */
+/** Longest agent name, as the `name` field allows it. */
+export const MAX_NAME_LENGTH = 200;
+
 export function compose(current: Record<string, string> | null, input: AgentInput): Composed {
   const given = (Object.keys(FIELD_SECTION) as (keyof AgentInput)[]).filter((f) => input[f] !== undefined);
   const typedSections = new Set(given.map((f) => FIELD_SECTION[f]!));
@@ -133,6 +136,12 @@ export function compose(current: Record<string, string> | null, input: AgentInpu
 
   checkSizes(next);
   const definition = readTree(next);
+  // A name sent in agent.json obeys the rules of the `name` field (the Console, CLI and LangGraph
+  // clients show it as the agent's name).
+  if (rawPaths.has('agent.json')) {
+    if (definition.name.trim() === '') throw invalidField(['files', 'agent.json'], 'agent.json: "name" must not be blank');
+    if (definition.name.length > MAX_NAME_LENGTH) throw invalidField(['files', 'agent.json'], `agent.json: "name" must be at most ${MAX_NAME_LENGTH} characters`);
+  }
   const before = current ?? {};
   const changedPaths = [...new Set([...Object.keys(before), ...Object.keys(next)])]
     .filter((p) => before[p] !== next[p])
