@@ -266,6 +266,19 @@ describe('backends', () => {
     }
   });
 
+  it('refuses sandbox and sandbox_config (two names of one setting) when they disagree', async () => {
+    const before = await counts();
+    const backend = { type: 'sandbox', sandbox: { scope: 'agent' }, sandbox_config: { scope: 'thread' } };
+    const res = await server.client.POST('/v1/deepagents/agents', { body: { ...base, name: 'two-configs', backend } as never });
+    expect(res.response.status).toBe(422);
+    expect(res.error).toMatchObject({ code: 'validation_failed', errors: [{ loc: ['body', 'backend', 'sandbox'] }] });
+    expect(await counts()).toEqual(before);
+    // The same settings under both names say one thing: accepted.
+    const same = { type: 'sandbox', sandbox: { scope: 'agent' }, sandbox_config: { scope: 'agent' } };
+    const ok = await server.client.POST('/v1/deepagents/agents', { body: { ...base, name: 'same-configs', backend: same } as never });
+    expect(ok.response.status).toBe(201);
+  });
+
   it('a bare interrupt key may name a built-in tool or an MCP tool of a subagent', async () => {
     const res = await server.client.POST('/v1/deepagents/agents', {
       body: {

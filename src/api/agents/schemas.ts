@@ -116,7 +116,7 @@ const Backend = z
         '`state` (default): files live in the thread’s state, no command execution. `sandbox`: file tools and an `execute` tool work in an isolated sandbox (see docs/sandboxes.md). `thread_scoped_sandbox` (older clients) = `sandbox` with scope `thread`; `agent_scoped_sandbox` = scope `agent`; `default` = `state`. Anything else is a 422.',
     }),
     sandbox_config: SandboxConfig.optional(),
-    sandbox: SandboxConfig.optional().openapi({ description: 'The reference OpenAPI’s name for `sandbox_config`; accepted as the same.' }),
+    sandbox: SandboxConfig.optional().openapi({ description: 'The reference OpenAPI’s name for `sandbox_config`; accepted as the same. Both, with different settings, is a 422.' }),
   })
   .passthrough()
   .openapi('AgentBackend', { description: 'Stored in `agent.json` and returned as sent. Checked: an unknown type or field is a 422 naming it.' });
