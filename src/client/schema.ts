@@ -3359,7 +3359,7 @@ export interface components {
             command?: {
                 /** @description LangGraph: node(s) to run next. */
                 goto?: string | string[];
-                /** @description `{decisions: [...]}`: one decision per pending action request, in order (or keyed by interrupt id). */
+                /** @description `{decisions: [...]}`: one decision per pending action request, in order (or keyed by interrupt id). When several approval requests are pending at once (parallel subagents), key each by its interrupt id: `{<id>: {decisions: [...]}, ...}`; a single list is a 422. */
                 resume?: unknown;
                 /** @description LangGraph: state to write before continuing. */
                 update?: {
