@@ -117,6 +117,32 @@ describe('bad agent inputs', () => {
     expect(renamed.data!.name).toBe('y'.repeat(200));
   });
 
+  it('an agent whose tool server was deleted can still be updated; a URL the update adds must be registered', async () => {
+    const url = 'https://deleted-later.example.com/mcp';
+    const reg = await server.client.POST('/v1/deepagents/mcp-servers', { body: { name: 'Deleted later', url } });
+    const created = await server.client.POST('/v1/deepagents/agents', {
+      body: { name: 'orphaned-tools', runtime: model, tools: { tools: [{ name: 'search', mcp_server_url: url }], interrupt_config: { [`${url}::search`]: true } } },
+    });
+    expect(created.response.status).toBe(201);
+    const id = created.data!.id;
+    expect((await server.client.DELETE('/v1/deepagents/mcp-servers/{mcp_server_id}', { params: { path: { mcp_server_id: reg.data!.id } } })).response.status).toBe(204);
+
+    // A change that does not touch the tools.
+    const renamed = await server.client.PATCH('/v1/deepagents/agents/{agent_id}', { params: { path: { agent_id: id } }, body: { description: 'still here' } });
+    expect(renamed.response.status).toBe(200);
+    expect(renamed.data!.tools.tools).toEqual([{ name: 'search', mcp_server_url: url }]);
+    // Nor does sending the same tools back (a client that saves every field).
+    const same = await server.client.PATCH('/v1/deepagents/agents/{agent_id}', { params: { path: { agent_id: id } }, body: { tools: renamed.data!.tools } });
+    expect(same.response.status).toBe(200);
+    // A URL the agent did not have is checked.
+    const added = await server.client.PATCH('/v1/deepagents/agents/{agent_id}', {
+      params: { path: { agent_id: id } },
+      body: { tools: { tools: [...renamed.data!.tools.tools, { name: 'x', mcp_server_url: 'https://never-registered.example.com/mcp' }] } },
+    });
+    expect(added.response.status).toBe(422);
+    expect(added.error).toMatchObject({ errors: [{ loc: ['body', 'tools', 'tools', 1, 'mcp_server_url'] }] });
+  });
+
   it('takes every model id form that can run: each known provider, and a saved configuration by name', async () => {
     const saved = await server.client.POST('/v1/deepagents/model-configs', { body: { name: 'forms-config', model_id: 'scripted:echo' } });
     expect(saved.response.status).toBe(201);

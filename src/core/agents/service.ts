@@ -167,7 +167,7 @@ export class AgentService {
       }
       const current = await this.store.readFiles(row.head, trx);
       const composed = compose(current, input);
-      await validateDefinition(composed.definition, this.lookups(caller.workspaceId, trx));
+      await validateDefinition(composed.definition, this.lookups(caller.workspaceId, trx), storedDefinition(current));
       const now = new Date();
       const message = messageOf(composed, false);
       const { commitOid, objects } = this.commitOf(composed, row.head, caller, now, message);
@@ -312,6 +312,15 @@ function revisionMatches(ifMatch: string, head: string): boolean {
     const bare = tag.trim().replace(/^W\//, '').replace(/^"(.*)"$/, '$1').toLowerCase();
     return bare === '*' || bare === head;
   });
+}
+
+/** The definition of a stored tree, or undefined when it cannot be read (then everything is checked). */
+function storedDefinition(files: Record<string, string>): AgentDefinition | undefined {
+  try {
+    return filesToDefinition(files);
+  } catch {
+    return undefined;
+  }
 }
 
 function rowFields(def: AgentDefinition) {
