@@ -143,6 +143,31 @@ describe('bad agent inputs', () => {
     expect(added.error).toMatchObject({ errors: [{ loc: ['body', 'tools', 'tools', 1, 'mcp_server_url'] }] });
   });
 
+  it('a problem in a file sent raw (agent.json, tools.json, a subagent folder) names that file, not a field the request did not send', async () => {
+    const created = await server.client.POST('/v1/deepagents/agents', { body: { name: 'raw-files', runtime: model } });
+    const id = created.data!.id;
+    const patch = (files: Record<string, { content: string }>) => server.client.PATCH('/v1/deepagents/agents/{agent_id}', { params: { path: { agent_id: id } }, body: { files } });
+    const cases: [Record<string, { content: string }>, string, RegExp][] = [
+      [{ 'agent.json': { content: JSON.stringify({ name: 'x', model: 'nosuch:model' }) } }, 'agent.json', /agent\.json: runtime\.model\.model_id: unknown provider "nosuch"/],
+      [{ 'agent.json': { content: JSON.stringify({ name: 'x', runtime: model, backend: { type: 'nope' } }) } }, 'agent.json', /agent\.json: backend\.type:/],
+      [{ 'tools.json': { content: JSON.stringify({ tools: [{ name: 't', mcp_server_url: 'https://nowhere.example.com/mcp' }] }) } }, 'tools.json', /tools\.json: tools\.0\.mcp_server_url: no tool server is registered/],
+      [
+        { 'subagents/helper/agent.json': { content: JSON.stringify({ description: 'd', model: 'nosuch:m' }) }, 'subagents/helper/AGENTS.md': { content: 'Help.' } },
+        'subagents/helper/agent.json',
+        /subagents\/helper\/agent\.json: model_id: unknown provider/,
+      ],
+    ];
+    for (const [files, file, detail] of cases) {
+      const res = await patch(files);
+      expect(res.response.status, file).toBe(422);
+      expect(res.error).toMatchObject({ code: 'validation_failed', errors: [{ loc: ['body', 'files', file] }] });
+      expect((res.error as { detail: string }).detail).toMatch(detail);
+    }
+    // The typed fields still name themselves.
+    const typed = await server.client.PATCH('/v1/deepagents/agents/{agent_id}', { params: { path: { agent_id: id } }, body: { runtime: { model: { model_id: 'nosuch:model' } } } });
+    expect(typed.error).toMatchObject({ errors: [{ loc: ['body', 'runtime', 'model', 'model_id'] }] });
+  });
+
   it('takes every model id form that can run: each known provider, and a saved configuration by name', async () => {
     const saved = await server.client.POST('/v1/deepagents/model-configs', { body: { name: 'forms-config', model_id: 'scripted:echo' } });
     expect(saved.response.status).toBe(201);
