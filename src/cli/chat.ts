@@ -66,7 +66,7 @@ export async function chat(options: ChatOptions, io: ChatOutput): Promise<ChatRe
   const reach = reachingFetch(options.baseUrl);
   const client = createHangarClient({ baseUrl: options.baseUrl, apiKey: options.apiKey, fetch: reach });
   const agentId = await resolveAgentId(client, options.agent);
-  let pendingFirst: PendingAction[] = [];
+  let pendingFirst: PendingRequest[] = [];
   let threadId = options.thread;
   if (!threadId) {
     const created = await client.POST('/v1/deepagents/threads', { body: { agent_id: agentId } });
@@ -76,7 +76,7 @@ export async function chat(options: ChatOptions, io: ChatOutput): Promise<ChatRe
     const thread = await client.GET('/v1/deepagents/threads/{thread_id}', { params: { path: { thread_id: threadId } } });
     if (!thread.data) throw new ChatError(`no thread ${threadId}: ${describeError(thread.error)}`);
     // A new message on a thread waiting for approval would cancel the waiting call: answer it first.
-    if (thread.data.status === 'interrupted') pendingFirst = actionsOf(Object.values(thread.data.interrupts ?? {}).flat().map((i) => i.value));
+    if (thread.data.status === 'interrupted') pendingFirst = requestsOf(Object.values(thread.data.interrupts ?? {}).flat());
   }
   const id = threadId;
   if (pendingFirst.length > 0) {
@@ -87,8 +87,12 @@ export async function chat(options: ChatOptions, io: ChatOutput): Promise<ChatRe
   if (options.message === undefined) return { threadId: id, pending: [] };
   return turn({ messages: [{ role: 'user', content: options.message }] });
 
-  /** Ask the decider about every action; resume when all are answered. */
-  async function answer(actions: PendingAction[]): Promise<ChatResult> {
+  /**
+   * Ask the decider about every action; resume when all are answered. Several requests at once
+   * (subagents that paused in parallel) are answered each by its interrupt id.
+   */
+  async function answer(requests: PendingRequest[]): Promise<ChatResult> {
+    const actions = requests.flatMap((r) => r.actions);
     actions.forEach((a, i) => io.err(`  [${i + 1}/${actions.length}] ${a.name}(${JSON.stringify(a.args)})${a.description ? ` — ${a.description}` : ''}\n`));
     const decisions: Decision[] = [];
     for (const [i, action] of actions.entries()) {
@@ -99,8 +103,11 @@ export async function chat(options: ChatOptions, io: ChatOutput): Promise<ChatRe
       }
       decisions.push(decision);
     }
+    let next = 0;
+    const keyed = Object.fromEntries(requests.map((r) => [r.id, { decisions: decisions.slice(next, (next += r.actions.length)) }]));
+    const resume = requests.length === 1 ? { decisions } : keyed;
     // A resume still carries a message list; an empty system message is the no-op clients send.
-    return turn({ messages: [{ role: 'system', content: '' }], command: { resume: { decisions } } });
+    return turn({ messages: [{ role: 'system', content: '' }], command: { resume } });
   }
 
   /** One run: stream it; on a pause, answer and resume. */
@@ -124,7 +131,8 @@ export async function chat(options: ChatOptions, io: ChatOutput): Promise<ChatRe
       midLine = false;
       io.err(`${text}\n`);
     };
-    let interrupts: unknown[] = [];
+    // Every approval request the run paused on, by interrupt id (parallel subagents each send one).
+    const interrupts = new Map<string, { id: string | null; value: unknown }>();
     for await (const event of stream.events) {
       if (event.event === 'error') {
         // `code` is a stable run error code (model_auth_failed, model_rate_limited, run_timeout, …).
@@ -133,8 +141,8 @@ export async function chat(options: ChatOptions, io: ChatOutput): Promise<ChatRe
         throw new ChatError(`the run failed (${e.code ?? e.error}): ${e.message}; the thread ${id} takes the next message (--thread ${id})`);
       }
       if (event.event === 'updates') {
-        const found = (event.data as { __interrupt__?: { value: unknown }[] }).__interrupt__;
-        if (found) interrupts = found.map((i) => i.value);
+        const found = (event.data as { __interrupt__?: { id?: string; value: unknown }[] }).__interrupt__;
+        for (const item of found ?? []) interrupts.set(item.id ?? JSON.stringify(item.value), { id: item.id ?? null, value: item.value });
         continue;
       }
       if (event.event !== 'messages') continue;
@@ -153,25 +161,32 @@ export async function chat(options: ChatOptions, io: ChatOutput): Promise<ChatRe
       }
     }
     if (midLine) io.out('\n');
-    const actions = actionsOf(interrupts);
-    if (actions.length > 0) {
+    const requests = requestsOf([...interrupts.values()]);
+    if (requests.length > 0) {
       io.err('paused for approval:\n');
-      return answer(actions);
+      return answer(requests);
     }
     io.err(`thread: ${id} (continue with --thread ${id})\n`);
     return { threadId: id, pending: [] };
   }
 }
 
-/** The pending actions of interrupt payloads (`{action_requests, review_configs}`). */
-function actionsOf(values: unknown[]): PendingAction[] {
-  const out: PendingAction[] = [];
-  for (const value of values) {
-    const v = value as { action_requests?: { name: string; args: Record<string, unknown>; description?: string }[]; review_configs?: { action_name: string; allowed_decisions: string[] }[] };
-    for (const [i, request] of (v.action_requests ?? []).entries()) {
-      const config = v.review_configs?.[i] ?? v.review_configs?.find((c) => c.action_name === request.name);
-      out.push({ name: request.name, args: request.args ?? {}, description: request.description, allowed: config?.allowed_decisions ?? ['approve', 'edit', 'reject', 'respond'] });
-    }
+/** An approval request the thread waits on: its interrupt id and its actions. */
+interface PendingRequest {
+  id: string | null;
+  actions: PendingAction[];
+}
+
+/** The approval requests among interrupts (`{id, value: {action_requests, review_configs}}`); other pauses are left out. */
+function requestsOf(interrupts: { id?: string | null; value?: unknown }[]): PendingRequest[] {
+  const out: PendingRequest[] = [];
+  for (const { id, value } of interrupts) {
+    const v = value as { action_requests?: { name: string; args: Record<string, unknown>; description?: string }[]; review_configs?: { action_name: string; allowed_decisions: string[] }[] } | null;
+    const actions = (v?.action_requests ?? []).map((request, i): PendingAction => {
+      const config = v?.review_configs?.[i] ?? v?.review_configs?.find((c) => c.action_name === request.name);
+      return { name: request.name, args: request.args ?? {}, description: request.description, allowed: config?.allowed_decisions ?? ['approve', 'edit', 'reject', 'respond'] };
+    });
+    if (actions.length > 0) out.push({ id: id ?? null, actions });
   }
   return out;
 }

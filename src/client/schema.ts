@@ -314,7 +314,7 @@ export interface paths {
         head?: never;
         /**
          * Update an agent
-         * @description Always makes a new commit (new `revision`). A given field replaces its value wholesale (`tools`, `skills`, `subagents`, `extras`, and every nested object); omitted fields keep their values. Concurrent updates are applied one after the other: none is lost and the history stays a single line. With `If-Match: "<revision>"` the update is made only if that revision is still the head (else 412, `agent_revision_mismatch`, and nothing is written): a client that computed its change from what it read cannot overwrite a change it has not seen.
+         * @description Always makes a new commit (new `revision`). A given field replaces its value wholesale (`tools`, `skills`, `subagents`, `extras`, and every nested object); omitted fields keep their values. Concurrent updates are applied one after the other: none is lost and the history stays a single line. With `If-Match: "<revision>"` the update is made only if that revision is still the head (else 412, `agent_revision_mismatch`, and nothing is written): a client that computed its change from what it read cannot overwrite a change it has not seen. A tool server URL the agent did not name before must be registered; one it already names is not checked again, so an agent whose tool server was deleted can still be updated.
          */
         patch: operations["updateManagedDeepAgent"];
         trace?: never;
@@ -963,7 +963,7 @@ export interface paths {
         head?: never;
         /**
          * Update a thread’s metadata
-         * @description Merges `metadata` into the thread’s metadata (a key set to `null` is removed).
+         * @description Merges `metadata` into the thread’s metadata (a key set to `null` is removed). The keys Hangar records — `is_test_run`, `skip_memory_write_protection` (the creation options), `tenant_id`, `ls_user_id`, `assistant_id`, `graph_id` — may be sent back unchanged; changing or removing one is a 422 naming it, and nothing is written.
          */
         patch: operations["updateThread"];
         trace?: never;
@@ -3359,7 +3359,7 @@ export interface components {
             command?: {
                 /** @description LangGraph: node(s) to run next. */
                 goto?: string | string[];
-                /** @description `{decisions: [...]}`: one decision per pending action request, in order (or keyed by interrupt id). */
+                /** @description `{decisions: [...]}`: one decision per pending action request, in order (or keyed by interrupt id). When several approval requests are pending at once (parallel subagents), key each by its interrupt id: `{<id>: {decisions: [...]}, ...}`; a single list is a 422. */
                 resume?: unknown;
                 /** @description LangGraph: state to write before continuing. */
                 update?: {
@@ -4851,7 +4851,7 @@ export interface operations {
     listManagedDeepAgents: {
         parameters: {
             query?: {
-                /** @description `next_cursor` of the previous page. */
+                /** @description `next_cursor` of the previous page, sent with the same `sort_by` and `sort_order`: a cursor of another sort, or one not returned by this endpoint, is a 422 naming `cursor`. */
                 cursor?: string;
                 /** @description Case-insensitive substring of the name. */
                 name?: string;

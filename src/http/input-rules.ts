@@ -106,6 +106,12 @@ export function inputRules(): MiddlewareHandler<AppEnv> {
     // The deployment proxy forwards bodies untouched (they are the app's business, not Hangar's).
     if (/^\/v2\/deployments\/[^/]+\/app(\/|$)/.test(c.req.path)) return next();
     if (!JSON_TYPE.test(c.req.header('content-type') ?? '')) return next();
+    // An empty body sent as JSON (clients that set the header on every request) is no body: the
+    // route then sees a request without one (an optional body is absent; a required one lacks its fields).
+    if ((await c.req.text()) === '') {
+      c.req.raw.headers.delete('content-type');
+      return next();
+    }
     let body: unknown;
     try {
       body = await c.req.json();

@@ -95,6 +95,79 @@ describe('bad agent inputs', () => {
     expect(after.data!.revision).toBe(created.data!.revision);
   });
 
+  it('agent.json sent as a file obeys the rules of the name field: not blank, at most 200 characters', async () => {
+    const created = await server.client.POST('/v1/deepagents/agents', { body: { name: 'named', runtime: model } });
+    const id = created.data!.id;
+    const before = await counts();
+    for (const name of ['', '   ', 'x'.repeat(201)]) {
+      const content = JSON.stringify({ name, runtime: model });
+      const res = await server.client.PATCH('/v1/deepagents/agents/{agent_id}', { params: { path: { agent_id: id } }, body: { files: { 'agent.json': { content } } } });
+      expect(res.response.status, JSON.stringify(name)).toBe(422);
+      expect(res.error).toMatchObject({ code: 'validation_failed', errors: [{ loc: ['body', 'files', 'agent.json'] }] });
+      expect((res.error as { detail: string }).detail).toMatch(/name/);
+    }
+    expect(await counts()).toEqual(before);
+    const after = await server.client.GET('/v1/deepagents/agents/{agent_id}', { params: { path: { agent_id: id } } });
+    expect(after.data!.name).toBe('named');
+    const renamed = await server.client.PATCH('/v1/deepagents/agents/{agent_id}', {
+      params: { path: { agent_id: id } },
+      body: { files: { 'agent.json': { content: JSON.stringify({ name: 'y'.repeat(200), runtime: model }) } } },
+    });
+    expect(renamed.response.status).toBe(200);
+    expect(renamed.data!.name).toBe('y'.repeat(200));
+  });
+
+  it('an agent whose tool server was deleted can still be updated; a URL the update adds must be registered', async () => {
+    const url = 'https://deleted-later.example.com/mcp';
+    const reg = await server.client.POST('/v1/deepagents/mcp-servers', { body: { name: 'Deleted later', url } });
+    const created = await server.client.POST('/v1/deepagents/agents', {
+      body: { name: 'orphaned-tools', runtime: model, tools: { tools: [{ name: 'search', mcp_server_url: url }], interrupt_config: { [`${url}::search`]: true } } },
+    });
+    expect(created.response.status).toBe(201);
+    const id = created.data!.id;
+    expect((await server.client.DELETE('/v1/deepagents/mcp-servers/{mcp_server_id}', { params: { path: { mcp_server_id: reg.data!.id } } })).response.status).toBe(204);
+
+    // A change that does not touch the tools.
+    const renamed = await server.client.PATCH('/v1/deepagents/agents/{agent_id}', { params: { path: { agent_id: id } }, body: { description: 'still here' } });
+    expect(renamed.response.status).toBe(200);
+    expect(renamed.data!.tools.tools).toEqual([{ name: 'search', mcp_server_url: url }]);
+    // Nor does sending the same tools back (a client that saves every field).
+    const same = await server.client.PATCH('/v1/deepagents/agents/{agent_id}', { params: { path: { agent_id: id } }, body: { tools: renamed.data!.tools } });
+    expect(same.response.status).toBe(200);
+    // A URL the agent did not have is checked.
+    const added = await server.client.PATCH('/v1/deepagents/agents/{agent_id}', {
+      params: { path: { agent_id: id } },
+      body: { tools: { tools: [...renamed.data!.tools.tools, { name: 'x', mcp_server_url: 'https://never-registered.example.com/mcp' }] } },
+    });
+    expect(added.response.status).toBe(422);
+    expect(added.error).toMatchObject({ errors: [{ loc: ['body', 'tools', 'tools', 1, 'mcp_server_url'] }] });
+  });
+
+  it('a problem in a file sent raw (agent.json, tools.json, a subagent folder) names that file, not a field the request did not send', async () => {
+    const created = await server.client.POST('/v1/deepagents/agents', { body: { name: 'raw-files', runtime: model } });
+    const id = created.data!.id;
+    const patch = (files: Record<string, { content: string }>) => server.client.PATCH('/v1/deepagents/agents/{agent_id}', { params: { path: { agent_id: id } }, body: { files } });
+    const cases: [Record<string, { content: string }>, string, RegExp][] = [
+      [{ 'agent.json': { content: JSON.stringify({ name: 'x', model: 'nosuch:model' }) } }, 'agent.json', /agent\.json: runtime\.model\.model_id: unknown provider "nosuch"/],
+      [{ 'agent.json': { content: JSON.stringify({ name: 'x', runtime: model, backend: { type: 'nope' } }) } }, 'agent.json', /agent\.json: backend\.type:/],
+      [{ 'tools.json': { content: JSON.stringify({ tools: [{ name: 't', mcp_server_url: 'https://nowhere.example.com/mcp' }] }) } }, 'tools.json', /tools\.json: tools\.0\.mcp_server_url: no tool server is registered/],
+      [
+        { 'subagents/helper/agent.json': { content: JSON.stringify({ description: 'd', model: 'nosuch:m' }) }, 'subagents/helper/AGENTS.md': { content: 'Help.' } },
+        'subagents/helper/agent.json',
+        /subagents\/helper\/agent\.json: model_id: unknown provider/,
+      ],
+    ];
+    for (const [files, file, detail] of cases) {
+      const res = await patch(files);
+      expect(res.response.status, file).toBe(422);
+      expect(res.error).toMatchObject({ code: 'validation_failed', errors: [{ loc: ['body', 'files', file] }] });
+      expect((res.error as { detail: string }).detail).toMatch(detail);
+    }
+    // The typed fields still name themselves.
+    const typed = await server.client.PATCH('/v1/deepagents/agents/{agent_id}', { params: { path: { agent_id: id } }, body: { runtime: { model: { model_id: 'nosuch:model' } } } });
+    expect(typed.error).toMatchObject({ errors: [{ loc: ['body', 'runtime', 'model', 'model_id'] }] });
+  });
+
   it('takes every model id form that can run: each known provider, and a saved configuration by name', async () => {
     const saved = await server.client.POST('/v1/deepagents/model-configs', { body: { name: 'forms-config', model_id: 'scripted:echo' } });
     expect(saved.response.status).toBe(201);
@@ -185,6 +258,48 @@ describe('listing', () => {
     const badCursor = await ws.client.GET('/v1/deepagents/agents', { params: { query: { cursor: 'nope' } } });
     expect(badCursor.response.status).toBe(422);
   });
+
+  it('refuses, with a 422 naming the cursor, a cursor of another sort or one edited by hand (never a 500)', async () => {
+    const ws = await server.createWorkspace('agents-cursors');
+    for (const name of ['one', 'two', 'three']) await ws.client.POST('/v1/deepagents/agents', { body: { name, runtime: model } });
+    const byName = await ws.client.GET('/v1/deepagents/agents', { params: { query: { page_size: 1, sort_by: 'name', sort_order: 'asc' } } });
+    const nameCursor = byName.data!.next_cursor!;
+    expect(nameCursor).toBeTruthy();
+    const byTime = await ws.client.GET('/v1/deepagents/agents', { params: { query: { page_size: 1 } } });
+    const timeCursor = byTime.data!.next_cursor!;
+    const forged = (c: object) => Buffer.from(JSON.stringify(c)).toString('base64url');
+    const id = byTime.data!.items[0]!.id;
+    const cases: { sort_by?: 'created_at' | 'updated_at' | 'name'; sort_order?: 'asc' | 'desc'; cursor: string }[] = [
+      { sort_by: 'created_at', cursor: nameCursor }, // a name where a time belongs
+      { sort_by: 'updated_at', cursor: nameCursor },
+      { sort_by: 'name', sort_order: 'asc', cursor: timeCursor }, // a time where a name belongs
+      { cursor: forged({ v: 'not a time', id }) },
+      { cursor: forged({ v: '2026-01-01T00:00:00.000Z', id: '0'.repeat(36) }) }, // not a UUID
+      { sort_by: 'name', cursor: forged({ v: 'a\u0000b', id }) },
+    ];
+    for (const query of cases) {
+      const res = await ws.client.GET('/v1/deepagents/agents', { params: { query } });
+      expect(res.response.status, JSON.stringify(query)).toBe(422);
+      expect(res.error).toMatchObject({ code: 'validation_failed', errors: [{ loc: ['query', 'cursor'] }] });
+    }
+    // The cursors still page their own listing.
+    const next = await ws.client.GET('/v1/deepagents/agents', { params: { query: { page_size: 1, sort_by: 'name', sort_order: 'asc', cursor: nameCursor } } });
+    expect(next.response.status).toBe(200);
+    expect(next.data!.items.map((a) => a.name)).toEqual(['three']);
+  });
+
+  it('refuses a revisions cursor beyond any revision number with a 422, not a 500', async () => {
+    const created = await server.client.POST('/v1/deepagents/agents', { body: { name: 'revision-cursor', runtime: model } });
+    const agent_id = created.data!.id;
+    for (const cursor of ['9999999999', '2147483648']) {
+      const res = await server.client.GET('/v1/deepagents/agents/{agent_id}/revisions', { params: { path: { agent_id }, query: { cursor } } });
+      expect(res.response.status, cursor).toBe(422);
+      expect(res.error).toMatchObject({ code: 'validation_failed', errors: [{ loc: ['query', 'cursor'] }] });
+    }
+    const fine = await server.client.GET('/v1/deepagents/agents/{agent_id}/revisions', { params: { path: { agent_id }, query: { cursor: '2147483647' } } });
+    expect(fine.response.status).toBe(200);
+    expect(fine.data!.items).toHaveLength(1);
+  });
 });
 
 describe('backends', () => {
@@ -200,6 +315,19 @@ describe('backends', () => {
       const got = await server.client.GET('/v1/deepagents/agents/{agent_id}', { params: { path: { agent_id: res.data!.id } } });
       expect(got.data!.backend).toEqual(backend);
     }
+  });
+
+  it('refuses sandbox and sandbox_config (two names of one setting) when they disagree', async () => {
+    const before = await counts();
+    const backend = { type: 'sandbox', sandbox: { scope: 'agent' }, sandbox_config: { scope: 'thread' } };
+    const res = await server.client.POST('/v1/deepagents/agents', { body: { ...base, name: 'two-configs', backend } as never });
+    expect(res.response.status).toBe(422);
+    expect(res.error).toMatchObject({ code: 'validation_failed', errors: [{ loc: ['body', 'backend', 'sandbox'] }] });
+    expect(await counts()).toEqual(before);
+    // The same settings under both names say one thing: accepted.
+    const same = { type: 'sandbox', sandbox: { scope: 'agent' }, sandbox_config: { scope: 'agent' } };
+    const ok = await server.client.POST('/v1/deepagents/agents', { body: { ...base, name: 'same-configs', backend: same } as never });
+    expect(ok.response.status).toBe(201);
   });
 
   it('a bare interrupt key may name a built-in tool or an MCP tool of a subagent', async () => {

@@ -261,3 +261,58 @@ describe('approval of tool calls', () => {
     expect(tools.calls.length).toBe(before + 2);
   });
 });
+
+describe('approval requests of parallel subagents', () => {
+  /** A thread paused on two approval requests at once: two `task` calls whose subagents each write a file. */
+  async function twoPending(): Promise<{ agent: string; threadId: string; ids: Record<string, string> }> {
+    const agent = await createAgent(server, {
+      tools: { tools: [], interrupt_config: { write_file: true } },
+      subagents: [{ name: 'writer', description: 'Writes files', instructions: 'Write.' }],
+    });
+    const threadId = await createThread(server, agent);
+    const write = (file_path: string) => `/call write_file ${JSON.stringify({ file_path, content: file_path })}`;
+    const task = (description: string) => `/call task ${JSON.stringify({ description, subagent_type: 'writer' })}`;
+    await run(server, threadId, { agent_id: agent, messages: [{ role: 'user', content: `${task(write('/one.txt'))}\n${task(write('/two.txt'))}` }] });
+    const thread = await server.client.GET('/v1/deepagents/threads/{thread_id}', path(threadId));
+    expect(thread.data!.status).toBe('interrupted');
+    const pending = Object.values(thread.data!.interrupts as Record<string, { id: string; value: { action_requests: { args: { file_path: string } }[] } }[]>).flat();
+    expect(pending).toHaveLength(2);
+    const ids = Object.fromEntries(pending.map((i) => [i.value.action_requests[0]!.args.file_path, i.id]));
+    return { agent, threadId, ids };
+  }
+
+  async function files(threadId: string): Promise<string[]> {
+    const thread = await server.client.GET('/v1/deepagents/threads/{thread_id}', path(threadId));
+    return Object.keys(((thread.data!.values as { files?: Record<string, unknown> }).files ?? {})).sort();
+  }
+
+  it('one list of decisions cannot answer two pending requests: a 422 listing them, nothing runs', async () => {
+    const { agent, threadId, ids } = await twoPending();
+    for (const decisions of [[{ type: 'approve' }], [{ type: 'approve' }, { type: 'approve' }]]) {
+      const res = await start(server, threadId, { agent_id: agent, command: { resume: { decisions } } } as never);
+      expect(res.status, JSON.stringify(decisions)).toBe(422);
+      expect(JSON.stringify(res.error)).toContain(ids['/one.txt']!);
+      expect(JSON.stringify(res.error)).toContain(ids['/two.txt']!);
+    }
+    // Nothing ran, and the thread still waits on both.
+    expect(await files(threadId)).toEqual([]);
+    const thread = await server.client.GET('/v1/deepagents/threads/{thread_id}', path(threadId));
+    expect(thread.data!.status).toBe('interrupted');
+  });
+
+  it('decisions keyed by interrupt id answer each request on its own; a missing answer is a 422', async () => {
+    const { agent, threadId, ids } = await twoPending();
+    const partial = await start(server, threadId, { agent_id: agent, command: { resume: { [ids['/one.txt']!]: { decisions: [{ type: 'approve' }] } } } } as never);
+    expect(partial.status).toBe(422);
+    expect(JSON.stringify(partial.error)).toContain(ids['/two.txt']!);
+    const malformed = await start(server, threadId, { agent_id: agent, command: { resume: { [ids['/one.txt']!]: { decisions: [null] }, [ids['/two.txt']!]: { decisions: [{ type: 'approve' }] } } } } as never);
+    expect(malformed.status).toBe(422);
+    expect(await files(threadId)).toEqual([]);
+
+    const resume = { [ids['/one.txt']!]: { decisions: [{ type: 'approve' }] }, [ids['/two.txt']!]: { decisions: [{ type: 'reject', message: 'not this one' }] } };
+    await run(server, threadId, { agent_id: agent, command: { resume } } as never);
+    expect(await files(threadId)).toEqual(['/one.txt']);
+    const thread = await server.client.GET('/v1/deepagents/threads/{thread_id}', path(threadId));
+    expect(thread.data!.status).toBe('idle');
+  });
+});

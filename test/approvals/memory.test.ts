@@ -70,6 +70,40 @@ describe('durable memory', () => {
     expect((await server.client.GET('/v1/deepagents/threads/{thread_id}', { params: { path: { thread_id: scratch } } })).data!.status).toBe('idle');
   });
 
+  it('a thread update cannot turn off the protection it was created with, nor rewrite the metadata Hangar records', async () => {
+    const agentId = await createAgent(server);
+    const other = await createAgent(server);
+    const threadId = await createThread(server, agentId);
+    const path = { thread_id: threadId };
+    const before = (await server.client.GET('/v1/deepagents/threads/{thread_id}', { params: { path } })).data!.metadata;
+    const refused: [string, unknown][] = [
+      ['skip_memory_write_protection', true],
+      ['is_test_run', true],
+      ['assistant_id', other],
+      ['graph_id', other],
+      ['tenant_id', '00000000-0000-0000-0000-000000000000'],
+      ['ls_user_id', 'someone-else'],
+      ['skip_memory_write_protection', null], // removing it is a change too
+    ];
+    for (const [key, value] of refused) {
+      const res = await server.client.PATCH('/v1/deepagents/threads/{thread_id}', { params: { path }, body: { metadata: { note: 'kept?', [key]: value } } });
+      expect(res.response.status, key).toBe(422);
+      expect(res.error).toMatchObject({ code: 'validation_failed', errors: [{ loc: ['body', 'metadata', key] }] });
+    }
+    // Nothing was written, not even the other key of a refused request.
+    const after = (await server.client.GET('/v1/deepagents/threads/{thread_id}', { params: { path } })).data!.metadata;
+    expect(after).toEqual(before);
+
+    // Sending them back unchanged (a client writing the metadata it read) is fine.
+    const same = await server.client.PATCH('/v1/deepagents/threads/{thread_id}', { params: { path }, body: { metadata: { ...before, note: 'yes' } } });
+    expect(same.response.status).toBe(200);
+    expect(same.data!.metadata).toEqual({ ...before, note: 'yes' });
+
+    // And the protection still holds: a memory write pauses.
+    const { events } = await run(server, threadId, { agent_id: agentId, messages: [{ role: 'user', content: write('/memories/x.md', 'x') }] });
+    expect(lastValues(events).__interrupt__).toBeDefined();
+  });
+
   it('/memories/user/ belongs to the agent and the calling principal', async () => {
     const agentId = await createAgent(server);
     const alice = await server.createKey({ role: 'member', principal: 'alice@example.com' });

@@ -100,6 +100,38 @@ describe('hangar chat with approvals', () => {
     expect(thread.data!.status).toBe('idle');
   });
 
+  it('asks about the requests of subagents that paused in parallel, and answers each by its interrupt id', async () => {
+    const created = await server.client.POST('/v1/deepagents/agents', {
+      body: {
+        name: 'parallel-approver',
+        runtime: { model: { model_id: 'scripted:demo' } },
+        tools: { tools: [], interrupt_config: { write_file: true } },
+        subagents: [{ name: 'writer', description: 'Writes files', instructions: 'Write.' }],
+      },
+    });
+    expect(created.response.status).toBe(201);
+    const write = (file_path: string) => `/call write_file ${JSON.stringify({ file_path, content: file_path })}`;
+    const task = (description: string) => `/call task ${JSON.stringify({ description, subagent_type: 'writer' })}`;
+    const message = `${task(write('/one.txt'))}\n${task(write('/two.txt'))}`;
+    const asked: string[] = [];
+    const out = capture();
+    const result = await chat(
+      {
+        baseUrl: server.url,
+        apiKey: server.adminKey,
+        agent: 'parallel-approver',
+        message,
+        decide: async (action) => (asked.push(String(action.args.file_path)), action.args.file_path === '/one.txt' ? { type: 'approve' } : { type: 'reject', message: 'no' }),
+      },
+      out.io,
+    );
+    expect(result.pending).toEqual([]);
+    expect(asked.sort()).toEqual(['/one.txt', '/two.txt']);
+    const thread = await server.client.GET('/v1/deepagents/threads/{thread_id}', { params: { path: { thread_id: result.threadId } } });
+    expect(thread.data!.status).toBe('idle');
+    expect(Object.keys((thread.data!.values as { files?: Record<string, unknown> }).files ?? {})).toEqual(['/one.txt']);
+  });
+
   it('as a process: an unanswered pause exits 3, --approve answers it, and a server that is down is named', async () => {
     const [paused, approved, down] = await Promise.all([
       runHangar(['chat', 'approver', writeMemory], env()),

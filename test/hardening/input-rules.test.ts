@@ -142,3 +142,22 @@ describe('afterwards', () => {
     expect(((await res.json()) as { name: string }).name).toBe('ok');
   });
 });
+
+describe('an empty body sent as application/json', () => {
+  // Clients that set `Content-Type: application/json` on every request (a shared header, a curl alias)
+  // send it with an empty body where no body is needed: that is no body, not malformed JSON.
+  it('is no body: operations whose body is optional run, and a required one names its missing fields', async () => {
+    const clone = await call('POST', `/v1/deepagents/agents/${agentId}/clone`, '');
+    expect(clone.status).toBe(201);
+    const count = await call('POST', '/v1/deepagents/threads/count', '');
+    expect(count.status).toBe(200);
+    const search = await call('POST', '/v1/deepagents/threads/search', '');
+    expect(search.status).toBe(200);
+    const create = await call('POST', '/v1/deepagents/agents', '');
+    expect(create.status).toBe(422);
+    expect(await create.json()).toMatchObject({ code: 'validation_failed', errors: [{ loc: ['body', 'name'] }] });
+    // Malformed JSON is still malformed.
+    const broken = await call('POST', '/v1/deepagents/threads/count', '{');
+    expect(broken.status).toBe(400);
+  });
+});

@@ -59,7 +59,7 @@ const update = createRoute({
   tags,
   summary: 'Update an agent',
   description:
-    'Always makes a new commit (new `revision`). A given field replaces its value wholesale (`tools`, `skills`, `subagents`, `extras`, and every nested object); omitted fields keep their values. Concurrent updates are applied one after the other: none is lost and the history stays a single line. With `If-Match: "<revision>"` the update is made only if that revision is still the head (else 412, `agent_revision_mismatch`, and nothing is written): a client that computed its change from what it read cannot overwrite a change it has not seen.',
+    'Always makes a new commit (new `revision`). A given field replaces its value wholesale (`tools`, `skills`, `subagents`, `extras`, and every nested object); omitted fields keep their values. Concurrent updates are applied one after the other: none is lost and the history stays a single line. With `If-Match: "<revision>"` the update is made only if that revision is still the head (else 412, `agent_revision_mismatch`, and nothing is written): a client that computed its change from what it read cannot overwrite a change it has not seen. A tool server URL the agent did not name before must be registered; one it already names is not checked again, so an agent whose tool server was deleted can still be updated.',
   security: apiKeySecurity,
   request: {
     params,

@@ -1,6 +1,7 @@
 // Wire shapes of agents (SPEC "Agent (managed)"; fields beyond it follow the hosted API reference).
 import { z } from '@hono/zod-openapi';
 import type { Agent, AgentSummary } from '../../core/agents/service.js';
+import { MAX_NAME_LENGTH } from '../../core/agents/compose.js';
 import { MAX_RUN_TIMEOUT_SECONDS } from '../../core/agents/tree.js';
 import { KNOWN_PROVIDERS } from '../../core/model-configs/providers.js';
 
@@ -115,7 +116,7 @@ const Backend = z
         '`state` (default): files live in the thread’s state, no command execution. `sandbox`: file tools and an `execute` tool work in an isolated sandbox (see docs/sandboxes.md). `thread_scoped_sandbox` (older clients) = `sandbox` with scope `thread`; `agent_scoped_sandbox` = scope `agent`; `default` = `state`. Anything else is a 422.',
     }),
     sandbox_config: SandboxConfig.optional(),
-    sandbox: SandboxConfig.optional().openapi({ description: 'The reference OpenAPI’s name for `sandbox_config`; accepted as the same.' }),
+    sandbox: SandboxConfig.optional().openapi({ description: 'The reference OpenAPI’s name for `sandbox_config`; accepted as the same. Both, with different settings, is a 422.' }),
   })
   .passthrough()
   .openapi('AgentBackend', { description: 'Stored in `agent.json` and returned as sent. Checked: an unknown type or field is a 422 naming it.' });
@@ -136,11 +137,11 @@ const agentFields = {
 };
 
 export const CreateAgentRequest = z
-  .object({ name: z.string().trim().min(1, 'must not be blank').max(200), ...agentFields })
+  .object({ name: z.string().trim().min(1, 'must not be blank').max(MAX_NAME_LENGTH), ...agentFields })
   .openapi('CreateAgentRequest', { description: '`runtime.model.model_id` is required too (Hangar choice: an agent without a model cannot run).' });
 
 export const UpdateAgentRequest = z
-  .object({ name: z.string().trim().min(1, 'must not be blank').max(200).optional(), ...agentFields })
+  .object({ name: z.string().trim().min(1, 'must not be blank').max(MAX_NAME_LENGTH).optional(), ...agentFields })
   .openapi('UpdateAgentRequest', { description: 'Omitted fields keep their values; every update makes a new commit, even one that changes nothing.' });
 
 export const AgentSummarySchema = z
@@ -176,7 +177,7 @@ export const ListAgentsResponse = z
 
 export const ListAgentsQuery = z.object({
   page_size: z.coerce.number().int().min(1).max(100).default(20).openapi({ description: '1 to 100.' }),
-  cursor: z.string().optional().openapi({ description: '`next_cursor` of the previous page.' }),
+  cursor: z.string().optional().openapi({ description: '`next_cursor` of the previous page, sent with the same `sort_by` and `sort_order`: a cursor of another sort, or one not returned by this endpoint, is a 422 naming `cursor`.' }),
   name: z.string().optional().openapi({ description: 'Case-insensitive substring of the name.' }),
   sort_by: z.enum(['created_at', 'updated_at', 'name']).default('updated_at'),
   sort_order: z.enum(['asc', 'desc']).default('desc'),

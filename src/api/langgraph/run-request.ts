@@ -75,7 +75,7 @@ export const RunRequest = z
       }),
     command: z
       .object({
-        resume: z.unknown().optional().openapi({ description: '`{decisions: [...]}`: one decision per pending action request, in order (or keyed by interrupt id).' }),
+        resume: z.unknown().optional().openapi({ description: '`{decisions: [...]}`: one decision per pending action request, in order (or keyed by interrupt id). When several approval requests are pending at once (parallel subagents), key each by its interrupt id: `{<id>: {decisions: [...]}, ...}`; a single list is a 422.' }),
         goto: z.union([z.string(), z.array(z.string())]).optional().openapi({ description: 'LangGraph: node(s) to run next.' }),
         update: z.record(z.string(), z.unknown()).optional().openapi({ description: 'LangGraph: state to write before continuing.' }),
       })

@@ -66,7 +66,8 @@ const update = createRoute({
   operationId: 'updateThread',
   tags,
   summary: 'Update a thread’s metadata',
-  description: 'Merges `metadata` into the thread’s metadata (a key set to `null` is removed).',
+  description:
+    'Merges `metadata` into the thread’s metadata (a key set to `null` is removed). The keys Hangar records — `is_test_run`, `skip_memory_write_protection` (the creation options), `tenant_id`, `ls_user_id`, `assistant_id`, `graph_id` — may be sent back unchanged; changing or removing one is a 422 naming it, and nothing is written.',
   security: apiKeySecurity,
   request: { params, body: jsonBody(z.object({ metadata: z.record(z.string(), z.unknown()).default({}), ttl: z.unknown().optional() }).openapi('UpdateThreadRequest')) },
   responses: { 200: jsonResponse(ThreadSchema, 'The thread.'), ...errorResponses('deepagents', [404, 415, 422]) },

@@ -5,6 +5,7 @@
 // The reference OpenAPI also lists `default` (= state), `agent_scoped_sandbox` and a `sandbox` key for
 // the settings; they are accepted as the same shapes. Pure functions: the API, the CLI and the runtime
 // share them.
+import { isDeepStrictEqual } from 'node:util';
 import { invalidField } from '../errors.js';
 
 /** Backend types Hangar knows. */
@@ -56,6 +57,11 @@ export function checkBackend(backend: unknown, loc: (string | number)[] = ['back
     if (config === undefined || config === null) continue;
     if (!isSandbox) throw invalidField([...loc, key], `only a sandbox backend has ${key}; this backend is "${type}"`);
     checkConfig(config, [...loc, key], type);
+  }
+  // The reference's `sandbox` and `sandbox_config` name one setting; the runtime reads sandbox_config
+  // first, so two different values would silently drop one.
+  if (b.sandbox !== undefined && b.sandbox !== null && b.sandbox_config !== undefined && b.sandbox_config !== null && !isDeepStrictEqual(b.sandbox, b.sandbox_config)) {
+    throw invalidField([...loc, 'sandbox'], 'sandbox and sandbox_config are two names of the same settings and disagree; send one of them');
   }
 }
 

@@ -1,6 +1,6 @@
 // Applying a create or update request to an agent's file tree: typed fields and raw files are two ways
 // to write the same tree, so each request is turned into the next tree, then read back as a definition.
-import { HangarError, invalidField } from '../errors.js';
+import { HangarError, invalid, invalidField } from '../errors.js';
 import {
   type AgentDefinition,
   definitionToFiles,
@@ -71,6 +71,8 @@ export interface Composed {
    * field on Save), then `files` when files no field covers changed; for the commit message.
    */
   fields: string[];
+  /** The paths the request sent as raw files (so a problem found in them can name the file). */
+  rawPaths: Set<string>;
 }
 
 const FIELD_SECTION: Record<string, TreeSection> = {
@@ -92,6 +94,9 @@ const SECTION_FILE: Record<TreeSection, string> = {
   skills: 'skills/…',
   subagents: 'subagents/…',
 };
+
+/** Longest agent name, as the `name` field allows it. */
+export const MAX_NAME_LENGTH = 200;
 
 /**
  * The tree after `input` is applied to `current` (`null` on create). Throws a 422 naming the field or
@@ -133,6 +138,12 @@ export function compose(current: Record<string, string> | null, input: AgentInpu
 
   checkSizes(next);
   const definition = readTree(next);
+  // A name sent in agent.json obeys the rules of the `name` field (the Console, CLI and LangGraph
+  // clients show it as the agent's name).
+  if (rawPaths.has('agent.json')) {
+    if (definition.name.trim() === '') throw invalidField(['files', 'agent.json'], 'agent.json: "name" must not be blank');
+    if (definition.name.length > MAX_NAME_LENGTH) throw invalidField(['files', 'agent.json'], `agent.json: "name" must be at most ${MAX_NAME_LENGTH} characters`);
+  }
   const before = current ?? {};
   const changedPaths = [...new Set([...Object.keys(before), ...Object.keys(next)])]
     .filter((p) => before[p] !== next[p])
@@ -146,7 +157,38 @@ export function compose(current: Record<string, string> | null, input: AgentInpu
     return !s || ((s === 'skills' || s === 'subagents') && !fields.includes(s));
   };
   if (current !== null && changedPaths.some(unexplained)) fields.push('files');
-  return { files: next, definition, changedPaths, fields };
+  return { files: next, definition, changedPaths, fields, rawPaths };
+}
+
+/**
+ * A validation error of the definition as the request sent it: a problem of a part that came from a
+ * raw file (`files["agent.json"]`, `files["tools.json"]`, `files["subagents/<name>/…"]`) names that
+ * file, not a typed field the request never sent.
+ */
+export function inRequestTerms(error: unknown, composed: Composed): unknown {
+  if (!(error instanceof HangarError) || error.code !== 'validation_failed' || !error.issues) return error;
+  let moved = false;
+  const issues = error.issues.map((issue) => {
+    const [root, field, ...rest] = issue.loc;
+    if (root !== 'body') return issue;
+    let file: string | undefined;
+    let inner = rest;
+    if (field === 'runtime' || field === 'backend' || field === 'name') {
+      file = 'agent.json';
+      inner = [field, ...rest];
+    } else if (field === 'tools') file = 'tools.json';
+    else if (field === 'subagents' && typeof rest[0] === 'number') {
+      const name = composed.definition.subagents[rest[0]]?.name;
+      const part = rest[1];
+      const dir = `subagents/${name}`;
+      file = part === 'tools' ? `${dir}/tools.json` : composed.rawPaths.has(`${dir}/agent.json`) ? `${dir}/agent.json` : `${dir}/AGENTS.md`;
+      inner = rest.slice(part === 'tools' ? 2 : 1);
+    }
+    if (file === undefined || !composed.rawPaths.has(file)) return issue;
+    moved = true;
+    return { ...issue, loc: ['body', 'files', file], msg: `${file}: ${inner.length > 0 ? `${inner.join('.')}: ` : ''}${issue.msg}` };
+  });
+  return moved ? invalid(issues) : error;
 }
 
 /** The agent fields (wire names, in FIELD_SECTION order) whose values differ between two definitions. */

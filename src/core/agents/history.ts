@@ -23,8 +23,9 @@ export interface RevisionPage {
 export async function listRevisions(db: Db, agentId: string, page: { pageSize: number; cursor?: string | undefined }): Promise<RevisionPage> {
   let before: number | undefined;
   if (page.cursor !== undefined) {
+    // Revision numbers are PostgreSQL integers: a larger number is no cursor this endpoint returned.
     before = /^[1-9][0-9]{0,9}$/.test(page.cursor) ? Number(page.cursor) : Number.NaN;
-    if (Number.isNaN(before)) throw invalid([{ loc: ['query', 'cursor'], msg: 'not a cursor returned by this endpoint', type: 'value_error' }]);
+    if (Number.isNaN(before) || before > 2_147_483_647) throw invalid([{ loc: ['query', 'cursor'], msg: 'not a cursor returned by this endpoint', type: 'value_error' }]);
   }
   const rows = await db
     .selectFrom('agent_revisions')

@@ -10,7 +10,7 @@ import { HangarError, invalidField } from '../errors.js';
 import type { McpServerService } from '../mcp-servers/service.js';
 import { normalizeServerUrl } from '../mcp-servers/url.js';
 import type { ModelConfigService } from '../model-configs/service.js';
-import { type AgentInput, compose, type Composed } from './compose.js';
+import { type AgentInput, compose, type Composed, inRequestTerms } from './compose.js';
 import { findRevision, listRevisions, type RevisionPage } from './history.js';
 import { listAgents, type ListAgentsQuery, type AgentPage } from './list.js';
 import { type AgentDefinition, type AgentRuntime, filesToDefinition } from './tree.js';
@@ -71,7 +71,9 @@ export class AgentService {
   async create(caller: Caller, input: AgentRequest): Promise<Agent> {
     requireWrite(caller);
     const composed = compose(null, input);
-    await validateDefinition(composed.definition, this.lookups(caller.workspaceId));
+    await validateDefinition(composed.definition, this.lookups(caller.workspaceId)).catch((error: unknown) => {
+      throw inRequestTerms(error, composed);
+    });
     const now = new Date();
     const { commitOid, objects } = this.commitOf(composed, null, caller, now, `Create agent "${composed.definition.name}"`);
     return this.db.transaction().execute(async (trx) => {
@@ -167,7 +169,9 @@ export class AgentService {
       }
       const current = await this.store.readFiles(row.head, trx);
       const composed = compose(current, input);
-      await validateDefinition(composed.definition, this.lookups(caller.workspaceId, trx));
+      await validateDefinition(composed.definition, this.lookups(caller.workspaceId, trx), storedDefinition(current)).catch((error: unknown) => {
+        throw inRequestTerms(error, composed);
+      });
       const now = new Date();
       const message = messageOf(composed, false);
       const { commitOid, objects } = this.commitOf(composed, row.head, caller, now, message);
@@ -312,6 +316,15 @@ function revisionMatches(ifMatch: string, head: string): boolean {
     const bare = tag.trim().replace(/^W\//, '').replace(/^"(.*)"$/, '$1').toLowerCase();
     return bare === '*' || bare === head;
   });
+}
+
+/** The definition of a stored tree, or undefined when it cannot be read (then everything is checked). */
+function storedDefinition(files: Record<string, string>): AgentDefinition | undefined {
+  try {
+    return filesToDefinition(files);
+  } catch {
+    return undefined;
+  }
 }
 
 function rowFields(def: AgentDefinition) {

@@ -20,15 +20,20 @@ export interface WorkspaceLookups {
   hasModelConfig(name: string): Promise<boolean>;
 }
 
-/** Throw a 422 naming the first problem of `def` in its workspace. */
-export async function validateDefinition(def: AgentDefinition, lookups: WorkspaceLookups): Promise<void> {
+/**
+ * Throw a 422 naming the first problem of `def` in its workspace. `previous` (an update) is the
+ * agent as stored: a tool server URL it already names is not checked again, so an agent whose tool
+ * server was deleted since can still be updated (its runs report the missing server to the model).
+ */
+export async function validateDefinition(def: AgentDefinition, lookups: WorkspaceLookups, previous?: AgentDefinition): Promise<void> {
   if (def.backend !== undefined) checkBackend(def.backend);
   await checkModel(['runtime', 'model', 'model_id'], def.runtime.model.model_id, lookups);
   const all = [...def.tools.tools, ...def.subagents.flatMap((s) => s.tools?.tools ?? [])];
-  await checkTools(['tools'], def.tools, lookups, all);
+  const known = new Set(previous ? [...previous.tools.tools, ...previous.subagents.flatMap((s) => s.tools?.tools ?? [])].map((t) => normalizeServerUrl(t.mcp_server_url)) : []);
+  await checkTools(['tools'], def.tools, lookups, all, known);
   for (const [i, sub] of def.subagents.entries()) {
     if (sub.model_id) await checkModel(['subagents', i, 'model_id'], sub.model_id, lookups);
-    if (sub.tools) await checkTools(['subagents', i, 'tools'], sub.tools, lookups, all);
+    if (sub.tools) await checkTools(['subagents', i, 'tools'], sub.tools, lookups, all, known);
   }
 }
 
@@ -48,11 +53,11 @@ async function checkModel(loc: (string | number)[], modelId: string, lookups: Wo
   }
 }
 
-async function checkTools(loc: (string | number)[], tools: ToolsConfig, lookups: WorkspaceLookups, all: ToolsConfig['tools']): Promise<void> {
+async function checkTools(loc: (string | number)[], tools: ToolsConfig, lookups: WorkspaceLookups, all: ToolsConfig['tools'], known: Set<string>): Promise<void> {
   for (const [i, tool] of tools.tools.entries()) {
     const url = tool.mcp_server_url;
     if (!isHttpUrl(url)) throw invalidField([...loc, 'tools', i, 'mcp_server_url'], `"${url}" is not an absolute http(s) URL`);
-    if (!(await lookups.hasToolServer(normalizeServerUrl(url)))) {
+    if (!known.has(normalizeServerUrl(url)) && !(await lookups.hasToolServer(normalizeServerUrl(url)))) {
       throw invalidField(
         [...loc, 'tools', i, 'mcp_server_url'],
         `no tool server is registered at ${normalizeServerUrl(url)} in this workspace; register it under /v1/deepagents/mcp-servers first`,

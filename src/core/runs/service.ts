@@ -5,7 +5,7 @@ import { randomUUID } from 'node:crypto';
 import { sql, type RawBuilder, type Selectable } from 'kysely';
 import type { Db } from '../../db/index.js';
 import type { RunsTable } from '../../db/tables/runtime.js';
-import { checkDecisions, isApprovalRequest, toMiddlewareResume, type WireDecision } from '../../runtime/agent/approvals.js';
+import { checkDecisions, isApprovalRequest, toMiddlewareResume, type WireApprovalRequest, type WireDecision } from '../../runtime/agent/approvals.js';
 import type { RunWatch } from '../../runtime/events/hub.js';
 import type { StoredEvent } from '../../runtime/events/types.js';
 import type { RunInput } from '../../runtime/run-input.js';
@@ -281,18 +281,22 @@ export class RunService {
     if (!resolved) throw notInterrupted(threadId);
   }
 
-  /** The LangGraph resume value of a wire resume, checked against the thread's pending interrupt. */
+  /** The LangGraph resume value of a wire resume, checked against the thread's pending interrupts. */
   private async resumeValue(threadId: string, status: string, resume: WireResume): Promise<{ value: unknown; interruptId: string }> {
     if (status !== 'interrupted') throw notInterrupted(threadId);
     const { interrupts, checkpoint } = await this.state.current(threadId);
     if (interrupts.length === 0) throw notInterrupted(threadId);
-    const approval = interrupts.find((i) => isApprovalRequest(i.value));
+    const approvals = interrupts.filter((i): i is { id: string | null; value: WireApprovalRequest } => isApprovalRequest(i.value));
+    const approval = approvals[0];
     // The key of the approval record: the interrupt answered (or the checkpoint that paused).
     const interruptId = (approval ?? interrupts[0])?.id ?? checkpoint?.checkpoint_id ?? 'pause';
     // Other pauses (an OAuth authorization, say) take the resume value as it is.
-    if (!approval || !isApprovalRequest(approval.value)) return { value: resume, interruptId };
-    // LangGraph clients may key the resume by interrupt id.
+    if (!approval) return { value: resume, interruptId };
     if (!resume || typeof resume !== 'object') throw invalidField(['command', 'resume', 'decisions'], 'required: one decision per pending action request');
+    // Several approval requests at once (subagents that ran in parallel): LangGraph would give one
+    // unkeyed answer to every one of them, so each must be answered by its interrupt id.
+    if (approvals.length > 1) return { value: keyedResume(approvals, resume), interruptId };
+    // LangGraph clients may key the resume by interrupt id.
     if (!Array.isArray(resume.decisions) && approval.id && approval.id in resume) resume = resume[approval.id] as WireResume;
     if (!Array.isArray(resume.decisions)) throw invalidField(['command', 'resume', 'decisions'], 'required: one decision per pending action request');
     const problem = checkDecisions(approval.value, resume.decisions);
@@ -364,4 +368,37 @@ function busy(threadId: string): HangarError {
 
 function notInterrupted(threadId: string): HangarError {
   return new HangarError('thread_not_interrupted', `thread ${threadId} has no pending interrupt to resume or resolve`);
+}
+
+/**
+ * The resume of several pending approval requests: `{<interrupt id>: {decisions: [...]}, ...}`, every
+ * request answered, each checked against its own request; LangGraph routes each answer by its id.
+ */
+function keyedResume(approvals: { id: string | null; value: WireApprovalRequest }[], resume: WireResume): Record<string, unknown> {
+  const listing = approvals.map((a) => `${a.id} (${a.value.action_requests.map((r) => r.name).join(', ')})`).join('; ');
+  const form = `answer each by its interrupt id: {"resume": {"<interrupt id>": {"decisions": [...]}, ...}}; pending: ${listing}`;
+  if (Array.isArray(resume.decisions)) {
+    throw invalidField(['command', 'resume', 'decisions'], `${approvals.length} approval requests are pending at once (subagents that ran in parallel), so one list of decisions cannot say which answers which; ${form}`);
+  }
+  const pendingIds = new Set(approvals.map((a) => a.id));
+  for (const key of Object.keys(resume)) {
+    if (!pendingIds.has(key)) throw invalidField(['command', 'resume', key], `no pending approval request has this id; ${form}`);
+  }
+  const value: Record<string, unknown> = {};
+  for (const a of approvals) {
+    const entry = a.id === null ? undefined : (resume[a.id] as { decisions?: unknown } | undefined);
+    if (a.id === null || !entry || typeof entry !== 'object' || !Array.isArray(entry.decisions)) {
+      throw invalidField(['command', 'resume', a.id ?? 'decisions'], `required: the decisions for approval request ${a.id}; ${form}`);
+    }
+    const bad = (entry.decisions as unknown[]).findIndex((d) => !d || typeof d !== 'object' || Array.isArray(d));
+    if (bad >= 0) throw invalidField(['command', 'resume', a.id, 'decisions', bad], 'must be a decision object such as {"type": "approve"}');
+    // LangChain clients spell edited_action editedAction.
+    const decisions = (entry.decisions as (WireDecision & { editedAction?: WireDecision['edited_action'] })[]).map(({ editedAction, ...d }) =>
+      d.edited_action === undefined && editedAction !== undefined ? { ...d, edited_action: editedAction } : d,
+    );
+    const problem = checkDecisions(a.value, decisions);
+    if (problem) throw invalidField(['command', 'resume', a.id, 'decisions'], problem);
+    value[a.id] = toMiddlewareResume(a.value, decisions);
+  }
+  return value;
 }

@@ -1,11 +1,12 @@
 // Threads: a conversation with one agent, its status, and (through LangGraph's checkpoints) its state.
+import { isDeepStrictEqual } from 'node:util';
 import { agentMetadata } from './bound.js';
 import { sql, type Selectable } from 'kysely';
 import type { Db } from '../../db/index.js';
 import type { RunsTable, ThreadsTable } from '../../db/tables/runtime.js';
 import type { AgentService } from '../agents/service.js';
 import { type Caller, requireWrite } from '../caller.js';
-import { HangarError } from '../errors.js';
+import { HangarError, invalidField } from '../errors.js';
 import type { RunStatus, ThreadStatus } from '../runs/status.js';
 import type { ThreadStateReader, ThreadState } from './state.js';
 
@@ -52,6 +53,12 @@ export interface CreateThreadInput {
   options?: { test_run?: boolean | undefined; skip_memory_write_protection?: boolean | undefined } | undefined;
   metadata?: Record<string, unknown> | undefined;
 }
+
+/**
+ * Metadata keys Hangar writes into a thread: its creation options (which decide whether memory writes
+ * pause, and whether usage counts its runs), workspace, creator, and agent (`assistant_id`, `graph_id`).
+ */
+export const RECORDED_METADATA = ['is_test_run', 'skip_memory_write_protection', 'tenant_id', 'ls_user_id', 'assistant_id', 'graph_id'] as const;
 
 /** Orders of thread search. */
 export type ThreadSort = 'created_at' | 'updated_at' | 'status' | 'thread_id';
@@ -113,19 +120,42 @@ export class ThreadService {
     return thread;
   }
 
-  /** Merge `metadata` into the thread's metadata (a key set to null is removed). */
+  /**
+   * Merge `metadata` into the thread's metadata (a key set to null is removed). The keys Hangar
+   * records (RECORDED_METADATA: the options the thread was created with, its workspace, creator and
+   * agent) may be sent back as they are but not changed or removed: a 422 naming the key, nothing
+   * written. They decide what runs do (memory write protection, usage), so they stay as created.
+   */
   async updateMetadata(caller: Caller, threadId: string, metadata: Record<string, unknown>): Promise<Thread> {
     requireWrite(caller);
     const removed = Object.keys(metadata).filter((k) => metadata[k] === null);
     const kept = Object.fromEntries(Object.entries(metadata).filter(([, v]) => v !== null));
-    const row = await this.db
-      .updateTable('threads')
-      .set({ metadata: sql`(metadata || ${JSON.stringify(kept)}::jsonb) - ${sql.val(removed)}::text[]` as never, updated_at: new Date() })
-      .where('workspace_id', '=', caller.workspaceId)
-      .where('id', '=', threadId)
-      .returningAll()
-      .executeTakeFirst();
-    if (!row) throw new HangarError('thread_not_found', `no thread with id ${threadId} in this workspace`);
+    await this.db.transaction().execute(async (trx) => {
+      const current = await trx
+        .selectFrom('threads')
+        .select('metadata')
+        .where('workspace_id', '=', caller.workspaceId)
+        .where('id', '=', threadId)
+        .forUpdate()
+        .executeTakeFirst();
+      if (!current) throw new HangarError('thread_not_found', `no thread with id ${threadId} in this workspace`);
+      const stored = current.metadata as Record<string, unknown>;
+      for (const key of RECORDED_METADATA) {
+        if (!(key in metadata) || isDeepStrictEqual(metadata[key], stored[key])) continue;
+        throw invalidField(
+          ['metadata', key],
+          key === 'skip_memory_write_protection' || key === 'is_test_run'
+            ? `is set when the thread is created (options.${key === 'is_test_run' ? 'test_run' : key}) and cannot be changed; create a new thread instead`
+            : `is recorded by Hangar (${key === 'assistant_id' || key === 'graph_id' ? 'the thread’s agent' : key === 'tenant_id' ? 'the thread’s workspace' : 'the thread’s creator'}) and cannot be changed or removed`,
+        );
+      }
+      await trx
+        .updateTable('threads')
+        .set({ metadata: sql`(metadata || ${JSON.stringify(kept)}::jsonb) - ${sql.val(removed)}::text[]` as never, updated_at: new Date() })
+        .where('workspace_id', '=', caller.workspaceId)
+        .where('id', '=', threadId)
+        .execute();
+    });
     return this.get(caller, threadId);
   }
 
