@@ -87,17 +87,25 @@ export async function pushAgent(
   }
   const agentJson = files['agent.json'];
   if (agentJson === undefined) throw new ApiError(`${path.join(dir, 'agent.json')} is missing: it holds the agent's name, description and runtime`);
-  let meta: { name?: string; description?: string; runtime?: { model: { model_id: string } }; extras?: Record<string, unknown>; backend?: Record<string, unknown> };
+  let meta: { name?: string; description?: string; runtime?: { model: { model_id: string } }; model?: unknown; extras?: Record<string, unknown>; backend?: Record<string, unknown> };
   try {
     meta = JSON.parse(agentJson) as typeof meta;
-  } catch {
-    throw new ApiError(`${path.join(dir, 'agent.json')} is not valid JSON`);
+  } catch (error) {
+    throw new ApiError(`${path.join(dir, 'agent.json')} is not valid JSON (${error instanceof Error ? error.message : String(error)})`);
+  }
+  if (meta === null || typeof meta !== 'object' || Array.isArray(meta)) throw new ApiError(`${path.join(dir, 'agent.json')} must hold a JSON object (name, description, runtime)`);
+  // The hosted CLI's layout writes the model as `model` ("<provider>:<model_id>" or {model_id}); the
+  // server reads it so from agent.json on update, and `runtime` wins where both are given.
+  const runtime = meta.runtime ?? hostedRuntime(dir, meta.model);
+  if (typeof meta.name !== 'string' || meta.name.trim() === '') throw new ApiError(`${path.join(dir, 'agent.json')}: "name" is required, the agent's name`);
+  if (runtime === undefined) {
+    throw new ApiError(`${path.join(dir, 'agent.json')}: the model is required: "runtime": {"model": {"model_id": "<provider>:<model_id>"}}, or "model": "<provider>:<model_id>" as the hosted CLI writes it`);
   }
   const rest = Object.fromEntries(Object.entries(files).filter(([p]) => p !== 'agent.json').map(([p, content]) => [p, { content }]));
   const createBody = {
-    name: meta.name ?? '',
+    name: meta.name,
     ...(meta.description !== undefined ? { description: meta.description } : {}),
-    ...(meta.runtime !== undefined ? { runtime: meta.runtime } : {}),
+    runtime,
     ...(meta.extras !== undefined ? { extras: meta.extras } : {}),
     ...(meta.backend !== undefined ? { backend: meta.backend } : {}),
     files: rest,
@@ -110,6 +118,15 @@ export async function pushAgent(
   if (!res.data) fail(res.error, res.response);
   await writeFile(path.join(dir, AGENT_ID_FILE), `${res.data.id}\n`);
   return { id: res.data.id, revision: res.data.revision, created: true };
+}
+
+/** `runtime` from the hosted CLI's `model` in agent.json: "<provider>:<model_id>" or {model_id}. */
+function hostedRuntime(dir: string, model: unknown): { model: { model_id: string } } | undefined {
+  if (model === undefined || model === null) return undefined;
+  if (typeof model === 'string' && model !== '') return { model: { model_id: model } };
+  const id = typeof model === 'object' ? (model as { model_id?: unknown }).model_id : undefined;
+  if (typeof id === 'string' && id !== '') return { model: { model_id: id } };
+  throw new ApiError(`${path.join(dir, 'agent.json')}: model must be "<provider>:<model_id>" (or {"model_id": …}), the model the agent runs on`);
 }
 
 /** What a push would do: the request it would send and each file's change. */

@@ -1,0 +1,77 @@
+// The hosted CLI's workflow as a new user runs it with `hangar`, as real processes against a real
+// server: a project folder in the hosted layout deployed (dry run and for real), bad project folders
+// refused with a message naming the file, agents deleted, and what agents' names may not do to a
+// terminal.
+import { mkdir, mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runHangar } from '../support/cli.js';
+import { startTestServer, type TestServer } from '../support/server.js';
+
+let server: TestServer;
+let work: string;
+beforeAll(async () => {
+  server = await startTestServer();
+  work = await mkdtemp(path.join(os.tmpdir(), 'hangar-hosted-workflow-'));
+});
+afterAll(async () => {
+  await server?.close();
+  if (work) await rm(work, { recursive: true, force: true });
+});
+
+const env = () => ({ HANGAR_URL: server.url, HANGAR_API_KEY: server.adminKey });
+
+async function folder(name: string, files: Record<string, string>): Promise<string> {
+  const dir = path.join(work, name);
+  for (const [p, content] of Object.entries(files)) {
+    await mkdir(path.dirname(path.join(dir, p)), { recursive: true });
+    await writeFile(path.join(dir, p), content);
+  }
+  return dir;
+}
+
+async function agentsNamed(name: string) {
+  const res = await server.client.GET('/v1/deepagents/agents', { params: { query: { name } } });
+  return res.data!.items.filter((a) => a.name === name);
+}
+
+describe('hangar deploy of a new folder in the hosted layout', () => {
+  it('creates the agent from `model` in agent.json; the dry run shows the runtime it will send', async () => {
+    const dir = await folder('hosted-new', {
+      'agent.json': JSON.stringify({ name: 'hosted-new', description: 'From the hosted CLI', model: 'scripted:demo' }),
+      'AGENTS.md': 'Answer briefly.\n',
+    });
+    const dry = await runHangar(['deploy', dir, '--dry-run'], env());
+    expect(dry.code, dry.stderr).toBe(0);
+    expect(JSON.parse(dry.stdout)).toMatchObject({ name: 'hosted-new', runtime: { model: { model_id: 'scripted:demo' } } });
+    expect(await agentsNamed('hosted-new')).toEqual([]);
+
+    const deployed = await runHangar(['deploy', dir], env());
+    expect(deployed.code, deployed.stderr).toBe(0);
+    const [agent] = await agentsNamed('hosted-new');
+    expect(agent).toMatchObject({ runtime: { model: { model_id: 'scripted:demo' } }, description: 'From the hosted CLI' });
+    expect((await readFile(path.join(dir, '.hangar-agent'), 'utf8')).trim()).toBe(agent!.id);
+
+    // {model_id} is the other spelling the hosted CLI accepts.
+    const objectForm = await folder('hosted-object', { 'agent.json': JSON.stringify({ name: 'hosted-object', model: { model_id: 'scripted:demo' } }) });
+    const second = await runHangar(['deploy', objectForm], env());
+    expect(second.code, second.stderr).toBe(0);
+    expect(await agentsNamed('hosted-object')).toEqual([expect.objectContaining({ runtime: { model: { model_id: 'scripted:demo' } } })]);
+  }, 120_000);
+
+  it('refuses a folder whose agent.json names no model or no name, saying which file and what it needs', async () => {
+    const noModel = await folder('no-model', { 'agent.json': JSON.stringify({ name: 'no-model' }) });
+    const noName = await folder('no-name', { 'agent.json': JSON.stringify({ model: 'scripted:demo' }) });
+    const badModel = await folder('bad-model', { 'agent.json': JSON.stringify({ name: 'bad-model', model: 42 }) });
+    const [a, b, c] = await Promise.all([noModel, noName, badModel].map((d) => runHangar(['deploy', d], env())));
+    expect(a!.code).toBe(1);
+    expect(a!.stderr).toContain(`${path.join(noModel, 'agent.json')}: the model is required`);
+    expect(b!.code).toBe(1);
+    expect(b!.stderr).toContain(`${path.join(noName, 'agent.json')}: "name" is required`);
+    expect(c!.code).toBe(1);
+    expect(c!.stderr).toContain(`${path.join(badModel, 'agent.json')}: model must be`);
+    for (const name of ['no-model', 'bad-model']) expect(await agentsNamed(name)).toEqual([]);
+    await expect(stat(path.join(noModel, '.hangar-agent'))).rejects.toThrow('ENOENT');
+  }, 120_000);
+});
