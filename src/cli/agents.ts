@@ -6,7 +6,7 @@ import type { Command } from 'commander';
 import { createHangarClient, type HangarClient } from '../client/index.js';
 import { pathProblem } from '../core/agents/tree.js';
 import { resolveAgentId } from './chat.js';
-import { table } from './table.js';
+import { printable, table } from './table.js';
 import { clientOptions, clientTarget, describeError } from './target.js';
 
 /** The file in an agent folder that remembers which agent it is; never uploaded. */
@@ -285,7 +285,8 @@ export function registerAgentCommands(program: Command): void {
       do {
         const res = await c.GET('/v1/deepagents/agents/{agent_id}/revisions', { params: { path: { agent_id: agentId }, query: { page_size: 100, ...(cursor ? { cursor } : {}) } } });
         if (!res.data) fail(res.error, res.response);
-        for (const r of res.data.items) process.stdout.write(`${r.id}  ${r.created_at}  ${r.message}\n`);
+        // A message names the agent, which any member may have named with control characters.
+        for (const r of res.data.items) process.stdout.write(`${r.id}  ${r.created_at}  ${printable(r.message)}\n`);
         cursor = res.data.next_cursor ?? undefined;
       } while (cursor);
     });

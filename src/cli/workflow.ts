@@ -155,7 +155,7 @@ export function registerWorkflowCommands(program: Command, io: ChatOutput): void
     const res = await client.GET('/v1/deepagents/mcp-servers/{mcp_server_id}', { params: { path: { mcp_server_id: id } } });
     if (!res.data) fail(res.error, res.response);
     if (res.data.auth_type !== 'oauth' || !res.data.oauth_provider_id) {
-      io.out(`${res.data.name} uses its stored headers; there is nothing to connect.\n`);
+      io.out(`${printable(res.data.name)} uses its stored headers; there is nothing to connect.\n`);
       return;
     }
     await authLogin({ ...clientTarget(flags), provider: res.data.oauth_provider_id }, io);

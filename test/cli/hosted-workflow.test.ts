@@ -75,3 +75,14 @@ describe('hangar deploy of a new folder in the hosted layout', () => {
     await expect(stat(path.join(noModel, '.hangar-agent'))).rejects.toThrow('ENOENT');
   }, 120_000);
 });
+
+describe('what an agent’s name may do to a terminal', () => {
+  it('`hangar agents log` shows control characters of a name escaped, as the listings do', async () => {
+    const created = await server.client.POST('/v1/deepagents/agents', { body: { name: 'evil\u001b[2J\rforged', runtime: { model: { model_id: 'scripted:demo' } } } });
+    expect(created.response.status).toBe(201);
+    const log = await runHangar(['agents', 'log', created.data!.id], env());
+    expect(log.code, log.stderr).toBe(0);
+    expect(log.stdout).toContain('Create agent "evil\\x1b[2J\\x0dforged"');
+    expect(log.stdout).not.toMatch(/\p{Cc}(?<!\n)/u);
+  }, 60_000);
+});
