@@ -1,6 +1,6 @@
 // `hangar agents push|pull|list|log`: an agent folder on disk ⇄ an agent on a Hangar server, through
 // the typed client. The folder has the layout of the agent's repository (docs/agents.md).
-import { mkdir, readdir, readFile, stat, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { Command } from 'commander';
 import { createHangarClient, type HangarClient } from '../client/index.js';
@@ -30,8 +30,19 @@ export function clientFrom(flags: ClientFlags, env: NodeJS.ProcessEnv = process.
   return createHangarClient(clientTarget(flags, env));
 }
 
+/** Refuse a DIR that is missing or not a folder, naming it (rather than a bare ENOENT or ENOTDIR). */
+export async function folderOf(dir: string, options: { mayBeMissing?: boolean } = {}): Promise<void> {
+  const found = await stat(dir).catch(() => undefined);
+  if (!found) {
+    if (options.mayBeMissing) return;
+    throw new ApiError(`${dir}: no such folder`);
+  }
+  if (!found.isDirectory()) throw new ApiError(`${dir} is not a folder`);
+}
+
 /** Every file under `dir` by relative path (with `/`), except .git and the marker file. */
 export async function readAgentFolder(dir: string): Promise<Record<string, string>> {
+  await folderOf(dir);
   const files: Record<string, string> = {};
   const walk = async (rel: string) => {
     for (const entry of await readdir(path.join(dir, rel), { withFileTypes: true })) {
@@ -120,6 +131,29 @@ export async function pushAgent(
   return { id: res.data.id, revision: res.data.revision, created: true };
 }
 
+/**
+ * Delete an agent (its threads stay). A folder's marker naming it is removed, so the folder's next
+ * push creates a new agent. An unknown id is an error here, though the API's delete is idempotent.
+ */
+export async function deleteAgent(client: HangarClient, agentId: string, dir?: string): Promise<{ id: string; name: string }> {
+  const current = await client.GET('/v1/deepagents/agents/{agent_id}', { params: { path: { agent_id: agentId } } });
+  if (!current.data) fail(current.error, current.response);
+  const res = await client.DELETE('/v1/deepagents/agents/{agent_id}', { params: { path: { agent_id: agentId } } });
+  if (res.response.status !== 204) fail(res.error, res.response);
+  if (dir !== undefined && (await readMarker(dir)) === agentId) await rm(path.join(dir, AGENT_ID_FILE), { force: true });
+  return { id: agentId, name: current.data.name };
+}
+
+/** The agent folder `dir` deploys to (`--agent`, else agent_id in agent.json, else its marker). */
+export async function folderAgent(client: HangarClient, dir: string, agent?: string): Promise<string> {
+  if (agent) return resolveAgentId(client, agent);
+  await folderOf(dir);
+  const agentJson = await readFile(path.join(dir, 'agent.json'), 'utf8').catch(() => undefined);
+  const id = await targetOf(dir, agentJson);
+  if (!id) throw new ApiError(`${dir} is not linked to an agent (no agent_id in agent.json, no ${AGENT_ID_FILE}); name one with --agent`);
+  return id;
+}
+
 /** `runtime` from the hosted CLI's `model` in agent.json: "<provider>:<model_id>" or {model_id}. */
 function hostedRuntime(dir: string, model: unknown): { model: { model_id: string } } | undefined {
   if (model === undefined || model === null) return undefined;
@@ -149,6 +183,7 @@ function changes(remote: Record<string, { content?: string | null | undefined }>
 export async function pullAgent(client: HangarClient, agentId: string, dir: string, options: { force?: boolean | undefined } = {}): Promise<{ revision: string; files: number }> {
   const res = await client.GET('/v1/deepagents/agents/{agent_id}', { params: { path: { agent_id: agentId }, query: { include_files: 'true' } } });
   if (!res.data) fail(res.error, res.response);
+  await folderOf(dir, { mayBeMissing: true });
   await mkdir(dir, { recursive: true });
   const local = await readAgentFolder(dir);
   const existing = Object.keys(local);
@@ -258,6 +293,28 @@ export function registerAgentCommands(program: Command): void {
       if (!res.data) fail(res.error, res.response);
       process.stdout.write(`${JSON.stringify(res.data, null, 2)}\n`);
     });
+
+  agents
+    .command('delete <agent>')
+    .description('Delete an agent (AGENT: id or exact name). Its threads stay, but runs on them are refused; its schedules stop.')
+    .action(async (agent: string) => {
+      const c = client();
+      const r = await deleteAgent(c, await resolveAgentId(c, agent));
+      process.stderr.write(`Deleted agent ${printable(r.name)} (${r.id})\n`);
+    });
+
+  // The hosted CLI's verb: delete what `hangar deploy DIR` created, and unlink the folder.
+  clientOptions(
+    program
+      .command('delete [dir]')
+      .description(`Delete the agent folder DIR deploys to (agent_id in agent.json, ${AGENT_ID_FILE}, or --agent; DIR defaults to the current folder), and unlink the folder (${AGENT_ID_FILE} removed) so its next deploy creates a new agent. Its threads stay, but runs on them are refused; its schedules stop.`)
+      .option('--agent <agent>', 'delete this agent (id or exact name)'),
+  ).action(async (dir: string | undefined, flags: ClientFlags & { agent?: string }) => {
+    const c = clientFrom(flags);
+    const folder = dir ?? '.';
+    const r = await deleteAgent(c, await folderAgent(c, folder, flags.agent), folder);
+    process.stderr.write(`Deleted agent ${printable(r.name)} (${r.id})\n`);
+  });
 
   agents
     .command('list')

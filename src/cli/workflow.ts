@@ -7,7 +7,7 @@ import path from 'node:path';
 import { createInterface } from 'node:readline/promises';
 import type { Command } from 'commander';
 import { createHangarClient, type HangarClient } from '../client/index.js';
-import { AGENT_ID_FILE, ApiError, clientFrom, pullAgent, pushAgent } from './agents.js';
+import { AGENT_ID_FILE, ApiError, clientFrom, folderOf, pullAgent, pushAgent } from './agents.js';
 import { chat, resolveAgentId, type ChatOutput } from './chat.js';
 import { askingDecider } from './decide.js';
 import { authLogin } from './oauth.js';
@@ -42,6 +42,7 @@ export async function initFolder(dir: string, options: { from?: string; client?:
     () => true,
     () => false,
   );
+  await folderOf(dir, { mayBeMissing: true });
   await mkdir(dir, { recursive: true });
   const present = (await readdir(dir)).filter((f) => f !== '.git');
   if (present.length > 0) throw new ApiError(`${dir} is not empty; init writes into a new or empty folder`);
@@ -235,6 +236,7 @@ export interface DevOptions {
 
 /** `hangar dev DIR`: push now and on every change; every line typed is a chat message on one thread. */
 export async function dev(dir: string, options: DevOptions, io: ChatOutput): Promise<void> {
+  await folderOf(dir);
   let pushing = Promise.resolve();
   let agentId: string | undefined;
   const push = () =>

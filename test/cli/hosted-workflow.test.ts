@@ -86,3 +86,63 @@ describe('what an agent’s name may do to a terminal', () => {
     expect(log.stdout).not.toMatch(/\p{Cc}(?<!\n)/u);
   }, 60_000);
 });
+
+describe('deleting agents from the terminal', () => {
+  it('`hangar agents delete AGENT` deletes by name; an unknown id is an error, not a silent success', async () => {
+    const dir = await folder('to-delete', { 'agent.json': JSON.stringify({ name: 'to-delete', model: 'scripted:demo' }) });
+    expect((await runHangar(['deploy', dir], env())).code).toBe(0);
+    const [agent] = await agentsNamed('to-delete');
+    const deleted = await runHangar(['agents', 'delete', 'to-delete'], env());
+    expect(deleted.code, deleted.stderr).toBe(0);
+    expect(deleted.stderr).toBe(`Deleted agent to-delete (${agent!.id})\n`);
+    const gone = await server.client.GET('/v1/deepagents/agents/{agent_id}', { params: { path: { agent_id: agent!.id } } });
+    expect(gone.response.status).toBe(404);
+    const again = await runHangar(['agents', 'delete', agent!.id], env());
+    expect(again.code).toBe(1);
+    expect(again.stderr).toContain('404 agent_not_found');
+  }, 120_000);
+
+  it('`hangar delete DIR` (the hosted verb) deletes the agent the folder deploys to and unlinks the folder', async () => {
+    const dir = await folder('deployed', { 'agent.json': JSON.stringify({ name: 'deployed', model: 'scripted:demo' }) });
+    expect((await runHangar(['deploy', dir], env())).code).toBe(0);
+    const [first] = await agentsNamed('deployed');
+    const deleted = await runHangar(['delete', dir], env());
+    expect(deleted.code, deleted.stderr).toBe(0);
+    expect(deleted.stderr).toContain(`Deleted agent deployed (${first!.id})`);
+    expect(await agentsNamed('deployed')).toEqual([]);
+    await expect(stat(path.join(dir, '.hangar-agent'))).rejects.toThrow('ENOENT');
+    // Unlinked: the next deploy creates a new agent instead of failing on the deleted one.
+    expect((await runHangar(['deploy', dir], env())).code).toBe(0);
+    const [second] = await agentsNamed('deployed');
+    expect(second!.id).not.toBe(first!.id);
+
+    const unlinked = await folder('never-deployed', { 'agent.json': JSON.stringify({ name: 'never-deployed', model: 'scripted:demo' }) });
+    const refused = await runHangar(['delete', unlinked], env());
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toContain(`${unlinked} is not linked to an agent`);
+  }, 120_000);
+});
+
+describe('project folders that are not folders', () => {
+  it('deploy, dev, pull and init name a missing folder or a file given as one', async () => {
+    const missing = path.join(work, 'no-such-folder');
+    const file = path.join(work, 'a-file');
+    await writeFile(file, 'not a folder\n');
+    const source = await folder('pull-source', { 'agent.json': JSON.stringify({ name: 'pull-source', model: 'scripted:demo' }) });
+    expect((await runHangar(['deploy', source], env())).code).toBe(0);
+    const [deploy, dev, pull, init] = await Promise.all([
+      runHangar(['deploy', missing], env()),
+      runHangar(['dev', missing], env()),
+      runHangar(['agents', 'pull', 'pull-source', file], env()),
+      runHangar(['init', file], env()),
+    ]);
+    expect(deploy.code).toBe(1);
+    expect(deploy.stderr).toBe(`hangar: ${missing}: no such folder\n`);
+    expect(dev.code).toBe(1);
+    expect(dev.stderr).toBe(`hangar: ${missing}: no such folder\n`);
+    expect(pull.code).toBe(1);
+    expect(pull.stderr).toBe(`hangar: ${file} is not a folder\n`);
+    expect(init.code).toBe(1);
+    expect(init.stderr).toBe(`hangar: ${file} is not a folder\n`);
+  }, 120_000);
+});
