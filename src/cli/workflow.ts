@@ -108,7 +108,8 @@ export function registerWorkflowCommands(program: Command, io: ChatOutput): void
     .option('--connect', 'for an oauth server: authorize your principal right away')
     .action(async (flags: { name: string; url: string; header?: string[]; authType: string; oauthProvider?: string; connect?: boolean; hangarUrl?: string; apiKey?: string }) => {
       const hangar = { ...(flags.apiKey ? { apiKey: flags.apiKey } : {}), ...(flags.hangarUrl ? { url: flags.hangarUrl } : {}) };
-      const client = clientFrom(hangar);
+      // Its --url is the tool server's: messages about the Hangar server name --hangar-url.
+      const client = createHangarClient(clientTarget(hangar, process.env, '--hangar-url'));
       const headers = (flags.header ?? []).map((h) => {
         const i = h.indexOf('=');
         if (i <= 0) throw new ApiError(`--header ${JSON.stringify(h)}: expected key=value`);
@@ -127,7 +128,7 @@ export function registerWorkflowCommands(program: Command, io: ChatOutput): void
       if (!res.data) fail(res.error, res.response);
       io.err(`Registered tool server ${res.data.name}\n`);
       io.out(`${res.data.id}\n`);
-      if (flags.connect && res.data.oauth_provider_id) await connectServer(client, hangar, res.data.id);
+      if (flags.connect && res.data.oauth_provider_id) await connectServer(client, hangar, res.data.id, '--hangar-url');
     });
 
   clientOptions(servers.command('list'))
@@ -152,14 +153,14 @@ export function registerWorkflowCommands(program: Command, io: ChatOutput): void
       await connectServer(client, flags, await resolveServerId(client, server));
     });
 
-  async function connectServer(client: HangarClient, flags: ClientFlags, id: string): Promise<void> {
+  async function connectServer(client: HangarClient, flags: ClientFlags, id: string, urlFlag = '--url'): Promise<void> {
     const res = await client.GET('/v1/deepagents/mcp-servers/{mcp_server_id}', { params: { path: { mcp_server_id: id } } });
     if (!res.data) fail(res.error, res.response);
     if (res.data.auth_type !== 'oauth' || !res.data.oauth_provider_id) {
       io.out(`${printable(res.data.name)} uses its stored headers; there is nothing to connect.\n`);
       return;
     }
-    await authLogin({ ...clientTarget(flags), provider: res.data.oauth_provider_id }, io);
+    await authLogin({ ...clientTarget(flags, process.env, urlFlag), provider: res.data.oauth_provider_id }, io);
   }
 
   const traces = clientOptions(program.command('traces').description('Traces of agent runs (the trace store).'));

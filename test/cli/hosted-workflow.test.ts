@@ -146,3 +146,16 @@ describe('project folders that are not folders', () => {
     expect(init.stderr).toBe(`hangar: ${file} is not a folder\n`);
   }, 120_000);
 });
+
+describe('hangar mcp-servers add, whose --url is the tool server’s', () => {
+  it('names --hangar-url, its flag for the Hangar server, when that server cannot be reached or is not a URL', async () => {
+    const [down, badUrl] = await Promise.all([
+      runHangar(['mcp-servers', 'add', '--name', 'docs', '--url', 'http://127.0.0.1:9/mcp', '--hangar-url', 'http://127.0.0.1:9'], { HANGAR_API_KEY: server.adminKey }),
+      runHangar(['mcp-servers', 'add', '--name', 'docs', '--url', 'http://127.0.0.1:9/mcp', '--hangar-url', 'not-a-url'], { HANGAR_API_KEY: server.adminKey }),
+    ]);
+    expect(down.code).toBe(1);
+    expect(down.stderr).toBe('hangar: cannot reach the Hangar server at http://127.0.0.1:9 (is it running? set --hangar-url or HANGAR_URL)\n');
+    expect(badUrl.code).toBe(2);
+    expect(badUrl.stderr).toContain('"not-a-url" is not an http(s) URL (--hangar-url or HANGAR_URL');
+  }, 60_000);
+});
