@@ -70,7 +70,7 @@ export async function pushAgent(
   dir: string,
   agentId?: string,
   options: { dryRun?: (plan: PushPlan) => void } = {},
-): Promise<{ id: string; revision: string; created: boolean }> {
+): Promise<{ id: string; revision: string; created: boolean; unchanged?: boolean }> {
   const files = await readAgentFolder(dir);
   const id = agentId ? await resolveAgentId(client, agentId) : await targetOf(dir, files['agent.json']);
   if (id) {
@@ -84,6 +84,8 @@ export async function pushAgent(
       options.dryRun({ action: 'update', agentId: id, request: { method: 'PATCH', path: `/v1/deepagents/agents/${id}`, body: { files: body } }, files: changes(remote, files) });
       return { id, revision: current.data.revision, created: false };
     }
+    // The folder is the agent already: an update would only add an empty revision to its history.
+    if (Object.keys(body).length === 0) return { id, revision: current.data.revision, created: false, unchanged: true };
     // The change is computed from the revision just read: if someone updates the agent in between,
     // the server refuses (412) rather than keep files this folder does not have.
     const res = await client.PATCH('/v1/deepagents/agents/{agent_id}', {
@@ -258,10 +260,10 @@ export function registerAgentCommands(program: Command): void {
       return;
     }
     const r = await pushAgent(c, dir, flags.agent);
-    process.stderr.write(`${r.created ? 'Created' : 'Updated'} agent ${r.id}\n`);
+    process.stderr.write(r.unchanged ? `Agent ${r.id} already has these files; nothing was pushed\n` : `${r.created ? 'Created' : 'Updated'} agent ${r.id}\n`);
     process.stdout.write(`${r.revision}\n`);
   };
-  const pushHelp = `Create an agent from a folder, or update it when the folder knows its id (agent_id in agent.json, ${AGENT_ID_FILE}, or --agent); prints the new revision.`;
+  const pushHelp = `Create an agent from a folder, or update it when the folder knows its id (agent_id in agent.json, ${AGENT_ID_FILE}, or --agent); prints the new revision (the current one, pushing nothing, when the agent already has the folder's files).`;
 
   const pushOptions = (cmd: Command) =>
     cmd.option('--agent <agent>', 'update this agent (id or exact name)').option('--dry-run', 'print the request and the file tree it would send, change nothing');

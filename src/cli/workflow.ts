@@ -245,7 +245,7 @@ export async function dev(dir: string, options: DevOptions, io: ChatOutput): Pro
       try {
         const r = await pushAgent(options.client, dir);
         agentId = r.id;
-        io.err(`[dev] ${r.created ? 'created agent' : 'pushed'} ${r.id} revision ${r.revision.slice(0, 12)}\n`);
+        io.err(`[dev] ${r.created ? 'created agent' : r.unchanged ? 'up to date:' : 'pushed'} ${r.id} revision ${r.revision.slice(0, 12)}\n`);
         options.onPush?.(r.revision);
       } catch (error) {
         io.err(`[dev] push failed: ${error instanceof Error ? error.message : String(error)}\n`);

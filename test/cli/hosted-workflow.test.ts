@@ -159,3 +159,20 @@ describe('hangar mcp-servers add, whose --url is the tool server’s', () => {
     expect(badUrl.stderr).toContain('"not-a-url" is not an http(s) URL (--hangar-url or HANGAR_URL');
   }, 60_000);
 });
+
+describe('deploying a folder the agent already matches', () => {
+  it('pushes nothing and prints the current revision, instead of adding an empty revision each time', async () => {
+    const dir = await folder('unchanged', { 'agent.json': JSON.stringify({ name: 'unchanged', model: 'scripted:demo' }), 'AGENTS.md': 'Be brief.\n' });
+    // The create writes agent.json in Hangar's form, so the next deploy sends the folder's own.
+    expect((await runHangar(['deploy', dir], env())).code).toBe(0);
+    const first = await runHangar(['deploy', dir], env());
+    expect(first.code, first.stderr).toBe(0);
+    expect(first.stderr).toContain('Updated agent');
+    const second = await runHangar(['deploy', dir], env());
+    expect(second.code, second.stderr).toBe(0);
+    expect(second.stdout).toBe(first.stdout);
+    expect(second.stderr).toContain('already has these files; nothing was pushed');
+    const log = await runHangar(['agents', 'log', 'unchanged'], env());
+    expect(log.stdout.trim().split('\n')).toHaveLength(2); // created, then agent.json in the hosted form; no empty revision
+  }, 120_000);
+});
