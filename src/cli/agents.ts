@@ -40,6 +40,17 @@ export async function folderOf(dir: string, options: { mayBeMissing?: boolean } 
   if (!found.isDirectory()) throw new ApiError(`${dir} is not a folder`);
 }
 
+const UTF8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
+
+/** A file's content as text; a file that is not UTF-8 is refused (decoding it would change its bytes). */
+function text(file: string, bytes: Buffer): string {
+  try {
+    return UTF8.decode(bytes);
+  } catch {
+    throw new ApiError(`${file} is not UTF-8 text: an agent's files are text, and this one would not arrive as it is; nothing was pushed`);
+  }
+}
+
 /** Every file under `dir` by relative path (with `/`), except .git and the marker file. */
 export async function readAgentFolder(dir: string): Promise<Record<string, string>> {
   await folderOf(dir);
@@ -49,7 +60,7 @@ export async function readAgentFolder(dir: string): Promise<Record<string, strin
       if (rel === '' && SKIPPED.has(entry.name)) continue;
       const child = rel === '' ? entry.name : `${rel}/${entry.name}`;
       if (entry.isDirectory()) await walk(child);
-      else if (entry.isFile()) files[child] = await readFile(path.join(dir, child), 'utf8');
+      else if (entry.isFile()) files[child] = text(path.join(dir, child), await readFile(path.join(dir, child)));
     }
   };
   await walk('');

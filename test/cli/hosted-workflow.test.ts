@@ -176,3 +176,20 @@ describe('deploying a folder the agent already matches', () => {
     expect(log.stdout.trim().split('\n')).toHaveLength(2); // created, then agent.json in the hosted form; no empty revision
   }, 120_000);
 });
+
+describe('a project folder holding a file that is not text', () => {
+  it('is refused, naming the file, instead of uploading it with its bytes replaced', async () => {
+    const dir = await folder('with-binary', { 'agent.json': JSON.stringify({ name: 'with-binary', model: 'scripted:demo' }) });
+    await writeFile(path.join(dir, 'logo.png'), Buffer.from([0xff, 0xfe, 0x89, 0x50, 0x4e, 0x47]));
+    const deployed = await runHangar(['deploy', dir], env());
+    expect(deployed.code).toBe(1);
+    expect(deployed.stderr).toContain(`${path.join(dir, 'logo.png')} is not UTF-8 text`);
+    expect(await agentsNamed('with-binary')).toEqual([]);
+    // A byte-order mark is text, and arrives as it is.
+    await writeFile(path.join(dir, 'logo.png'), '\uFEFFhello\n');
+    expect((await runHangar(['deploy', dir], env())).code).toBe(0);
+    const [agent] = await agentsNamed('with-binary');
+    const files = await server.client.GET('/v1/deepagents/agents/{agent_id}', { params: { path: { agent_id: agent!.id }, query: { include_files: 'true' } } });
+    expect(files.data!.files!['logo.png']!.content).toBe('\uFEFFhello\n');
+  }, 120_000);
+});
