@@ -1,6 +1,6 @@
 // `hangar agents push|pull|list|log`: an agent folder on disk ⇄ an agent on a Hangar server, through
 // the typed client. The folder has the layout of the agent's repository (docs/agents.md).
-import { mkdir, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, readFile, realpath, rm, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { Command } from 'commander';
 import { createHangarClient, type HangarClient } from '../client/index.js';
@@ -55,15 +55,23 @@ function text(file: string, bytes: Buffer): string {
 export async function readAgentFolder(dir: string): Promise<Record<string, string>> {
   await folderOf(dir);
   const files: Record<string, string> = {};
-  const walk = async (rel: string) => {
+  // Symbolic links are followed (a file left out would be deleted from the agent on update); `open`
+  // holds the real paths of the folders being walked, so a link back up the tree is refused.
+  const walk = async (rel: string, open: string[]) => {
     for (const entry of await readdir(path.join(dir, rel), { withFileTypes: true })) {
       if (rel === '' && SKIPPED.has(entry.name)) continue;
       const child = rel === '' ? entry.name : `${rel}/${entry.name}`;
-      if (entry.isDirectory()) await walk(child);
-      else if (entry.isFile()) files[child] = text(path.join(dir, child), await readFile(path.join(dir, child)));
+      const full = path.join(dir, child);
+      const kind = entry.isSymbolicLink() ? await stat(full).catch(() => undefined) : entry;
+      if (!kind) throw new ApiError(`${full} is a symbolic link to nothing; remove it or fix its target`);
+      if (kind.isDirectory()) {
+        const real = await realpath(full);
+        if (open.includes(real)) throw new ApiError(`${full} links back to a folder that holds it`);
+        await walk(child, [...open, real]);
+      } else if (kind.isFile()) files[child] = text(full, await readFile(full));
     }
   };
-  await walk('');
+  await walk('', [await realpath(dir)]);
   return files;
 }
 

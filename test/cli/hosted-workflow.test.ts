@@ -2,7 +2,7 @@
 // server: a project folder in the hosted layout deployed (dry run and for real), bad project folders
 // refused with a message naming the file, agents deleted, and what agents' names may not do to a
 // terminal.
-import { mkdir, mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm, stat, symlink, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -191,5 +191,34 @@ describe('a project folder holding a file that is not text', () => {
     const [agent] = await agentsNamed('with-binary');
     const files = await server.client.GET('/v1/deepagents/agents/{agent_id}', { params: { path: { agent_id: agent!.id }, query: { include_files: 'true' } } });
     expect(files.data!.files!['logo.png']!.content).toBe('\uFEFFhello\n');
+  }, 120_000);
+});
+
+describe('symbolic links in a project folder', () => {
+  it('are followed: a linked file is pushed, not deleted from the agent; a dangling link or a loop is refused', async () => {
+    const dir = await folder('linked', { 'agent.json': JSON.stringify({ name: 'linked', runtime: { model: { model_id: 'scripted:demo' } } }), 'notes.md': 'first\n' });
+    await folder('shared', { 'base.md': 'shared instructions\n', 'skills/lookup/SKILL.md': '---\nname: lookup\ndescription: Looks up\n---\nLook it up.\n' });
+    expect((await runHangar(['deploy', dir], env())).code).toBe(0);
+    await rm(path.join(dir, 'notes.md'));
+    await symlink(path.join(work, 'shared/base.md'), path.join(dir, 'notes.md'));
+    await symlink(path.join(work, 'shared/skills'), path.join(dir, 'skills'));
+    const deployed = await runHangar(['deploy', dir], env());
+    expect(deployed.code, deployed.stderr).toBe(0);
+    const [agent] = await agentsNamed('linked');
+    const read = await server.client.GET('/v1/deepagents/agents/{agent_id}', { params: { path: { agent_id: agent!.id }, query: { include_files: 'true' } } });
+    expect(read.data!.files!['notes.md']!.content).toBe('shared instructions\n');
+    expect(read.data!.skills).toEqual([expect.objectContaining({ name: 'lookup', instructions: 'Look it up.\n' })]);
+
+    await symlink(path.join(work, 'nowhere.md'), path.join(dir, 'dangling.md'));
+    const dangling = await runHangar(['deploy', dir], env());
+    expect(dangling.code).toBe(1);
+    expect(dangling.stderr).toContain(`${path.join(dir, 'dangling.md')} is a symbolic link to nothing`);
+    await rm(path.join(dir, 'dangling.md'));
+    await symlink(dir, path.join(dir, 'loop'));
+    const loop = await runHangar(['deploy', dir], env());
+    expect(loop.code).toBe(1);
+    expect(loop.stderr).toContain(`${path.join(dir, 'loop')} links back to a folder that holds it`);
+    const after = await server.client.GET('/v1/deepagents/agents/{agent_id}', { params: { path: { agent_id: agent!.id } } });
+    expect(after.data!.revision).toBe(read.data!.revision);
   }, 120_000);
 });
