@@ -104,7 +104,7 @@ export function registerWorkflowCommands(program: Command, io: ChatOutput): void
     .requiredOption('--url <server-url>', 'the server’s MCP endpoint (streamable HTTP)')
     .option('--header <key=value...>', 'a header sent to the server (stored encrypted), e.g. "Authorization=Bearer sk-…"')
     .option('--auth-type <type>', 'headers (default) or oauth', 'headers')
-    .option('--oauth-provider <id>', 'OAuth provider of an oauth server')
+    .option('--oauth-provider <provider>', 'OAuth provider of an oauth server (its provider_id or id)')
     .option('--connect', 'for an oauth server: authorize your principal right away')
     .action(async (flags: { name: string; url: string; header?: string[]; authType: string; oauthProvider?: string; connect?: boolean; hangarUrl?: string; apiKey?: string }) => {
       const hangar = { ...(flags.apiKey ? { apiKey: flags.apiKey } : {}), ...(flags.hangarUrl ? { url: flags.hangarUrl } : {}) };
@@ -116,13 +116,22 @@ export function registerWorkflowCommands(program: Command, io: ChatOutput): void
         return { key: h.slice(0, i), value: h.slice(i + 1) };
       });
       if (flags.authType !== 'headers' && flags.authType !== 'oauth') throw new ApiError('--auth-type: headers or oauth');
+      if (flags.authType === 'oauth' && !flags.oauthProvider) throw new ApiError('--auth-type oauth needs --oauth-provider (the provider_id or id of an OAuth provider of the workspace)');
+      // The provider by its provider_id (as `hangar auth login` takes it) or its id.
+      let oauthProvider = flags.oauthProvider;
+      if (oauthProvider && !UUID.test(oauthProvider)) {
+        const found = await client.GET('/v2/auth/providers/{provider_id}', { params: { path: { provider_id: oauthProvider } } });
+        if (found.response.status === 404) throw new ApiError(`--oauth-provider: no OAuth provider "${oauthProvider}" in this workspace`);
+        if (!found.data) fail(found.error, found.response);
+        oauthProvider = found.data.id;
+      }
       const res = await client.POST('/v1/deepagents/mcp-servers', {
         body: {
           name: flags.name,
           url: flags.url,
           ...(headers.length > 0 ? { headers } : {}),
           auth_type: flags.authType,
-          ...(flags.oauthProvider ? { oauth_provider_id: flags.oauthProvider } : {}),
+          ...(oauthProvider ? { oauth_provider_id: oauthProvider } : {}),
         },
       });
       if (!res.data) fail(res.error, res.response);

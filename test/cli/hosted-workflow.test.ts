@@ -222,3 +222,26 @@ describe('symbolic links in a project folder', () => {
     expect(after.data!.revision).toBe(read.data!.revision);
   }, 120_000);
 });
+
+describe('hangar mcp-servers add --auth-type oauth', () => {
+  it('takes the provider by its provider_id, as `hangar auth login` does, and names a missing or unknown one', async () => {
+    const provider = await server.client.POST('/v2/auth/providers', {
+      body: { provider_id: 'cli-login', name: 'CLI login', client_id: 'hangar', auth_url: 'http://127.0.0.1:9/authorize', token_url: 'http://127.0.0.1:9/token', uses_pkce: true, token_endpoint_auth_method: 'none' },
+    });
+    expect(provider.response.status).toBe(200);
+    const [bySlug, unknown, missing] = await Promise.all([
+      runHangar(['mcp-servers', 'add', '--name', 'oauth-tools', '--url', 'http://127.0.0.1:9/oauth-mcp', '--auth-type', 'oauth', '--oauth-provider', 'cli-login'], env()),
+      runHangar(['mcp-servers', 'add', '--name', 'other', '--url', 'http://127.0.0.1:9/other-mcp', '--auth-type', 'oauth', '--oauth-provider', 'no-such-login'], env()),
+      runHangar(['mcp-servers', 'add', '--name', 'third', '--url', 'http://127.0.0.1:9/third-mcp', '--auth-type', 'oauth'], env()),
+    ]);
+    expect(bySlug.code, bySlug.stderr).toBe(0);
+    const registered = await server.client.GET('/v1/deepagents/mcp-servers/{mcp_server_id}', { params: { path: { mcp_server_id: bySlug.stdout.trim() } } });
+    expect(registered.data).toMatchObject({ auth_type: 'oauth', oauth_provider_id: provider.data!.id });
+    expect(unknown.code).toBe(1);
+    expect(unknown.stderr).toBe('hangar: --oauth-provider: no OAuth provider "no-such-login" in this workspace\n');
+    expect(missing.code).toBe(1);
+    expect(missing.stderr).toContain('--auth-type oauth needs --oauth-provider');
+    const all = await server.client.GET('/v1/deepagents/mcp-servers');
+    expect(all.data!.map((s) => s.name).sort()).not.toContain('other');
+  }, 120_000);
+});
