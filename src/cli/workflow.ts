@@ -81,7 +81,26 @@ export async function toolsJson(client: HangarClient, server: string, refresh = 
   return { tools: res.data.tools.map((t) => t.tools_json_entry), interrupt_config: {} };
 }
 
-/** Add `hangar init`, `hangar mcp-servers …`, `hangar traces …` and `hangar dev` to the program. */
+interface TraceRun {
+  id: string;
+  status: string;
+  start_time: string;
+  latency_ms: number | null;
+  total_tokens: number | null;
+  error: string | null;
+  metadata: Record<string, unknown>;
+}
+
+/** The id of a tracing project named by id or name, or of the default project. */
+async function tracingProject(client: HangarClient, project: string | undefined): Promise<string> {
+  const projects = await client.GET('/v1/tracing/projects');
+  if (!projects.data) fail(projects.error, projects.response);
+  const found = projects.data.items.find((p) => (project ? p.id === project || p.name === project : p.is_default));
+  if (!found) throw new ApiError(`no tracing project ${JSON.stringify(project)}`);
+  return found.id;
+}
+
+/** Add `hangar init`, `hangar mcp-servers …`, `hangar traces …`, `hangar logs` and `hangar dev` to the program. */
 export function registerWorkflowCommands(program: Command, io: ChatOutput): void {
   clientOptions(program.command('init <dir>'))
     .description('Create an agent folder (agent.json, AGENTS.md, tools.json) to edit and push; --from fills it with an existing agent’s files instead.')
@@ -171,6 +190,39 @@ export function registerWorkflowCommands(program: Command, io: ChatOutput): void
     }
     await authLogin({ ...clientTarget(flags, process.env, urlFlag), provider: res.data.oauth_provider_id }, io);
   }
+
+  clientOptions(program.command('logs <agent>'))
+    .description('Recent runs of an agent (id or exact name), newest first, from the trace store: status, time, tokens and the error of each failed run (runs are traced unless HANGAR_TRACING=false).')
+    .option('--project <name>', 'tracing project (id or name; default: the default project)')
+    .option('--limit <n>', 'how many', '20')
+    .option('--json', 'print the runs as JSON')
+    .action(async (agent: string, flags: ClientFlags & { project?: string; limit: string; json?: boolean }) => {
+      const client = clientFrom(flags);
+      const limit = Number(flags.limit);
+      if (!(Number.isInteger(limit) && limit >= 1 && limit <= 100)) throw new ApiError('--limit: a whole number from 1 to 100');
+      const found = await client.GET('/v1/deepagents/agents/{agent_id}', { params: { path: { agent_id: await resolveAgentId(client, agent) } } });
+      if (!found.data) fail(found.error, found.response);
+      const { id, name } = found.data;
+      const project = await tracingProject(client, flags.project);
+      // Root runs are named after the agent; the name narrows the search, the agent id in the metadata decides.
+      const runs: TraceRun[] = [];
+      let cursor: string | undefined;
+      do {
+        const res = await client.GET('/v1/tracing/projects/{project_id}/runs', { params: { path: { project_id: project }, query: { name, page_size: 100, ...(cursor ? { cursor } : {}) } } });
+        if (!res.data) fail(res.error, res.response);
+        runs.push(...res.data.items.filter((r) => r.metadata.assistant_id === id));
+        cursor = res.data.next_cursor ?? undefined;
+      } while (cursor && runs.length < limit);
+      const shown = runs.slice(0, limit);
+      if (flags.json) return void io.out(`${JSON.stringify(shown, null, 2)}\n`);
+      if (shown.length === 0) return void io.err(`No traced runs of agent ${printable(name)} (${id}) yet.\n`);
+      io.out(
+        table(
+          ['RUN', 'THREAD', 'STATUS', 'STARTED', 'LATENCY', 'TOKENS', 'ERROR'],
+          shown.map((r) => [r.id, String(r.metadata.thread_id ?? ''), r.status, r.start_time, r.latency_ms === null ? '' : `${Math.round(r.latency_ms)} ms`, String(r.total_tokens ?? ''), r.error ?? '']),
+        ),
+      );
+    });
 
   const traces = clientOptions(program.command('traces').description('Traces of agent runs (the trace store).'));
   const traceClient = () => clientFrom(traces.opts<ClientFlags>());

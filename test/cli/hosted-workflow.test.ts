@@ -245,3 +245,37 @@ describe('hangar mcp-servers add --auth-type oauth', () => {
     expect(all.data!.map((s) => s.name).sort()).not.toContain('other');
   }, 120_000);
 });
+
+describe('hangar logs AGENT (the hosted CLI’s logs of a deployed agent)', () => {
+  it('lists that agent’s runs, newest first, with the error of a failed one; not those of an agent whose name contains its name', async () => {
+    const config = await server.client.POST('/v1/deepagents/model-configs', { body: { name: 'soon-gone', model_id: 'scripted:demo' } });
+    expect(config.response.status).toBe(201);
+    const ok = await folder('logged', { 'agent.json': JSON.stringify({ name: 'logged', model: 'scripted:demo' }) });
+    const broken = await folder('logged-broken', { 'agent.json': JSON.stringify({ name: 'logged-broken', model: 'soon-gone' }) });
+    for (const dir of [ok, broken]) expect((await runHangar(['deploy', dir], env())).code).toBe(0);
+    expect((await server.client.DELETE('/v1/deepagents/model-configs/{config_id}', { params: { path: { config_id: config.data!.id } } })).response.status).toBe(204);
+    const chats = await Promise.all([runHangar(['chat', 'logged', 'first'], env()), runHangar(['chat', 'logged', 'second'], env()), runHangar(['chat', 'logged-broken', 'fails'], env())]);
+    expect(chats.map((c) => c.code)).toEqual([0, 0, 1]);
+
+    // Traces are written as runs end; ask until both are there.
+    type Row = { id: string; status: string; error: string | null; metadata: { thread_id: string } };
+    let rows: Row[] = [];
+    while (rows.length < 2) rows = JSON.parse((await runHangar(['logs', 'logged', '--json'], env())).stdout) as Row[];
+    expect(rows).toHaveLength(2);
+    expect(rows.every((r) => r.status === 'success')).toBe(true);
+    const table = await runHangar(['logs', 'logged'], env());
+    expect(table.code, table.stderr).toBe(0);
+    expect(table.stdout.split('\n')[0]).toMatch(/^RUN\s+THREAD\s+STATUS\s+STARTED\s+LATENCY\s+TOKENS\s+ERROR$/);
+    expect(table.stdout.trim().split('\n')).toHaveLength(3);
+
+    let failed: Row[] = [];
+    while (failed.length < 1) failed = JSON.parse((await runHangar(['logs', 'logged-broken', '--json'], env())).stdout) as Row[];
+    expect(failed).toEqual([expect.objectContaining({ status: 'error', error: expect.stringContaining('soon-gone') })]);
+
+    const [unknown, badLimit] = await Promise.all([runHangar(['logs', 'no-such-agent'], env()), runHangar(['logs', 'logged', '--limit', '5x'], env())]);
+    expect(unknown.code).toBe(1);
+    expect(unknown.stderr).toBe('hangar: no agent named "no-such-agent"\n');
+    expect(badLimit.code).toBe(1);
+    expect(badLimit.stderr).toContain('--limit: a whole number from 1 to 100');
+  }, 240_000);
+});
