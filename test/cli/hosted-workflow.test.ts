@@ -253,7 +253,7 @@ describe('hangar logs AGENT (the hosted CLI’s logs of a deployed agent)', () =
     const ok = await folder('logged', { 'agent.json': JSON.stringify({ name: 'logged', model: 'scripted:demo' }) });
     const broken = await folder('logged-broken', { 'agent.json': JSON.stringify({ name: 'logged-broken', model: 'soon-gone' }) });
     for (const dir of [ok, broken]) expect((await runHangar(['deploy', dir], env())).code).toBe(0);
-    expect((await server.client.DELETE('/v1/deepagents/model-configs/{config_id}', { params: { path: { config_id: config.data!.id } } })).response.status).toBe(204);
+    expect((await server.client.DELETE('/v1/deepagents/model-configs/{model_config_id}', { params: { path: { model_config_id: config.data!.id } } })).response.status).toBe(204);
     const chats = await Promise.all([runHangar(['chat', 'logged', 'first'], env()), runHangar(['chat', 'logged', 'second'], env()), runHangar(['chat', 'logged-broken', 'fails'], env())]);
     expect(chats.map((c) => c.code)).toEqual([0, 0, 1]);
 
