@@ -184,6 +184,49 @@ function hostedRuntime(dir: string, model: unknown): { model: { model_id: string
   throw new ApiError(`${path.join(dir, 'agent.json')}: model must be "<provider>:<model_id>" (or {"model_id": …}), the model the agent runs on`);
 }
 
+/**
+ * Tools named in the folder's tools.json files (the agent's and its subagents') that their tool
+ * server does not offer: the server accepts them, and runs leave them out, so the CLI says so.
+ * One line each; a server whose tools cannot be listed (down, waiting for OAuth) is one line too.
+ */
+export async function unknownTools(client: HangarClient, files: Record<string, string>): Promise<string[]> {
+  const wanted = new Map<string, { file: string; name: string }[]>();
+  const norm = (url: string) => url.replace(/\/+$/, '');
+  for (const [p, content] of Object.entries(files).sort(([a], [b]) => (a === 'tools.json' ? -1 : b === 'tools.json' ? 1 : a.localeCompare(b)))) {
+    if (p !== 'tools.json' && !/^subagents\/[^/]+\/tools\.json$/.test(p)) continue;
+    let tools: unknown;
+    try {
+      tools = (JSON.parse(content) as { tools?: unknown }).tools;
+    } catch {
+      continue; // the server names a file that is not JSON
+    }
+    if (!Array.isArray(tools)) continue;
+    for (const t of tools as { name?: unknown; mcp_server_url?: unknown }[]) {
+      if (typeof t?.name !== 'string' || typeof t.mcp_server_url !== 'string') continue;
+      const key = norm(t.mcp_server_url);
+      wanted.set(key, [...(wanted.get(key) ?? []), { file: p, name: t.name }]);
+    }
+  }
+  if (wanted.size === 0) return [];
+  const servers = await client.GET('/v1/deepagents/mcp-servers');
+  if (!servers.data) return [];
+  const notes: string[] = [];
+  for (const [url, refs] of wanted) {
+    const server = servers.data.find((s) => norm(s.url) === url);
+    if (!server) continue; // the server refuses an unregistered URL, naming it
+    const listed = await client.GET('/v1/deepagents/mcp-servers/{mcp_server_id}/tools', { params: { path: { mcp_server_id: server.id } } });
+    if (!listed.data) {
+      notes.push(`could not check the tools of ${url}: ${describeError(listed.error)}`);
+      continue;
+    }
+    const offered = new Set(listed.data.tools.map((t) => t.name));
+    for (const ref of refs) {
+      if (!offered.has(ref.name)) notes.push(`${ref.file}: ${url} offers no tool named "${ref.name}"; runs will leave it out (hangar mcp-servers tools ${server.id} lists those it offers)`);
+    }
+  }
+  return notes;
+}
+
 /** What a push would do: the request it would send and each file's change. */
 export interface PushPlan {
   action: 'create' | 'update';
@@ -276,11 +319,13 @@ export function registerAgentCommands(program: Command): void {
           process.stdout.write(`${JSON.stringify(plan.request.body, null, 2)}\n`);
         },
       });
+      for (const note of await unknownTools(c, await readAgentFolder(dir))) process.stderr.write(`warning: ${printable(note)}\n`);
       return;
     }
     const r = await pushAgent(c, dir, flags.agent);
     process.stderr.write(r.unchanged ? `Agent ${r.id} already has these files; nothing was pushed\n` : `${r.created ? 'Created' : 'Updated'} agent ${r.id}\n`);
     process.stdout.write(`${r.revision}\n`);
+    for (const note of await unknownTools(c, await readAgentFolder(dir))) process.stderr.write(`warning: ${printable(note)}\n`);
   };
   const pushHelp = `Create an agent from a folder, or update it when the folder knows its id (agent_id in agent.json, ${AGENT_ID_FILE}, or --agent); prints the new revision (the current one, pushing nothing, when the agent already has the folder's files).`;
 

@@ -7,7 +7,7 @@ import path from 'node:path';
 import { createInterface } from 'node:readline/promises';
 import type { Command } from 'commander';
 import { createHangarClient, type HangarClient } from '../client/index.js';
-import { AGENT_ID_FILE, ApiError, clientFrom, folderOf, pullAgent, pushAgent } from './agents.js';
+import { AGENT_ID_FILE, ApiError, clientFrom, folderOf, pullAgent, pushAgent, readAgentFolder, unknownTools } from './agents.js';
 import { chat, resolveAgentId, type ChatOutput } from './chat.js';
 import { askingDecider } from './decide.js';
 import { authLogin } from './oauth.js';
@@ -307,6 +307,7 @@ export async function dev(dir: string, options: DevOptions, io: ChatOutput): Pro
         const r = await pushAgent(options.client, dir);
         agentId = r.id;
         io.err(`[dev] ${r.created ? 'created agent' : r.unchanged ? 'up to date:' : 'pushed'} ${r.id} revision ${r.revision.slice(0, 12)}\n`);
+        for (const note of await unknownTools(options.client, await readAgentFolder(dir))) io.err(`[dev] warning: ${printable(note)}\n`);
         options.onPush?.(r.revision);
       } catch (error) {
         io.err(`[dev] push failed: ${error instanceof Error ? error.message : String(error)}\n`);

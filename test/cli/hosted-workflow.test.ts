@@ -7,6 +7,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runHangar } from '../support/cli.js';
+import { startEverythingServer } from '../support/mcp.js';
 import { startTestServer, type TestServer } from '../support/server.js';
 
 let server: TestServer;
@@ -278,4 +279,34 @@ describe('hangar logs AGENT (the hosted CLI’s logs of a deployed agent)', () =
     expect(badLimit.code).toBe(1);
     expect(badLimit.stderr).toContain('--limit: a whole number from 1 to 100');
   }, 240_000);
+});
+
+describe('tools.json naming a tool its server does not offer', () => {
+  it('deploys (the server accepts it) but warns, naming the file, the server and the tool', async () => {
+    const mcp = await startEverythingServer();
+    try {
+      const added = await runHangar(['mcp-servers', 'add', '--name', 'Everything', '--url', mcp.url], env());
+      expect(added.code, added.stderr).toBe(0);
+      const tools = { tools: [{ name: 'echo', mcp_server_url: mcp.url }, { name: 'ecoh', mcp_server_url: `${mcp.url}/` }], interrupt_config: {} };
+      const dir = await folder('typo', {
+        'agent.json': JSON.stringify({ name: 'typo', model: 'scripted:demo' }),
+        'tools.json': JSON.stringify(tools),
+        'subagents/helper/AGENTS.md': '---\ndescription: helps\n---\nHelp.\n',
+        'subagents/helper/tools.json': JSON.stringify({ tools: [{ name: 'no-such-tool', mcp_server_url: mcp.url }] }),
+      });
+      const dry = await runHangar(['deploy', dir, '--dry-run'], env());
+      expect(dry.code, dry.stderr).toBe(0);
+      expect(dry.stderr).toContain(`warning: tools.json: ${mcp.url} offers no tool named "ecoh"`);
+      const deployed = await runHangar(['deploy', dir], env());
+      expect(deployed.code, deployed.stderr).toBe(0);
+      const warnings = deployed.stderr.split('\n').filter((l) => l.startsWith('warning:'));
+      expect(warnings).toEqual([
+        expect.stringContaining(`tools.json: ${mcp.url} offers no tool named "ecoh"; runs will leave it out`),
+        expect.stringContaining(`subagents/helper/tools.json: ${mcp.url} offers no tool named "no-such-tool"`),
+      ]);
+      expect(await agentsNamed('typo')).toHaveLength(1);
+    } finally {
+      await mcp.close();
+    }
+  }, 120_000);
 });
