@@ -292,6 +292,15 @@ async function targetOf(dir: string, agentJson: string | undefined): Promise<str
   return declared;
 }
 
+/** The `agent_id` an agent.json names, if it is JSON and names one. */
+async function declaredAgent(agentJson: string): Promise<unknown> {
+  try {
+    return (JSON.parse(agentJson) as { agent_id?: unknown } | null)?.agent_id;
+  } catch {
+    return undefined;
+  }
+}
+
 function list(paths: string[]): string {
   return paths.length > 3 ? `${paths.slice(0, 3).join(', ')}…` : paths.join(', ');
 }
@@ -380,6 +389,10 @@ export function registerAgentCommands(program: Command): void {
     const folder = dir ?? '.';
     const r = await deleteAgent(c, await folderAgent(c, folder, flags.agent), folder);
     process.stderr.write(`Deleted agent ${printable(r.name)} (${r.id})\n`);
+    const agentJson = await readFile(path.join(folder, 'agent.json'), 'utf8').catch(() => undefined);
+    if (agentJson !== undefined && (await declaredAgent(agentJson)) === r.id) {
+      process.stderr.write(`${path.join(folder, 'agent.json')} still names it (agent_id): remove agent_id before deploying the folder again\n`);
+    }
   });
 
   agents

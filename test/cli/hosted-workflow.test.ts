@@ -117,6 +117,12 @@ describe('deleting agents from the terminal', () => {
     const [second] = await agentsNamed('deployed');
     expect(second!.id).not.toBe(first!.id);
 
+    // A hosted folder names its agent in agent.json: the delete says to remove it.
+    const hosted = await folder('hosted-delete', { 'agent.json': JSON.stringify({ name: 'hosted-delete', agent_id: second!.id, model: 'scripted:demo' }) });
+    const hostedDelete = await runHangar(['delete', hosted], env());
+    expect(hostedDelete.code, hostedDelete.stderr).toBe(0);
+    expect(hostedDelete.stderr).toContain(`${path.join(hosted, 'agent.json')} still names it (agent_id): remove agent_id before deploying the folder again`);
+
     const unlinked = await folder('never-deployed', { 'agent.json': JSON.stringify({ name: 'never-deployed', model: 'scripted:demo' }) });
     const refused = await runHangar(['delete', unlinked], env());
     expect(refused.code).toBe(1);
