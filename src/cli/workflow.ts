@@ -239,8 +239,8 @@ export function registerWorkflowCommands(program: Command, io: ChatOutput): void
       if (!projects.data) fail(projects.error, projects.response);
       const project = projects.data.items.find((p) => (flags.project ? p.id === flags.project || p.name === flags.project : p.is_default));
       if (!project) throw new ApiError(`no tracing project ${JSON.stringify(flags.project)}`);
-      const limit = Number.parseInt(flags.limit, 10);
-      if (!(limit >= 1 && limit <= 100)) throw new ApiError('--limit: 1 to 100');
+      const limit = Number(flags.limit);
+      if (!(Number.isInteger(limit) && limit >= 1 && limit <= 100)) throw new ApiError('--limit: a whole number from 1 to 100');
       const res = await client.GET('/v1/tracing/projects/{project_id}/runs', { params: { path: { project_id: project.id }, query: { page_size: limit } } });
       if (!res.data) fail(res.error, res.response);
       if (flags.json) {

@@ -279,7 +279,13 @@ describe('hangar logs AGENT (the hosted CLI’s logs of a deployed agent)', () =
     while (failed.length < 1) failed = JSON.parse((await runHangar(['logs', 'logged-broken', '--json'], env())).stdout) as Row[];
     expect(failed).toEqual([expect.objectContaining({ status: 'error', error: expect.stringContaining('soon-gone') })]);
 
-    const [unknown, badLimit] = await Promise.all([runHangar(['logs', 'no-such-agent'], env()), runHangar(['logs', 'logged', '--limit', '5x'], env())]);
+    const [unknown, badLimit, badTraceLimit] = await Promise.all([
+      runHangar(['logs', 'no-such-agent'], env()),
+      runHangar(['logs', 'logged', '--limit', '5x'], env()),
+      runHangar(['traces', 'list', '--limit', '5x'], env()),
+    ]);
+    expect(badTraceLimit.code).toBe(1);
+    expect(badTraceLimit.stderr).toContain('--limit: a whole number from 1 to 100');
     expect(unknown.code).toBe(1);
     expect(unknown.stderr).toBe('hangar: no agent named "no-such-agent"\n');
     expect(badLimit.code).toBe(1);
