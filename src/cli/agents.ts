@@ -214,6 +214,8 @@ export async function unknownTools(client: HangarClient, files: Record<string, s
   for (const [url, refs] of wanted) {
     const server = servers.data.find((s) => norm(s.url) === url);
     if (!server) continue; // the server refuses an unregistered URL, naming it
+    // Listing an OAuth server's tools without a token would start an authorization for the caller.
+    if (server.auth_type === 'oauth') continue;
     const listed = await client.GET('/v1/deepagents/mcp-servers/{mcp_server_id}/tools', { params: { path: { mcp_server_id: server.id } } });
     if (!listed.data) {
       notes.push(`could not check the tools of ${url}: ${describeError(listed.error)}`);
