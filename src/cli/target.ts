@@ -17,8 +17,11 @@ export class UnreachableError extends Error {
 
 export const DEFAULT_URL = 'http://127.0.0.1:8124';
 
-/** The target of a client command; throws ConfigError for a missing key or a URL that is not http(s). */
-export function clientTarget(flags: { url?: string | undefined; apiKey?: string | undefined }, env: NodeJS.ProcessEnv = process.env): ClientTarget {
+/**
+ * The target of a client command; throws ConfigError for a missing key or a URL that is not http(s).
+ * `urlFlag` is the flag that names the Hangar server in messages (`mcp-servers add` has `--hangar-url`).
+ */
+export function clientTarget(flags: { url?: string | undefined; apiKey?: string | undefined }, env: NodeJS.ProcessEnv = process.env, urlFlag = '--url'): ClientTarget {
   const baseUrl = flags.url ?? env.HANGAR_URL ?? DEFAULT_URL;
   let parsed: URL | undefined;
   try {
@@ -27,19 +30,19 @@ export function clientTarget(flags: { url?: string | undefined; apiKey?: string 
     parsed = undefined;
   }
   if (!parsed || (parsed.protocol !== 'http:' && parsed.protocol !== 'https:')) {
-    throw new ConfigError(`the server URL ${JSON.stringify(baseUrl)} is not an http(s) URL (--url or HANGAR_URL, e.g. ${DEFAULT_URL})`);
+    throw new ConfigError(`the server URL ${JSON.stringify(baseUrl)} is not an http(s) URL (${urlFlag} or HANGAR_URL, e.g. ${DEFAULT_URL})`);
   }
   const apiKey = flags.apiKey ?? env.HANGAR_API_KEY;
   if (!apiKey) throw new ConfigError('an API key is needed: --api-key or HANGAR_API_KEY');
-  return { baseUrl, apiKey, fetch: reachingFetch(baseUrl) };
+  return { baseUrl, apiKey, fetch: reachingFetch(baseUrl, urlFlag) };
 }
 
 /** A fetch that says which server could not be reached instead of "fetch failed". */
-export function reachingFetch(baseUrl: string): typeof fetch {
+export function reachingFetch(baseUrl: string, urlFlag = '--url'): typeof fetch {
   return (input, init) =>
     fetch(input, init).catch((error: unknown) => {
       if (init?.signal?.aborted) throw error;
-      throw new UnreachableError(`cannot reach the Hangar server at ${baseUrl} (is it running? set --url or HANGAR_URL)`);
+      throw new UnreachableError(`cannot reach the Hangar server at ${baseUrl} (is it running? set ${urlFlag} or HANGAR_URL)`);
     });
 }
 

@@ -7,7 +7,7 @@ import path from 'node:path';
 import { createInterface } from 'node:readline/promises';
 import type { Command } from 'commander';
 import { createHangarClient, type HangarClient } from '../client/index.js';
-import { AGENT_ID_FILE, ApiError, clientFrom, pullAgent, pushAgent } from './agents.js';
+import { AGENT_ID_FILE, ApiError, clientFrom, folderOf, pullAgent, pushAgent, readAgentFolder, unknownTools } from './agents.js';
 import { chat, resolveAgentId, type ChatOutput } from './chat.js';
 import { askingDecider } from './decide.js';
 import { authLogin } from './oauth.js';
@@ -42,6 +42,7 @@ export async function initFolder(dir: string, options: { from?: string; client?:
     () => true,
     () => false,
   );
+  await folderOf(dir, { mayBeMissing: true });
   await mkdir(dir, { recursive: true });
   const present = (await readdir(dir)).filter((f) => f !== '.git');
   if (present.length > 0) throw new ApiError(`${dir} is not empty; init writes into a new or empty folder`);
@@ -80,7 +81,26 @@ export async function toolsJson(client: HangarClient, server: string, refresh = 
   return { tools: res.data.tools.map((t) => t.tools_json_entry), interrupt_config: {} };
 }
 
-/** Add `hangar init`, `hangar mcp-servers …`, `hangar traces …` and `hangar dev` to the program. */
+interface TraceRun {
+  id: string;
+  status: string;
+  start_time: string;
+  latency_ms: number | null;
+  total_tokens: number | null;
+  error: string | null;
+  metadata: Record<string, unknown>;
+}
+
+/** The id of a tracing project named by id or name, or of the default project. */
+async function tracingProject(client: HangarClient, project: string | undefined): Promise<string> {
+  const projects = await client.GET('/v1/tracing/projects');
+  if (!projects.data) fail(projects.error, projects.response);
+  const found = projects.data.items.find((p) => (project ? p.id === project || p.name === project : p.is_default));
+  if (!found) throw new ApiError(`no tracing project ${JSON.stringify(project)}`);
+  return found.id;
+}
+
+/** Add `hangar init`, `hangar mcp-servers …`, `hangar traces …`, `hangar logs` and `hangar dev` to the program. */
 export function registerWorkflowCommands(program: Command, io: ChatOutput): void {
   clientOptions(program.command('init <dir>'))
     .description('Create an agent folder (agent.json, AGENTS.md, tools.json) to edit and push; --from fills it with an existing agent’s files instead.')
@@ -103,30 +123,40 @@ export function registerWorkflowCommands(program: Command, io: ChatOutput): void
     .requiredOption('--url <server-url>', 'the server’s MCP endpoint (streamable HTTP)')
     .option('--header <key=value...>', 'a header sent to the server (stored encrypted), e.g. "Authorization=Bearer sk-…"')
     .option('--auth-type <type>', 'headers (default) or oauth', 'headers')
-    .option('--oauth-provider <id>', 'OAuth provider of an oauth server')
+    .option('--oauth-provider <provider>', 'OAuth provider of an oauth server (its provider_id or id)')
     .option('--connect', 'for an oauth server: authorize your principal right away')
     .action(async (flags: { name: string; url: string; header?: string[]; authType: string; oauthProvider?: string; connect?: boolean; hangarUrl?: string; apiKey?: string }) => {
       const hangar = { ...(flags.apiKey ? { apiKey: flags.apiKey } : {}), ...(flags.hangarUrl ? { url: flags.hangarUrl } : {}) };
-      const client = clientFrom(hangar);
+      // Its --url is the tool server's: messages about the Hangar server name --hangar-url.
+      const client = createHangarClient(clientTarget(hangar, process.env, '--hangar-url'));
       const headers = (flags.header ?? []).map((h) => {
         const i = h.indexOf('=');
         if (i <= 0) throw new ApiError(`--header ${JSON.stringify(h)}: expected key=value`);
         return { key: h.slice(0, i), value: h.slice(i + 1) };
       });
       if (flags.authType !== 'headers' && flags.authType !== 'oauth') throw new ApiError('--auth-type: headers or oauth');
+      if (flags.authType === 'oauth' && !flags.oauthProvider) throw new ApiError('--auth-type oauth needs --oauth-provider (the provider_id or id of an OAuth provider of the workspace)');
+      // The provider by its provider_id (as `hangar auth login` takes it) or its id.
+      let oauthProvider = flags.oauthProvider;
+      if (oauthProvider && !UUID.test(oauthProvider)) {
+        const found = await client.GET('/v2/auth/providers/{provider_id}', { params: { path: { provider_id: oauthProvider } } });
+        if (found.response.status === 404) throw new ApiError(`--oauth-provider: no OAuth provider "${oauthProvider}" in this workspace`);
+        if (!found.data) fail(found.error, found.response);
+        oauthProvider = found.data.id;
+      }
       const res = await client.POST('/v1/deepagents/mcp-servers', {
         body: {
           name: flags.name,
           url: flags.url,
           ...(headers.length > 0 ? { headers } : {}),
           auth_type: flags.authType,
-          ...(flags.oauthProvider ? { oauth_provider_id: flags.oauthProvider } : {}),
+          ...(oauthProvider ? { oauth_provider_id: oauthProvider } : {}),
         },
       });
       if (!res.data) fail(res.error, res.response);
       io.err(`Registered tool server ${res.data.name}\n`);
       io.out(`${res.data.id}\n`);
-      if (flags.connect && res.data.oauth_provider_id) await connectServer(client, hangar, res.data.id);
+      if (flags.connect && res.data.oauth_provider_id) await connectServer(client, hangar, res.data.id, '--hangar-url');
     });
 
   clientOptions(servers.command('list'))
@@ -151,15 +181,48 @@ export function registerWorkflowCommands(program: Command, io: ChatOutput): void
       await connectServer(client, flags, await resolveServerId(client, server));
     });
 
-  async function connectServer(client: HangarClient, flags: ClientFlags, id: string): Promise<void> {
+  async function connectServer(client: HangarClient, flags: ClientFlags, id: string, urlFlag = '--url'): Promise<void> {
     const res = await client.GET('/v1/deepagents/mcp-servers/{mcp_server_id}', { params: { path: { mcp_server_id: id } } });
     if (!res.data) fail(res.error, res.response);
     if (res.data.auth_type !== 'oauth' || !res.data.oauth_provider_id) {
-      io.out(`${res.data.name} uses its stored headers; there is nothing to connect.\n`);
+      io.out(`${printable(res.data.name)} uses its stored headers; there is nothing to connect.\n`);
       return;
     }
-    await authLogin({ ...clientTarget(flags), provider: res.data.oauth_provider_id }, io);
+    await authLogin({ ...clientTarget(flags, process.env, urlFlag), provider: res.data.oauth_provider_id }, io);
   }
+
+  clientOptions(program.command('logs <agent>'))
+    .description('Recent runs of an agent (id or exact name), newest first, from the trace store: status, time, tokens and the error of each failed run (runs are traced unless HANGAR_TRACING=false).')
+    .option('--project <name>', 'tracing project (id or name; default: the default project)')
+    .option('--limit <n>', 'how many', '20')
+    .option('--json', 'print the runs as JSON')
+    .action(async (agent: string, flags: ClientFlags & { project?: string; limit: string; json?: boolean }) => {
+      const client = clientFrom(flags);
+      const limit = Number(flags.limit);
+      if (!(Number.isInteger(limit) && limit >= 1 && limit <= 100)) throw new ApiError('--limit: a whole number from 1 to 100');
+      const found = await client.GET('/v1/deepagents/agents/{agent_id}', { params: { path: { agent_id: await resolveAgentId(client, agent) } } });
+      if (!found.data) fail(found.error, found.response);
+      const { id, name } = found.data;
+      const project = await tracingProject(client, flags.project);
+      // Root runs are named after the agent; the name narrows the search, the agent id in the metadata decides.
+      const runs: TraceRun[] = [];
+      let cursor: string | undefined;
+      do {
+        const res = await client.GET('/v1/tracing/projects/{project_id}/runs', { params: { path: { project_id: project }, query: { name, page_size: 100, ...(cursor ? { cursor } : {}) } } });
+        if (!res.data) fail(res.error, res.response);
+        runs.push(...res.data.items.filter((r) => r.metadata.assistant_id === id));
+        cursor = res.data.next_cursor ?? undefined;
+      } while (cursor && runs.length < limit);
+      const shown = runs.slice(0, limit);
+      if (flags.json) return void io.out(`${JSON.stringify(shown, null, 2)}\n`);
+      if (shown.length === 0) return void io.err(`No traced runs of agent ${printable(name)} (${id}) yet.\n`);
+      io.out(
+        table(
+          ['RUN', 'THREAD', 'STATUS', 'STARTED', 'LATENCY', 'TOKENS', 'ERROR'],
+          shown.map((r) => [r.id, String(r.metadata.thread_id ?? ''), r.status, r.start_time, r.latency_ms === null ? '' : `${Math.round(r.latency_ms)} ms`, String(r.total_tokens ?? ''), r.error ?? '']),
+        ),
+      );
+    });
 
   const traces = clientOptions(program.command('traces').description('Traces of agent runs (the trace store).'));
   const traceClient = () => clientFrom(traces.opts<ClientFlags>());
@@ -176,8 +239,8 @@ export function registerWorkflowCommands(program: Command, io: ChatOutput): void
       if (!projects.data) fail(projects.error, projects.response);
       const project = projects.data.items.find((p) => (flags.project ? p.id === flags.project || p.name === flags.project : p.is_default));
       if (!project) throw new ApiError(`no tracing project ${JSON.stringify(flags.project)}`);
-      const limit = Number.parseInt(flags.limit, 10);
-      if (!(limit >= 1 && limit <= 100)) throw new ApiError('--limit: 1 to 100');
+      const limit = Number(flags.limit);
+      if (!(Number.isInteger(limit) && limit >= 1 && limit <= 100)) throw new ApiError('--limit: a whole number from 1 to 100');
       const res = await client.GET('/v1/tracing/projects/{project_id}/runs', { params: { path: { project_id: project.id }, query: { page_size: limit } } });
       if (!res.data) fail(res.error, res.response);
       if (flags.json) {
@@ -235,6 +298,7 @@ export interface DevOptions {
 
 /** `hangar dev DIR`: push now and on every change; every line typed is a chat message on one thread. */
 export async function dev(dir: string, options: DevOptions, io: ChatOutput): Promise<void> {
+  await folderOf(dir);
   let pushing = Promise.resolve();
   let agentId: string | undefined;
   const push = () =>
@@ -242,7 +306,8 @@ export async function dev(dir: string, options: DevOptions, io: ChatOutput): Pro
       try {
         const r = await pushAgent(options.client, dir);
         agentId = r.id;
-        io.err(`[dev] ${r.created ? 'created agent' : 'pushed'} ${r.id} revision ${r.revision.slice(0, 12)}\n`);
+        io.err(`[dev] ${r.created ? 'created agent' : r.unchanged ? 'up to date:' : 'pushed'} ${r.id} revision ${r.revision.slice(0, 12)}\n`);
+        for (const note of await unknownTools(options.client, await readAgentFolder(dir))) io.err(`[dev] warning: ${printable(note)}\n`);
         options.onPush?.(r.revision);
       } catch (error) {
         io.err(`[dev] push failed: ${error instanceof Error ? error.message : String(error)}\n`);
