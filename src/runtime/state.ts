@@ -7,6 +7,9 @@ import { interruptsToWire } from './stream/translate.js';
 
 const BRANCH = 'branch:to:';
 
+/** A failed task's error until the thread service puts its run's error there. */
+export const TASK_FAILED = JSON.stringify({ error: 'Error', message: 'the task failed' });
+
 /** The state of a checkpoint in wire form. */
 export function stateOf(tuple: CheckpointTuple | undefined): ThreadState {
   if (!tuple) return { values: {}, next: [], interrupts: [], tasks: [], checkpoint: null, parent_checkpoint: null, metadata: {}, created_at: null };
@@ -17,15 +20,20 @@ export function stateOf(tuple: CheckpointTuple | undefined): ThreadState {
     if (channel.startsWith(BRANCH)) next.push(channel.slice(BRANCH.length));
     else if (!channel.startsWith('__')) values[channel] = toWire(value);
   }
-  const pending = (tuple.pendingWrites ?? []).filter(([, channel]) => channel === '__interrupt__');
+  const writes = tuple.pendingWrites ?? [];
+  const pending = writes.filter(([, channel]) => channel === '__interrupt__');
   const interrupts = interruptsToWire(pending.flatMap(([, , value]) => (Array.isArray(value) ? value : [value])));
-  // LangGraph's `tasks`: the interrupts grouped by the task that raised them. Pending writes do not
-  // name the task's node; with one node next (the usual pause) it is that one.
-  const taskIds = [...new Set(pending.map(([taskId]) => taskId))];
+  // LangGraph's `tasks`: the tasks that raised an interrupt or failed, with their interrupts and
+  // error. Pending writes do not name the task's node; with one node next (the usual pause) it is
+  // that one. A failure's own message (a provider's, say) is not shown: it can repeat part of a key;
+  // the thread service puts the run's error there (`{code, error, message}`, as JSON).
+  const failed = new Set(writes.filter(([, channel]) => channel === '__error__').map(([taskId]) => taskId));
+  const taskIds = [...new Set([...pending.map(([taskId]) => taskId), ...failed])];
   const tasks = taskIds.map((id, i) => ({
     id,
     name: next[i] ?? next[0] ?? '',
     interrupts: interruptsToWire(pending.filter(([t]) => t === id).flatMap(([, , value]) => (Array.isArray(value) ? value : [value]))),
+    error: failed.has(id) ? TASK_FAILED : null,
   }));
   return {
     values,

@@ -6,6 +6,7 @@ import { Client } from '@langchain/langgraph-sdk';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer } from '../support/server.js';
 import { createAgent } from '../runtime/support.js';
+import { startProviderStandIn } from '../fixtures/model-providers.js';
 
 let server: TestServer;
 let client: Client;
@@ -129,6 +130,31 @@ describe('LangGraph SDK edges', () => {
       const history = await client.threads.getHistory(thread.thread_id, { limit: 100 });
       expect(history.filter((h) => (h.metadata as { run_id?: string } | null)?.run_id === doomed)).toEqual([]);
     }
+  });
+
+  it('a failed run leaves its error in the state’s tasks, as on a LangGraph server, so a reloaded useStream shows the error and no breakpoint', async () => {
+    // A provider refusing the key: the model call fails, the run ends in error.
+    const provider = await startProviderStandIn();
+    const config = await api('POST', '/model-configs', { name: 'refused', model_id: 'openai:unauthorized', parameters: { base_url: provider.openaiUrl }, api_key: 'sk-refused-0123456789' });
+    expect(config.status).toBe(201);
+    const failing = await createAgent(server, { runtime: { model: { model_id: 'refused' } } });
+    const thread = await client.threads.create();
+    const out = await failure(client.runs.wait(thread.thread_id, failing, human('hi')));
+    expect(out.message).toContain('API key');
+    const [run] = await client.runs.list(thread.thread_id);
+    expect(run!.status).toBe('error');
+    const state = await client.threads.getState(thread.thread_id);
+    expect(state.next).toEqual(['model_request']);
+    expect(state.tasks).toHaveLength(1);
+    const task = state.tasks[0]!;
+    expect(task).toMatchObject({ name: 'model_request', interrupts: [] });
+    // The run's own error (code, class, message for people), as JSON the SDK parses into its StreamError.
+    expect(JSON.parse(task.error!)).toEqual((run as unknown as { error: Record<string, unknown> }).error);
+    expect((await client.threads.getHistory(thread.thread_id, { limit: 1 }))[0]!.tasks[0]!.error).toBe(task.error);
+    // What useStream shows after a reload: the error, and no `{when: "breakpoint"}` interrupt.
+    const { extractInterrupts } = await import('@langchain/langgraph-sdk/ui');
+    expect(extractInterrupts(state.values, { isLoading: false, threadState: state, error: JSON.parse(task.error!) })).toBeUndefined();
+    await provider.close();
   });
 
   it('store listNamespaces with maxDepth truncates deeper namespaces to that many labels', async () => {

@@ -90,8 +90,10 @@ export const ThreadStateSchema = z
     next: z.array(z.string()).openapi({ description: 'Nodes that run next; empty when the thread is at rest.' }),
     interrupts: z.array(PendingInterrupt).openapi({ description: 'Pending interrupts.' }),
     tasks: z
-      .array(z.object({ id: z.string(), name: z.string(), path: z.array(z.string()), error: z.null(), interrupts: z.array(PendingInterrupt), checkpoint: z.null(), state: z.null() }))
-      .openapi({ description: 'LangGraph’s tasks: what runs next, each with the interrupts it waits on.' }),
+      .array(z.object({ id: z.string(), name: z.string(), path: z.array(z.string()),
+          error: z.string().nullable().openapi({ description: 'A failed task: its run’s error `{code, error, message}` as JSON (what `useStream` shows as the thread’s error).' }),
+          interrupts: z.array(PendingInterrupt), checkpoint: z.null(), state: z.null() }))
+      .openapi({ description: 'LangGraph’s tasks: what runs next, each with the interrupts it waits on, or the error it failed with.' }),
     checkpoint: CheckpointRef.nullable(),
     parent_checkpoint: CheckpointRef.nullable(),
     metadata: metadata,
@@ -164,5 +166,5 @@ export function presentRun(r: Run): z.infer<typeof RunSchema> {
 
 /** The wire form of a state (already plain; tasks get LangGraph's remaining fields). */
 export function presentState(s: ThreadState): z.infer<typeof ThreadStateSchema> {
-  return { ...s, tasks: s.tasks.map((t) => ({ ...t, path: [], error: null, checkpoint: null, state: null })) };
+  return { ...s, tasks: s.tasks.map((t) => ({ ...t, path: [], checkpoint: null, state: null })) };
 }

@@ -9,6 +9,8 @@ import { HangarError } from '../errors.js';
 import type { RunStatus, ThreadStatus } from '../runs/status.js';
 import type { ThreadStateReader, ThreadState } from './state.js';
 
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
 /** A thread. */
 export interface Thread {
   id: string;
@@ -108,9 +110,27 @@ export class ThreadService {
   async get(caller: Caller, threadId: string): Promise<Thread> {
     const thread = toThread(await this.row(caller, threadId));
     // What the thread waits for, and its values, live in its checkpoint.
-    thread.state = await this.state.current(threadId);
+    thread.state = (await this.withRunErrors(caller, [await this.state.current(threadId)]))[0]!;
     thread.interrupts = thread.state.interrupts;
     return thread;
+  }
+
+  /**
+   * States whose failed tasks carry the error of the run that wrote them (the checkpoint's
+   * `run_id`): the run's `{code, error, message}`, which never repeats a key or a server path.
+   */
+  private async withRunErrors(caller: Caller, states: ThreadState[]): Promise<ThreadState[]> {
+    const runOf = (s: ThreadState) => (typeof s.metadata.run_id === 'string' ? s.metadata.run_id : undefined);
+    const ids = [...new Set(states.filter((s) => s.tasks.some((t) => t.error !== null)).map(runOf))].filter((id): id is string => id !== undefined && UUID.test(id));
+    if (ids.length === 0) return states;
+    const rows = await this.db.selectFrom('runs').select(['id', 'status', 'error']).where('workspace_id', '=', caller.workspaceId).where('id', 'in', ids).execute();
+    const byId = new Map(rows.map((r) => [r.id, r]));
+    return states.map((s) => {
+      const run = byId.get(runOf(s) ?? '');
+      if (!run) return s;
+      const error = run.error ?? { code: run.status === 'interrupted' ? 'run_cancelled' : 'run_failed', error: 'Error', message: `the run ended ${run.status}` };
+      return { ...s, tasks: s.tasks.map((t) => (t.error === null ? t : { ...t, error: JSON.stringify(error) })) };
+    });
   }
 
   /** Merge `metadata` into the thread's metadata (a key set to null is removed). */
@@ -243,13 +263,13 @@ export class ThreadService {
   /** The thread's current state from its latest checkpoint. */
   async currentState(caller: Caller, threadId: string): Promise<ThreadState> {
     await this.row(caller, threadId);
-    return this.state.current(threadId);
+    return (await this.withRunErrors(caller, [await this.state.current(threadId)]))[0]!;
   }
 
   /** Past states, newest first. */
   async history(caller: Caller, threadId: string, limit: number): Promise<ThreadState[]> {
     await this.row(caller, threadId);
-    return this.state.history(threadId, limit);
+    return this.withRunErrors(caller, await this.state.history(threadId, limit));
   }
 
   async runs(caller: Caller, threadId: string, page: { limit: number; offset: number; status?: RunStatus | undefined }): Promise<Run[]> {
