@@ -3513,10 +3513,11 @@ export interface components {
             /** @description Nodes that run next; empty when the thread is at rest. */
             next: string[];
             parent_checkpoint: components["schemas"]["CheckpointRef"];
-            /** @description LangGraph’s tasks: what runs next, each with the interrupts it waits on. */
+            /** @description LangGraph’s tasks: what runs next, each with the interrupts it waits on, or the error it failed with. */
             tasks: {
                 checkpoint: null;
-                error: null;
+                /** @description A failed task: its run’s error `{code, error, message}` as JSON (what `useStream` shows as the thread’s error). */
+                error: string | null;
                 id: string;
                 interrupts: components["schemas"]["PendingInterrupt"][];
                 name: string;

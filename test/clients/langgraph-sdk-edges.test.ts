@@ -157,6 +157,41 @@ describe('LangGraph SDK edges', () => {
     await provider.close();
   });
 
+  it('a run cut off by useStream’s stop (the client goes away, on_disconnect cancel) leaves its task failed, not a breakpoint', async () => {
+    const thread = await client.threads.create();
+    const stop = new AbortController();
+    let runId = '';
+    let tokens = 0;
+    const LONG = Array.from({ length: 60 }, (_, i) => `word${i}`).join(' ');
+    // As useStream submits without reconnectOnMount: the stream's end cancels the run.
+    const stream = client.runs.stream(thread.thread_id, slowAgentId, { ...human(LONG), streamMode: ['values', 'messages-tuple'], onDisconnect: 'cancel', signal: stop.signal });
+    await (async () => {
+      for await (const chunk of stream) {
+        if (chunk.event === 'metadata') runId = (chunk.data as { run_id: string }).run_id;
+        if (chunk.event === 'messages' && ++tokens === 3) stop.abort();
+      }
+    })().catch((error: unknown) => {
+      if ((error as Error).name !== 'AbortError') throw error;
+    });
+    await client.runs.join(thread.thread_id, runId);
+    expect((await client.runs.get(thread.thread_id, runId)).status).toBe('interrupted');
+    const [head] = await client.threads.getHistory(thread.thread_id, { limit: 10 });
+    expect(head!.next).toEqual(['model_request']);
+    expect(head!.tasks).toHaveLength(1);
+    expect(head!.tasks[0]).toMatchObject({ name: 'model_request', interrupts: [] });
+    expect(JSON.parse(head!.tasks[0]!.error!)).toMatchObject({ code: 'run_cancelled', error: 'RunCancelled' });
+    expect((await client.threads.getState(thread.thread_id)).tasks).toEqual(head!.tasks);
+    // useStream drops a cancelled task's error and its `next` after its stop; had the task not read
+    // as failed, it would show the cut-off node as a breakpoint: `{when: "breakpoint"}`.
+    const { extractInterrupts } = await import('@langchain/langgraph-sdk/ui');
+    expect(extractInterrupts(head!.values, { isLoading: false, threadState: { ...head!, tasks: [] } })).toEqual({ when: 'breakpoint' });
+    // A paused run's tasks are not failed: a breakpoint reads as one, with its task.
+    await client.runs.wait(thread.thread_id, slowAgentId, { ...human('pause here'), interruptBefore: ['model_request'] });
+    const paused = await client.threads.getState(thread.thread_id);
+    expect(paused.tasks).toEqual([expect.objectContaining({ name: 'model_request', error: null, interrupts: [] })]);
+    expect(extractInterrupts(paused.values, { isLoading: false, threadState: paused })).toEqual({ when: 'breakpoint' });
+  });
+
   it('store listNamespaces with maxDepth truncates deeper namespaces to that many labels', async () => {
     const root = `ns-${Math.random().toString(36).slice(2, 8)}`;
     await client.store.putItem([root, 'a', 'b', 'c'], 'k', { v: 1 });

@@ -116,20 +116,26 @@ export class ThreadService {
   }
 
   /**
-   * States whose failed tasks carry the error of the run that wrote them (the checkpoint's
-   * `run_id`): the run's `{code, error, message}`, which never repeats a key or a server path.
+   * States as LangGraph shows them after a failure or a cancel: the tasks of a failed run carry its
+   * error (`{code, error, message}` as JSON, never a key or a server path), and the tasks a cancel
+   * or a time limit cut off read as failed too (their node stays in `next`; `useStream` drops both
+   * after its stop).
+   * The run is the one that wrote the checkpoint (its `run_id`).
    */
   private async withRunErrors(caller: Caller, states: ThreadState[]): Promise<ThreadState[]> {
-    const runOf = (s: ThreadState) => (typeof s.metadata.run_id === 'string' ? s.metadata.run_id : undefined);
-    const ids = [...new Set(states.filter((s) => s.tasks.some((t) => t.error !== null)).map(runOf))].filter((id): id is string => id !== undefined && UUID.test(id));
+    const runOf = (s: ThreadState) => (typeof s.metadata.run_id === 'string' && UUID.test(s.metadata.run_id) ? s.metadata.run_id : undefined);
+    const cutOff = (t: ThreadState['tasks'][number]) => t.error === null && t.interrupts.length === 0;
+    const ids = [...new Set(states.filter((s) => s.tasks.some((t) => t.error !== null || cutOff(t))).map(runOf))].filter((id): id is string => id !== undefined);
     if (ids.length === 0) return states;
     const rows = await this.db.selectFrom('runs').select(['id', 'status', 'error']).where('workspace_id', '=', caller.workspaceId).where('id', 'in', ids).execute();
     const byId = new Map(rows.map((r) => [r.id, r]));
     return states.map((s) => {
       const run = byId.get(runOf(s) ?? '');
       if (!run) return s;
-      const error = run.error ?? { code: run.status === 'interrupted' ? 'run_cancelled' : 'run_failed', error: 'Error', message: `the run ended ${run.status}` };
-      return { ...s, tasks: s.tasks.map((t) => (t.error === null ? t : { ...t, error: JSON.stringify(error) })) };
+      // A run that paused (at a breakpoint, for an approval) ended `success`: its tasks wait.
+      const stopped = run.status === 'error' || run.status === 'timeout' || run.status === 'interrupted';
+      const error = JSON.stringify(run.error ?? (run.status === 'interrupted' ? { code: 'run_cancelled', error: 'RunCancelled', message: `run ${run.id} was cancelled` } : { code: 'run_failed', error: 'Error', message: `run ${run.id} ended ${run.status}` }));
+      return { ...s, tasks: s.tasks.map((t) => (t.error !== null || (stopped && cutOff(t)) ? { ...t, error } : t)) };
     });
   }
 
