@@ -17,8 +17,10 @@ export function stateOf(tuple: CheckpointTuple | undefined): ThreadState {
   const next: string[] = [];
   for (const [channel, value] of Object.entries(tuple.checkpoint.channel_values)) {
     // LangGraph keeps "which node runs next" in branch channels; they are not state.
+    // Channels that hold nothing (LangChain's untracked `jumpTo`) are not state either: LangGraph
+    // does not show them.
     if (channel.startsWith(BRANCH)) next.push(channel.slice(BRANCH.length));
-    else if (!channel.startsWith('__')) values[channel] = toWire(value);
+    else if (!channel.startsWith('__') && value !== undefined) values[channel] = toWire(value);
   }
   const writes = tuple.pendingWrites ?? [];
   const pending = writes.filter(([, channel]) => channel === '__interrupt__');

@@ -192,6 +192,25 @@ describe('LangGraph SDK edges', () => {
     expect(extractInterrupts(paused.values, { isLoading: false, threadState: paused })).toEqual({ when: 'breakpoint' });
   });
 
+  it('state values hold only the state the schemas describe: no empty internal channel (LangChain’s jumpTo)', async () => {
+    const schema = (await client.assistants.getSchemas(agentId)).state_schema as { properties: Record<string, unknown> };
+    const described = Object.keys(schema.properties);
+    const thread = await client.threads.create();
+    const waited = (await client.runs.wait(thread.thread_id, agentId, human('hi'))) as Record<string, unknown>;
+    const run = (await client.runs.list(thread.thread_id))[0]!;
+    const seen = {
+      wait: Object.keys(waited),
+      join: Object.keys((await client.runs.join(thread.thread_id, run.run_id)) as Record<string, unknown>),
+      state: Object.keys((await client.threads.getState(thread.thread_id)).values as Record<string, unknown>),
+      thread: Object.keys((await client.threads.get(thread.thread_id)).values as Record<string, unknown>),
+      history: Object.keys((await client.threads.getHistory(thread.thread_id))[0]!.values as Record<string, unknown>),
+    };
+    for (const keys of Object.values(seen)) {
+      expect(keys).toContain('messages');
+      expect({ seen, described, keys: keys.filter((k) => !described.includes(k)) }).toMatchObject({ keys: [] });
+    }
+  });
+
   it('store listNamespaces with maxDepth truncates deeper namespaces to that many labels', async () => {
     const root = `ns-${Math.random().toString(36).slice(2, 8)}`;
     await client.store.putItem([root, 'a', 'b', 'c'], 'k', { v: 1 });
