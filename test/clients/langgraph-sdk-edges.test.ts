@@ -184,12 +184,12 @@ describe('LangGraph SDK edges', () => {
     // useStream drops a cancelled task's error and its `next` after its stop; had the task not read
     // as failed, it would show the cut-off node as a breakpoint: `{when: "breakpoint"}`.
     const { extractInterrupts } = await import('@langchain/langgraph-sdk/ui');
-    expect(extractInterrupts(head!.values, { isLoading: false, threadState: { ...head!, tasks: [] } })).toEqual({ when: 'breakpoint' });
+    expect(extractInterrupts(head!.values, { isLoading: false, threadState: { ...head!, tasks: [] }, error: undefined })).toEqual({ when: 'breakpoint' });
     // A paused run's tasks are not failed: a breakpoint reads as one, with its task.
     await client.runs.wait(thread.thread_id, slowAgentId, { ...human('pause here'), interruptBefore: ['model_request'] });
     const paused = await client.threads.getState(thread.thread_id);
     expect(paused.tasks).toEqual([expect.objectContaining({ name: 'model_request', error: null, interrupts: [] })]);
-    expect(extractInterrupts(paused.values, { isLoading: false, threadState: paused })).toEqual({ when: 'breakpoint' });
+    expect(extractInterrupts(paused.values, { isLoading: false, threadState: paused, error: undefined })).toEqual({ when: 'breakpoint' });
   });
 
   it('state values hold only the state the schemas describe: no empty internal channel (LangChain’s jumpTo)', async () => {
