@@ -3381,7 +3381,7 @@ export interface components {
              * @enum {string}
              */
             if_not_exists?: "create" | "reject";
-            /** @description `{messages}`: the hosted form of `messages` (sending both, different, is a 422). LangGraph: `null` continues from the thread’s checkpoint (after a breakpoint). Other state keys are refused (write them with `POST /threads/{thread_id}/state`). */
+            /** @description `{messages}`: the hosted form of `messages` (sending both, different, is a 422). LangGraph: `null` continues from the thread’s checkpoint (after a breakpoint); on a thread with no checkpoint yet it is a 422. Other state keys are refused (write them with `POST /threads/{thread_id}/state`). */
             input?: ({
                 messages?: components["schemas"]["InputMessage"][];
             } & {

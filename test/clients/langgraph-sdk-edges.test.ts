@@ -211,6 +211,27 @@ describe('LangGraph SDK edges', () => {
     }
   });
 
+  it('input null on a thread with no checkpoint yet is a 422 naming input: no run, the thread stays unbound, none is created', async () => {
+    const thread = await client.threads.create();
+    for (const attempt of [
+      () => client.runs.wait(thread.thread_id, agentId, { input: null }),
+      () => client.runs.create(thread.thread_id, agentId, { input: null }),
+      () => drainStream(client.runs.stream(thread.thread_id, agentId, { input: null })),
+    ]) {
+      expect(await failure(attempt())).toMatchObject({ status: 422, message: expect.stringContaining('input') });
+    }
+    expect(await client.runs.list(thread.thread_id)).toEqual([]);
+    expect((await client.threads.get(thread.thread_id)) as unknown as { agent_id: string | null; status: string }).toMatchObject({ agent_id: null, status: 'idle' });
+    const unborn = crypto.randomUUID();
+    expect(await failure(client.runs.wait(unborn, agentId, { input: null, ifNotExists: 'create' }))).toMatchObject({ status: 422 });
+    expect((await failure(client.threads.get(unborn))).status).toBe(404);
+    expect((await failure(client.runs.wait(crypto.randomUUID(), agentId, { input: null }))).status).toBe(404);
+    // Once the thread has a checkpoint, input null goes on from it.
+    await client.runs.wait(thread.thread_id, agentId, { ...human('hi'), interruptBefore: ['model_request'] });
+    const done = (await client.runs.wait(thread.thread_id, agentId, { input: null })) as { messages: { type: string; content: string }[] };
+    expect(done.messages.at(-1)).toMatchObject({ type: 'ai', content: 'You said: hi' });
+  });
+
   it('store listNamespaces with maxDepth truncates deeper namespaces to that many labels', async () => {
     const root = `ns-${Math.random().toString(36).slice(2, 8)}`;
     await client.store.putItem([root, 'a', 'b', 'c'], 'k', { v: 1 });
