@@ -3006,7 +3006,7 @@ export interface components {
             /** Format: date-time */
             updated_at: string;
         };
-        /** @description The thread’s state values when the run ended; `__interrupt__` when it paused; `__error__` `{error, message}` when it failed. */
+        /** @description The thread’s state values when the run ended; `__interrupt__` when it paused (`[]` at a breakpoint of `interrupt_before` / `interrupt_after`); `__error__` `{error, message}` when it failed. */
         RunResult: {
             [key: string]: unknown;
         };

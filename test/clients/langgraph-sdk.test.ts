@@ -185,10 +185,14 @@ describe('LangGraph SDK against Hangar', () => {
 
   it('interruptBefore pauses at a breakpoint; input null continues from it', async () => {
     const thread = await client.threads.create({ metadata: { assistant_id: otherAgentId } });
-    await client.runs.wait(thread.thread_id, otherAgentId, { input: { messages: [{ role: 'user', content: 'wait for it' }] }, interruptBefore: '*' });
+    const pausedResult = (await client.runs.wait(thread.thread_id, otherAgentId, { input: { messages: [{ role: 'user', content: 'wait for it' }] }, interruptBefore: '*' })) as Record<string, unknown>;
+    // As LangGraph answers a run that stopped at a breakpoint: a pause with no interrupt value.
+    expect(pausedResult.__interrupt__).toEqual([]);
+    expect(((await client.runs.join(thread.thread_id, (await client.runs.list(thread.thread_id))[0]!.run_id)) as Record<string, unknown>).__interrupt__).toEqual([]);
     const paused = await client.threads.getState(thread.thread_id);
     expect(paused.next.length).toBeGreaterThan(0);
-    const done = (await client.runs.wait(thread.thread_id, otherAgentId, { input: null })) as { messages: Message[] };
+    const done = (await client.runs.wait(thread.thread_id, otherAgentId, { input: null })) as { messages: Message[]; __interrupt__?: unknown };
+    expect(done.__interrupt__).toBeUndefined();
     expect(lastAi(done)).toBe('You said: wait for it');
     expect((await client.threads.getState(thread.thread_id)).next).toEqual([]);
   });
