@@ -3442,7 +3442,7 @@ export interface components {
             created_at: string;
             /** Format: uuid */
             id: string;
-            /** @description What the thread waits for, by task id (LangGraph’s shape); empty unless `interrupted`. */
+            /** @description What the thread waits for, by task id (LangGraph’s shape): each task its state has next, with its interrupts (none at a breakpoint, or for a task a failed or cancelled run cut off); empty when nothing is next. */
             interrupts: {
                 [key: string]: components["schemas"]["PendingInterrupt"][];
             };

@@ -191,6 +191,11 @@ describe('LangGraph SDK against Hangar', () => {
     expect(((await client.runs.join(thread.thread_id, (await client.runs.list(thread.thread_id))[0]!.run_id)) as Record<string, unknown>).__interrupt__).toEqual([]);
     const paused = await client.threads.getState(thread.thread_id);
     expect(paused.next.length).toBeGreaterThan(0);
+    // The thread names the task it stopped before, with no interrupt value, as LangGraph's does.
+    expect(paused.tasks.map((t) => t.name)).toEqual(paused.next);
+    const stopped = await client.threads.get(thread.thread_id);
+    expect(stopped.status).toBe('interrupted');
+    expect(stopped.interrupts).toEqual(Object.fromEntries(paused.tasks.map((t) => [t.id, []])));
     const done = (await client.runs.wait(thread.thread_id, otherAgentId, { input: null })) as { messages: Message[]; __interrupt__?: unknown };
     expect(done.__interrupt__).toBeUndefined();
     expect(lastAi(done)).toBe('You said: wait for it');

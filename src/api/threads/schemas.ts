@@ -50,7 +50,7 @@ export const ThreadSchema = z
     status: ThreadStatus,
     values: z.record(z.string(), z.unknown()).openapi({ description: 'The current state (`messages`, `files`, …), as `GET …/state` `values`.' }),
     interrupts: z.record(z.string(), z.array(PendingInterrupt)).openapi({
-      description: 'What the thread waits for, by task id (LangGraph’s shape); empty unless `interrupted`.',
+      description: 'What the thread waits for, by task id (LangGraph’s shape): each task its state has next, with its interrupts (none at a breakpoint, or for a task a failed or cancelled run cut off); empty when nothing is next.',
     }),
     metadata: metadata.openapi({ description: 'Your metadata plus `is_test_run`, `skip_memory_write_protection`, `tenant_id` and `ls_user_id`.' }),
     created_at: z.iso.datetime(),
@@ -131,7 +131,8 @@ export { RunRequest as StreamRunRequest } from '../langgraph/run-request.js';
 /** The wire form of a thread (a superset of the hosted form and LangGraph's). */
 export function presentThread(t: Thread): z.infer<typeof ThreadSchema> {
   const interrupts: Record<string, { id: string | null; value: unknown }[]> = {};
-  for (const task of t.state?.tasks ?? []) if (task.interrupts.length > 0) interrupts[task.id] = task.interrupts;
+  // As LangGraph: every task the thread's state has next, by id (a breakpoint's with none).
+  for (const task of t.state?.tasks ?? []) interrupts[task.id] = task.interrupts;
   return {
     id: t.id,
     thread_id: t.id,
