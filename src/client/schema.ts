@@ -496,6 +496,46 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/deepagents/assistants/{assistant_id}/subgraphs": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get the subgraphs of an assistant
+         * @description An agent’s graph has no subgraph nodes: its subagents run inside the `task` tool (their events stream under `tools:<task id>` namespaces with `stream_subgraphs`), so this is always `{}`, as a LangGraph server answers for the same graph.
+         */
+        get: operations["getAssistantSubgraphs"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/deepagents/assistants/{assistant_id}/subgraphs/{namespace}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get the subgraphs of an assistant at a namespace
+         * @description An agent’s graph has no subgraph nodes: its subagents run inside the `task` tool (their events stream under `tools:<task id>` namespaces with `stream_subgraphs`), so this is always `{}`, as a LangGraph server answers for the same graph.
+         */
+        get: operations["getAssistantSubgraphsByNamespace"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/deepagents/assistants/count": {
         parameters: {
             query?: never;
@@ -5678,6 +5718,134 @@ export interface operations {
         requestBody?: never;
         responses: {
             /** @description The schemas. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Missing, unknown or revoked API key. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description The key may not do this. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description Not found in the caller’s workspace. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description A field is missing or invalid. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    getAssistantSubgraphs: {
+        parameters: {
+            query?: {
+                recurse?: "true" | "false";
+            };
+            header?: never;
+            path: {
+                /** @description Agent id, or an agent name. */
+                assistant_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Subgraphs by namespace: none. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Missing, unknown or revoked API key. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description The key may not do this. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description Not found in the caller’s workspace. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description A field is missing or invalid. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    getAssistantSubgraphsByNamespace: {
+        parameters: {
+            query?: {
+                recurse?: "true" | "false";
+            };
+            header?: never;
+            path: {
+                /** @description Agent id, or an agent name. */
+                assistant_id: string;
+                /** @description A subgraph namespace, e.g. `parent|child`. */
+                namespace: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Subgraphs by namespace: none. */
             200: {
                 headers: {
                     [name: string]: unknown;

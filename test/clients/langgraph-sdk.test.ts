@@ -131,6 +131,10 @@ describe('LangGraph SDK against Hangar', () => {
     expect(graph.edges.length).toBeGreaterThan(0);
     const schemas = await client.assistants.getSchemas(agentId);
     expect(schemas.input_schema).toMatchObject({ properties: { messages: {} } });
+    // Subagents run inside the `task` tool, not as subgraph nodes: none, as LangGraph answers.
+    expect(await client.assistants.getSubgraphs(agentId)).toEqual({});
+    expect(await client.assistants.getSubgraphs(AGENT_NAME, { namespace: 'tools', recurse: true })).toEqual({});
+    expect(await statusOf(client.assistants.getSubgraphs('no-such-agent'))).toBe(404);
     expect(await statusOf(client.assistants.get('no-such-agent'))).toBe(404);
     expect(await statusOf(client.assistants.create({ graphId: 'x' }))).toBe(405);
   });
