@@ -3193,6 +3193,8 @@ export interface components {
             };
             /** @default 0 */
             offset: number;
+            /** @description LangGraph: accepted; every field is returned. */
+            select?: string[];
             /**
              * @description Default `created_at`.
              * @enum {string}

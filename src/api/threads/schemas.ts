@@ -77,6 +77,7 @@ export const SearchThreadsRequest = z
     offset: z.number().int().min(0).default(0),
     sort_by: z.enum(['created_at', 'updated_at', 'status', 'thread_id']).optional().openapi({ description: 'Default `created_at`.' }),
     sort_order: z.enum(['asc', 'desc']).optional().openapi({ description: 'Default `desc`.' }),
+    select: z.array(z.string()).optional().openapi({ description: 'LangGraph: accepted; every field is returned.' }),
   })
   .openapi('SearchThreadsRequest');
 
