@@ -496,6 +496,46 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/deepagents/assistants/{assistant_id}/subgraphs": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get the subgraphs of an assistant
+         * @description An agent’s graph has no subgraph nodes: its subagents run inside the `task` tool (their events stream under `tools:<task id>` namespaces with `stream_subgraphs`), so this is always `{}`, as a LangGraph server answers for the same graph.
+         */
+        get: operations["getAssistantSubgraphs"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/deepagents/assistants/{assistant_id}/subgraphs/{namespace}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get the subgraphs of an assistant at a namespace
+         * @description An agent’s graph has no subgraph nodes: its subagents run inside the `task` tool (their events stream under `tools:<task id>` namespaces with `stream_subgraphs`), so this is always `{}`, as a LangGraph server answers for the same graph.
+         */
+        get: operations["getAssistantSubgraphsByNamespace"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/deepagents/assistants/count": {
         parameters: {
             query?: never;
@@ -3006,7 +3046,7 @@ export interface components {
             /** Format: date-time */
             updated_at: string;
         };
-        /** @description The thread’s state values when the run ended; `__interrupt__` when it paused; `__error__` `{error, message}` when it failed. */
+        /** @description The thread’s state values when the run ended; `__interrupt__` when it paused (`[]` at a breakpoint of `interrupt_before` / `interrupt_after`); `__error__` `{error, message}` when it failed. */
         RunResult: {
             [key: string]: unknown;
         };
@@ -3153,6 +3193,8 @@ export interface components {
             };
             /** @default 0 */
             offset: number;
+            /** @description LangGraph: accepted; every field is returned. */
+            select?: string[];
             /**
              * @description Default `created_at`.
              * @enum {string}
@@ -3381,7 +3423,7 @@ export interface components {
              * @enum {string}
              */
             if_not_exists?: "create" | "reject";
-            /** @description `{messages}`: the hosted form of `messages` (sending both, different, is a 422). LangGraph: `null` continues from the thread’s checkpoint (after a breakpoint). Other state keys are refused (write them with `POST /threads/{thread_id}/state`). */
+            /** @description `{messages}`: the hosted form of `messages` (sending both, different, is a 422). LangGraph: `null` continues from the thread’s checkpoint (after a breakpoint); on a thread with no checkpoint yet it is a 422. Other state keys are refused (write them with `POST /threads/{thread_id}/state`). */
             input?: ({
                 messages?: components["schemas"]["InputMessage"][];
             } & {
@@ -3442,7 +3484,7 @@ export interface components {
             created_at: string;
             /** Format: uuid */
             id: string;
-            /** @description What the thread waits for, by task id (LangGraph’s shape); empty unless `interrupted`. */
+            /** @description What the thread waits for, by task id (LangGraph’s shape): each task its state has next, with its interrupts (none at a breakpoint, or for a task a failed or cancelled run cut off); empty when nothing is next. */
             interrupts: {
                 [key: string]: components["schemas"]["PendingInterrupt"][];
             };
@@ -3513,10 +3555,11 @@ export interface components {
             /** @description Nodes that run next; empty when the thread is at rest. */
             next: string[];
             parent_checkpoint: components["schemas"]["CheckpointRef"];
-            /** @description LangGraph’s tasks: what runs next, each with the interrupts it waits on. */
+            /** @description LangGraph’s tasks: what runs next, each with the interrupts it waits on, or the error it failed with. */
             tasks: {
                 checkpoint: null;
-                error: null;
+                /** @description A failed task: its run’s error `{code, error, message}` as JSON (what `useStream` shows as the thread’s error). */
+                error: string | null;
                 id: string;
                 interrupts: components["schemas"]["PendingInterrupt"][];
                 name: string;
@@ -5677,6 +5720,134 @@ export interface operations {
         requestBody?: never;
         responses: {
             /** @description The schemas. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Missing, unknown or revoked API key. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description The key may not do this. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description Not found in the caller’s workspace. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description A field is missing or invalid. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    getAssistantSubgraphs: {
+        parameters: {
+            query?: {
+                recurse?: "true" | "false";
+            };
+            header?: never;
+            path: {
+                /** @description Agent id, or an agent name. */
+                assistant_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Subgraphs by namespace: none. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Missing, unknown or revoked API key. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description The key may not do this. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description Not found in the caller’s workspace. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description A field is missing or invalid. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    getAssistantSubgraphsByNamespace: {
+        parameters: {
+            query?: {
+                recurse?: "true" | "false";
+            };
+            header?: never;
+            path: {
+                /** @description Agent id, or an agent name. */
+                assistant_id: string;
+                /** @description A subgraph namespace, e.g. `parent|child`. */
+                namespace: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Subgraphs by namespace: none. */
             200: {
                 headers: {
                     [name: string]: unknown;

@@ -1,11 +1,14 @@
 // A thread's state read straight from its checkpoints, so that it stays readable after its agent
 // is deleted (no graph needed).
-import type { BaseCheckpointSaver, CheckpointTuple } from '@langchain/langgraph-checkpoint';
+import { uuid5, type BaseCheckpointSaver, type CheckpointTuple } from '@langchain/langgraph-checkpoint';
 import type { ThreadState, ThreadStateReader } from '../core/threads/state.js';
 import { toWire } from './stream/serialize.js';
 import { interruptsToWire } from './stream/translate.js';
 
 const BRANCH = 'branch:to:';
+
+/** A failed task's error until the thread service puts its run's error there. */
+export const TASK_FAILED = JSON.stringify({ error: 'Error', message: 'the task failed' });
 
 /** The state of a checkpoint in wire form. */
 export function stateOf(tuple: CheckpointTuple | undefined): ThreadState {
@@ -14,18 +17,29 @@ export function stateOf(tuple: CheckpointTuple | undefined): ThreadState {
   const next: string[] = [];
   for (const [channel, value] of Object.entries(tuple.checkpoint.channel_values)) {
     // LangGraph keeps "which node runs next" in branch channels; they are not state.
+    // Channels that hold nothing (LangChain's untracked `jumpTo`) are not state either: LangGraph
+    // does not show them.
     if (channel.startsWith(BRANCH)) next.push(channel.slice(BRANCH.length));
-    else if (!channel.startsWith('__')) values[channel] = toWire(value);
+    else if (!channel.startsWith('__') && value !== undefined) values[channel] = toWire(value);
   }
-  const pending = (tuple.pendingWrites ?? []).filter(([, channel]) => channel === '__interrupt__');
+  const writes = tuple.pendingWrites ?? [];
+  const pending = writes.filter(([, channel]) => channel === '__interrupt__');
   const interrupts = interruptsToWire(pending.flatMap(([, , value]) => (Array.isArray(value) ? value : [value])));
-  // LangGraph's `tasks`: the interrupts grouped by the task that raised them. Pending writes do not
-  // name the task's node; with one node next (the usual pause) it is that one.
-  const taskIds = [...new Set(pending.map(([taskId]) => taskId))];
-  const tasks = taskIds.map((id, i) => ({
+  // LangGraph's `tasks`: one per node that runs next, with the interrupts it waits on and whether
+  // it failed. A node's task id is LangGraph's own (of the node, the step and the checkpoint), so
+  // that writes find their task. A failure's own message (a provider's, say) is not shown: it can
+  // repeat part of a key; the thread service puts the run's error there (`{code, error, message}`).
+  const failed = new Set(writes.filter(([, channel]) => channel === '__error__').map(([taskId]) => taskId));
+  const step = (typeof tuple.metadata?.step === 'number' ? tuple.metadata.step : -1) + 1;
+  const byNode = next.map((name) => ({ id: pullTaskId(name, step, tuple.checkpoint.id), name }));
+  // Writes of a task that is none of these (none known today) keep the old guess of their node.
+  const known = new Set(byNode.map((t) => t.id));
+  const others = [...new Set([...pending.map(([taskId]) => taskId), ...failed])].filter((id) => !known.has(id)).map((id, i) => ({ id, name: next[i] ?? next[0] ?? '' }));
+  const tasks = [...byNode, ...others].map(({ id, name }) => ({
     id,
-    name: next[i] ?? next[0] ?? '',
+    name,
     interrupts: interruptsToWire(pending.filter(([t]) => t === id).flatMap(([, , value]) => (Array.isArray(value) ? value : [value]))),
+    error: failed.has(id) ? TASK_FAILED : null,
   }));
   return {
     values,
@@ -37,6 +51,15 @@ export function stateOf(tuple: CheckpointTuple | undefined): ThreadState {
     metadata: (toWire(tuple.metadata ?? {}) as Record<string, unknown>) ?? {},
     created_at: tuple.checkpoint.ts ?? null,
   };
+}
+
+/**
+ * LangGraph's id of the task that runs node `name` at `step` after checkpoint `checkpointId`, for a
+ * node at the top level triggered by its branch channel (how every node of an agent graph runs):
+ * `_prepareSingleTask` in LangGraph's `pregel/algo`.
+ */
+function pullTaskId(name: string, step: number, checkpointId: string): string {
+  return uuid5(JSON.stringify([name, step.toString(), name, '__pregel_pull', [`${BRANCH}${name}`]]), checkpointId);
 }
 
 function ref(config: CheckpointTuple['config']) {

@@ -6,6 +6,7 @@ import { Client } from '@langchain/langgraph-sdk';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer } from '../support/server.js';
 import { createAgent } from '../runtime/support.js';
+import { startProviderStandIn } from '../fixtures/model-providers.js';
 
 let server: TestServer;
 let client: Client;
@@ -129,6 +130,106 @@ describe('LangGraph SDK edges', () => {
       const history = await client.threads.getHistory(thread.thread_id, { limit: 100 });
       expect(history.filter((h) => (h.metadata as { run_id?: string } | null)?.run_id === doomed)).toEqual([]);
     }
+  });
+
+  it('a failed run leaves its error in the state’s tasks, as on a LangGraph server, so a reloaded useStream shows the error and no breakpoint', async () => {
+    // A provider refusing the key: the model call fails, the run ends in error.
+    const provider = await startProviderStandIn();
+    const config = await api('POST', '/model-configs', { name: 'refused', model_id: 'openai:unauthorized', parameters: { base_url: provider.openaiUrl }, api_key: 'sk-refused-0123456789' });
+    expect(config.status).toBe(201);
+    const failing = await createAgent(server, { runtime: { model: { model_id: 'refused' } } });
+    const thread = await client.threads.create();
+    const out = await failure(client.runs.wait(thread.thread_id, failing, human('hi')));
+    expect(out.message).toContain('API key');
+    const [run] = await client.runs.list(thread.thread_id);
+    expect(run!.status).toBe('error');
+    const state = await client.threads.getState(thread.thread_id);
+    expect(state.next).toEqual(['model_request']);
+    expect(state.tasks).toHaveLength(1);
+    const task = state.tasks[0]!;
+    expect(task).toMatchObject({ name: 'model_request', interrupts: [] });
+    // The run's own error (code, class, message for people), as JSON the SDK parses into its StreamError.
+    expect(JSON.parse(task.error!)).toEqual((run as unknown as { error: Record<string, unknown> }).error);
+    expect((await client.threads.getHistory(thread.thread_id, { limit: 1 }))[0]!.tasks[0]!.error).toBe(task.error);
+    // What useStream shows after a reload: the error, and no `{when: "breakpoint"}` interrupt.
+    const { extractInterrupts } = await import('@langchain/langgraph-sdk/ui');
+    expect(extractInterrupts(state.values, { isLoading: false, threadState: state, error: JSON.parse(task.error!) })).toBeUndefined();
+    await provider.close();
+  });
+
+  it('a run cut off by useStream’s stop (the client goes away, on_disconnect cancel) leaves its task failed, not a breakpoint', async () => {
+    const thread = await client.threads.create();
+    const stop = new AbortController();
+    let runId = '';
+    let tokens = 0;
+    const LONG = Array.from({ length: 60 }, (_, i) => `word${i}`).join(' ');
+    // As useStream submits without reconnectOnMount: the stream's end cancels the run.
+    const stream = client.runs.stream(thread.thread_id, slowAgentId, { ...human(LONG), streamMode: ['values', 'messages-tuple'], onDisconnect: 'cancel', signal: stop.signal });
+    await (async () => {
+      for await (const chunk of stream) {
+        if (chunk.event === 'metadata') runId = (chunk.data as { run_id: string }).run_id;
+        if (chunk.event === 'messages' && ++tokens === 3) stop.abort();
+      }
+    })().catch((error: unknown) => {
+      if ((error as Error).name !== 'AbortError') throw error;
+    });
+    await client.runs.join(thread.thread_id, runId);
+    expect((await client.runs.get(thread.thread_id, runId)).status).toBe('interrupted');
+    const [head] = await client.threads.getHistory(thread.thread_id, { limit: 10 });
+    expect(head!.next).toEqual(['model_request']);
+    expect(head!.tasks).toHaveLength(1);
+    expect(head!.tasks[0]).toMatchObject({ name: 'model_request', interrupts: [] });
+    expect(JSON.parse(head!.tasks[0]!.error!)).toMatchObject({ code: 'run_cancelled', error: 'RunCancelled' });
+    expect((await client.threads.getState(thread.thread_id)).tasks).toEqual(head!.tasks);
+    // useStream drops a cancelled task's error and its `next` after its stop; had the task not read
+    // as failed, it would show the cut-off node as a breakpoint: `{when: "breakpoint"}`.
+    const { extractInterrupts } = await import('@langchain/langgraph-sdk/ui');
+    expect(extractInterrupts(head!.values, { isLoading: false, threadState: { ...head!, tasks: [] }, error: undefined })).toEqual({ when: 'breakpoint' });
+    // A paused run's tasks are not failed: a breakpoint reads as one, with its task.
+    await client.runs.wait(thread.thread_id, slowAgentId, { ...human('pause here'), interruptBefore: ['model_request'] });
+    const paused = await client.threads.getState(thread.thread_id);
+    expect(paused.tasks).toEqual([expect.objectContaining({ name: 'model_request', error: null, interrupts: [] })]);
+    expect(extractInterrupts(paused.values, { isLoading: false, threadState: paused, error: undefined })).toEqual({ when: 'breakpoint' });
+  });
+
+  it('state values hold only the state the schemas describe: no empty internal channel (LangChain’s jumpTo)', async () => {
+    const schema = (await client.assistants.getSchemas(agentId)).state_schema as { properties: Record<string, unknown> };
+    const described = Object.keys(schema.properties);
+    const thread = await client.threads.create();
+    const waited = (await client.runs.wait(thread.thread_id, agentId, human('hi'))) as Record<string, unknown>;
+    const run = (await client.runs.list(thread.thread_id))[0]!;
+    const seen = {
+      wait: Object.keys(waited),
+      join: Object.keys((await client.runs.join(thread.thread_id, run.run_id)) as Record<string, unknown>),
+      state: Object.keys((await client.threads.getState(thread.thread_id)).values as Record<string, unknown>),
+      thread: Object.keys((await client.threads.get(thread.thread_id)).values as Record<string, unknown>),
+      history: Object.keys((await client.threads.getHistory(thread.thread_id))[0]!.values as Record<string, unknown>),
+    };
+    for (const keys of Object.values(seen)) {
+      expect(keys).toContain('messages');
+      expect({ seen, described, keys: keys.filter((k) => !described.includes(k)) }).toMatchObject({ keys: [] });
+    }
+  });
+
+  it('input null on a thread with no checkpoint yet is a 422 naming input: no run, the thread stays unbound, none is created', async () => {
+    const thread = await client.threads.create();
+    for (const attempt of [
+      () => client.runs.wait(thread.thread_id, agentId, { input: null }),
+      () => client.runs.create(thread.thread_id, agentId, { input: null }),
+      () => drainStream(client.runs.stream(thread.thread_id, agentId, { input: null })),
+    ]) {
+      expect(await failure(attempt())).toMatchObject({ status: 422, message: expect.stringContaining('input') });
+    }
+    expect(await client.runs.list(thread.thread_id)).toEqual([]);
+    expect((await client.threads.get(thread.thread_id)) as unknown as { agent_id: string | null; status: string }).toMatchObject({ agent_id: null, status: 'idle' });
+    const unborn = crypto.randomUUID();
+    expect(await failure(client.runs.wait(unborn, agentId, { input: null, ifNotExists: 'create' }))).toMatchObject({ status: 422 });
+    expect((await failure(client.threads.get(unborn))).status).toBe(404);
+    expect((await failure(client.runs.wait(crypto.randomUUID(), agentId, { input: null }))).status).toBe(404);
+    // Once the thread has a checkpoint, input null goes on from it.
+    await client.runs.wait(thread.thread_id, agentId, { ...human('hi'), interruptBefore: ['model_request'] });
+    const done = (await client.runs.wait(thread.thread_id, agentId, { input: null })) as { messages: { type: string; content: string }[] };
+    expect(done.messages.at(-1)).toMatchObject({ type: 'ai', content: 'You said: hi' });
   });
 
   it('store listNamespaces with maxDepth truncates deeper namespaces to that many labels', async () => {

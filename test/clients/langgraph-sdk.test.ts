@@ -131,6 +131,10 @@ describe('LangGraph SDK against Hangar', () => {
     expect(graph.edges.length).toBeGreaterThan(0);
     const schemas = await client.assistants.getSchemas(agentId);
     expect(schemas.input_schema).toMatchObject({ properties: { messages: {} } });
+    // Subagents run inside the `task` tool, not as subgraph nodes: none, as LangGraph answers.
+    expect(await client.assistants.getSubgraphs(agentId)).toEqual({});
+    expect(await client.assistants.getSubgraphs(AGENT_NAME, { namespace: 'tools', recurse: true })).toEqual({});
+    expect(await statusOf(client.assistants.getSubgraphs('no-such-agent'))).toBe(404);
     expect(await statusOf(client.assistants.get('no-such-agent'))).toBe(404);
     expect(await statusOf(client.assistants.create({ graphId: 'x' }))).toBe(405);
   });
@@ -185,10 +189,19 @@ describe('LangGraph SDK against Hangar', () => {
 
   it('interruptBefore pauses at a breakpoint; input null continues from it', async () => {
     const thread = await client.threads.create({ metadata: { assistant_id: otherAgentId } });
-    await client.runs.wait(thread.thread_id, otherAgentId, { input: { messages: [{ role: 'user', content: 'wait for it' }] }, interruptBefore: '*' });
+    const pausedResult = (await client.runs.wait(thread.thread_id, otherAgentId, { input: { messages: [{ role: 'user', content: 'wait for it' }] }, interruptBefore: '*' })) as Record<string, unknown>;
+    // As LangGraph answers a run that stopped at a breakpoint: a pause with no interrupt value.
+    expect(pausedResult.__interrupt__).toEqual([]);
+    expect(((await client.runs.join(thread.thread_id, (await client.runs.list(thread.thread_id))[0]!.run_id)) as Record<string, unknown>).__interrupt__).toEqual([]);
     const paused = await client.threads.getState(thread.thread_id);
     expect(paused.next.length).toBeGreaterThan(0);
-    const done = (await client.runs.wait(thread.thread_id, otherAgentId, { input: null })) as { messages: Message[] };
+    // The thread names the task it stopped before, with no interrupt value, as LangGraph's does.
+    expect(paused.tasks.map((t) => t.name)).toEqual(paused.next);
+    const stopped = await client.threads.get(thread.thread_id);
+    expect(stopped.status).toBe('interrupted');
+    expect(stopped.interrupts).toEqual(Object.fromEntries(paused.tasks.map((t) => [t.id, []])));
+    const done = (await client.runs.wait(thread.thread_id, otherAgentId, { input: null })) as { messages: Message[]; __interrupt__?: unknown };
+    expect(done.__interrupt__).toBeUndefined();
     expect(lastAi(done)).toBe('You said: wait for it');
     expect((await client.threads.getState(thread.thread_id)).next).toEqual([]);
   });

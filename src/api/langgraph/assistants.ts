@@ -102,6 +102,34 @@ const schemas = createRoute({
   responses: { 200: jsonResponse(z.record(z.string(), z.unknown()), 'The schemas.'), ...errorResponses('deepagents', [404, 422]) },
 });
 
+const SUBGRAPHS_ABOUT =
+  'An agent’s graph has no subgraph nodes: its subagents run inside the `task` tool (their events stream under `tools:<task id>` namespaces with `stream_subgraphs`), so this is always `{}`, as a LangGraph server answers for the same graph.';
+const recurseQuery = z.object({ recurse: z.enum(['true', 'false']).optional() });
+
+const subgraphs = createRoute({
+  method: 'get',
+  path: `${BASE}/{assistant_id}/subgraphs`,
+  operationId: 'getAssistantSubgraphs',
+  tags,
+  summary: 'Get the subgraphs of an assistant',
+  description: SUBGRAPHS_ABOUT,
+  security: apiKeySecurity,
+  request: { params: idParam, query: recurseQuery },
+  responses: { 200: jsonResponse(z.record(z.string(), z.unknown()), 'Subgraphs by namespace: none.'), ...errorResponses('deepagents', [404, 422]) },
+});
+
+const subgraphsAt = createRoute({
+  method: 'get',
+  path: `${BASE}/{assistant_id}/subgraphs/{namespace}`,
+  operationId: 'getAssistantSubgraphsByNamespace',
+  tags,
+  summary: 'Get the subgraphs of an assistant at a namespace',
+  description: SUBGRAPHS_ABOUT,
+  security: apiKeySecurity,
+  request: { params: idParam.extend({ namespace: z.string().min(1).openapi({ param: { name: 'namespace', in: 'path' }, description: 'A subgraph namespace, e.g. `parent|child`.' }) }), query: recurseQuery },
+  responses: { 200: jsonResponse(z.record(z.string(), z.unknown()), 'Subgraphs by namespace: none.'), ...errorResponses('deepagents', [404, 422]) },
+});
+
 const createRefused = createRoute({
   method: 'post',
   path: BASE,
@@ -199,6 +227,14 @@ export function assistantRoutes({ services }: AppDeps) {
         },
         200,
       );
+    })
+    .openapi(subgraphs, async (c) => {
+      await resolveAssistant(services, c.get('caller'), c.req.valid('param').assistant_id, ['assistant_id']);
+      return c.json({}, 200);
+    })
+    .openapi(subgraphsAt, async (c) => {
+      await resolveAssistant(services, c.get('caller'), c.req.valid('param').assistant_id, ['assistant_id']);
+      return c.json({}, 200);
     })
     .openapi(createRefused, () => {
       throw new HangarError('method_not_allowed', 'assistants are agents: create one with POST /v1/deepagents/agents');

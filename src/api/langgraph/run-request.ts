@@ -2,7 +2,7 @@
 // `command.resume.decisions`) and LangGraph's (`assistant_id`, `input`, `command`, `stream_mode`,
 // `interrupt_before`, `config`, …). Both become the same StartRunInput here, at the edge.
 import { z } from '@hono/zod-openapi';
-import { invalid, invalidField, type FieldIssue } from '../../core/errors.js';
+import { HangarError, invalid, invalidField, type FieldIssue } from '../../core/errors.js';
 import type { Caller } from '../../core/caller.js';
 import { MULTITASK_STRATEGIES, type StartRunInput } from '../../core/runs/service.js';
 import type { Services } from '../../core/services.js';
@@ -71,7 +71,7 @@ export const RunRequest = z
       .optional()
       .openapi({
         description:
-          '`{messages}`: the hosted form of `messages` (sending both, different, is a 422). LangGraph: `null` continues from the thread’s checkpoint (after a breakpoint). Other state keys are refused (write them with `POST /threads/{thread_id}/state`).',
+          '`{messages}`: the hosted form of `messages` (sending both, different, is a 422). LangGraph: `null` continues from the thread’s checkpoint (after a breakpoint); on a thread with no checkpoint yet it is a 422. Other state keys are refused (write them with `POST /threads/{thread_id}/state`).',
       }),
     command: z
       .object({
@@ -184,6 +184,15 @@ export async function startRunInput(services: Services, caller: Caller, threadId
   if (body.agent_id !== undefined && body.assistant_id !== undefined && body.assistant_id !== body.agent_id) {
     const named = await resolveAssistant(services, caller, body.assistant_id, ['assistant_id']);
     if (named !== body.agent_id) throw invalidField(['assistant_id'], `names another agent (${named}) than agent_id (${body.agent_id}); send one of them`);
+  }
+  if (continues) {
+    // `input: null` goes on from the thread's latest checkpoint: a thread with none would start a
+    // run that fails at once ("no input"), and bind the thread to this agent on the way.
+    const state = await services.threads.currentState(caller, threadId).catch((error: unknown) => {
+      if (error instanceof HangarError && error.code === 'thread_not_found' && body.if_not_exists === 'create') return undefined;
+      throw error;
+    });
+    if (!state?.checkpoint) throw invalidField(['input'], 'null continues from the thread’s latest checkpoint, and this thread has none yet: send input.messages');
   }
   if (body.if_not_exists === 'create') await services.threads.create(caller, { thread_id: threadId, if_exists: 'do_nothing', agent_id: agentId });
   const timezone = body.user_timezone ?? body.config?.configurable?.user_timezone;

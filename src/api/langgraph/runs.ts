@@ -19,7 +19,7 @@ const runParams = z.object({ thread_id: threadParam, run_id: uuidParam('run_id',
 const location = (threadId: string, runId: string) => ({ 'content-location': `/v1/deepagents/threads/${threadId}/runs/${runId}` });
 const RunResult = z
   .record(z.string(), z.unknown())
-  .openapi('RunResult', { description: 'The thread’s state values when the run ended; `__interrupt__` when it paused; `__error__` `{error, message}` when it failed.' });
+  .openapi('RunResult', { description: 'The thread’s state values when the run ended; `__interrupt__` when it paused (`[]` at a breakpoint of `interrupt_before` / `interrupt_after`); `__error__` `{error, message}` when it failed.' });
 
 const create = createRoute({
   method: 'post',
@@ -76,7 +76,10 @@ async function resultOf(services: Services, caller: Caller, threadId: string, ru
   for await (const event of services.runs.events(runId, 0, signal, started)) if (event.event === 'error') failure = event.data;
   if (failure) return { __error__: failure };
   const state = await services.threads.currentState(caller, threadId);
-  return state.interrupts.length > 0 ? { ...state.values, __interrupt__: state.interrupts } : state.values;
+  // Paused: for a human (its interrupts), or at a breakpoint (`interrupt_before`/`after`: none, as
+  // LangGraph's `{__interrupt__: []}`). A task that failed or was cut off is no pause.
+  const paused = state.interrupts.length > 0 || (state.next.length > 0 && state.tasks.every((t) => t.error === null));
+  return paused ? { ...state.values, __interrupt__: state.interrupts } : state.values;
 }
 
 /** Routes of runs without a stream. */

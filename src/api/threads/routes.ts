@@ -196,7 +196,7 @@ export function threadRoutes({ services }: AppDeps) {
     })
     .openapi(search, async (c) => {
       // An absent body skips validation; parsing `{}` applies the defaults.
-      const { limit, offset, ids, sort_by, sort_order, values: _values, ...filter } = SearchThreadsRequest.parse(c.req.valid('json') ?? {});
+      const { limit, offset, ids, sort_by, sort_order, values: _values, select: _select, ...filter } = SearchThreadsRequest.parse(c.req.valid('json') ?? {});
       const threads = await services.threads.searchWithState(c.get('caller'), filter, { limit, offset, ids, sortBy: sort_by, sortOrder: sort_order });
       return c.json(threads.map(presentThread), 200);
     })

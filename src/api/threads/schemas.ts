@@ -50,7 +50,7 @@ export const ThreadSchema = z
     status: ThreadStatus,
     values: z.record(z.string(), z.unknown()).openapi({ description: 'The current state (`messages`, `files`, …), as `GET …/state` `values`.' }),
     interrupts: z.record(z.string(), z.array(PendingInterrupt)).openapi({
-      description: 'What the thread waits for, by task id (LangGraph’s shape); empty unless `interrupted`.',
+      description: 'What the thread waits for, by task id (LangGraph’s shape): each task its state has next, with its interrupts (none at a breakpoint, or for a task a failed or cancelled run cut off); empty when nothing is next.',
     }),
     metadata: metadata.openapi({ description: 'Your metadata plus `is_test_run`, `skip_memory_write_protection`, `tenant_id` and `ls_user_id`.' }),
     created_at: z.iso.datetime(),
@@ -77,6 +77,7 @@ export const SearchThreadsRequest = z
     offset: z.number().int().min(0).default(0),
     sort_by: z.enum(['created_at', 'updated_at', 'status', 'thread_id']).optional().openapi({ description: 'Default `created_at`.' }),
     sort_order: z.enum(['asc', 'desc']).optional().openapi({ description: 'Default `desc`.' }),
+    select: z.array(z.string()).optional().openapi({ description: 'LangGraph: accepted; every field is returned.' }),
   })
   .openapi('SearchThreadsRequest');
 
@@ -90,8 +91,10 @@ export const ThreadStateSchema = z
     next: z.array(z.string()).openapi({ description: 'Nodes that run next; empty when the thread is at rest.' }),
     interrupts: z.array(PendingInterrupt).openapi({ description: 'Pending interrupts.' }),
     tasks: z
-      .array(z.object({ id: z.string(), name: z.string(), path: z.array(z.string()), error: z.null(), interrupts: z.array(PendingInterrupt), checkpoint: z.null(), state: z.null() }))
-      .openapi({ description: 'LangGraph’s tasks: what runs next, each with the interrupts it waits on.' }),
+      .array(z.object({ id: z.string(), name: z.string(), path: z.array(z.string()),
+          error: z.string().nullable().openapi({ description: 'A failed task: its run’s error `{code, error, message}` as JSON (what `useStream` shows as the thread’s error).' }),
+          interrupts: z.array(PendingInterrupt), checkpoint: z.null(), state: z.null() }))
+      .openapi({ description: 'LangGraph’s tasks: what runs next, each with the interrupts it waits on, or the error it failed with.' }),
     checkpoint: CheckpointRef.nullable(),
     parent_checkpoint: CheckpointRef.nullable(),
     metadata: metadata,
@@ -129,7 +132,8 @@ export { RunRequest as StreamRunRequest } from '../langgraph/run-request.js';
 /** The wire form of a thread (a superset of the hosted form and LangGraph's). */
 export function presentThread(t: Thread): z.infer<typeof ThreadSchema> {
   const interrupts: Record<string, { id: string | null; value: unknown }[]> = {};
-  for (const task of t.state?.tasks ?? []) if (task.interrupts.length > 0) interrupts[task.id] = task.interrupts;
+  // As LangGraph: every task the thread's state has next, by id (a breakpoint's with none).
+  for (const task of t.state?.tasks ?? []) interrupts[task.id] = task.interrupts;
   return {
     id: t.id,
     thread_id: t.id,
@@ -164,5 +168,5 @@ export function presentRun(r: Run): z.infer<typeof RunSchema> {
 
 /** The wire form of a state (already plain; tasks get LangGraph's remaining fields). */
 export function presentState(s: ThreadState): z.infer<typeof ThreadStateSchema> {
-  return { ...s, tasks: s.tasks.map((t) => ({ ...t, path: [], error: null, checkpoint: null, state: null })) };
+  return { ...s, tasks: s.tasks.map((t) => ({ ...t, path: [], checkpoint: null, state: null })) };
 }

@@ -10,6 +10,8 @@ import { HangarError, invalidField } from '../errors.js';
 import type { RunStatus, ThreadStatus } from '../runs/status.js';
 import type { ThreadStateReader, ThreadState } from './state.js';
 
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
 /** A thread. */
 export interface Thread {
   id: string;
@@ -115,9 +117,33 @@ export class ThreadService {
   async get(caller: Caller, threadId: string): Promise<Thread> {
     const thread = toThread(await this.row(caller, threadId));
     // What the thread waits for, and its values, live in its checkpoint.
-    thread.state = await this.state.current(threadId);
+    thread.state = (await this.withRunErrors(caller, [await this.state.current(threadId)]))[0]!;
     thread.interrupts = thread.state.interrupts;
     return thread;
+  }
+
+  /**
+   * States as LangGraph shows them after a failure or a cancel: the tasks of a failed run carry its
+   * error (`{code, error, message}` as JSON, never a key or a server path), and the tasks a cancel
+   * or a time limit cut off read as failed too (their node stays in `next`; `useStream` drops both
+   * after its stop).
+   * The run is the one that wrote the checkpoint (its `run_id`).
+   */
+  private async withRunErrors(caller: Caller, states: ThreadState[]): Promise<ThreadState[]> {
+    const runOf = (s: ThreadState) => (typeof s.metadata.run_id === 'string' && UUID.test(s.metadata.run_id) ? s.metadata.run_id : undefined);
+    const cutOff = (t: ThreadState['tasks'][number]) => t.error === null && t.interrupts.length === 0;
+    const ids = [...new Set(states.filter((s) => s.tasks.some((t) => t.error !== null || cutOff(t))).map(runOf))].filter((id): id is string => id !== undefined);
+    if (ids.length === 0) return states;
+    const rows = await this.db.selectFrom('runs').select(['id', 'status', 'error']).where('workspace_id', '=', caller.workspaceId).where('id', 'in', ids).execute();
+    const byId = new Map(rows.map((r) => [r.id, r]));
+    return states.map((s) => {
+      const run = byId.get(runOf(s) ?? '');
+      if (!run) return s;
+      // A run that paused (at a breakpoint, for an approval) ended `success`: its tasks wait.
+      const stopped = run.status === 'error' || run.status === 'timeout' || run.status === 'interrupted';
+      const error = JSON.stringify(run.error ?? (run.status === 'interrupted' ? { code: 'run_cancelled', error: 'RunCancelled', message: `run ${run.id} was cancelled` } : { code: 'run_failed', error: 'Error', message: `run ${run.id} ended ${run.status}` }));
+      return { ...s, tasks: s.tasks.map((t) => (t.error !== null || (stopped && cutOff(t)) ? { ...t, error } : t)) };
+    });
   }
 
   /**
@@ -273,13 +299,13 @@ export class ThreadService {
   /** The thread's current state from its latest checkpoint. */
   async currentState(caller: Caller, threadId: string): Promise<ThreadState> {
     await this.row(caller, threadId);
-    return this.state.current(threadId);
+    return (await this.withRunErrors(caller, [await this.state.current(threadId)]))[0]!;
   }
 
   /** Past states, newest first. */
   async history(caller: Caller, threadId: string, limit: number): Promise<ThreadState[]> {
     await this.row(caller, threadId);
-    return this.state.history(threadId, limit);
+    return this.withRunErrors(caller, await this.state.history(threadId, limit));
   }
 
   async runs(caller: Caller, threadId: string, page: { limit: number; offset: number; status?: RunStatus | undefined }): Promise<Run[]> {

@@ -8,8 +8,11 @@ export interface ThreadState {
   next: string[];
   /** Pending interrupts, each `{id, value}`. */
   interrupts: { id: string | null; value: unknown }[];
-  /** The tasks that run next, with the interrupts each waits on (LangGraph's `tasks`). */
-  tasks: { id: string; name: string; interrupts: { id: string | null; value: unknown }[] }[];
+  /**
+   * The tasks that run next, with the interrupts each waits on, and the error of one that failed
+   * (LangGraph's `tasks`; `error` is JSON, the failed run's `{code, error, message}`).
+   */
+  tasks: { id: string; name: string; interrupts: { id: string | null; value: unknown }[]; error: string | null }[];
   checkpoint: { thread_id: string; checkpoint_ns: string; checkpoint_id: string } | null;
   parent_checkpoint: { thread_id: string; checkpoint_ns: string; checkpoint_id: string } | null;
   metadata: Record<string, unknown>;
