@@ -154,6 +154,18 @@ function Chat({ agentId, threadId, onThread }: { agentId: string; threadId: stri
     if (!stream.isLoading) setCancelling(false);
   }, [stream.isLoading]);
   const approval = stream.interrupt?.value as ApprovalRequest | undefined;
+  // One decision per pending call, each from its own card; they are sent together once every call
+  // has one (a decision on one call never answers another: each call that needs approval gets it
+  // from a person).
+  const interruptId = stream.interrupt?.id ?? '';
+  const [answered, setAnswers] = useState<{ id: string; decisions: Record<number, Decision> }>({ id: '', decisions: {} });
+  const answers = answered.id === interruptId ? answered : { id: interruptId, decisions: {} };
+  const answer = (index: number, count: number, d: Decision) => {
+    if (count === 1) return decide([d]);
+    const decisions = { ...answers.decisions, [index]: d };
+    setAnswers({ id: interruptId, decisions });
+    if (Object.keys(decisions).length === count) decide(Array.from({ length: count }, (_, i) => decisions[i]!));
+  };
   const todos = stream.values?.todos ?? [];
   const files = Object.entries(stream.values?.files ?? {});
   const latestRun = runs.data?.[0];
@@ -226,7 +238,17 @@ function Chat({ agentId, threadId, onThread }: { agentId: string; threadId: stri
             </Stack>
           </Paper>
           {approval?.action_requests?.map((req, i) => (
-            <ApprovalCard key={`${stream.interrupt?.id ?? ''}-${i}`} request={req} config={approval.review_configs?.find((c) => c.action_name === req.name)} count={approval.action_requests!.length} index={i} onDecide={decide} disabled={!writable} />
+            <ApprovalCard
+              key={`${interruptId}-${i}`}
+              request={req}
+              config={approval.review_configs?.find((c) => c.action_name === req.name)}
+              count={approval.action_requests!.length}
+              answered={Object.keys(answers.decisions).length}
+              decided={answers.decisions[i]}
+              onDecide={(d) => answer(i, approval.action_requests!.length, d)}
+              onChange={() => setAnswers({ id: interruptId, decisions: Object.fromEntries(Object.entries(answers.decisions).filter(([k]) => Number(k) !== i)) })}
+              disabled={!writable}
+            />
           ))}
           {stream.error != null && (
             <Alert color="red" title="Run failed">
@@ -446,19 +468,27 @@ function MessageView({ message: m, stream, durations }: { message: Message; stre
   );
 }
 
+const decisionLabel: Record<Decision['type'], string> = { approve: 'approve', edit: 'run with edited arguments', reject: 'reject', respond: 'respond' };
+
 function ApprovalCard({
   request,
   config,
   count,
-  index,
+  answered,
+  decided,
   onDecide,
+  onChange,
   disabled,
 }: {
   request: ActionRequest;
   config: ReviewConfig | undefined;
+  /** How many calls wait for a decision, and how many have one. */
   count: number;
-  index: number;
-  onDecide: (d: Decision[]) => void;
+  answered: number;
+  /** This call's decision, while the others still wait for theirs. */
+  decided: Decision | undefined;
+  onDecide: (d: Decision) => void;
+  onChange: () => void;
   disabled: boolean;
 }) {
   const allowed = new Set(config?.allowed_decisions ?? ['approve', 'edit', 'reject', 'respond']);
@@ -476,8 +506,10 @@ function ApprovalCard({
   // A new request closes the editor; the same request re-read from the stream (a new object) does not.
   const requestKey = JSON.stringify(request);
   useEffect(() => setMode(null), [requestKey]);
-  // One decision per pending action, in order; a card answers for its own action and approves none of the others.
-  const decide = (d: Decision) => onDecide(Array.from({ length: count }, (_, i) => (i === index ? d : { type: 'approve' as const })));
+  const decide = (d: Decision) => {
+    setMode(null);
+    onDecide(d);
+  };
   return (
     <Card withBorder p="sm" style={{ borderColor: 'var(--mantine-color-orange-5)' }} aria-label={`Approval needed: ${request.name}`}>
       <Stack gap="xs">
@@ -496,8 +528,18 @@ function ApprovalCard({
         {(mode === 'respond' || mode === 'reject') && (
           <Textarea label={mode === 'respond' ? 'Response to the agent' : 'Reason (optional)'} value={message} onChange={(e) => setMessage(e.currentTarget.value)} autosize />
         )}
+        {decided && count > 1 && (
+          <Group gap="xs" role="status">
+            <Text size="sm">
+              Your decision: <b>{decisionLabel[decided.type]}</b>. Sent once every call has one ({answered} of {count}).
+            </Text>
+            <Button size="compact-sm" variant="subtle" onClick={onChange}>
+              Change
+            </Button>
+          </Group>
+        )}
         <Group gap="xs">
-          {mode === null && (
+          {mode === null && !decided && (
             <>
               {allowed.has('approve') && (
                 <Button onClick={() => decide({ type: 'approve' })} disabled={disabled}>

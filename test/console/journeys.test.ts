@@ -1,0 +1,99 @@
+// A new user's journeys through the Console in a real browser (Debian Chromium via playwright-core)
+// against a real `hangar serve` on port 0, each step as a person would take it: what the fifth bug
+// bash found wrong in them stays fixed here.
+import type { Browser, BrowserContext, Page } from 'playwright-core';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { collectErrors, ensureConsoleBuilt, launchBrowser, screenshot } from '../support/browser.js';
+import { startBearerToolServer, type ToolServerFixture } from '../support/mcp.js';
+import { startTestServer, type TestServer } from '../support/server.js';
+
+let server: TestServer;
+let browser: Browser;
+let tools: ToolServerFixture;
+const TOOL_TOKEN = 'journeys-tool-token';
+
+beforeAll(async () => {
+  ensureConsoleBuilt();
+  [server, browser, tools] = await Promise.all([startTestServer(), launchBrowser(), startBearerToolServer(TOOL_TOKEN)]);
+});
+afterAll(async () => {
+  await browser?.close();
+  await tools?.close();
+  await server?.close();
+});
+
+let current: Page | undefined;
+afterEach(async (ctx) => {
+  if (ctx.task.result?.state === 'fail' && current && !current.isClosed()) await screenshot(current, `failed-${ctx.task.name.slice(0, 40).replace(/\W+/g, '-')}`);
+  current = undefined;
+});
+
+async function open(width = 1280): Promise<{ context: BrowserContext; page: Page; errors: string[] }> {
+  const context = await browser.newContext({ viewport: { width, height: 900 } });
+  context.setDefaultTimeout(60_000); // generous: CI machines are small and shared
+  const page = await context.newPage();
+  current = page;
+  return { context, page, errors: collectErrors(page) };
+}
+
+async function signIn(page: Page, key: string, path = '/'): Promise<void> {
+  await page.goto(`${server.url}${path}`);
+  await page.getByLabel('API key').fill(key);
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  await page.getByRole('button', { name: 'Sign out' }).waitFor();
+}
+
+async function agentWith(name: string, body: object = {}): Promise<string> {
+  const res = await server.client.POST('/v1/deepagents/agents', { body: { name, runtime: { model: { model_id: 'scripted:demo' } }, ...body } });
+  expect(res.response.status).toBe(201);
+  return res.data!.id;
+}
+
+describe('approvals in the playground', { timeout: 180_000 }, () => {
+  it('asks about every call of a batch: rejecting one call runs no other until it too is answered', async () => {
+    await server.client.POST('/v1/deepagents/mcp-servers', { body: { name: 'Batch tools', url: tools.url, headers: [{ key: 'Authorization', value: `Bearer ${TOOL_TOKEN}` }] } });
+    const agentId = await agentWith('Two careful calls', {
+      tools: {
+        tools: [
+          { name: 'add', mcp_server_url: tools.url },
+          { name: 'whoami', mcp_server_url: tools.url },
+        ],
+        interrupt_config: { [`${tools.url}::add`]: true, [`${tools.url}::whoami`]: true },
+      },
+    });
+    const { context, page, errors } = await open();
+    await signIn(page, server.adminKey, `/agents/${agentId}/playground`);
+    await page.getByLabel('Message', { exact: true }).fill('/call add {"a": 1, "b": 2}\n/call whoami {}');
+    await page.getByRole('button', { name: 'Send' }).click();
+    const add = page.getByLabel('Approval needed: add');
+    const whoami = page.getByLabel('Approval needed: whoami');
+    await add.waitFor();
+    await whoami.waitFor();
+
+    // Rejecting the first call sends nothing yet: the second still waits for its own decision.
+    await add.getByRole('button', { name: 'Reject' }).click();
+    await add.getByLabel('Reason (optional)').fill('not this one');
+    await add.getByRole('button', { name: 'Reject call' }).click();
+    await add.getByRole('status').filter({ hasText: 'Your decision: reject' }).waitFor();
+    await screenshot(page, 'journeys-batch-one-answered');
+    await whoami.getByRole('button', { name: 'Approve' }).waitFor();
+    const threadId = page.url().split('/').pop()!;
+    const runs = async () => (await server.client.GET('/v1/deepagents/threads/{thread_id}/runs', { params: { path: { thread_id: threadId } } })).data!;
+    expect((await runs()).length).toBe(1);
+    expect(tools.calls).toEqual([]);
+
+    // A decision can be changed until the last call is answered.
+    await add.getByRole('button', { name: 'Change' }).click();
+    await add.getByRole('button', { name: 'Reject' }).click();
+    await add.getByRole('button', { name: 'Reject call' }).click();
+
+    // Answering the second sends both, each as given.
+    await whoami.getByRole('button', { name: 'Approve' }).click();
+    await page.getByLabel('Conversation').getByText(/whoami: a caller with the right token/).waitFor();
+    await add.waitFor({ state: 'detached' });
+    expect(tools.calls).toEqual([{ name: 'whoami', args: {} }]);
+    await screenshot(page, 'journeys-batch-answered');
+    expect(errors).toEqual([]);
+    await context.close();
+  });
+});
