@@ -97,3 +97,66 @@ describe('approvals in the playground', { timeout: 180_000 }, () => {
     await context.close();
   });
 });
+
+describe("editing an agent's files", { timeout: 180_000 }, () => {
+  const getAgent = async (id: string) => (await server.client.GET('/v1/deepagents/agents/{agent_id}', { params: { path: { agent_id: id } } })).data!;
+
+  it('never overwrites unseen a change saved meanwhile in another tab: the save is refused, the draft stays, and the latest can be loaded', async () => {
+    const agentId = await agentWith('Shared agent', { instructions: 'First version.' });
+    const { context, page, errors } = await open();
+    await signIn(page, server.adminKey, `/agents/${agentId}`);
+    const other = await context.newPage();
+    await other.goto(`${server.url}/agents/${agentId}`);
+    const instructions = (p: Page) => p.getByRole('textbox', { name: 'Instructions (AGENTS.md)' });
+    await instructions(page).waitFor();
+    await instructions(other).waitFor();
+
+    // The other tab saves first.
+    await instructions(other).fill('Written in the other tab.');
+    await other.getByRole('button', { name: 'Save' }).click();
+    await other.getByRole('status').filter({ hasText: 'Saved as revision' }).waitFor();
+
+    // This tab, still on the first revision, edits the same file: its save is refused.
+    await instructions(page).fill('Written in this tab.');
+    await page.getByRole('button', { name: 'Save' }).click();
+    await page.getByText('Not saved: this agent was changed meanwhile').waitFor();
+    await screenshot(page, 'journeys-agent-changed-meanwhile');
+    expect((await getAgent(agentId)).instructions).toBe('Written in the other tab.');
+    expect(await instructions(page).inputValue()).toBe('Written in this tab.');
+
+    // Loading the latest shows what the other tab saved; saving from there works.
+    await page.getByRole('button', { name: /Load the latest revision/ }).click();
+    await expect.poll(() => instructions(page).inputValue()).toBe('Written in the other tab.');
+    await instructions(page).fill('Written in the other tab, then here.');
+    await page.getByRole('button', { name: 'Save' }).click();
+    await page.getByRole('status').filter({ hasText: 'Saved as revision' }).waitFor();
+    expect((await getAgent(agentId)).instructions).toBe('Written in the other tab, then here.');
+    expect(errors.filter((e) => !e.includes('412'))).toEqual([]);
+    await context.close();
+  });
+
+  it('adds a skill with Enter, and drops a refused save’s error once the draft is edited', async () => {
+    const agentId = await agentWith('Skilled agent');
+    const { context, page } = await open();
+    await signIn(page, server.adminKey, `/agents/${agentId}`);
+    await page.getByRole('tab', { name: 'Skills' }).click();
+    const name = page.getByLabel('New skill name');
+    await name.fill('Bad Name!');
+    await name.press('Enter');
+    await page.getByText('Bad Name!', { exact: true }).waitFor();
+    await page.getByRole('button', { name: 'Save' }).click();
+    const refused = page.getByText(/is not a valid skill name/);
+    await refused.waitFor();
+    // Removing the refused skill leaves nothing to save: the error about it goes too.
+    await page.getByRole('button', { name: 'Remove skill Bad Name!' }).click();
+    await refused.waitFor({ state: 'detached' });
+    await name.fill('summarize');
+    await name.press('Enter');
+    await page.getByLabel('Description of summarize').fill('Summarizes a text');
+    await page.getByRole('button', { name: 'Save' }).click();
+    await page.getByRole('status').filter({ hasText: 'Saved as revision' }).waitFor();
+    await screenshot(page, 'journeys-skill-added');
+    expect((await getAgent(agentId)).skills.map((s) => [s.name, s.description])).toEqual([['summarize', 'Summarizes a text']]);
+    await context.close();
+  });
+});

@@ -5,7 +5,7 @@ import { diffLines } from 'diff';
 import { useEffect, useMemo, useState } from 'react';
 import Markdown from 'react-markdown';
 import { Link, useNavigate, useParams } from 'react-router';
-import { api, canWrite, ok, type Schemas } from '../api';
+import { api, ApiError, canWrite, ok, type Schemas } from '../api';
 import { useSession } from '../App';
 import { PageButtons, usePages } from '../Pager';
 import { agentQuery, mcpServersQuery } from '../queries';
@@ -59,7 +59,9 @@ export default function AgentPage() {
       const changed = <K extends keyof Draft>(key: K) => JSON.stringify(d[key]) !== JSON.stringify(was[key]);
       return ok(
         await api.PATCH('/v1/deepagents/agents/{agent_id}', {
-          params: { path: { agent_id: agentId } },
+          // Only over the revision the draft started from: a change saved meanwhile (another tab, a
+          // push) is never overwritten unseen (412, and the draft stays).
+          params: { path: { agent_id: agentId }, header: { 'if-match': `"${a.revision}"` } },
           body: {
             ...(changed('description') ? { description: d.description } : {}),
             // The rest of the runtime (a run time limit, model parameters) stays as it is.
@@ -101,12 +103,21 @@ export default function AgentPage() {
     },
   });
 
+  const reload = async () => {
+    save.reset();
+    await agent.refetch();
+    await client.invalidateQueries({ queryKey: ['revisions', agentId] });
+  };
+
   if (agent.isPending) return <Loader aria-label="Loading agent" />;
   if (agent.error) return <Alert color="red">{agent.error.message}</Alert>;
   if (!draft) return null;
   const a = agent.data;
   const set = (patch: Partial<Draft>) => {
     setSaved(null);
+    // A refused save's error is about the draft it was sent: an edit makes it stale (a change made
+    // meanwhile elsewhere stays said until the latest revision is loaded).
+    if (save.error && !(save.error instanceof ApiError && save.error.status === 412)) save.reset();
     setDraft({ ...draft, ...patch });
   };
   return (
@@ -155,7 +166,18 @@ export default function AgentPage() {
           )}
         </Group>
       )}
-      {(save.error || clone.error || remove.error) && <ServerError error={(save.error ?? clone.error ?? remove.error)!} />}
+      {save.error instanceof ApiError && save.error.status === 412 ? (
+        <Alert color="red" title="Not saved: this agent was changed meanwhile">
+          <Stack gap="xs" align="flex-start">
+            <Text size="sm">Someone saved a newer revision since this page read revision {a.revision.slice(0, 7)}. Your changes are still here; copy what you need, then load the latest revision and make them again.</Text>
+            <Button size="compact-sm" variant="default" onClick={() => void reload()} loading={agent.isFetching}>
+              Load the latest revision (discards your changes)
+            </Button>
+          </Stack>
+        </Alert>
+      ) : (
+        (save.error || clone.error || remove.error) && <ServerError error={(save.error ?? clone.error ?? remove.error)!} />
+      )}
       <Tabs defaultValue="instructions" keepMounted={false}>
         <Tabs.List>
           <Tabs.Tab value="instructions">AGENTS.md</Tabs.Tab>
@@ -278,19 +300,22 @@ function NamedList({
         </Card>
       ))}
       {writable && (
-        <Group align="flex-end">
-          <TextInput label={`New ${kind} name`} value={name} onChange={(e) => setName(e.currentTarget.value)} />
-          <Button
-            variant="default"
-            disabled={!name.trim()}
-            onClick={() => {
-              onChange([...items, make(name.trim())]);
-              setName('');
-            }}
-          >
-            Add {kind}
-          </Button>
-        </Group>
+        // A form of its own: Enter in the name adds, as the button does.
+        <form
+          onSubmit={(e) => {
+            e.preventDefault();
+            if (!name.trim()) return;
+            onChange([...items, make(name.trim())]);
+            setName('');
+          }}
+        >
+          <Group align="flex-end">
+            <TextInput label={`New ${kind} name`} value={name} onChange={(e) => setName(e.currentTarget.value)} />
+            <Button type="submit" variant="default" disabled={!name.trim()}>
+              Add {kind}
+            </Button>
+          </Group>
+        </form>
       )}
     </Stack>
   );
