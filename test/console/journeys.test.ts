@@ -160,3 +160,41 @@ describe("editing an agent's files", { timeout: 180_000 }, () => {
     await context.close();
   });
 });
+
+describe('going back to a revision', { timeout: 180_000 }, () => {
+  it('restores an earlier revision from the Revisions tab as a new revision, after asking', async () => {
+    const agentId = await agentWith('Versioned agent', {
+      description: 'first',
+      instructions: 'Version one.',
+      skills: [{ name: 'summarize', description: 'Summarizes', instructions: 'Be short.' }],
+    });
+    const patched = await server.client.PATCH('/v1/deepagents/agents/{agent_id}', {
+      params: { path: { agent_id: agentId } },
+      body: { description: 'second', instructions: 'Version two.', skills: [] },
+    });
+    expect(patched.response.status).toBe(200);
+    const { context, page, errors } = await open();
+    await signIn(page, server.adminKey, `/agents/${agentId}`);
+    await page.getByRole('tab', { name: 'Revisions' }).click();
+    await page.getByRole('button', { name: 'Restore revision #1' }).click();
+    const dialog = page.getByRole('dialog', { name: 'Restore a revision' });
+    await dialog.getByText('every revision stays in the history').waitFor();
+    await screenshot(page, 'journeys-restore-ask');
+    await dialog.getByRole('button', { name: 'Restore #1' }).click();
+    await dialog.waitFor({ state: 'detached' });
+    await page.getByRole('status').filter({ hasText: 'Saved as revision' }).waitFor();
+    await page.getByLabel('Revision list').getByText('#3', { exact: true }).waitFor();
+    await screenshot(page, 'journeys-restored');
+
+    const agent = (await server.client.GET('/v1/deepagents/agents/{agent_id}', { params: { path: { agent_id: agentId } } })).data!;
+    expect([agent.description, agent.instructions]).toEqual(['first', 'Version one.']);
+    expect(agent.skills.map((s) => [s.name, s.description, s.instructions])).toEqual([['summarize', 'Summarizes', 'Be short.']]);
+    const revisions = (await server.client.GET('/v1/deepagents/agents/{agent_id}/revisions', { params: { path: { agent_id: agentId } } })).data!.items;
+    expect(revisions.map((r) => r.number)).toEqual([3, 2, 1]);
+    // The page shows the restored agent.
+    await page.getByRole('tab', { name: 'AGENTS.md' }).click();
+    expect(await page.getByRole('textbox', { name: 'Instructions (AGENTS.md)' }).inputValue()).toBe('Version one.');
+    expect(errors).toEqual([]);
+    await context.close();
+  });
+});

@@ -10,6 +10,7 @@ import { useSession } from '../App';
 import { PageButtons, usePages } from '../Pager';
 import { agentQuery, mcpServersQuery } from '../queries';
 import { ServerError } from '../ServerError';
+import { ConfirmDialog } from '../Confirm';
 
 type Agent = Schemas['Agent'];
 type Skill = Schemas['SkillSpec'];
@@ -235,7 +236,17 @@ export default function AgentPage() {
           />
         </Tabs.Panel>
         <Tabs.Panel value="revisions" pt="md">
-          <Revisions agentId={agentId} />
+          <Revisions
+            agentId={agentId}
+            head={a.revision}
+            writable={writable}
+            dirty={Boolean(dirty)}
+            onRestored={(restored) => {
+              save.reset();
+              client.setQueryData(['agent', agentId], restored);
+              setSaved(restored.revision);
+            }}
+          />
         </Tabs.Panel>
       </Tabs>
       <Modal opened={confirmOpen} onClose={confirm.close} title="Delete agent">
@@ -411,9 +422,46 @@ function ServerTools(props: {
   );
 }
 
-/** Revisions, newest first in pages of 100, and a diff between any two of them. */
-function Revisions({ agentId }: { agentId: string }) {
+/** Revisions, newest first in pages of 100, a diff between any two of them, and going back to one. */
+function Revisions({ agentId, head, writable, dirty, onRestored }: { agentId: string; head: string; writable: boolean; dirty: boolean; onRestored: (a: Agent) => void }) {
   const pages = usePages<string>();
+  const client = useQueryClient();
+  // Going back to a revision is a new revision with that revision's agent (nothing is deleted), made
+  // only over the head this page shows.
+  const [restoring, setRestoring] = useState<{ id: string; number: number } | null>(null);
+  const restore = useMutation({
+    mutationFn: async (revision: string) => {
+      const old = await client.fetchQuery({
+        queryKey: ['revision', agentId, revision],
+        queryFn: async () => ok(await api.GET('/v1/deepagents/agents/{agent_id}/revisions/{revision}', { params: { path: { agent_id: agentId, revision } } })),
+        staleTime: Infinity,
+      });
+      return ok(
+        await api.PATCH('/v1/deepagents/agents/{agent_id}', {
+          params: { path: { agent_id: agentId }, header: { 'if-match': `"${head}"` } },
+          body: {
+            name: old.name,
+            description: old.description,
+            runtime: old.runtime,
+            extras: old.extras,
+            instructions: old.instructions,
+            tools: old.tools,
+            skills: old.skills,
+            subagents: old.subagents,
+          },
+        }),
+      );
+    },
+    onSuccess: async (a) => {
+      setRestoring(null);
+      onRestored(a);
+      await client.invalidateQueries({ queryKey: ['revisions', agentId] });
+    },
+  });
+  const closeRestore = () => {
+    setRestoring(null);
+    restore.reset();
+  };
   const revisions = useQuery({
     queryKey: ['revisions', agentId, pages.page],
     queryFn: async () =>
@@ -448,9 +496,34 @@ function Revisions({ agentId }: { agentId: string }) {
             <Text size="sm" className="wrap-anywhere">
               {r.message} · {new Date(r.created_at).toLocaleString()} · {r.changed_paths.join(', ')}
             </Text>
+            {r.id === head ? (
+              <Badge variant="outline" className="no-shrink">
+                current
+              </Badge>
+            ) : (
+              writable && (
+                <Button size="compact-xs" variant="default" className="no-shrink" onClick={() => setRestoring({ id: r.id, number: r.number })} aria-label={`Restore revision #${r.number}`}>
+                  Restore
+                </Button>
+              )
+            )}
           </Group>
         ))}
       </Stack>
+      <ConfirmDialog
+        opened={restoring !== null}
+        onClose={closeRestore}
+        title="Restore a revision"
+        confirmLabel={`Restore #${restoring?.number ?? ''}`}
+        onConfirm={() => restoring && restore.mutate(restoring.id)}
+        pending={restore.isPending}
+        error={restore.error}
+      >
+        <Text>
+          Make the agent as it was at revision #{restoring?.number} ({restoring?.id.slice(0, 7)}): its name, description, model, instructions, tools, skills and subagents. This saves a new revision; every revision stays in the history.
+        </Text>
+        {dirty && <Text c="red">Your unsaved changes on this page are discarded.</Text>}
+      </ConfirmDialog>
       <PageButtons pages={pages} next={revisions.data?.next_cursor} />
       <SimpleGrid cols={{ base: 1, sm: 2 }}>
         <Select label="From revision" data={options} value={from} onChange={setFrom} allowDeselect={false} />
