@@ -198,3 +198,19 @@ describe('going back to a revision', { timeout: 180_000 }, () => {
     await context.close();
   });
 });
+
+describe('the conversation', { timeout: 180_000 }, () => {
+  it('shows a message of several lines as it was typed', async () => {
+    const agentId = await agentWith('Echo of lines');
+    const { context, page, errors } = await open();
+    await signIn(page, server.adminKey, `/agents/${agentId}/playground`);
+    const message = page.getByLabel('Message', { exact: true });
+    await message.fill('first line\nsecond line');
+    await message.press('Enter');
+    await page.getByLabel('Conversation').getByText(/You said: first line/).waitFor();
+    await screenshot(page, 'journeys-lines');
+    expect(await page.getByLabel('You message').first().innerText()).toMatch(/first line\nsecond line/);
+    expect(errors).toEqual([]);
+    await context.close();
+  });
+});

@@ -406,12 +406,19 @@ function MessageView({ message: m, stream, durations }: { message: Message; stre
       <Text size="xs" c="dimmed" fw={600}>
         {who}
       </Text>
-      {body && (
-        <div className="markdown-preview">
-          <Suspense fallback={<Text style={{ whiteSpace: 'pre-wrap' }}>{body}</Text>}>
-            <Markdown>{body}</Markdown>
-          </Suspense>
-        </div>
+      {body && m.type === 'human' ? (
+        // What the person typed, as typed: markdown would join its lines into one paragraph.
+        <Text style={{ whiteSpace: 'pre-wrap' }} className="wrap-anywhere">
+          {body}
+        </Text>
+      ) : (
+        body && (
+          <div className="markdown-preview">
+            <Suspense fallback={<Text style={{ whiteSpace: 'pre-wrap' }}>{body}</Text>}>
+              <Markdown>{body}</Markdown>
+            </Suspense>
+          </div>
+        )
       )}
       {calls.map((c) => {
         const sub = c.call.name === 'task' && c.call.id ? stream.getSubagent(c.call.id) : undefined;
