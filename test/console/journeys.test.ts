@@ -214,3 +214,38 @@ describe('the conversation', { timeout: 180_000 }, () => {
     await context.close();
   });
 });
+
+describe('tool servers', { timeout: 180_000 }, () => {
+  it('tests the connection again once the headers are replaced: a failure of the old headers is not left shown', async () => {
+    const { context, page, errors } = await open();
+    await signIn(page, server.adminKey, '/tool-servers');
+    await page.getByRole('button', { name: 'Register tool server' }).click();
+    const dialog = page.getByRole('dialog');
+    await dialog.getByRole('textbox', { name: /^Name/ }).fill('Wrong token first');
+    await dialog.getByRole('textbox', { name: /^URL/ }).fill(`${tools.url}?server=replaced`);
+    await page.getByRole('button', { name: 'Add header' }).click();
+    await page.getByLabel('Header 1 name').fill('Authorization');
+    await page.getByLabel('Header 1 value').fill('Bearer wrong');
+    await page.getByRole('button', { name: 'Register', exact: true }).click();
+    await dialog.waitFor({ state: 'detached' });
+    // Other tests' servers may be listed too: this one's card.
+    const card = page.locator('.mantine-Card-root', { hasText: 'Wrong token first' });
+    await card.getByRole('button', { name: 'Test connection' }).click();
+    const failed = card.getByText('Connection failed');
+    await failed.waitFor();
+
+    await card.getByRole('button', { name: 'Replace headers' }).click();
+    await card.getByRole('button', { name: 'Add header' }).click();
+    await card.getByLabel('Header 1 name').fill('Authorization');
+    await card.getByLabel('Header 1 value').fill(`Bearer ${TOOL_TOKEN}`);
+    await card.getByRole('button', { name: 'Save headers' }).click();
+    await card.getByLabel('Tools of Wrong token first').getByText('2 tools').waitFor();
+    expect(await failed.count()).toBe(0);
+    await screenshot(page, 'journeys-headers-replaced');
+    // The new secret is not kept in the page: opening the form again starts empty.
+    await card.getByRole('button', { name: 'Replace headers' }).click();
+    expect(await card.getByLabel('Header 1 value').count()).toBe(0);
+    expect(errors.filter((e) => !e.includes('502'))).toEqual([]);
+    await context.close();
+  });
+});

@@ -136,7 +136,10 @@ function ServerCard({ server: s, writable }: { server: Schemas['McpServer']; wri
     mutationFn: async () => ok(await api.PATCH('/v1/deepagents/mcp-servers/{mcp_server_id}', { params: { path: { mcp_server_id: s.id } }, body: { headers: headers.filter((h) => h.key) } })),
     onSuccess: () => {
       setReplacing(false);
+      // Forget the secret, as registering does; a test shown was of the old headers: it runs again.
+      setHeaders([]);
       void client.invalidateQueries({ queryKey: ['mcp-servers'] });
+      void client.invalidateQueries({ queryKey: ['mcp-tools', s.id] });
     },
   });
   // Deleting asks first, naming the agents whose tools come from this server.
