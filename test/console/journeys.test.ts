@@ -249,3 +249,36 @@ describe('tool servers', { timeout: 180_000 }, () => {
     await context.close();
   });
 });
+
+describe('usage', { timeout: 180_000 }, () => {
+  it('counts a model answer once: approving a call does not count the answer that asked for it again', async () => {
+    const url = `${tools.url}?server=usage`;
+    await server.client.POST('/v1/deepagents/mcp-servers', { body: { name: 'Usage tools', url, headers: [{ key: 'Authorization', value: `Bearer ${TOOL_TOKEN}` }] } });
+    const agentId = await agentWith('Approved once', { tools: { tools: [{ name: 'add', mcp_server_url: url }], interrupt_config: { [`${url}::add`]: true } } });
+    const { context, page, errors } = await open();
+    await signIn(page, server.adminKey, `/agents/${agentId}/playground`);
+    await page.getByLabel('Message', { exact: true }).fill('/call add {"a": 20, "b": 22}');
+    await page.getByRole('button', { name: 'Send' }).click();
+    await page.getByLabel('Approval needed: add').getByRole('button', { name: 'Approve' }).click();
+    await page.getByLabel('Conversation').getByText(/add: 42/).waitFor();
+    const threadId = page.url().split('/').pop()!;
+    // Both runs over (the approval's and the answer's)…
+    await expect
+      .poll(async () => (await server.client.GET('/v1/deepagents/threads/{thread_id}/runs', { params: { path: { thread_id: threadId } } })).data!.map((r) => r.status), { timeout: 30_000 })
+      .toEqual(['success', 'success']);
+    // …the thread holds each model answer once, with its usage.
+    const state = (await server.client.GET('/v1/deepagents/threads/{thread_id}/state', { params: { path: { thread_id: threadId } } })).data!;
+    const answers = (state.values as { messages: { type: string; usage_metadata?: { input_tokens: number; output_tokens: number } }[] }).messages.filter((m) => m.type === 'ai');
+    expect(answers).toHaveLength(2);
+    const input = answers.reduce((n, m) => n + m.usage_metadata!.input_tokens, 0);
+    const output = answers.reduce((n, m) => n + m.usage_metadata!.output_tokens, 0);
+
+    await page.getByRole('link', { name: 'Usage' }).click();
+    const row = page.getByRole('row').filter({ hasText: 'Approved once' });
+    await row.waitFor();
+    await screenshot(page, 'journeys-usage');
+    expect(await row.getByRole('cell').allInnerTexts()).toEqual(['Approved once', 'demo', '2', '0', `${input} / ${output}`]);
+    expect(errors).toEqual([]);
+    await context.close();
+  });
+});
