@@ -282,3 +282,22 @@ describe('usage', { timeout: 180_000 }, () => {
     await context.close();
   });
 });
+
+describe('the playground on a phone', { timeout: 180_000 }, () => {
+  it('gives the threads list the full width of the page, as the conversation has', async () => {
+    const agentId = await agentWith('Phone chat');
+    const { context, page, errors } = await open(390);
+    await signIn(page, server.adminKey, `/agents/${agentId}/playground`);
+    const threads = page.getByLabel('Threads');
+    const conversation = page.getByLabel('Conversation');
+    await conversation.waitFor();
+    const [a, b] = [(await threads.boundingBox())!, (await conversation.boundingBox())!];
+    await screenshot(page, 'journeys-playground-390');
+    expect(Math.round(a.width)).toBe(Math.round(b.width));
+    // On a wide window the conversation takes two of three columns.
+    await page.setViewportSize({ width: 1280, height: 900 });
+    await expect.poll(async () => Math.round((await conversation.boundingBox())!.width / (await threads.boundingBox())!.width)).toBe(2);
+    expect(errors).toEqual([]);
+    await context.close();
+  });
+});

@@ -215,7 +215,7 @@ function Chat({ agentId, threadId, onThread }: { agentId: string; threadId: stri
           </ScrollArea.Autosize>
           <PageButtons pages={threadPages} next={threads.data && nextOffset(threadPages.page, THREADS_PAGE, threads.data.length)} size="xs" />
         </Paper>
-        <Stack style={{ gridColumn: 'span 2' }} className="chat-column">
+        <Stack className="chat-column">
           <Paper withBorder p="sm" aria-label="Conversation" aria-live="polite" aria-busy={stream.isLoading}>
             <Stack gap="sm">
               {stream.isThreadLoading && <Loader size="sm" aria-label="Loading conversation" />}
