@@ -301,3 +301,37 @@ describe('the playground on a phone', { timeout: 180_000 }, () => {
     await context.close();
   });
 });
+
+describe('an agent deleted under the playground', { timeout: 180_000 }, () => {
+  it('says in words why a message cannot run (no JSON), and its threads stay readable without a message box', async () => {
+    const agentId = await agentWith('Soon deleted');
+    const { context, page, errors } = await open();
+    await signIn(page, server.adminKey, `/agents/${agentId}/playground`);
+    const message = page.getByLabel('Message', { exact: true });
+    await message.fill('before the delete');
+    await message.press('Enter');
+    await page.getByLabel('Conversation').getByText('You said: before the delete').waitFor();
+    await page.waitForURL(/\/threads\/[0-9a-f-]{36}$/);
+    const threadId = page.url().split('/').pop()!;
+    await expect.poll(async () => (await server.client.GET('/v1/deepagents/threads/{thread_id}', { params: { path: { thread_id: threadId } } })).data!.status, { timeout: 30_000 }).toBe('idle');
+
+    expect((await server.client.DELETE('/v1/deepagents/agents/{agent_id}', { params: { path: { agent_id: agentId } } })).response.status).toBe(204);
+    await message.fill('after the delete');
+    await message.press('Enter');
+    const failed = page.getByRole('alert').filter({ hasText: 'Run failed' });
+    await failed.waitFor();
+    await screenshot(page, 'journeys-agent-deleted-send');
+    const said = await failed.innerText();
+    expect(said).toContain(`no agent with id ${agentId}`);
+    expect(said).not.toContain('{');
+
+    // Opened again, the thread shows its conversation, says why it cannot run, and offers no message box.
+    await page.goto(`${server.url}/threads/${threadId}`);
+    await page.getByLabel('Conversation').getByText('You said: before the delete').waitFor();
+    await page.getByText('Its threads stay readable, but cannot run again.').waitFor();
+    expect(await page.getByLabel('Message', { exact: true }).count()).toBe(0);
+    await screenshot(page, 'journeys-agent-deleted-thread');
+    expect(errors.filter((e) => !/404/.test(e))).toEqual([]);
+    await context.close();
+  });
+});

@@ -6,7 +6,7 @@ import { useStream, type UseStream } from '@langchain/langgraph-sdk/react';
 import type { Message } from '@langchain/langgraph-sdk';
 import { lazy, Suspense, useEffect, useMemo, useState, type FormEvent, type KeyboardEvent } from 'react';
 import { Link, useLocation, useNavigate, useParams } from 'react-router';
-import { api, canWrite, getCsrfToken, type Schemas } from '../api';
+import { api, ApiError, canWrite, describe, getCsrfToken, type Schemas } from '../api';
 import { useSession } from '../App';
 import { nextOffset, PageButtons, usePages } from '../Pager';
 import { agentQuery, RUNS_PAGE, runsQuery, threadQuery, THREADS_PAGE, threadsQuery } from '../queries';
@@ -42,6 +42,21 @@ interface AgentState extends Record<string, unknown> {
 
 const timeZone = Intl.DateTimeFormat().resolvedOptions().timeZone;
 
+/**
+ * What a failed request of the stream says: the SDK's HTTP errors carry the answer's raw body
+ * (`HTTP 404: {"type":…,"detail":…}`), which is read for its message as every other request's is.
+ */
+function streamError(error: unknown): string {
+  if (!(error instanceof Error)) return String(error);
+  const { status, text: body } = error as Error & { status?: unknown; text?: unknown };
+  if (typeof status !== 'number' || typeof body !== 'string') return error.message;
+  try {
+    return describe(JSON.parse(body), status);
+  } catch {
+    return body.trim() || `request failed (${status})`;
+  }
+}
+
 function text(content: Message['content']): string {
   if (typeof content === 'string') return content;
   return content.map((c) => ('text' in c && typeof c.text === 'string' ? c.text : '')).join('');
@@ -68,6 +83,8 @@ function Chat({ agentId, threadId, onThread }: { agentId: string; threadId: stri
   const writable = canWrite(session);
   const client = useQueryClient();
   const agent = useQuery(agentQuery(agentId));
+  // A deleted agent's threads stay readable; nothing can run on them.
+  const agentGone = agent.error instanceof ApiError && agent.error.status === 404;
   const [statusFilter, setStatusFilter] = useState<string | null>(null);
   // Threads in pages of 50 (another status filter starts at its first), a thread's runs in pages of
   // 20; the thread's latest runs (the first page) are the ones to cancel and to time tool calls by.
@@ -252,10 +269,16 @@ function Chat({ agentId, threadId, onThread }: { agentId: string; threadId: stri
           ))}
           {stream.error != null && (
             <Alert color="red" title="Run failed">
-              {stream.error instanceof Error ? stream.error.message : String(stream.error)}
+              {streamError(stream.error)}
             </Alert>
           )}
-          {writable && (
+          {agent.error && (
+            <Alert color="red" title={agentGone ? 'This agent does not exist' : 'Could not read the agent'}>
+              {agent.error.message}
+              {agentGone && '. Its threads stay readable, but cannot run again.'}
+            </Alert>
+          )}
+          {writable && !agentGone && (
             <form onSubmit={send}>
               <Stack gap="xs">
                 <Textarea label="Message" placeholder="Ask the agent… (Enter sends, Shift+Enter for a new line)" autosize minRows={2} value={input} onChange={(e) => setInput(e.currentTarget.value)} onKeyDown={onKey} />
