@@ -335,3 +335,26 @@ describe('an agent deleted under the playground', { timeout: 180_000 }, () => {
     await context.close();
   });
 });
+
+describe('a page whose code cannot be loaded', { timeout: 180_000 }, () => {
+  it('says so inside the Console, keeps the navigation, and reloads on request (it was a blank page)', async () => {
+    const { context, page, errors } = await open();
+    await signIn(page, server.adminKey, '/agents');
+    // What a tab opened before an upgrade meets: the page's chunk under its old name is gone.
+    await page.route(/\/assets\/Deployments-[^/]+\.js$/, (route) => route.fulfill({ status: 404, body: 'not found' }));
+    await page.getByRole('link', { name: 'Deployments' }).click();
+    await page.getByText('This page could not be shown').waitFor();
+    await page.getByText('the server may have been updated').waitFor();
+    await screenshot(page, 'journeys-page-not-loaded');
+    expect(await page.getByRole('button', { name: 'Sign out' }).isVisible()).toBe(true);
+    // Another page still opens.
+    await page.getByRole('link', { name: 'Tool servers' }).click();
+    await page.getByRole('heading', { name: 'Tool servers' }).waitFor();
+    await page.getByRole('link', { name: 'Deployments' }).click();
+    await page.unroute(/\/assets\/Deployments-[^/]+\.js$/);
+    await page.getByRole('button', { name: 'Reload the Console' }).click();
+    await page.getByRole('heading', { name: 'Deployments' }).waitFor();
+    expect(errors.filter((e) => !/404|dynamically imported module/.test(e))).toEqual([]);
+    await context.close();
+  });
+});
