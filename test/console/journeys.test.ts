@@ -184,6 +184,9 @@ describe('going back to a revision', { timeout: 180_000 }, () => {
     await dialog.waitFor({ state: 'detached' });
     await page.getByRole('status').filter({ hasText: 'Saved as revision' }).waitFor();
     await page.getByLabel('Revision list').getByText('#3', { exact: true }).waitFor();
+    // The comparison shown follows: what the restore changed, from #2 to #3.
+    await page.getByLabel('Diff').getByText('+ Version one.').waitFor();
+    await page.getByLabel('Diff').getByText('- Version two.').waitFor();
     await screenshot(page, 'journeys-restored');
 
     const agent = (await server.client.GET('/v1/deepagents/agents/{agent_id}', { params: { path: { agent_id: agentId } } })).data!;

@@ -480,6 +480,14 @@ function Revisions({ agentId, head, writable, dirty, onRestored }: { agentId: st
       setFrom(items[1]?.id ?? items[0]!.id);
     }
   }, [items, to]);
+  // A new head (saved or restored while this tab is shown) is compared with the one before it: the
+  // diff shown stayed on the old pair.
+  const [shownHead, setShownHead] = useState(head);
+  if (shownHead !== head) {
+    setShownHead(head);
+    setFrom(shownHead);
+    setTo(head);
+  }
   const options = [...seen].sort(([, a], [, b]) => b.number - a.number).map(([value, { label }]) => ({ value, label }));
   return (
     <Stack>
