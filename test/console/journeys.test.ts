@@ -248,6 +248,13 @@ describe('tool servers', { timeout: 180_000 }, () => {
     // The new secret is not kept in the page: opening the form again starts empty.
     await card.getByRole('button', { name: 'Replace headers' }).click();
     expect(await card.getByLabel('Header 1 value').count()).toBe(0);
+    // Enter in a header's value saves, as in the register form.
+    await card.getByRole('button', { name: 'Add header' }).click();
+    await card.getByLabel('Header 1 name').fill('Authorization');
+    await card.getByLabel('Header 1 value').fill(`Bearer ${TOOL_TOKEN}`);
+    await card.getByLabel('Header 1 value').press('Enter');
+    await card.getByRole('button', { name: 'Save headers' }).waitFor({ state: 'detached' });
+    await card.getByLabel('Tools of Wrong token first').getByText('2 tools').waitFor();
     expect(errors.filter((e) => !e.includes('502'))).toEqual([]);
     await context.close();
   });

@@ -199,12 +199,19 @@ function ServerCard({ server: s, writable }: { server: Schemas['McpServer']; wri
           <Dependents query={dependents} none="No agent uses its tools." some="Agents that use its tools:" />
         </ConfirmDialog>
         {replacing && (
-          <Stack>
+          // A form: Enter in a header's field saves, as in the register form.
+          <Stack
+            component="form"
+            onSubmit={(e: FormEvent) => {
+              e.preventDefault();
+              replace.mutate();
+            }}
+          >
             <Text size="sm" c="dimmed">
               Saved values are never shown; the new set replaces them all.
             </Text>
             <HeaderRows headers={headers} onChange={setHeaders} />
-            <Button size="compact-sm" onClick={() => replace.mutate()} loading={replace.isPending} w="fit-content">
+            <Button type="submit" size="compact-sm" loading={replace.isPending} w="fit-content">
               Save headers
             </Button>
             {replace.error && <Alert color="red">{replace.error.message}</Alert>}
