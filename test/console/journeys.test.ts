@@ -208,9 +208,15 @@ describe('the conversation', { timeout: 180_000 }, () => {
     const { context, page, errors } = await open();
     await signIn(page, server.adminKey, `/agents/${agentId}/playground`);
     const message = page.getByLabel('Message', { exact: true });
+    // The conversation stays mounted (its stream open) while the new thread's URL replaces the
+    // playground's: the element marked here is the one that shows the answer.
+    await page.getByLabel('Conversation').waitFor();
+    await page.evaluate('document.querySelector("[aria-label=Conversation]").dataset.marked = "yes"');
     await message.fill('first line\nsecond line');
     await message.press('Enter');
+    await page.waitForURL(/\/threads\/[0-9a-f-]{36}$/);
     await page.getByLabel('Conversation').getByText(/You said: first line/).waitFor();
+    expect(await page.getByLabel('Conversation').getAttribute('data-marked')).toBe('yes');
     await screenshot(page, 'journeys-lines');
     expect(await page.getByLabel('You message').first().innerText()).toMatch(/first line\nsecond line/);
     expect(errors).toEqual([]);

@@ -25,10 +25,16 @@ const Settings = lazy(pages.Settings);
  * whole app unmounted to a blank page. The usual cause: a tab opened before the server was upgraded
  * asks for a page's chunk by its old name, which is gone.
  */
-class PageError extends Component<{ children: ReactNode }, { error: Error | null }> {
+class PageError extends Component<{ children: ReactNode; path: string }, { error: Error | null }> {
   override state: { error: Error | null } = { error: null };
   static getDerivedStateFromError(error: Error) {
     return { error };
+  }
+  // Another page starts without the last one's error. Not a `key`: that would remount the page at
+  // every URL change, and the playground stays mounted (its stream open) while a new thread's URL
+  // replaces /agents/{id}/playground.
+  override componentDidUpdate(previous: { path: string }) {
+    if (previous.path !== this.props.path && this.state.error) this.setState({ error: null });
   }
   override render() {
     const { error } = this.state;
@@ -89,8 +95,7 @@ export function App() {
     return <SignIn />;
   }
   const page = (el: React.ReactNode) => (
-    // A new page starts without the last one's error.
-    <PageError key={location.pathname}>
+    <PageError path={location.pathname}>
       <Suspense
         fallback={
           <Center p="xl">
