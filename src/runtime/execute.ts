@@ -133,7 +133,15 @@ async function checkpointedBy(agent: BuiltAgent, run: ClaimedRun): Promise<boole
   return (state.metadata as Record<string, unknown> | undefined)?.run_id === run.id;
 }
 
-/** Adds up the token usage of the model messages in `updates` chunks (subagents' too). */
+/**
+ * The node of a LangChain agent (and of each deepagents subagent) that calls the model: the only one
+ * whose messages are new model answers. Others pass an answer on again — the approval middleware's
+ * `after_model` hook re-emits the answer it asked about, with the decisions applied, in the run that
+ * resumes it — and that answer's usage was counted by the run that got it.
+ */
+const MODEL_NODE = 'model_request';
+
+/** Adds up the token usage of the model answers in `updates` chunks (subagents' too). */
 class UsageCounter {
   private input = 0;
   private output = 0;
@@ -141,7 +149,8 @@ class UsageCounter {
   add(chunk: unknown): void {
     const [, mode, payload] = chunk as [string[], string, unknown];
     if (mode !== 'updates' || !payload || typeof payload !== 'object') return;
-    for (const update of Object.values(payload)) {
+    for (const [node, update] of Object.entries(payload)) {
+      if (node !== MODEL_NODE) continue;
       const messages = (update as { messages?: unknown } | null)?.messages;
       if (!Array.isArray(messages)) continue;
       for (const m of messages) {

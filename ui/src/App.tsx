@@ -1,6 +1,6 @@
-import { Center, Loader } from '@mantine/core';
+import { Alert, Button, Center, Loader, Stack, Text } from '@mantine/core';
 import { useQuery, useQueryClient } from '@tanstack/react-query';
-import { lazy, Suspense, useEffect, useRef } from 'react';
+import { Component, lazy, Suspense, useEffect, useRef, type ReactNode } from 'react';
 import { Navigate, Route, Routes, useLocation } from 'react-router';
 import { setCsrfToken, whenSignedOut } from './api';
 import { sessionQuery } from './queries';
@@ -19,6 +19,41 @@ const Deployments = lazy(pages.Deployments);
 const Deployment = lazy(pages.Deployment);
 const Usage = lazy(pages.Usage);
 const Settings = lazy(pages.Settings);
+
+/**
+ * A page that fails to render says so inside the Console's frame, with a way out; without it the
+ * whole app unmounted to a blank page. The usual cause: a tab opened before the server was upgraded
+ * asks for a page's chunk by its old name, which is gone.
+ */
+class PageError extends Component<{ children: ReactNode; path: string }, { error: Error | null }> {
+  override state: { error: Error | null } = { error: null };
+  static getDerivedStateFromError(error: Error) {
+    return { error };
+  }
+  // Another page starts without the last one's error. Not a `key`: that would remount the page at
+  // every URL change, and the playground stays mounted (its stream open) while a new thread's URL
+  // replaces /agents/{id}/playground.
+  override componentDidUpdate(previous: { path: string }) {
+    if (previous.path !== this.props.path && this.state.error) this.setState({ error: null });
+  }
+  override render() {
+    const { error } = this.state;
+    if (!error) return this.props.children;
+    const chunk = /dynamically imported module|Importing a module script failed|error loading dynamically imported module/i.test(error.message);
+    return (
+      <Alert color="red" title="This page could not be shown">
+        <Stack gap="xs" align="flex-start">
+          <Text size="sm" className="wrap-anywhere">
+            {chunk ? 'Its code could not be loaded: the server may have been updated since this tab was opened.' : error.message}
+          </Text>
+          <Button size="compact-sm" variant="default" onClick={() => window.location.reload()}>
+            Reload the Console
+          </Button>
+        </Stack>
+      </Alert>
+    );
+  }
+}
 
 export function useSession() {
   return useQuery(sessionQuery);
@@ -60,15 +95,17 @@ export function App() {
     return <SignIn />;
   }
   const page = (el: React.ReactNode) => (
-    <Suspense
-      fallback={
-        <Center p="xl">
-          <Loader aria-label="Loading page" />
-        </Center>
-      }
-    >
-      {el}
-    </Suspense>
+    <PageError path={location.pathname}>
+      <Suspense
+        fallback={
+          <Center p="xl">
+            <Loader aria-label="Loading page" />
+          </Center>
+        }
+      >
+        {el}
+      </Suspense>
+    </PageError>
   );
   return (
     <Shell session={session.data}>

@@ -49,7 +49,8 @@ export class ApiError extends Error {
   }
 }
 
-function describe(error: unknown, status: number): string {
+/** A readable message for an error body of this API (`detail`, or each invalid field and why). */
+export function describe(error: unknown, status: number): string {
   if (error && typeof error === 'object') {
     const e = error as { detail?: unknown; errors?: { loc?: unknown[]; msg?: string }[] };
     if (Array.isArray(e.errors) && e.errors.length) return e.errors.map((i) => `${(i.loc ?? []).join('.')}: ${i.msg}`).join('; ');

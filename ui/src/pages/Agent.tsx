@@ -5,11 +5,12 @@ import { diffLines } from 'diff';
 import { useEffect, useMemo, useState } from 'react';
 import Markdown from 'react-markdown';
 import { Link, useNavigate, useParams } from 'react-router';
-import { api, canWrite, ok, type Schemas } from '../api';
+import { api, ApiError, canWrite, ok, type Schemas } from '../api';
 import { useSession } from '../App';
 import { PageButtons, usePages } from '../Pager';
 import { agentQuery, mcpServersQuery } from '../queries';
 import { ServerError } from '../ServerError';
+import { ConfirmDialog } from '../Confirm';
 
 type Agent = Schemas['Agent'];
 type Skill = Schemas['SkillSpec'];
@@ -59,7 +60,9 @@ export default function AgentPage() {
       const changed = <K extends keyof Draft>(key: K) => JSON.stringify(d[key]) !== JSON.stringify(was[key]);
       return ok(
         await api.PATCH('/v1/deepagents/agents/{agent_id}', {
-          params: { path: { agent_id: agentId } },
+          // Only over the revision the draft started from: a change saved meanwhile (another tab, a
+          // push) is never overwritten unseen (412, and the draft stays).
+          params: { path: { agent_id: agentId }, header: { 'if-match': `"${a.revision}"` } },
           body: {
             ...(changed('description') ? { description: d.description } : {}),
             // The rest of the runtime (a run time limit, model parameters) stays as it is.
@@ -101,12 +104,21 @@ export default function AgentPage() {
     },
   });
 
+  const reload = async () => {
+    save.reset();
+    await agent.refetch();
+    await client.invalidateQueries({ queryKey: ['revisions', agentId] });
+  };
+
   if (agent.isPending) return <Loader aria-label="Loading agent" />;
   if (agent.error) return <Alert color="red">{agent.error.message}</Alert>;
   if (!draft) return null;
   const a = agent.data;
   const set = (patch: Partial<Draft>) => {
     setSaved(null);
+    // A refused save's error is about the draft it was sent: an edit makes it stale (a change made
+    // meanwhile elsewhere stays said until the latest revision is loaded).
+    if (save.error && !(save.error instanceof ApiError && save.error.status === 412)) save.reset();
     setDraft({ ...draft, ...patch });
   };
   return (
@@ -155,7 +167,18 @@ export default function AgentPage() {
           )}
         </Group>
       )}
-      {(save.error || clone.error || remove.error) && <ServerError error={(save.error ?? clone.error ?? remove.error)!} />}
+      {save.error instanceof ApiError && save.error.status === 412 ? (
+        <Alert color="red" title="Not saved: this agent was changed meanwhile">
+          <Stack gap="xs" align="flex-start">
+            <Text size="sm">Someone saved a newer revision since this page read revision {a.revision.slice(0, 7)}. Your changes are still here; copy what you need, then load the latest revision and make them again.</Text>
+            <Button size="compact-sm" variant="default" onClick={() => void reload()} loading={agent.isFetching}>
+              Load the latest revision (discards your changes)
+            </Button>
+          </Stack>
+        </Alert>
+      ) : (
+        (save.error || clone.error || remove.error) && <ServerError error={(save.error ?? clone.error ?? remove.error)!} />
+      )}
       <Tabs defaultValue="instructions" keepMounted={false}>
         <Tabs.List>
           <Tabs.Tab value="instructions">AGENTS.md</Tabs.Tab>
@@ -213,7 +236,17 @@ export default function AgentPage() {
           />
         </Tabs.Panel>
         <Tabs.Panel value="revisions" pt="md">
-          <Revisions agentId={agentId} />
+          <Revisions
+            agentId={agentId}
+            head={a.revision}
+            writable={writable}
+            dirty={Boolean(dirty)}
+            onRestored={(restored) => {
+              save.reset();
+              client.setQueryData(['agent', agentId], restored);
+              setSaved(restored.revision);
+            }}
+          />
         </Tabs.Panel>
       </Tabs>
       <Modal opened={confirmOpen} onClose={confirm.close} title="Delete agent">
@@ -278,19 +311,22 @@ function NamedList({
         </Card>
       ))}
       {writable && (
-        <Group align="flex-end">
-          <TextInput label={`New ${kind} name`} value={name} onChange={(e) => setName(e.currentTarget.value)} />
-          <Button
-            variant="default"
-            disabled={!name.trim()}
-            onClick={() => {
-              onChange([...items, make(name.trim())]);
-              setName('');
-            }}
-          >
-            Add {kind}
-          </Button>
-        </Group>
+        // A form of its own: Enter in the name adds, as the button does.
+        <form
+          onSubmit={(e) => {
+            e.preventDefault();
+            if (!name.trim()) return;
+            onChange([...items, make(name.trim())]);
+            setName('');
+          }}
+        >
+          <Group align="flex-end">
+            <TextInput label={`New ${kind} name`} value={name} onChange={(e) => setName(e.currentTarget.value)} />
+            <Button type="submit" variant="default" disabled={!name.trim()}>
+              Add {kind}
+            </Button>
+          </Group>
+        </form>
       )}
     </Stack>
   );
@@ -386,9 +422,46 @@ function ServerTools(props: {
   );
 }
 
-/** Revisions, newest first in pages of 100, and a diff between any two of them. */
-function Revisions({ agentId }: { agentId: string }) {
+/** Revisions, newest first in pages of 100, a diff between any two of them, and going back to one. */
+function Revisions({ agentId, head, writable, dirty, onRestored }: { agentId: string; head: string; writable: boolean; dirty: boolean; onRestored: (a: Agent) => void }) {
   const pages = usePages<string>();
+  const client = useQueryClient();
+  // Going back to a revision is a new revision with that revision's agent (nothing is deleted), made
+  // only over the head this page shows.
+  const [restoring, setRestoring] = useState<{ id: string; number: number } | null>(null);
+  const restore = useMutation({
+    mutationFn: async (revision: string) => {
+      const old = await client.fetchQuery({
+        queryKey: ['revision', agentId, revision],
+        queryFn: async () => ok(await api.GET('/v1/deepagents/agents/{agent_id}/revisions/{revision}', { params: { path: { agent_id: agentId, revision } } })),
+        staleTime: Infinity,
+      });
+      return ok(
+        await api.PATCH('/v1/deepagents/agents/{agent_id}', {
+          params: { path: { agent_id: agentId }, header: { 'if-match': `"${head}"` } },
+          body: {
+            name: old.name,
+            description: old.description,
+            runtime: old.runtime,
+            extras: old.extras,
+            instructions: old.instructions,
+            tools: old.tools,
+            skills: old.skills,
+            subagents: old.subagents,
+          },
+        }),
+      );
+    },
+    onSuccess: async (a) => {
+      setRestoring(null);
+      onRestored(a);
+      await client.invalidateQueries({ queryKey: ['revisions', agentId] });
+    },
+  });
+  const closeRestore = () => {
+    setRestoring(null);
+    restore.reset();
+  };
   const revisions = useQuery({
     queryKey: ['revisions', agentId, pages.page],
     queryFn: async () =>
@@ -407,6 +480,14 @@ function Revisions({ agentId }: { agentId: string }) {
       setFrom(items[1]?.id ?? items[0]!.id);
     }
   }, [items, to]);
+  // A new head (saved or restored while this tab is shown) is compared with the one before it: the
+  // diff shown stayed on the old pair.
+  const [shownHead, setShownHead] = useState(head);
+  if (shownHead !== head) {
+    setShownHead(head);
+    setFrom(shownHead);
+    setTo(head);
+  }
   const options = [...seen].sort(([, a], [, b]) => b.number - a.number).map(([value, { label }]) => ({ value, label }));
   return (
     <Stack>
@@ -423,9 +504,34 @@ function Revisions({ agentId }: { agentId: string }) {
             <Text size="sm" className="wrap-anywhere">
               {r.message} · {new Date(r.created_at).toLocaleString()} · {r.changed_paths.join(', ')}
             </Text>
+            {r.id === head ? (
+              <Badge variant="outline" className="no-shrink">
+                current
+              </Badge>
+            ) : (
+              writable && (
+                <Button size="compact-xs" variant="default" className="no-shrink" onClick={() => setRestoring({ id: r.id, number: r.number })} aria-label={`Restore revision #${r.number}`}>
+                  Restore
+                </Button>
+              )
+            )}
           </Group>
         ))}
       </Stack>
+      <ConfirmDialog
+        opened={restoring !== null}
+        onClose={closeRestore}
+        title="Restore a revision"
+        confirmLabel={`Restore #${restoring?.number ?? ''}`}
+        onConfirm={() => restoring && restore.mutate(restoring.id)}
+        pending={restore.isPending}
+        error={restore.error}
+      >
+        <Text>
+          Make the agent as it was at revision #{restoring?.number} ({restoring?.id.slice(0, 7)}): its name, description, model, instructions, tools, skills and subagents. This saves a new revision; every revision stays in the history.
+        </Text>
+        {dirty && <Text c="red">Your unsaved changes on this page are discarded.</Text>}
+      </ConfirmDialog>
       <PageButtons pages={pages} next={revisions.data?.next_cursor} />
       <SimpleGrid cols={{ base: 1, sm: 2 }}>
         <Select label="From revision" data={options} value={from} onChange={setFrom} allowDeselect={false} />

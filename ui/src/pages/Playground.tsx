@@ -6,7 +6,7 @@ import { useStream, type UseStream } from '@langchain/langgraph-sdk/react';
 import type { Message } from '@langchain/langgraph-sdk';
 import { lazy, Suspense, useEffect, useMemo, useState, type FormEvent, type KeyboardEvent } from 'react';
 import { Link, useLocation, useNavigate, useParams } from 'react-router';
-import { api, canWrite, getCsrfToken, type Schemas } from '../api';
+import { api, ApiError, canWrite, describe, getCsrfToken, type Schemas } from '../api';
 import { useSession } from '../App';
 import { nextOffset, PageButtons, usePages } from '../Pager';
 import { agentQuery, RUNS_PAGE, runsQuery, threadQuery, THREADS_PAGE, threadsQuery } from '../queries';
@@ -42,6 +42,21 @@ interface AgentState extends Record<string, unknown> {
 
 const timeZone = Intl.DateTimeFormat().resolvedOptions().timeZone;
 
+/**
+ * What a failed request of the stream says: the SDK's HTTP errors carry the answer's raw body
+ * (`HTTP 404: {"type":…,"detail":…}`), which is read for its message as every other request's is.
+ */
+function streamError(error: unknown): string {
+  if (!(error instanceof Error)) return String(error);
+  const { status, text: body } = error as Error & { status?: unknown; text?: unknown };
+  if (typeof status !== 'number' || typeof body !== 'string') return error.message;
+  try {
+    return describe(JSON.parse(body), status);
+  } catch {
+    return body.trim() || `request failed (${status})`;
+  }
+}
+
 function text(content: Message['content']): string {
   if (typeof content === 'string') return content;
   return content.map((c) => ('text' in c && typeof c.text === 'string' ? c.text : '')).join('');
@@ -68,6 +83,8 @@ function Chat({ agentId, threadId, onThread }: { agentId: string; threadId: stri
   const writable = canWrite(session);
   const client = useQueryClient();
   const agent = useQuery(agentQuery(agentId));
+  // A deleted agent's threads stay readable; nothing can run on them.
+  const agentGone = agent.error instanceof ApiError && agent.error.status === 404;
   const [statusFilter, setStatusFilter] = useState<string | null>(null);
   // Threads in pages of 50 (another status filter starts at its first), a thread's runs in pages of
   // 20; the thread's latest runs (the first page) are the ones to cancel and to time tool calls by.
@@ -154,6 +171,18 @@ function Chat({ agentId, threadId, onThread }: { agentId: string; threadId: stri
     if (!stream.isLoading) setCancelling(false);
   }, [stream.isLoading]);
   const approval = stream.interrupt?.value as ApprovalRequest | undefined;
+  // One decision per pending call, each from its own card; they are sent together once every call
+  // has one (a decision on one call never answers another: each call that needs approval gets it
+  // from a person).
+  const interruptId = stream.interrupt?.id ?? '';
+  const [answered, setAnswers] = useState<{ id: string; decisions: Record<number, Decision> }>({ id: '', decisions: {} });
+  const answers = answered.id === interruptId ? answered : { id: interruptId, decisions: {} };
+  const answer = (index: number, count: number, d: Decision) => {
+    if (count === 1) return decide([d]);
+    const decisions = { ...answers.decisions, [index]: d };
+    setAnswers({ id: interruptId, decisions });
+    if (Object.keys(decisions).length === count) decide(Array.from({ length: count }, (_, i) => decisions[i]!));
+  };
   const todos = stream.values?.todos ?? [];
   const files = Object.entries(stream.values?.files ?? {});
   const latestRun = runs.data?.[0];
@@ -203,7 +232,7 @@ function Chat({ agentId, threadId, onThread }: { agentId: string; threadId: stri
           </ScrollArea.Autosize>
           <PageButtons pages={threadPages} next={threads.data && nextOffset(threadPages.page, THREADS_PAGE, threads.data.length)} size="xs" />
         </Paper>
-        <Stack style={{ gridColumn: 'span 2' }} className="chat-column">
+        <Stack className="chat-column">
           <Paper withBorder p="sm" aria-label="Conversation" aria-live="polite" aria-busy={stream.isLoading}>
             <Stack gap="sm">
               {stream.isThreadLoading && <Loader size="sm" aria-label="Loading conversation" />}
@@ -226,14 +255,30 @@ function Chat({ agentId, threadId, onThread }: { agentId: string; threadId: stri
             </Stack>
           </Paper>
           {approval?.action_requests?.map((req, i) => (
-            <ApprovalCard key={`${stream.interrupt?.id ?? ''}-${i}`} request={req} config={approval.review_configs?.find((c) => c.action_name === req.name)} count={approval.action_requests!.length} index={i} onDecide={decide} disabled={!writable} />
+            <ApprovalCard
+              key={`${interruptId}-${i}`}
+              request={req}
+              config={approval.review_configs?.find((c) => c.action_name === req.name)}
+              count={approval.action_requests!.length}
+              answered={Object.keys(answers.decisions).length}
+              decided={answers.decisions[i]}
+              onDecide={(d) => answer(i, approval.action_requests!.length, d)}
+              onChange={() => setAnswers({ id: interruptId, decisions: Object.fromEntries(Object.entries(answers.decisions).filter(([k]) => Number(k) !== i)) })}
+              disabled={!writable}
+            />
           ))}
           {stream.error != null && (
             <Alert color="red" title="Run failed">
-              {stream.error instanceof Error ? stream.error.message : String(stream.error)}
+              {streamError(stream.error)}
             </Alert>
           )}
-          {writable && (
+          {agent.error && (
+            <Alert color="red" title={agentGone ? 'This agent does not exist' : 'Could not read the agent'}>
+              {agent.error.message}
+              {agentGone && '. Its threads stay readable, but cannot run again.'}
+            </Alert>
+          )}
+          {writable && !agentGone && (
             <form onSubmit={send}>
               <Stack gap="xs">
                 <Textarea label="Message" placeholder="Ask the agent… (Enter sends, Shift+Enter for a new line)" autosize minRows={2} value={input} onChange={(e) => setInput(e.currentTarget.value)} onKeyDown={onKey} />
@@ -384,12 +429,19 @@ function MessageView({ message: m, stream, durations }: { message: Message; stre
       <Text size="xs" c="dimmed" fw={600}>
         {who}
       </Text>
-      {body && (
-        <div className="markdown-preview">
-          <Suspense fallback={<Text style={{ whiteSpace: 'pre-wrap' }}>{body}</Text>}>
-            <Markdown>{body}</Markdown>
-          </Suspense>
-        </div>
+      {body && m.type === 'human' ? (
+        // What the person typed, as typed: markdown would join its lines into one paragraph.
+        <Text style={{ whiteSpace: 'pre-wrap' }} className="wrap-anywhere">
+          {body}
+        </Text>
+      ) : (
+        body && (
+          <div className="markdown-preview">
+            <Suspense fallback={<Text style={{ whiteSpace: 'pre-wrap' }}>{body}</Text>}>
+              <Markdown>{body}</Markdown>
+            </Suspense>
+          </div>
+        )
       )}
       {calls.map((c) => {
         const sub = c.call.name === 'task' && c.call.id ? stream.getSubagent(c.call.id) : undefined;
@@ -446,19 +498,27 @@ function MessageView({ message: m, stream, durations }: { message: Message; stre
   );
 }
 
+const decisionLabel: Record<Decision['type'], string> = { approve: 'approve', edit: 'run with edited arguments', reject: 'reject', respond: 'respond' };
+
 function ApprovalCard({
   request,
   config,
   count,
-  index,
+  answered,
+  decided,
   onDecide,
+  onChange,
   disabled,
 }: {
   request: ActionRequest;
   config: ReviewConfig | undefined;
+  /** How many calls wait for a decision, and how many have one. */
   count: number;
-  index: number;
-  onDecide: (d: Decision[]) => void;
+  answered: number;
+  /** This call's decision, while the others still wait for theirs. */
+  decided: Decision | undefined;
+  onDecide: (d: Decision) => void;
+  onChange: () => void;
   disabled: boolean;
 }) {
   const allowed = new Set(config?.allowed_decisions ?? ['approve', 'edit', 'reject', 'respond']);
@@ -476,8 +536,10 @@ function ApprovalCard({
   // A new request closes the editor; the same request re-read from the stream (a new object) does not.
   const requestKey = JSON.stringify(request);
   useEffect(() => setMode(null), [requestKey]);
-  // One decision per pending action, in order; a card answers for its own action and approves none of the others.
-  const decide = (d: Decision) => onDecide(Array.from({ length: count }, (_, i) => (i === index ? d : { type: 'approve' as const })));
+  const decide = (d: Decision) => {
+    setMode(null);
+    onDecide(d);
+  };
   return (
     <Card withBorder p="sm" style={{ borderColor: 'var(--mantine-color-orange-5)' }} aria-label={`Approval needed: ${request.name}`}>
       <Stack gap="xs">
@@ -496,8 +558,18 @@ function ApprovalCard({
         {(mode === 'respond' || mode === 'reject') && (
           <Textarea label={mode === 'respond' ? 'Response to the agent' : 'Reason (optional)'} value={message} onChange={(e) => setMessage(e.currentTarget.value)} autosize />
         )}
+        {decided && count > 1 && (
+          <Group gap="xs" role="status">
+            <Text size="sm">
+              Your decision: <b>{decisionLabel[decided.type]}</b>. Sent once every call has one ({answered} of {count}).
+            </Text>
+            <Button size="compact-sm" variant="subtle" onClick={onChange}>
+              Change
+            </Button>
+          </Group>
+        )}
         <Group gap="xs">
-          {mode === null && (
+          {mode === null && !decided && (
             <>
               {allowed.has('approve') && (
                 <Button onClick={() => decide({ type: 'approve' })} disabled={disabled}>

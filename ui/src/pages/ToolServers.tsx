@@ -136,7 +136,10 @@ function ServerCard({ server: s, writable }: { server: Schemas['McpServer']; wri
     mutationFn: async () => ok(await api.PATCH('/v1/deepagents/mcp-servers/{mcp_server_id}', { params: { path: { mcp_server_id: s.id } }, body: { headers: headers.filter((h) => h.key) } })),
     onSuccess: () => {
       setReplacing(false);
+      // Forget the secret, as registering does; a test shown was of the old headers: it runs again.
+      setHeaders([]);
       void client.invalidateQueries({ queryKey: ['mcp-servers'] });
+      void client.invalidateQueries({ queryKey: ['mcp-tools', s.id] });
     },
   });
   // Deleting asks first, naming the agents whose tools come from this server.
@@ -196,12 +199,19 @@ function ServerCard({ server: s, writable }: { server: Schemas['McpServer']; wri
           <Dependents query={dependents} none="No agent uses its tools." some="Agents that use its tools:" />
         </ConfirmDialog>
         {replacing && (
-          <Stack>
+          // A form: Enter in a header's field saves, as in the register form.
+          <Stack
+            component="form"
+            onSubmit={(e: FormEvent) => {
+              e.preventDefault();
+              replace.mutate();
+            }}
+          >
             <Text size="sm" c="dimmed">
               Saved values are never shown; the new set replaces them all.
             </Text>
             <HeaderRows headers={headers} onChange={setHeaders} />
-            <Button size="compact-sm" onClick={() => replace.mutate()} loading={replace.isPending} w="fit-content">
+            <Button type="submit" size="compact-sm" loading={replace.isPending} w="fit-content">
               Save headers
             </Button>
             {replace.error && <Alert color="red">{replace.error.message}</Alert>}

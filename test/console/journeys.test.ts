@@ -1,0 +1,376 @@
+// A new user's journeys through the Console in a real browser (Debian Chromium via playwright-core)
+// against a real `hangar serve` on port 0, each step as a person would take it: what the fifth bug
+// bash found wrong in them stays fixed here.
+import type { Browser, BrowserContext, Page } from 'playwright-core';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { collectErrors, ensureConsoleBuilt, launchBrowser, screenshot } from '../support/browser.js';
+import { startBearerToolServer, type ToolServerFixture } from '../support/mcp.js';
+import { startTestServer, type TestServer } from '../support/server.js';
+
+let server: TestServer;
+let browser: Browser;
+let tools: ToolServerFixture;
+const TOOL_TOKEN = 'journeys-tool-token';
+
+beforeAll(async () => {
+  ensureConsoleBuilt();
+  [server, browser, tools] = await Promise.all([startTestServer(), launchBrowser(), startBearerToolServer(TOOL_TOKEN)]);
+});
+afterAll(async () => {
+  await browser?.close();
+  await tools?.close();
+  await server?.close();
+});
+
+let current: Page | undefined;
+afterEach(async (ctx) => {
+  if (ctx.task.result?.state === 'fail' && current && !current.isClosed()) await screenshot(current, `failed-${ctx.task.name.slice(0, 40).replace(/\W+/g, '-')}`);
+  current = undefined;
+});
+
+async function open(width = 1280): Promise<{ context: BrowserContext; page: Page; errors: string[] }> {
+  const context = await browser.newContext({ viewport: { width, height: 900 } });
+  context.setDefaultTimeout(60_000); // generous: CI machines are small and shared
+  const page = await context.newPage();
+  current = page;
+  return { context, page, errors: collectErrors(page) };
+}
+
+async function signIn(page: Page, key: string, path = '/'): Promise<void> {
+  await page.goto(`${server.url}${path}`);
+  await page.getByLabel('API key').fill(key);
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  await page.getByRole('button', { name: 'Sign out' }).waitFor();
+}
+
+async function agentWith(name: string, body: object = {}): Promise<string> {
+  const res = await server.client.POST('/v1/deepagents/agents', { body: { name, runtime: { model: { model_id: 'scripted:demo' } }, ...body } });
+  expect(res.response.status).toBe(201);
+  return res.data!.id;
+}
+
+describe('approvals in the playground', { timeout: 180_000 }, () => {
+  it('asks about every call of a batch: rejecting one call runs no other until it too is answered', async () => {
+    await server.client.POST('/v1/deepagents/mcp-servers', { body: { name: 'Batch tools', url: tools.url, headers: [{ key: 'Authorization', value: `Bearer ${TOOL_TOKEN}` }] } });
+    const agentId = await agentWith('Two careful calls', {
+      tools: {
+        tools: [
+          { name: 'add', mcp_server_url: tools.url },
+          { name: 'whoami', mcp_server_url: tools.url },
+        ],
+        interrupt_config: { [`${tools.url}::add`]: true, [`${tools.url}::whoami`]: true },
+      },
+    });
+    const { context, page, errors } = await open();
+    await signIn(page, server.adminKey, `/agents/${agentId}/playground`);
+    await page.getByLabel('Message', { exact: true }).fill('/call add {"a": 1, "b": 2}\n/call whoami {}');
+    await page.getByRole('button', { name: 'Send' }).click();
+    const add = page.getByLabel('Approval needed: add');
+    const whoami = page.getByLabel('Approval needed: whoami');
+    await add.waitFor();
+    await whoami.waitFor();
+
+    // Rejecting the first call sends nothing yet: the second still waits for its own decision.
+    await add.getByRole('button', { name: 'Reject' }).click();
+    await add.getByLabel('Reason (optional)').fill('not this one');
+    await add.getByRole('button', { name: 'Reject call' }).click();
+    await add.getByRole('status').filter({ hasText: 'Your decision: reject' }).waitFor();
+    await screenshot(page, 'journeys-batch-one-answered');
+    await whoami.getByRole('button', { name: 'Approve' }).waitFor();
+    const threadId = page.url().split('/').pop()!;
+    const runs = async () => (await server.client.GET('/v1/deepagents/threads/{thread_id}/runs', { params: { path: { thread_id: threadId } } })).data!;
+    expect((await runs()).length).toBe(1);
+    expect(tools.calls).toEqual([]);
+
+    // A decision can be changed until the last call is answered.
+    await add.getByRole('button', { name: 'Change' }).click();
+    await add.getByRole('button', { name: 'Reject' }).click();
+    await add.getByRole('button', { name: 'Reject call' }).click();
+
+    // Answering the second sends both, each as given.
+    await whoami.getByRole('button', { name: 'Approve' }).click();
+    await page.getByLabel('Conversation').getByText(/whoami: a caller with the right token/).waitFor();
+    await add.waitFor({ state: 'detached' });
+    expect(tools.calls).toEqual([{ name: 'whoami', args: {} }]);
+    await screenshot(page, 'journeys-batch-answered');
+    expect(errors).toEqual([]);
+    await context.close();
+  });
+});
+
+describe("editing an agent's files", { timeout: 180_000 }, () => {
+  const getAgent = async (id: string) => (await server.client.GET('/v1/deepagents/agents/{agent_id}', { params: { path: { agent_id: id } } })).data!;
+
+  it('never overwrites unseen a change saved meanwhile in another tab: the save is refused, the draft stays, and the latest can be loaded', async () => {
+    const agentId = await agentWith('Shared agent', { instructions: 'First version.' });
+    const { context, page, errors } = await open();
+    await signIn(page, server.adminKey, `/agents/${agentId}`);
+    const other = await context.newPage();
+    await other.goto(`${server.url}/agents/${agentId}`);
+    const instructions = (p: Page) => p.getByRole('textbox', { name: 'Instructions (AGENTS.md)' });
+    await instructions(page).waitFor();
+    await instructions(other).waitFor();
+
+    // The other tab saves first.
+    await instructions(other).fill('Written in the other tab.');
+    await other.getByRole('button', { name: 'Save' }).click();
+    await other.getByRole('status').filter({ hasText: 'Saved as revision' }).waitFor();
+
+    // This tab, still on the first revision, edits the same file: its save is refused.
+    await instructions(page).fill('Written in this tab.');
+    await page.getByRole('button', { name: 'Save' }).click();
+    await page.getByText('Not saved: this agent was changed meanwhile').waitFor();
+    await screenshot(page, 'journeys-agent-changed-meanwhile');
+    expect((await getAgent(agentId)).instructions).toBe('Written in the other tab.');
+    expect(await instructions(page).inputValue()).toBe('Written in this tab.');
+
+    // Loading the latest shows what the other tab saved; saving from there works.
+    await page.getByRole('button', { name: /Load the latest revision/ }).click();
+    await expect.poll(() => instructions(page).inputValue()).toBe('Written in the other tab.');
+    await instructions(page).fill('Written in the other tab, then here.');
+    await page.getByRole('button', { name: 'Save' }).click();
+    await page.getByRole('status').filter({ hasText: 'Saved as revision' }).waitFor();
+    expect((await getAgent(agentId)).instructions).toBe('Written in the other tab, then here.');
+    expect(errors.filter((e) => !e.includes('412'))).toEqual([]);
+    await context.close();
+  });
+
+  it('adds a skill with Enter, and drops a refused save’s error once the draft is edited', async () => {
+    const agentId = await agentWith('Skilled agent');
+    const { context, page } = await open();
+    await signIn(page, server.adminKey, `/agents/${agentId}`);
+    await page.getByRole('tab', { name: 'Skills' }).click();
+    const name = page.getByLabel('New skill name');
+    await name.fill('Bad Name!');
+    await name.press('Enter');
+    await page.getByText('Bad Name!', { exact: true }).waitFor();
+    await page.getByRole('button', { name: 'Save' }).click();
+    const refused = page.getByText(/is not a valid skill name/);
+    await refused.waitFor();
+    // Removing the refused skill leaves nothing to save: the error about it goes too.
+    await page.getByRole('button', { name: 'Remove skill Bad Name!' }).click();
+    await refused.waitFor({ state: 'detached' });
+    await name.fill('summarize');
+    await name.press('Enter');
+    await page.getByLabel('Description of summarize').fill('Summarizes a text');
+    await page.getByRole('button', { name: 'Save' }).click();
+    await page.getByRole('status').filter({ hasText: 'Saved as revision' }).waitFor();
+    await screenshot(page, 'journeys-skill-added');
+    expect((await getAgent(agentId)).skills.map((s) => [s.name, s.description])).toEqual([['summarize', 'Summarizes a text']]);
+    await context.close();
+  });
+});
+
+describe('going back to a revision', { timeout: 180_000 }, () => {
+  it('restores an earlier revision from the Revisions tab as a new revision, after asking', async () => {
+    const agentId = await agentWith('Versioned agent', {
+      description: 'first',
+      instructions: 'Version one.',
+      skills: [{ name: 'summarize', description: 'Summarizes', instructions: 'Be short.' }],
+    });
+    const patched = await server.client.PATCH('/v1/deepagents/agents/{agent_id}', {
+      params: { path: { agent_id: agentId } },
+      body: { description: 'second', instructions: 'Version two.', skills: [] },
+    });
+    expect(patched.response.status).toBe(200);
+    const { context, page, errors } = await open();
+    await signIn(page, server.adminKey, `/agents/${agentId}`);
+    await page.getByRole('tab', { name: 'Revisions' }).click();
+    await page.getByRole('button', { name: 'Restore revision #1' }).click();
+    const dialog = page.getByRole('dialog', { name: 'Restore a revision' });
+    await dialog.getByText('every revision stays in the history').waitFor();
+    await screenshot(page, 'journeys-restore-ask');
+    await dialog.getByRole('button', { name: 'Restore #1' }).click();
+    await dialog.waitFor({ state: 'detached' });
+    await page.getByRole('status').filter({ hasText: 'Saved as revision' }).waitFor();
+    await page.getByLabel('Revision list').getByText('#3', { exact: true }).waitFor();
+    // The comparison shown follows: what the restore changed, from #2 to #3.
+    await page.getByLabel('Diff').getByText('+ Version one.').waitFor();
+    await page.getByLabel('Diff').getByText('- Version two.').waitFor();
+    await screenshot(page, 'journeys-restored');
+
+    const agent = (await server.client.GET('/v1/deepagents/agents/{agent_id}', { params: { path: { agent_id: agentId } } })).data!;
+    expect([agent.description, agent.instructions]).toEqual(['first', 'Version one.']);
+    expect(agent.skills.map((s) => [s.name, s.description, s.instructions])).toEqual([['summarize', 'Summarizes', 'Be short.']]);
+    const revisions = (await server.client.GET('/v1/deepagents/agents/{agent_id}/revisions', { params: { path: { agent_id: agentId } } })).data!.items;
+    expect(revisions.map((r) => r.number)).toEqual([3, 2, 1]);
+    // The page shows the restored agent.
+    await page.getByRole('tab', { name: 'AGENTS.md' }).click();
+    expect(await page.getByRole('textbox', { name: 'Instructions (AGENTS.md)' }).inputValue()).toBe('Version one.');
+    expect(errors).toEqual([]);
+    await context.close();
+  });
+});
+
+describe('the conversation', { timeout: 180_000 }, () => {
+  it('shows a message of several lines as it was typed', async () => {
+    const agentId = await agentWith('Echo of lines');
+    const { context, page, errors } = await open();
+    await signIn(page, server.adminKey, `/agents/${agentId}/playground`);
+    const message = page.getByLabel('Message', { exact: true });
+    // The conversation stays mounted (its stream open) while the new thread's URL replaces the
+    // playground's: the element marked here is the one that shows the answer.
+    await page.getByLabel('Conversation').waitFor();
+    await page.evaluate('document.querySelector("[aria-label=Conversation]").dataset.marked = "yes"');
+    await message.fill('first line\nsecond line');
+    await message.press('Enter');
+    await page.waitForURL(/\/threads\/[0-9a-f-]{36}$/);
+    await page.getByLabel('Conversation').getByText(/You said: first line/).waitFor();
+    expect(await page.getByLabel('Conversation').getAttribute('data-marked')).toBe('yes');
+    await screenshot(page, 'journeys-lines');
+    expect(await page.getByLabel('You message').first().innerText()).toMatch(/first line\nsecond line/);
+    expect(errors).toEqual([]);
+    await context.close();
+  });
+});
+
+describe('tool servers', { timeout: 180_000 }, () => {
+  it('tests the connection again once the headers are replaced: a failure of the old headers is not left shown', async () => {
+    const { context, page, errors } = await open();
+    await signIn(page, server.adminKey, '/tool-servers');
+    await page.getByRole('button', { name: 'Register tool server' }).click();
+    const dialog = page.getByRole('dialog');
+    await dialog.getByRole('textbox', { name: /^Name/ }).fill('Wrong token first');
+    await dialog.getByRole('textbox', { name: /^URL/ }).fill(`${tools.url}?server=replaced`);
+    await page.getByRole('button', { name: 'Add header' }).click();
+    await page.getByLabel('Header 1 name').fill('Authorization');
+    await page.getByLabel('Header 1 value').fill('Bearer wrong');
+    await page.getByRole('button', { name: 'Register', exact: true }).click();
+    await dialog.waitFor({ state: 'detached' });
+    // Other tests' servers may be listed too: this one's card.
+    const card = page.locator('.mantine-Card-root', { hasText: 'Wrong token first' });
+    await card.getByRole('button', { name: 'Test connection' }).click();
+    const failed = card.getByText('Connection failed');
+    await failed.waitFor();
+
+    await card.getByRole('button', { name: 'Replace headers' }).click();
+    await card.getByRole('button', { name: 'Add header' }).click();
+    await card.getByLabel('Header 1 name').fill('Authorization');
+    await card.getByLabel('Header 1 value').fill(`Bearer ${TOOL_TOKEN}`);
+    await card.getByRole('button', { name: 'Save headers' }).click();
+    await card.getByLabel('Tools of Wrong token first').getByText('2 tools').waitFor();
+    expect(await failed.count()).toBe(0);
+    await screenshot(page, 'journeys-headers-replaced');
+    // The new secret is not kept in the page: opening the form again starts empty.
+    await card.getByRole('button', { name: 'Replace headers' }).click();
+    expect(await card.getByLabel('Header 1 value').count()).toBe(0);
+    // Enter in a header's value saves, as in the register form.
+    await card.getByRole('button', { name: 'Add header' }).click();
+    await card.getByLabel('Header 1 name').fill('Authorization');
+    await card.getByLabel('Header 1 value').fill(`Bearer ${TOOL_TOKEN}`);
+    await card.getByLabel('Header 1 value').press('Enter');
+    await card.getByRole('button', { name: 'Save headers' }).waitFor({ state: 'detached' });
+    await card.getByLabel('Tools of Wrong token first').getByText('2 tools').waitFor();
+    expect(errors.filter((e) => !e.includes('502'))).toEqual([]);
+    await context.close();
+  });
+});
+
+describe('usage', { timeout: 180_000 }, () => {
+  it('counts a model answer once: approving a call does not count the answer that asked for it again', async () => {
+    const url = `${tools.url}?server=usage`;
+    await server.client.POST('/v1/deepagents/mcp-servers', { body: { name: 'Usage tools', url, headers: [{ key: 'Authorization', value: `Bearer ${TOOL_TOKEN}` }] } });
+    const agentId = await agentWith('Approved once', { tools: { tools: [{ name: 'add', mcp_server_url: url }], interrupt_config: { [`${url}::add`]: true } } });
+    const { context, page, errors } = await open();
+    await signIn(page, server.adminKey, `/agents/${agentId}/playground`);
+    await page.getByLabel('Message', { exact: true }).fill('/call add {"a": 20, "b": 22}');
+    await page.getByRole('button', { name: 'Send' }).click();
+    await page.getByLabel('Approval needed: add').getByRole('button', { name: 'Approve' }).click();
+    await page.getByLabel('Conversation').getByText(/add: 42/).waitFor();
+    const threadId = page.url().split('/').pop()!;
+    // Both runs over (the approval's and the answer's)…
+    await expect
+      .poll(async () => (await server.client.GET('/v1/deepagents/threads/{thread_id}/runs', { params: { path: { thread_id: threadId } } })).data!.map((r) => r.status), { timeout: 30_000 })
+      .toEqual(['success', 'success']);
+    // …the thread holds each model answer once, with its usage.
+    const state = (await server.client.GET('/v1/deepagents/threads/{thread_id}/state', { params: { path: { thread_id: threadId } } })).data!;
+    const answers = (state.values as { messages: { type: string; usage_metadata?: { input_tokens: number; output_tokens: number } }[] }).messages.filter((m) => m.type === 'ai');
+    expect(answers).toHaveLength(2);
+    const input = answers.reduce((n, m) => n + m.usage_metadata!.input_tokens, 0);
+    const output = answers.reduce((n, m) => n + m.usage_metadata!.output_tokens, 0);
+
+    await page.getByRole('link', { name: 'Usage' }).click();
+    const row = page.getByRole('row').filter({ hasText: 'Approved once' });
+    await row.waitFor();
+    await screenshot(page, 'journeys-usage');
+    expect(await row.getByRole('cell').allInnerTexts()).toEqual(['Approved once', 'demo', '2', '0', `${input} / ${output}`]);
+    expect(errors).toEqual([]);
+    await context.close();
+  });
+});
+
+describe('the playground on a phone', { timeout: 180_000 }, () => {
+  it('gives the threads list the full width of the page, as the conversation has', async () => {
+    const agentId = await agentWith('Phone chat');
+    const { context, page, errors } = await open(390);
+    await signIn(page, server.adminKey, `/agents/${agentId}/playground`);
+    const threads = page.getByLabel('Threads');
+    const conversation = page.getByLabel('Conversation');
+    await conversation.waitFor();
+    const [a, b] = [(await threads.boundingBox())!, (await conversation.boundingBox())!];
+    await screenshot(page, 'journeys-playground-390');
+    expect(Math.round(a.width)).toBe(Math.round(b.width));
+    // On a wide window the conversation takes two of three columns.
+    await page.setViewportSize({ width: 1280, height: 900 });
+    await expect.poll(async () => Math.round((await conversation.boundingBox())!.width / (await threads.boundingBox())!.width)).toBe(2);
+    expect(errors).toEqual([]);
+    await context.close();
+  });
+});
+
+describe('an agent deleted under the playground', { timeout: 180_000 }, () => {
+  it('says in words why a message cannot run (no JSON), and its threads stay readable without a message box', async () => {
+    const agentId = await agentWith('Soon deleted');
+    const { context, page, errors } = await open();
+    await signIn(page, server.adminKey, `/agents/${agentId}/playground`);
+    const message = page.getByLabel('Message', { exact: true });
+    await message.fill('before the delete');
+    await message.press('Enter');
+    await page.getByLabel('Conversation').getByText('You said: before the delete').waitFor();
+    await page.waitForURL(/\/threads\/[0-9a-f-]{36}$/);
+    const threadId = page.url().split('/').pop()!;
+    await expect.poll(async () => (await server.client.GET('/v1/deepagents/threads/{thread_id}', { params: { path: { thread_id: threadId } } })).data!.status, { timeout: 30_000 }).toBe('idle');
+
+    expect((await server.client.DELETE('/v1/deepagents/agents/{agent_id}', { params: { path: { agent_id: agentId } } })).response.status).toBe(204);
+    await message.fill('after the delete');
+    await message.press('Enter');
+    const failed = page.getByRole('alert').filter({ hasText: 'Run failed' });
+    await failed.waitFor();
+    await screenshot(page, 'journeys-agent-deleted-send');
+    const said = await failed.innerText();
+    expect(said).toContain(`no agent with id ${agentId}`);
+    expect(said).not.toContain('{');
+
+    // Opened again, the thread shows its conversation, says why it cannot run, and offers no message box.
+    await page.goto(`${server.url}/threads/${threadId}`);
+    await page.getByLabel('Conversation').getByText('You said: before the delete').waitFor();
+    await page.getByText('Its threads stay readable, but cannot run again.').waitFor();
+    expect(await page.getByLabel('Message', { exact: true }).count()).toBe(0);
+    await screenshot(page, 'journeys-agent-deleted-thread');
+    expect(errors.filter((e) => !/404/.test(e))).toEqual([]);
+    await context.close();
+  });
+});
+
+describe('a page whose code cannot be loaded', { timeout: 180_000 }, () => {
+  it('says so inside the Console, keeps the navigation, and reloads on request (it was a blank page)', async () => {
+    const { context, page, errors } = await open();
+    await signIn(page, server.adminKey, '/agents');
+    // What a tab opened before an upgrade meets: the page's chunk under its old name is gone.
+    await page.route(/\/assets\/Deployments-[^/]+\.js$/, (route) => route.fulfill({ status: 404, body: 'not found' }));
+    await page.getByRole('link', { name: 'Deployments' }).click();
+    await page.getByText('This page could not be shown').waitFor();
+    await page.getByText('the server may have been updated').waitFor();
+    await screenshot(page, 'journeys-page-not-loaded');
+    expect(await page.getByRole('button', { name: 'Sign out' }).isVisible()).toBe(true);
+    // Another page still opens.
+    await page.getByRole('link', { name: 'Tool servers' }).click();
+    await page.getByRole('heading', { name: 'Tool servers' }).waitFor();
+    await page.getByRole('link', { name: 'Deployments' }).click();
+    await page.unroute(/\/assets\/Deployments-[^/]+\.js$/);
+    await page.getByRole('button', { name: 'Reload the Console' }).click();
+    await page.getByRole('heading', { name: 'Deployments' }).waitFor();
+    expect(errors.filter((e) => !/404|dynamically imported module/.test(e))).toEqual([]);
+    await context.close();
+  });
+});
