@@ -101,6 +101,11 @@ export async function startHangar(config: Config, options: StartOptions = {}): P
     // renewal or a new stream's metadata must not wait behind them.
     const control = openDatabase(url, { max: 5 });
     cleanup.push(() => control.close());
+    // An external database that cannot be reached (or refuses the credentials) is named as the
+    // setting the operator wrote, not only by the driver's message (`connect ECONNREFUSED …`).
+    if (config.databaseUrl) await database.pool.query('SELECT 1').catch((error: unknown) => {
+      throw new Error(`cannot use the database of DATABASE_URL (--database-url) ${withoutPassword(config.databaseUrl!)}: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
+    });
     const applied = await migrate(database.pool);
     if (applied.length > 0) logger.info({ migrations: applied }, 'database migrated');
 
@@ -272,7 +277,9 @@ export async function startHangar(config: Config, options: StartOptions = {}): P
         }
       },
     });
-    const server = await listen(app.fetch, config.host, config.port, runtime.queue.admissions);
+    const server = await listen(app.fetch, config.host, config.port, runtime.queue.admissions).catch((error: unknown) => {
+      throw new Error(`cannot listen on ${config.host}:${config.port} (HOST / --host, PORT / --port): ${error instanceof Error ? error.message : String(error)}`, { cause: error });
+    });
     const port = (server.address() as AddressInfo).port;
     const baseUrl = `http://${config.host === '0.0.0.0' ? '127.0.0.1' : config.host}:${port}`;
     logger.info({ url: baseUrl, storage: embedded ? 'embedded' : 'external', version: VERSION }, 'hangar listening');
@@ -289,6 +296,17 @@ export async function startHangar(config: Config, options: StartOptions = {}): P
   } catch (error) {
     await runCleanup(cleanup, logger);
     throw error;
+  }
+}
+
+/** A database URL as it may be shown: without its password. */
+function withoutPassword(url: string): string {
+  try {
+    const u = new URL(url);
+    if (u.password) u.password = '***';
+    return u.toString();
+  } catch {
+    return '(unparsable URL)';
   }
 }
 

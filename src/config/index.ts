@@ -32,7 +32,7 @@ const LIMITS: { suffix: string; max: number; unit: string; why: string }[] = [
   { suffix: '_RETENTION_HOURS', max: MAX_RETENTION_DAYS * 24, unit: 'hours', why: RETENTION_LIMIT },
 ];
 const bool = z
-  .union([z.boolean(), z.enum(['true', 'false', '1', '0', 'yes', 'no'])])
+  .union([z.boolean(), z.enum(['true', 'false', '1', '0', 'yes', 'no'])], { error: 'must be true or false (or 1/0, yes/no)' })
   .transform((v) => v === true || v === 'true' || v === '1' || v === 'yes');
 
 /** Every setting of the server. Adding one here adds it to parsing, `--help` and the README table. */
