@@ -1,7 +1,11 @@
 // Deployments do not share what their builds write: a member's build (install_command,
 // build_command, an install script) can write its install cache and npm's cache, and another
 // deployment with the same lockfile must not run what it put there.
+import { execFile } from 'node:child_process';
+import { stat } from 'node:fs/promises';
 import os from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer } from '../support/server.js';
 import { apiCall } from './api.js';
@@ -47,7 +51,7 @@ async function run(id: string): Promise<string> {
   return ((await res.json()) as { output: string }).output;
 }
 
-describe('each deployment has its own install and npm caches', () => {
+describe('what local deployments write on the host', () => {
   it("one deployment's build cannot change what another deployment with the same lockfile installs", async () => {
     // Two members' applications with the same dependency, hence the same package-lock.json.
     const mine = await makeAppRepo();
@@ -70,5 +74,20 @@ describe('each deployment has its own install and npm caches', () => {
     // Installed for itself, not linked to the other deployment's install.
     expect(good.logs).toContain('$ npm ci');
     expect(await run(good.id)).toBe('hello (greeting 1.0.0) x from mine, secret absent');
+  }, 240_000);
+
+  it("the deployments' directory (sources, dependencies, databases) is closed to the host's other users", async () => {
+    const repo = await makeAppRepo();
+    await repo.push('main', { label: 'closed' });
+    const { id } = await deploy('closed', repo.url, 'true');
+    expect(await run(id)).toBe('hello x from closed, secret absent');
+    const dir = path.join(server.dataDir, 'deployments');
+    expect((await stat(dir)).mode & 0o777).toBe(0o700);
+    if (process.getuid?.() === 0) {
+      // Another user of the host (nobody) cannot list the deployments nor read one's database.
+      const asNobody = (...args: string[]) => promisify(execFile)('setpriv', ['--reuid=65534', '--regid=65534', '--clear-groups', ...args]);
+      await expect(asNobody('ls', dir)).rejects.toThrow(/Permission denied/);
+      await expect(asNobody('ls', path.join(dir, id, 'database'))).rejects.toThrow(/Permission denied/);
+    }
   }, 240_000);
 });

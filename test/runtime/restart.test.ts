@@ -63,7 +63,7 @@ describe('restart', () => {
       // The worker's log line says so, as JSON a log pipeline keeps whole: no key twice (pino wrote
       // the runtime's `component` and the worker's as two "component" keys of one object).
       const lines = server.logs().split('\n').filter((l) => l.startsWith('{'));
-      const failed = lines.find((l) => l.includes('"run failed"') && l.includes(stream.runId));
+      const failed = lines.find((l) => l.includes('"run failed"') && l.includes(stream.runId!));
       expect(failed, server.logs()).toBeDefined();
       for (const line of lines) expect(line.match(/"component":/g)?.length ?? 0, line).toBeLessThanOrEqual(1);
     } finally {

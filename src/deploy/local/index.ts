@@ -3,7 +3,7 @@
 import { execFile } from 'node:child_process';
 import { createHash, randomUUID } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { lstat, mkdir, readdir, readFile, rename, rm, symlink, writeFile } from 'node:fs/promises';
+import { chmod, lstat, mkdir, readdir, readFile, rename, rm, symlink, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import path from 'node:path';
 import { createRequire } from 'node:module';
@@ -128,6 +128,25 @@ export class LocalDriver implements Driver {
     return { install: path.join(this.o.dir, deploymentId, '.cache'), npm: path.join(this.o.dir, deploymentId, '.npm') };
   }
 
+  private closed: Promise<void> | undefined;
+
+  /**
+   * The deployments' directory, closed to the host's other users (0700, also when an older version
+   * left it open): it holds every deployment's source, installed dependencies and database (its
+   * threads and checkpoints). Confined commands reach their own directories through bubblewrap's
+   * mounts, not through it.
+   */
+  private closeDir(): Promise<void> {
+    this.closed ??= (async () => {
+      await mkdir(this.o.dir, { recursive: true, mode: 0o700 });
+      await chmod(this.o.dir, 0o700);
+    })().catch((error: unknown) => {
+      this.closed = undefined;
+      throw error;
+    });
+    return this.closed;
+  }
+
   private revisionDir(deploymentId: string, revisionId: string): string {
     return path.join(this.o.dir, deploymentId, revisionId);
   }
@@ -138,6 +157,7 @@ export class LocalDriver implements Driver {
   }
 
   async ensureDatabase(ctx: DriverContext): Promise<void> {
+    await this.closeDir();
     const dir = this.databaseDir(ctx.deployment.id);
     if (existsSync(dir)) return;
     await mkdir(dir, { recursive: true });
@@ -155,6 +175,7 @@ export class LocalDriver implements Driver {
   }
 
   async build(ctx: DriverContext): Promise<BuildResult> {
+    await this.closeDir();
     const dir = this.revisionDir(ctx.deployment.id, ctx.revision.id);
     await mkdir(dir, { recursive: true });
     // npm's cache is the deployment's own (neither the host user's nor another deployment's).
@@ -236,6 +257,7 @@ export class LocalDriver implements Driver {
 
   async deploy(ctx: DriverContext): Promise<DeployResult> {
     await this.stop(ctx.deployment.id, ctx.revision.id);
+    await this.closeDir();
     const dir = this.revisionDir(ctx.deployment.id, ctx.revision.id);
     const src = path.join(dir, 'src');
     if (!existsSync(src)) throw new DriverFailure('the build output is missing on this host; redeploy the revision to build it again');
@@ -337,6 +359,8 @@ export class LocalDriver implements Driver {
   }
 
   async localDeployments(): Promise<string[]> {
+    // Called at each reconciler pass from the start on: an upgraded host closes its directory here.
+    if (existsSync(this.o.dir)) await this.closeDir();
     const dirs = await readdir(this.o.dir).catch(() => [] as string[]);
     // Directories are named by deployment id (`.cache` and `.npm` here are the caches earlier versions shared).
     return [...new Set([...this.fronts.keys(), ...dirs.filter((d) => UUID.test(d))])];
