@@ -288,7 +288,12 @@ export async function startHangar(config: Config, options: StartOptions = {}): P
     let closing: Promise<void> | undefined;
     const close = () =>
       (closing ??= (async () => {
-        await stopServer(server, config.drainTimeoutMs);
+        // Runs here get the drain timeout as requests do; the workers then stop those still
+        // running, whose streams end with the error event saying so before connections close.
+        await stopServer(server, config.drainTimeoutMs, async () => {
+          await workers?.stop();
+          await executor?.stop();
+        });
         await runCleanup(cleanup, logger);
         logger.info('hangar stopped');
       })());
@@ -353,13 +358,33 @@ function holdForFirstRequests(server: import('node:http').Server, admissions: Ad
 }
 
 /** Stop accepting connections; give open requests up to `timeoutMs`, then cut them. */
-async function stopServer(server: ServerType, timeoutMs: number): Promise<void> {
+/** How long the streams of runs stopped at the end of a drain have to send their last event. */
+const STREAM_END_GRACE_MS = 2_000;
+
+/**
+ * Stop taking connections and wait for open requests and streams up to `timeoutMs`; `stopRuns`
+ * (started at once) lets this process's runs go on as long, then stops the rest. Connections still
+ * open then (streams of runs stopped here, ending with their error event; streams of runs
+ * executing in other processes) get STREAM_END_GRACE_MS before they are closed.
+ */
+async function stopServer(server: ServerType, timeoutMs: number, stopRuns: () => Promise<void>): Promise<void> {
   const http = server as import('node:http').Server;
   const closed = new Promise<void>((resolve) => http.close(() => resolve()));
   http.closeIdleConnections?.();
-  const timer = setTimeout(() => http.closeAllConnections?.(), timeoutMs);
-  await closed;
+  const runsStopped = stopRuns();
+  let timer: NodeJS.Timeout | undefined;
+  const late = await Promise.race([closed.then(() => false), new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(true), timeoutMs)))]);
   clearTimeout(timer);
+  if (late) {
+    await runsStopped.catch(() => undefined); // the clean-up that follows stops them again and logs why
+    // A stream that ended leaves its keep-alive connection idle: close those as they come.
+    const sweep = setInterval(() => http.closeIdleConnections?.(), 50);
+    const grace = setTimeout(() => http.closeAllConnections?.(), STREAM_END_GRACE_MS);
+    await closed;
+    clearInterval(sweep);
+    clearTimeout(grace);
+  }
+  await closed;
 }
 
 async function runCleanup(steps: (() => Promise<void>)[], logger: Logger): Promise<void> {
