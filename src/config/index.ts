@@ -93,7 +93,7 @@ export const settings = withLimits({
     env: 'HANGAR_ROLE',
     flag: 'role',
     schema: z.enum(['all', 'api', 'worker']).default('all'),
-    description: 'What this process runs: the API, the workers, or both.',
+    description: 'What this process runs: `api` serves the API and runs nothing; `worker` executes runs and the background work (deployments, schedules, webhooks, sweepers), and still answers the API, `/ok`, `/ready` and `/metrics` on its port (probes, joins); `all` both.',
   },
   publicUrl: {
     env: 'HANGAR_PUBLIC_URL',
