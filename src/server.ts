@@ -13,7 +13,7 @@ import { createTraceExporters } from './tracing/export/index.js';
 import { createCipher, loadSecretKey } from './core/secrets/cipher.js';
 import { KeyCache } from './core/workspaces/key-cache.js';
 import { ensureDatabase, startEmbeddedDatabase, type EmbeddedDatabase } from './db/embedded.js';
-import { openDatabase, type DatabaseHandle } from './db/index.js';
+import { openDatabase, reachConfiguredDatabase, type DatabaseHandle } from './db/index.js';
 import { databaseGauges } from './db/gauges.js';
 import { migrate, pendingMigrations } from './db/migrate.js';
 import { createApp } from './http/app.js';
@@ -103,9 +103,7 @@ export async function startHangar(config: Config, options: StartOptions = {}): P
     cleanup.push(() => control.close());
     // An external database that cannot be reached (or refuses the credentials) is named as the
     // setting the operator wrote, not only by the driver's message (`connect ECONNREFUSED …`).
-    if (config.databaseUrl) await database.pool.query('SELECT 1').catch((error: unknown) => {
-      throw new Error(`cannot use the database of DATABASE_URL (--database-url) ${withoutPassword(config.databaseUrl!)}: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
-    });
+    if (config.databaseUrl) await reachConfiguredDatabase(database.pool, config.databaseUrl);
     const applied = await migrate(database.pool);
     if (applied.length > 0) logger.info({ migrations: applied }, 'database migrated');
 
@@ -301,17 +299,6 @@ export async function startHangar(config: Config, options: StartOptions = {}): P
   } catch (error) {
     await runCleanup(cleanup, logger);
     throw error;
-  }
-}
-
-/** A database URL as it may be shown: without its password. */
-function withoutPassword(url: string): string {
-  try {
-    const u = new URL(url);
-    if (u.password) u.password = '***';
-    return u.toString();
-  } catch {
-    return '(unparsable URL)';
   }
 }
 

@@ -56,6 +56,12 @@ describe('hangar serve: start-up errors name the setting', () => {
     expect(unreachable.code).not.toBe(0);
     expect(unreachable.stderr).toMatch(/DATABASE_URL.*ECONNREFUSED/);
     expect(unreachable.stderr + unreachable.stdout).not.toContain(decodeURIComponent(good.password));
+
+    // The operator commands open it the same way.
+    const keys = await runHangar(['keys', 'list'], { DATABASE_URL: wrong.toString() });
+    expect(keys.code).not.toBe(0);
+    expect(keys.stderr).toMatch(/DATABASE_URL.*password authentication failed/);
+    expect(keys.stderr + keys.stdout).not.toContain('not-the-password-s3cr3t');
   }, 60_000);
 
   it('a port in use or a host that does not resolve names HOST and PORT', async () => {
