@@ -11,6 +11,7 @@ import { traceSweeper } from './core/tracing/sweeper.js';
 import { runEventSweeper } from './core/runs/sweeper.js';
 import { createTraceExporters } from './tracing/export/index.js';
 import { createCipher, loadSecretKey } from './core/secrets/cipher.js';
+import { checkSecretKey } from './core/secrets/check.js';
 import { KeyCache } from './core/workspaces/key-cache.js';
 import { ensureDatabase, startEmbeddedDatabase, type EmbeddedDatabase } from './db/embedded.js';
 import { openDatabase, reachConfiguredDatabase, type DatabaseHandle } from './db/index.js';
@@ -109,6 +110,7 @@ export async function startHangar(config: Config, options: StartOptions = {}): P
 
     const secretKey = await loadSecretKey({ configured: config.secretKey, dataDir: config.dataDir });
     const cipher = createCipher(secretKey);
+    await checkSecretKey(database.pool, cipher.keyId, config.secretKey ? 'HANGAR_SECRET_KEY' : `${config.dataDir}/secret.key`);
     const routing = parseRouting(config.deployDrivers);
     // The listen address is known only after listening; OAuth redirect URIs read it lazily.
     let listenUrl = '';
