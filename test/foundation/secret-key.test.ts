@@ -31,6 +31,6 @@ describe('HANGAR_SECRET_KEY', () => {
     const started = await Promise.race([right.waitFor(/Hangar is listening/).then(() => true), right.exited.then(() => false)]);
     expect(started, right.output()).toBe(true);
     right.child.kill('SIGTERM');
-    await right.exited;
+    expect(await right.exited, right.output()).toBe(0);
   }, 90_000);
 });
