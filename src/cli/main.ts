@@ -59,7 +59,6 @@ serve
     const { startHangar } = await import('../server.js');
     const settings = config(flags);
     let stopping = false;
-    let starting: Promise<import('../server.js').Hangar> | undefined;
     // A signal while the server starts (a supervisor stopping it early) waits for the start, then
     // stops it the same way: killed by the signal's default action, it left the embedded
     // PostgreSQL (a process group of its own) running.
@@ -67,7 +66,7 @@ serve
       if (stopping) return;
       stopping = true;
       process.stderr.write(`${signal}: draining requests and stopping…\n`);
-      void (starting ?? Promise.reject(new Error('not started')))
+      void starting
         .then(async (hangar) => {
           hangar.logger.info({ signal }, 'draining requests and stopping');
           await hangar.close();
@@ -83,7 +82,8 @@ serve
       process.removeAllListeners(signal);
       process.on(signal, () => stop(signal));
     }
-    starting = startHangar(settings);
+    // (No signal is handled before this line runs: the handlers above run from the event loop.)
+    const starting = startHangar(settings);
     const hangar = await starting;
     // Standard output is the JSON log (its `hangar listening` line has the URL); people read this on standard error.
     if (!stopping) process.stderr.write(`Hangar is listening on ${hangar.url} (API reference: ${hangar.url}/docs)\nConsole: open ${hangar.url}/ and sign in with an API key\n`);
