@@ -73,6 +73,7 @@ export async function startExecutorThread(options: {
   const { config, logger, writeLog, onEvents, onLost } = options;
   let worker: Worker;
   let stopping = false;
+  let stopOnce: Promise<void> | undefined;
   let nextId = 0;
   const pending = new Map<number, (data: MetricsSnapshot) => void>();
   let onStopped: (() => void) | undefined;
@@ -146,13 +147,15 @@ export async function startExecutorThread(options: {
     nudge: (what) => worker.postMessage({ type: 'nudge', what } satisfies ToExecutor),
     wake: () => worker.postMessage({ type: 'wake' } satisfies ToExecutor),
     cancel: (runId) => worker.postMessage({ type: 'cancel', runId } satisfies ToExecutor),
-    stop: async () => {
-      stopping = true;
-      const stopped = new Promise<void>((resolve) => (onStopped = resolve));
-      worker.postMessage({ type: 'stop' } satisfies ToExecutor);
-      await stopped;
-      await worker.terminate();
-    },
+    // Once: the server's close calls it at its start, its clean-up again.
+    stop: () =>
+      (stopOnce ??= (async () => {
+        stopping = true;
+        const stopped = new Promise<void>((resolve) => (onStopped = resolve));
+        worker.postMessage({ type: 'stop' } satisfies ToExecutor);
+        await stopped;
+        await worker.terminate();
+      })()),
   };
 }
 

@@ -11,9 +11,10 @@ import { traceSweeper } from './core/tracing/sweeper.js';
 import { runEventSweeper } from './core/runs/sweeper.js';
 import { createTraceExporters } from './tracing/export/index.js';
 import { createCipher, loadSecretKey } from './core/secrets/cipher.js';
+import { checkSecretKey } from './core/secrets/check.js';
 import { KeyCache } from './core/workspaces/key-cache.js';
 import { ensureDatabase, startEmbeddedDatabase, type EmbeddedDatabase } from './db/embedded.js';
-import { openDatabase, type DatabaseHandle } from './db/index.js';
+import { openDatabase, reachConfiguredDatabase, type DatabaseHandle } from './db/index.js';
 import { databaseGauges } from './db/gauges.js';
 import { migrate, pendingMigrations } from './db/migrate.js';
 import { createApp } from './http/app.js';
@@ -101,11 +102,15 @@ export async function startHangar(config: Config, options: StartOptions = {}): P
     // renewal or a new stream's metadata must not wait behind them.
     const control = openDatabase(url, { max: 5 });
     cleanup.push(() => control.close());
+    // An external database that cannot be reached (or refuses the credentials) is named as the
+    // setting the operator wrote, not only by the driver's message (`connect ECONNREFUSED …`).
+    if (config.databaseUrl) await reachConfiguredDatabase(database.pool, config.databaseUrl);
     const applied = await migrate(database.pool);
     if (applied.length > 0) logger.info({ migrations: applied }, 'database migrated');
 
     const secretKey = await loadSecretKey({ configured: config.secretKey, dataDir: config.dataDir });
     const cipher = createCipher(secretKey);
+    await checkSecretKey(database.pool, cipher.keyId, config.secretKey ? 'HANGAR_SECRET_KEY' : `${config.dataDir}/secret.key`);
     const routing = parseRouting(config.deployDrivers);
     // The listen address is known only after listening; OAuth redirect URIs read it lazily.
     let listenUrl = '';
@@ -272,7 +277,9 @@ export async function startHangar(config: Config, options: StartOptions = {}): P
         }
       },
     });
-    const server = await listen(app.fetch, config.host, config.port, runtime.queue.admissions);
+    const server = await listen(app.fetch, config.host, config.port, runtime.queue.admissions).catch((error: unknown) => {
+      throw new Error(`cannot listen on ${config.host}:${config.port} (HOST / --host, PORT / --port): ${error instanceof Error ? error.message : String(error)}`, { cause: error });
+    });
     const port = (server.address() as AddressInfo).port;
     const baseUrl = `http://${config.host === '0.0.0.0' ? '127.0.0.1' : config.host}:${port}`;
     logger.info({ url: baseUrl, storage: embedded ? 'embedded' : 'external', version: VERSION }, 'hangar listening');
@@ -281,7 +288,12 @@ export async function startHangar(config: Config, options: StartOptions = {}): P
     let closing: Promise<void> | undefined;
     const close = () =>
       (closing ??= (async () => {
-        await stopServer(server, config.drainTimeoutMs);
+        // Runs here get the drain timeout as requests do; the workers then stop those still
+        // running, whose streams end with the error event saying so before connections close.
+        await stopServer(server, config.drainTimeoutMs, async () => {
+          await workers?.stop();
+          await executor?.stop();
+        });
         await runCleanup(cleanup, logger);
         logger.info('hangar stopped');
       })());
@@ -335,13 +347,33 @@ function holdForFirstRequests(server: import('node:http').Server, admissions: Ad
 }
 
 /** Stop accepting connections; give open requests up to `timeoutMs`, then cut them. */
-async function stopServer(server: ServerType, timeoutMs: number): Promise<void> {
+/** How long the streams of runs stopped at the end of a drain have to send their last event. */
+const STREAM_END_GRACE_MS = 2_000;
+
+/**
+ * Stop taking connections and wait for open requests and streams up to `timeoutMs`; `stopRuns`
+ * (started at once) lets this process's runs go on as long, then stops the rest. Connections still
+ * open then (streams of runs stopped here, ending with their error event; streams of runs
+ * executing in other processes) get STREAM_END_GRACE_MS before they are closed.
+ */
+async function stopServer(server: ServerType, timeoutMs: number, stopRuns: () => Promise<void>): Promise<void> {
   const http = server as import('node:http').Server;
   const closed = new Promise<void>((resolve) => http.close(() => resolve()));
   http.closeIdleConnections?.();
-  const timer = setTimeout(() => http.closeAllConnections?.(), timeoutMs);
-  await closed;
+  const runsStopped = stopRuns();
+  let timer: NodeJS.Timeout | undefined;
+  const late = await Promise.race([closed.then(() => false), new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(true), timeoutMs)))]);
   clearTimeout(timer);
+  if (late) {
+    await runsStopped.catch(() => undefined); // the clean-up that follows stops them again and logs why
+    // A stream that ended leaves its keep-alive connection idle: close those as they come.
+    const sweep = setInterval(() => http.closeIdleConnections?.(), 50);
+    const grace = setTimeout(() => http.closeAllConnections?.(), STREAM_END_GRACE_MS);
+    await closed;
+    clearInterval(sweep);
+    clearTimeout(grace);
+  }
+  await closed;
 }
 
 async function runCleanup(steps: (() => Promise<void>)[], logger: Logger): Promise<void> {

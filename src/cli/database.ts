@@ -4,7 +4,7 @@ import type { Config } from '../config/index.js';
 import { createServices, type Services } from '../core/services.js';
 import { createCipher, loadSecretKey } from '../core/secrets/cipher.js';
 import { ensureDatabase, runningEmbeddedDatabase, startEmbeddedDatabase } from '../db/embedded.js';
-import { openDatabase } from '../db/index.js';
+import { openDatabase, reachConfiguredDatabase } from '../db/index.js';
 import { migrate } from '../db/migrate.js';
 import { createLogger } from '../logging.js';
 
@@ -20,6 +20,7 @@ export async function withServices<T>(config: Config, work: (services: Services)
   }
   const database = openDatabase(url, { max: 2 });
   try {
+    if (config.databaseUrl) await reachConfiguredDatabase(database.pool, config.databaseUrl);
     await migrate(database.pool);
     const cipher = createCipher(await loadSecretKey({ configured: config.secretKey, dataDir: config.dataDir }));
     const services = createServices({ db: database.db, cipher, logger: createLogger({ level: 'silent' }) });

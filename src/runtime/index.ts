@@ -120,16 +120,19 @@ export class Runtime {
   /** Open LangGraph storage and start listening for run events. */
   static async open(deps: RuntimeDeps): Promise<Runtime> {
     const storage = await openLangGraphStorage(deps.databaseUrl, deps.pool);
-    const bus = deps.bus ?? new NotificationBus({ connectionString: deps.databaseUrl, pool: deps.pool, logger: deps.logger.child({ component: 'bus' }) });
+    const bus = deps.bus ?? new NotificationBus({ connectionString: deps.databaseUrl, pool: deps.pool, logger: deps.logger.child({ part: 'bus' }) });
     if (!deps.bus) await bus.start();
     const runtime = new Runtime(deps, storage, bus, !deps.bus);
     await runtime.hub.start();
     return runtime;
   }
 
-  /** A pool of workers executing this process's share of runs. */
+  /**
+   * A pool of workers executing this process's share of runs. Its lines say `part` (the runtime's
+   * logger has its `component` already: pino writes a second one as a duplicate JSON key).
+   */
   workers(): WorkerPool {
-    return new WorkerPool(this, this.deps.settings, this.deps.logger.child({ component: 'worker' }));
+    return new WorkerPool(this, this.deps.settings, this.deps.logger.child({ part: 'worker' }));
   }
 
   /** The built agent of `agentId` at `revision` (reused while nothing it depends on changed). */

@@ -73,7 +73,15 @@ export class WorkerPool implements BackgroundTask {
     this.loop = this.run();
   }
 
-  async stop(): Promise<void> {
+  private stopped: Promise<void> | undefined;
+
+  /** Stop (once: the server's close calls it at its start, its clean-up again). */
+  stop(): Promise<void> {
+    this.stopped ??= this.drainAndStop();
+    return this.stopped;
+  }
+
+  private async drainAndStop(): Promise<void> {
     this.running = false;
     this.runtime.queue.admissions.release();
     this.nudge();

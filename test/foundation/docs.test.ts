@@ -3,6 +3,7 @@ import { readFile } from 'node:fs/promises';
 import { describe, expect, it } from 'vitest';
 import { settings } from '../../src/config/index.js';
 import { runErrorCatalogue } from '../../src/core/errors.js';
+import { createMetrics } from '../../src/metrics.js';
 
 const readme = await readFile(new URL('../../README.md', import.meta.url), 'utf8');
 
@@ -11,6 +12,16 @@ describe('README', () => {
     for (const setting of Object.values(settings) as { env: string; flag?: string }[]) {
       expect(readme).toContain(`\`${setting.env}\``);
       if (setting.flag) expect(readme).toContain(`\`--${setting.flag}\``);
+    }
+  });
+
+  it('names every metric family of /metrics with its labels', async () => {
+    const { registry } = createMetrics();
+    const families = (await registry.getMetricsAsJSON()).map((m) => m.name).filter((n) => n.startsWith('hangar_'));
+    expect(families.length).toBeGreaterThan(10);
+    for (const name of families) {
+      const labels = (registry.getSingleMetric(name) as unknown as { labelNames: string[] }).labelNames;
+      expect(readme).toContain(`\`${name}${labels.length > 0 ? `{${labels.join(',')}}` : ''}\``);
     }
   });
 

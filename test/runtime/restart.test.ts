@@ -33,8 +33,8 @@ describe('restart', () => {
     }
   });
 
-  it('stopping the server stops runs that outlast the drain timeout: nothing is left running', async () => {
-    const server = await startTestServer({ env: { HANGAR_DRAIN_TIMEOUT_MS: '300' } });
+  it.each(['inline', 'thread'])('stopping the server stops runs that outlast the drain timeout: nothing is left running (executor %s)', async (executor) => {
+    const server = await startTestServer({ env: { HANGAR_DRAIN_TIMEOUT_MS: '300', HANGAR_EXECUTOR: executor } });
     let closed = false;
     try {
       const config = await server.client.POST('/v1/deepagents/model-configs', {
@@ -45,8 +45,17 @@ describe('restart', () => {
       const threadId = await createThread(server, agentId);
       const stream = await start(server, threadId, { agent_id: agentId, messages: [{ role: 'user', content: 'a reply that takes about twenty seconds to stream out word by word here' }] });
       expect((await stream.events.next()).value).toMatchObject({ event: 'metadata' });
+      // The client reads on while the server stops: its stream ends cleanly with the run's end (an
+      // `error` event saying why), not cut off before the run is stopped.
+      const rest = collect(stream).then(
+        (events) => ({ events, failure: undefined }),
+        (error: unknown) => ({ events: [] as { event: string; data: unknown }[], failure: String(error) }),
+      );
       await server.close();
       closed = true;
+      const read = await rest;
+      expect(read.failure).toBeUndefined();
+      expect(read.events.at(-1)).toMatchObject({ event: 'error', data: { message: 'the server is shutting down' } });
 
       const db = new pg.Client({ connectionString: server.databaseUrl });
       await db.connect();
@@ -60,6 +69,12 @@ describe('restart', () => {
       } finally {
         await db.end();
       }
+      // The worker's log line says so, as JSON a log pipeline keeps whole: no key twice (pino wrote
+      // the runtime's `component` and the worker's as two "component" keys of one object).
+      const lines = server.logs().split('\n').filter((l) => l.startsWith('{'));
+      const failed = lines.find((l) => l.includes('"run failed"') && l.includes(stream.runId!));
+      expect(failed, server.logs()).toBeDefined();
+      for (const line of lines) expect(line.match(/"component":/g)?.length ?? 0, line).toBeLessThanOrEqual(1);
     } finally {
       if (!closed) await server.close();
     }

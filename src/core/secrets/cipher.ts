@@ -9,6 +9,8 @@ const VERSION = 'v1';
 
 /** Encrypts and decrypts secret values. */
 export interface Cipher {
+  /** The fingerprint of the key that sealed values carry (`v1:<key id>:…`). */
+  readonly keyId: string;
   encrypt(plaintext: string): string;
   decrypt(sealed: string): string;
   encryptJson(value: unknown): string;
@@ -40,6 +42,7 @@ export function createCipher(key: Buffer): Cipher {
     return Buffer.concat([decipher.update(raw.subarray(28)), decipher.final()]).toString('utf8');
   };
   return {
+    keyId,
     encrypt,
     decrypt,
     encryptJson: (value) => encrypt(JSON.stringify(value)),

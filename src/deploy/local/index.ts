@@ -3,9 +3,8 @@
 import { execFile } from 'node:child_process';
 import { createHash, randomUUID } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { lstat, mkdir, readdir, readFile, rename, rm, symlink, writeFile } from 'node:fs/promises';
+import { chmod, lstat, mkdir, readdir, readFile, rename, rm, symlink, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
-import os from 'node:os';
 import path from 'node:path';
 import { createRequire } from 'node:module';
 import { pathToFileURL } from 'node:url';
@@ -38,9 +37,8 @@ export interface LocalDriverOptions extends FetchDeps {
 /**
  * As root, every deployment's builds and applications run as user `HANGAR_SANDBOX_UID_BASE` + this,
  * above the sandboxes' users. One user for all: each confined command sees only its own
- * deployment's directories (the rest of the data directory is hidden from it), and deployments
- * already share the install and npm caches they write, which one user per deployment would not
- * keep apart; what the user is for is not being root on the host.
+ * deployment's directories (the rest of the data directory is hidden from it, including the other
+ * deployments' install and npm caches); what the user is for is not being root on the host.
  */
 export const DEPLOYMENT_UID_OFFSET = 65_536;
 
@@ -108,17 +106,45 @@ export class LocalDriver implements Driver {
    * As root, builds and applications run as the deployments' user: the directories they write become
    * that user's, with what Hangar put there (an unpacked upload, a database from before). chown -R
    * never follows symbolic links, and a command cannot hard-link a host file into its directories
-   * (they are other mounts to it). The shared caches are walked once per start: what builds add to
-   * them is the user's already.
+   * (they are other mounts to it). A deployment's caches are walked once per start: what builds add
+   * to them is the user's already.
    */
   private async own(...dirs: string[]): Promise<void> {
     if (process.getuid?.() !== 0) return;
-    const shared = [path.join(this.o.dir, '.cache'), path.join(this.o.dir, '.npm')];
     for (const d of dirs) {
-      if (shared.includes(d) && this.ownedShared.has(d)) continue;
+      const cache = path.basename(d) === '.cache' || path.basename(d) === '.npm';
+      if (cache && this.ownedShared.has(d)) continue;
       await execFileAsync('chown', ['-R', '-h', `${this.o.uid}:${this.o.uid}`, '--', d]);
-      if (shared.includes(d)) this.ownedShared.add(d);
+      if (cache) this.ownedShared.add(d);
     }
+  }
+
+  /**
+   * The deployment's own caches: installed dependencies by lockfile (`.cache`) and npm's cache
+   * (`.npm`). Never shared between deployments: a build can write them (its install scripts, its
+   * build command), so what one deployment's build put there must not be what another one runs.
+   */
+  private caches(deploymentId: string): { install: string; npm: string } {
+    return { install: path.join(this.o.dir, deploymentId, '.cache'), npm: path.join(this.o.dir, deploymentId, '.npm') };
+  }
+
+  private closed: Promise<void> | undefined;
+
+  /**
+   * The deployments' directory, closed to the host's other users (0700, also when an older version
+   * left it open): it holds every deployment's source, installed dependencies and database (its
+   * threads and checkpoints). Confined commands reach their own directories through bubblewrap's
+   * mounts, not through it.
+   */
+  private closeDir(): Promise<void> {
+    this.closed ??= (async () => {
+      await mkdir(this.o.dir, { recursive: true, mode: 0o700 });
+      await chmod(this.o.dir, 0o700);
+    })().catch((error: unknown) => {
+      this.closed = undefined;
+      throw error;
+    });
+    return this.closed;
   }
 
   private revisionDir(deploymentId: string, revisionId: string): string {
@@ -131,6 +157,7 @@ export class LocalDriver implements Driver {
   }
 
   async ensureDatabase(ctx: DriverContext): Promise<void> {
+    await this.closeDir();
     const dir = this.databaseDir(ctx.deployment.id);
     if (existsSync(dir)) return;
     await mkdir(dir, { recursive: true });
@@ -148,20 +175,21 @@ export class LocalDriver implements Driver {
   }
 
   async build(ctx: DriverContext): Promise<BuildResult> {
+    await this.closeDir();
     const dir = this.revisionDir(ctx.deployment.id, ctx.revision.id);
     await mkdir(dir, { recursive: true });
-    const cache = path.join(this.o.dir, '.cache');
-    // As root, builds run as the deployments' user: npm's cache is one of theirs, not root's.
+    // npm's cache is the deployment's own (neither the host user's nor another deployment's).
+    const { install: cache, npm: npmCache } = this.caches(ctx.deployment.id);
     const root = process.getuid?.() === 0;
-    const npmCache = root ? path.join(this.o.dir, '.npm') : (process.env.npm_config_cache ?? path.join(os.homedir(), '.npm'));
-    await Promise.all([mkdir(cache, { recursive: true }), mkdir(npmCache, { recursive: true }).catch(() => undefined)]);
+    await Promise.all([mkdir(cache, { recursive: true }), mkdir(npmCache, { recursive: true })]);
     const cmd = {
-      // …and its home is the revision's directory (root's is closed to it: git would stop there).
-      env: { ...baseEnv(), ...(root ? { npm_config_cache: npmCache, HOME: dir } : {}) },
+      // As root, builds run as the deployments' user, whose home is the revision's directory (root's
+      // is closed to it: git would stop there).
+      env: { ...baseEnv(), npm_config_cache: npmCache, ...(root ? { HOME: dir } : {}) },
       deadline: Date.now() + this.o.buildTimeoutMs,
       signal: ctx.signal,
       onOutput: (t: string) => ctx.log('build', t),
-      // A build writes its revision's directory, the shared install cache and npm's own cache.
+      // A build writes its revision's directory and its deployment's install and npm caches.
       wrap: await this.wrapFor(ctx, 'build', [dir, cache, npmCache]),
     };
     const src = path.join(dir, 'src');
@@ -190,8 +218,8 @@ export class LocalDriver implements Driver {
 
   /**
    * Install dependencies. The default `npm ci` of a lockfile goes through a content-addressed cache:
-   * `<dir>/.cache/node_modules/<sha256 of the lockfile and Node version>/node_modules`, linked into
-   * the revision, so a revision whose lockfile did not change installs nothing. A custom
+   * `<dir>/<deployment id>/.cache/node_modules/<sha256 of the lockfile and Node version>/node_modules`,
+   * linked into the revision, so a revision whose lockfile did not change installs nothing. A custom
    * install_command always runs (it may do more than install).
    */
   private async install(ctx: DriverContext, root: string, pkg: PackageJson | undefined, custom: string | undefined, o: CommandOptions): Promise<void> {
@@ -206,7 +234,7 @@ export class LocalDriver implements Driver {
       return void (await runShell(install, o));
     }
     const key = createHash('sha256').update(lock).update(`\0${process.version}\0${process.platform}-${process.arch}`).digest('hex');
-    const cached = path.join(this.o.dir, '.cache', 'node_modules', key);
+    const cached = path.join(this.caches(ctx.deployment.id).install, 'node_modules', key);
     const link = path.join(root, 'node_modules');
     if (existsSync(path.join(cached, 'node_modules'))) {
       ctx.log('build', `[hangar] package-lock.json unchanged (sha256 ${key.slice(0, 12)}): reusing its installed dependencies\n`);
@@ -229,6 +257,7 @@ export class LocalDriver implements Driver {
 
   async deploy(ctx: DriverContext): Promise<DeployResult> {
     await this.stop(ctx.deployment.id, ctx.revision.id);
+    await this.closeDir();
     const dir = this.revisionDir(ctx.deployment.id, ctx.revision.id);
     const src = path.join(dir, 'src');
     if (!existsSync(src)) throw new DriverFailure('the build output is missing on this host; redeploy the revision to build it again');
@@ -266,8 +295,8 @@ export class LocalDriver implements Driver {
     };
     ctx.log('deploy', `[hangar] starting revision ${ctx.revision.seq} on port ${port} (LangGraph API ${LANGGRAPH_API_VERSION})\n`);
     // The application writes its revision's directory and the deployment's database, nothing else;
-    // it reads its installed dependencies from the shared install cache.
-    const wrap = await this.wrapFor(ctx, 'deploy', [dir, this.databaseDir(ctx.deployment.id)], [path.join(this.o.dir, '.cache')]);
+    // it reads its installed dependencies from the deployment's install cache.
+    const wrap = await this.wrapFor(ctx, 'deploy', [dir, this.databaseDir(ctx.deployment.id)], [this.caches(ctx.deployment.id).install]);
     const app = new AppProcess({ args, cwd: config.root, env, port, wrap, onOutput: appOutput((t) => ctx.log('deploy', t)) });
     this.running.set(ctx.revision.id, { deploymentId: ctx.deployment.id, app });
     await app.startHealthy(this.o.healthTimeoutMs, ctx.signal);
@@ -330,8 +359,10 @@ export class LocalDriver implements Driver {
   }
 
   async localDeployments(): Promise<string[]> {
+    // Called at each reconciler pass from the start on: an upgraded host closes its directory here.
+    if (existsSync(this.o.dir)) await this.closeDir();
     const dirs = await readdir(this.o.dir).catch(() => [] as string[]);
-    // Directories are named by deployment id (`.cache` is the shared install cache).
+    // Directories are named by deployment id (`.cache` and `.npm` here are the caches earlier versions shared).
     return [...new Set([...this.fronts.keys(), ...dirs.filter((d) => UUID.test(d))])];
   }
 

@@ -1,0 +1,86 @@
+// A server that cannot start says which setting is at fault: an unreachable or refusing external
+// database names DATABASE_URL (never its password), a listen address in use or unresolvable names
+// HOST and PORT, and a boolean setting with another word says what it accepts.
+import { mkdtemp, rm } from 'node:fs/promises';
+import { createServer, type Server } from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { runHangar } from '../support/cli.js';
+import { freshDatabaseUrl } from '../support/database.js';
+
+const dirs: string[] = [];
+const servers: Server[] = [];
+afterAll(async () => {
+  for (const s of servers) await new Promise((resolve) => s.close(resolve));
+  for (const dir of dirs) await rm(dir, { recursive: true, force: true });
+});
+
+async function dataDir(): Promise<string> {
+  const dir = await mkdtemp(path.join(os.tmpdir(), 'hangar-startup-'));
+  dirs.push(dir);
+  return dir;
+}
+
+/** A loopback port something else listens on. */
+async function busyPort(): Promise<number> {
+  const s = createServer();
+  servers.push(s);
+  await new Promise<void>((resolve) => s.listen(0, '127.0.0.1', resolve));
+  return (s.address() as { port: number }).port;
+}
+
+/** A port nothing listens on (opened, then closed). */
+async function closedPort(): Promise<number> {
+  const s = createServer();
+  await new Promise<void>((resolve) => s.listen(0, '127.0.0.1', resolve));
+  const port = (s.address() as { port: number }).port;
+  await new Promise((resolve) => s.close(resolve));
+  return port;
+}
+
+describe('hangar serve: start-up errors name the setting', () => {
+  it('an external database that refuses the password or does not answer names DATABASE_URL, without the password', async () => {
+    const good = new URL(await freshDatabaseUrl());
+    const wrong = new URL(good);
+    wrong.password = 'not-the-password-s3cr3t';
+    const refused = await runHangar(['serve', '--data-dir', await dataDir(), '--port', '0'], { DATABASE_URL: wrong.toString() });
+    expect(refused.code).not.toBe(0);
+    expect(refused.stderr).toMatch(/DATABASE_URL/);
+    expect(refused.stderr).toMatch(/password authentication failed/);
+    expect(refused.stderr + refused.stdout).not.toContain('not-the-password-s3cr3t');
+
+    const down = new URL(good);
+    down.port = String(await closedPort());
+    const unreachable = await runHangar(['serve', '--data-dir', await dataDir(), '--port', '0'], { DATABASE_URL: down.toString() });
+    expect(unreachable.code).not.toBe(0);
+    expect(unreachable.stderr).toMatch(/DATABASE_URL.*ECONNREFUSED/);
+    expect(unreachable.stderr + unreachable.stdout).not.toContain(decodeURIComponent(good.password));
+
+    // The operator commands open it the same way.
+    const keys = await runHangar(['keys', 'list'], { DATABASE_URL: wrong.toString() });
+    expect(keys.code).not.toBe(0);
+    expect(keys.stderr).toMatch(/DATABASE_URL.*password authentication failed/);
+    expect(keys.stderr + keys.stdout).not.toContain('not-the-password-s3cr3t');
+  }, 60_000);
+
+  it('a port in use or a host that does not resolve names HOST and PORT', async () => {
+    const url = await freshDatabaseUrl();
+    const port = await busyPort();
+    const inUse = await runHangar(['serve', '--data-dir', await dataDir()], { DATABASE_URL: url, PORT: String(port) });
+    expect(inUse.code).not.toBe(0);
+    expect(inUse.stderr).toContain(`cannot listen on 127.0.0.1:${port} (HOST / --host, PORT / --port)`);
+    expect(inUse.stderr).toMatch(/EADDRINUSE/);
+
+    const unknown = await runHangar(['serve', '--data-dir', await dataDir(), '--port', '0'], { DATABASE_URL: url, HOST: 'no-such-host.invalid' });
+    expect(unknown.code).not.toBe(0);
+    expect(unknown.stderr).toContain('cannot listen on no-such-host.invalid:0 (HOST / --host, PORT / --port)');
+  }, 60_000);
+
+  it('a boolean setting with another word says which words it takes', async () => {
+    const r = await runHangar(['serve', '--data-dir', await dataDir(), '--port', '0'], { HANGAR_TRACING: 'maybe', HANGAR_DEPLOY_ALLOW_LOCAL_REPOS: 'on' });
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain('HANGAR_TRACING: must be true or false (or 1/0, yes/no)');
+    expect(r.stderr).toContain('HANGAR_DEPLOY_ALLOW_LOCAL_REPOS: must be true or false (or 1/0, yes/no)');
+  }, 60_000);
+});
