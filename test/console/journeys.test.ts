@@ -114,12 +114,13 @@ describe('approvals of parallel subagents in the playground', { timeout: 180_000
     const card = (file: string) => page.getByLabel('Approval needed: write_file').filter({ hasText: file });
     await card('/one.txt').waitFor();
     await card('/two.txt').waitFor();
-    await expect.poll(() => page.url()).toMatch(/\/threads\/[0-9a-f-]+$/);
+    await screenshot(page, 'journeys-parallel-subagents-live');
+    await expect.poll(() => page.url(), { timeout: 60_000 }).toMatch(/\/threads\/[0-9a-f-]+$/);
     const threadId = page.url().split('/').pop()!;
     const thread = async () => (await server.client.GET('/v1/deepagents/threads/{thread_id}', { params: { path: { thread_id: threadId } } })).data!;
     const files = async () => Object.keys((((await thread()).values as { files?: Record<string, unknown> }).files ?? {})).sort();
     const runs = async () => (await server.client.GET('/v1/deepagents/threads/{thread_id}/runs', { params: { path: { thread_id: threadId } } })).data!;
-    await expect.poll(async () => (await thread()).status).toBe('interrupted');
+    await expect.poll(async () => (await thread()).status, { timeout: 60_000 }).toBe('interrupted');
 
     // A reload of the interrupted thread shows both requests again.
     await page.reload();
@@ -138,7 +139,7 @@ describe('approvals of parallel subagents in the playground', { timeout: 180_000
     // Rejecting the other sends both, each to its own request: only the approved file is written.
     await card('/two.txt').getByRole('button', { name: 'Reject' }).click();
     await card('/two.txt').getByRole('button', { name: 'Reject call' }).click();
-    await expect.poll(async () => (await thread()).status).toBe('idle');
+    await expect.poll(async () => (await thread()).status, { timeout: 60_000 }).toBe('idle');
     await page.getByLabel('Approval needed: write_file').first().waitFor({ state: 'detached' });
     expect(await files()).toEqual(['/one.txt']);
     const all = await runs();
