@@ -182,7 +182,8 @@ function Chat({ agentId, threadId, onThread }: { agentId: string; threadId: stri
   const cards = pending.flatMap(({ id, request }) =>
     (request.action_requests ?? []).map((req, index) => ({ key: `${id}#${index}`, req, config: request.review_configs?.find((c) => c.action_name === req.name) })),
   );
-  const pendingKey = cards.map((c) => c.key).join(' ');
+  // The decisions given so far hold while the same calls are pending (in whatever order they are listed).
+  const pendingKey = cards.map((c) => c.key).sort().join(' ');
   const [answered, setAnswers] = useState<{ pending: string; decisions: Record<string, Decision> }>({ pending: '', decisions: {} });
   const answers = answered.pending === pendingKey ? answered : { pending: pendingKey, decisions: {} };
   const answer = (key: string, d: Decision) => {
