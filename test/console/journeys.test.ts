@@ -98,6 +98,59 @@ describe('approvals in the playground', { timeout: 180_000 }, () => {
   });
 });
 
+describe('approvals of parallel subagents in the playground', { timeout: 180_000 }, () => {
+  it('shows every pending request, also after a reload, and answers each by its interrupt id once all are decided', async () => {
+    // Two `task` calls whose subagents each write a file: each pauses on its own approval request.
+    const agentId = await agentWith('Two writers', {
+      tools: { tools: [], interrupt_config: { write_file: true } },
+      subagents: [{ name: 'writer', description: 'Writes files', instructions: 'Write.' }],
+    });
+    const write = (file_path: string) => `/call write_file ${JSON.stringify({ file_path, content: file_path })}`;
+    const task = (description: string) => `/call task ${JSON.stringify({ description, subagent_type: 'writer' })}`;
+    const { context, page, errors } = await open();
+    await signIn(page, server.adminKey, `/agents/${agentId}/playground`);
+    await page.getByLabel('Message', { exact: true }).fill(`${task(write('/one.txt'))}\n${task(write('/two.txt'))}`);
+    await page.getByRole('button', { name: 'Send' }).click();
+    const card = (file: string) => page.getByLabel('Approval needed: write_file').filter({ hasText: file });
+    await card('/one.txt').waitFor();
+    await card('/two.txt').waitFor();
+    await screenshot(page, 'journeys-parallel-subagents-live');
+    await expect.poll(() => page.url(), { timeout: 60_000 }).toMatch(/\/threads\/[0-9a-f-]+$/);
+    const threadId = page.url().split('/').pop()!;
+    const thread = async () => (await server.client.GET('/v1/deepagents/threads/{thread_id}', { params: { path: { thread_id: threadId } } })).data!;
+    const files = async () => Object.keys((((await thread()).values as { files?: Record<string, unknown> }).files ?? {})).sort();
+    const runs = async () => (await server.client.GET('/v1/deepagents/threads/{thread_id}/runs', { params: { path: { thread_id: threadId } } })).data!;
+    await expect.poll(async () => (await thread()).status, { timeout: 60_000 }).toBe('interrupted');
+
+    // A reload of the interrupted thread shows both requests again.
+    await page.reload();
+    await card('/one.txt').waitFor();
+    await card('/two.txt').waitFor();
+    await expect(page.getByLabel('Approval needed: write_file').count()).resolves.toBe(2);
+    await screenshot(page, 'journeys-parallel-subagents-pending');
+
+    // Approving one request sends nothing: the other still waits for its own decision.
+    await card('/one.txt').getByRole('button', { name: 'Approve' }).click();
+    await card('/one.txt').getByRole('status').filter({ hasText: 'Your decision: approve' }).waitFor();
+    await card('/two.txt').getByRole('button', { name: 'Approve' }).waitFor();
+    expect((await runs()).length).toBe(1);
+    expect((await thread()).status).toBe('interrupted');
+
+    // Rejecting the other sends both, each to its own request: only the approved file is written.
+    await card('/two.txt').getByRole('button', { name: 'Reject' }).click();
+    await card('/two.txt').getByRole('button', { name: 'Reject call' }).click();
+    await expect.poll(async () => (await thread()).status, { timeout: 60_000 }).toBe('idle');
+    await page.getByLabel('Approval needed: write_file').first().waitFor({ state: 'detached' });
+    expect(await files()).toEqual(['/one.txt']);
+    const all = await runs();
+    expect(all.map((r) => r.status)).toEqual(['success', 'success']);
+    expect(await page.getByText('Run failed').count()).toBe(0);
+    await screenshot(page, 'journeys-parallel-subagents-answered');
+    expect(errors).toEqual([]);
+    await context.close();
+  });
+});
+
 describe("editing an agent's files", { timeout: 180_000 }, () => {
   const getAgent = async (id: string) => (await server.client.GET('/v1/deepagents/agents/{agent_id}', { params: { path: { agent_id: id } } })).data!;
 

@@ -29,6 +29,10 @@ interface ApprovalRequest {
   action_requests?: ActionRequest[];
   review_configs?: ReviewConfig[];
 }
+/** Whether an interrupt's value is an approval request (other pauses have no cards). */
+function isApprovalRequest(value: unknown): value is ApprovalRequest {
+  return !!value && typeof value === 'object' && Array.isArray((value as ApprovalRequest).action_requests);
+}
 type Decision = { type: 'approve' } | { type: 'edit'; edited_action: { name: string; args: Record<string, unknown> } } | { type: 'reject'; message?: string } | { type: 'respond'; message: string };
 interface Todo {
   content: string;
@@ -134,9 +138,9 @@ function Chat({ agentId, threadId, onThread }: { agentId: string; threadId: stri
   const onKey = (e: KeyboardEvent<HTMLTextAreaElement>) => {
     if (e.key === 'Enter' && !e.shiftKey) send(e as unknown as FormEvent);
   };
-  const decide = (decisions: Decision[]) =>
+  const decide = (resume: { decisions: Decision[] } | Record<string, { decisions: Decision[] }>) =>
     void stream.submit(null, {
-      command: { resume: { decisions } },
+      command: { resume },
       config: { configurable: { user_timezone: timeZone } },
       streamMode: ['values', 'messages-tuple', 'updates'],
       streamSubgraphs: true,
@@ -170,19 +174,28 @@ function Chat({ agentId, threadId, onThread }: { agentId: string; threadId: stri
   useEffect(() => {
     if (!stream.isLoading) setCancelling(false);
   }, [stream.isLoading]);
-  const approval = stream.interrupt?.value as ApprovalRequest | undefined;
-  // One decision per pending call, each from its own card; they are sent together once every call
-  // has one (a decision on one call never answers another: each call that needs approval gets it
-  // from a person).
-  const interruptId = stream.interrupt?.id ?? '';
-  const [answered, setAnswers] = useState<{ id: string; decisions: Record<number, Decision> }>({ id: '', decisions: {} });
-  const answers = answered.id === interruptId ? answered : { id: interruptId, decisions: {} };
-  const answer = (index: number, count: number, d: Decision) => {
-    if (count === 1) return decide([d]);
-    const decisions = { ...answers.decisions, [index]: d };
-    setAnswers({ id: interruptId, decisions });
-    if (Object.keys(decisions).length === count) decide(Array.from({ length: count }, (_, i) => decisions[i]!));
+  // Every action request of every pending approval request, each a card of its own: subagents that
+  // paused in parallel each wait on their own interrupt (with its own id). Each call gets its decision
+  // from a person (a decision on one call never answers another); they are sent together once every
+  // call has one: `{decisions}` for one interrupt, `{<interrupt id>: {decisions}}` for several.
+  const pending = stream.interrupts.flatMap((i) => (isApprovalRequest(i.value) ? [{ id: i.id ?? '', request: i.value }] : []));
+  const cards = pending.flatMap(({ id, request }) =>
+    (request.action_requests ?? []).map((req, index) => ({ key: `${id}#${index}`, req, config: request.review_configs?.find((c) => c.action_name === req.name) })),
+  );
+  // The decisions given so far hold while the same calls are pending (in whatever order they are listed).
+  const pendingKey = cards.map((c) => c.key).sort().join(' ');
+  const [answered, setAnswers] = useState<{ pending: string; decisions: Record<string, Decision> }>({ pending: '', decisions: {} });
+  const answers = answered.pending === pendingKey ? answered : { pending: pendingKey, decisions: {} };
+  const answer = (key: string, d: Decision) => {
+    const decisions = { ...answers.decisions, [key]: d };
+    // A lone call's decision is sent at once (its card keeps its buttons should the resume fail).
+    if (cards.length > 1) setAnswers({ pending: pendingKey, decisions });
+    if (!cards.every((c) => decisions[c.key])) return;
+    const listOf = (id: string, request: ApprovalRequest) => (request.action_requests ?? []).map((_, index) => decisions[`${id}#${index}`]!);
+    if (pending.length === 1) decide({ decisions: listOf(pending[0]!.id, pending[0]!.request) });
+    else decide(Object.fromEntries(pending.map(({ id, request }) => [id, { decisions: listOf(id, request) }])));
   };
+  const unanswer = (key: string) => setAnswers({ pending: pendingKey, decisions: Object.fromEntries(Object.entries(answers.decisions).filter(([k]) => k !== key)) });
   const todos = stream.values?.todos ?? [];
   const files = Object.entries(stream.values?.files ?? {});
   const latestRun = runs.data?.[0];
@@ -244,7 +257,7 @@ function Chat({ agentId, threadId, onThread }: { agentId: string; threadId: stri
               {stream.messages.map((m, i) => (
                 <MessageView key={m.id ?? i} message={m} stream={stream} durations={durations} />
               ))}
-              {stream.isLoading && !approval && (
+              {stream.isLoading && cards.length === 0 && (
                 <Group gap="xs">
                   <Loader size="xs" aria-label="Agent is working" />
                   <Text size="sm" c="dimmed">
@@ -254,16 +267,16 @@ function Chat({ agentId, threadId, onThread }: { agentId: string; threadId: stri
               )}
             </Stack>
           </Paper>
-          {approval?.action_requests?.map((req, i) => (
+          {cards.map((c) => (
             <ApprovalCard
-              key={`${interruptId}-${i}`}
-              request={req}
-              config={approval.review_configs?.find((c) => c.action_name === req.name)}
-              count={approval.action_requests!.length}
+              key={c.key}
+              request={c.req}
+              config={c.config}
+              count={cards.length}
               answered={Object.keys(answers.decisions).length}
-              decided={answers.decisions[i]}
-              onDecide={(d) => answer(i, approval.action_requests!.length, d)}
-              onChange={() => setAnswers({ id: interruptId, decisions: Object.fromEntries(Object.entries(answers.decisions).filter(([k]) => Number(k) !== i)) })}
+              decided={answers.decisions[c.key]}
+              onDecide={(d) => answer(c.key, d)}
+              onChange={() => unanswer(c.key)}
               disabled={!writable}
             />
           ))}
@@ -283,7 +296,7 @@ function Chat({ agentId, threadId, onThread }: { agentId: string; threadId: stri
               <Stack gap="xs">
                 <Textarea label="Message" placeholder="Ask the agent… (Enter sends, Shift+Enter for a new line)" autosize minRows={2} value={input} onChange={(e) => setInput(e.currentTarget.value)} onKeyDown={onKey} />
                 <Group gap="xs">
-                  <Button type="submit" disabled={!input.trim() || Boolean(approval)}>
+                  <Button type="submit" disabled={!input.trim() || cards.length > 0}>
                     Send
                   </Button>
                   {stream.isLoading && (
