@@ -153,13 +153,14 @@ function ScheduleRow({ schedule: s, agentName, writable, onRuns }: { schedule: S
   const ended = s.enabled && !s.next_run_at;
   return (
     <Table.Tr aria-label={`Schedule ${label}`}>
-      <Table.Td className="wrap-anywhere">
-        <Anchor component={Link} to={`/agents/${s.agent_id}`} size="sm" fw={600}>
+      <Table.Td>
+        <Anchor component={Link} to={`/agents/${s.agent_id}`} size="sm" fw={600} className="wrap-anywhere">
           {agentName}
         </Anchor>
-        <Group gap={6} wrap="nowrap" align="center">
-          <Code>{s.schedule}</Code>
-          <Text size="xs" c="dimmed">
+        {/* The expression and its zone each on one line: a phone puts the zone under it. */}
+        <Group gap={6} align="center" rowGap={0}>
+          <Code className="nowrap">{s.schedule}</Code>
+          <Text size="xs" c="dimmed" className="nowrap">
             {s.timezone}
           </Text>
         </Group>
@@ -369,7 +370,7 @@ function CreateSchedule({ agentId, agentName, onDone }: { agentId: string | null
           nothingFoundMessage={agents.isFetching ? 'Searching…' : 'No agent matches'}
           required
           error={errors.agent}
-          data-autofocus
+          data-autofocus={agent ? undefined : true}
         />
         <TextInput
           label="Cron expression"
@@ -382,7 +383,8 @@ function CreateSchedule({ agentId, agentName, onDone }: { agentId: string | null
           }}
           required
           error={errors.schedule}
-          ff="monospace"
+          classNames={{ input: 'mono' }}
+          data-autofocus={agent ? true : undefined}
         />
         <Autocomplete
           label="Time zone"
