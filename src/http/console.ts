@@ -12,7 +12,7 @@ import type { AppEnv } from './env.js';
 export const DEFAULT_CONSOLE_DIR = fileURLToPath(new URL('../../dist/console/', import.meta.url));
 
 /** First path segments that belong to the app (deep links load index.html). */
-export const CONSOLE_ROUTES = ['agents', 'threads', 'traces', 'deployments', 'tool-servers', 'usage', 'settings', 'sign-in'];
+export const CONSOLE_ROUTES = ['agents', 'threads', 'traces', 'schedules', 'deployments', 'tool-servers', 'usage', 'settings', 'sign-in'];
 
 const TYPES: Record<string, string> = {
   '.js': 'text/javascript; charset=utf-8',

@@ -65,7 +65,7 @@ async function expectAccessible(page: Page): Promise<void> {
 
 describe('serving', () => {
   it('serves the app at / and at deep links with a strict CSP, no-cache index and immutable assets; API paths keep their 404s', async () => {
-    for (const path of ['/', '/agents/3f1c2a9e-0000-4000-8000-000000000000', '/threads/x', '/traces/y', '/deployments/z', '/sign-in']) {
+    for (const path of ['/', '/agents/3f1c2a9e-0000-4000-8000-000000000000', '/threads/x', '/traces/y', '/deployments/z', '/schedules', '/sign-in']) {
       const res = await fetch(`${server.url}${path}`);
       expect(res.status, path).toBe(200);
       expect(res.headers.get('content-type')).toMatch(/text\/html/);

@@ -17,6 +17,7 @@ const TraceRun = lazy(pages.TraceRun);
 const ToolServers = lazy(pages.ToolServers);
 const Deployments = lazy(pages.Deployments);
 const Deployment = lazy(pages.Deployment);
+const Schedules = lazy(pages.Schedules);
 const Usage = lazy(pages.Usage);
 const Settings = lazy(pages.Settings);
 
@@ -122,6 +123,7 @@ export function App() {
         <Route path="/tool-servers" element={page(<ToolServers />)} />
         <Route path="/deployments" element={page(<Deployments />)} />
         <Route path="/deployments/:deploymentId" element={page(<Deployment />)} />
+        <Route path="/schedules" element={page(<Schedules />)} />
         <Route path="/usage" element={page(<Usage />)} />
         <Route path="/settings" element={page(<Settings />)} />
         <Route path="*" element={<Navigate to="/agents" replace />} />

@@ -7,6 +7,7 @@ import { api, setCsrfToken, type Session } from './api';
 
 const LINKS = [
   { to: '/agents', label: 'Agents' },
+  { to: '/schedules', label: 'Schedules' },
   { to: '/traces', label: 'Traces' },
   { to: '/tool-servers', label: 'Tool servers' },
   { to: '/deployments', label: 'Deployments' },

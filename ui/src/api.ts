@@ -44,9 +44,22 @@ export class ApiError extends Error {
   constructor(
     message: string,
     readonly status: number,
+    /** Each invalid field the server named (`loc` without its leading `body`/`query`), for forms to show beside their inputs. */
+    readonly fields: { field: string; message: string }[] = [],
   ) {
     super(message);
   }
+}
+
+/** The invalid fields of an error body of this API (`errors`, or a list in `detail`). */
+function fieldsOf(error: unknown): { field: string; message: string }[] {
+  if (!error || typeof error !== 'object') return [];
+  const e = error as { detail?: unknown; errors?: unknown };
+  const items = Array.isArray(e.errors) ? e.errors : Array.isArray(e.detail) ? e.detail : [];
+  return (items as { loc?: unknown[]; msg?: string }[]).map((i) => {
+    const loc = (i.loc ?? []).map(String);
+    return { field: (['body', 'query', 'path'].includes(loc[0] ?? '') ? loc.slice(1) : loc).join('.'), message: i.msg ?? 'is invalid' };
+  });
 }
 
 /** A readable message for an error body of this API (`detail`, or each invalid field and why). */
@@ -62,7 +75,7 @@ export function describe(error: unknown, status: number): string {
 
 /** The data of a typed-client answer, or an ApiError. */
 export function ok<T>(result: { data?: T; error?: unknown; response: Response }): T {
-  if (result.error !== undefined || !result.response.ok) throw new ApiError(describe(result.error, result.response.status), result.response.status);
+  if (result.error !== undefined || !result.response.ok) throw new ApiError(describe(result.error, result.response.status), result.response.status, fieldsOf(result.error));
   return result.data as T;
 }
 

@@ -156,3 +156,23 @@ export const dailyUsageQuery = (days: number) =>
     queryFn: async () =>
       Promise.all(usageRanges(days).map(async (r) => ({ day: r.start.toLocaleDateString(undefined, { month: 'short', day: 'numeric' }), report: await usageReport(r.start, r.end) }))),
   });
+
+/** Rows per page of the schedules list and of a schedule's ticks. */
+export const SCHEDULES_PAGE = 50;
+export const TICKS_PAGE = 20;
+
+/** A page of the workspace's schedules (50, newest first), of one agent when `agentId` is set; `cursor`: the page after the one that gave it. */
+export const schedulesQuery = (agentId: string | null = null, cursor?: string) =>
+  queryOptions({
+    queryKey: ['schedules', agentId, cursor],
+    queryFn: async () =>
+      ok(await api.GET('/v1/deepagents/schedules', { params: { query: { page_size: SCHEDULES_PAGE, ...(agentId ? { agent_id: agentId } : {}), ...(cursor ? { cursor } : {}) } } })),
+  });
+
+/** A page of a schedule's ticks and the runs they started (20, newest first). */
+export const ticksQuery = (scheduleId: string, cursor?: string) =>
+  queryOptions({
+    queryKey: ['schedule-ticks', scheduleId, cursor],
+    queryFn: async () =>
+      ok(await api.GET('/v1/deepagents/schedules/{schedule_id}/runs', { params: { path: { schedule_id: scheduleId }, query: { page_size: TICKS_PAGE, ...(cursor ? { cursor } : {}) } } })),
+  });

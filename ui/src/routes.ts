@@ -5,7 +5,7 @@
 import type { QueryClient } from '@tanstack/react-query';
 import { matchPath } from 'react-router';
 import { sessionHint } from './api';
-import { agentQuery, agentsQuery, defaultProject, deploymentQuery, deploymentsQuery, mcpServersQuery, modelConfigsQuery, NO_FILTERS, sessionQuery, threadQuery, threadsQuery, traceRunsQuery, tracingProjectsQuery, usageQuery } from './queries';
+import { agentQuery, agentsQuery, defaultProject, deploymentQuery, deploymentsQuery, mcpServersQuery, modelConfigsQuery, NO_FILTERS, schedulesQuery, sessionQuery, threadQuery, threadsQuery, traceRunsQuery, tracingProjectsQuery, usageQuery } from './queries';
 
 export const pages = {
   Agents: () => import('./pages/Agents'),
@@ -17,6 +17,7 @@ export const pages = {
   ToolServers: () => import('./pages/ToolServers'),
   Deployments: () => import('./pages/Deployments'),
   Deployment: () => import('./pages/Deployment'),
+  Schedules: () => import('./pages/Schedules'),
   Usage: () => import('./pages/Usage'),
   Settings: () => import('./pages/Settings'),
 };
@@ -68,6 +69,8 @@ export const ROUTES: PageRoute[] = [
   { path: '/tool-servers', page: 'ToolServers', data: (c) => c.prefetchQuery(mcpServersQuery) },
   { path: '/deployments', page: 'Deployments', data: (c) => c.prefetchQuery(deploymentsQuery()) },
   { path: '/deployments/:deploymentId', page: 'Deployment', data: (c, p) => c.prefetchQuery(deploymentQuery(p.deploymentId!)) },
+  // All schedules, or one agent's (`?agent=ID`, the agent page's link: the search is not in the path).
+  { path: '/schedules', page: 'Schedules', data: (c) => c.prefetchQuery(schedulesQuery(new URLSearchParams(window.location.search).get('agent'))) },
   // The charts' seven daily reports only after the table's: on a busy machine they would slow it down.
   {
     path: '/usage',

@@ -142,6 +142,9 @@ export default function AgentPage() {
           <Button component={Link} to={`/agents/${a.id}/memories`} variant="default">
             Memories
           </Button>
+          <Button component={Link} to={`/schedules?agent=${a.id}`} variant="default">
+            Schedules
+          </Button>
           {writable && (
             <>
               <Button variant="default" onClick={() => clone.mutate()} loading={clone.isPending}>

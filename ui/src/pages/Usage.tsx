@@ -1,8 +1,8 @@
 import { Alert, Center, Loader, SegmentedControl, Stack, Table, Title } from '@mantine/core';
-import { useQueries, useQuery } from '@tanstack/react-query';
+import { useQuery } from '@tanstack/react-query';
 import { lazy, Suspense, useState } from 'react';
-import { ApiError } from '../api';
-import { agentQuery, usageQuery } from '../queries';
+import { useAgentNames } from '../agentNames';
+import { usageQuery } from '../queries';
 
 // The charts (recharts, most of this page's weight) are their own chunk, loaded with their daily
 // reports once the table's report is there: the heading, range and table never wait for them.
@@ -16,22 +16,6 @@ export function ChartsPlaceholder() {
       <Loader />
     </Center>
   );
-}
-
-/**
- * The names of the agents the usage rows name, each asked by its id (the list's first page would miss
- * an agent beyond it). An agent deleted since its runs is said to be; until a name is there, the id's start.
- */
-function useAgentNames(ids: string[]): (id: string) => string {
-  const unique = [...new Set(ids)];
-  const agents = useQueries({ queries: unique.map((id) => agentQuery(id)) });
-  const byId = new Map(unique.map((id, i) => [id, agents[i]!]));
-  return (id) => {
-    const agent = byId.get(id);
-    if (agent?.data) return agent.data.name;
-    const short = id.slice(0, 8);
-    return agent?.error instanceof ApiError && agent.error.status === 404 ? `Deleted agent ${short}` : short;
-  };
 }
 
 /** Runs and tokens per day (charts) and per agent and model over the range (table). */

@@ -1,0 +1,219 @@
+// The Console's Schedules page in a real browser (Debian Chromium via playwright-core) against a real
+// `hangar serve` on port 0: a person creates a schedule, sees it listed with its next run, follows its
+// runs to their thread, pauses it and deletes it; a bad cron or zone is said in words beside its input.
+import type { Browser, BrowserContext, Page } from 'playwright-core';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { axeViolations, collectErrors, ensureConsoleBuilt, launchBrowser, screenshot } from '../support/browser.js';
+import { startTestServer, type TestServer } from '../support/server.js';
+
+let server: TestServer;
+let browser: Browser;
+
+beforeAll(async () => {
+  ensureConsoleBuilt();
+  [server, browser] = await Promise.all([startTestServer(), launchBrowser()]);
+});
+afterAll(async () => {
+  await browser?.close();
+  await server?.close();
+});
+
+let current: Page | undefined;
+afterEach(async (ctx) => {
+  if (ctx.task.result?.state === 'fail' && current && !current.isClosed()) await screenshot(current, `failed-${ctx.task.name.slice(0, 40).replace(/\W+/g, '-')}`);
+  current = undefined;
+});
+
+async function open(width = 1280): Promise<{ context: BrowserContext; page: Page; errors: string[] }> {
+  const context = await browser.newContext({ viewport: { width, height: 900 } });
+  context.setDefaultTimeout(60_000); // generous: CI machines are small and shared
+  const page = await context.newPage();
+  current = page;
+  return { context, page, errors: collectErrors(page) };
+}
+
+async function signIn(page: Page, key: string, path = '/'): Promise<void> {
+  await page.goto(`${server.url}${path}`);
+  await page.getByLabel('API key').fill(key);
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  await page.getByRole('button', { name: 'Sign out' }).waitFor();
+}
+
+async function agentWith(name: string): Promise<string> {
+  const res = await server.client.POST('/v1/deepagents/agents', { body: { name, runtime: { model: { model_id: 'scripted:demo' } } } });
+  expect(res.response.status).toBe(201);
+  return res.data!.id;
+}
+
+async function schedulesOf(agentId: string) {
+  return (await server.client.GET('/v1/deepagents/schedules', { params: { query: { agent_id: agentId } } })).data!.items;
+}
+
+/** Until the page's finite animations (a dialog fading in) have ended, so a screenshot shows the end state. */
+async function animationsDone(page: Page): Promise<void> {
+  await page.evaluate(`Promise.all(document.getAnimations().filter((a) => a.effect?.getTiming().iterations !== Infinity).map((a) => a.finished.catch(() => undefined))).then(() => undefined)`);
+}
+
+describe('the Schedules page', { timeout: 240_000 }, () => {
+  it('creates a schedule (a bad cron or zone said in words beside its input), lists it with its next run, pauses, resumes and deletes it after asking', async () => {
+    const agentId = await agentWith('Morning reporter');
+    await agentWith('Someone else');
+    const { context, page, errors } = await open();
+    await signIn(page, server.adminKey);
+    await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Schedules' }).click();
+    await page.getByRole('heading', { name: 'Schedules' }).waitFor();
+    await page.getByText('No schedules yet.').waitFor();
+
+    await page.getByRole('button', { name: 'New schedule' }).click();
+    const dialog = page.getByRole('dialog', { name: 'New schedule' });
+    // Nothing chosen or written: said before anything is sent.
+    await dialog.getByRole('button', { name: 'Create schedule' }).click();
+    await dialog.getByText('Choose an agent').waitFor();
+    await dialog.getByText('Write the message each run is sent').waitFor();
+
+    await dialog.getByRole('textbox', { name: 'Agent' }).fill('Morning');
+    await page.getByRole('option', { name: 'Morning reporter' }).click();
+    await dialog.getByRole('textbox', { name: 'Cron expression' }).fill('0 9 * *');
+    await dialog.getByRole('textbox', { name: 'Time zone' }).fill('Mars/Olympus_Mons');
+    await dialog.getByRole('textbox', { name: 'Message' }).fill('What changed overnight?');
+    await dialog.getByRole('button', { name: 'Create schedule' }).click();
+    // The server's reason, in words, under the input it is about (not a JSON body, not a field path).
+    const cronError = dialog.getByText('must have 5 fields (minute hour day month weekday) or 6 with seconds first; got 4');
+    await cronError.waitFor();
+    expect(await dialog.getByRole('textbox', { name: 'Cron expression' }).getAttribute('aria-invalid')).toBe('true');
+    expect(await dialog.textContent()).not.toMatch(/[{}]|body\.schedule/);
+    await animationsDone(page);
+    await screenshot(page, 'schedules-bad-cron');
+    expect(await schedulesOf(agentId)).toEqual([]);
+
+    // The cron fixed, the zone is checked next.
+    await dialog.getByRole('textbox', { name: 'Cron expression' }).fill('0 9 * * 1-5');
+    await cronError.waitFor({ state: 'detached' });
+    await dialog.getByRole('button', { name: 'Create schedule' }).click();
+    await dialog.getByText('unknown IANA time zone "Mars/Olympus_Mons"').waitFor();
+    expect(await schedulesOf(agentId)).toEqual([]);
+
+    await dialog.getByRole('textbox', { name: 'Time zone' }).fill('Europe/Paris');
+    await dialog.getByRole('button', { name: 'Create schedule' }).click();
+    await dialog.waitFor({ state: 'detached' });
+    const [created] = await schedulesOf(agentId);
+    expect(created).toMatchObject({ schedule: '0 9 * * 1-5', timezone: 'Europe/Paris', enabled: true, input: { messages: [{ role: 'user', content: 'What changed overnight?' }] } });
+
+    // Listed with its agent, expression, zone and next run (in the browser's zone).
+    const row = page.getByRole('row', { name: 'Schedule Morning reporter 0 9 * * 1-5' });
+    await row.getByText('Europe/Paris').first().waitFor();
+    const nextRun = await page.evaluate(`new Date(${JSON.stringify(created!.next_run_at)}).toLocaleString()`);
+    await row.getByText(String(nextRun), { exact: true }).waitFor();
+    await row.getByText('Not yet').waitFor();
+    expect(await axeViolations(page)).toEqual([]);
+    await screenshot(page, 'schedules-listed');
+
+    // Pause, then resume.
+    await row.getByRole('button', { name: 'Pause Morning reporter 0 9 * * 1-5' }).click();
+    await row.getByText('Paused', { exact: true }).waitFor();
+    expect((await schedulesOf(agentId))[0]).toMatchObject({ enabled: false, next_run_at: null });
+    await row.getByRole('button', { name: 'Resume Morning reporter 0 9 * * 1-5' }).click();
+    await row.getByRole('button', { name: 'Pause Morning reporter 0 9 * * 1-5' }).waitFor();
+    expect((await schedulesOf(agentId))[0]!.enabled).toBe(true);
+
+    // Deleting asks first; cancelling keeps it.
+    await row.getByRole('button', { name: 'Delete Morning reporter 0 9 * * 1-5' }).click();
+    const confirm = page.getByRole('dialog', { name: 'Delete schedule' });
+    await confirm.getByText('the threads and runs it started stay').waitFor();
+    await animationsDone(page);
+    await screenshot(page, 'schedules-delete-ask');
+    await confirm.getByRole('button', { name: 'Cancel' }).click();
+    await confirm.waitFor({ state: 'detached' });
+    expect(await schedulesOf(agentId)).toHaveLength(1);
+    await row.getByRole('button', { name: 'Delete Morning reporter 0 9 * * 1-5' }).click();
+    await confirm.getByRole('button', { name: 'Delete schedule' }).click();
+    await confirm.waitFor({ state: 'detached' });
+    await row.waitFor({ state: 'detached' });
+    await page.getByText('No schedules yet.').waitFor();
+    expect(await schedulesOf(agentId)).toEqual([]);
+    expect(errors.filter((e) => !e.includes('422'))).toEqual([]);
+    await context.close();
+  });
+
+  it("shows a schedule's last run and recent runs, each linked to its thread; the agent page links to the agent's schedules", async () => {
+    const agentId = await agentWith('Ticking agent');
+    const otherId = await agentWith('Quiet agent');
+    await server.client.POST('/v1/deepagents/schedules', { body: { agent_id: otherId, schedule: '0 0 1 1 *', input: { messages: [{ role: 'user', content: 'new year' }] } } });
+    // Every second, until it has started a run that has finished (then paused: nothing fires meanwhile).
+    const made = await server.client.POST('/v1/deepagents/schedules', { body: { agent_id: agentId, schedule: '* * * * * *', input: { messages: [{ role: 'user', content: 'status?' }] } } });
+    expect(made.response.status).toBe(201);
+    const scheduleId = made.data!.id;
+    await expect
+      .poll(async () => (await server.client.GET('/v1/deepagents/schedules/{schedule_id}', { params: { path: { schedule_id: scheduleId } } })).data!.last_run?.run?.status, { timeout: 60_000, interval: 250 })
+      .toBe('success');
+    await server.client.PATCH('/v1/deepagents/schedules/{schedule_id}', { params: { path: { schedule_id: scheduleId } }, body: { enabled: false } });
+    const ticks = (await server.client.GET('/v1/deepagents/schedules/{schedule_id}/runs', { params: { path: { schedule_id: scheduleId } } })).data!.items;
+    const finished = ticks.find((t) => t.run?.status === 'success')!;
+
+    const { context, page, errors } = await open();
+    await signIn(page, server.adminKey, `/agents/${agentId}`);
+    await page.getByRole('main').getByRole('link', { name: 'Schedules' }).click();
+    await page.getByRole('heading', { name: 'Schedules of Ticking agent' }).waitFor();
+    const row = page.getByRole('row', { name: 'Schedule Ticking agent * * * * * *' });
+    await row.waitFor();
+    // Only this agent's schedules.
+    expect(await page.getByRole('row', { name: /^Schedule Quiet agent/ }).count()).toBe(0);
+    await row.getByText('Paused', { exact: true }).waitFor();
+    await screenshot(page, 'schedules-of-agent');
+
+    await row.getByRole('button', { name: 'Recent runs of Ticking agent * * * * * *' }).click();
+    const runs = page.getByRole('dialog', { name: 'Recent runs' }).getByRole('table', { name: 'Runs of the schedule' });
+    const tickRow = runs.getByRole('row').filter({ hasText: String(await page.evaluate(`new Date(${JSON.stringify(finished.tick_at)}).toLocaleString()`)) });
+    await tickRow.getByText('success').waitFor();
+    await animationsDone(page);
+    await screenshot(page, 'schedules-recent-runs');
+    await tickRow.getByRole('link', { name: 'Thread' }).click();
+    await page.waitForURL(`**/threads/${finished.thread_id}`);
+    await page.getByLabel('Conversation').getByText('status?').first().waitFor();
+
+    // Every agent's schedules, from the navigation.
+    await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Schedules' }).click();
+    await page.getByRole('row', { name: 'Schedule Quiet agent 0 0 1 1 *' }).waitFor();
+    await page.getByRole('row', { name: 'Schedule Ticking agent * * * * * *' }).waitFor();
+    expect(errors).toEqual([]);
+    await context.close();
+  });
+
+  it("says in words why a schedule of a deleted agent cannot be resumed", async () => {
+    const agentId = await agentWith('Short-lived agent');
+    const made = await server.client.POST('/v1/deepagents/schedules', { body: { agent_id: agentId, schedule: '0 12 * * *', enabled: false, input: { messages: [{ role: 'user', content: 'noon' }] } } });
+    expect(made.response.status).toBe(201);
+    expect((await server.client.DELETE('/v1/deepagents/agents/{agent_id}', { params: { path: { agent_id: agentId } } })).response.status).toBe(204);
+    const { context, page, errors } = await open();
+    await signIn(page, server.adminKey, '/schedules');
+    const row = page.getByRole('row', { name: `Schedule Deleted agent ${agentId.slice(0, 8)} 0 12 * * *` });
+    await row.getByRole('button', { name: /^Resume / }).click();
+    await row.getByRole('alert').filter({ hasText: `Not resumed: agent ${agentId} was deleted; a schedule of it cannot run again` }).waitFor();
+    expect(await row.getByRole('alert').textContent()).not.toMatch(/[{}]|body\./);
+    expect((await server.client.GET('/v1/deepagents/schedules/{schedule_id}', { params: { path: { schedule_id: made.data!.id } } })).data!.enabled).toBe(false);
+    // The browser logs the refused resume (422) and the deleted agent's name asked for (404).
+    expect(errors.filter((e) => !/\b(404|422)\b/.test(e))).toEqual([]);
+    await context.close();
+  });
+
+  it('fits a phone: the list and the form at 390 px wide', async () => {
+    const agentId = await agentWith('Phone agent');
+    await server.client.POST('/v1/deepagents/schedules', {
+      body: { agent_id: agentId, schedule: '30 7 * * *', timezone: 'America/New_York', input: { messages: [{ role: 'user', content: 'Good morning' }] } },
+    });
+    const { context, page, errors } = await open(390);
+    await signIn(page, server.adminKey, '/schedules');
+    const row = page.getByRole('row', { name: 'Schedule Phone agent 30 7 * * *' });
+    await row.getByRole('button', { name: 'Pause Phone agent 30 7 * * *' }).waitFor();
+    // Nothing wider than the screen: the page does not scroll sideways.
+    expect(await page.evaluate('document.documentElement.scrollWidth')).toBeLessThanOrEqual(390);
+    await screenshot(page, 'schedules-390');
+    await page.getByRole('button', { name: 'New schedule' }).click();
+    await page.getByRole('dialog', { name: 'New schedule' }).getByRole('textbox', { name: 'Cron expression' }).waitFor();
+    await animationsDone(page);
+    await screenshot(page, 'schedules-new-390');
+    // A 404 logged by the browser: the name of the agent deleted in the test above, asked for.
+    expect(errors.filter((e) => !e.includes('404'))).toEqual([]);
+    await context.close();
+  });
+});
