@@ -133,12 +133,17 @@ export async function chat(options: ChatOptions, io: ChatOutput): Promise<ChatRe
     };
     // Every approval request the run paused on, by interrupt id (parallel subagents each send one).
     const interrupts = new Map<string, { id: string | null; value: unknown }>();
+    let failure: ChatError | undefined;
     for await (const event of stream.events) {
+      if (failure) continue;
       if (event.event === 'error') {
         // `code` is a stable run error code (model_auth_failed, model_rate_limited, run_timeout, …).
         const e = event.data as { code?: string; error: string; message: string };
         line(`error: ${e.code ?? e.error}: ${e.message}`);
-        throw new ChatError(`the run failed (${e.code ?? e.error}): ${e.message}; the thread ${id} takes the next message (--thread ${id})`);
+        // Read on to the stream's end: the server ends it once the run is settled, so the thread
+        // has been freed when this says that it takes the next message.
+        failure = new ChatError(`the run failed (${e.code ?? e.error}): ${e.message}; the thread ${id} takes the next message (--thread ${id})`);
+        continue;
       }
       if (event.event === 'updates') {
         const found = (event.data as { __interrupt__?: { id?: string; value: unknown }[] }).__interrupt__;
@@ -160,6 +165,7 @@ export async function chat(options: ChatOptions, io: ChatOutput): Promise<ChatRe
         line(`← ${String(chunk.name ?? 'tool')}: ${text.length > 200 ? `${text.slice(0, 200)}…` : text}`);
       }
     }
+    if (failure) throw failure;
     if (midLine) io.out('\n');
     const requests = requestsOf([...interrupts.values()]);
     if (requests.length > 0) {
