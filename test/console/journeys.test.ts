@@ -114,6 +114,18 @@ describe('approvals of parallel subagents in the playground', { timeout: 180_000
     const card = (file: string) => page.getByLabel('Approval needed: write_file').filter({ hasText: file });
     await card('/one.txt').waitFor();
     await card('/two.txt').waitFor();
+    // While they wait, each `task` call is still pending, its subagent runs, and the subagent's own
+    // `write_file` call is shown under it, not as a message of the main agent.
+    const tasks = page.getByLabel('Tool call task', { exact: true });
+    await expect.poll(() => tasks.count()).toBe(2);
+    for (const file of ['/one.txt', '/two.txt']) {
+      const taskCard = tasks.filter({ hasText: file });
+      await expect(taskCard.getByText('pending', { exact: true }).count()).resolves.toBe(1);
+      const panel = taskCard.getByLabel('Subagent writer', { exact: true });
+      await panel.getByText('Subagent writer · running').waitFor();
+      await panel.getByLabel('Subagent tool call write_file', { exact: true }).filter({ hasText: file }).waitFor();
+    }
+    await expect(page.getByLabel('Tool call write_file', { exact: true }).count()).resolves.toBe(0);
     await screenshot(page, 'journeys-parallel-subagents-live');
     await expect.poll(() => page.url(), { timeout: 60_000 }).toMatch(/\/threads\/[0-9a-f-]+$/);
     const threadId = page.url().split('/').pop()!;

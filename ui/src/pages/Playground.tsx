@@ -14,6 +14,11 @@ import { agentQuery, RUNS_PAGE, runsQuery, threadQuery, THREADS_PAGE, threadsQue
 // Messages are drawn as markdown once react-markdown has loaded (as plain text until then): the page
 // and its Message box do not wait for it.
 const loadMarkdown = () => import('react-markdown');
+// A subagent's messages (those of a `tools:<id>` subgraph namespace) belong to its `task` call, not
+// to the conversation: without this useStream shows them as the main agent's, which also makes the
+// `task` calls look completed while their subagents still run. (Only the deep-agent overload of
+// useStream's options names this option, hence a constant spread in.)
+const SUBAGENT_OPTIONS = { filterSubagentMessages: true };
 const Markdown = lazy(loadMarkdown);
 
 interface ActionRequest {
@@ -115,6 +120,7 @@ function Chat({ agentId, threadId, onThread }: { agentId: string; threadId: stri
     onFinish: refresh,
     onError: refresh,
     fetchStateHistory: false,
+    ...SUBAGENT_OPTIONS,
   }) as unknown as UseStream<AgentState>; // the non-deep-agent overload's type omits the tool-call and subagent helpers it returns
   const [input, setInput] = useState('');
   useEffect(() => void loadMarkdown(), []); // after the first paint, before the first message
@@ -491,10 +497,15 @@ function MessageView({ message: m, stream, durations }: { message: Message; stre
                 <Text size="xs" fw={600}>
                   Subagent {String(sub.toolCall.args.subagent_type ?? '')} · {sub.status}
                 </Text>
-                {sub.messages.map((sm, j) => (
+                {sub.messages.filter((sm) => text(sm.content)).map((sm, j) => (
                   <Text size="sm" key={sm.id ?? j} className="wrap-anywhere">
                     {sm.type === 'ai' ? '› ' : ''}
                     {text(sm.content)}
+                  </Text>
+                ))}
+                {sub.toolCalls.map((sc) => (
+                  <Text size="sm" ff="monospace" key={sc.id} className="wrap-anywhere" aria-label={`Subagent tool call ${sc.call.name}`}>
+                    {sc.call.name} {JSON.stringify(sc.call.args)} · {sc.state}
                   </Text>
                 ))}
                 {sub.result && (
