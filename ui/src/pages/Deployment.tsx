@@ -39,7 +39,11 @@ export default function Deployment() {
   }, [deployment.data, revision]);
   const revStatus = revisions.data?.resources.find((r) => r.id === revision)?.status ?? '';
   const logs = useQuery({
-    queryKey: ['deployment-logs', deploymentId, revision, kind],
+    // The revision's status is in the key: when it ends, the logs are read once more (polling stops
+    // then, and its last read could come before the build's last lines were stored). The same
+    // revision's same logs stay shown until that read answers; another revision's or kind's never do.
+    queryKey: ['deployment-logs', deploymentId, revision, kind, revStatus],
+    placeholderData: (previous, query) => (query?.queryKey[2] === revision && query?.queryKey[3] === kind ? previous : undefined),
     enabled: Boolean(revision),
     queryFn: async () =>
       kind === 'build'
