@@ -1,9 +1,9 @@
 // The Console in a real browser (Debian Chromium via playwright-core) against a real `hangar serve`
 // on port 0: one server, one browser and one real MCP tool server for the whole file.
 import os from 'node:os';
-import type { Browser, BrowserContext, Locator, Page } from 'playwright-core';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { axeViolations, collectErrors, ensureConsoleBuilt, launchBrowser, screenshot } from '../support/browser.js';
+import type { Browser, Locator, Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { axeViolations, consoleSessions, ensureConsoleBuilt, launchBrowser, screenshot } from '../support/browser.js';
 import { startBearerToolServer, type ToolServerFixture } from '../support/mcp.js';
 import { startTestServer, type TestServer } from '../support/server.js';
 import { createThread, lastAiText, lastValues, run } from '../runtime/support.js';
@@ -30,28 +30,7 @@ afterAll(async () => {
   await server?.close();
 });
 
-let current: Page | undefined;
-afterEach(async (ctx) => {
-  // A failed test leaves a picture of where it stopped.
-  if (ctx.task.result?.state === 'fail' && current && !current.isClosed()) await screenshot(current, `failed-${ctx.task.name.slice(0, 40).replace(/\W+/g, '-')}`);
-  current = undefined;
-});
-
-/** A fresh browser profile (no cookies) with its error log. */
-async function open(width = 1280): Promise<{ context: BrowserContext; page: Page; errors: string[] }> {
-  const context = await browser.newContext({ viewport: { width, height: 900 } });
-  context.setDefaultTimeout(60_000); // generous: CI machines are small and shared
-  const page = await context.newPage();
-  current = page;
-  return { context, page, errors: collectErrors(page) };
-}
-
-async function signIn(page: Page, key: string, path = '/'): Promise<void> {
-  await page.goto(`${server.url}${path}`);
-  await page.getByLabel('API key').fill(key);
-  await page.getByRole('button', { name: 'Sign in' }).click();
-  await page.getByRole('button', { name: 'Sign out' }).waitFor();
-}
+const { open, signIn } = consoleSessions(() => browser, () => server.url);
 
 /** Until the page's finite animations (a dialog fading in) have ended, so a screenshot shows the end state. */
 async function animationsDone(page: Page): Promise<void> {

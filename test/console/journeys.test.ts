@@ -1,9 +1,9 @@
 // A new user's journeys through the Console in a real browser (Debian Chromium via playwright-core)
 // against a real `hangar serve` on port 0, each step as a person would take it: what the fifth bug
 // bash found wrong in them stays fixed here.
-import type { Browser, BrowserContext, Page } from 'playwright-core';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { collectErrors, ensureConsoleBuilt, launchBrowser, screenshot } from '../support/browser.js';
+import type { Browser, Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { consoleSessions, ensureConsoleBuilt, launchBrowser, screenshot } from '../support/browser.js';
 import { startBearerToolServer, type ToolServerFixture } from '../support/mcp.js';
 import { startTestServer, type TestServer } from '../support/server.js';
 
@@ -22,26 +22,7 @@ afterAll(async () => {
   await server?.close();
 });
 
-let current: Page | undefined;
-afterEach(async (ctx) => {
-  if (ctx.task.result?.state === 'fail' && current && !current.isClosed()) await screenshot(current, `failed-${ctx.task.name.slice(0, 40).replace(/\W+/g, '-')}`);
-  current = undefined;
-});
-
-async function open(width = 1280): Promise<{ context: BrowserContext; page: Page; errors: string[] }> {
-  const context = await browser.newContext({ viewport: { width, height: 900 } });
-  context.setDefaultTimeout(60_000); // generous: CI machines are small and shared
-  const page = await context.newPage();
-  current = page;
-  return { context, page, errors: collectErrors(page) };
-}
-
-async function signIn(page: Page, key: string, path = '/'): Promise<void> {
-  await page.goto(`${server.url}${path}`);
-  await page.getByLabel('API key').fill(key);
-  await page.getByRole('button', { name: 'Sign in' }).click();
-  await page.getByRole('button', { name: 'Sign out' }).waitFor();
-}
+const { open, signIn } = consoleSessions(() => browser, () => server.url);
 
 async function agentWith(name: string, body: object = {}): Promise<string> {
   const res = await server.client.POST('/v1/deepagents/agents', { body: { name, runtime: { model: { model_id: 'scripted:demo' } }, ...body } });

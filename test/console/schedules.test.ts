@@ -1,9 +1,9 @@
 // The Console's Schedules page in a real browser (Debian Chromium via playwright-core) against a real
 // `hangar serve` on port 0: a person creates a schedule, sees it listed with its next run, follows its
 // runs to their thread, pauses it and deletes it; a bad cron or zone is said in words beside its input.
-import type { Browser, BrowserContext, Page } from 'playwright-core';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { axeViolations, collectErrors, ensureConsoleBuilt, launchBrowser, screenshot } from '../support/browser.js';
+import type { Browser, Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { axeViolations, consoleSessions, ensureConsoleBuilt, launchBrowser, screenshot } from '../support/browser.js';
 import { startTestServer, type TestServer } from '../support/server.js';
 
 let server: TestServer;
@@ -18,26 +18,7 @@ afterAll(async () => {
   await server?.close();
 });
 
-let current: Page | undefined;
-afterEach(async (ctx) => {
-  if (ctx.task.result?.state === 'fail' && current && !current.isClosed()) await screenshot(current, `failed-${ctx.task.name.slice(0, 40).replace(/\W+/g, '-')}`);
-  current = undefined;
-});
-
-async function open(width = 1280): Promise<{ context: BrowserContext; page: Page; errors: string[] }> {
-  const context = await browser.newContext({ viewport: { width, height: 900 } });
-  context.setDefaultTimeout(60_000); // generous: CI machines are small and shared
-  const page = await context.newPage();
-  current = page;
-  return { context, page, errors: collectErrors(page) };
-}
-
-async function signIn(page: Page, key: string, path = '/'): Promise<void> {
-  await page.goto(`${server.url}${path}`);
-  await page.getByLabel('API key').fill(key);
-  await page.getByRole('button', { name: 'Sign in' }).click();
-  await page.getByRole('button', { name: 'Sign out' }).waitFor();
-}
+const { open, signIn } = consoleSessions(() => browser, () => server.url);
 
 async function agentWith(name: string): Promise<string> {
   const res = await server.client.POST('/v1/deepagents/agents', { body: { name, runtime: { model: { model_id: 'scripted:demo' } } } });

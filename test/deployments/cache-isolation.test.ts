@@ -8,8 +8,8 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer } from '../support/server.js';
-import { apiCall } from './api.js';
-import { makeAppRepo, waitFor } from './git-fixture.js';
+import { deployRepo } from './api.js';
+import { makeAppRepo } from './git-fixture.js';
 
 let server: TestServer;
 
@@ -20,25 +20,12 @@ afterAll(async () => {
   await server?.close();
 });
 
-const api = async (method: string, p: string, body?: unknown) => (await apiCall(server, method, p, body)).body;
 
 /** Deploy `repoUrl` with `build` as its build command; its id and build log once DEPLOYED. */
 async function deploy(name: string, repoUrl: string, build: string): Promise<{ id: string; logs: string }> {
-  const d = await api('POST', '/v2/deployments', {
-    name,
-    source: 'vcshost',
-    source_config: { repo_url: repoUrl, build_command: build },
-    source_revision_config: { repo_ref: 'main' },
-    secrets: [],
-  });
-  const rev = d.latest_revision_id as string;
-  const status = await waitFor('the revision to deploy', async () => {
-    const s = (await api('GET', `/v2/deployments/${d.id}/revisions/${rev}`)).status as string;
-    return ['DEPLOYED', 'BUILD_FAILED', 'DEPLOY_FAILED'].includes(s) ? s : undefined;
-  });
-  const logs = (await api('GET', `/v2/deployments/${d.id}/revisions/${rev}/build-logs`)).logs as string;
+  const { id, status, logs } = await deployRepo(server, name, { repo_url: repoUrl, build_command: build });
   expect(status, logs).toBe('DEPLOYED');
-  return { id: d.id as string, logs };
+  return { id, logs };
 }
 
 async function run(id: string): Promise<string> {

@@ -8,7 +8,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { detectConfinement } from '../../src/deploy/local/confine.js';
 import { startTestServer, type TestServer } from '../support/server.js';
-import { apiCall } from './api.js';
+import { apiCall, deployRepo } from './api.js';
 import { makeAppRepo, waitFor } from './git-fixture.js';
 
 let server: TestServer;
@@ -26,20 +26,7 @@ const api = async (method: string, p: string, body?: unknown) => (await apiCall(
 async function deployWithInstall(name: string, install: string): Promise<{ id: string; status: string; logs: string }> {
   const repo = await makeAppRepo();
   await repo.push('main', { label: 'v1' });
-  const d = await api('POST', '/v2/deployments', {
-    name,
-    source: 'vcshost',
-    source_config: { repo_url: repo.url, install_command: install },
-    source_revision_config: { repo_ref: 'main' },
-    secrets: [],
-  });
-  const rev = d.latest_revision_id as string;
-  const status = await waitFor('the revision to deploy', async () => {
-    const s = (await api('GET', `/v2/deployments/${d.id}/revisions/${rev}`)).status as string;
-    return ['DEPLOYED', 'BUILD_FAILED', 'DEPLOY_FAILED'].includes(s) ? s : undefined;
-  });
-  const logs = (await api('GET', `/v2/deployments/${d.id}/revisions/${rev}/build-logs`)).logs as string;
-  return { id: d.id as string, status, logs };
+  return deployRepo(server, name, { repo_url: repo.url, install_command: install });
 }
 
 /** The confined application serves through the deployment's stable URL; then the deployment goes. */

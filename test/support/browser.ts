@@ -5,7 +5,8 @@ import { existsSync } from 'node:fs';
 import { mkdir, readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import path from 'node:path';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import { afterEach } from 'vitest';
 
 /** Where screenshots go (a CI artifact; not committed). */
 export const ARTIFACTS = path.resolve('test-artifacts/console');
@@ -60,4 +61,35 @@ export async function axeViolations(page: Page): Promise<string[]> {
     return result.violations.map((v) => ({ id: v.id, impact: v.impact, targets: v.nodes.map((n) => n.target.join(' ')) }));
   })()`);
   return violations.filter((v) => v.impact === 'serious' || v.impact === 'critical').map((v) => `${v.id} (${v.impact}): ${v.targets.join(', ')}`);
+}
+
+/**
+ * A test file's browser sessions against one server: `open` gives a fresh profile (no cookies) with
+ * its error log, `signIn` signs in as a person does. A failed test leaves a picture of where it
+ * stopped. Call at the file's top level; `browser` and `url` are read when a test runs.
+ */
+export function consoleSessions(browser: () => Browser, url: () => string): {
+  open: (width?: number) => Promise<{ context: BrowserContext; page: Page; errors: string[] }>;
+  signIn: (page: Page, key: string, path?: string) => Promise<void>;
+} {
+  let current: Page | undefined;
+  afterEach(async (ctx) => {
+    if (ctx.task.result?.state === 'fail' && current && !current.isClosed()) await screenshot(current, `failed-${ctx.task.name.slice(0, 40).replace(/\W+/g, '-')}`);
+    current = undefined;
+  });
+  return {
+    async open(width = 1280) {
+      const context = await browser().newContext({ viewport: { width, height: 900 } });
+      context.setDefaultTimeout(60_000); // generous: CI machines are small and shared
+      const page = await context.newPage();
+      current = page;
+      return { context, page, errors: collectErrors(page) };
+    },
+    async signIn(page, key, path = '/') {
+      await page.goto(`${url()}${path}`);
+      await page.getByLabel('API key').fill(key);
+      await page.getByRole('button', { name: 'Sign in' }).click();
+      await page.getByRole('button', { name: 'Sign out' }).waitFor();
+    },
+  };
 }
