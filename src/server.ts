@@ -346,7 +346,6 @@ function holdForFirstRequests(server: import('node:http').Server, admissions: Ad
   server.on('request', (request: import('node:http').IncomingMessage) => waiting.get(request.socket)?.());
 }
 
-/** Stop accepting connections; give open requests up to `timeoutMs`, then cut them. */
 /** How long the streams of runs stopped at the end of a drain have to send their last event. */
 const STREAM_END_GRACE_MS = 2_000;
 
@@ -373,7 +372,6 @@ async function stopServer(server: ServerType, timeoutMs: number, stopRuns: () =>
     clearInterval(sweep);
     clearTimeout(grace);
   }
-  await closed;
 }
 
 async function runCleanup(steps: (() => Promise<void>)[], logger: Logger): Promise<void> {

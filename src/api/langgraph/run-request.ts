@@ -242,16 +242,23 @@ function toRunMessages(messages: z.infer<typeof InputMessage>[], at: string[], i
   });
 }
 
-/** LangChain's camelCase `editedAction` as the wire's `edited_action`. */
+/**
+ * LangChain's camelCase `editedAction` as the wire's `edited_action`, in `{decisions}` and in a
+ * resume keyed by interrupt id (`{<id>: {decisions}}`, several requests pending at once).
+ */
 function normaliseResume(resume: unknown): Record<string, unknown> {
   if (!resume || typeof resume !== 'object' || Array.isArray(resume)) return resume as Record<string, unknown>;
-  const r = resume as { decisions?: unknown };
-  if (!Array.isArray(r.decisions)) return resume as Record<string, unknown>;
-  const decisions = r.decisions.map((d) => {
-    const parsed = Decision.safeParse(d);
-    if (!parsed.success) return d;
-    const { editedAction, ...rest } = parsed.data;
-    return { ...rest, ...(rest.edited_action || !editedAction ? {} : { edited_action: editedAction }) };
-  });
-  return { ...resume, decisions };
+  const withDecisions = (v: unknown): unknown => {
+    const r = v as { decisions?: unknown } | null;
+    if (!r || typeof r !== 'object' || !Array.isArray(r.decisions)) return v;
+    const decisions = r.decisions.map((d) => {
+      const parsed = Decision.safeParse(d);
+      if (!parsed.success) return d;
+      const { editedAction, ...rest } = parsed.data;
+      return { ...rest, ...(rest.edited_action || !editedAction ? {} : { edited_action: editedAction }) };
+    });
+    return { ...r, decisions };
+  };
+  if (Array.isArray((resume as { decisions?: unknown }).decisions)) return withDecisions(resume) as Record<string, unknown>;
+  return Object.fromEntries(Object.entries(resume).map(([id, answer]) => [id, withDecisions(answer)]));
 }

@@ -392,10 +392,7 @@ function keyedResume(approvals: { id: string | null; value: WireApprovalRequest 
     }
     const bad = (entry.decisions as unknown[]).findIndex((d) => !d || typeof d !== 'object' || Array.isArray(d));
     if (bad >= 0) throw invalidField(['command', 'resume', a.id, 'decisions', bad], 'must be a decision object such as {"type": "approve"}');
-    // LangChain clients spell edited_action editedAction.
-    const decisions = (entry.decisions as (WireDecision & { editedAction?: WireDecision['edited_action'] })[]).map(({ editedAction, ...d }) =>
-      d.edited_action === undefined && editedAction !== undefined ? { ...d, edited_action: editedAction } : d,
-    );
+    const decisions = entry.decisions as WireDecision[];
     const problem = checkDecisions(a.value, decisions);
     if (problem) throw invalidField(['command', 'resume', a.id, 'decisions'], problem);
     value[a.id] = toMiddlewareResume(a.value, decisions);
