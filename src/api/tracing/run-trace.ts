@@ -24,7 +24,7 @@ export function runTraceRoutes({ services }: AppDeps) {
   return newRouter().openapi(getTrace, async (c) => {
     const caller = c.get('caller');
     const { thread_id, run_id } = c.req.valid('param');
-    await services.threads.run(caller, thread_id, run_id); // 404 for another workspace's or an unknown run
-    return c.json(presentTree(await services.tracing.traceOfAgentRun(caller, thread_id, run_id)), 200);
+    const run = await services.threads.run(caller, thread_id, run_id); // 404 for another workspace's or an unknown run
+    return c.json(presentTree(await services.tracing.traceOfAgentRun(caller, thread_id, run_id, run.endedAt)), 200);
   });
 }
