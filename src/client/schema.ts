@@ -1186,7 +1186,7 @@ export interface paths {
         };
         /**
          * Get the trace of a run
-         * @description The run tree recorded while the run executed: the root run, each model call (messages, model name, provider, token usage), each tool call (arguments and result) and each subagent, nested in `child_runs`. Secrets are redacted. `trace_not_found` when tracing was off for the run or it has not started.
+         * @description The run tree recorded while the run executed: the root run, each model call (messages, model name, provider, token usage), each tool call (arguments and result) and each subagent, nested in `child_runs`. Secrets are redacted. The tree is stored just after the run's stream ends; a read that comes first waits for it. `trace_not_found` when tracing was off for the run or it has not started.
          */
         get: operations["getTraceRun"];
         put?: never;

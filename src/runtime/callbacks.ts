@@ -26,9 +26,15 @@ export async function runCallbacks(factories: readonly CallbackFactory[], contex
 }
 
 /**
- * Wait until handlers that write in the background (the tracer) have stored what the run reported,
- * so that a finished run's trace is complete when the run is settled. Never throws.
+ * The run is over: wait until handlers that write in the background (the tracer) have stored what
+ * the run reported (`finish`, else `flush`). The worker calls it after the run is settled and its
+ * stream ended, so a trace's last write is not on the run's path. Never throws.
  */
 export async function settleCallbacks(handlers: readonly BaseCallbackHandler[]): Promise<void> {
-  await Promise.all(handlers.map((h) => Promise.resolve((h as { flush?: () => Promise<void> }).flush?.()).catch(() => undefined)));
+  await Promise.all(
+    handlers.map((h) => {
+      const handler = h as { finish?: () => Promise<void>; flush?: () => Promise<void> };
+      return Promise.resolve(handler.finish ? handler.finish() : handler.flush?.()).catch(() => undefined);
+    }),
+  );
 }

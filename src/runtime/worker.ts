@@ -20,6 +20,8 @@ const POLL_MS = 2_000;
 export class WorkerPool implements BackgroundTask {
   readonly name = 'run-workers';
   private readonly active = new Map<string, { run: ClaimedRun; abort: AbortController; done: Promise<void>; settled?: boolean }>();
+  /** Runs' callbacks finishing (the trace's last write) after the runs ended. */
+  private readonly finishing = new Set<Promise<void>>();
   private running = false;
   private wake: (() => void) | undefined;
   private pendingWake = false;
@@ -101,6 +103,7 @@ export class WorkerPool implements BackgroundTask {
     }
     clearTimeout(timer);
     await this.renewing;
+    await Promise.all(this.finishing);
   }
 
   /**
@@ -232,6 +235,7 @@ export class WorkerPool implements BackgroundTask {
     const metrics = this.runtime.deps.metrics;
     if (run.attempt === 1 && run.waitedSeconds !== undefined) metrics?.queueWait.observe(run.waitedSeconds);
     const claimedAt = performance.now();
+    let handlers: BaseCallbackHandler[] = [];
     const done = (async () => {
       // Starts go before executions (src/runtime/admissions.ts), as for runs the loop claims.
       if (afterStarts) await this.runtime.queue.admissions.idle();
@@ -241,7 +245,6 @@ export class WorkerPool implements BackgroundTask {
       writer = opened;
       // The log cannot be written: stop the run (it fails with the reason) rather than go on unrecorded.
       opened.onFailure = (error) => abort.abort(error);
-      let handlers: BaseCallbackHandler[] = [];
       const egress = this.runtime.deps.egress;
       const execute = (): ReturnType<typeof executeRun> => executeRun({
         run,
@@ -265,7 +268,7 @@ export class WorkerPool implements BackgroundTask {
         deadlines: this.settings.deadlines,
       });
       const outcome = await (egress ? egress.scope(execute) : execute());
-      const [flushed] = await Promise.allSettled([opened.flush(), settleCallbacks(handlers)]);
+      const [flushed] = await Promise.allSettled([opened.flush()]);
       const final =
         flushed.status === 'rejected' && outcome.status !== 'interrupted'
           ? { ...outcome, status: 'error' as const, thread: 'error' as const, error: { code: 'run_failed', error: 'EventLogUnavailable', message: String((flushed.reason as Error).message) } }
@@ -301,6 +304,10 @@ export class WorkerPool implements BackgroundTask {
       .finally(() => {
         this.active.delete(run.id);
         if (this.mayHaveWaiting || !this.running) this.nudge();
+        // The trace's last write, off the run's path: the run's stream has ended and its slot is
+        // free; a read of the trace waits for it (TracingService.traceWriting). A stop waits for it too.
+        const finishing = settleCallbacks(handlers).finally(() => this.finishing.delete(finishing));
+        this.finishing.add(finishing);
       });
     this.active.set(run.id, { run, abort, done });
   }

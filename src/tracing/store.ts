@@ -338,6 +338,12 @@ export class TraceStore {
     return row?.root_run_id;
   }
 
+  /** When agent run `runId` ended; null while it has not, undefined when there is no such run. */
+  async agentRunEnded(workspaceId: string, threadId: string, runId: string): Promise<Date | null | undefined> {
+    const row = await this.db.selectFrom('runs').select('ended_at').where('workspace_id', '=', workspaceId).where('thread_id', '=', threadId).where('id', '=', runId).executeTakeFirst();
+    return row?.ended_at;
+  }
+
   /** Count, error rate, latency percentiles of root runs and model tokens of a project. */
   async projectStats(workspaceId: string, projectId: string, range: { startAfter?: Date | undefined; startBefore?: Date | undefined } = {}): Promise<ProjectStats> {
     const scope = sql`workspace_id = ${workspaceId} AND project_id = ${projectId}

@@ -45,9 +45,22 @@ export class HangarTracer extends BaseTracer {
     super({ _awaitHandler: true });
   }
 
+  /** Called once by `finish` (the run is over and its trace stored, or its writes failed). */
+  onFinished: (() => void) | undefined;
+
   /** Wait until everything reported so far is stored. */
   flush(): Promise<void> {
     return this.writes;
+  }
+
+  /** The run is over: wait until its trace is stored, then report it finished. */
+  async finish(): Promise<void> {
+    try {
+      await this.writes;
+    } finally {
+      this.onFinished?.();
+      this.onFinished = undefined;
+    }
   }
 
   /**
@@ -71,20 +84,31 @@ export class HangarTracer extends BaseTracer {
   }
 
   protected async persistRun(root: Run): Promise<void> {
-    const post: RunCreate[] = [];
-    const visit = (run: Run) => {
-      post.push(this.toCreate(run, run.parent_run_id === undefined));
-      for (const child of run.child_runs) visit(child);
-    };
-    visit(root);
-    // A human-in-the-loop pause is not a failure: the paused node carries the interrupt as its
-    // output, and the root is tagged so that paused traces are easy to find.
-    if (post.some((r) => r.tags?.includes('interrupt'))) post[0]!.tags = [...new Set([...(post[0]!.tags ?? []), 'interrupted'])];
-    this.enqueue({ post, patch: [] });
+    // Built when written, not here: this is called as the graph ends, and the tree's copy (a few ms
+    // for a deep agent's run) would delay the run's end; the run's objects do not change after it.
+    this.enqueue(() => {
+      const post: RunCreate[] = [];
+      const visit = (run: Run) => {
+        post.push(this.toCreate(run, run.parent_run_id === undefined));
+        for (const child of run.child_runs) visit(child);
+      };
+      visit(root);
+      // A human-in-the-loop pause is not a failure: the paused node carries the interrupt as its
+      // output, and the root is tagged so that paused traces are easy to find.
+      if (post.some((r) => r.tags?.includes('interrupt'))) post[0]!.tags = [...new Set([...(post[0]!.tags ?? []), 'interrupted'])];
+      return { post, patch: [] };
+    });
   }
 
-  private enqueue(batch: RunBatch, startsTrace?: string): void {
-    this.writes = this.writes.then(() => this.options.sink(batch, startsTrace)).catch((error: unknown) => this.options.onError?.(error));
+  /** Write `batch` after what was reported before it; a function is called when its turn comes, after pending I/O. */
+  private enqueue(batch: RunBatch | (() => RunBatch), startsTrace?: string): void {
+    this.writes = this.writes
+      .then(async () => {
+        if (typeof batch !== 'function') return this.options.sink(batch, startsTrace);
+        await new Promise<void>((resolve) => setImmediate(resolve));
+        return this.options.sink(batch(), startsTrace);
+      })
+      .catch((error: unknown) => this.options.onError?.(error));
   }
 
   private toCreate(run: Run, isRoot: boolean): RunCreate {

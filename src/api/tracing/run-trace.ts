@@ -13,7 +13,8 @@ const getTrace = createRoute({
   description:
     'The run tree recorded while the run executed: the root run, each model call (messages, model name, provider, ' +
     'token usage), each tool call (arguments and result) and each subagent, nested in `child_runs`. Secrets are ' +
-    'redacted. `trace_not_found` when tracing was off for the run or it has not started.',
+    'redacted. The tree is stored just after the run\'s stream ends; a read that comes first waits for it. ' +
+    '`trace_not_found` when tracing was off for the run or it has not started.',
   security: apiKeySecurity,
   request: { params: z.object({ thread_id: uuidParam('thread_id', 'Thread id.'), run_id: uuidParam('run_id', 'Run id.') }) },
   responses: { 200: jsonResponse(TraceRunTreeSchema, 'The trace.'), ...errorResponses('deepagents', [404, 422]) },
@@ -24,7 +25,7 @@ export function runTraceRoutes({ services }: AppDeps) {
   return newRouter().openapi(getTrace, async (c) => {
     const caller = c.get('caller');
     const { thread_id, run_id } = c.req.valid('param');
-    await services.threads.run(caller, thread_id, run_id); // 404 for another workspace's or an unknown run
-    return c.json(presentTree(await services.tracing.traceOfAgentRun(caller, thread_id, run_id)), 200);
+    const run = await services.threads.run(caller, thread_id, run_id); // 404 for another workspace's or an unknown run
+    return c.json(presentTree(await services.tracing.traceOfAgentRun(caller, thread_id, run_id, run.endedAt)), 200);
   });
 }

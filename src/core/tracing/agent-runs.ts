@@ -46,6 +46,8 @@ export function agentRunTracing(deps: { db: Db; tracing: TracingService; logger:
       rootName: agentName,
       onError: (error) => log.warn({ err: error }, 'writing the trace failed; the run continues'),
     });
+    // The run's stream ends before the trace's last write is stored: a read of the trace here waits for it.
+    tracer.onFinished = deps.tracing.traceWriting(run.id, () => tracer.flush());
     return [tracer];
   };
 }

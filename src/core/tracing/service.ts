@@ -17,6 +17,11 @@ export interface TracingServiceDeps {
   logger: Logger;
 }
 
+/** How long after its run ended a trace still being written by another process is waited for. */
+const TRACE_WRITE_GRACE_MS = 60_000;
+/** The longest a read waits for such a trace; after that it shows the trace as stored. */
+const TRACE_WRITE_WAIT_MS = 3_000;
+
 /** Filters of a runs page, as the API takes them. */
 export type RunListQuery = Omit<RootRunFilter, 'projectId' | 'after'> & { cursor?: string | undefined };
 
@@ -28,6 +33,8 @@ export class TracingService {
   undecryptableSecrets = 0;
   /** Projects by workspace and name ('' for the default): projects are never deleted or renamed. */
   private readonly projectCache = new Map<string, TracingProject>();
+  /** Agent runs whose trace this process is writing, with a wait for what is written so far. */
+  private readonly writing = new Map<string, () => Promise<void>>();
 
   constructor(private readonly deps: TracingServiceDeps) {}
 
@@ -208,18 +215,63 @@ export class TracingService {
     return { runs: page, nextCursor: runs.length > query.limit && last ? encodeCursor(last) : null };
   }
 
-  /** One run with every run beneath it. */
+  /** One run with every run beneath it (an agent run's trace once it is written: see `complete`). */
   async getRun(caller: Caller, runId: string): Promise<TraceRunTree> {
-    const tree = await this.deps.store.getRunTree(caller.workspaceId, runId);
+    const read = () => this.deps.store.getRunTree(caller.workspaceId, runId);
+    let tree = await read();
     if (!tree) throw new HangarError('tracing_run_not_found', `no traced run with id ${runId} in this workspace`);
+    // The root of an agent run's trace, still pending: its run may have ended with the trace's last write under way.
+    const meta = tree.extra.metadata as { run_id?: unknown; thread_id?: unknown } | undefined;
+    if (tree.status === 'pending' && tree.parentRunId === null && typeof meta?.run_id === 'string' && typeof meta.thread_id === 'string') {
+      const ended = await this.deps.store.agentRunEnded(caller.workspaceId, meta.thread_id, meta.run_id);
+      if (ended) tree = (await this.complete(meta.run_id, ended, read)) ?? tree;
+    }
     return tree;
   }
 
-  /** The trace tree of an agent run; `trace_not_found` when the run was not traced (yet). */
-  async traceOfAgentRun(caller: Caller, threadId: string, runId: string): Promise<TraceRunTree> {
-    const root = await this.deps.store.rootOfAgentRun(caller.workspaceId, threadId, runId);
-    const tree = root ? await this.deps.store.getRunTree(caller.workspaceId, root) : undefined;
+  /**
+   * The trace tree of an agent run; `trace_not_found` when the run was not traced (yet). `endedAt`:
+   * when the run ended, if it has; its trace is then read once its last write is stored.
+   */
+  async traceOfAgentRun(caller: Caller, threadId: string, runId: string, endedAt?: Date | null): Promise<TraceRunTree> {
+    const read = async () => {
+      const root = await this.deps.store.rootOfAgentRun(caller.workspaceId, threadId, runId);
+      return root ? this.deps.store.getRunTree(caller.workspaceId, root) : undefined;
+    };
+    const tree = endedAt ? await this.complete(runId, endedAt, read) : await read();
     if (!tree) throw new HangarError('trace_not_found', `run ${runId} has no trace (tracing was off, or the run has not started)`);
+    return tree;
+  }
+
+  /**
+   * Record that this process is writing the trace of agent run `runId`: a run's stream ends when the
+   * run is settled, and its trace's last write (the whole tree) follows, off the run's path. `flush`
+   * resolves once every write so far is stored; call the returned function when the trace is written.
+   */
+  traceWriting(runId: string, flush: () => Promise<void>): () => void {
+    this.writing.set(runId, flush);
+    return () => {
+      if (this.writing.get(runId) === flush) this.writing.delete(runId);
+    };
+  }
+
+  /**
+   * `read()` once the trace of an agent run that ended at `endedAt` is complete: when this process
+   * writes it, after its write; else, while its root is stored as pending, by reading again for a
+   * short while (another process writes it) — only for a run that ended moments ago, so that a
+   * trace left unfinished by a crash costs an old run's reader nothing.
+   */
+  private async complete(runId: string, endedAt: Date, read: () => Promise<TraceRunTree | undefined>): Promise<TraceRunTree | undefined> {
+    const local = this.writing.get(runId);
+    if (local) await local().catch(() => undefined);
+    let tree = await read();
+    // No trace at all: the run was not traced (its root is stored when it starts).
+    if (!tree || tree.status !== 'pending' || local || Date.now() - endedAt.getTime() > TRACE_WRITE_GRACE_MS) return tree;
+    const until = Date.now() + TRACE_WRITE_WAIT_MS;
+    for (let delay = 10; tree?.status === 'pending' && Date.now() < until; delay = Math.min(delay * 2, 200)) {
+      await new Promise((resolve) => setTimeout(resolve, delay));
+      tree = (await read()) ?? tree;
+    }
     return tree;
   }
 
