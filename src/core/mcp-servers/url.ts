@@ -1,4 +1,8 @@
 // Tool server URLs are compared after stripping trailing slashes (SPEC: interrupt_config keys, tools[].mcp_server_url).
+// A URL may carry a credential in its query string (`?api_key=…`): the tool server's own record and
+// the agent's tools show it as the owner configured it; everything else Hangar writes (tool errors,
+// interrupts, traces, logs, error answers) shows `redactServerUrl` and redacts `urlSecrets`.
+import { REDACTED } from '../../tracing/redact.js';
 
 /** The canonical form of a tool server URL: trailing slashes stripped. */
 export function normalizeServerUrl(url: string): string {
@@ -13,4 +17,60 @@ export function isHttpUrl(url: string): boolean {
   } catch {
     return false;
   }
+}
+
+/**
+ * `url` as it may be shown outside its tool server's record: no user name or password, no fragment,
+ * and every query value replaced (`?api_key=[redacted]`; the names stay, to tell servers apart).
+ */
+export function redactServerUrl(url: string): string {
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    // Not a URL at all: nothing of it can be told apart from a secret.
+    return REDACTED;
+  }
+  // Nothing to hide: the URL as written (the URL class would lower-case the host, drop a default port).
+  if (parsed.username === '' && parsed.password === '' && parsed.search === '' && parsed.hash === '') return normalizeServerUrl(url);
+  parsed.username = '';
+  parsed.password = '';
+  parsed.hash = '';
+  if (parsed.search !== '') {
+    parsed.search = [...parsed.searchParams].map(([key, value]) => (value === '' ? encodeURIComponent(key) : `${encodeURIComponent(key)}=${REDACTED}`)).join('&');
+  }
+  return normalizeServerUrl(parsed.href);
+}
+
+/**
+ * The credentials `url` carries, as written and decoded: its query values, user name, password and
+ * fragment. Text that may quote the URL (a server's error answer, a trace) has them redacted.
+ */
+export function urlSecrets(url: string): string[] {
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    return [];
+  }
+  const raw = [
+    ...parsed.search
+      .slice(1)
+      .split('&')
+      .map((pair) => pair.slice(pair.indexOf('=') + 1 || pair.length)),
+    parsed.username,
+    parsed.password,
+    parsed.hash.slice(1),
+  ].filter((s) => s !== '');
+  const secrets = new Set<string>();
+  for (const value of raw) {
+    secrets.add(value);
+    try {
+      secrets.add(decodeURIComponent(value.replace(/\+/g, ' ')));
+    } catch {
+      // Not valid percent-encoding: the value as written is all there is.
+    }
+  }
+  for (const value of parsed.searchParams.values()) if (value !== '') secrets.add(value);
+  return [...secrets];
 }

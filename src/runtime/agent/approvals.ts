@@ -3,7 +3,7 @@
 // interrupt payload in the snake_case wire form of DESIGN §5.
 import type { ToolCall } from '@langchain/core/messages/tool';
 import { BUILT_IN_TOOLS } from '../../core/agents/validate.js';
-import { normalizeServerUrl } from '../../core/mcp-servers/url.js';
+import { normalizeServerUrl, redactServerUrl } from '../../core/mcp-servers/url.js';
 import type { ToolRef } from '../tools/mcp.js';
 import { MEMORIES_ROOT } from './backend.js';
 
@@ -57,7 +57,7 @@ export function interruptOnFor(tools: { ref: ToolRef; name: string }[], interrup
     if (ruleFor(interruptConfig, ref) !== true) continue;
     out[name] = {
       allowedDecisions: [...MIDDLEWARE_DECISIONS],
-      description: (call) => `Tool ${call.name} of ${normalizeServerUrl(ref.mcpServerUrl)} requires approval.\nArgs: ${JSON.stringify(call.args)}`,
+      description: (call) => `Tool ${call.name} of ${redactServerUrl(ref.mcpServerUrl)} requires approval.\nArgs: ${JSON.stringify(call.args)}`,
     };
   }
   for (const fileTool of ['write_file', 'edit_file']) {

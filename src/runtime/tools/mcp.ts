@@ -6,7 +6,8 @@ import { isGraphInterrupt } from '@langchain/langgraph';
 import { MultiServerMCPClient } from '@langchain/mcp-adapters';
 import { z } from 'zod';
 import { scrubMessage } from '../../core/errors.js';
-import { normalizeServerUrl } from '../../core/mcp-servers/url.js';
+import { normalizeServerUrl, redactServerUrl, urlSecrets } from '../../core/mcp-servers/url.js';
+import { Redactor } from '../../tracing/redact.js';
 import type { OAuthToolAccess, RuntimeToolServer } from '../oauth-tools.js';
 
 /** One `tools.tools[]` entry of an agent. */
@@ -63,11 +64,18 @@ export async function loadMcpTools(options: {
   const clients: MultiServerMCPClient[] = [];
   const dropped: DroppedTool[] = [];
   const loaded: { ref: ToolRef; tool: StructuredToolInterface }[] = [];
+  // A URL may carry a credential in its query: messages name the server by its redacted form, and
+  // what a server or the MCP client says (which may quote the URL) has the URL's secrets redacted.
+  const secrets: string[] = [];
   await Promise.all(
     [...byServer].map(async ([url, refs]) => {
       const server = await options.findServer(url);
+      const shown = redactServerUrl(url);
+      const hide = new Redactor(urlSecrets(server?.url ?? url));
+      secrets.push(...urlSecrets(server?.url ?? url));
+      const reason = (error: unknown) => hide.string(error instanceof Error ? error.message : String(error));
       if (!server) {
-        for (const ref of refs) loaded.push({ ref, tool: unavailableTool(ref, `no tool server is registered at ${url} in this workspace`) });
+        for (const ref of refs) loaded.push({ ref, tool: unavailableTool(ref, `no tool server is registered at ${shown} in this workspace`) });
         return;
       }
       let headers = Object.fromEntries(server.headers.map((h) => [h.key, h.value]));
@@ -76,7 +84,7 @@ export async function loadMcpTools(options: {
       const oauth = oauthServer ? options.oauth : undefined;
       if (oauthServer) {
         if (!oauth) {
-          for (const ref of refs) loaded.push({ ref, tool: unavailableTool(ref, `tool server ${url} is OAuth-backed and this runtime has no OAuth access`) });
+          for (const ref of refs) loaded.push({ ref, tool: unavailableTool(ref, `tool server ${shown} is OAuth-backed and this runtime has no OAuth access`) });
           return;
         }
         try {
@@ -88,7 +96,7 @@ export async function loadMcpTools(options: {
           }
           headers = listing;
         } catch (error) {
-          const why = `tool server ${url} cannot be authorized: ${error instanceof Error ? error.message : String(error)}`;
+          const why = `tool server ${shown} cannot be authorized: ${reason(error)}`;
           for (const ref of refs) loaded.push({ ref, tool: unavailableTool(ref, why) });
           return;
         }
@@ -112,23 +120,24 @@ export async function loadMcpTools(options: {
         ...(oauth && oauthServer ? { beforeToolCall: oauth.beforeToolCall(oauthServer) } : {}),
       });
       try {
-        const offered = await withTimeout(client.getTools(), options.limits.connectTimeoutMs, `tool server ${url} did not answer`);
+        const offered = await withTimeout(client.getTools(), options.limits.connectTimeoutMs, `tool server ${shown} did not answer`);
         clients.push(client);
         const byName = new Map(offered.map((t) => [t.name, t]));
         for (const ref of refs) {
           const found = byName.get(ref.name);
           if (found) loaded.push({ ref, tool: oauth && oauthServer ? oauth.guard(found, oauthServer) : found });
-          else dropped.push({ name: ref.name, mcpServerUrl: url, reason: `tool server ${url} does not offer a tool named "${ref.name}"` });
+          else dropped.push({ name: ref.name, mcpServerUrl: shown, reason: `tool server ${shown} does not offer a tool named "${ref.name}"` });
         }
       } catch (error) {
         await client.close().catch(() => {});
-        const why = `tool server ${url} is unreachable or failing: ${error instanceof Error ? error.message : String(error)}`;
+        const why = `tool server ${shown} is unreachable or failing: ${reason(error)}`;
         for (const ref of refs) loaded.push({ ref, tool: unavailableTool(ref, why) });
       }
     }),
   );
+  const hide = new Redactor(secrets);
   return {
-    tools: new Map(nameUniquely(loaded).map(({ ref, name, tool: t }) => [ref, errorsAsResults(t, name, options.limits.callTimeoutMs)])),
+    tools: new Map(nameUniquely(loaded).map(({ ref, name, tool: t }) => [ref, errorsAsResults(t, name, options.limits.callTimeoutMs, hide)])),
     dropped,
     close: async () => {
       await Promise.all(clients.map((c) => c.close().catch(() => {})));
@@ -167,7 +176,7 @@ function unavailableTool(ref: ToolRef, why: string): StructuredToolInterface {
  * its own deadline over every call (the MCP client's covers only the MCP request, not an OAuth token
  * refresh before it nor a transport that never settles): past `timeoutMs` the call is aborted.
  */
-function errorsAsResults(inner: StructuredToolInterface, name: string, timeoutMs: number): StructuredToolInterface {
+function errorsAsResults(inner: StructuredToolInterface, name: string, timeoutMs: number, hide: Redactor): StructuredToolInterface {
   return tool(
     async (args: unknown, config) => {
       // Aborted by the deadline or by the run. Not `AbortSignal.any`: in Node 20 a composite signal
@@ -182,8 +191,9 @@ function errorsAsResults(inner: StructuredToolInterface, name: string, timeoutMs
       } catch (error) {
         // A pause for authorization (or approval) must reach LangGraph, not the model.
         if (isGraphInterrupt(error)) throw error;
-        // The message only: a server's (or the client's) stack and file paths stay out of the thread.
-        return `Error: ${name} failed: ${scrubMessage(error instanceof Error ? error.message : String(error))}`;
+        // The message only: a server's (or the client's) stack and file paths stay out of the thread,
+        // and so do the credentials of tool server URLs (a server's error answer may quote its URL).
+        return `Error: ${name} failed: ${hide.string(scrubMessage(error instanceof Error ? error.message : String(error)))}`;
       } finally {
         parent?.removeEventListener('abort', onParentAbort);
       }
