@@ -141,7 +141,7 @@ describe('tool server URLs carrying a credential', () => {
     const trace = await server.client.GET('/v1/deepagents/threads/{thread_id}/runs/{run_id}/trace', { params: { path: { thread_id: threadId, run_id: first.stream.runId! } } });
     expect(trace.response.status).toBe(200);
     const traceText = JSON.stringify(trace.data);
-    expect((trace.data as { metadata: { dropped_tools: unknown } }).metadata.dropped_tools).toEqual([
+    expect((trace.data as unknown as { metadata: { dropped_tools: unknown } }).metadata.dropped_tools).toEqual([
       { name: 'not_offered', mcp_server_url: `${tools.url}?api_key=[redacted]`, reason: expect.stringContaining('not_offered') },
     ]);
     // Where the owner configured it, it stays as given.
