@@ -1063,7 +1063,7 @@ export interface paths {
         put?: never;
         /**
          * Resolve an interrupted thread
-         * @description Ends the thread’s pending approval without running the tools it asked about: each gets a result saying it was not run, and the thread is `idle` again. A thread with nothing pending is a 409 (`thread_not_interrupted`).
+         * @description Ends the thread’s pending approval without running the tools it asked about: each gets a result saying it was not run, and the thread is `idle` again. A thread with nothing pending is a 409 (`thread_not_interrupted`); a thread with an active run is a 409 (`thread_busy`).
          */
         post: operations["resolveManagedDeepAgentThreadInterrupt"];
         delete?: never;
@@ -2804,6 +2804,7 @@ export interface components {
             tenant_id: string;
             /** Format: date-time */
             updated_at: string;
+            /** @description As registered for callers with invoke permission (roles admin and member); for others, query values (a credential such as `?api_key=`) are shown as `[redacted]`. */
             url: string;
             vendor_id: string | null;
         };

@@ -269,9 +269,15 @@ export class RunService {
     requireWrite(caller);
     const thread = await this.db.selectFrom('threads').select(['agent_id', 'status']).where('workspace_id', '=', caller.workspaceId).where('id', '=', threadId).executeTakeFirst();
     if (!thread) throw new HangarError('thread_not_found', `no thread with id ${threadId} in this workspace`);
+    // A running thread has nothing pending yet (it may pause later): say it is busy, as a start does.
+    if (thread.status === 'busy') throw busyResolving(threadId);
     if (thread.status !== 'interrupted') throw notInterrupted(threadId);
     // Take the thread first so that a concurrent resume cannot start on it meanwhile.
-    if (!(await this.lifecycle.takeInterrupted(threadId))) throw notInterrupted(threadId);
+    if (!(await this.lifecycle.takeInterrupted(threadId))) {
+      // A resume took it first: it is running now.
+      const now = await this.db.selectFrom('threads').select('status').where('id', '=', threadId).executeTakeFirst();
+      throw now?.status === 'busy' ? busyResolving(threadId) : notInterrupted(threadId);
+    }
     let resolved = false;
     try {
       resolved = await this.ports.resolveInterrupt({ workspaceId: caller.workspaceId, threadId, agentId: thread.agent_id ?? '' });
@@ -364,6 +370,10 @@ function busy(threadId: string): HangarError {
     'thread_busy',
     `thread ${threadId} already has an active run; wait for it to finish, or send multitask_strategy enqueue, interrupt or rollback`,
   );
+}
+
+function busyResolving(threadId: string): HangarError {
+  return new HangarError('thread_busy', `thread ${threadId} has an active run, so it has no pending interrupt to resolve; wait for the run to pause or finish, or cancel it`);
 }
 
 function notInterrupted(threadId: string): HangarError {
