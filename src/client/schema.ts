@@ -408,7 +408,7 @@ export interface paths {
         };
         /**
          * Get an agent at a revision
-         * @description The agent as it was after that commit, `files` included. `revision` may be abbreviated to 7 or more hex digits.
+         * @description The agent as it was after that commit, `files` included. `revision` may be abbreviated to 7 or more hex digits, in either case.
          */
         get: operations["getAgentAtRevision"];
         put?: never;
