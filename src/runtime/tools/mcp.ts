@@ -152,9 +152,21 @@ function nameUniquely(loaded: { ref: ToolRef; tool: StructuredToolInterface }[])
   for (const { ref } of loaded) servers.set(ref.name, (servers.get(ref.name) ?? new Set()).add(ref.mcpServerUrl.replace(/\/+$/, '')));
   return loaded.map(({ ref, tool: t }) => ({
     ref,
-    name: (servers.get(ref.name)?.size ?? 0) > 1 ? `${slug(ref.mcpServerName ?? new URL(ref.mcpServerUrl).host)}__${ref.name}` : ref.name,
+    name: (servers.get(ref.name)?.size ?? 0) > 1 ? prefixedName(ref) : ref.name,
     tool: t,
   }));
+}
+
+/**
+ * Every name the tools of `refs` may have in an agent: plain, and with the server's name in front
+ * (which one a tool gets depends on which servers answer, so both are possible).
+ */
+export function possibleToolNames(refs: ToolRef[]): string[] {
+  return refs.flatMap((ref) => [ref.name, prefixedName(ref)]);
+}
+
+function prefixedName(ref: ToolRef): string {
+  return `${slug(ref.mcpServerName ?? new URL(ref.mcpServerUrl).host)}__${ref.name}`;
 }
 
 function slug(text: string): string {
