@@ -14,6 +14,7 @@ import { createAgent, createThread, run } from './support.js';
 const QUERY_SECRET = 'qs-secret-5f1e0c7d9a2b';
 const DOWN_SECRET = 'down-secret-8e3a41c6b0d7';
 const USER_SECRET = 'userinfo-secret-2c9d7e15';
+const SHORT_SECRET = 'zq7x';
 
 let server: TestServer;
 let tools: { url: string; close(): Promise<void> };
@@ -85,7 +86,8 @@ async function stored(table: string): Promise<string> {
 describe('tool server URLs carrying a credential', () => {
   it('keeps the secret out of tool errors, interrupts, state, stream, traces and logs', async () => {
     const flakyUrl = `${tools.url}?api_key=${QUERY_SECRET}`;
-    const downUrl = `http://127.0.0.1:${await closedPort()}/mcp?token=${DOWN_SECRET}`;
+    // A value too short to be redacted on its own (`k`) must not be left in a quoted URL either.
+    const downUrl = `http://127.0.0.1:${await closedPort()}/mcp?token=${DOWN_SECRET}&k=${SHORT_SECRET}`;
     const userUrl = `http://hangar:${USER_SECRET}@127.0.0.1:${await closedPort()}/mcp`;
     // A user name or password in the URL is refused outright, without echoing it.
     const refused = await server.client.POST('/v1/deepagents/mcp-servers', { body: { name: 'Userinfo', url: userUrl } });
@@ -106,7 +108,7 @@ describe('tool server URLs carrying a credential', () => {
     expect(JSON.stringify(again.error)).toContain('api_key=[redacted]');
     const listing = await server.client.GET('/v1/deepagents/mcp-servers/{mcp_server_id}/tools', { params: { path: { mcp_server_id: ids[1]! } } });
     expect(listing.response.status).toBe(502);
-    expect(JSON.stringify(listing.error)).toContain('token=[redacted]');
+    expect(JSON.stringify(listing.error)).toContain('token=[redacted]&k=[redacted]');
     // A viewer sees neither the headers nor the URL's credential.
     const viewer = server.clientFor(await server.createKey({ role: 'viewer' }));
     const seen = await viewer.GET('/v1/deepagents/mcp-servers/{mcp_server_id}', { params: { path: { mcp_server_id: ids[0]! } } });
@@ -129,7 +131,7 @@ describe('tool server URLs carrying a credential', () => {
     // The calls failed and the model was told so, with the server's URL in a form it may read.
     expect(firstText).toContain('boom failed');
     expect(firstText).toContain('ping failed');
-    expect(firstText).toContain('/mcp?token=[redacted] is unreachable');
+    expect(firstText).toContain('/mcp?token=[redacted]&k=[redacted] is unreachable');
     expect(firstText).toContain('/mcp?api_key=[redacted]');
 
     const second = await run(server, threadId, { agent_id: agentId, messages: [{ role: 'user', content: '/call add {}' }] });
@@ -157,7 +159,7 @@ describe('tool server URLs carrying a credential', () => {
       logs: server.logs(),
     };
     for (const [where, text] of Object.entries(everywhere)) {
-      for (const secret of [QUERY_SECRET, DOWN_SECRET, USER_SECRET]) {
+      for (const secret of [QUERY_SECRET, DOWN_SECRET, USER_SECRET, `k=${SHORT_SECRET}`]) {
         expect({ where, leaked: text.includes(secret) }).toEqual({ where, leaked: false });
       }
     }

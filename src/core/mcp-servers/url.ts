@@ -2,7 +2,7 @@
 // A URL may carry a credential in its query string (`?api_key=…`): the tool server's own record and
 // the agent's tools show it as the owner configured it; everything else Hangar writes (tool errors,
 // interrupts, traces, logs, error answers) shows `redactServerUrl` and redacts `urlSecrets`.
-import { REDACTED } from '../../tracing/redact.js';
+import { REDACTED, Redactor } from '../../tracing/redact.js';
 
 /** The canonical form of a tool server URL: trailing slashes stripped. */
 export function normalizeServerUrl(url: string): string {
@@ -44,7 +44,9 @@ export function redactServerUrl(url: string): string {
 
 /**
  * The credentials `url` carries, as written and decoded: its query values, user name, password and
- * fragment. Text that may quote the URL (a server's error answer, a trace) has them redacted.
+ * fragment, and, when it carries any, the whole URL as written and as the URL class writes it (so
+ * that a value too short to be redacted alone is not left in a quoted URL). Text that may quote the
+ * URL (a server's error answer, a trace) has them redacted.
  */
 export function urlSecrets(url: string): string[] {
   let parsed: URL;
@@ -72,5 +74,37 @@ export function urlSecrets(url: string): string[] {
     }
   }
   for (const value of parsed.searchParams.values()) if (value !== '') secrets.add(value);
+  if (secrets.size > 0) {
+    secrets.add(url);
+    secrets.add(parsed.href);
+  }
   return [...secrets];
+}
+
+/**
+ * Redacts `urls` from text that may quote them (a server's error answer, the MCP client's errors):
+ * each URL, as written or as the URL class writes it, becomes its `redactServerUrl` form, and its
+ * credentials (`urlSecrets`, 6 characters or more) are redacted wherever else they appear.
+ */
+export function urlScrubber(urls: Iterable<string>): (text: string) => string {
+  const whole = new Map<string, string>();
+  const secrets: string[] = [];
+  for (const url of urls) {
+    const shown = redactServerUrl(url);
+    let href: string | undefined;
+    try {
+      href = new URL(url).href;
+    } catch {
+      href = undefined;
+    }
+    for (const form of [url, href]) if (form !== undefined && form !== shown) whole.set(form, shown);
+    secrets.push(...urlSecrets(url));
+  }
+  const forms = [...whole.keys()].sort((a, b) => b.length - a.length);
+  const redactor = new Redactor(secrets);
+  return (text) => {
+    let out = text;
+    for (const form of forms) if (out.includes(form)) out = out.split(form).join(whole.get(form)!);
+    return redactor.string(out);
+  };
 }

@@ -6,8 +6,7 @@ import { isGraphInterrupt } from '@langchain/langgraph';
 import { MultiServerMCPClient } from '@langchain/mcp-adapters';
 import { z } from 'zod';
 import { scrubMessage } from '../../core/errors.js';
-import { normalizeServerUrl, redactServerUrl, urlSecrets } from '../../core/mcp-servers/url.js';
-import { Redactor } from '../../tracing/redact.js';
+import { normalizeServerUrl, redactServerUrl, urlScrubber } from '../../core/mcp-servers/url.js';
 import type { OAuthToolAccess, RuntimeToolServer } from '../oauth-tools.js';
 
 /** One `tools.tools[]` entry of an agent. */
@@ -66,14 +65,14 @@ export async function loadMcpTools(options: {
   const loaded: { ref: ToolRef; tool: StructuredToolInterface }[] = [];
   // A URL may carry a credential in its query: messages name the server by its redacted form, and
   // what a server or the MCP client says (which may quote the URL) has the URL's secrets redacted.
-  const secrets: string[] = [];
+  const urls: string[] = [];
   await Promise.all(
     [...byServer].map(async ([url, refs]) => {
       const server = await options.findServer(url);
       const shown = redactServerUrl(url);
-      const hide = new Redactor(urlSecrets(server?.url ?? url));
-      secrets.push(...urlSecrets(server?.url ?? url));
-      const reason = (error: unknown) => hide.string(error instanceof Error ? error.message : String(error));
+      const hide = urlScrubber([server?.url ?? url]);
+      urls.push(server?.url ?? url);
+      const reason = (error: unknown) => hide(error instanceof Error ? error.message : String(error));
       if (!server) {
         for (const ref of refs) loaded.push({ ref, tool: unavailableTool(ref, `no tool server is registered at ${shown} in this workspace`) });
         return;
@@ -135,7 +134,7 @@ export async function loadMcpTools(options: {
       }
     }),
   );
-  const hide = new Redactor(secrets);
+  const hide = urlScrubber(urls);
   return {
     tools: new Map(nameUniquely(loaded).map(({ ref, name, tool: t }) => [ref, errorsAsResults(t, name, options.limits.callTimeoutMs, hide)])),
     dropped,
@@ -188,7 +187,7 @@ function unavailableTool(ref: ToolRef, why: string): StructuredToolInterface {
  * its own deadline over every call (the MCP client's covers only the MCP request, not an OAuth token
  * refresh before it nor a transport that never settles): past `timeoutMs` the call is aborted.
  */
-function errorsAsResults(inner: StructuredToolInterface, name: string, timeoutMs: number, hide: Redactor): StructuredToolInterface {
+function errorsAsResults(inner: StructuredToolInterface, name: string, timeoutMs: number, hide: (text: string) => string): StructuredToolInterface {
   return tool(
     async (args: unknown, config) => {
       // Aborted by the deadline or by the run. Not `AbortSignal.any`: in Node 20 a composite signal
@@ -205,7 +204,7 @@ function errorsAsResults(inner: StructuredToolInterface, name: string, timeoutMs
         if (isGraphInterrupt(error)) throw error;
         // The message only: a server's (or the client's) stack and file paths stay out of the thread,
         // and so do the credentials of tool server URLs (a server's error answer may quote its URL).
-        return `Error: ${name} failed: ${hide.string(scrubMessage(error instanceof Error ? error.message : String(error)))}`;
+        return `Error: ${name} failed: ${hide(scrubMessage(error instanceof Error ? error.message : String(error)))}`;
       } finally {
         parent?.removeEventListener('abort', onParentAbort);
       }
