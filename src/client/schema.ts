@@ -2878,7 +2878,7 @@ export interface components {
             id: string;
             /** @description Always false: Hangar does not register clients dynamically. */
             is_dynamic_client: boolean;
-            /** @description URL of a tool server registered with this provider, if any. */
+            /** @description URL of a tool server registered with this provider, if any; for callers without invoke permission (role viewer) its query values are shown as `[redacted]`. */
             mcp_server_url: string | null;
             name: string;
             /**
