@@ -115,6 +115,9 @@ describe('run lifecycle', () => {
     const resolveBusy = await server.client.POST('/v1/deepagents/threads/{thread_id}/resolve-interrupt', { params: { path: { thread_id: threadId } } });
     expect(resolveBusy.response.status).toBe(409);
     expect(resolveBusy.error).toMatchObject({ code: 'thread_busy', detail: expect.stringContaining('active run') });
+    const resumeBusy = await start(server, threadId, { agent_id: slowAgentId, command: { resume: { decisions: [{ type: 'approve' }] } } } as never);
+    expect(resumeBusy.status).toBe(409);
+    expect(resumeBusy.error).toMatchObject({ code: 'thread_busy', detail: expect.stringContaining('no pending interrupt to resume') });
 
     // Walk away mid-run, then follow the run from another connection until it ends.
     await first.events.return(undefined);

@@ -297,6 +297,7 @@ export class RunService {
     resume: WireResume,
     toolNames: () => Promise<ReadonlySet<string>> | undefined,
   ): Promise<{ value: unknown; interruptId: string }> {
+    if (status === 'busy') throw busyResolving(threadId, 'resume');
     if (status !== 'interrupted') throw notInterrupted(threadId);
     const { interrupts, checkpoint } = await this.state.current(threadId);
     if (interrupts.length === 0) throw notInterrupted(threadId);
@@ -380,8 +381,9 @@ function busy(threadId: string): HangarError {
   );
 }
 
-function busyResolving(threadId: string): HangarError {
-  return new HangarError('thread_busy', `thread ${threadId} has an active run, so it has no pending interrupt to resolve; wait for the run to pause or finish, or cancel it`);
+/** A resume or resolve sent while a run of the thread is active: nothing is pending yet. */
+function busyResolving(threadId: string, what: 'resume' | 'resolve' = 'resolve'): HangarError {
+  return new HangarError('thread_busy', `thread ${threadId} has an active run, so it has no pending interrupt to ${what}; wait for the run to pause or finish, or cancel it`);
 }
 
 function notInterrupted(threadId: string): HangarError {
