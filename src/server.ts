@@ -1,4 +1,5 @@
 // The composition root: configuration → database → services → app → listen, and the reverse on close.
+import { ServerResponse, type IncomingMessage, type OutgoingHttpHeader, type OutgoingHttpHeaders } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { createAdaptorServer, type ServerType } from '@hono/node-server';
 import type { DestinationStream } from 'pino';
@@ -314,11 +315,34 @@ const LISTEN_BACKLOG = 4096;
 
 function listen(fetch: (req: Request) => Response | Promise<Response>, hostname: string, port: number, admissions: Admissions): Promise<ServerType> {
   return new Promise((resolve, reject) => {
-    const server = createAdaptorServer({ fetch });
+    const server = createAdaptorServer({ fetch, serverOptions: { ServerResponse: BodylessResponse } });
     holdForFirstRequests(server as import('node:http').Server, admissions);
     server.once('error', reject);
     server.listen({ port, host: hostname, backlog: LISTEN_BACKLOG }, () => resolve(server));
   });
+}
+
+/**
+ * @hono/node-server gives every answer without a content-type `text/plain`, 204 and 304 too: an
+ * answer that has no body must not say what its body is. Here, for every route at once.
+ */
+class BodylessResponse<Request extends IncomingMessage = IncomingMessage> extends ServerResponse<Request> {
+  override writeHead(statusCode: number, ...rest: [string?, (OutgoingHttpHeaders | OutgoingHttpHeader[])?] | [(OutgoingHttpHeaders | OutgoingHttpHeader[])?]): this {
+    if (statusCode === 204 || statusCode === 304) {
+      const at = rest.findIndex((arg) => arg !== undefined && typeof arg === 'object');
+      if (at >= 0) rest[at] = withoutContentType(rest[at] as OutgoingHttpHeaders | OutgoingHttpHeader[]);
+      this.removeHeader('content-type');
+    }
+    return super.writeHead(statusCode, ...(rest as [string, OutgoingHttpHeaders]));
+  }
+}
+
+function withoutContentType(headers: OutgoingHttpHeaders | OutgoingHttpHeader[]): OutgoingHttpHeaders | OutgoingHttpHeader[] {
+  if (!Array.isArray(headers)) return Object.fromEntries(Object.entries(headers).filter(([key]) => key.toLowerCase() !== 'content-type'));
+  // The flat form: name, value, name, value…
+  const out: OutgoingHttpHeader[] = [];
+  for (let i = 0; i + 1 < headers.length; i += 2) if (String(headers[i]).toLowerCase() !== 'content-type') out.push(headers[i]!, headers[i + 1]!);
+  return out;
 }
 
 /**

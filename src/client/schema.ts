@@ -408,7 +408,7 @@ export interface paths {
         };
         /**
          * Get an agent at a revision
-         * @description The agent as it was after that commit, `files` included. `revision` may be abbreviated to 7 or more hex digits.
+         * @description The agent as it was after that commit, `files` included. `revision` may be abbreviated to 7 or more hex digits, in either case.
          */
         get: operations["getAgentAtRevision"];
         put?: never;
@@ -1063,7 +1063,7 @@ export interface paths {
         put?: never;
         /**
          * Resolve an interrupted thread
-         * @description Ends the thread’s pending approval without running the tools it asked about: each gets a result saying it was not run, and the thread is `idle` again. A thread with nothing pending is a 409 (`thread_not_interrupted`).
+         * @description Ends the thread’s pending approval without running the tools it asked about: each gets a result saying it was not run, and the thread is `idle` again. A thread with nothing pending is a 409 (`thread_not_interrupted`); a thread with an active run is a 409 (`thread_busy`).
          */
         post: operations["resolveManagedDeepAgentThreadInterrupt"];
         delete?: never;
@@ -1248,7 +1248,7 @@ export interface paths {
         put?: never;
         /**
          * Start a run and stream its events
-         * @description Runs the thread’s agent at its latest revision on the given messages. One active run per thread: a second is a 409 (`thread_busy`) unless `multitask_strategy` says otherwise. A thread whose agent was deleted answers 502 (`agent_deleted`). Closing the stream does not stop the run (unless `on_disconnect: "cancel"`); its events stay in the run’s log. When a tool needs approval (tools.json `interrupt_config`, or a write under `/memories/`), `__interrupt__` appears in `updates` and `values`, the stream ends, the run is `success` and the thread `interrupted`. Resume with `command: {resume: {decisions: [...]}}`: a wrong number of decisions or a decision type not allowed is a 422, a thread with nothing pending a 409 (`thread_not_interrupted`); the thread stays interrupted.
+         * @description Runs the thread’s agent at its latest revision on the given messages. One active run per thread: a second is a 409 (`thread_busy`) unless `multitask_strategy` says otherwise. A thread whose agent was deleted answers 502 (`agent_deleted`). Closing the stream does not stop the run (unless `on_disconnect: "cancel"`); its events stay in the run’s log. When a tool needs approval (tools.json `interrupt_config`, or a write under `/memories/`), `__interrupt__` appears in `updates` and `values`, the stream ends, the run is `success` and the thread `interrupted`. Resume with `command: {resume: {decisions: [...]}}`: a wrong number of decisions, a decision type not allowed or an `edit` naming a tool the agent lacks is a 422, a thread with nothing pending a 409 (`thread_not_interrupted`), a thread with an active run a 409 (`thread_busy`); the thread stays interrupted.
          */
         post: operations["streamManagedDeepAgentThreadRun"];
         delete?: never;
@@ -2804,6 +2804,7 @@ export interface components {
             tenant_id: string;
             /** Format: date-time */
             updated_at: string;
+            /** @description As registered for callers with invoke permission (roles admin and member); for others, query values (a credential such as `?api_key=`) are shown as `[redacted]`. */
             url: string;
             vendor_id: string | null;
         };
@@ -2877,7 +2878,7 @@ export interface components {
             id: string;
             /** @description Always false: Hangar does not register clients dynamically. */
             is_dynamic_client: boolean;
-            /** @description URL of a tool server registered with this provider, if any. */
+            /** @description URL of a tool server registered with this provider, if any; for callers without invoke permission (role viewer) its query values are shown as `[redacted]`. */
             mcp_server_url: string | null;
             name: string;
             /**

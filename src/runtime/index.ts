@@ -4,6 +4,7 @@ import type { EgressGuard } from '../net/egress.js';
 import { randomUUID } from 'node:crypto';
 import type pg from 'pg';
 import { ALLOW_NETWORK_POLICY } from '../core/agents/backend.js';
+import { BUILT_IN_TOOLS } from '../core/agents/validate.js';
 import type { AgentService } from '../core/agents/service.js';
 import type { McpServerService } from '../core/mcp-servers/service.js';
 import { normalizeServerUrl } from '../core/mcp-servers/url.js';
@@ -30,7 +31,7 @@ import { checkStateUpdate } from './agent/state-update.js';
 import { invalidField } from '../core/errors.js';
 import type { BaseMessage } from '@langchain/core/messages';
 import { openLangGraphStorage, rollbackRunCheckpoints, type LangGraphStorage } from './storage.js';
-import type { ToolLimits } from './tools/mcp.js';
+import { possibleToolNames, type ToolLimits } from './tools/mcp.js';
 import { WorkerPool } from './worker.js';
 import { sandboxBackend, SANDBOX_WORKDIR, withToolWriter, type SandboxService } from '../sandbox/index.js';
 
@@ -209,6 +210,16 @@ export class Runtime {
   }
 
   /**
+   * Every name a tool of the agent at `revision` may have: its tools.json tools and its subagents'
+   * (plain or with their server's name in front), and the built-in tools. Read from the tree alone:
+   * no tool server is asked.
+   */
+  async toolNames(workspaceId: string, agentId: string, revision: string): Promise<ReadonlySet<string>> {
+    const blueprint = blueprintOf(workspaceId, await this.deps.agents.loadTree(workspaceId, agentId, revision));
+    return new Set([...BUILT_IN_TOOLS, ...possibleToolNames([...blueprint.tools, ...blueprint.subagents.flatMap((s) => s.tools ?? [])])]);
+  }
+
+  /**
    * The model the usage report counts a run of `agentId` at `revision` under when the run ended before
    * its agent was built (cancelled while queued or while being built, failed at start): the name its
    * built model reports, i.e. the part after the provider of the agent's own `model_id` or of the
@@ -279,6 +290,7 @@ export class Runtime {
           await Promise.all([this.queue.cancel(runId), this.hub.poke(runId)]);
         },
         usageModel: (run) => this.usageModel(run.workspaceId, run.agentId, run.revision),
+        toolNames: (agent) => this.toolNames(agent.workspaceId, agent.agentId, agent.revision),
         resolveInterrupt: async ({ workspaceId, threadId, agentId }) => {
           // The revision of the run that paused: its graph holds the pending approval.
           const paused = await this.deps.db

@@ -9,6 +9,7 @@ import { MultiServerMCPClient } from '@langchain/mcp-adapters';
 import { z } from 'zod';
 import { OAuthAuthorizationRequired, oauthInterruptValue } from '../core/oauth/authorization-required.js';
 import type { OAuthService, OAuthToolServer } from '../core/oauth/service.js';
+import { redactServerUrl } from '../core/mcp-servers/url.js';
 
 /**
  * The `configurable` key that carries the run's principal (the API key's principal). The run worker
@@ -140,7 +141,7 @@ export function oauthToolAccess(oauth: OAuthService, workspaceId: string): OAuth
           });
           try {
             const found = (await client.getTools()).find((t) => t.name === ref.name);
-            if (!found) throw new Error(`tool server ${server.url} does not offer a tool named "${ref.name}"`);
+            if (!found) throw new Error(`tool server ${redactServerUrl(server.url)} does not offer a tool named "${ref.name}"`);
             return (await found.invoke(args, config)) as unknown;
           } finally {
             await client.close().catch(() => {});
@@ -148,7 +149,7 @@ export function oauthToolAccess(oauth: OAuthService, workspaceId: string): OAuth
         },
         {
           name: ref.name,
-          description: `Tool "${ref.name}" of ${server.url}. Its description is shown once a user has authorized the server; call it with the arguments it needs.`,
+          description: `Tool "${ref.name}" of ${redactServerUrl(server.url)}. Its description is shown once a user has authorized the server; call it with the arguments it needs.`,
           schema: z.object({}).passthrough(),
         },
       );

@@ -372,10 +372,10 @@ export class TraceStore {
     };
   }
 
-  /** A digest of the workspace's tool server header records: it changes whenever one is added, changed or removed. */
+  /** A digest of the workspace's tool server URLs and header records: it changes whenever one is added, changed or removed. */
   async toolServerHeadersVersion(workspaceId: string): Promise<string> {
     const { rows } = await sql<{ v: string }>`
-      SELECT count(*)::text || ':' || coalesce(md5(string_agg(id::text || ':' || headers_encrypted, ',' ORDER BY id)), '') AS v
+      SELECT count(*)::text || ':' || coalesce(md5(string_agg(id::text || ':' || url || ':' || headers_encrypted, ',' ORDER BY id)), '') AS v
       FROM mcp_servers WHERE workspace_id = ${workspaceId}`.execute(this.db);
     return rows[0]?.v ?? '';
   }

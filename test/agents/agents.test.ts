@@ -102,6 +102,11 @@ describe('agents', () => {
     expect(old.data!.revision).toBe(a.revision);
     expect(old.data!.tools).toEqual(a.tools);
     expect(old.data!.files!['tools.json']!.content).toBe(files['tools.json']);
+    // Hex digits in any case, abbreviated or whole, as git takes them.
+    for (const revision of [a.revision.slice(0, 10).toUpperCase(), a.revision.toUpperCase()]) {
+      const upper = await server.client.GET('/v1/deepagents/agents/{agent_id}/revisions/{revision}', { params: { path: { agent_id: a.id, revision } } });
+      expect({ revision, status: upper.response.status, id: upper.data?.revision }).toEqual({ revision, status: 200, id: a.revision });
+    }
 
     // git clone with the real git binary: same commits, same files.
     const dir = await mkdtemp(path.join(os.tmpdir(), 'hangar-clone-'));

@@ -109,6 +109,21 @@ describe('approval of tool calls', () => {
     expect(tools.calls.slice(before)).toEqual([{ name: 'add', args: { a: 1, b: 1 } }]);
   });
 
+  it('an edit may name another tool of the agent; one it lacks is a 422 naming the tool, and the thread stays interrupted', async () => {
+    const before = tools.calls.length;
+    const { threadId } = await pausedThread();
+    const refused = await start(server, threadId, { agent_id: agentId, command: { resume: { decisions: [{ type: 'edit', edited_action: { name: 'no_such_tool', args: {} } }] } } } as never);
+    expect(refused.status).toBe(422);
+    expect(refused.error).toMatchObject({ detail: expect.stringContaining('"no_such_tool"') });
+    expect(JSON.stringify(refused.error)).toContain('decisions');
+    expect((await server.client.GET('/v1/deepagents/threads/{thread_id}', path(threadId))).data!.status).toBe('interrupted');
+    expect(tools.calls.length).toBe(before);
+    // A tool the agent has may be named instead of the one asked about.
+    const resumed = await resume(threadId, [{ type: 'edit', edited_action: { name: 'whoami', args: {} } }]);
+    expect(lastAiText(lastValues(resumed.events))).toContain('a caller with the right token');
+    expect(tools.calls.slice(before)).toEqual([{ name: 'whoami', args: {} }]);
+  });
+
   it('an edit whose arguments do not fit the tool comes back as an error with the message only: no stack, no server paths, in thread or trace', async () => {
     const before = tools.calls.length;
     const { threadId } = await pausedThread();

@@ -73,6 +73,23 @@ describe('an error before the body was read never leaves a dead keep-alive', () 
   });
 });
 
+describe('a 204 answer has no body and no content-type', () => {
+  it('deletes answer 204 without content-type', async () => {
+    const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
+    try {
+      const auth = { 'x-api-key': server.adminKey };
+      const created = await server.client.POST('/v1/deepagents/agents', { body: { name: 'no-content', runtime: { model: { model_id: 'scripted:demo' } }, instructions: 'x' } });
+      const thread = await server.client.POST('/v1/deepagents/threads', { body: { agent_id: created.data!.id } });
+      for (const path of [`/v1/deepagents/threads/${thread.data!.id}`, `/v1/deepagents/agents/${created.data!.id}`]) {
+        const answer = await request(agent, 'DELETE', path, auth);
+        expect({ path, status: answer.status, contentType: answer.headers['content-type'], body: answer.body }).toEqual({ path, status: 204, contentType: undefined, body: '' });
+      }
+    } finally {
+      agent.destroy();
+    }
+  });
+});
+
 describe('Basic auth only on the git endpoints', () => {
   const basic = () => `Basic ${Buffer.from(`x:${server.adminKey}`).toString('base64')}`;
   it('the API refuses a key sent as a basic-auth password', async () => {

@@ -178,6 +178,17 @@ describe('OAuth providers', () => {
     expect(denied.response.status).toBe(403);
     expect(denied.error).toEqual({ detail: 'a viewer key cannot change resources' });
   });
+
+  it('a viewer sees a linked tool server URL with its query values redacted, as on the tool server itself', async () => {
+    const created = await server.client.POST('/v2/auth/providers', { body: { ...base, provider_id: 'keyed-url' } });
+    const url = 'https://keyed.example.com/mcp?tenant_key=tk-5e2a9c71d0';
+    expect((await server.client.POST('/v1/deepagents/mcp-servers', { body: { name: 'Keyed', url, auth_type: 'oauth', oauth_provider_id: created.data!.id } })).response.status).toBe(201);
+    const viewer = server.clientFor(await server.createKey({ role: 'viewer' }));
+    const params = { params: { path: { provider_id: 'keyed-url' } } };
+    expect((await server.client.GET('/v2/auth/providers/{provider_id}', params)).data!.mcp_server_url).toBe(url);
+    expect((await viewer.GET('/v2/auth/providers/{provider_id}', params)).data!.mcp_server_url).toBe('https://keyed.example.com/mcp?tenant_key=[redacted]');
+    expect(JSON.stringify((await viewer.GET('/v2/auth/providers')).data)).not.toContain('tk-5e2a9c71d0');
+  });
 });
 
 describe('bad input gets a clear 4xx in the control-plane format and writes nothing', () => {

@@ -111,6 +111,13 @@ describe('run lifecycle', () => {
     const deleteBusy = await server.client.DELETE('/v1/deepagents/threads/{thread_id}', { params: { path: { thread_id: threadId } } });
     expect(deleteBusy.response.status).toBe(409);
     expect(deleteBusy.error).toMatchObject({ code: 'thread_busy' });
+    // Nothing is pending while it runs: resolving says the thread is busy, not that nothing is pending.
+    const resolveBusy = await server.client.POST('/v1/deepagents/threads/{thread_id}/resolve-interrupt', { params: { path: { thread_id: threadId } } });
+    expect(resolveBusy.response.status).toBe(409);
+    expect(resolveBusy.error).toMatchObject({ code: 'thread_busy', detail: expect.stringContaining('active run') });
+    const resumeBusy = await start(server, threadId, { agent_id: slowAgentId, command: { resume: { decisions: [{ type: 'approve' }] } } } as never);
+    expect(resumeBusy.status).toBe(409);
+    expect(resumeBusy.error).toMatchObject({ code: 'thread_busy', detail: expect.stringContaining('no pending interrupt to resume') });
 
     // Walk away mid-run, then follow the run from another connection until it ends.
     await first.events.return(undefined);

@@ -47,7 +47,7 @@ const get = createRoute({
   path: `${BASE}/{revision}`,
   tags,
   summary: 'Get an agent at a revision',
-  description: 'The agent as it was after that commit, `files` included. `revision` may be abbreviated to 7 or more hex digits.',
+  description: 'The agent as it was after that commit, `files` included. `revision` may be abbreviated to 7 or more hex digits, in either case.',
   security: apiKeySecurity,
   request: {
     params: z.object({

@@ -48,7 +48,7 @@ const Decision = z
     edited_action: z
       .object({ name: z.string().optional(), args: z.record(z.string(), z.unknown()) })
       .optional()
-      .openapi({ description: 'For `edit`: the arguments to run the tool with (and optionally another tool name). LangChain’s `editedAction` is accepted too.' }),
+      .openapi({ description: 'For `edit`: the arguments to run the tool with (and optionally another tool name: one the agent or its subagents have, else 422). LangChain’s `editedAction` is accepted too.' }),
     editedAction: z.object({ name: z.string().optional(), args: z.record(z.string(), z.unknown()) }).optional(),
     message: z.string().optional().openapi({ description: 'For `reject`: why (optional). For `respond`: the answer the model gets.' }),
   })

@@ -3,6 +3,7 @@ import { z } from '@hono/zod-openapi';
 import type { Caller } from '../../core/caller.js';
 import { canInvoke } from '../../core/caller.js';
 import type { McpServer } from '../../core/mcp-servers/service.js';
+import { redactServerUrl } from '../../core/mcp-servers/url.js';
 
 export const McpHeaderSchema = z
   .object({
@@ -49,7 +50,9 @@ export const McpServerSchema = z
     id: z.uuid(),
     tenant_id: z.uuid().openapi({ description: 'The workspace that owns the server.' }),
     name: z.string(),
-    url: z.string(),
+    url: z.string().openapi({
+      description: 'As registered for callers with invoke permission (roles admin and member); for others, query values (a credential such as `?api_key=`) are shown as `[redacted]`.',
+    }),
     headers: z.array(McpHeaderSchema).optional().openapi({ description: 'Present only for callers with invoke permission (roles admin and member).' }),
     auth_type: AuthType,
     oauth_provider_id: z.uuid().nullable(),
@@ -74,7 +77,8 @@ export function presentMcpServer(server: McpServer, caller: Caller): McpServerBo
     id: server.id,
     tenant_id: server.workspaceId,
     name: server.name,
-    url: server.url,
+    // A credential in the URL's query is a credential like the headers: only invokers see it.
+    url: invoke ? server.url : redactServerUrl(server.url),
     ...(invoke ? { headers: server.headers } : {}),
     auth_type: server.authType,
     oauth_provider_id: server.oauthProviderId,

@@ -72,15 +72,15 @@ const remove = createRoute({
 /** Routes of OAuth providers. */
 export function oauthProviderRoutes({ services }: AppDeps) {
   return newRouter()
-    .openapi(create, async (c) => c.json(presentProvider(await services.oauthProviders.create(c.get('caller'), c.req.valid('json'))), 200))
+    .openapi(create, async (c) => c.json(presentProvider(await services.oauthProviders.create(c.get('caller'), c.req.valid('json')), c.get('caller')), 200))
     .openapi(list, async (c) => {
       const page = await services.oauthProviders.list(c.get('caller'), c.req.valid('query'));
-      return c.json({ resources: page.providers.map(presentProvider), offset: page.offset }, 200);
+      return c.json({ resources: page.providers.map((p) => presentProvider(p, c.get('caller'))), offset: page.offset }, 200);
     })
-    .openapi(get, async (c) => c.json(presentProvider(await services.oauthProviders.get(c.get('caller'), c.req.valid('param').provider_id)), 200))
+    .openapi(get, async (c) => c.json(presentProvider(await services.oauthProviders.get(c.get('caller'), c.req.valid('param').provider_id), c.get('caller')), 200))
     .openapi(update, async (c) => {
       const provider = await services.oauthProviders.update(c.get('caller'), c.req.valid('param').provider_id, c.req.valid('json'));
-      return c.json(presentProvider(provider), 200);
+      return c.json(presentProvider(provider, c.get('caller')), 200);
     })
     .openapi(remove, async (c) => {
       await services.oauthProviders.delete(c.get('caller'), c.req.valid('param').provider_id);

@@ -1,5 +1,7 @@
 // Wire shapes of OAuth providers (SPEC "OAuth provider"); `client_secret` is accepted, never returned.
 import { z } from '@hono/zod-openapi';
+import { type Caller, canInvoke } from '../../core/caller.js';
+import { redactServerUrl } from '../../core/mcp-servers/url.js';
 import { CODE_CHALLENGE_METHODS, type OAuthProvider, PROVIDER_TYPES, TOKEN_ENDPOINT_AUTH_METHODS } from '../../core/oauth/providers.js';
 
 const ProviderType = z.enum(PROVIDER_TYPES).openapi('OAuthProviderType', {
@@ -84,7 +86,7 @@ export const OAuthProviderSchema = z
     created_at: z.iso.datetime(),
     updated_at: z.iso.datetime(),
     provider_type: z.string().nullable(),
-    mcp_server_url: z.string().nullable().openapi({ description: 'URL of a tool server registered with this provider, if any.' }),
+    mcp_server_url: z.string().nullable().openapi({ description: 'URL of a tool server registered with this provider, if any; for callers without invoke permission (role viewer) its query values are shown as `[redacted]`.' }),
     token_endpoint_auth_method: z.string(),
     is_dynamic_client: z.boolean().openapi({ description: 'Always false: Hangar does not register clients dynamically.' }),
     scopes: z.array(z.string()).openapi({ description: 'Hangar extension: default scopes of an authorization.' }),
@@ -98,8 +100,8 @@ export const OAuthProviderPage = z
   })
   .openapi('OAuthProviderPage');
 
-/** The wire form of a provider: every SPEC response field, and no secret. */
-export function presentProvider(p: OAuthProvider): z.infer<typeof OAuthProviderSchema> {
+/** The wire form of a provider: every SPEC response field, and no secret (a tool server URL's query values only for invokers, as on the tool server). */
+export function presentProvider(p: OAuthProvider, caller: Caller): z.infer<typeof OAuthProviderSchema> {
   return {
     id: p.id,
     organization_id: p.workspaceId,
@@ -113,7 +115,7 @@ export function presentProvider(p: OAuthProvider): z.infer<typeof OAuthProviderS
     created_at: p.createdAt.toISOString(),
     updated_at: p.updatedAt.toISOString(),
     provider_type: p.providerType,
-    mcp_server_url: p.mcpServerUrl,
+    mcp_server_url: p.mcpServerUrl !== null && !canInvoke(caller.role) ? redactServerUrl(p.mcpServerUrl) : p.mcpServerUrl,
     token_endpoint_auth_method: p.tokenEndpointAuthMethod,
     is_dynamic_client: false,
     scopes: p.scopes,

@@ -39,7 +39,7 @@ const stream = createRoute({
     'Runs the thread’s agent at its latest revision on the given messages. One active run per thread: a second is a 409 (`thread_busy`) unless `multitask_strategy` says otherwise. ' +
     'A thread whose agent was deleted answers 502 (`agent_deleted`). Closing the stream does not stop the run (unless `on_disconnect: "cancel"`); its events stay in the run’s log. ' +
     'When a tool needs approval (tools.json `interrupt_config`, or a write under `/memories/`), `__interrupt__` appears in `updates` and `values`, the stream ends, the run is `success` and the thread `interrupted`. ' +
-    'Resume with `command: {resume: {decisions: [...]}}`: a wrong number of decisions or a decision type not allowed is a 422, a thread with nothing pending a 409 (`thread_not_interrupted`); the thread stays interrupted.',
+    'Resume with `command: {resume: {decisions: [...]}}`: a wrong number of decisions, a decision type not allowed or an `edit` naming a tool the agent lacks is a 422, a thread with nothing pending a 409 (`thread_not_interrupted`), a thread with an active run a 409 (`thread_busy`); the thread stays interrupted.',
   security: apiKeySecurity,
   request: { params, body: jsonBody(StreamRunRequest) },
   responses: { 200: sse, ...errorResponses('deepagents', [400, 404, 409, 413, 415, 422, 502, 503]) },

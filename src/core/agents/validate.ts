@@ -1,7 +1,7 @@
 // Checks of an agent definition against its workspace: model ids resolve, tool server URLs are
 // registered, interrupt keys are well formed. Run before anything is written.
 import { invalidField } from '../errors.js';
-import { isHttpUrl, normalizeServerUrl } from '../mcp-servers/url.js';
+import { isHttpUrl, normalizeServerUrl, redactServerUrl } from '../mcp-servers/url.js';
 import { providerModelIdProblem } from '../model-configs/providers.js';
 import { checkBackend } from './backend.js';
 import type { AgentDefinition, ToolsConfig } from './tree.js';
@@ -60,7 +60,7 @@ async function checkTools(loc: (string | number)[], tools: ToolsConfig, lookups:
     if (!known.has(normalizeServerUrl(url)) && !(await lookups.hasToolServer(normalizeServerUrl(url)))) {
       throw invalidField(
         [...loc, 'tools', i, 'mcp_server_url'],
-        `no tool server is registered at ${normalizeServerUrl(url)} in this workspace; register it under /v1/deepagents/mcp-servers first`,
+        `no tool server is registered at ${redactServerUrl(url)} in this workspace; register it under /v1/deepagents/mcp-servers first`,
       );
     }
   }
@@ -82,7 +82,7 @@ function unmatchedKeyProblem(key: string, all: ToolsConfig['tools']): string | n
   }
   const [url, tool] = key.split('::');
   if (all.some((t) => t.name === tool && normalizeServerUrl(t.mcp_server_url) === normalizeServerUrl(url!))) return null;
-  return `"${key}" matches no tool of this agent: no tool ${tool} of ${normalizeServerUrl(url!)} is in its tools (or its subagents')`;
+  return `"${key}" matches no tool of this agent: no tool ${tool} of ${redactServerUrl(url!)} is in its tools (or its subagents')`;
 }
 
 /** Why an interrupt_config key is malformed, or `null`: `{url}::{tool}[::…]` or a bare tool name. */

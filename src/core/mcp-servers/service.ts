@@ -14,7 +14,7 @@ export interface OAuthProviderLookup {
   exists(workspaceId: string, id: string): Promise<boolean>;
 }
 import { listServerTools, type ListedTool } from './tools.js';
-import { isHttpUrl, normalizeServerUrl } from './url.js';
+import { isHttpUrl, normalizeServerUrl, redactServerUrl, urlSecrets } from './url.js';
 
 /** A credential header sent to the tool server on every call. */
 export interface McpHeader {
@@ -181,14 +181,16 @@ export class McpServerService {
 
   /** An `oauth_provider_id` must name a provider (its `id`) of the same workspace. */
   /**
-   * Every credential header value of the workspace's tool servers, for redaction. Fails small: a
-   * record that cannot be decrypted (a rotated key, a damaged row) is skipped and reported through
-   * `onSkipped`, so one bad record never takes the others down with it.
+   * Every credential header value of the workspace's tool servers, and the credentials their URLs
+   * carry (query values), for redaction. Fails small: a record that cannot be decrypted (a rotated
+   * key, a damaged row) is skipped and reported through `onSkipped`, so one bad record never takes
+   * the others down with it.
    */
-  async headerValues(workspaceId: string, onSkipped: (serverId: string, error: unknown) => void): Promise<string[]> {
-    const rows = await this.db.selectFrom('mcp_servers').select(['id', 'headers_encrypted']).where('workspace_id', '=', workspaceId).execute();
+  async secretValues(workspaceId: string, onSkipped: (serverId: string, error: unknown) => void): Promise<string[]> {
+    const rows = await this.db.selectFrom('mcp_servers').select(['id', 'url', 'headers_encrypted']).where('workspace_id', '=', workspaceId).execute();
     const values: string[] = [];
     for (const row of rows) {
+      values.push(...urlSecrets(row.url));
       try {
         values.push(...this.cipher.decryptJson<McpHeader[]>(row.headers_encrypted).map((h) => h.value));
       } catch (error) {
@@ -256,5 +258,5 @@ function notFound(id: string): HangarError {
 }
 
 function urlTaken(url: string): HangarError {
-  return new HangarError('mcp_server_url_taken', `a tool server is already registered at ${url} in this workspace`);
+  return new HangarError('mcp_server_url_taken', `a tool server is already registered at ${redactServerUrl(url)} in this workspace`);
 }

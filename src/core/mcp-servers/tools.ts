@@ -9,6 +9,7 @@ import { StreamableHTTPClientTransport, StreamableHTTPError } from '@modelcontex
 import { McpError } from '@modelcontextprotocol/sdk/types.js';
 import { EgressRefused, type EgressGuard } from '../../net/egress.js';
 import { HangarError } from '../errors.js';
+import { redactServerUrl } from './url.js';
 
 /** One tool as its server describes it. */
 export interface ListedTool {
@@ -73,7 +74,7 @@ export async function listServerTools(url: string, headers: Record<string, strin
       timedOut = true;
       // Closing the transport aborts its requests and event stream; the listing then settles (or is dropped).
       void open?.close().catch(() => {});
-      reject(new HangarError('mcp_server_unreachable', `could not list the tools of ${url}: the server did not finish answering within ${Math.round(timeoutMs / 1000)} s`));
+      reject(new HangarError('mcp_server_unreachable', `could not list the tools of ${redactServerUrl(url)}: the server did not finish answering within ${Math.round(timeoutMs / 1000)} s`));
     }, timeoutMs);
   });
   try {
@@ -108,5 +109,5 @@ function reasonOf(error: unknown): string {
 }
 
 function unreachable(url: string, error: unknown): HangarError {
-  return new HangarError('mcp_server_unreachable', `could not list the tools of ${url}: ${reasonOf(error)}`);
+  return new HangarError('mcp_server_unreachable', `could not list the tools of ${redactServerUrl(url)}: ${reasonOf(error)}`);
 }

@@ -6,7 +6,7 @@ import { isUniqueViolation } from '../../db/errors.js';
 import type { OAuthProvidersTable, TokenEndpointAuthMethod } from '../../db/tables/oauth.js';
 import { type Caller, requireWrite } from '../caller.js';
 import { HangarError, invalidField } from '../errors.js';
-import { isHttpUrl } from '../mcp-servers/url.js';
+import { isHttpUrl, redactServerUrl } from '../mcp-servers/url.js';
 import type { EgressGuard } from '../../net/egress.js';
 import { checkOutboundUrl, laptopEgress } from '../egress.js';
 import type { Cipher } from '../secrets/cipher.js';
@@ -200,7 +200,7 @@ export class OAuthProviderService {
       if (user) {
         throw new HangarError(
           'oauth_provider_in_use',
-          `the tool server ${user.id} (${user.url}) authenticates with OAuth provider "${providerId}"; delete it or switch it to auth_type "headers" first`,
+          `the tool server ${user.id} (${redactServerUrl(user.url)}) authenticates with OAuth provider "${providerId}"; delete it or switch it to auth_type "headers" first`,
         );
       }
       await trx.updateTable('mcp_servers').set({ oauth_provider_id: null }).where('workspace_id', '=', caller.workspaceId).where('oauth_provider_id', '=', provider.id).execute();

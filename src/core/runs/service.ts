@@ -33,6 +33,8 @@ export interface RunPorts {
   subscribe(runId: string, afterSeq: number, isOver: () => Promise<boolean>, signal?: AbortSignal, known?: readonly StoredEvent[], watch?: RunWatch): AsyncGenerator<StoredEvent>;
   /** Watch a run about to be created, so that its stream need not read its status first. */
   watch?(runId: string): RunWatch;
+  /** Every name a tool of the agent at `revision` (or of its subagents) may have, built-in tools included. */
+  toolNames?(agent: { workspaceId: string; agentId: string; revision: string }): Promise<ReadonlySet<string>>;
   /** The model a run that ended before its agent was built counts under in usage (undefined: not known). */
   usageModel?(run: { workspaceId: string; agentId: string; revision: string }): Promise<string | undefined>;
   /** Stop executing `runId` wherever it runs (its row already says `interrupted`). */
@@ -142,7 +144,8 @@ export class RunService {
         const replayed = await this.lifecycle.replayedApproval(threadId, resume);
         if (replayed) return toRun(replayed);
       }
-      const resumed = resumes ? await this.resumeValue(threadId, thread.status, resume!) : undefined;
+      const toolNames = () => this.ports.toolNames?.({ workspaceId: caller.workspaceId, agentId, revision: head });
+      const resumed = resumes ? await this.resumeValue(threadId, thread.status, resume!, toolNames) : undefined;
       runInput.command = { ...steer, ...(resumed ? { resume: resumed.value } : {}) };
       if (resumed) approval = { interruptId: resumed.interruptId, resume };
     }
@@ -269,9 +272,15 @@ export class RunService {
     requireWrite(caller);
     const thread = await this.db.selectFrom('threads').select(['agent_id', 'status']).where('workspace_id', '=', caller.workspaceId).where('id', '=', threadId).executeTakeFirst();
     if (!thread) throw new HangarError('thread_not_found', `no thread with id ${threadId} in this workspace`);
+    // A running thread has nothing pending yet (it may pause later): say it is busy, as a start does.
+    if (thread.status === 'busy') throw busyResolving(threadId);
     if (thread.status !== 'interrupted') throw notInterrupted(threadId);
     // Take the thread first so that a concurrent resume cannot start on it meanwhile.
-    if (!(await this.lifecycle.takeInterrupted(threadId))) throw notInterrupted(threadId);
+    if (!(await this.lifecycle.takeInterrupted(threadId))) {
+      // A resume took it first: it is running now.
+      const now = await this.db.selectFrom('threads').select('status').where('id', '=', threadId).executeTakeFirst();
+      throw now?.status === 'busy' ? busyResolving(threadId) : notInterrupted(threadId);
+    }
     let resolved = false;
     try {
       resolved = await this.ports.resolveInterrupt({ workspaceId: caller.workspaceId, threadId, agentId: thread.agent_id ?? '' });
@@ -282,7 +291,13 @@ export class RunService {
   }
 
   /** The LangGraph resume value of a wire resume, checked against the thread's pending interrupts. */
-  private async resumeValue(threadId: string, status: string, resume: WireResume): Promise<{ value: unknown; interruptId: string }> {
+  private async resumeValue(
+    threadId: string,
+    status: string,
+    resume: WireResume,
+    toolNames: () => Promise<ReadonlySet<string>> | undefined,
+  ): Promise<{ value: unknown; interruptId: string }> {
+    if (status === 'busy') throw busyResolving(threadId, 'resume');
     if (status !== 'interrupted') throw notInterrupted(threadId);
     const { interrupts, checkpoint } = await this.state.current(threadId);
     if (interrupts.length === 0) throw notInterrupted(threadId);
@@ -295,11 +310,11 @@ export class RunService {
     if (!resume || typeof resume !== 'object') throw invalidField(['command', 'resume', 'decisions'], 'required: one decision per pending action request');
     // Several approval requests at once (subagents that ran in parallel): LangGraph would give one
     // unkeyed answer to every one of them, so each must be answered by its interrupt id.
-    if (approvals.length > 1) return { value: keyedResume(approvals, resume), interruptId };
+    if (approvals.length > 1) return { value: keyedResume(approvals, resume, await toolNames()), interruptId };
     // LangGraph clients may key the resume by interrupt id.
     if (!Array.isArray(resume.decisions) && approval.id && approval.id in resume) resume = resume[approval.id] as WireResume;
     if (!Array.isArray(resume.decisions)) throw invalidField(['command', 'resume', 'decisions'], 'required: one decision per pending action request');
-    const problem = checkDecisions(approval.value, resume.decisions);
+    const problem = checkDecisions(approval.value, resume.decisions, await toolNames());
     if (problem) throw invalidField(['command', 'resume', 'decisions'], problem);
     return { value: toMiddlewareResume(approval.value, resume.decisions), interruptId };
   }
@@ -366,6 +381,11 @@ function busy(threadId: string): HangarError {
   );
 }
 
+/** A resume or resolve sent while a run of the thread is active: nothing is pending yet. */
+function busyResolving(threadId: string, what: 'resume' | 'resolve' = 'resolve'): HangarError {
+  return new HangarError('thread_busy', `thread ${threadId} has an active run, so it has no pending interrupt to ${what}; wait for the run to pause or finish, or cancel it`);
+}
+
 function notInterrupted(threadId: string): HangarError {
   return new HangarError('thread_not_interrupted', `thread ${threadId} has no pending interrupt to resume or resolve`);
 }
@@ -374,7 +394,7 @@ function notInterrupted(threadId: string): HangarError {
  * The resume of several pending approval requests: `{<interrupt id>: {decisions: [...]}, ...}`, every
  * request answered, each checked against its own request; LangGraph routes each answer by its id.
  */
-function keyedResume(approvals: { id: string | null; value: WireApprovalRequest }[], resume: WireResume): Record<string, unknown> {
+function keyedResume(approvals: { id: string | null; value: WireApprovalRequest }[], resume: WireResume, toolNames: ReadonlySet<string> | undefined): Record<string, unknown> {
   const listing = approvals.map((a) => `${a.id} (${a.value.action_requests.map((r) => r.name).join(', ')})`).join('; ');
   const form = `answer each by its interrupt id: {"resume": {"<interrupt id>": {"decisions": [...]}, ...}}; pending: ${listing}`;
   if (Array.isArray(resume.decisions)) {
@@ -393,7 +413,7 @@ function keyedResume(approvals: { id: string | null; value: WireApprovalRequest 
     const bad = (entry.decisions as unknown[]).findIndex((d) => !d || typeof d !== 'object' || Array.isArray(d));
     if (bad >= 0) throw invalidField(['command', 'resume', a.id, 'decisions', bad], 'must be a decision object such as {"type": "approve"}');
     const decisions = entry.decisions as WireDecision[];
-    const problem = checkDecisions(a.value, decisions);
+    const problem = checkDecisions(a.value, decisions, toolNames);
     if (problem) throw invalidField(['command', 'resume', a.id, 'decisions'], problem);
     value[a.id] = toMiddlewareResume(a.value, decisions);
   }

@@ -315,14 +315,14 @@ export class TracingService {
     const cached = this.secretCache.get(workspaceId);
     if (cached && cached.version === version) return cached.values;
     // Tracing reads the headers only to redact them; an undecryptable record is skipped and counted.
-    const headerValues = await this.deps.mcpServers.headerValues(workspaceId, (serverId, error) => {
+    const secretValues = await this.deps.mcpServers.secretValues(workspaceId, (serverId, error) => {
       this.undecryptableSecrets += 1;
       this.deps.logger.warn(
         { workspace_id: workspaceId, mcp_server_id: serverId, err: error instanceof Error ? error.message : String(error), undecryptable_secrets_total: this.undecryptableSecrets },
         'skipped a tool server whose headers cannot be decrypted (is HANGAR_SECRET_KEY the key they were written with?)',
       );
     });
-    const values = headerValues.flatMap((v) => [v, ...v.split(/\s+/).filter((part) => part.length >= 12)]);
+    const values = secretValues.flatMap((v) => [v, ...v.split(/\s+/).filter((part) => part.length >= 12)]);
     if (this.secretCache.size > 10_000) this.secretCache.clear();
     this.secretCache.set(workspaceId, { version, values });
     return values;

@@ -3,7 +3,7 @@
 // interrupt payload in the snake_case wire form of DESIGN §5.
 import type { ToolCall } from '@langchain/core/messages/tool';
 import { BUILT_IN_TOOLS } from '../../core/agents/validate.js';
-import { normalizeServerUrl } from '../../core/mcp-servers/url.js';
+import { normalizeServerUrl, redactServerUrl } from '../../core/mcp-servers/url.js';
 import type { ToolRef } from '../tools/mcp.js';
 import { MEMORIES_ROOT } from './backend.js';
 
@@ -57,7 +57,7 @@ export function interruptOnFor(tools: { ref: ToolRef; name: string }[], interrup
     if (ruleFor(interruptConfig, ref) !== true) continue;
     out[name] = {
       allowedDecisions: [...MIDDLEWARE_DECISIONS],
-      description: (call) => `Tool ${call.name} of ${normalizeServerUrl(ref.mcpServerUrl)} requires approval.\nArgs: ${JSON.stringify(call.args)}`,
+      description: (call) => `Tool ${call.name} of ${redactServerUrl(ref.mcpServerUrl)} requires approval.\nArgs: ${JSON.stringify(call.args)}`,
     };
   }
   for (const fileTool of ['write_file', 'edit_file']) {
@@ -131,7 +131,7 @@ export function isApprovalRequest(value: unknown): value is WireApprovalRequest 
  * What is wrong with `decisions` as the answer to `request`, or undefined when they fit: one
  * decision per action request, each of an allowed type, an `edit` with its `edited_action`.
  */
-export function checkDecisions(request: WireApprovalRequest, decisions: WireDecision[]): string | undefined {
+export function checkDecisions(request: WireApprovalRequest, decisions: WireDecision[], toolNames?: ReadonlySet<string>): string | undefined {
   const n = request.action_requests.length;
   if (decisions.length !== n) return `expected ${n} decision${n === 1 ? '' : 's'} (one per action request), got ${decisions.length}`;
   for (const [i, decision] of decisions.entries()) {
@@ -139,6 +139,11 @@ export function checkDecisions(request: WireApprovalRequest, decisions: WireDeci
     const allowed = request.review_configs.find((r) => r.action_name === action.name)?.allowed_decisions ?? [];
     if (!allowed.includes(decision.type)) return `decision ${i} (${decision.type}) is not allowed for ${action.name}; allowed: ${allowed.join(', ')}`;
     if (decision.type === 'edit' && !decision.edited_action) return `decision ${i} is an edit without edited_action`;
+    const renamed = decision.type === 'edit' ? decision.edited_action?.name : undefined;
+    // An edit may call another tool instead, one the agent has: any other would only fail.
+    if (renamed !== undefined && renamed !== action.name && toolNames && !toolNames.has(renamed)) {
+      return `decision ${i} edits the call to tool "${renamed}", which neither this agent nor its subagents have`;
+    }
     if (decision.type === 'respond' && typeof decision.message !== 'string') return `decision ${i} is a respond without message (the reviewer's answer)`;
   }
   return undefined;

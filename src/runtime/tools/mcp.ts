@@ -6,7 +6,7 @@ import { isGraphInterrupt } from '@langchain/langgraph';
 import { MultiServerMCPClient } from '@langchain/mcp-adapters';
 import { z } from 'zod';
 import { scrubMessage } from '../../core/errors.js';
-import { normalizeServerUrl } from '../../core/mcp-servers/url.js';
+import { normalizeServerUrl, redactServerUrl, urlScrubber } from '../../core/mcp-servers/url.js';
 import type { OAuthToolAccess, RuntimeToolServer } from '../oauth-tools.js';
 
 /** One `tools.tools[]` entry of an agent. */
@@ -63,11 +63,18 @@ export async function loadMcpTools(options: {
   const clients: MultiServerMCPClient[] = [];
   const dropped: DroppedTool[] = [];
   const loaded: { ref: ToolRef; tool: StructuredToolInterface }[] = [];
+  // A URL may carry a credential in its query: messages name the server by its redacted form, and
+  // what a server or the MCP client says (which may quote the URL) has the URL's secrets redacted.
+  const urls: string[] = [];
   await Promise.all(
     [...byServer].map(async ([url, refs]) => {
       const server = await options.findServer(url);
+      const shown = redactServerUrl(url);
+      const hide = urlScrubber([server?.url ?? url]);
+      urls.push(server?.url ?? url);
+      const reason = (error: unknown) => hide(error instanceof Error ? error.message : String(error));
       if (!server) {
-        for (const ref of refs) loaded.push({ ref, tool: unavailableTool(ref, `no tool server is registered at ${url} in this workspace`) });
+        for (const ref of refs) loaded.push({ ref, tool: unavailableTool(ref, `no tool server is registered at ${shown} in this workspace`) });
         return;
       }
       let headers = Object.fromEntries(server.headers.map((h) => [h.key, h.value]));
@@ -76,7 +83,7 @@ export async function loadMcpTools(options: {
       const oauth = oauthServer ? options.oauth : undefined;
       if (oauthServer) {
         if (!oauth) {
-          for (const ref of refs) loaded.push({ ref, tool: unavailableTool(ref, `tool server ${url} is OAuth-backed and this runtime has no OAuth access`) });
+          for (const ref of refs) loaded.push({ ref, tool: unavailableTool(ref, `tool server ${shown} is OAuth-backed and this runtime has no OAuth access`) });
           return;
         }
         try {
@@ -88,7 +95,7 @@ export async function loadMcpTools(options: {
           }
           headers = listing;
         } catch (error) {
-          const why = `tool server ${url} cannot be authorized: ${error instanceof Error ? error.message : String(error)}`;
+          const why = `tool server ${shown} cannot be authorized: ${reason(error)}`;
           for (const ref of refs) loaded.push({ ref, tool: unavailableTool(ref, why) });
           return;
         }
@@ -112,23 +119,24 @@ export async function loadMcpTools(options: {
         ...(oauth && oauthServer ? { beforeToolCall: oauth.beforeToolCall(oauthServer) } : {}),
       });
       try {
-        const offered = await withTimeout(client.getTools(), options.limits.connectTimeoutMs, `tool server ${url} did not answer`);
+        const offered = await withTimeout(client.getTools(), options.limits.connectTimeoutMs, `tool server ${shown} did not answer`);
         clients.push(client);
         const byName = new Map(offered.map((t) => [t.name, t]));
         for (const ref of refs) {
           const found = byName.get(ref.name);
           if (found) loaded.push({ ref, tool: oauth && oauthServer ? oauth.guard(found, oauthServer) : found });
-          else dropped.push({ name: ref.name, mcpServerUrl: url, reason: `tool server ${url} does not offer a tool named "${ref.name}"` });
+          else dropped.push({ name: ref.name, mcpServerUrl: shown, reason: `tool server ${shown} does not offer a tool named "${ref.name}"` });
         }
       } catch (error) {
         await client.close().catch(() => {});
-        const why = `tool server ${url} is unreachable or failing: ${error instanceof Error ? error.message : String(error)}`;
+        const why = `tool server ${shown} is unreachable or failing: ${reason(error)}`;
         for (const ref of refs) loaded.push({ ref, tool: unavailableTool(ref, why) });
       }
     }),
   );
+  const hide = urlScrubber(urls);
   return {
-    tools: new Map(nameUniquely(loaded).map(({ ref, name, tool: t }) => [ref, errorsAsResults(t, name, options.limits.callTimeoutMs)])),
+    tools: new Map(nameUniquely(loaded).map(({ ref, name, tool: t }) => [ref, errorsAsResults(t, name, options.limits.callTimeoutMs, hide)])),
     dropped,
     close: async () => {
       await Promise.all(clients.map((c) => c.close().catch(() => {})));
@@ -143,9 +151,21 @@ function nameUniquely(loaded: { ref: ToolRef; tool: StructuredToolInterface }[])
   for (const { ref } of loaded) servers.set(ref.name, (servers.get(ref.name) ?? new Set()).add(ref.mcpServerUrl.replace(/\/+$/, '')));
   return loaded.map(({ ref, tool: t }) => ({
     ref,
-    name: (servers.get(ref.name)?.size ?? 0) > 1 ? `${slug(ref.mcpServerName ?? new URL(ref.mcpServerUrl).host)}__${ref.name}` : ref.name,
+    name: (servers.get(ref.name)?.size ?? 0) > 1 ? prefixedName(ref) : ref.name,
     tool: t,
   }));
+}
+
+/**
+ * Every name the tools of `refs` may have in an agent: plain, and with the server's name in front
+ * (which one a tool gets depends on which servers answer, so both are possible).
+ */
+export function possibleToolNames(refs: ToolRef[]): string[] {
+  return refs.flatMap((ref) => [ref.name, prefixedName(ref)]);
+}
+
+function prefixedName(ref: ToolRef): string {
+  return `${slug(ref.mcpServerName ?? new URL(ref.mcpServerUrl).host)}__${ref.name}`;
 }
 
 function slug(text: string): string {
@@ -167,7 +187,7 @@ function unavailableTool(ref: ToolRef, why: string): StructuredToolInterface {
  * its own deadline over every call (the MCP client's covers only the MCP request, not an OAuth token
  * refresh before it nor a transport that never settles): past `timeoutMs` the call is aborted.
  */
-function errorsAsResults(inner: StructuredToolInterface, name: string, timeoutMs: number): StructuredToolInterface {
+function errorsAsResults(inner: StructuredToolInterface, name: string, timeoutMs: number, hide: (text: string) => string): StructuredToolInterface {
   return tool(
     async (args: unknown, config) => {
       // Aborted by the deadline or by the run. Not `AbortSignal.any`: in Node 20 a composite signal
@@ -182,8 +202,9 @@ function errorsAsResults(inner: StructuredToolInterface, name: string, timeoutMs
       } catch (error) {
         // A pause for authorization (or approval) must reach LangGraph, not the model.
         if (isGraphInterrupt(error)) throw error;
-        // The message only: a server's (or the client's) stack and file paths stay out of the thread.
-        return `Error: ${name} failed: ${scrubMessage(error instanceof Error ? error.message : String(error))}`;
+        // The message only: a server's (or the client's) stack and file paths stay out of the thread,
+        // and so do the credentials of tool server URLs (a server's error answer may quote its URL).
+        return `Error: ${name} failed: ${hide(scrubMessage(error instanceof Error ? error.message : String(error)))}`;
       } finally {
         parent?.removeEventListener('abort', onParentAbort);
       }
