@@ -1,10 +1,11 @@
-// The Schedules page's form for a new schedule: agent, cron expression, time zone and message. The
-// server's reasons for a refusal go under the inputs they are about, in its words.
-import { Autocomplete, Button, Select, Stack, Textarea, TextInput } from '@mantine/core';
+// The Schedules page's forms: a new schedule (agent, cron expression, time zone and message), and a
+// schedule's changes (those, whether it runs, and its options). The server's reasons for a refusal go
+// under the inputs they are about, in its words.
+import { Autocomplete, Button, Radio, Select, Stack, Switch, Text, Textarea, TextInput } from '@mantine/core';
 import { useDebouncedValue } from '@mantine/hooks';
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useMemo, useState, type FormEvent } from 'react';
-import { api, ApiError, ok } from '../api';
+import { api, ApiError, ok, type Schemas } from '../api';
 import { agentsQuery } from '../queries';
 import { ServerError } from '../ServerError';
 
@@ -136,6 +137,225 @@ export function CreateSchedule({ agentId, agentName, onDone }: { agentId: string
         {create.error && unplaced && <ServerError error={create.error} />}
         <Button type="submit" loading={create.isPending}>
           Create schedule
+        </Button>
+      </Stack>
+    </form>
+  );
+}
+
+type Schedule = Schemas['Schedule'];
+type Strategy = Schedule['multitask_strategy'];
+type EditField = 'schedule' | 'timezone' | 'message' | 'enabled' | 'thread' | 'multitask_strategy' | 'end_time' | 'webhook';
+
+const STRATEGIES: { value: Strategy; label: string }[] = [
+  { value: 'reject', label: 'Skip that tick (recorded as skipped)' },
+  { value: 'enqueue', label: 'Queue the run after the busy one (at most 3 waiting)' },
+  { value: 'interrupt', label: 'Interrupt the busy run, keep its progress, start this one' },
+  { value: 'rollback', label: 'Cancel the busy run, drop its progress, start this one' },
+];
+
+/** An instant as a `datetime-local` value in the browser's zone (to the minute). */
+function localInput(iso: string | null): string {
+  if (!iso) return '';
+  const d = new Date(iso);
+  const pad = (n: number) => String(n).padStart(2, '0');
+  return `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())}T${pad(d.getHours())}:${pad(d.getMinutes())}`;
+}
+
+/** Which input of the edit form a field the server named belongs to. */
+function editInputOf(field: string): EditField | null {
+  if (field.startsWith('input') || field.startsWith('messages')) return 'message';
+  return (['schedule', 'timezone', 'enabled', 'thread', 'multitask_strategy', 'end_time', 'webhook'] as const).find((f) => f === field) ?? null;
+}
+
+/**
+ * Change a schedule: its expression, zone, message, whether it runs, and the options the API has
+ * (one thread for every run, what a tick does when that thread is busy, an end, a webhook). Only the
+ * fields changed here are sent, so a change made elsewhere to another field meanwhile stays.
+ */
+export function EditSchedule({ schedule: s, agentName, onDone }: { schedule: Schedule; agentName: string; onDone: () => void }) {
+  const client = useQueryClient();
+  const lastMessage = s.input.messages.at(-1)?.content ?? '';
+  const [cron, setCron] = useState(s.schedule);
+  const [zone, setZone] = useState(s.timezone);
+  const [message, setMessage] = useState(lastMessage);
+  const [enabled, setEnabled] = useState(s.enabled);
+  const [threadMode, setThreadMode] = useState<'new' | 'one'>(s.thread === 'new' ? 'new' : 'one');
+  const [threadId, setThreadId] = useState(s.thread === 'new' ? '' : s.thread);
+  const [strategy, setStrategy] = useState<Strategy>(s.multitask_strategy);
+  const [endTime, setEndTime] = useState(localInput(s.end_time));
+  const [webhook, setWebhook] = useState(s.webhook ?? '');
+  const [errors, setErrors] = useState<Partial<Record<EditField, string>>>({});
+  const thread = threadMode === 'new' ? 'new' : threadId.trim();
+  const body = () => {
+    const changes: Schemas['UpdateScheduleRequest'] = {};
+    if (cron.trim() !== s.schedule) changes.schedule = cron.trim();
+    if (zone.trim() !== s.timezone) changes.timezone = zone.trim();
+    if (message !== lastMessage) changes.input = { messages: [...s.input.messages.slice(0, -1), { role: 'user', content: message }] };
+    if (enabled !== s.enabled) changes.enabled = enabled;
+    if (thread !== s.thread) changes.thread = thread;
+    if (strategy !== s.multitask_strategy) changes.multitask_strategy = strategy;
+    if (endTime !== localInput(s.end_time)) changes.end_time = endTime ? new Date(endTime).toISOString() : null;
+    if (webhook.trim() !== (s.webhook ?? '')) changes.webhook = webhook.trim() || null;
+    return changes;
+  };
+  const save = useMutation({
+    mutationFn: async (changes: Schemas['UpdateScheduleRequest']) => ok(await api.PATCH('/v1/deepagents/schedules/{schedule_id}', { params: { path: { schedule_id: s.id } }, body: changes })),
+    onSuccess: () => {
+      void client.invalidateQueries({ queryKey: ['schedules'] });
+      onDone();
+    },
+    onError: (error) => {
+      const found: typeof errors = {};
+      if (error instanceof ApiError) for (const f of error.fields) {
+        const input = editInputOf(f.field);
+        if (input) found[input] = found[input] ? `${found[input]}; ${f.message}` : f.message;
+      }
+      setErrors(found);
+    },
+  });
+  // A reason about the busy-thread strategy while its input is hidden (a new thread for every run) has no input to go under.
+  const placed = (field: string) => editInputOf(field) !== null && !(editInputOf(field) === 'multitask_strategy' && threadMode === 'new');
+  const unplaced = save.error && !(save.error instanceof ApiError && save.error.fields.length > 0 && save.error.fields.every((f) => placed(f.field)));
+  const submit = (e: FormEvent) => {
+    e.preventDefault();
+    const found: typeof errors = {};
+    if (!cron.trim()) found.schedule = 'Write a cron expression, e.g. 0 9 * * 1-5';
+    if (!zone.trim()) found.timezone = 'Choose a time zone, e.g. UTC';
+    if (!message.trim()) found.message = 'Write the message each run is sent';
+    if (threadMode === 'one' && !threadId.trim()) found.thread = 'Write the id of the thread every run goes to';
+    if (endTime && Number.isNaN(new Date(endTime).getTime())) found.end_time = 'Write a date and time, or leave it empty for no end';
+    setErrors(found);
+    save.reset();
+    if (Object.keys(found).length > 0) return;
+    const changes = body();
+    if (Object.keys(changes).length === 0) onDone();
+    else save.mutate(changes);
+  };
+  const edited = (field: EditField) => setErrors((x) => ({ ...x, [field]: undefined }));
+  return (
+    <form onSubmit={submit} noValidate aria-label={`Edit the schedule of ${agentName}`}>
+      <Stack>
+        <Text size="sm">
+          Agent: <b>{agentName}</b>
+        </Text>
+        <TextInput
+          label="Cron expression"
+          description="5 fields: minute hour day-of-month month day-of-week (0 9 * * 1-5: 09:00 on weekdays), or 6 with seconds first"
+          value={cron}
+          onChange={(e) => {
+            setCron(e.currentTarget.value);
+            edited('schedule');
+          }}
+          required
+          error={errors.schedule}
+          classNames={{ input: 'mono' }}
+          data-autofocus
+        />
+        <Autocomplete
+          label="Time zone"
+          description="The expression is read in this IANA zone; daylight-saving changes follow it"
+          data={ZONES}
+          limit={30}
+          value={zone}
+          onChange={(v) => {
+            setZone(v);
+            edited('timezone');
+          }}
+          required
+          error={errors.timezone}
+        />
+        <Textarea
+          label="Message"
+          description={s.input.messages.length > 1 ? `What each run is sent last (after the ${s.input.messages.length - 1} earlier messages of the schedule, kept as they are)` : 'What each run is sent'}
+          autosize
+          minRows={3}
+          value={message}
+          onChange={(e) => {
+            setMessage(e.currentTarget.value);
+            edited('message');
+          }}
+          required
+          error={errors.message}
+        />
+        <Switch
+          label="Runs on schedule"
+          description={enabled ? 'On: it fires at every tick' : 'Off: paused, it fires nothing until switched on again (no catch-up for the paused span)'}
+          checked={enabled}
+          onChange={(e) => {
+            setEnabled(e.currentTarget.checked);
+            edited('enabled');
+          }}
+          error={errors.enabled}
+        />
+        <Radio.Group
+          label="Thread of each run"
+          value={threadMode}
+          onChange={(v) => {
+            setThreadMode(v as 'new' | 'one');
+            edited('thread');
+          }}
+          error={threadMode === 'new' ? errors.thread : undefined}
+        >
+          <Stack gap={6} mt={4}>
+            <Radio value="new" label="A new thread for every run" />
+            <Radio value="one" label="Always the same thread (it must be this agent’s, or have none yet)" />
+          </Stack>
+        </Radio.Group>
+        {threadMode === 'one' && (
+          <TextInput
+            label="Thread id"
+            placeholder="00000000-0000-0000-0000-000000000000"
+            value={threadId}
+            onChange={(e) => {
+              setThreadId(e.currentTarget.value);
+              edited('thread');
+            }}
+            required
+            error={errors.thread}
+            classNames={{ input: 'mono' }}
+          />
+        )}
+        {/* A new thread is never busy: what a busy thread does matters only with one thread. */}
+        {threadMode === 'one' && (
+          <Select
+            label="When the thread is still busy at a tick"
+            data={STRATEGIES}
+            value={strategy}
+            onChange={(v) => {
+              if (v) setStrategy(v as Strategy);
+              edited('multitask_strategy');
+            }}
+            allowDeselect={false}
+            error={errors.multitask_strategy}
+          />
+        )}
+        <TextInput
+          type="datetime-local"
+          label="End"
+          description={`No tick fires after it, in your time (${BROWSER_ZONE}); empty: it never ends`}
+          value={endTime}
+          onChange={(e) => {
+            setEndTime(e.currentTarget.value);
+            edited('end_time');
+          }}
+          error={errors.end_time}
+        />
+        <TextInput
+          type="url"
+          label="Webhook URL"
+          description="Receives a signed POST when each run ends; empty: none"
+          placeholder="https://example.com/hooks/hangar"
+          value={webhook}
+          onChange={(e) => {
+            setWebhook(e.currentTarget.value);
+            edited('webhook');
+          }}
+          error={errors.webhook}
+        />
+        {save.error && unplaced && <ServerError error={save.error} />}
+        <Button type="submit" loading={save.isPending}>
+          Save changes
         </Button>
       </Stack>
     </form>
