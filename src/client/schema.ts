@@ -2043,11 +2043,15 @@ export interface components {
              * @description When the Console session ends; `null` when the request used `X-Api-Key`.
              */
             expires_at: string | null;
+            /** @description The signed-in key’s description (`hangar keys create --description`), if it has one. */
+            key_description: string | null;
             /**
              * Format: uuid
              * @description The id of the signed-in API key (never the key).
              */
             key_id: string;
+            /** @description The first characters of the signed-in key, to recognise it by (never the key). */
+            key_prefix: string;
             preview_access: boolean;
             principal: string;
             /** @enum {string} */
