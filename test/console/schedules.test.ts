@@ -269,6 +269,52 @@ describe('the Schedules page', { timeout: 240_000 }, () => {
     await context.close();
   });
 
+  it("creates a schedule with the API's options: paused, on one thread, what a busy thread does, an end and a webhook", async () => {
+    const agentId = await agentWith('Optioned agent');
+    const otherId = await agentWith('Other optioned agent');
+    const threadOf = async (id: string) => (await server.client.POST('/v1/deepagents/threads', { body: { agent_id: id } })).data!.id;
+    const [own, others] = [await threadOf(agentId), await threadOf(otherId)];
+    const { context, page, errors } = await open();
+    await signIn(page, server.adminKey, `/schedules?agent=${agentId}`);
+    await page.getByRole('button', { name: 'New schedule' }).click();
+    const dialog = page.getByRole('dialog', { name: 'New schedule' });
+    await dialog.getByRole('textbox', { name: 'Cron expression' }).fill('15 6 * * *');
+    await dialog.getByRole('textbox', { name: 'Message' }).fill('Morning digest');
+    await dialog.getByRole('button', { name: /^More options/ }).click();
+    await dialog.getByRole('switch', { name: 'Runs on schedule' }).uncheck({ force: true });
+    await dialog.getByRole('radio', { name: /^Always the same thread/ }).check({ force: true });
+    // Another agent's thread: the server's reason under the thread's input, nothing created.
+    await dialog.getByRole('textbox', { name: 'Thread id' }).fill(others);
+    await dialog.getByRole('button', { name: 'Create schedule' }).click();
+    await dialog.getByText(`thread ${others} belongs to another agent (${otherId})`).waitFor();
+    expect(await dialog.getByRole('textbox', { name: 'Thread id' }).getAttribute('aria-invalid')).toBe('true');
+    expect(await schedulesOf(agentId)).toEqual([]);
+    await dialog.getByRole('textbox', { name: 'Thread id' }).fill(own);
+    await dialog.getByRole('textbox', { name: 'When the thread is still busy at a tick' }).click();
+    await page.getByRole('option', { name: 'Interrupt the busy run, keep its progress, start this one' }).click();
+    await dialog.getByLabel('End').fill('2032-01-15T07:30');
+    await dialog.getByRole('textbox', { name: 'Webhook URL' }).fill('https://hooks.example.com/digest');
+    expect(await axeViolations(page)).toEqual([]);
+    await animationsDone(page);
+    await screenshot(page, 'schedules-new-options');
+    await dialog.getByRole('button', { name: 'Create schedule' }).click();
+    await dialog.waitFor({ state: 'detached' });
+    const [created] = await schedulesOf(agentId);
+    expect(created).toMatchObject({
+      schedule: '15 6 * * *',
+      enabled: false,
+      next_run_at: null,
+      thread: own,
+      multitask_strategy: 'interrupt',
+      webhook: 'https://hooks.example.com/digest',
+      input: { messages: [{ role: 'user', content: 'Morning digest' }] },
+    });
+    expect(created!.end_time && new Date(created!.end_time).toISOString()).toBe(String(await page.evaluate(`new Date('2032-01-15T07:30').toISOString()`)));
+    await page.getByRole('row', { name: 'Schedule Optioned agent 15 6 * * *' }).getByText('if it is busy, interrupts the busy run').waitFor();
+    expect(errors.filter((e) => !e.includes('422'))).toEqual([]);
+    await context.close();
+  });
+
   it('a viewer sees no Edit button', async () => {
     const agentId = await agentWith('Viewed agent');
     await server.client.POST('/v1/deepagents/schedules', { body: { agent_id: agentId, schedule: '0 6 * * *', input: { messages: [{ role: 'user', content: 'hi' }] } } });

@@ -1,6 +1,6 @@
-// The Schedules page's forms: a new schedule (agent, cron expression, time zone and message), and a
-// schedule's changes (those, whether it runs, and its options). The server's reasons for a refusal go
-// under the inputs they are about, in its words.
+// The Schedules page's forms: a new schedule (agent, cron expression, time zone, message and, under
+// "More options", whether it runs, one thread, an end and a webhook), and a schedule's changes. The
+// server's reasons for a refusal go under the inputs they are about, in its words.
 import { Autocomplete, Button, Radio, Select, Stack, Switch, Text, Textarea, TextInput } from '@mantine/core';
 import { useDebouncedValue } from '@mantine/hooks';
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
@@ -13,14 +13,14 @@ const BROWSER_ZONE = Intl.DateTimeFormat().resolvedOptions().timeZone || 'UTC';
 
 const ZONES = [...new Set(['UTC', BROWSER_ZONE, ...Intl.supportedValuesOf('timeZone')])];
 
-type Field = 'agent' | 'schedule' | 'timezone' | 'message';
+type Field = 'agent' | 'schedule' | 'timezone' | 'message' | OptionField;
 
 /** Which input of the form a field the server named belongs to. */
 function inputOf(field: string): Field | null {
   if (field === 'agent_id') return 'agent';
   if (field === 'schedule' || field === 'timezone') return field;
   if (field.startsWith('input') || field.startsWith('messages')) return 'message';
-  return null;
+  return (['enabled', 'thread', 'multitask_strategy', 'end_time', 'webhook'] as const).find((f) => f === field) ?? null;
 }
 
 export function CreateSchedule({ agentId, agentName, onDone }: { agentId: string | null; agentName: string | null; onDone: () => void }) {
@@ -37,18 +37,31 @@ export function CreateSchedule({ agentId, agentName, onDone }: { agentId: string
   const [cron, setCron] = useState('');
   const [zone, setZone] = useState(BROWSER_ZONE);
   const [message, setMessage] = useState('');
+  // The options (paused, one thread, busy-thread strategy, end, webhook) behind "More options".
+  const [opts, setOpts] = useState(DEFAULT_OPTIONS);
+  const [more, setMore] = useState(false);
   const [errors, setErrors] = useState<Partial<Record<Field, string>>>({});
   const create = useMutation({
     mutationFn: async () =>
       ok(
         await api.POST('/v1/deepagents/schedules', {
-          body: { agent_id: agent!.value, schedule: cron.trim(), timezone: zone.trim(), input: { messages: [{ role: 'user', content: message }] } },
+          body: {
+            agent_id: agent!.value,
+            schedule: cron.trim(),
+            timezone: zone.trim(),
+            input: { messages: [{ role: 'user', content: message }] },
+            ...(opts.enabled ? {} : { enabled: false }),
+            ...(opts.threadMode === 'one' ? { thread: opts.threadId.trim(), multitask_strategy: opts.strategy } : {}),
+            ...(opts.endTime ? { end_time: new Date(opts.endTime).toISOString() } : {}),
+            ...(opts.webhook.trim() ? { webhook: opts.webhook.trim() } : {}),
+          },
         }),
       ),
     onSuccess: () => {
       void client.invalidateQueries({ queryKey: ['schedules'] });
       setCron('');
       setMessage('');
+      setOpts(DEFAULT_OPTIONS);
       onDone();
     },
     // The server's reasons go beside the inputs they are about; any other stays in the alert below.
@@ -59,6 +72,7 @@ export function CreateSchedule({ agentId, agentName, onDone }: { agentId: string
         if (input) found[input] = found[input] ? `${found[input]}; ${f.message}` : f.message;
       }
       setErrors(found);
+      if (OPTION_FIELDS.some((f) => found[f])) setMore(true);
     },
   });
   const unplaced = create.error && !(create.error instanceof ApiError && create.error.fields.length > 0 && create.error.fields.every((f) => inputOf(f.field)));
@@ -69,9 +83,11 @@ export function CreateSchedule({ agentId, agentName, onDone }: { agentId: string
     if (!agent) found.agent = 'Choose an agent';
     if (!cron.trim()) found.schedule = 'Write a cron expression, e.g. 0 9 * * 1-5';
     if (!message.trim()) found.message = 'Write the message each run is sent';
+    Object.assign(found, checkedOptions(opts));
     setErrors(found);
     create.reset();
     if (Object.keys(found).length === 0) create.mutate();
+    else if (OPTION_FIELDS.some((f) => found[f])) setMore(true);
   };
   const edited = (field: Field) => setErrors((x) => ({ ...x, [field]: undefined }));
   return (
@@ -123,7 +139,7 @@ export function CreateSchedule({ agentId, agentName, onDone }: { agentId: string
         />
         <Textarea
           label="Message"
-          description="What each run is sent, on a new thread"
+          description="What each run is sent"
           autosize
           minRows={3}
           value={message}
@@ -134,6 +150,10 @@ export function CreateSchedule({ agentId, agentName, onDone }: { agentId: string
           required
           error={errors.message}
         />
+        <Button variant="subtle" size="compact-sm" onClick={() => setMore((m) => !m)} aria-expanded={more} style={{ alignSelf: 'flex-start' }}>
+          {more ? 'Fewer options' : 'More options: paused, one thread, end, webhook'}
+        </Button>
+        {more && <OptionFields options={opts} set={(patch) => setOpts((o) => ({ ...o, ...patch }))} errors={errors} edited={edited} />}
         {create.error && unplaced && <ServerError error={create.error} />}
         <Button type="submit" loading={create.isPending}>
           Create schedule
@@ -162,6 +182,126 @@ function localInput(iso: string | null): string {
   return `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())}T${pad(d.getHours())}:${pad(d.getMinutes())}`;
 }
 
+type OptionField = 'enabled' | 'thread' | 'multitask_strategy' | 'end_time' | 'webhook';
+const OPTION_FIELDS: OptionField[] = ['enabled', 'thread', 'multitask_strategy', 'end_time', 'webhook'];
+
+/** A schedule's options beyond its expression and message, as the form holds them. */
+interface Options {
+  enabled: boolean;
+  threadMode: 'new' | 'one';
+  threadId: string;
+  strategy: Strategy;
+  /** A `datetime-local` value in the browser's zone, or empty for no end. */
+  endTime: string;
+  /** Empty for none. */
+  webhook: string;
+}
+
+const DEFAULT_OPTIONS: Options = { enabled: true, threadMode: 'new', threadId: '', strategy: 'reject', endTime: '', webhook: '' };
+
+function optionsOf(s: Schedule): Options {
+  return {
+    enabled: s.enabled,
+    threadMode: s.thread === 'new' ? 'new' : 'one',
+    threadId: s.thread === 'new' ? '' : s.thread,
+    strategy: s.multitask_strategy,
+    endTime: localInput(s.end_time),
+    webhook: s.webhook ?? '',
+  };
+}
+
+/** What is wrong with the options before anything is sent. */
+function checkedOptions(o: Options): Partial<Record<OptionField, string>> {
+  const found: Partial<Record<OptionField, string>> = {};
+  if (o.threadMode === 'one' && !o.threadId.trim()) found.thread = 'Write the id of the thread every run goes to';
+  if (o.endTime && Number.isNaN(new Date(o.endTime).getTime())) found.end_time = 'Write a date and time, or leave it empty for no end';
+  return found;
+}
+
+/** Whether it runs, on which thread, what a tick does when that thread is busy, its end and its webhook. */
+function OptionFields({ options, set, errors, edited }: { options: Options; set: (patch: Partial<Options>) => void; errors: Partial<Record<OptionField, string>>; edited: (field: OptionField) => void }) {
+  const { enabled, threadMode, threadId, strategy, endTime, webhook } = options;
+  return (
+    <>
+      <Switch
+        label="Runs on schedule"
+        description={enabled ? 'On: it fires at every tick' : 'Off: paused, it fires nothing until switched on again (no catch-up for the paused span)'}
+        checked={enabled}
+        onChange={(e) => {
+          set({ enabled: e.currentTarget.checked });
+          edited('enabled');
+        }}
+        error={errors.enabled}
+      />
+      <Radio.Group
+        label="Thread of each run"
+        value={threadMode}
+        onChange={(v) => {
+          set({ threadMode: v as 'new' | 'one' });
+          edited('thread');
+        }}
+        error={threadMode === 'new' ? errors.thread : undefined}
+      >
+        <Stack gap={6} mt={4}>
+          <Radio value="new" label="A new thread for every run" />
+          <Radio value="one" label="Always the same thread (it must be this agent’s, or have none yet)" />
+        </Stack>
+      </Radio.Group>
+      {threadMode === 'one' && (
+        <TextInput
+          label="Thread id"
+          placeholder="00000000-0000-0000-0000-000000000000"
+          value={threadId}
+          onChange={(e) => {
+            set({ threadId: e.currentTarget.value });
+            edited('thread');
+          }}
+          required
+          error={errors.thread}
+          classNames={{ input: 'mono' }}
+        />
+      )}
+      {/* A new thread is never busy: what a busy thread does matters only with one thread. */}
+      {threadMode === 'one' && (
+        <Select
+          label="When the thread is still busy at a tick"
+          data={STRATEGIES}
+          value={strategy}
+          onChange={(v) => {
+            if (v) set({ strategy: v as Strategy });
+            edited('multitask_strategy');
+          }}
+          allowDeselect={false}
+          error={errors.multitask_strategy}
+        />
+      )}
+      <TextInput
+        type="datetime-local"
+        label="End"
+        description={`No tick fires after it, in your time (${BROWSER_ZONE}); empty: it never ends`}
+        value={endTime}
+        onChange={(e) => {
+          set({ endTime: e.currentTarget.value });
+          edited('end_time');
+        }}
+        error={errors.end_time}
+      />
+      <TextInput
+        type="url"
+        label="Webhook URL"
+        description="Receives a signed POST when each run ends; empty: none"
+        placeholder="https://example.com/hooks/hangar"
+        value={webhook}
+        onChange={(e) => {
+          set({ webhook: e.currentTarget.value });
+          edited('webhook');
+        }}
+        error={errors.webhook}
+      />
+    </>
+  );
+}
+
 /** Which input of the edit form a field the server named belongs to. */
 function editInputOf(field: string): EditField | null {
   if (field.startsWith('input') || field.startsWith('messages')) return 'message';
@@ -179,13 +319,9 @@ export function EditSchedule({ schedule: s, agentName, onDone }: { schedule: Sch
   const [cron, setCron] = useState(s.schedule);
   const [zone, setZone] = useState(s.timezone);
   const [message, setMessage] = useState(lastMessage);
-  const [enabled, setEnabled] = useState(s.enabled);
-  const [threadMode, setThreadMode] = useState<'new' | 'one'>(s.thread === 'new' ? 'new' : 'one');
-  const [threadId, setThreadId] = useState(s.thread === 'new' ? '' : s.thread);
-  const [strategy, setStrategy] = useState<Strategy>(s.multitask_strategy);
-  const [endTime, setEndTime] = useState(localInput(s.end_time));
-  const [webhook, setWebhook] = useState(s.webhook ?? '');
+  const [options, setOptions] = useState(() => optionsOf(s));
   const [errors, setErrors] = useState<Partial<Record<EditField, string>>>({});
+  const { enabled, threadMode, threadId, strategy, endTime, webhook } = options;
   const thread = threadMode === 'new' ? 'new' : threadId.trim();
   const body = () => {
     const changes: Schemas['UpdateScheduleRequest'] = {};
@@ -223,8 +359,7 @@ export function EditSchedule({ schedule: s, agentName, onDone }: { schedule: Sch
     if (!cron.trim()) found.schedule = 'Write a cron expression, e.g. 0 9 * * 1-5';
     if (!zone.trim()) found.timezone = 'Choose a time zone, e.g. UTC';
     if (!message.trim()) found.message = 'Write the message each run is sent';
-    if (threadMode === 'one' && !threadId.trim()) found.thread = 'Write the id of the thread every run goes to';
-    if (endTime && Number.isNaN(new Date(endTime).getTime())) found.end_time = 'Write a date and time, or leave it empty for no end';
+    Object.assign(found, checkedOptions(options));
     setErrors(found);
     save.reset();
     if (Object.keys(found).length > 0) return;
@@ -278,81 +413,7 @@ export function EditSchedule({ schedule: s, agentName, onDone }: { schedule: Sch
           required
           error={errors.message}
         />
-        <Switch
-          label="Runs on schedule"
-          description={enabled ? 'On: it fires at every tick' : 'Off: paused, it fires nothing until switched on again (no catch-up for the paused span)'}
-          checked={enabled}
-          onChange={(e) => {
-            setEnabled(e.currentTarget.checked);
-            edited('enabled');
-          }}
-          error={errors.enabled}
-        />
-        <Radio.Group
-          label="Thread of each run"
-          value={threadMode}
-          onChange={(v) => {
-            setThreadMode(v as 'new' | 'one');
-            edited('thread');
-          }}
-          error={threadMode === 'new' ? errors.thread : undefined}
-        >
-          <Stack gap={6} mt={4}>
-            <Radio value="new" label="A new thread for every run" />
-            <Radio value="one" label="Always the same thread (it must be this agent’s, or have none yet)" />
-          </Stack>
-        </Radio.Group>
-        {threadMode === 'one' && (
-          <TextInput
-            label="Thread id"
-            placeholder="00000000-0000-0000-0000-000000000000"
-            value={threadId}
-            onChange={(e) => {
-              setThreadId(e.currentTarget.value);
-              edited('thread');
-            }}
-            required
-            error={errors.thread}
-            classNames={{ input: 'mono' }}
-          />
-        )}
-        {/* A new thread is never busy: what a busy thread does matters only with one thread. */}
-        {threadMode === 'one' && (
-          <Select
-            label="When the thread is still busy at a tick"
-            data={STRATEGIES}
-            value={strategy}
-            onChange={(v) => {
-              if (v) setStrategy(v as Strategy);
-              edited('multitask_strategy');
-            }}
-            allowDeselect={false}
-            error={errors.multitask_strategy}
-          />
-        )}
-        <TextInput
-          type="datetime-local"
-          label="End"
-          description={`No tick fires after it, in your time (${BROWSER_ZONE}); empty: it never ends`}
-          value={endTime}
-          onChange={(e) => {
-            setEndTime(e.currentTarget.value);
-            edited('end_time');
-          }}
-          error={errors.end_time}
-        />
-        <TextInput
-          type="url"
-          label="Webhook URL"
-          description="Receives a signed POST when each run ends; empty: none"
-          placeholder="https://example.com/hooks/hangar"
-          value={webhook}
-          onChange={(e) => {
-            setWebhook(e.currentTarget.value);
-            edited('webhook');
-          }}
-          error={errors.webhook}
-        />
+        <OptionFields options={options} set={(patch) => setOptions((o) => ({ ...o, ...patch }))} errors={errors} edited={edited} />
         {save.error && unplaced && <ServerError error={save.error} />}
         <Button type="submit" loading={save.isPending}>
           Save changes

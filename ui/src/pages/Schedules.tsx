@@ -252,7 +252,7 @@ function ScheduleOptions({ schedule: s }: { schedule: Schedule }) {
     lines.push(
       <>
         Every run on thread{' '}
-        <Anchor component={Link} to={`/threads/${s.thread}`} size="xs">
+        <Anchor component={Link} to={`/threads/${s.thread}`} size="xs" underline="always">
           {s.thread.slice(0, 8)}
         </Anchor>
         {s.multitask_strategy !== 'reject' && `; if it is busy, ${IF_BUSY[s.multitask_strategy]}`}
