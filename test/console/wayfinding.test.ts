@@ -89,6 +89,23 @@ describe("the playground's threads list", { timeout: 180_000 }, () => {
 });
 
 describe('an address that names nothing', { timeout: 180_000 }, () => {
+  it('is answered with the Console (404) when a browser asks for a page outside the API, and with JSON otherwise', async () => {
+    const html = { accept: 'text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8' };
+    const mistyped = await fetch(`${server.url}/agnets/x`, { headers: html });
+    expect(mistyped.status).toBe(404);
+    expect(mistyped.headers.get('content-type')).toMatch(/^text\/html/);
+    expect(mistyped.headers.get('content-security-policy')).toContain("default-src 'self'");
+    expect(await mistyped.text()).toContain('<div id="root">');
+    // An API client's unknown path, and any unknown API path, stay JSON 404s.
+    const client = await fetch(`${server.url}/agnets/x`);
+    expect(client.status).toBe(404);
+    expect(await client.json()).toMatchObject({ code: 'route_not_found' });
+    const api = await fetch(`${server.url}/v1/deepagents/nope`, { headers: { ...html, 'X-Api-Key': server.adminKey } });
+    expect(api.status).toBe(404);
+    expect(await api.json()).toMatchObject({ code: 'route_not_found' });
+    expect((await fetch(`${server.url}/agnets`, { method: 'POST', headers: html })).status).toBe(404);
+  });
+
   it('says there is no such agent, thread, run or page, in words, with a way back', async () => {
     const { context, page, errors } = await open();
     await signIn(page, server.adminKey, '/agents/not-an-agent');
@@ -121,7 +138,13 @@ describe('an address that names nothing', { timeout: 180_000 }, () => {
     await main.getByText(/The Console has no page at \/agents\/.*\/setings/).waitFor();
     await main.getByRole('button', { name: 'Go back' }).click();
     await main.getByRole('heading', { name: 'No such run' }).waitFor();
-    // The browser logs the 404s of the well-formed ids asked for; nothing asks for an id that cannot be one (no 422).
+    // A mistyped address outside the Console's pages: the server answers the Console (404), not JSON.
+    await page.goto(`${server.url}/agnets`);
+    await main.getByRole('heading', { name: 'Page not found' }).waitFor();
+    await main.getByText('The Console has no page at /agnets').waitFor();
+    await main.getByRole('link', { name: 'Go to Agents' }).click();
+    await page.getByRole('heading', { name: 'Agents' }).waitFor();
+    // The browser logs the 404s of the well-formed ids asked for (and of /agnets itself); nothing asks for an id that cannot be one (no 422).
     expect(errors.filter((e) => !/\b404\b/.test(e))).toEqual([]);
     await context.close();
   });
