@@ -867,7 +867,7 @@ export interface paths {
         head?: never;
         /**
          * Change a schedule
-         * @description Only the fields sent change. A new expression, zone or end time, or `enabled`, recomputes `next_run_at` from now. `enabled: false` stops it firing.
+         * @description Only the fields sent change. A new expression, zone or end time, or `enabled`, recomputes `next_run_at` from now. `enabled: false` stops it firing. With `If-Match: "<updated_at>"` (the schedule’s `updated_at` as read) the change is made only if the schedule has not changed since (else 412, `schedule_changed`, and nothing is written).
          */
         patch: operations["changeSchedule"];
         trace?: never;
@@ -7677,7 +7677,10 @@ export interface operations {
     changeSchedule: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The `updated_at` the change was computed from (optionally quoted as an entity tag); `*` matches any. */
+                "if-match"?: string;
+            };
             path: {
                 /** @description Schedule id. */
                 schedule_id: string;
@@ -7728,6 +7731,15 @@ export interface operations {
             };
             /** @description Not found in the caller’s workspace. */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The precondition (`If-Match`) does not hold any more. */
+            412: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -177,7 +177,7 @@ describe('the Schedules page', { timeout: 240_000 }, () => {
     await context.close();
   });
 
-  it("edits a schedule: a bad change said in words beside its input and nothing written; every option the API has; only the changed fields sent", async () => {
+  it("edits a schedule: a bad change said in words beside its input and nothing written; every option the API has; never over a change made meanwhile", async () => {
     const agentId = await agentWith('Editable agent');
     const made = await server.client.POST('/v1/deepagents/schedules', { body: { agent_id: agentId, schedule: '0 9 * * *', timezone: 'UTC', input: { messages: [{ role: 'user', content: 'Old question' }] } } });
     expect(made.response.status).toBe(201);
@@ -248,12 +248,25 @@ describe('the Schedules page', { timeout: 240_000 }, () => {
     await edited.getByText('Webhook https://hooks.example.com/hangar').waitFor();
     await screenshot(page, 'schedules-edited');
 
-    // Changed elsewhere while the form is open: saving sends only what was changed here, so the other
-    // change stays; clearing the end, the webhook and the fixed thread sends them as cleared.
+    // Changed elsewhere while the form is open: nothing saved over it (If-Match), said in words; the
+    // latest loads into the form. Then only the fields changed are sent: clearing the end, the webhook
+    // and the fixed thread sends them as cleared, and the other change stays.
     await edited.getByRole('button', { name: 'Edit Editable agent 30 8 * * 1-5' }).click();
     await dialog.getByRole('textbox', { name: 'Cron expression' }).waitFor();
     const elsewhere = await server.client.PATCH('/v1/deepagents/schedules/{schedule_id}', { params: { path: { schedule_id: scheduleId } }, body: { input: { messages: [{ role: 'user', content: 'Changed by the CLI' }] } } });
     expect(elsewhere.response.status).toBe(200);
+    await dialog.getByRole('switch', { name: 'Runs on schedule' }).check({ force: true });
+    await dialog.getByRole('button', { name: 'Save changes' }).click();
+    const stale = dialog.getByRole('alert').filter({ hasText: 'This schedule was changed since you opened it' });
+    await stale.getByText('nothing was saved').waitFor();
+    expect(await read()).toMatchObject({ enabled: false, input: { messages: [{ content: 'Changed by the CLI' }] } });
+    await stale.scrollIntoViewIfNeeded();
+    await animationsDone(page);
+    await screenshot(page, 'schedules-edit-stale');
+    await stale.getByRole('button', { name: 'Load the latest' }).click();
+    await stale.waitFor({ state: 'detached' });
+    expect(await dialog.getByRole('textbox', { name: 'Message' }).inputValue()).toBe('Changed by the CLI');
+    expect(await dialog.getByRole('switch', { name: 'Runs on schedule' }).isChecked()).toBe(false);
     await dialog.getByRole('switch', { name: 'Runs on schedule' }).check({ force: true });
     await dialog.getByRole('radio', { name: 'A new thread for every run' }).check({ force: true });
     await dialog.getByLabel('End').fill('');
@@ -264,8 +277,8 @@ describe('the Schedules page', { timeout: 240_000 }, () => {
     expect(last).toMatchObject({ enabled: true, thread: 'new', end_time: null, webhook: null, schedule: '30 8 * * 1-5', input: { messages: [{ role: 'user', content: 'Changed by the CLI' }] } });
     expect(last.next_run_at).not.toBeNull();
     await edited.getByRole('button', { name: 'Pause Editable agent 30 8 * * 1-5' }).waitFor();
-    // The browser logs the refused saves (422).
-    expect(errors.filter((e) => !e.includes('422'))).toEqual([]);
+    // The browser logs the refused saves (422, 412).
+    expect(errors.filter((e) => !/\b(412|422)\b/.test(e))).toEqual([]);
     await context.close();
   });
 

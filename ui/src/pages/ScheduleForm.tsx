@@ -1,7 +1,7 @@
 // The Schedules page's forms: a new schedule (agent, cron expression, time zone, message and, under
 // "More options", whether it runs, one thread, an end and a webhook), and a schedule's changes. The
 // server's reasons for a refusal go under the inputs they are about, in its words.
-import { Autocomplete, Button, Radio, Select, Stack, Switch, Text, Textarea, TextInput } from '@mantine/core';
+import { Alert, Autocomplete, Button, Radio, Select, Stack, Switch, Text, Textarea, TextInput } from '@mantine/core';
 import { useDebouncedValue } from '@mantine/hooks';
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useMemo, useState, type FormEvent } from 'react';
@@ -311,9 +311,10 @@ function editInputOf(field: string): EditField | null {
 /**
  * Change a schedule: its expression, zone, message, whether it runs, and the options the API has
  * (one thread for every run, what a tick does when that thread is busy, an end, a webhook). Only the
- * fields changed here are sent, so a change made elsewhere to another field meanwhile stays.
+ * fields changed here are sent, and only over the version the form was opened on (`If-Match`): if it
+ * was changed elsewhere meanwhile, nothing is saved and the latest version can be loaded.
  */
-export function EditSchedule({ schedule: s, agentName, onDone }: { schedule: Schedule; agentName: string; onDone: () => void }) {
+export function EditSchedule({ schedule: s, agentName, onDone, onLatest }: { schedule: Schedule; agentName: string; onDone: () => void; onLatest: (latest: Schedule) => void }) {
   const client = useQueryClient();
   const lastMessage = s.input.messages.at(-1)?.content ?? '';
   const [cron, setCron] = useState(s.schedule);
@@ -336,7 +337,9 @@ export function EditSchedule({ schedule: s, agentName, onDone }: { schedule: Sch
     return changes;
   };
   const save = useMutation({
-    mutationFn: async (changes: Schemas['UpdateScheduleRequest']) => ok(await api.PATCH('/v1/deepagents/schedules/{schedule_id}', { params: { path: { schedule_id: s.id } }, body: changes })),
+    // Only over the version the form was opened on: a change made elsewhere meanwhile is not overwritten.
+    mutationFn: async (changes: Schemas['UpdateScheduleRequest']) =>
+      ok(await api.PATCH('/v1/deepagents/schedules/{schedule_id}', { params: { path: { schedule_id: s.id }, header: { 'if-match': `"${s.updated_at}"` } }, body: changes })),
     onSuccess: () => {
       void client.invalidateQueries({ queryKey: ['schedules'] });
       onDone();
@@ -352,7 +355,15 @@ export function EditSchedule({ schedule: s, agentName, onDone }: { schedule: Sch
   });
   // A reason about the busy-thread strategy while its input is hidden (a new thread for every run) has no input to go under.
   const placed = (field: string) => editInputOf(field) !== null && !(editInputOf(field) === 'multitask_strategy' && threadMode === 'new');
-  const unplaced = save.error && !(save.error instanceof ApiError && save.error.fields.length > 0 && save.error.fields.every((f) => placed(f.field)));
+  const stale = save.error instanceof ApiError && save.error.status === 412;
+  const unplaced = save.error && !stale && !(save.error instanceof ApiError && save.error.fields.length > 0 && save.error.fields.every((f) => placed(f.field)));
+  const latest = useMutation({
+    mutationFn: async () => ok(await api.GET('/v1/deepagents/schedules/{schedule_id}', { params: { path: { schedule_id: s.id } } })),
+    onSuccess: (fresh) => {
+      void client.invalidateQueries({ queryKey: ['schedules'] });
+      onLatest(fresh);
+    },
+  });
   const submit = (e: FormEvent) => {
     e.preventDefault();
     const found: typeof errors = {};
@@ -415,6 +426,17 @@ export function EditSchedule({ schedule: s, agentName, onDone }: { schedule: Sch
         />
         <OptionFields options={options} set={(patch) => setOptions((o) => ({ ...o, ...patch }))} errors={errors} edited={edited} />
         {save.error && unplaced && <ServerError error={save.error} />}
+        {stale && (
+          <Alert color="yellow" title="Changed elsewhere" role="alert">
+            <Stack gap="xs" align="flex-start">
+              <Text size="sm">This schedule was changed since you opened it (by another tab, a person or the CLI): nothing was saved. Load the latest version, then make your change again.</Text>
+              <Button size="compact-sm" variant="default" onClick={() => latest.mutate()} loading={latest.isPending}>
+                Load the latest
+              </Button>
+              {latest.error && <ServerError error={latest.error} />}
+            </Stack>
+          </Alert>
+        )}
         <Button type="submit" loading={save.isPending}>
           Save changes
         </Button>

@@ -127,7 +127,7 @@ export default function Schedules() {
         <CreateSchedule agentId={agentId} agentName={agent.data?.name ?? null} onDone={close} />
       </Modal>
       <Modal opened={editing !== null} onClose={() => setEditing(null)} title="Edit schedule" size="lg">
-        {editing && <EditSchedule schedule={editing} agentName={agentName(editing.agent_id)} onDone={() => setEditing(null)} />}
+        {editing && <EditSchedule key={editing.updated_at} schedule={editing} agentName={agentName(editing.agent_id)} onDone={() => setEditing(null)} onLatest={setEditing} />}
       </Modal>
       <Modal opened={ticksOf !== null} onClose={() => setTicksOf(null)} title="Recent runs" size="lg">
         {ticksOf && <Ticks schedule={ticksOf} />}
