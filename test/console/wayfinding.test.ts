@@ -83,6 +83,11 @@ describe("the playground's threads list", { timeout: 180_000 }, () => {
     await first.click();
     await page.waitForURL(`**/threads/${lisbon}`);
     await page.getByLabel('Conversation').getByText('Plan the Lisbon offsite for March').first().waitFor();
+    // A thread started here is named by what was typed once its run has ended.
+    await page.getByRole('link', { name: 'New thread' }).click();
+    await page.getByRole('textbox', { name: 'Message' }).fill('Book the train to Porto');
+    await page.getByRole('button', { name: 'Send' }).click();
+    await threads.getByRole('link', { name: /^Book the train to Porto/ }).waitFor();
     expect(errors).toEqual([]);
     await context.close();
   });
