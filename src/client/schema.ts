@@ -867,7 +867,7 @@ export interface paths {
         head?: never;
         /**
          * Change a schedule
-         * @description Only the fields sent change. A new expression, zone or end time, or `enabled`, recomputes `next_run_at` from now. `enabled: false` stops it firing.
+         * @description Only the fields sent change. A new expression, zone or end time, or `enabled`, recomputes `next_run_at` from now. `enabled: false` stops it firing. With `If-Match: "<updated_at>"` (the schedule’s `updated_at` as read) the change is made only if the schedule has not changed since (else 412, `schedule_changed`, and nothing is written).
          */
         patch: operations["changeSchedule"];
         trace?: never;
@@ -2043,11 +2043,15 @@ export interface components {
              * @description When the Console session ends; `null` when the request used `X-Api-Key`.
              */
             expires_at: string | null;
+            /** @description The signed-in key’s description (`hangar keys create --description`), if it has one. */
+            key_description: string | null;
             /**
              * Format: uuid
              * @description The id of the signed-in API key (never the key).
              */
             key_id: string;
+            /** @description The first characters of the signed-in key, to recognise it by (never the key). */
+            key_prefix: string;
             preview_access: boolean;
             principal: string;
             /** @enum {string} */
@@ -7674,7 +7678,10 @@ export interface operations {
     changeSchedule: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The `updated_at` the change was computed from (optionally quoted as an entity tag); `*` matches any. */
+                "if-match"?: string;
+            };
             path: {
                 /** @description Schedule id. */
                 schedule_id: string;
@@ -7725,6 +7732,15 @@ export interface operations {
             };
             /** @description Not found in the caller’s workspace. */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The precondition (`If-Match`) does not hold any more. */
+            412: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -184,6 +184,11 @@ export const errorCatalogue = {
   },
   // Schedules and webhooks (issue 16)
   schedule_not_found: { status: 404, type: 'not_found', meaning: 'No schedule (cron) with this id in the workspace.' },
+  schedule_changed: {
+    status: 412,
+    type: 'conflict',
+    meaning: 'The update’s `If-Match` names an `updated_at` the schedule no longer has: it was changed meanwhile. Read it again.',
+  },
   // Server side
   database_unavailable: {
     status: 503,

@@ -33,7 +33,7 @@ import { AbuseLimits } from './abuse.js';
 import { apiKeyAuth } from './auth.js';
 import { corsFor } from './cors.js';
 import type { AppDeps } from './deps.js';
-import { mountConsole } from './console.js';
+import { mountConsole, wantsConsolePage } from './console.js';
 import { mountDocs } from './docs.js';
 import { inputRules } from './input-rules.js';
 import type { AppEnv } from './env.js';
@@ -115,9 +115,10 @@ export function createApp(deps: AppDeps): OpenAPIHono<AppEnv> {
   const document = openApiDocument(app, deps.info.version);
   app.get('/openapi.json', (c) => c.json(document));
   mountDocs(app);
-  mountConsole(app, deps.consoleDir);
+  const consolePage = mountConsole(app, deps.consoleDir);
 
   app.notFound((c) => {
+    if (wantsConsolePage(c)) return consolePage(c, 404);
     // A path that exists with other methods is a 405 that says which (RFC 9110 §15.5.6). A route of
     // this very method that calls c.notFound() (a file that is not there) stays a 404.
     const allowed = allowedMethods(app, c.req.path);

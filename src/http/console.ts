@@ -1,12 +1,14 @@
 // The Console: the single-page app built from ui/ into dist/console/ (at install, by `prepare`),
 // served from the package with caching headers and a strict Content-Security-Policy. Its routes
-// load index.html; API paths keep their prefixes and their JSON 404s.
+// load index.html, and so does a browser's unknown address outside the API (status 404: the app says
+// the page is not there); API paths keep their prefixes and their JSON 404s.
 import { randomBytes } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Context, Hono } from 'hono';
 import type { AppEnv } from './env.js';
+import { surfaceOf } from './surface.js';
 
 /** Where `npm run build:console` writes the app (the same from src/http and dist/http). */
 export const DEFAULT_CONSOLE_DIR = fileURLToPath(new URL('../../dist/console/', import.meta.url));
@@ -52,7 +54,7 @@ function securityHeaders(c: Context<AppEnv>): void {
 }
 
 /** Mount the Console at `/` (its routes) and `/assets/*` (content-hashed, immutable). */
-export function mountConsole(app: Hono<AppEnv>, dir: string = DEFAULT_CONSOLE_DIR): void {
+export function mountConsole(app: Hono<AppEnv>, dir: string = DEFAULT_CONSOLE_DIR): (c: Context<AppEnv>, status?: 200 | 404) => Promise<Response> {
   let index: Promise<string | undefined> | undefined;
   const loadIndex = () =>
     (index ??= readFile(path.join(dir, 'index.html'), 'utf8').catch(() => {
@@ -60,7 +62,7 @@ export function mountConsole(app: Hono<AppEnv>, dir: string = DEFAULT_CONSOLE_DI
       return undefined;
     }));
 
-  const page = async (c: Context<AppEnv>) => {
+  const page = async (c: Context<AppEnv>, status: 200 | 404 = 200) => {
     const html = await loadIndex();
     securityHeaders(c);
     c.header('cache-control', 'no-cache');
@@ -70,13 +72,13 @@ export function mountConsole(app: Hono<AppEnv>, dir: string = DEFAULT_CONSOLE_DI
     }
     const nonce = randomBytes(16).toString('base64');
     c.header('content-security-policy', contentSecurityPolicy(nonce));
-    return c.html(html.replaceAll(NONCE_PLACEHOLDER, nonce));
+    return c.html(html.replaceAll(NONCE_PLACEHOLDER, nonce), status);
   };
 
-  app.get('/', page);
+  app.get('/', (c) => page(c));
   for (const route of CONSOLE_ROUTES) {
-    app.get(`/${route}`, page);
-    app.get(`/${route}/*`, page);
+    app.get(`/${route}`, (c) => page(c));
+    app.get(`/${route}/*`, (c) => page(c));
   }
 
   const files = new Map<string, Buffer>();
@@ -101,4 +103,13 @@ export function mountConsole(app: Hono<AppEnv>, dir: string = DEFAULT_CONSOLE_DI
   // Vite names every asset by its content hash: a changed file is a new URL.
   app.get('/assets/:file', serveFile('public, max-age=31536000, immutable'));
   app.get('/favicon.svg', serveFile('public, max-age=3600'));
+  return page;
+}
+
+/**
+ * Whether an unknown path is a person's mistyped Console address: a browser asking for a page (not an
+ * API client) outside the API's prefixes. It gets the Console, status 404, which says the page is not there.
+ */
+export function wantsConsolePage(c: Context<AppEnv>): boolean {
+  return (c.req.method === 'GET' || c.req.method === 'HEAD') && surfaceOf(c.req.path) === 'public' && (c.req.header('accept') ?? '').includes('text/html');
 }

@@ -177,6 +177,169 @@ describe('the Schedules page', { timeout: 240_000 }, () => {
     await context.close();
   });
 
+  it("edits a schedule: a bad change said in words beside its input and nothing written; every option the API has; never over a change made meanwhile", async () => {
+    const agentId = await agentWith('Editable agent');
+    const made = await server.client.POST('/v1/deepagents/schedules', { body: { agent_id: agentId, schedule: '0 9 * * *', timezone: 'UTC', input: { messages: [{ role: 'user', content: 'Old question' }] } } });
+    expect(made.response.status).toBe(201);
+    const scheduleId = made.data!.id;
+    const read = async () => (await server.client.GET('/v1/deepagents/schedules/{schedule_id}', { params: { path: { schedule_id: scheduleId } } })).data!;
+    const thread = await server.client.POST('/v1/deepagents/threads', { body: { agent_id: agentId } });
+    expect(thread.response.status).toBe(201);
+    const threadId = thread.data!.id;
+
+    const { context, page, errors } = await open();
+    await signIn(page, server.adminKey, `/schedules?agent=${agentId}`);
+    const row = page.getByRole('row', { name: 'Schedule Editable agent 0 9 * * *' });
+    await row.getByRole('button', { name: 'Edit Editable agent 0 9 * * *' }).click();
+    const dialog = page.getByRole('dialog', { name: 'Edit schedule' });
+    // The form starts from the schedule as it is.
+    expect(await dialog.getByRole('textbox', { name: 'Cron expression' }).inputValue()).toBe('0 9 * * *');
+    expect(await dialog.getByRole('textbox', { name: 'Message' }).inputValue()).toBe('Old question');
+    expect(await dialog.getByRole('switch', { name: 'Runs on schedule' }).isChecked()).toBe(true);
+    expect(await dialog.getByRole('radio', { name: 'A new thread for every run' }).isChecked()).toBe(true);
+
+    // A bad expression and a bad webhook: each said under its input, nothing written.
+    await dialog.getByRole('textbox', { name: 'Cron expression' }).fill('0 9 * *');
+    await dialog.getByRole('textbox', { name: 'Webhook URL' }).fill('ftp://example.com/hook');
+    await dialog.getByRole('button', { name: 'Save changes' }).click();
+    await dialog.getByText('must be an absolute http:// or https:// URL').waitFor();
+    expect(await dialog.getByRole('textbox', { name: 'Webhook URL' }).getAttribute('aria-invalid')).toBe('true');
+    expect((await read()).updated_at).toBe(made.data!.updated_at);
+    await dialog.getByRole('textbox', { name: 'Webhook URL' }).fill('https://hooks.example.com/hangar');
+    await dialog.getByRole('button', { name: 'Save changes' }).click();
+    await dialog.getByText('must have 5 fields (minute hour day month weekday) or 6 with seconds first; got 4').waitFor();
+    expect(await dialog.getByRole('textbox', { name: 'Cron expression' }).getAttribute('aria-invalid')).toBe('true');
+    expect(await dialog.textContent()).not.toMatch(/[{}]|body\./);
+    expect(await read()).toMatchObject({ schedule: '0 9 * * *', webhook: null, updated_at: made.data!.updated_at });
+    await dialog.getByRole('textbox', { name: 'Cron expression' }).fill('30 8 * * 1-5');
+
+    // Every field the API takes.
+    await dialog.getByRole('textbox', { name: 'Time zone' }).fill('Asia/Tokyo');
+    await dialog.getByRole('textbox', { name: 'Message' }).fill('New question');
+    await dialog.getByRole('switch', { name: 'Runs on schedule' }).uncheck({ force: true });
+    await dialog.getByRole('radio', { name: /^Always the same thread/ }).check({ force: true });
+    await dialog.getByRole('textbox', { name: 'Thread id' }).fill(threadId);
+    await dialog.getByRole('textbox', { name: 'When the thread is still busy at a tick' }).click();
+    await page.getByRole('option', { name: 'Queue the run after the busy one (at most 3 waiting)' }).click();
+    await dialog.getByLabel('End').fill('2031-06-30T18:00');
+    expect(await axeViolations(page)).toEqual([]);
+    await animationsDone(page);
+    await screenshot(page, 'schedules-edit');
+    await dialog.getByRole('button', { name: 'Save changes' }).click();
+    await dialog.waitFor({ state: 'detached' });
+    const endTime = String(await page.evaluate(`new Date('2031-06-30T18:00').toISOString()`));
+    const changed = await read();
+    expect(changed).toMatchObject({
+      schedule: '30 8 * * 1-5',
+      timezone: 'Asia/Tokyo',
+      input: { messages: [{ role: 'user', content: 'New question' }] },
+      enabled: false,
+      next_run_at: null,
+      thread: threadId,
+      multitask_strategy: 'enqueue',
+      webhook: 'https://hooks.example.com/hangar',
+    });
+    expect(new Date(changed.end_time!).toISOString()).toBe(endTime);
+    // The list shows it changed, with its options.
+    const edited = page.getByRole('row', { name: 'Schedule Editable agent 30 8 * * 1-5' });
+    await edited.getByText('Paused', { exact: true }).waitFor();
+    await edited.getByText('Asia/Tokyo').waitFor();
+    await edited.getByText('if it is busy, queues the run').waitFor();
+    await edited.getByText('Webhook https://hooks.example.com/hangar').waitFor();
+    await screenshot(page, 'schedules-edited');
+
+    // Changed elsewhere while the form is open: nothing saved over it (If-Match), said in words; the
+    // latest loads into the form. Then only the fields changed are sent: clearing the end, the webhook
+    // and the fixed thread sends them as cleared, and the other change stays.
+    await edited.getByRole('button', { name: 'Edit Editable agent 30 8 * * 1-5' }).click();
+    await dialog.getByRole('textbox', { name: 'Cron expression' }).waitFor();
+    const elsewhere = await server.client.PATCH('/v1/deepagents/schedules/{schedule_id}', { params: { path: { schedule_id: scheduleId } }, body: { input: { messages: [{ role: 'user', content: 'Changed by the CLI' }] } } });
+    expect(elsewhere.response.status).toBe(200);
+    await dialog.getByRole('switch', { name: 'Runs on schedule' }).check({ force: true });
+    await dialog.getByRole('button', { name: 'Save changes' }).click();
+    const stale = dialog.getByRole('alert').filter({ hasText: 'This schedule was changed since you opened it' });
+    await stale.getByText('nothing was saved').waitFor();
+    expect(await read()).toMatchObject({ enabled: false, input: { messages: [{ content: 'Changed by the CLI' }] } });
+    await stale.scrollIntoViewIfNeeded();
+    await animationsDone(page);
+    await screenshot(page, 'schedules-edit-stale');
+    await stale.getByRole('button', { name: 'Load the latest' }).click();
+    await stale.waitFor({ state: 'detached' });
+    expect(await dialog.getByRole('textbox', { name: 'Message' }).inputValue()).toBe('Changed by the CLI');
+    expect(await dialog.getByRole('switch', { name: 'Runs on schedule' }).isChecked()).toBe(false);
+    await dialog.getByRole('switch', { name: 'Runs on schedule' }).check({ force: true });
+    await dialog.getByRole('radio', { name: 'A new thread for every run' }).check({ force: true });
+    await dialog.getByLabel('End').fill('');
+    await dialog.getByRole('textbox', { name: 'Webhook URL' }).fill('');
+    await dialog.getByRole('button', { name: 'Save changes' }).click();
+    await dialog.waitFor({ state: 'detached' });
+    const last = await read();
+    expect(last).toMatchObject({ enabled: true, thread: 'new', end_time: null, webhook: null, schedule: '30 8 * * 1-5', input: { messages: [{ role: 'user', content: 'Changed by the CLI' }] } });
+    expect(last.next_run_at).not.toBeNull();
+    await edited.getByRole('button', { name: 'Pause Editable agent 30 8 * * 1-5' }).waitFor();
+    // The browser logs the refused saves (422, 412).
+    expect(errors.filter((e) => !/\b(412|422)\b/.test(e))).toEqual([]);
+    await context.close();
+  });
+
+  it("creates a schedule with the API's options: paused, on one thread, what a busy thread does, an end and a webhook", async () => {
+    const agentId = await agentWith('Optioned agent');
+    const otherId = await agentWith('Other optioned agent');
+    const threadOf = async (id: string) => (await server.client.POST('/v1/deepagents/threads', { body: { agent_id: id } })).data!.id;
+    const [own, others] = [await threadOf(agentId), await threadOf(otherId)];
+    const { context, page, errors } = await open();
+    await signIn(page, server.adminKey, `/schedules?agent=${agentId}`);
+    await page.getByRole('button', { name: 'New schedule' }).click();
+    const dialog = page.getByRole('dialog', { name: 'New schedule' });
+    await dialog.getByRole('textbox', { name: 'Cron expression' }).fill('15 6 * * *');
+    await dialog.getByRole('textbox', { name: 'Message' }).fill('Morning digest');
+    await dialog.getByRole('button', { name: /^More options/ }).click();
+    await dialog.getByRole('switch', { name: 'Runs on schedule' }).uncheck({ force: true });
+    await dialog.getByRole('radio', { name: /^Always the same thread/ }).check({ force: true });
+    // Another agent's thread: the server's reason under the thread's input, nothing created.
+    await dialog.getByRole('textbox', { name: 'Thread id' }).fill(others);
+    await dialog.getByRole('button', { name: 'Create schedule' }).click();
+    await dialog.getByText(`thread ${others} belongs to another agent (${otherId})`).waitFor();
+    expect(await dialog.getByRole('textbox', { name: 'Thread id' }).getAttribute('aria-invalid')).toBe('true');
+    expect(await schedulesOf(agentId)).toEqual([]);
+    await dialog.getByRole('textbox', { name: 'Thread id' }).fill(own);
+    await dialog.getByRole('textbox', { name: 'When the thread is still busy at a tick' }).click();
+    await page.getByRole('option', { name: 'Interrupt the busy run, keep its progress, start this one' }).click();
+    await dialog.getByLabel('End').fill('2032-01-15T07:30');
+    await dialog.getByRole('textbox', { name: 'Webhook URL' }).fill('https://hooks.example.com/digest');
+    expect(await axeViolations(page)).toEqual([]);
+    await animationsDone(page);
+    await screenshot(page, 'schedules-new-options');
+    await dialog.getByRole('button', { name: 'Create schedule' }).click();
+    await dialog.waitFor({ state: 'detached' });
+    const [created] = await schedulesOf(agentId);
+    expect(created).toMatchObject({
+      schedule: '15 6 * * *',
+      enabled: false,
+      next_run_at: null,
+      thread: own,
+      multitask_strategy: 'interrupt',
+      webhook: 'https://hooks.example.com/digest',
+      input: { messages: [{ role: 'user', content: 'Morning digest' }] },
+    });
+    expect(created!.end_time && new Date(created!.end_time).toISOString()).toBe(String(await page.evaluate(`new Date('2032-01-15T07:30').toISOString()`)));
+    await page.getByRole('row', { name: 'Schedule Optioned agent 15 6 * * *' }).getByText('if it is busy, interrupts the busy run').waitFor();
+    expect(errors.filter((e) => !e.includes('422'))).toEqual([]);
+    await context.close();
+  });
+
+  it('a viewer sees no Edit button', async () => {
+    const agentId = await agentWith('Viewed agent');
+    await server.client.POST('/v1/deepagents/schedules', { body: { agent_id: agentId, schedule: '0 6 * * *', input: { messages: [{ role: 'user', content: 'hi' }] } } });
+    const viewer = await server.client.POST('/v1/api-keys', { body: { role: 'viewer' } });
+    const { context, page } = await open();
+    await signIn(page, viewer.data!.key, `/schedules?agent=${agentId}`);
+    const row = page.getByRole('row', { name: 'Schedule Viewed agent 0 6 * * *' });
+    await row.getByRole('button', { name: 'Recent runs of Viewed agent 0 6 * * *' }).waitFor();
+    expect(await row.getByRole('button', { name: /^Edit / }).count()).toBe(0);
+    await context.close();
+  });
+
   it('fits a phone: the list and the form at 390 px wide', async () => {
     const agentId = await agentWith('Phone agent');
     await server.client.POST('/v1/deepagents/schedules', {
@@ -193,6 +356,15 @@ describe('the Schedules page', { timeout: 240_000 }, () => {
     await page.getByRole('dialog', { name: 'New schedule' }).getByRole('textbox', { name: 'Cron expression' }).waitFor();
     await animationsDone(page);
     await screenshot(page, 'schedules-new-390');
+    await page.getByRole('dialog', { name: 'New schedule' }).getByRole('button', { name: 'Close' }).click();
+    await page.getByRole('dialog', { name: 'New schedule' }).waitFor({ state: 'detached' });
+    await row.getByRole('button', { name: 'Edit Phone agent 30 7 * * *' }).click();
+    const edit = page.getByRole('dialog', { name: 'Edit schedule' });
+    await edit.getByRole('textbox', { name: 'Webhook URL' }).waitFor();
+    await animationsDone(page);
+    expect(await page.evaluate('document.documentElement.scrollWidth')).toBeLessThanOrEqual(390);
+    expect(await axeViolations(page)).toEqual([]);
+    await screenshot(page, 'schedules-edit-390');
     // A 404 logged by the browser: the name of the agent deleted in the test above, asked for.
     expect(errors.filter((e) => !e.includes('404'))).toEqual([]);
     await context.close();

@@ -234,6 +234,27 @@ describe('schedules', () => {
     }
   });
 
+  it('with If-Match, a PATCH changes the schedule only if it has not changed since the updated_at it names (else 412, nothing written)', async () => {
+    const schedule = await createSchedule(server, { agent_id: agentId, schedule: '0 0 1 1 *', messages: [{ role: 'user', content: 'x' }] });
+    const path = { schedule_id: schedule.id };
+    const patch = (ifMatch: string, body: { schedule?: string; metadata?: Record<string, string> }) =>
+      server.client.PATCH('/v1/deepagents/schedules/{schedule_id}', { params: { path, header: { 'if-match': ifMatch } }, body });
+    const first = await patch(`"${schedule.updated_at}"`, { schedule: '0 6 * * *' });
+    expect(first.response.status).toBe(200);
+    expect(first.data!.updated_at).not.toBe(schedule.updated_at);
+    // Computed from the first version, which is no longer the schedule's.
+    const stale = await patch(`"${schedule.updated_at}"`, { schedule: '0 7 * * *' });
+    expect(stale.response.status).toBe(412);
+    expect(stale.error).toMatchObject({ code: 'schedule_changed', status: 412 });
+    expect(JSON.stringify(stale.error)).toContain(first.data!.updated_at);
+    expect((await server.client.GET('/v1/deepagents/schedules/{schedule_id}', { params: { path } })).data).toMatchObject({ schedule: '0 6 * * *', updated_at: first.data!.updated_at });
+    // Unquoted, weak, in a list, or `*`: all entity-tag forms are read.
+    expect((await patch(`W/"${first.data!.updated_at}"`, { metadata: { a: '1' } })).response.status).toBe(200);
+    expect((await patch('*', { metadata: { a: '2' } })).response.status).toBe(200);
+    const current = (await server.client.GET('/v1/deepagents/schedules/{schedule_id}', { params: { path } })).data!;
+    expect((await patch(`"nope", ${current.updated_at}`, { metadata: { a: '3' } })).response.status).toBe(200);
+  });
+
   it('lists with filters and pages, shows end_time and stops at it', async () => {
     // A week and a day always hold a weekday's 09:00 in New York.
     const ends = new Date(Date.now() + 8 * 24 * 60 * 60 * 1000).toISOString();

@@ -5,6 +5,7 @@ import { Navigate, Route, Routes, useLocation } from 'react-router';
 import { setCsrfToken, whenSignedOut } from './api';
 import { sessionQuery } from './queries';
 import { pages, preload } from './routes';
+import { NotFound, WithIds } from './NotFound';
 import { Shell } from './Shell';
 import { SignIn } from './pages/SignIn';
 
@@ -97,15 +98,17 @@ export function App() {
   }
   const page = (el: React.ReactNode) => (
     <PageError path={location.pathname}>
-      <Suspense
-        fallback={
-          <Center p="xl">
-            <Loader aria-label="Loading page" />
-          </Center>
-        }
-      >
-        {el}
-      </Suspense>
+      <WithIds>
+        <Suspense
+          fallback={
+            <Center p="xl">
+              <Loader aria-label="Loading page" />
+            </Center>
+          }
+        >
+          {el}
+        </Suspense>
+      </WithIds>
     </PageError>
   );
   return (
@@ -126,7 +129,7 @@ export function App() {
         <Route path="/schedules" element={page(<Schedules />)} />
         <Route path="/usage" element={page(<Usage />)} />
         <Route path="/settings" element={page(<Settings />)} />
-        <Route path="*" element={<Navigate to="/agents" replace />} />
+        <Route path="*" element={<NotFound />} />
       </Routes>
     </Shell>
   );

@@ -15,6 +15,16 @@ const LINKS = [
   { to: '/settings', label: 'Settings' },
 ];
 
+/**
+ * Who is signed in, as a person knows it: the principal the key was created for (`--principal
+ * alice@example.com`), else the key's description, else its prefix (as Settings lists keys). A key
+ * made without a principal acts for itself: its principal is its id, which nobody recognises.
+ */
+export function signedInAs(session: Session): string {
+  if (session.principal !== session.key_id) return session.principal;
+  return session.key_description ? `${session.key_description} (${session.key_prefix}…)` : `Key ${session.key_prefix}…`;
+}
+
 export function Shell({ session, children }: { session: Session; children: ReactNode }) {
   const [opened, { toggle, close }] = useDisclosure();
   const location = useLocation();
@@ -36,8 +46,8 @@ export function Shell({ session, children }: { session: Session; children: React
             </Title>
           </Group>
           <Group gap="xs" wrap="nowrap">
-            <Text size="sm" visibleFrom="xs" className="wrap-anywhere">
-              {session.principal}
+            <Text size="sm" visibleFrom="xs" className="wrap-anywhere" title={`Principal ${session.principal}; key ${session.key_prefix}…`}>
+              {signedInAs(session)}
             </Text>
             <Badge variant="light" aria-label={`Role: ${session.role}`}>
               {session.role}

@@ -5,6 +5,7 @@
 import type { QueryClient } from '@tanstack/react-query';
 import { matchPath } from 'react-router';
 import { sessionHint } from './api';
+import { UUID } from './NotFound';
 import { agentQuery, agentsQuery, defaultProject, deploymentQuery, deploymentsQuery, mcpServersQuery, modelConfigsQuery, NO_FILTERS, schedulesQuery, sessionQuery, threadQuery, threadsQuery, traceRunsQuery, tracingProjectsQuery, usageQuery } from './queries';
 
 export const pages = {
@@ -92,7 +93,8 @@ export function preload(client: QueryClient, pathname: string): void {
     const match = matchPath({ path: route.path, end: true }, path);
     if (!match) continue;
     void pages[route.page]().catch(() => {}); // a failed chunk is reported by the page's lazy()
-    void route.data?.(client, match.params).catch(() => {});
+    // An id that cannot name anything is not asked for: the page says there is no such thing.
+    if (Object.values(match.params).every((id) => id === undefined || UUID.test(id))) void route.data?.(client, match.params).catch(() => {});
     return;
   }
 }

@@ -6,6 +6,7 @@ import type { Context } from 'hono';
 import { deleteCookie, getCookie, setCookie } from 'hono/cookie';
 import { csrfTokenOf } from '../../core/console/sessions.js';
 import type { Caller } from '../../core/caller.js';
+import type { ApiKeyRecord } from '../../core/workspaces/service.js';
 import { HangarError } from '../../core/errors.js';
 import { CONSOLE_SESSION_COOKIE, CONSOLE_SESSION_PATH } from '../../http/auth.js';
 import type { AppDeps } from '../../http/deps.js';
@@ -23,6 +24,8 @@ const SessionSchema = z
     principal: z.string(),
     workspace_id: z.uuid(),
     key_id: z.uuid().openapi({ description: 'The id of the signed-in API key (never the key).' }),
+    key_prefix: z.string().openapi({ description: 'The first characters of the signed-in key, to recognise it by (never the key).' }),
+    key_description: z.string().nullable().openapi({ description: 'The signed-in key’s description (`hangar keys create --description`), if it has one.' }),
     preview_access: z.boolean(),
     expires_at: z.iso.datetime().nullable().openapi({ description: 'When the Console session ends; `null` when the request used `X-Api-Key`.' }),
     csrf_token: z.string().nullable().openapi({ description: 'Send as `X-CSRF-Token` on every state-changing request made with the session cookie.' }),
@@ -31,12 +34,14 @@ const SessionSchema = z
 
 const SignInBody = z.object({ api_key: z.string().min(1, 'must not be empty').max(500) }).strict().openapi('ConsoleSignInRequest');
 
-function present(caller: Caller, expiresAt: Date | null, token: string | null): z.infer<typeof SessionSchema> {
+function present(caller: Caller, key: ApiKeyRecord | undefined, expiresAt: Date | null, token: string | null): z.infer<typeof SessionSchema> {
   return {
     role: caller.role,
     principal: caller.principal,
     workspace_id: caller.workspaceId,
     key_id: caller.keyId,
+    key_prefix: key?.prefix ?? '',
+    key_description: key?.description ?? null,
     preview_access: caller.previewAccess,
     expires_at: expiresAt?.toISOString() ?? null,
     csrf_token: token ? csrfTokenOf(token) : null,
@@ -93,13 +98,13 @@ export function consoleRoutes({ services }: AppDeps) {
       // so a signed-out visit makes no request that fails.
       setCookie(c, CONSOLE_HINT_COOKIE, '1', { sameSite: 'Strict', path: '/', secure: secure(c), expires: session.expiresAt });
       c.header('cache-control', 'no-store');
-      return c.json(present(session.caller, session.expiresAt, session.token), 200);
+      return c.json(present(session.caller, await services.workspaces.ownKey(session.caller), session.expiresAt, session.token), 200);
     })
     .openapi(current, async (c) => {
       const token = c.req.header('x-api-key') ? undefined : getCookie(c, CONSOLE_SESSION_COOKIE);
       const expiresAt = token ? ((await services.consoleSessions.authenticate(token))?.expiresAt ?? null) : null;
       c.header('cache-control', 'no-store');
-      return c.json(present(c.var.caller, expiresAt, token ?? null), 200);
+      return c.json(present(c.var.caller, await services.workspaces.ownKey(c.var.caller), expiresAt, token ?? null), 200);
     })
     .openapi(signOut, async (c) => {
       const token = getCookie(c, CONSOLE_SESSION_COOKIE);

@@ -63,10 +63,18 @@ const update = createRoute({
   path: `${BASE}/{schedule_id}`,
   tags,
   summary: 'Change a schedule',
-  description: 'Only the fields sent change. A new expression, zone or end time, or `enabled`, recomputes `next_run_at` from now. `enabled: false` stops it firing.',
+  description:
+    'Only the fields sent change. A new expression, zone or end time, or `enabled`, recomputes `next_run_at` from now. `enabled: false` stops it firing. ' +
+    'With `If-Match: "<updated_at>"` (the schedule’s `updated_at` as read) the change is made only if the schedule has not changed since (else 412, `schedule_changed`, and nothing is written).',
   security: apiKeySecurity,
-  request: { params, body: jsonBody(UpdateScheduleRequest) },
-  responses: { 200: jsonResponse(ScheduleSchema, 'The changed schedule.'), ...errorResponses('deepagents', [400, 404, 413, 415, 422]) },
+  request: {
+    params,
+    headers: z.object({
+      'if-match': z.string().optional().openapi({ description: 'The `updated_at` the change was computed from (optionally quoted as an entity tag); `*` matches any.' }),
+    }),
+    body: jsonBody(UpdateScheduleRequest),
+  },
+  responses: { 200: jsonResponse(ScheduleSchema, 'The changed schedule.'), ...errorResponses('deepagents', [400, 404, 412, 413, 415, 422]) },
 });
 
 const remove = createRoute({
@@ -166,7 +174,7 @@ export function scheduleRoutes({ services }: AppDeps) {
     .openapi(update, async (c) => {
       const { input: _input, messages: _messages, ...body } = c.req.valid('json');
       const input = scheduleInput(c.req.valid('json'));
-      const changed = await services.schedules.update(c.get('caller'), c.req.valid('param').schedule_id, { ...body, ...(input ? { input } : {}) });
+      const changed = await services.schedules.update(c.get('caller'), c.req.valid('param').schedule_id, { ...body, ...(input ? { input } : {}) }, { ifMatch: c.req.valid('header')['if-match'] });
       return c.json(presentSchedule(changed), 200);
     })
     .openapi(remove, async (c) => {

@@ -171,12 +171,16 @@ export class ScheduleService {
   }
 
   /** Change a schedule; a new expression, zone, end time or re-enabling recomputes `next_run_at` from now. */
-  async update(caller: Caller, scheduleId: string, input: UpdateScheduleInput): Promise<Schedule> {
+  async update(caller: Caller, scheduleId: string, input: UpdateScheduleInput, options: { ifMatch?: string | undefined } = {}): Promise<Schedule> {
     requireWrite(caller);
     // The row stays locked from read to write, so a PATCH never writes back what it read over a change
     // made meanwhile (the scheduler disabling a schedule whose agent is gone, or another PATCH).
     const row = await this.db.transaction().execute(async (trx) => {
       const current = await this.row(caller, scheduleId, trx);
+      // A client that computed its change from what it read: only while nothing changed it since.
+      if (options.ifMatch !== undefined && !versionMatches(options.ifMatch, current.updated_at.toISOString())) {
+        throw new HangarError('schedule_changed', `schedule ${current.id} was changed at ${current.updated_at.toISOString()}, after the version this update names (If-Match: ${options.ifMatch.slice(0, 100)}); read it again`);
+      }
       if (input.enabled === true) await this.checkAgentLives(caller, current.agent_id);
       const expression = input.schedule ?? current.schedule;
       const timezone = input.timezone ?? current.timezone;
@@ -300,6 +304,14 @@ function parseEndTime(value: string | null | undefined): Date | null {
 
 function normalise(expression: string): string {
   return expression.trim().split(/\s+/).join(' ');
+}
+
+/** Whether an `If-Match` value (entity tags, `*`, quoted or weak) names the version `updatedAt`. */
+function versionMatches(ifMatch: string, updatedAt: string): boolean {
+  return ifMatch.split(',').some((tag) => {
+    const bare = tag.trim().replace(/^W\//, '').replace(/^"(.*)"$/, '$1');
+    return bare === '*' || bare === updatedAt;
+  });
 }
 
 function notFound(id: string): HangarError {

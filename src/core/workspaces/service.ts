@@ -189,6 +189,12 @@ export class WorkspaceService {
     return key;
   }
 
+  /** The caller's own key (any role): how the Console names who is signed in. */
+  async ownKey(caller: Caller): Promise<ApiKeyRecord | undefined> {
+    const row = await this.keysQuery().where('k.workspace_id', '=', caller.workspaceId).where('k.id', '=', caller.keyId).executeTakeFirst();
+    return row ? toKeyRecord(row, row.workspace_name) : undefined;
+  }
+
   /** The keys of the caller's workspace (admins only). */
   async listWorkspaceKeys(caller: Caller): Promise<ApiKeyRecord[]> {
     requireAdmin(caller, 'list API keys');

@@ -11,6 +11,7 @@ import { PageButtons, usePages } from '../Pager';
 import { agentQuery, mcpServersQuery } from '../queries';
 import { ServerError } from '../ServerError';
 import { ConfirmDialog } from '../Confirm';
+import { LoadError } from '../NotFound';
 
 type Agent = Schemas['Agent'];
 type Skill = Schemas['SkillSpec'];
@@ -111,7 +112,7 @@ export default function AgentPage() {
   };
 
   if (agent.isPending) return <Loader aria-label="Loading agent" />;
-  if (agent.error) return <Alert color="red">{agent.error.message}</Alert>;
+  if (agent.error) return <LoadError error={agent.error} kind="agentId" />;
   if (!draft) return null;
   const a = agent.data;
   const set = (patch: Partial<Draft>) => {

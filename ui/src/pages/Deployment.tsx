@@ -8,6 +8,7 @@ import { ConfirmDialog } from '../Confirm';
 import { deploymentColor } from './Deployments';
 import { deploymentQuery } from '../queries';
 import { nextOffset, PageButtons, usePages } from '../Pager';
+import { LoadError } from '../NotFound';
 
 const REVISIONS_PAGE = 50;
 
@@ -67,7 +68,7 @@ export default function Deployment() {
     },
   });
   if (deployment.isPending) return <Loader aria-label="Loading deployment" />;
-  if (deployment.error) return <Alert color="red">{deployment.error.message}</Alert>;
+  if (deployment.error) return <LoadError error={deployment.error} kind="deploymentId" />;
   const d = deployment.data;
   return (
     <Stack>

@@ -10,6 +10,7 @@ import { api, ApiError, canWrite, describe, getCsrfToken, type Schemas } from '.
 import { useSession } from '../App';
 import { nextOffset, PageButtons, usePages } from '../Pager';
 import { agentQuery, RUNS_PAGE, runsQuery, threadQuery, THREADS_PAGE, threadsQuery } from '../queries';
+import { LoadError } from '../NotFound';
 
 // Messages are drawn as markdown once react-markdown has loaded (as plain text until then): the page
 // and its Message box do not wait for it.
@@ -71,6 +72,18 @@ function text(content: Message['content']): string {
   return content.map((c) => ('text' in c && typeof c.text === 'string' ? c.text : '')).join('');
 }
 
+/**
+ * What a thread is about, as chat apps name one: its first message from a person, on one line and
+ * cut short. The threads list carries each thread's values, so this costs no request.
+ */
+export function threadTitle(values: Record<string, unknown>): string | null {
+  const messages = Array.isArray(values.messages) ? (values.messages as Message[]) : [];
+  const first = messages.find((m) => m.type === 'human' || (m as { role?: unknown }).role === 'user');
+  const said = first ? text(first.content).replace(/\s+/g, ' ').trim() : '';
+  if (!said) return null;
+  return said.length > 80 ? `${said.slice(0, 79).trimEnd()}…` : said;
+}
+
 export default function Playground() {
   const params = useParams();
   const navigate = useNavigate();
@@ -82,7 +95,7 @@ export default function Playground() {
   const threadOnly = useQuery({ ...threadQuery(params.threadId ?? ''), enabled: Boolean(params.threadId) && !fromNavigation });
   const agentId = params.agentId ?? fromNavigation ?? threadOnly.data?.agent_id;
   const threadId = params.threadId ?? null;
-  if (threadOnly.error) return <Alert color="red">{threadOnly.error.message}</Alert>;
+  if (threadOnly.error) return <LoadError error={threadOnly.error} kind="threadId" />;
   if (!agentId) return <Loader aria-label="Loading thread" />;
   return <Chat key={agentId} agentId={agentId} threadId={threadId} onThread={(id) => navigate(`/threads/${id}`, { replace: !threadId, state: { agentId } })} />;
 }
@@ -238,8 +251,12 @@ function Chat({ agentId, threadId, onThread }: { agentId: string; threadId: stri
                 component={Link}
                 to={`/threads/${t.id}`}
                 active={t.id === threadId}
-                label={new Date(t.created_at).toLocaleString()}
-                description={t.id.slice(0, 8)}
+                label={
+                  <Text size="sm" lineClamp={2} className="wrap-anywhere" c={threadTitle(t.values) ? undefined : 'dimmed'}>
+                    {threadTitle(t.values) ?? 'No message yet'}
+                  </Text>
+                }
+                description={`${new Date(t.created_at).toLocaleString()} · ${t.id.slice(0, 8)}`}
                 rightSection={<Badge size="xs" color={t.status === 'interrupted' ? 'orange' : t.status === 'error' ? 'red' : t.status === 'busy' ? 'blue' : 'gray'}>{t.status}</Badge>}
               />
             ))}

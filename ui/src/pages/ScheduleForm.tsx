@@ -1,10 +1,11 @@
-// The Schedules page's form for a new schedule: agent, cron expression, time zone and message. The
+// The Schedules page's forms: a new schedule (agent, cron expression, time zone, message and, under
+// "More options", whether it runs, one thread, an end and a webhook), and a schedule's changes. The
 // server's reasons for a refusal go under the inputs they are about, in its words.
-import { Autocomplete, Button, Select, Stack, Textarea, TextInput } from '@mantine/core';
+import { Alert, Autocomplete, Button, Radio, Select, Stack, Switch, Text, Textarea, TextInput } from '@mantine/core';
 import { useDebouncedValue } from '@mantine/hooks';
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useMemo, useState, type FormEvent } from 'react';
-import { api, ApiError, ok } from '../api';
+import { api, ApiError, ok, type Schemas } from '../api';
 import { agentsQuery } from '../queries';
 import { ServerError } from '../ServerError';
 
@@ -12,14 +13,14 @@ const BROWSER_ZONE = Intl.DateTimeFormat().resolvedOptions().timeZone || 'UTC';
 
 const ZONES = [...new Set(['UTC', BROWSER_ZONE, ...Intl.supportedValuesOf('timeZone')])];
 
-type Field = 'agent' | 'schedule' | 'timezone' | 'message';
+type Field = 'agent' | 'schedule' | 'timezone' | 'message' | OptionField;
 
 /** Which input of the form a field the server named belongs to. */
 function inputOf(field: string): Field | null {
   if (field === 'agent_id') return 'agent';
   if (field === 'schedule' || field === 'timezone') return field;
   if (field.startsWith('input') || field.startsWith('messages')) return 'message';
-  return null;
+  return (['enabled', 'thread', 'multitask_strategy', 'end_time', 'webhook'] as const).find((f) => f === field) ?? null;
 }
 
 export function CreateSchedule({ agentId, agentName, onDone }: { agentId: string | null; agentName: string | null; onDone: () => void }) {
@@ -36,18 +37,31 @@ export function CreateSchedule({ agentId, agentName, onDone }: { agentId: string
   const [cron, setCron] = useState('');
   const [zone, setZone] = useState(BROWSER_ZONE);
   const [message, setMessage] = useState('');
+  // The options (paused, one thread, busy-thread strategy, end, webhook) behind "More options".
+  const [opts, setOpts] = useState(DEFAULT_OPTIONS);
+  const [more, setMore] = useState(false);
   const [errors, setErrors] = useState<Partial<Record<Field, string>>>({});
   const create = useMutation({
     mutationFn: async () =>
       ok(
         await api.POST('/v1/deepagents/schedules', {
-          body: { agent_id: agent!.value, schedule: cron.trim(), timezone: zone.trim(), input: { messages: [{ role: 'user', content: message }] } },
+          body: {
+            agent_id: agent!.value,
+            schedule: cron.trim(),
+            timezone: zone.trim(),
+            input: { messages: [{ role: 'user', content: message }] },
+            ...(opts.enabled ? {} : { enabled: false }),
+            ...(opts.threadMode === 'one' ? { thread: opts.threadId.trim(), multitask_strategy: opts.strategy } : {}),
+            ...(opts.endTime ? { end_time: new Date(opts.endTime).toISOString() } : {}),
+            ...(opts.webhook.trim() ? { webhook: opts.webhook.trim() } : {}),
+          },
         }),
       ),
     onSuccess: () => {
       void client.invalidateQueries({ queryKey: ['schedules'] });
       setCron('');
       setMessage('');
+      setOpts(DEFAULT_OPTIONS);
       onDone();
     },
     // The server's reasons go beside the inputs they are about; any other stays in the alert below.
@@ -58,6 +72,7 @@ export function CreateSchedule({ agentId, agentName, onDone }: { agentId: string
         if (input) found[input] = found[input] ? `${found[input]}; ${f.message}` : f.message;
       }
       setErrors(found);
+      if (OPTION_FIELDS.some((f) => found[f])) setMore(true);
     },
   });
   const unplaced = create.error && !(create.error instanceof ApiError && create.error.fields.length > 0 && create.error.fields.every((f) => inputOf(f.field)));
@@ -68,9 +83,11 @@ export function CreateSchedule({ agentId, agentName, onDone }: { agentId: string
     if (!agent) found.agent = 'Choose an agent';
     if (!cron.trim()) found.schedule = 'Write a cron expression, e.g. 0 9 * * 1-5';
     if (!message.trim()) found.message = 'Write the message each run is sent';
+    Object.assign(found, checkedOptions(opts));
     setErrors(found);
     create.reset();
     if (Object.keys(found).length === 0) create.mutate();
+    else if (OPTION_FIELDS.some((f) => found[f])) setMore(true);
   };
   const edited = (field: Field) => setErrors((x) => ({ ...x, [field]: undefined }));
   return (
@@ -122,7 +139,7 @@ export function CreateSchedule({ agentId, agentName, onDone }: { agentId: string
         />
         <Textarea
           label="Message"
-          description="What each run is sent, on a new thread"
+          description="What each run is sent"
           autosize
           minRows={3}
           value={message}
@@ -133,9 +150,295 @@ export function CreateSchedule({ agentId, agentName, onDone }: { agentId: string
           required
           error={errors.message}
         />
+        <Button variant="subtle" size="compact-sm" onClick={() => setMore((m) => !m)} aria-expanded={more} style={{ alignSelf: 'flex-start' }}>
+          {more ? 'Fewer options' : 'More options: paused, one thread, end, webhook'}
+        </Button>
+        {more && <OptionFields options={opts} set={(patch) => setOpts((o) => ({ ...o, ...patch }))} errors={errors} edited={edited} />}
         {create.error && unplaced && <ServerError error={create.error} />}
         <Button type="submit" loading={create.isPending}>
           Create schedule
+        </Button>
+      </Stack>
+    </form>
+  );
+}
+
+type Schedule = Schemas['Schedule'];
+type Strategy = Schedule['multitask_strategy'];
+type EditField = 'schedule' | 'timezone' | 'message' | 'enabled' | 'thread' | 'multitask_strategy' | 'end_time' | 'webhook';
+
+const STRATEGIES: { value: Strategy; label: string }[] = [
+  { value: 'reject', label: 'Skip that tick (recorded as skipped)' },
+  { value: 'enqueue', label: 'Queue the run after the busy one (at most 3 waiting)' },
+  { value: 'interrupt', label: 'Interrupt the busy run, keep its progress, start this one' },
+  { value: 'rollback', label: 'Cancel the busy run, drop its progress, start this one' },
+];
+
+/** An instant as a `datetime-local` value in the browser's zone (to the minute). */
+function localInput(iso: string | null): string {
+  if (!iso) return '';
+  const d = new Date(iso);
+  const pad = (n: number) => String(n).padStart(2, '0');
+  return `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())}T${pad(d.getHours())}:${pad(d.getMinutes())}`;
+}
+
+type OptionField = 'enabled' | 'thread' | 'multitask_strategy' | 'end_time' | 'webhook';
+const OPTION_FIELDS: OptionField[] = ['enabled', 'thread', 'multitask_strategy', 'end_time', 'webhook'];
+
+/** A schedule's options beyond its expression and message, as the form holds them. */
+interface Options {
+  enabled: boolean;
+  threadMode: 'new' | 'one';
+  threadId: string;
+  strategy: Strategy;
+  /** A `datetime-local` value in the browser's zone, or empty for no end. */
+  endTime: string;
+  /** Empty for none. */
+  webhook: string;
+}
+
+const DEFAULT_OPTIONS: Options = { enabled: true, threadMode: 'new', threadId: '', strategy: 'reject', endTime: '', webhook: '' };
+
+function optionsOf(s: Schedule): Options {
+  return {
+    enabled: s.enabled,
+    threadMode: s.thread === 'new' ? 'new' : 'one',
+    threadId: s.thread === 'new' ? '' : s.thread,
+    strategy: s.multitask_strategy,
+    endTime: localInput(s.end_time),
+    webhook: s.webhook ?? '',
+  };
+}
+
+/** What is wrong with the options before anything is sent. */
+function checkedOptions(o: Options): Partial<Record<OptionField, string>> {
+  const found: Partial<Record<OptionField, string>> = {};
+  if (o.threadMode === 'one' && !o.threadId.trim()) found.thread = 'Write the id of the thread every run goes to';
+  if (o.endTime && Number.isNaN(new Date(o.endTime).getTime())) found.end_time = 'Write a date and time, or leave it empty for no end';
+  return found;
+}
+
+/** Whether it runs, on which thread, what a tick does when that thread is busy, its end and its webhook. */
+function OptionFields({ options, set, errors, edited }: { options: Options; set: (patch: Partial<Options>) => void; errors: Partial<Record<OptionField, string>>; edited: (field: OptionField) => void }) {
+  const { enabled, threadMode, threadId, strategy, endTime, webhook } = options;
+  return (
+    <>
+      <Switch
+        label="Runs on schedule"
+        description={enabled ? 'On: it fires at every tick' : 'Off: paused, it fires nothing until switched on again (no catch-up for the paused span)'}
+        checked={enabled}
+        onChange={(e) => {
+          set({ enabled: e.currentTarget.checked });
+          edited('enabled');
+        }}
+        error={errors.enabled}
+      />
+      <Radio.Group
+        label="Thread of each run"
+        value={threadMode}
+        onChange={(v) => {
+          set({ threadMode: v as 'new' | 'one' });
+          edited('thread');
+        }}
+        error={threadMode === 'new' ? errors.thread : undefined}
+      >
+        <Stack gap={6} mt={4}>
+          <Radio value="new" label="A new thread for every run" />
+          <Radio value="one" label="Always the same thread (it must be this agent’s, or have none yet)" />
+        </Stack>
+      </Radio.Group>
+      {threadMode === 'one' && (
+        <TextInput
+          label="Thread id"
+          placeholder="00000000-0000-0000-0000-000000000000"
+          value={threadId}
+          onChange={(e) => {
+            set({ threadId: e.currentTarget.value });
+            edited('thread');
+          }}
+          required
+          error={errors.thread}
+          classNames={{ input: 'mono' }}
+        />
+      )}
+      {/* A new thread is never busy: what a busy thread does matters only with one thread. */}
+      {threadMode === 'one' && (
+        <Select
+          label="When the thread is still busy at a tick"
+          data={STRATEGIES}
+          value={strategy}
+          onChange={(v) => {
+            if (v) set({ strategy: v as Strategy });
+            edited('multitask_strategy');
+          }}
+          allowDeselect={false}
+          error={errors.multitask_strategy}
+        />
+      )}
+      <TextInput
+        type="datetime-local"
+        label="End"
+        description={`No tick fires after it, in your time (${BROWSER_ZONE}); empty: it never ends`}
+        value={endTime}
+        onChange={(e) => {
+          set({ endTime: e.currentTarget.value });
+          edited('end_time');
+        }}
+        error={errors.end_time}
+      />
+      <TextInput
+        type="url"
+        label="Webhook URL"
+        description="Receives a signed POST when each run ends; empty: none"
+        placeholder="https://example.com/hooks/hangar"
+        value={webhook}
+        onChange={(e) => {
+          set({ webhook: e.currentTarget.value });
+          edited('webhook');
+        }}
+        error={errors.webhook}
+      />
+    </>
+  );
+}
+
+/** Which input of the edit form a field the server named belongs to. */
+function editInputOf(field: string): EditField | null {
+  if (field.startsWith('input') || field.startsWith('messages')) return 'message';
+  return (['schedule', 'timezone', 'enabled', 'thread', 'multitask_strategy', 'end_time', 'webhook'] as const).find((f) => f === field) ?? null;
+}
+
+/**
+ * Change a schedule: its expression, zone, message, whether it runs, and the options the API has
+ * (one thread for every run, what a tick does when that thread is busy, an end, a webhook). Only the
+ * fields changed here are sent, and only over the version the form was opened on (`If-Match`): if it
+ * was changed elsewhere meanwhile, nothing is saved and the latest version can be loaded.
+ */
+export function EditSchedule({ schedule: s, agentName, onDone, onLatest }: { schedule: Schedule; agentName: string; onDone: () => void; onLatest: (latest: Schedule) => void }) {
+  const client = useQueryClient();
+  const lastMessage = s.input.messages.at(-1)?.content ?? '';
+  const [cron, setCron] = useState(s.schedule);
+  const [zone, setZone] = useState(s.timezone);
+  const [message, setMessage] = useState(lastMessage);
+  const [options, setOptions] = useState(() => optionsOf(s));
+  const [errors, setErrors] = useState<Partial<Record<EditField, string>>>({});
+  const { enabled, threadMode, threadId, strategy, endTime, webhook } = options;
+  const thread = threadMode === 'new' ? 'new' : threadId.trim();
+  const body = () => {
+    const changes: Schemas['UpdateScheduleRequest'] = {};
+    if (cron.trim() !== s.schedule) changes.schedule = cron.trim();
+    if (zone.trim() !== s.timezone) changes.timezone = zone.trim();
+    if (message !== lastMessage) changes.input = { messages: [...s.input.messages.slice(0, -1), { role: 'user', content: message }] };
+    if (enabled !== s.enabled) changes.enabled = enabled;
+    if (thread !== s.thread) changes.thread = thread;
+    if (strategy !== s.multitask_strategy) changes.multitask_strategy = strategy;
+    if (endTime !== localInput(s.end_time)) changes.end_time = endTime ? new Date(endTime).toISOString() : null;
+    if (webhook.trim() !== (s.webhook ?? '')) changes.webhook = webhook.trim() || null;
+    return changes;
+  };
+  const save = useMutation({
+    // Only over the version the form was opened on: a change made elsewhere meanwhile is not overwritten.
+    mutationFn: async (changes: Schemas['UpdateScheduleRequest']) =>
+      ok(await api.PATCH('/v1/deepagents/schedules/{schedule_id}', { params: { path: { schedule_id: s.id }, header: { 'if-match': `"${s.updated_at}"` } }, body: changes })),
+    onSuccess: () => {
+      void client.invalidateQueries({ queryKey: ['schedules'] });
+      onDone();
+    },
+    onError: (error) => {
+      const found: typeof errors = {};
+      if (error instanceof ApiError) for (const f of error.fields) {
+        const input = editInputOf(f.field);
+        if (input) found[input] = found[input] ? `${found[input]}; ${f.message}` : f.message;
+      }
+      setErrors(found);
+    },
+  });
+  // A reason about the busy-thread strategy while its input is hidden (a new thread for every run) has no input to go under.
+  const placed = (field: string) => editInputOf(field) !== null && !(editInputOf(field) === 'multitask_strategy' && threadMode === 'new');
+  const stale = save.error instanceof ApiError && save.error.status === 412;
+  const unplaced = save.error && !stale && !(save.error instanceof ApiError && save.error.fields.length > 0 && save.error.fields.every((f) => placed(f.field)));
+  const latest = useMutation({
+    mutationFn: async () => ok(await api.GET('/v1/deepagents/schedules/{schedule_id}', { params: { path: { schedule_id: s.id } } })),
+    onSuccess: (fresh) => {
+      void client.invalidateQueries({ queryKey: ['schedules'] });
+      onLatest(fresh);
+    },
+  });
+  const submit = (e: FormEvent) => {
+    e.preventDefault();
+    const found: typeof errors = {};
+    if (!cron.trim()) found.schedule = 'Write a cron expression, e.g. 0 9 * * 1-5';
+    if (!zone.trim()) found.timezone = 'Choose a time zone, e.g. UTC';
+    if (!message.trim()) found.message = 'Write the message each run is sent';
+    Object.assign(found, checkedOptions(options));
+    setErrors(found);
+    save.reset();
+    if (Object.keys(found).length > 0) return;
+    const changes = body();
+    if (Object.keys(changes).length === 0) onDone();
+    else save.mutate(changes);
+  };
+  const edited = (field: EditField) => setErrors((x) => ({ ...x, [field]: undefined }));
+  return (
+    <form onSubmit={submit} noValidate aria-label={`Edit the schedule of ${agentName}`}>
+      <Stack>
+        <Text size="sm">
+          Agent: <b>{agentName}</b>
+        </Text>
+        <TextInput
+          label="Cron expression"
+          description="5 fields: minute hour day-of-month month day-of-week (0 9 * * 1-5: 09:00 on weekdays), or 6 with seconds first"
+          value={cron}
+          onChange={(e) => {
+            setCron(e.currentTarget.value);
+            edited('schedule');
+          }}
+          required
+          error={errors.schedule}
+          classNames={{ input: 'mono' }}
+          data-autofocus
+        />
+        <Autocomplete
+          label="Time zone"
+          description="The expression is read in this IANA zone; daylight-saving changes follow it"
+          data={ZONES}
+          limit={30}
+          value={zone}
+          onChange={(v) => {
+            setZone(v);
+            edited('timezone');
+          }}
+          required
+          error={errors.timezone}
+        />
+        <Textarea
+          label="Message"
+          description={s.input.messages.length > 1 ? `What each run is sent last (after the ${s.input.messages.length - 1} earlier messages of the schedule, kept as they are)` : 'What each run is sent'}
+          autosize
+          minRows={3}
+          value={message}
+          onChange={(e) => {
+            setMessage(e.currentTarget.value);
+            edited('message');
+          }}
+          required
+          error={errors.message}
+        />
+        <OptionFields options={options} set={(patch) => setOptions((o) => ({ ...o, ...patch }))} errors={errors} edited={edited} />
+        {save.error && unplaced && <ServerError error={save.error} />}
+        {stale && (
+          <Alert color="yellow" title="Changed elsewhere" role="alert">
+            <Stack gap="xs" align="flex-start">
+              <Text size="sm">This schedule was changed since you opened it (by another tab, a person or the CLI): nothing was saved. Load the latest version, then make your change again.</Text>
+              <Button size="compact-sm" variant="default" onClick={() => latest.mutate()} loading={latest.isPending}>
+                Load the latest
+              </Button>
+              {latest.error && <ServerError error={latest.error} />}
+            </Stack>
+          </Alert>
+        )}
+        <Button type="submit" loading={save.isPending}>
+          Save changes
         </Button>
       </Stack>
     </form>

@@ -1,10 +1,10 @@
 // Schedules: the workspace's cron prompts (of one agent with `?agent=ID`, the agent page's link), each
-// with its next run and its last run's outcome; create, pause/resume, delete (after asking), and a
+// with its next run and its last run's outcome; create, edit, pause/resume, delete (after asking), and a
 // schedule's recent runs with links to their threads and traces.
 import { Alert, Anchor, Badge, Button, Code, Group, Modal, Stack, Table, Text, Title, VisuallyHidden } from '@mantine/core';
 import { useDisclosure } from '@mantine/hooks';
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
-import { useState } from 'react';
+import { useState, type ReactNode } from 'react';
 import { Link, useSearchParams } from 'react-router';
 import { useAgentNames } from '../agentNames';
 import { api, ApiError, canWrite, ok, type Schemas } from '../api';
@@ -12,7 +12,7 @@ import { useSession } from '../App';
 import { ConfirmDialog } from '../Confirm';
 import { PageButtons, usePages } from '../Pager';
 import { agentQuery, schedulesQuery, ticksQuery } from '../queries';
-import { CreateSchedule } from './ScheduleForm';
+import { CreateSchedule, EditSchedule } from './ScheduleForm';
 
 type Schedule = Schemas['Schedule'];
 type Tick = Schemas['ScheduleTick'];
@@ -76,6 +76,8 @@ export default function Schedules() {
   const agentName = useAgentNames(list.data?.items.map((s) => s.agent_id) ?? []);
   const [opened, { open, close }] = useDisclosure(false);
   const [ticksOf, setTicksOf] = useState<Schedule | null>(null);
+  // The schedule as it was when Edit was pressed: the form sends what changed from it.
+  const [editing, setEditing] = useState<Schedule | null>(null);
   return (
     <Stack>
       <Group justify="space-between">
@@ -92,9 +94,9 @@ export default function Schedules() {
         {writable && <Button onClick={open}>New schedule</Button>}
       </Group>
       <Text size="sm" c="dimmed">
-        A schedule starts a run of its agent at every tick of a cron expression, read in its time zone, each on a new thread.{' '}
+        A schedule starts a run of its agent at every tick of a cron expression, read in its time zone, each on a new thread (or all on one).{' '}
         {agentId && (
-          <Anchor component={Link} to="/schedules" size="sm">
+          <Anchor component={Link} to="/schedules" size="sm" underline="always">
             Show every agent’s schedules
           </Anchor>
         )}
@@ -114,7 +116,7 @@ export default function Schedules() {
           </Table.Thead>
           <Table.Tbody>
             {list.data?.items.map((s) => (
-              <ScheduleRow key={s.id} schedule={s} agentName={agentName(s.agent_id)} writable={writable} onRuns={() => setTicksOf(s)} />
+              <ScheduleRow key={s.id} schedule={s} agentName={agentName(s.agent_id)} writable={writable} onRuns={() => setTicksOf(s)} onEdit={() => setEditing(s)} />
             ))}
           </Table.Tbody>
         </Table>
@@ -124,6 +126,9 @@ export default function Schedules() {
       <Modal opened={opened} onClose={close} title="New schedule" size="lg">
         <CreateSchedule agentId={agentId} agentName={agent.data?.name ?? null} onDone={close} />
       </Modal>
+      <Modal opened={editing !== null} onClose={() => setEditing(null)} title="Edit schedule" size="lg">
+        {editing && <EditSchedule key={editing.updated_at} schedule={editing} agentName={agentName(editing.agent_id)} onDone={() => setEditing(null)} onLatest={setEditing} />}
+      </Modal>
       <Modal opened={ticksOf !== null} onClose={() => setTicksOf(null)} title="Recent runs" size="lg">
         {ticksOf && <Ticks schedule={ticksOf} />}
       </Modal>
@@ -131,7 +136,7 @@ export default function Schedules() {
   );
 }
 
-function ScheduleRow({ schedule: s, agentName, writable, onRuns }: { schedule: Schedule; agentName: string; writable: boolean; onRuns: () => void }) {
+function ScheduleRow({ schedule: s, agentName, writable, onRuns, onEdit }: { schedule: Schedule; agentName: string; writable: boolean; onRuns: () => void; onEdit: () => void }) {
   const client = useQueryClient();
   const toggle = useMutation({
     mutationFn: async () => ok(await api.PATCH('/v1/deepagents/schedules/{schedule_id}', { params: { path: { schedule_id: s.id } }, body: { enabled: !s.enabled } })),
@@ -167,6 +172,7 @@ function ScheduleRow({ schedule: s, agentName, writable, onRuns }: { schedule: S
         <Text size="xs" c="dimmed" lineClamp={1} className="wrap-anywhere">
           {s.input.messages.at(-1)?.content}
         </Text>
+        <ScheduleOptions schedule={s} />
       </Table.Td>
       <Table.Td>
         {s.next_run_at ? (
@@ -202,6 +208,11 @@ function ScheduleRow({ schedule: s, agentName, writable, onRuns }: { schedule: S
             Runs
           </Button>
           {writable && (
+            <Button size="compact-sm" variant="default" onClick={onEdit} aria-label={`Edit ${label}`}>
+              Edit
+            </Button>
+          )}
+          {writable && (
             <Button size="compact-sm" variant="default" onClick={() => toggle.mutate()} loading={toggle.isPending} aria-label={`${s.enabled ? 'Pause' : 'Resume'} ${label}`}>
               {s.enabled ? 'Pause' : 'Resume'}
             </Button>
@@ -225,6 +236,36 @@ function ScheduleRow({ schedule: s, agentName, writable, onRuns }: { schedule: S
       </Table.Td>
     </Table.Tr>
   );
+}
+
+const IF_BUSY: Record<Schedule['multitask_strategy'], string> = {
+  reject: 'skips the tick',
+  enqueue: 'queues the run',
+  interrupt: 'interrupts the busy run',
+  rollback: 'cancels the busy run',
+};
+
+/** The options a schedule has beyond its defaults: one thread for every run, an end, a webhook. */
+function ScheduleOptions({ schedule: s }: { schedule: Schedule }) {
+  const lines: ReactNode[] = [];
+  if (s.thread !== 'new') {
+    lines.push(
+      <>
+        Every run on thread{' '}
+        <Anchor component={Link} to={`/threads/${s.thread}`} size="xs" underline="always">
+          {s.thread.slice(0, 8)}
+        </Anchor>
+        {s.multitask_strategy !== 'reject' && `; if it is busy, ${IF_BUSY[s.multitask_strategy]}`}
+      </>,
+    );
+  }
+  if (s.end_time) lines.push(<>Ends {new Date(s.end_time).toLocaleString()}</>);
+  if (s.webhook) lines.push(<>Webhook {s.webhook}</>);
+  return lines.map((line, i) => (
+    <Text key={i} size="xs" c="dimmed" className="wrap-anywhere">
+      {line}
+    </Text>
+  ));
 }
 
 /** A schedule's ticks, newest first, each with its run's thread and trace. */

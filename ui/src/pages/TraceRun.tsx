@@ -4,6 +4,7 @@ import { useState } from 'react';
 import { Link, useParams, useSearchParams } from 'react-router';
 import { api, ok, type Schemas } from '../api';
 import { statusColor } from './Traces';
+import { LoadError } from '../NotFound';
 
 type Tree = Schemas['TraceRunTree'];
 
@@ -30,7 +31,7 @@ export default function TraceRun() {
   });
   const [selected, setSelected] = useState<string | null>(null);
   if (trace.isPending) return <Loader aria-label="Loading trace" />;
-  if (trace.error) return <Alert color="red">{trace.error.message}</Alert>;
+  if (trace.error) return <LoadError error={trace.error} kind="runId" />;
   const rows = flatten(trace.data);
   const start = time(trace.data.start_time)!;
   const end = Math.max(...rows.map((r) => time(r.node.end_time) ?? Date.now()), start + 1);
