@@ -84,7 +84,8 @@ export class RunQueue {
    * hands back a run whose worker died; see RunLifecycle.handBack.
    */
   handBack(run: ClaimedRun, maxAttempts: number): Promise<{ handedBack: boolean; failed: boolean }> {
-    return reconnecting(() => this.lifecycle.handBack(this.workerId, run.id, run.attempt, maxAttempts));
+    // Other processes' workers are woken by the statement itself: this process's bus is closing.
+    return reconnecting(() => this.lifecycle.handBack(this.workerId, run.id, run.attempt, maxAttempts, { channel: QUEUE_CHANNEL, payload: '' }));
   }
 
   /** A free worker slot of this process, held for a start that may claim its run at once. */

@@ -515,8 +515,9 @@ export class RunLifecycle {
    * lease had expired now — `pending` again (`metadata.handed_back`), retried from its last checkpoint
    * by the next worker to claim it, or failed like the sweep fails it once it used `maxAttempts`.
    * Only the attempt that holds the lease is handed back; `failed` when it was failed instead.
+   * `notify` is sent with the same statement when the run was handed back (wakes other workers).
    */
-  async handBack(workerId: string, runId: string, attempt: number, maxAttempts: number): Promise<{ handedBack: boolean; failed: boolean }> {
+  async handBack(workerId: string, runId: string, attempt: number, maxAttempts: number, notify?: { channel: string; payload: string }): Promise<{ handedBack: boolean; failed: boolean }> {
     const error = leaseExpiredError(maxAttempts);
     const { rows } = await sql<{ retried: number; failed: number }>`
       WITH expired AS (
@@ -533,7 +534,8 @@ export class RunLifecycle {
         WHERE id IN (SELECT id FROM expired) AND attempt >= ${maxAttempts} AND ${runFrom('error', ['running'])}
         RETURNING id, thread_id
       ), freed AS (${freeThreads('failed', 'error')})
-      SELECT (SELECT count(*) FROM retried)::int AS retried, (SELECT count(*) FROM failed)::int AS failed`.execute(this.db);
+      SELECT (SELECT count(*) FROM retried)::int AS retried, (SELECT count(*) FROM failed)::int AS failed
+        ${notify ? sql`, (SELECT pg_notify(${notify.channel}, ${notify.payload}) FROM retried) IS NULL AS notified` : sql``}`.execute(this.db);
     return { handedBack: (rows[0]?.retried ?? 0) > 0, failed: (rows[0]?.failed ?? 0) > 0 };
   }
 
