@@ -6,8 +6,10 @@
 //   `success`. The client's stream, served by the stopping child, ends without an error; joining
 //   again on another process with Last-Event-ID reads on to the run's answer, every event once.
 // - An API-only process stopped while it streams a run executing in another process: the stream
-//   ends (no error, not cut off), and joining again on another process reads on to the answer.
+//   ends (no error, not cut off), and joining again on another process reads on to the answer; a
+//   client waiting there for the run's result (`…/join`) is answered 503 `server_stopping`.
 // Waits on events, statuses and exits, never on time.
+import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { collect, joinRun, type RunStream, type SseEvent } from '../../src/client/stream.js';
 import type { Hangar } from '../../src/server.js';
@@ -130,11 +132,19 @@ describe('stopping a process hands its runs and streams on', () => {
       expect(stream.status).toBe(200);
       const first = await untilToken(stream);
       const reading = rest(stream);
+      // A client waiting for the run's result on the same process (LangGraph's `runs.join`).
+      const waiting = front.client.GET('/v1/deepagents/threads/{thread_id}/runs/{run_id}/join', { params: { path: { thread_id: threadId, run_id: stream.runId! } } });
+      // Until it follows the run there (the stream and the wait), as a request in progress when the stop comes.
+      while (front.hangar.runtime.hub.listenersOf(stream.runId!).size < 2) await sleep(10);
       await front.close();
       closed = true;
       const { events, failure } = await reading;
       expect(failure).toBeUndefined();
       expect(events.filter((e) => e.event === 'error')).toEqual([]);
+      // Not the state of a run half done: told to wait again elsewhere.
+      const waited = await waiting;
+      expect(waited.response.status).toBe(503);
+      expect(waited.error).toMatchObject({ code: 'server_stopping' });
       await rejoinAndCheck(threadId, stream.runId!, [...first, ...events]);
       expect(await getRun(threadId, stream.runId!)).toMatchObject({ status: 'success', metadata: { attempt: 1 } });
     } finally {
