@@ -3,6 +3,7 @@ import type { AddressInfo, Socket } from 'node:net';
 import { createAdaptorServer, type ServerType } from '@hono/node-server';
 import type { DestinationStream } from 'pino';
 import type { BackgroundTask } from './background.js';
+import { prepareDataDir } from './config/data-dir.js';
 import type { Config } from './config/index.js';
 import { createServices, deferredRuntime, type Services } from './core/services.js';
 import { NotificationBus } from './db/bus.js';
@@ -84,6 +85,9 @@ export async function startHangar(config: Config, options: StartOptions = {}): P
   const releaseConsole = captureConsole(logger);
   cleanup.push(async () => releaseConsole());
   try {
+    // Its secret key file, and the embedded database's files, live there: a path that cannot be a
+    // data directory stops the start here, named.
+    await prepareDataDir(config.dataDir);
     let embedded: EmbeddedDatabase | undefined;
     let url = config.databaseUrl;
     if (!url) {
