@@ -4,6 +4,7 @@ import type { AddressInfo, Socket } from 'node:net';
 import { createAdaptorServer, type ServerType } from '@hono/node-server';
 import type { DestinationStream } from 'pino';
 import type { BackgroundTask } from './background.js';
+import { prepareDataDir } from './config/data-dir.js';
 import type { Config } from './config/index.js';
 import { createServices, deferredRuntime, type Services } from './core/services.js';
 import { NotificationBus } from './db/bus.js';
@@ -85,6 +86,9 @@ export async function startHangar(config: Config, options: StartOptions = {}): P
   const releaseConsole = captureConsole(logger);
   cleanup.push(async () => releaseConsole());
   try {
+    // Its secret key file, and the embedded database's files, live there: a path that cannot be a
+    // data directory stops the start here, named.
+    await prepareDataDir(config.dataDir);
     let embedded: EmbeddedDatabase | undefined;
     let url = config.databaseUrl;
     if (!url) {
@@ -289,12 +293,17 @@ export async function startHangar(config: Config, options: StartOptions = {}): P
     let closing: Promise<void> | undefined;
     const close = () =>
       (closing ??= (async () => {
-        // Runs here get the drain timeout as requests do; the workers then stop those still
-        // running, whose streams end with the error event saying so before connections close.
-        await stopServer(server, config.drainTimeoutMs, async () => {
-          await workers?.stop();
-          await executor?.stop();
-        });
+        // Runs here get the drain timeout as requests do; the workers then hand those still running
+        // back to the queue, and every open stream ends (its client joins again elsewhere).
+        await stopServer(
+          server,
+          config.drainTimeoutMs,
+          async () => {
+            await workers?.stop();
+            await executor?.stop();
+          },
+          () => runtime.hub.endStreams(),
+        );
         await runCleanup(cleanup, logger);
         logger.info('hangar stopped');
       })());
@@ -370,16 +379,17 @@ function holdForFirstRequests(server: import('node:http').Server, admissions: Ad
   server.on('request', (request: import('node:http').IncomingMessage) => waiting.get(request.socket)?.());
 }
 
-/** How long the streams of runs stopped at the end of a drain have to send their last event. */
+/** How long the streams ended at the end of a drain have to send what is stored of their runs. */
 const STREAM_END_GRACE_MS = 2_000;
 
 /**
  * Stop taking connections and wait for open requests and streams up to `timeoutMs`; `stopRuns`
- * (started at once) lets this process's runs go on as long, then stops the rest. Connections still
- * open then (streams of runs stopped here, ending with their error event; streams of runs
- * executing in other processes) get STREAM_END_GRACE_MS before they are closed.
+ * (started at once) lets this process's runs go on as long, then hands the rest back to the queue.
+ * Streams still open then (of runs handed back, or executing in other processes) are ended by
+ * `endStreams` once they have sent what is stored; connections still open STREAM_END_GRACE_MS
+ * later are closed.
  */
-async function stopServer(server: ServerType, timeoutMs: number, stopRuns: () => Promise<void>): Promise<void> {
+async function stopServer(server: ServerType, timeoutMs: number, stopRuns: () => Promise<void>, endStreams: () => void): Promise<void> {
   const http = server as import('node:http').Server;
   const closed = new Promise<void>((resolve) => http.close(() => resolve()));
   http.closeIdleConnections?.();
@@ -389,6 +399,9 @@ async function stopServer(server: ServerType, timeoutMs: number, stopRuns: () =>
   clearTimeout(timer);
   if (late) {
     await runsStopped.catch(() => undefined); // the clean-up that follows stops them again and logs why
+    // Runs still going were handed back (their streams here ended) or execute elsewhere: every
+    // stream still open sends what is stored and ends, and its client joins again elsewhere.
+    endStreams();
     // A stream that ended leaves its keep-alive connection idle: close those as they come.
     const sweep = setInterval(() => http.closeIdleConnections?.(), 50);
     const grace = setTimeout(() => http.closeAllConnections?.(), STREAM_END_GRACE_MS);

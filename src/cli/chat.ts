@@ -5,7 +5,10 @@
 // as often as it pauses. A pause nobody answers is reported to the caller (non-zero exit).
 import { createHangarClient, type HangarClient } from '../client/index.js';
 import { describeError, reachingFetch } from './target.js';
-import { streamRun, type StreamRunBody } from '../client/stream.js';
+import { joinRun, streamRun, type SseEvent, type StreamRunBody } from '../client/stream.js';
+
+/** Times a chat joins its run's stream again when it ended before the run (the server stopped). */
+const MAX_REJOINS = 5;
 
 /** Where chat writes. */
 export interface ChatOutput {
@@ -134,7 +137,10 @@ export async function chat(options: ChatOptions, io: ChatOutput): Promise<ChatRe
     // Every approval request the run paused on, by interrupt id (parallel subagents each send one).
     const interrupts = new Map<string, { id: string | null; value: unknown }>();
     let failure: ChatError | undefined;
-    for await (const event of stream.events) {
+    let lastEventId: string | undefined;
+    const runId = stream.runId;
+    for await (const event of rejoining(stream.events)) {
+      if (event.id !== undefined) lastEventId = event.id;
       if (failure) continue;
       if (event.event === 'error') {
         // `code` is a stable run error code (model_auth_failed, model_rate_limited, run_timeout, …).
@@ -167,6 +173,33 @@ export async function chat(options: ChatOptions, io: ChatOutput): Promise<ChatRe
     }
     if (failure) throw failure;
     if (midLine) io.out('\n');
+
+    /**
+     * The stream's events, and when it ended before the run did (a server that stopped hands its
+     * runs on and ends its streams), those of the run joined again after the last event read, at
+     * the same URL (another replica behind it, or the server again once restarted).
+     */
+    async function* rejoining(first: AsyncGenerator<SseEvent>): AsyncGenerator<SseEvent> {
+      yield* first;
+      for (let rejoins = 0; runId; rejoins++) {
+        let status: string | undefined;
+        try {
+          status = (await client.GET('/v1/deepagents/threads/{thread_id}/runs/{run_id}', { params: { path: { thread_id: id, run_id: runId } } })).data?.status;
+        } catch {
+          status = undefined;
+        }
+        if (status !== undefined && status !== 'pending' && status !== 'running') return;
+        if (status === undefined || rejoins >= MAX_REJOINS) {
+          if (midLine) io.out('\n');
+          midLine = false;
+          throw new ChatError(
+            `the stream ended before run ${runId} did (the server stopped${status === undefined ? ' and none answers' : ''}); the run goes on once a server takes it: continue with --thread ${id}`,
+          );
+        }
+        const joined = await joinRun({ baseUrl: options.baseUrl, apiKey: options.apiKey, fetch: reach, threadId: id, runId, ...(lastEventId ? { lastEventId } : {}) }).catch(() => undefined);
+        if (joined?.status === 200) yield* joined.events;
+      }
+    }
     const requests = requestsOf([...interrupts.values()]);
     if (requests.length > 0) {
       io.err('paused for approval:\n');

@@ -1,5 +1,6 @@
 // Operator commands talk to the database directly: the configured one, the embedded cluster of a
 // running server, or the embedded cluster started just for the command.
+import { prepareDataDir } from '../config/data-dir.js';
 import type { Config } from '../config/index.js';
 import { createServices, type Services } from '../core/services.js';
 import { createCipher, loadSecretKey } from '../core/secrets/cipher.js';
@@ -10,6 +11,7 @@ import { createLogger } from '../logging.js';
 
 /** Run `work` with the services of the configured database, then close everything. */
 export async function withServices<T>(config: Config, work: (services: Services) => Promise<T>): Promise<T> {
+  await prepareDataDir(config.dataDir);
   let url = config.databaseUrl;
   let stopEmbedded: (() => Promise<void>) | undefined;
   if (!url) {

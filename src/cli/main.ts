@@ -174,6 +174,7 @@ clientOptions(
       'Send MESSAGE to AGENT (id or exact name) and stream the answer; tool calls, approvals and the thread id go to standard error. ' +
         'When the run pauses for approval, each pending action is shown and, in a terminal, you approve, edit, reject or respond; ' +
         'in scripts --approve or --reject answer every action. A pause left unanswered exits with status 3. ' +
+        'A stream that ends before its run (the server stopped) is joined again at the same URL. ' +
         'Without MESSAGE, only answer what --thread is waiting for.',
     )
     .option('--thread <id>', 'continue this thread (default: a new thread)')

@@ -1146,7 +1146,7 @@ export interface paths {
         };
         /**
          * Wait for a run to end
-         * @description Answers once the run has ended (at once if it has), with the thread’s state values.
+         * @description Answers once the run has ended (at once if it has), with the thread’s state values. A server that stops first answers 503 `server_stopping` (the run goes on: join it again on another replica).
          */
         get: operations["joinThreadRun"];
         put?: never;
@@ -1268,7 +1268,7 @@ export interface paths {
         put?: never;
         /**
          * Start a run and wait for its result
-         * @description As `POST …/runs/stream`, but answers once the run has ended, with the thread’s state values.
+         * @description As `POST …/runs/stream`, but answers once the run has ended, with the thread’s state values. A server that stops first answers 503 `server_stopping` (the run goes on: wait for it on `GET …/runs/{run_id}/join` of another replica).
          */
         post: operations["waitThreadRun"];
         delete?: never;
@@ -9127,6 +9127,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
+            /** @description Error. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
         };
     };
     joinStreamRun: {
@@ -9639,6 +9648,15 @@ export interface operations {
             };
             /** @description An upstream dependency failed. */
             502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Error. */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -195,6 +195,11 @@ export const errorCatalogue = {
     type: 'unavailable',
     meaning: 'The server lost its database connection, or could not open one, while serving the request (a database restart or failover); retry shortly.',
   },
+  server_stopping: {
+    status: 503,
+    type: 'unavailable',
+    meaning: 'This server stopped while waiting for the run, which has not ended (it goes on, or waits for a worker): wait for it again on another replica (`GET …/runs/{run_id}/join`).',
+  },
   internal_error: { status: 500, type: 'internal', meaning: 'An unexpected error; the `request_id` identifies it in the logs.' },
 } satisfies Record<string, Entry>;
 

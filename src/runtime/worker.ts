@@ -7,7 +7,7 @@ import type { Logger } from '../logging.js';
 import type { BackgroundTask } from '../background.js';
 import type { BaseCallbackHandler } from '@langchain/core/callbacks/base';
 import { runCallbacks, settleCallbacks } from './callbacks.js';
-import { executeRun, RunCancelled } from './execute.js';
+import { executeRun, RunCancelled, RunHandedBack } from './execute.js';
 import type { Runtime, RuntimeSettings } from './index.js';
 import type { RunEventWriter } from './events/hub.js';
 import type { ClaimedRun } from './queue.js';
@@ -91,14 +91,16 @@ export class WorkerPool implements BackgroundTask {
     clearInterval(this.renewTimer);
     await this.stopListening?.();
     // Let current runs finish (their clients are still reading) for up to the drain timeout, then
-    // stop them: each ends with an `error` event and its thread in `error`, never left `running`.
+    // stop them and hand them back to the queue, as a sweep hands back the runs of a worker that
+    // died: another worker (or this one's next start) continues each from its last checkpoint.
+    // Their streams here end without the run's end; clients join again with Last-Event-ID.
     const all = Promise.all([...this.active.values()].map((a) => a.done));
     let timer: NodeJS.Timeout | undefined;
     const late = new Promise<'late'>((resolve) => {
       timer = setTimeout(() => resolve('late'), this.settings.drainTimeoutMs);
     });
     if ((await Promise.race([all, late])) === 'late') {
-      for (const a of this.active.values()) a.abort.abort(new Error('the server is shutting down'));
+      for (const [id, a] of this.active) a.abort.abort(new RunHandedBack(id));
       await all;
     }
     clearTimeout(timer);
@@ -269,6 +271,10 @@ export class WorkerPool implements BackgroundTask {
       });
       const outcome = await (egress ? egress.scope(execute) : execute());
       const [flushed] = await Promise.allSettled([opened.flush()]);
+      if (abort.signal.reason instanceof RunHandedBack && outcome.status === 'interrupted' && (await this.handBack(run, opened, log))) {
+        writer = undefined;
+        return;
+      }
       const final =
         flushed.status === 'rejected' && outcome.status !== 'interrupted'
           ? { ...outcome, status: 'error' as const, thread: 'error' as const, error: { code: 'run_failed', error: 'EventLogUnavailable', message: String((flushed.reason as Error).message) } }
@@ -310,6 +316,31 @@ export class WorkerPool implements BackgroundTask {
         this.finishing.add(finishing);
       });
     this.active.set(run.id, { run, abort, done });
+  }
+
+  /**
+   * Hand back `run`, stopped here unfinished because this process is stopping (RunLifecycle.handBack),
+   * and close its log here: its streams in this process end, and the next attempt appends to the log.
+   * A run that used its attempts is failed instead, its log ended with the error as a sweep ends it.
+   * False when the run was no longer this worker's to hand back (cancelled meanwhile): it settles as
+   * any stopped run does.
+   */
+  private async handBack(run: ClaimedRun, log: RunEventWriter, logger: Logger): Promise<boolean> {
+    const entry = this.active.get(run.id);
+    if (entry) entry.settled = true;
+    const { handedBack, failed } = await this.runtime.queue.handBack(run, this.settings.maxAttempts ?? 3);
+    if (!handedBack && !failed) {
+      if (entry) entry.settled = false;
+      return false;
+    }
+    if (failed) {
+      log.append({ kind: 'error', data: { code: 'run_lease_expired', error: 'LeaseExpired', message: 'the worker running this run stopped and the run used its attempts; start a new run' } });
+      logger.warn('run failed: its worker stopped and it used its attempts');
+    } else {
+      logger.warn('run handed back to the queue (the server is shutting down): another worker continues it');
+    }
+    await log.end().catch(() => {});
+    return true;
   }
 
   /** The name and model of a run's agent read from its tree (the agent could not be built); what is known. */

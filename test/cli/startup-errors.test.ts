@@ -1,17 +1,22 @@
 // A server that cannot start says which setting is at fault: an unreachable or refusing external
 // database names DATABASE_URL (never its password), a listen address in use or unresolvable names
-// HOST and PORT, and a boolean setting with another word says what it accepts.
-import { mkdtemp, rm } from 'node:fs/promises';
+// HOST and PORT, a boolean setting with another word says what it accepts, and a data directory that
+// cannot be one names HANGAR_DATA_DIR (it hung under /proc; as root, the embedded PostgreSQL's user
+// could not reach it).
+import type { ChildProcess } from 'node:child_process';
+import { chmod, mkdtemp, rm } from 'node:fs/promises';
 import { createServer, type Server } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { runHangar } from '../support/cli.js';
+import { runHangar, spawnHangar } from '../support/cli.js';
 import { freshDatabaseUrl } from '../support/database.js';
 
 const dirs: string[] = [];
 const servers: Server[] = [];
+const children: ChildProcess[] = [];
 afterAll(async () => {
+  for (const c of children) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
   for (const s of servers) await new Promise((resolve) => s.close(resolve));
   for (const dir of dirs) await rm(dir, { recursive: true, force: true });
 });
@@ -75,6 +80,29 @@ describe('hangar serve: start-up errors name the setting', () => {
     const unknown = await runHangar(['serve', '--data-dir', await dataDir(), '--port', '0'], { DATABASE_URL: url, HOST: 'no-such-host.invalid' });
     expect(unknown.code).not.toBe(0);
     expect(unknown.stderr).toContain('cannot listen on no-such-host.invalid:0 (HOST / --host, PORT / --port)');
+  }, 60_000);
+
+  it('a data directory that cannot be created names HANGAR_DATA_DIR (exit 2), for the server and operator commands', async () => {
+    for (const args of [
+      ['serve', '--data-dir', '/proc/hangar-data', '--port', '0'],
+      ['keys', 'list', '--data-dir', '/proc/hangar-data/deeper'],
+    ]) {
+      // Node's recursive mkdir never returned there: stopped after the file's tests if it hangs again.
+      const child = spawnHangar(args);
+      children.push(child.child);
+      expect(await child.exited).toBe(2);
+      expect(child.output()).toMatch(/^hangar: HANGAR_DATA_DIR \(--data-dir\): cannot create the data directory \/proc\/hangar-data/m);
+      expect(child.output()).toContain('choose a directory');
+    }
+  }, 60_000);
+
+  it.runIf(process.getuid?.() === 0)('as root, a data directory the embedded PostgreSQL user cannot reach names HANGAR_DATA_DIR and the folder (exit 2)', async () => {
+    const closed = await dataDir();
+    await chmod(closed, 0o700);
+    const r = await runHangar(['serve', '--data-dir', path.join(closed, 'data'), '--port', '0']);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain(`HANGAR_DATA_DIR (--data-dir): the embedded PostgreSQL runs as the postgres user (Hangar runs as root), which cannot enter ${closed} on the way to`);
+    expect(r.stderr).toContain(`chmod o+x ${closed}`);
   }, 60_000);
 
   it('a boolean setting with another word says which words it takes', async () => {

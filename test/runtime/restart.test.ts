@@ -33,48 +33,66 @@ describe('restart', () => {
     }
   });
 
-  it.each(['inline', 'thread'])('stopping the server stops runs that outlast the drain timeout: nothing is left running (executor %s)', async (executor) => {
-    const server = await startTestServer({ env: { HANGAR_DRAIN_TIMEOUT_MS: '300', HANGAR_EXECUTOR: executor } });
+  it.each(['inline', 'thread'])('stopping the only server hands back runs that outlast the drain timeout: the next start finishes them (executor %s)', async (executor) => {
+    const env = { HANGAR_DRAIN_TIMEOUT_MS: '300', HANGAR_EXECUTOR: executor };
+    const server = await startTestServer({ env });
     let closed = false;
     try {
       const config = await server.client.POST('/v1/deepagents/model-configs', {
-        body: { name: 'very-slow', model_id: 'scripted:very-slow', parameters: { delay_ms: 1000 } },
+        body: { name: 'very-slow', model_id: 'scripted:very-slow', parameters: { delay_ms: 150 } },
       });
       expect(config.response.status).toBe(201);
       const agentId = await createAgent(server, { runtime: { model: { model_id: 'very-slow' } } });
       const threadId = await createThread(server, agentId);
-      const stream = await start(server, threadId, { agent_id: agentId, messages: [{ role: 'user', content: 'a reply that takes about twenty seconds to stream out word by word here' }] });
-      expect((await stream.events.next()).value).toMatchObject({ event: 'metadata' });
-      // The client reads on while the server stops: its stream ends cleanly with the run's end (an
-      // `error` event saying why), not cut off before the run is stopped.
+      const question = 'a reply that takes a few seconds to stream out word by word here';
+      const stream = await start(server, threadId, { agent_id: agentId, messages: [{ role: 'user', content: question }] });
+      const first = (await stream.events.next()).value;
+      expect(first).toMatchObject({ event: 'metadata' });
+      // The client reads on while the server stops: its stream ends cleanly, not cut off, and
+      // without an error: the run is not over.
       const rest = collect(stream).then(
         (events) => ({ events, failure: undefined }),
-        (error: unknown) => ({ events: [] as { event: string; data: unknown }[], failure: String(error) }),
+        (error: unknown) => ({ events: [] as { event: string; data: unknown; id: string | undefined }[], failure: String(error) }),
       );
       await server.close();
       closed = true;
       const read = await rest;
       expect(read.failure).toBeUndefined();
-      expect(read.events.at(-1)).toMatchObject({ event: 'error', data: { message: 'the server is shutting down' } });
+      expect(read.events.filter((e) => e.event === 'error')).toEqual([]);
 
+      // No other worker: the run waits in the queue, its thread held for it.
       const db = new pg.Client({ connectionString: server.databaseUrl });
       await db.connect();
       try {
-        const runRow = (await db.query('SELECT status, error FROM runs WHERE id = $1', [stream.runId])).rows[0];
-        expect(runRow.status).toBe('error');
-        expect(runRow.error.message).toContain('shutting down');
-        expect((await db.query('SELECT status FROM threads WHERE id = $1', [threadId])).rows[0].status).toBe('error');
-        const last = (await db.query('SELECT event FROM run_events WHERE run_id = $1 ORDER BY seq DESC LIMIT 1', [stream.runId])).rows[0];
-        expect(last.event).toBe('error');
+        const runRow = (await db.query('SELECT status, error, metadata, lease_owner FROM runs WHERE id = $1', [stream.runId])).rows[0];
+        expect(runRow).toMatchObject({ status: 'pending', error: null, lease_owner: null, metadata: { attempt: 1, handed_back: true } });
+        expect((await db.query('SELECT status FROM threads WHERE id = $1', [threadId])).rows[0].status).toBe('busy');
       } finally {
         await db.end();
       }
       // The worker's log line says so, as JSON a log pipeline keeps whole: no key twice (pino wrote
       // the runtime's `component` and the worker's as two "component" keys of one object).
       const lines = server.logs().split('\n').filter((l) => l.startsWith('{'));
-      const failed = lines.find((l) => l.includes('"run failed"') && l.includes(stream.runId!));
-      expect(failed, server.logs()).toBeDefined();
+      const handed = lines.find((l) => l.includes('run handed back to the queue') && l.includes(stream.runId!));
+      expect(handed, server.logs()).toBeDefined();
       for (const line of lines) expect(line.match(/"component":/g)?.length ?? 0, line).toBeLessThanOrEqual(1);
+
+      // The next start continues the run from its checkpoint; its client joins again and reads on.
+      const again = await startTestServer({ databaseUrl: server.databaseUrl, dataDir: server.dataDir, adminKey: server.adminKey, env });
+      try {
+        const seen = [first!, ...read.events];
+        const joined = await collect(await joinRun({ baseUrl: again.url, apiKey: again.adminKey, threadId, runId: stream.runId!, lastEventId: seen.at(-1)!.id! }));
+        const ids = [...seen, ...joined].map((e) => Number(e.id));
+        expect(ids).toEqual(Array.from({ length: ids.length }, (_, i) => i + 1));
+        expect(joined[0]).toMatchObject({ event: 'metadata', data: { attempt: 2 } });
+        const values = lastValues(joined);
+        expect(lastAiText(values)).toBe(`You said: ${question}`);
+        expect((values.messages as { type: string }[]).map((m) => m.type)).toEqual(['human', 'ai']);
+        const record = await again.client.GET('/v1/deepagents/threads/{thread_id}/runs/{run_id}', { params: { path: { thread_id: threadId, run_id: stream.runId! } } });
+        expect(record.data).toMatchObject({ status: 'success', metadata: { attempt: 2 } });
+      } finally {
+        await again.close();
+      }
     } finally {
       if (!closed) await server.close();
     }

@@ -10,6 +10,7 @@ import { apiKeySecurity, errorResponses, jsonBody, jsonResponse, uuidParam } fro
 import { newRouter } from '../../http/router.js';
 import { presentRun, RunSchema } from '../threads/schemas.js';
 import { RunRequest, startRun } from './run-request.js';
+import { HangarError } from '../../core/errors.js';
 
 const BASE = '/v1/deepagents/threads/{thread_id}/runs';
 const tags = ['Runs'];
@@ -40,10 +41,10 @@ const wait = createRoute({
   operationId: 'waitThreadRun',
   tags,
   summary: 'Start a run and wait for its result',
-  description: 'As `POST …/runs/stream`, but answers once the run has ended, with the thread’s state values.',
+  description: 'As `POST …/runs/stream`, but answers once the run has ended, with the thread’s state values. A server that stops first answers 503 `server_stopping` (the run goes on: wait for it on `GET …/runs/{run_id}/join` of another replica).',
   security: apiKeySecurity,
   request: { params, body: jsonBody(RunRequest) },
-  responses: { 200: jsonResponse(RunResult, 'The result.'), ...errorResponses('deepagents', [400, 404, 409, 413, 415, 422, 502]) },
+  responses: { 200: jsonResponse(RunResult, 'The result.'), ...errorResponses('deepagents', [400, 404, 409, 413, 415, 422, 502, 503]) },
 });
 
 const join = createRoute({
@@ -52,10 +53,10 @@ const join = createRoute({
   operationId: 'joinThreadRun',
   tags,
   summary: 'Wait for a run to end',
-  description: 'Answers once the run has ended (at once if it has), with the thread’s state values.',
+  description: 'Answers once the run has ended (at once if it has), with the thread’s state values. A server that stops first answers 503 `server_stopping` (the run goes on: join it again on another replica).',
   security: apiKeySecurity,
   request: { params: runParams, query: z.object({ cancel_on_disconnect: z.string().optional() }) },
-  responses: { 200: jsonResponse(RunResult, 'The result.'), ...errorResponses('deepagents', [404, 422]) },
+  responses: { 200: jsonResponse(RunResult, 'The result.'), ...errorResponses('deepagents', [404, 422, 503]) },
 });
 
 const remove = createRoute({
@@ -75,6 +76,11 @@ async function resultOf(services: Services, caller: Caller, threadId: string, ru
   let failure: unknown;
   for await (const event of services.runs.events(runId, 0, signal, started)) if (event.event === 'error') failure = event.data;
   if (failure) return { __error__: failure };
+  // The events ended before the run did: this server is stopping (its streams end, RunEventHub.endStreams).
+  const run = await services.threads.run(caller, threadId, runId);
+  if (run.status === 'pending' || run.status === 'running') {
+    throw new HangarError('server_stopping', `this server is stopping and run ${runId} has not ended (${run.status}); wait for it again on another replica with GET …/runs/${runId}/join`);
+  }
   const state = await services.threads.currentState(caller, threadId);
   // Paused: for a human (its interrupts), or at a breakpoint (`interrupt_before`/`after`: none, as
   // LangGraph's `{__interrupt__: []}`). A task that failed or was cut off is no pause.

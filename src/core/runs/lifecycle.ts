@@ -475,11 +475,7 @@ export class RunLifecycle {
    * go to `error`). Threads left `busy` with no active run for a lease are freed.
    */
   async sweepExpired(leaseMs: number, maxAttempts: number, exclude: readonly string[] = []): Promise<{ retried: number; failed: { id: string; threadId: string }[] }> {
-    const error = JSON.stringify({
-      code: 'run_lease_expired',
-      error: 'LeaseExpired',
-      message: `the worker running this run stopped (its lease expired) and the run used its ${maxAttempts} attempt(s); start a new run`,
-    });
+    const error = leaseExpiredError(maxAttempts);
     const { rows } = await sql<{ retried: number; failed: { id: string; thread_id: string }[] | null }>`
       WITH expired AS (
         SELECT id FROM runs WHERE status = 'running' AND lease_expires_at < now()
@@ -511,6 +507,36 @@ export class RunLifecycle {
       SELECT (SELECT count(*) FROM retried)::int AS retried, (SELECT json_agg(json_build_object('id', id, 'thread_id', thread_id)) FROM failed) AS failed`.execute(this.db);
     const row = rows[0];
     return { retried: row?.retried ?? 0, failed: (row?.failed ?? []).map((f) => ({ id: f.id, threadId: f.thread_id })) };
+  }
+
+  /**
+   * A run `workerId` stopped executing without finishing it (its process is stopping and the drain
+   * timeout passed): handed back as `sweepExpired` hands back a run of a worker that died, as if its
+   * lease had expired now — `pending` again (`metadata.handed_back`), retried from its last checkpoint
+   * by the next worker to claim it, or failed like the sweep fails it once it used `maxAttempts`.
+   * Only the attempt that holds the lease is handed back; `failed` when it was failed instead.
+   * `notify` is sent with the same statement when the run was handed back (wakes other workers).
+   */
+  async handBack(workerId: string, runId: string, attempt: number, maxAttempts: number, notify?: { channel: string; payload: string }): Promise<{ handedBack: boolean; failed: boolean }> {
+    const error = leaseExpiredError(maxAttempts);
+    const { rows } = await sql<{ retried: number; failed: number }>`
+      WITH expired AS (
+        SELECT id FROM runs WHERE id = ${runId} AND status = 'running' AND lease_owner = ${workerId} AND attempt = ${attempt}
+        FOR UPDATE
+      ), retried AS (
+        UPDATE runs SET status = 'pending', lease_owner = NULL, lease_expires_at = NULL, updated_at = now(),
+          metadata = metadata || jsonb_build_object('handed_back', true)
+        WHERE id IN (SELECT id FROM expired) AND attempt < ${maxAttempts} AND ${runFrom('pending')}
+        RETURNING id
+      ), failed AS (
+        UPDATE runs SET status = 'error', error = ${error}::jsonb, ended_at = now(), updated_at = now(),
+          lease_owner = NULL, lease_expires_at = NULL
+        WHERE id IN (SELECT id FROM expired) AND attempt >= ${maxAttempts} AND ${runFrom('error', ['running'])}
+        RETURNING id, thread_id
+      ), freed AS (${freeThreads('failed', 'error')})
+      SELECT (SELECT count(*) FROM retried)::int AS retried, (SELECT count(*) FROM failed)::int AS failed
+        ${notify ? sql`, (SELECT pg_notify(${notify.channel}, ${notify.payload}) FROM retried) IS NULL AS notified` : sql``}`.execute(this.db);
+    return { handedBack: (rows[0]?.retried ?? 0) > 0, failed: (rows[0]?.failed ?? 0) > 0 };
   }
 
   /**
@@ -559,4 +585,13 @@ export class RunLifecycle {
       SELECT count(*)::int AS n FROM gone`.execute(this.db);
     return rows[0]?.n ?? 0;
   }
+}
+
+/** The error of a run failed because its worker stopped and it used its `maxAttempts` attempts. */
+function leaseExpiredError(maxAttempts: number): string {
+  return JSON.stringify({
+    code: 'run_lease_expired',
+    error: 'LeaseExpired',
+    message: `the worker running this run stopped (its lease expired) and the run used its ${maxAttempts} attempt(s); start a new run`,
+  });
 }

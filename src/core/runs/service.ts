@@ -56,6 +56,7 @@ const RESERVED_WHY = {
   worker: 'worker',
   dropped_tools: 'tools left out',
   retried_after_lease_expiry: 'retries',
+  handed_back: 'hand-backs',
 } as const;
 const RESERVED_METADATA = Object.keys(RESERVED_WHY) as (keyof typeof RESERVED_WHY)[];
 

@@ -294,6 +294,19 @@ export class RunEventHub {
     return { channel: CHANNEL, payload: runId };
   }
 
+  /** Set by `endStreams`: streams here end after what is stored. */
+  private streamsEnded = false;
+
+  /**
+   * The server is stopping: every stream of this process ends once it has sent what is stored of
+   * its run, without the run's end when the run goes on elsewhere (its client joins again, on
+   * another process, with Last-Event-ID); streams that subscribe later end the same way.
+   */
+  endStreams(): void {
+    this.streamsEnded = true;
+    for (const set of this.listeners.values()) for (const l of [...set]) l.onEnd(undefined);
+  }
+
   /** @internal `failed`: the writer could not finish the log (for a mirror, its thread's writer could not). */
   closeWriter(writer: RunEventWriter, notify = true, failed = writer.failure !== undefined): void {
     if (this.writers.get(writer.runId) === writer) this.writers.delete(writer.runId);
@@ -507,6 +520,7 @@ export class RunEventHub {
     let set = this.listeners.get(runId);
     if (!set) this.listeners.set(runId, (set = new Set()));
     set.add(listener);
+    if (this.streamsEnded) ended = true;
     // Registered first, then the in-memory snapshot: nothing falls between the two. Events the
     // caller knows (contiguous from the cursor) need no read either.
     let knownUpTo = cursor;

@@ -1,0 +1,154 @@
+// A rolling restart of replicas on one database: stopping a process does not fail the runs it
+// executes or the streams it serves.
+// - A worker-only `hangar serve` child stopped with SIGTERM in the middle of a run that outlasts its
+//   drain, while another worker is alive: the run is handed back to the queue (as a sweep hands back
+//   a dead worker's run), the other worker continues it from its checkpoint (attempt 2) and it ends
+//   `success`. The client's stream, served by the stopping child, ends without an error; joining
+//   again on another process with Last-Event-ID reads on to the run's answer, every event once.
+// - An API-only process stopped while it streams a run executing in another process: the stream
+//   ends (no error, not cut off), and joining again on another process reads on to the answer; a
+//   client waiting there for the run's result (`…/join`) is answered 503 `server_stopping`.
+// Waits on events, statuses and exits, never on time.
+import { setTimeout as sleep } from 'node:timers/promises';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { collect, joinRun, type RunStream, type SseEvent } from '../../src/client/stream.js';
+import type { Hangar } from '../../src/server.js';
+import { spawnHangar, type RunningHangar } from '../support/cli.js';
+import { startTestServer, type TestServer } from '../support/server.js';
+import { createAgent, createThread, lastAiText, lastValues, start, startWorker } from './support.js';
+
+const WORDS = Array.from({ length: 30 }, (_, i) => `word${i}`).join(' ');
+
+let api: TestServer;
+let agentId: string;
+let child: RunningHangar | undefined;
+let helper: Hangar | undefined;
+
+beforeAll(async () => {
+  // The API process executes nothing.
+  api = await startTestServer({ env: { HANGAR_ROLE: 'api' } });
+  // Long enough (about 6 s of tokens) to outlast a drain of 300 ms by far.
+  const config = await api.client.POST('/v1/deepagents/model-configs', { body: { name: 'slow', model_id: 'scripted:slow', parameters: { delay_ms: 100 } } });
+  expect(config.response.status).toBe(201);
+  agentId = await createAgent(api, { runtime: { model: { model_id: 'slow' } } });
+});
+afterEach(async () => {
+  await helper?.close();
+  helper = undefined;
+  if (child) {
+    child.child.kill('SIGTERM');
+    await child.exited;
+    child = undefined;
+  }
+});
+afterAll(async () => {
+  await api?.close();
+});
+
+/** Read a stream until its first token: the run is executing. */
+async function untilToken(stream: RunStream): Promise<SseEvent[]> {
+  const out: SseEvent[] = [];
+  for (;;) {
+    const next = await stream.events.next();
+    if (next.done) throw new Error(`the stream ended before a token: ${JSON.stringify(out)}`);
+    out.push(next.value);
+    if (next.value.event === 'messages') return out;
+  }
+}
+
+async function getRun(threadId: string, runId: string) {
+  const { data, response } = await api.client.GET('/v1/deepagents/threads/{thread_id}/runs/{run_id}', { params: { path: { thread_id: threadId, run_id: runId } } });
+  expect(response.status).toBe(200);
+  return data!;
+}
+
+/** The rest of a stream, or how reading it failed (a connection cut off). */
+function rest(stream: RunStream): Promise<{ events: SseEvent[]; failure: string | undefined }> {
+  return collect(stream).then(
+    (events) => ({ events, failure: undefined }),
+    (error: unknown) => ({ events: [], failure: String(error) }),
+  );
+}
+
+/**
+ * What a client that lost its stream does: join again on `api` with the last event id it saw, and
+ * check that the run went on to its answer with every event once, in order.
+ */
+async function rejoinAndCheck(threadId: string, runId: string, seen: SseEvent[]): Promise<SseEvent[]> {
+  const joined = await collect(await joinRun({ baseUrl: api.url, apiKey: api.adminKey, threadId, runId, lastEventId: seen.at(-1)!.id! }));
+  const ids = [...seen, ...joined].map((e) => Number(e.id));
+  expect(ids).toEqual(Array.from({ length: ids.length }, (_, i) => i + 1));
+  expect(joined.filter((e) => e.event === 'error')).toEqual([]);
+  const values = lastValues(joined);
+  expect(lastAiText(values)).toBe(`You said: ${WORDS}`);
+  // Continued from its checkpoint: the question is not asked twice.
+  expect((values.messages as { type: string }[]).map((m) => m.type)).toEqual(['human', 'ai']);
+  return joined;
+}
+
+describe('stopping a process hands its runs and streams on', () => {
+  it('a worker stopped with SIGTERM mid-run hands the run to another worker, which finishes it', async () => {
+    child = spawnHangar(['serve', '--port', '0', '--database-url', api.databaseUrl, '--data-dir', api.dataDir, '--worker-concurrency', '1'], {
+      HANGAR_ROLE: 'worker',
+      HANGAR_BOOTSTRAP_API_KEY: api.adminKey,
+      HANGAR_DRAIN_TIMEOUT_MS: '300',
+      LOG_LEVEL: 'info',
+    });
+    const [, childUrl] = await child.waitFor(/Hangar is listening on (\S+)/);
+    const threadId = await createThread(api, agentId);
+    // Streamed by the child, which also executes the run (the only worker so far).
+    const stream = await start({ ...api, url: childUrl! }, threadId, { agent_id: agentId, messages: [{ role: 'user', content: WORDS }], stream_mode: ['messages-tuple', 'values'] });
+    expect(stream.status).toBe(200);
+    const first = await untilToken(stream);
+    const runId = stream.runId!;
+    expect(await getRun(threadId, runId)).toMatchObject({ status: 'running', metadata: { attempt: 1 } });
+
+    helper = await startWorker(api);
+    const reading = rest(stream);
+    child.child.kill('SIGTERM');
+    expect(await child.exited).toBe(0);
+    const { events, failure } = await reading;
+    // The stream ended cleanly, without an error: the run is not over.
+    expect(failure).toBeUndefined();
+    expect(events.filter((e) => e.event === 'error')).toEqual([]);
+    expect(child.output()).toContain('run handed back to the queue');
+    child = undefined;
+
+    const joined = await rejoinAndCheck(threadId, runId, [...first, ...events]);
+    // The next attempt announces itself, as after a crash.
+    expect(joined[0]).toMatchObject({ event: 'metadata', data: { run_id: runId, attempt: 2 } });
+    expect(await getRun(threadId, runId)).toMatchObject({ status: 'success', metadata: { attempt: 2, handed_back: true } });
+    const thread = await api.client.GET('/v1/deepagents/threads/{thread_id}', { params: { path: { thread_id: threadId } } });
+    expect(thread.data!.status).toBe('idle');
+  }, 90_000);
+
+  it('an API-only process that stops ends its streams of runs executing elsewhere; a client joins again elsewhere', async () => {
+    helper = await startWorker(api);
+    const front = await startTestServer({ databaseUrl: api.databaseUrl, dataDir: api.dataDir, adminKey: api.adminKey, env: { HANGAR_ROLE: 'api', HANGAR_DRAIN_TIMEOUT_MS: '300' } });
+    let closed = false;
+    try {
+      const threadId = await createThread(api, agentId);
+      const stream = await start(front, threadId, { agent_id: agentId, messages: [{ role: 'user', content: WORDS }], stream_mode: ['messages-tuple', 'values'] });
+      expect(stream.status).toBe(200);
+      const first = await untilToken(stream);
+      const reading = rest(stream);
+      // A client waiting for the run's result on the same process (LangGraph's `runs.join`).
+      const waiting = front.client.GET('/v1/deepagents/threads/{thread_id}/runs/{run_id}/join', { params: { path: { thread_id: threadId, run_id: stream.runId! } } });
+      // Until it follows the run there (the stream and the wait), as a request in progress when the stop comes.
+      while (front.hangar.runtime.hub.listenersOf(stream.runId!).size < 2) await sleep(10);
+      await front.close();
+      closed = true;
+      const { events, failure } = await reading;
+      expect(failure).toBeUndefined();
+      expect(events.filter((e) => e.event === 'error')).toEqual([]);
+      // Not the state of a run half done: told to wait again elsewhere.
+      const waited = await waiting;
+      expect(waited.response.status).toBe(503);
+      expect(waited.error).toMatchObject({ code: 'server_stopping' });
+      await rejoinAndCheck(threadId, stream.runId!, [...first, ...events]);
+      expect(await getRun(threadId, stream.runId!)).toMatchObject({ status: 'success', metadata: { attempt: 1 } });
+    } finally {
+      if (!closed) await front.close();
+    }
+  }, 90_000);
+});
