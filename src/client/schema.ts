@@ -379,6 +379,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/deepagents/agents/{agent_id}/health": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Check an agent’s health
+         * @description Probes every tool server the agent’s `tools.json` and its subagents’ name, in parallel, with one MCP `initialize` and the credentials a run of yours would send (its stored headers, or your OAuth token). Each probe ends within 10 seconds. A failing server is `ok: false` in a 200 answer, never an error status. Needs invoke permission (admin or member), as listing a server’s tools does.
+         */
+        get: operations["getManagedDeepAgentHealth"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/deepagents/agents/{agent_id}/revisions": {
         parameters: {
             query?: never;
@@ -1908,6 +1928,16 @@ export interface components {
         } & {
             [key: string]: unknown;
         };
+        AgentHealth: {
+            /** Format: uuid */
+            agent_id: string;
+            mcp_check: {
+                /** @description True only when every server is healthy (also when the agent names none). */
+                ok: boolean;
+                /** @description One per tool server URL the agent or a subagent names, sorted by URL. */
+                servers: components["schemas"]["McpServerHealth"][];
+            };
+        };
         /** @description Stored and returned; Hangar enforces access by API-key role, not by these fields. */
         AgentPermissions: {
             /** @enum {string} */
@@ -2818,6 +2848,23 @@ export interface components {
              * @example Bearer sk-...
              */
             value: string;
+        };
+        McpServerHealth: {
+            /** @description What failed, in words; null when `ok`. */
+            error: string | null;
+            /**
+             * @description `auth_failed`: the server refused the credentials, or your principal has not authorized an OAuth-backed server; `unreachable`: no answer (or no server registered at the URL); `invalid_response`: it answered, but not as an MCP server. Null when `ok`.
+             * @enum {string|null}
+             */
+            error_code: "auth_failed" | "unreachable" | "invalid_response" | null;
+            /**
+             * Format: uuid
+             * @description The registration at this URL; null when none is registered.
+             */
+            mcp_server_id: string | null;
+            mcp_server_name: string | null;
+            mcp_server_url: string;
+            ok: boolean;
         };
         McpTool: {
             description: string;
@@ -5390,6 +5437,65 @@ export interface operations {
             };
             /** @description Body is not JSON. */
             415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description A field is missing or invalid. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    getManagedDeepAgentHealth: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Agent id. */
+                agent_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The health of the agent’s tool servers. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AgentHealth"];
+                };
+            };
+            /** @description Missing, unknown or revoked API key. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description The key may not do this. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description Not found in the caller’s workspace. */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -7,6 +7,7 @@ import { matchedRoutes, type routePath } from 'hono/route';
 import { agentRoutes } from '../api/agents/routes.js';
 import { gitRoutes } from '../api/agents/git.js';
 import { agentCloneRoutes } from '../api/agents/clone.js';
+import { agentHealthRoutes } from '../api/agents/health.js';
 import { consoleRoutes } from '../api/console/routes.js';
 import { apiKeyRoutes } from '../api/api-keys/routes.js';
 import { authSessionRoutes } from '../api/auth-sessions/routes.js';
@@ -87,6 +88,7 @@ export function createApp(deps: AppDeps): OpenAPIHono<AppEnv> {
   app.route('/', mcpServerToolRoutes(deps));
   app.route('/', agentRoutes(deps));
   app.route('/', agentCloneRoutes(deps));
+  app.route('/', agentHealthRoutes(deps));
   app.route('/', threadRoutes(deps));
   app.route('/', runRoutes(deps));
   app.route('/', scheduleRoutes(deps));

@@ -9,6 +9,7 @@ const REFERENCE_IDS: Record<string, string> = {
   'get /v1/deepagents/agents/{agent_id}': 'getManagedDeepAgent',
   'patch /v1/deepagents/agents/{agent_id}': 'updateManagedDeepAgent',
   'delete /v1/deepagents/agents/{agent_id}': 'deleteManagedDeepAgent',
+  'get /v1/deepagents/agents/{agent_id}/health': 'getManagedDeepAgentHealth',
   'post /v1/deepagents/threads': 'createManagedDeepAgentThread',
   'post /v1/deepagents/threads/search': 'searchManagedDeepAgentThreads',
   'post /v1/deepagents/threads/count': 'countManagedDeepAgentThreads',
