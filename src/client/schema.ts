@@ -1083,7 +1083,7 @@ export interface paths {
         put?: never;
         /**
          * Resolve an interrupted thread
-         * @description Ends the thread’s pending approval without running the tools it asked about: each gets a result saying it was not run, and the thread is `idle` again. A thread with nothing pending is a 409 (`thread_not_interrupted`).
+         * @description Ends the thread’s pending approval without running the tools it asked about: each gets a result saying it was not run, and the thread is `idle` again. A thread with nothing pending is a 409 (`thread_not_interrupted`); one with an active run, a 409 (`thread_busy`).
          */
         post: operations["resolveManagedDeepAgentThreadInterrupt"];
         delete?: never;

@@ -104,7 +104,7 @@ const resolveInterrupt = createRoute({
   summary: 'Resolve an interrupted thread',
   description:
     'Ends the thread’s pending approval without running the tools it asked about: each gets a result saying it was not run, and the thread is `idle` again. ' +
-    'A thread with nothing pending is a 409 (`thread_not_interrupted`).',
+    'A thread with nothing pending is a 409 (`thread_not_interrupted`); one with an active run, a 409 (`thread_busy`).',
   security: apiKeySecurity,
   request: { params },
   responses: { 204: { description: 'Resolved.' }, ...errorResponses('deepagents', [404, 409, 422]) },

@@ -269,6 +269,8 @@ export class RunService {
     requireWrite(caller);
     const thread = await this.db.selectFrom('threads').select(['agent_id', 'status']).where('workspace_id', '=', caller.workspaceId).where('id', '=', threadId).executeTakeFirst();
     if (!thread) throw new HangarError('thread_not_found', `no thread with id ${threadId} in this workspace`);
+    // A running thread is not paused: say so, rather than that nothing is pending.
+    if (thread.status === 'busy') throw new HangarError('thread_busy', `thread ${threadId} has an active run, not a pending interrupt; wait for the run to end (or cancel it)`);
     if (thread.status !== 'interrupted') throw notInterrupted(threadId);
     // Take the thread first so that a concurrent resume cannot start on it meanwhile.
     if (!(await this.lifecycle.takeInterrupted(threadId))) throw notInterrupted(threadId);
