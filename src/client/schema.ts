@@ -1972,6 +1972,11 @@ export interface components {
             };
             /** @description Hangar extension: the longest a run of this agent may take, in seconds (at most 86400). A run over it is stopped with status `timeout` and error code `run_timeout`. Default: the server setting `HANGAR_RUN_TIMEOUT_MS`. */
             run_timeout_seconds?: number;
+            /**
+             * @description The IANA zone of the agent’s user, as the `X-User-Timezone` header of a create or update stamps it: the agent’s system prompt gets the current date and time there for runs that send no `user_timezone` of their own. UTC when absent.
+             * @example America/Los_Angeles
+             */
+            user_timezone?: string;
         };
         AgentSummary: {
             backend?: components["schemas"]["AgentBackend"];
@@ -5000,7 +5005,10 @@ export interface operations {
                 /** @description `true` adds `files`, the raw file map. */
                 include_files?: "true" | "false";
             };
-            header?: never;
+            header?: {
+                /** @description The user’s IANA time zone, stamped into `runtime.user_timezone` (over what the body’s `runtime` says). */
+                "x-user-timezone"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -5194,6 +5202,8 @@ export interface operations {
             header?: {
                 /** @description The revision (commit id, optionally quoted as an entity tag) the update was computed from; `*` matches any. */
                 "if-match"?: string;
+                /** @description The user’s IANA time zone, stamped into `runtime.user_timezone` (over what the body’s `runtime` says). */
+                "x-user-timezone"?: string;
             };
             path: {
                 /** @description Agent id. */
