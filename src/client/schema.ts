@@ -5002,8 +5002,8 @@ export interface operations {
     createManagedDeepAgent: {
         parameters: {
             query?: {
-                /** @description `true` adds `files`, the raw file map. */
-                include_files?: "true" | "false";
+                /** @description `true` (or `1`, as the hosted contract allows) adds `files`, the raw file map. */
+                include_files?: "0" | "1" | "true" | "false";
             };
             header?: {
                 /** @description The user’s IANA time zone, stamped into `runtime.user_timezone` (over what the body’s `runtime` says). */
@@ -5086,8 +5086,8 @@ export interface operations {
     getManagedDeepAgent: {
         parameters: {
             query?: {
-                /** @description `true` adds `files`, the raw file map. */
-                include_files?: "true" | "false";
+                /** @description `true` (or `1`, as the hosted contract allows) adds `files`, the raw file map. */
+                include_files?: "0" | "1" | "true" | "false";
             };
             header?: never;
             path: {
@@ -5196,8 +5196,8 @@ export interface operations {
     updateManagedDeepAgent: {
         parameters: {
             query?: {
-                /** @description `true` adds `files`, the raw file map. */
-                include_files?: "true" | "false";
+                /** @description `true` (or `1`, as the hosted contract allows) adds `files`, the raw file map. */
+                include_files?: "0" | "1" | "true" | "false";
             };
             header?: {
                 /** @description The revision (commit id, optionally quoted as an entity tag) the update was computed from; `*` matches any. */
@@ -6741,7 +6741,7 @@ export interface operations {
         parameters: {
             query?: {
                 /** @description Accepted; listings are never cached. */
-                force_refresh?: "true" | "false";
+                force_refresh?: "0" | "1" | "true" | "false";
             };
             header?: never;
             path: {

@@ -8,6 +8,7 @@ import {
   AgentSchema,
   CreateAgentRequest,
   IncludeFilesQuery,
+  includesFiles,
   ListAgentsQuery,
   ListAgentsResponse,
   presentAgent,
@@ -98,7 +99,7 @@ export function agentRoutes(deps: AppDeps) {
   const router = newRouter()
     .openapi(create, async (c) => {
       const agent = await services.agents.create(c.get('caller'), withZone(c.req.valid('json'), c.req.valid('header')['x-user-timezone']));
-      return c.json(presentAgent(agent, c.req.valid('query').include_files === 'true'), 201);
+      return c.json(presentAgent(agent, includesFiles(c.req.valid('query'))), 201);
     })
     .openapi(list, async (c) => {
       const q = c.req.valid('query');
@@ -107,12 +108,12 @@ export function agentRoutes(deps: AppDeps) {
     })
     .openapi(get, async (c) => {
       const agent = await services.agents.get(c.get('caller'), c.req.valid('param').agent_id);
-      return c.json(presentAgent(agent, c.req.valid('query').include_files === 'true'), 200);
+      return c.json(presentAgent(agent, includesFiles(c.req.valid('query'))), 200);
     })
     .openapi(update, async (c) => {
       const headers = c.req.valid('header');
       const agent = await services.agents.update(c.get('caller'), c.req.valid('param').agent_id, withZone(c.req.valid('json'), headers['x-user-timezone']), { ifMatch: headers['if-match'] });
-      return c.json(presentAgent(agent, c.req.valid('query').include_files === 'true'), 200);
+      return c.json(presentAgent(agent, includesFiles(c.req.valid('query'))), 200);
     })
     .openapi(remove, async (c) => {
       await services.agents.delete(c.get('caller'), c.req.valid('param').agent_id);

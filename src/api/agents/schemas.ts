@@ -194,8 +194,13 @@ export const ListAgentsQuery = z.object({
 });
 
 export const IncludeFilesQuery = z.object({
-  include_files: z.enum(['true', 'false']).optional().openapi({ description: '`true` adds `files`, the raw file map.' }),
+  include_files: z.enum(['true', 'false', '1', '0']).optional().openapi({ description: '`true` (or `1`, as the hosted contract allows) adds `files`, the raw file map.' }),
 });
+
+/** Whether an `include_files` query asks for the files. */
+export function includesFiles(query: z.infer<typeof IncludeFilesQuery>): boolean {
+  return query.include_files === 'true' || query.include_files === '1';
+}
 
 const DEFAULT_PERMISSIONS = { identity: 'personal', visibility: 'tenant', tenant_access_level: 'read' } as const;
 
