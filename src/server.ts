@@ -1,4 +1,5 @@
 // The composition root: configuration → database → services → app → listen, and the reverse on close.
+import { type IncomingMessage, ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { createAdaptorServer, type ServerType } from '@hono/node-server';
 import type { DestinationStream } from 'pino';
@@ -312,9 +313,26 @@ export async function startHangar(config: Config, options: StartOptions = {}): P
  */
 const LISTEN_BACKLOG = 4096;
 
+/**
+ * @hono/node-server gives every response without a content type `text/plain`; a 204 or 304 has no
+ * body for a content type to describe, and clients that read it as text of that type would be misled.
+ */
+class BodylessAnswers<Request extends IncomingMessage = IncomingMessage> extends ServerResponse<Request> {
+  override writeHead(statusCode: number, ...rest: unknown[]): this {
+    if (statusCode === 204 || statusCode === 304) {
+      this.removeHeader('content-type');
+      for (const headers of rest) {
+        if (!headers || typeof headers !== 'object' || Array.isArray(headers)) continue;
+        for (const key of Object.keys(headers)) if (key.toLowerCase() === 'content-type') delete (headers as Record<string, unknown>)[key];
+      }
+    }
+    return (super.writeHead as (...args: unknown[]) => this).call(this, statusCode, ...rest);
+  }
+}
+
 function listen(fetch: (req: Request) => Response | Promise<Response>, hostname: string, port: number, admissions: Admissions): Promise<ServerType> {
   return new Promise((resolve, reject) => {
-    const server = createAdaptorServer({ fetch });
+    const server = createAdaptorServer({ fetch, serverOptions: { ServerResponse: BodylessAnswers } });
     holdForFirstRequests(server as import('node:http').Server, admissions);
     server.once('error', reject);
     server.listen({ port, host: hostname, backlog: LISTEN_BACKLOG }, () => resolve(server));
