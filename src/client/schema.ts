@@ -987,7 +987,11 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        get?: never;
+        /**
+         * List an agent’s threads
+         * @description `{items, next_cursor}`: one page of the agent’s threads, the latest activity (a run starting or ending, a metadata change) first, each with its current `values`.
+         */
+        get: operations["listManagedDeepAgentThreads"];
         put?: never;
         /**
          * Create a thread
@@ -2813,6 +2817,10 @@ export interface components {
         };
         ListSchedulesResponse: {
             items: components["schemas"]["Schedule"][];
+            next_cursor: string | null;
+        };
+        ListThreadsResponse: {
+            items: components["schemas"]["Thread"][];
             next_cursor: string | null;
         };
         McpServer: {
@@ -8242,6 +8250,68 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description A field is missing or invalid. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    listManagedDeepAgentThreads: {
+        parameters: {
+            query: {
+                /** @description The agent whose threads to list (required). */
+                agent_id: string;
+                /** @description `next_cursor` of the previous page. */
+                cursor?: string;
+                /** @description `true`: only threads waiting for a person (`interrupted`). Not with `status`. */
+                needs_action?: "0" | "1" | "true" | "false";
+                /** @description Items per page: 1 to 20, default 20. */
+                page_size?: number;
+                /** @description Hangar does not pin threads: `true` lists none, `false` changes nothing. */
+                pinned?: "0" | "1" | "true" | "false";
+                /** @description `idle`: ready for a run. `busy`: a run is pending or running. `interrupted`: waiting for a person. `error`: the last run failed (a new run may start). */
+                status?: components["schemas"]["ThreadStatus"];
+                /** @description `true`: only test-run threads (created with `options.test_run`); by default only the others. */
+                test_run?: "0" | "1" | "true" | "false";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description One page of threads. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ListThreadsResponse"];
+                };
+            };
+            /** @description Missing, unknown or revoked API key. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description The key may not do this. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
                 };
             };
             /** @description A field is missing or invalid. */

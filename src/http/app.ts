@@ -23,6 +23,7 @@ import { runTraceRoutes } from '../api/tracing/run-trace.js';
 import { tracingRoutes } from '../api/tracing/routes.js';
 import { systemRoutes } from '../api/system/routes.js';
 import { threadRoutes } from '../api/threads/routes.js';
+import { threadListRoutes } from '../api/threads/list.js';
 import { runRoutes } from '../api/threads/runs.js';
 import { scheduleRoutes } from '../api/schedules/routes.js';
 import { cronRoutes } from '../api/schedules/crons.js';
@@ -90,6 +91,7 @@ export function createApp(deps: AppDeps): OpenAPIHono<AppEnv> {
   app.route('/', agentCloneRoutes(deps));
   app.route('/', agentHealthRoutes(deps));
   app.route('/', threadRoutes(deps));
+  app.route('/', threadListRoutes(deps));
   app.route('/', runRoutes(deps));
   app.route('/', scheduleRoutes(deps));
   app.route('/', cronRoutes(deps));

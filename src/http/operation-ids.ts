@@ -11,6 +11,7 @@ const REFERENCE_IDS: Record<string, string> = {
   'delete /v1/deepagents/agents/{agent_id}': 'deleteManagedDeepAgent',
   'get /v1/deepagents/agents/{agent_id}/health': 'getManagedDeepAgentHealth',
   'post /v1/deepagents/threads': 'createManagedDeepAgentThread',
+  'get /v1/deepagents/threads': 'listManagedDeepAgentThreads',
   'post /v1/deepagents/threads/search': 'searchManagedDeepAgentThreads',
   'post /v1/deepagents/threads/count': 'countManagedDeepAgentThreads',
   'get /v1/deepagents/threads/{thread_id}': 'getManagedDeepAgentThread',
