@@ -195,7 +195,10 @@ export function registerWorkflowCommands(program: Command, io: ChatOutput): void
       io.out(`${printable(res.data.name)} uses its stored headers; there is nothing to connect.\n`);
       return;
     }
-    await authLogin({ ...clientTarget(flags, process.env, urlFlag), provider: res.data.oauth_provider_id }, io);
+    // Named as the user knows it: the provider's name, not the registration's internal id.
+    const provider = await client.GET('/v2/auth/providers/{provider_id}', { params: { path: { provider_id: res.data.oauth_provider_id } } });
+    if (!provider.data) fail(provider.error, provider.response);
+    await authLogin({ ...clientTarget(flags, process.env, urlFlag), provider: provider.data.provider_id, label: printable(provider.data.name) }, io);
   }
 
   clientOptions(program.command('logs <agent>'))
