@@ -50,7 +50,7 @@ describe('hangar auth login', () => {
     expect(again).toBe('Already authorized with cli.\n');
   });
 
-  it('`hangar mcp-servers connect` names the server’s provider by its name, not its internal id', async () => {
+  it('`hangar mcp-servers connect` names the server’s provider by its name; agent health probes with the caller’s own token', async () => {
     const provider = (await server.client.GET('/v2/auth/providers/{provider_id}', { params: { path: { provider_id: 'cli' } } })).data!;
     const reg = await server.client.POST('/v1/deepagents/mcp-servers', { body: { name: 'oauth-tools', url: 'http://127.0.0.1:9/oauth-mcp', auth_type: 'oauth', oauth_provider_id: provider.id } });
     expect(reg.response.status).toBe(201);
@@ -58,6 +58,19 @@ describe('hangar auth login', () => {
     const connected = await runHangar(['mcp-servers', 'connect', 'oauth-tools'], { HANGAR_URL: server.url, HANGAR_API_KEY: server.adminKey });
     expect(connected.code, connected.stderr).toBe(0);
     expect(connected.stdout).toBe('Already authorized with CLI.\n');
+
+    // The agent health check probes with the caller's token; a principal who never authorized is told so.
+    const agent = await server.client.POST('/v1/deepagents/agents', {
+      body: { name: 'oauth-health', runtime: { model: { model_id: 'scripted:demo' } }, tools: { tools: [{ name: 'x', mcp_server_url: 'http://127.0.0.1:9/oauth-mcp' }] } },
+    });
+    const health = (client: typeof server.client) => client.GET('/v1/deepagents/agents/{agent_id}/health', { params: { path: { agent_id: agent.data!.id } } });
+    const mine = (await health(server.client)).data!.mcp_check.servers[0];
+    // Port 9 is one fetch never opens: unreachable, not a server that answered wrongly.
+    expect(mine).toMatchObject({ ok: false, error_code: 'unreachable', mcp_server_name: 'oauth-tools', error: 'the connection failed (bad port)' });
+    const stranger = server.clientFor(await server.createKey({ role: 'member', principal: 'never-authorized' }));
+    const refused = (await health(stranger)).data!.mcp_check.servers[0]!;
+    expect(refused).toMatchObject({ ok: false, error_code: 'auth_failed' });
+    expect(refused.error).toContain('has not authorized');
   }, 120_000);
 
   it('fails with the server’s reason for an unknown provider', async () => {

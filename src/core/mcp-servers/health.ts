@@ -74,5 +74,10 @@ function failure(error: unknown): { ok: false; errorCode: ProbeErrorCode; error:
   if (error instanceof McpError) return { ok: false, errorCode: 'invalid_response', error: `the server answered with MCP error ${error.code}` };
   const code = (error as { cause?: { code?: unknown } } | undefined)?.cause?.code ?? (error as { code?: unknown } | undefined)?.code;
   if (typeof code === 'string' && /^[A-Z_]+$/.test(code)) return { ok: false, errorCode: 'unreachable', error: `the connection failed (${code})` };
+  // fetch's own network error without a code: a port fetch never opens (9, 25, …), a refused TLS handshake.
+  if (error instanceof TypeError && error.message === 'fetch failed') {
+    const cause = (error as { cause?: unknown }).cause;
+    return { ok: false, errorCode: 'unreachable', error: `the connection failed${cause instanceof Error ? ` (${cause.message.slice(0, 200)})` : ''}` };
+  }
   return { ok: false, errorCode: 'invalid_response', error: 'the server did not answer as an MCP server' };
 }
