@@ -99,17 +99,22 @@ export async function pushAgent(
     const remote = current.data.files ?? {};
     for (const p of Object.keys(remote)) if (!(p in files)) body[p] = { content: null };
     for (const [p, content] of Object.entries(files)) if (remote[p]?.content !== content) body[p] = { content };
+    // agent.json's `permissions` (the hosted layout) live on the agent, not in its files: sent when they differ.
+    const wanted = permissionsOf(files['agent.json']);
+    const held = (current.data.permissions ?? {}) as Record<string, unknown>;
+    const permissions = wanted && Object.entries(wanted).some(([k, v]) => JSON.stringify(held[k]) !== JSON.stringify(v)) ? wanted : undefined;
+    const update = { files: body, ...(permissions ? { permissions } : {}) };
     if (options.dryRun) {
-      options.dryRun({ action: 'update', agentId: id, request: { method: 'PATCH', path: `/v1/deepagents/agents/${id}`, body: { files: body } }, files: changes(remote, files) });
+      options.dryRun({ action: 'update', agentId: id, request: { method: 'PATCH', path: `/v1/deepagents/agents/${id}`, body: update }, files: changes(remote, files) });
       return { id, revision: current.data.revision, created: false };
     }
     // The folder is the agent already: an update would only add an empty revision to its history.
-    if (Object.keys(body).length === 0) return { id, revision: current.data.revision, created: false, unchanged: true };
+    if (Object.keys(body).length === 0 && !permissions) return { id, revision: current.data.revision, created: false, unchanged: true };
     // The change is computed from the revision just read: if someone updates the agent in between,
     // the server refuses (412) rather than keep files this folder does not have.
     const res = await client.PATCH('/v1/deepagents/agents/{agent_id}', {
       params: { path: { agent_id: id }, header: { 'if-match': `"${current.data.revision}"` } },
-      body: { files: body },
+      body: update,
     });
     if (res.response.status === 412) {
       throw new ApiError(`agent ${id} was updated by someone else while this push ran (it was at ${current.data.revision.slice(0, 12)}); nothing was pushed: pull to see their change, or push again to replace it`);
@@ -119,7 +124,7 @@ export async function pushAgent(
   }
   const agentJson = files['agent.json'];
   if (agentJson === undefined) throw new ApiError(`${path.join(dir, 'agent.json')} is missing: it holds the agent's name, description and runtime`);
-  let meta: { name?: string; description?: string; runtime?: { model: { model_id: string } }; model?: unknown; extras?: Record<string, unknown>; backend?: Record<string, unknown> };
+  let meta: { name?: string; description?: string; runtime?: { model: { model_id: string } }; model?: unknown; extras?: Record<string, unknown>; backend?: Record<string, unknown>; permissions?: unknown };
   try {
     meta = JSON.parse(agentJson) as typeof meta;
   } catch (error) {
@@ -140,6 +145,7 @@ export async function pushAgent(
     runtime,
     ...(meta.extras !== undefined ? { extras: meta.extras } : {}),
     ...(meta.backend !== undefined ? { backend: meta.backend } : {}),
+    ...(permissionsOf(agentJson) ? { permissions: permissionsOf(agentJson) } : {}),
     files: rest,
   };
   if (options.dryRun) {
@@ -292,6 +298,16 @@ async function targetOf(dir: string, agentJson: string | undefined): Promise<str
     throw new ApiError(`${path.join(dir, 'agent.json')} names agent ${declared} but ${path.join(dir, AGENT_ID_FILE)} names ${marker}; remove one`);
   }
   return declared;
+}
+
+/** The `permissions` object an agent.json holds (the hosted layout), if it is JSON and holds one. */
+function permissionsOf(agentJson: string | undefined): Record<string, unknown> | undefined {
+  try {
+    const p = agentJson === undefined ? undefined : (JSON.parse(agentJson) as { permissions?: unknown } | null)?.permissions;
+    return p && typeof p === 'object' && !Array.isArray(p) ? (p as Record<string, unknown>) : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 /** The `agent_id` an agent.json names, if it is JSON and names one. */

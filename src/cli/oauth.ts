@@ -21,23 +21,27 @@ export interface CliTarget {
  * Authorize the key's principal with an OAuth provider: print the authorization URL, then wait
  * (long polls) until the browser flow completes. Returns the final status; throws on failure.
  */
-export async function authLogin(target: CliTarget & { provider: string; scopes?: string[] | undefined; force?: boolean | undefined }, io: CliOutput): Promise<'COMPLETED'> {
+export async function authLogin(
+  target: CliTarget & { provider: string; scopes?: string[] | undefined; force?: boolean | undefined; /** How to name the provider to the user; `provider` when absent. */ label?: string | undefined },
+  io: CliOutput,
+): Promise<'COMPLETED'> {
   const client = createHangarClient(target);
+  const label = target.label ?? target.provider;
   const started = await client.POST('/v1/deepagents/auth-sessions', {
     body: { provider_id: target.provider, ...(target.scopes?.length ? { scopes: target.scopes } : {}), strategy: target.force ? 'CREATE' : 'REUSE' },
   });
   if (!started.data) throw new Error(`could not start the authorization: ${describeError(started.error)}`);
   if (started.data.status === 'COMPLETED') {
-    io.out(`Already authorized with ${target.provider}.\n`);
+    io.out(`Already authorized with ${label}.\n`);
     return 'COMPLETED';
   }
-  io.out(`Open this URL in a browser to authorize ${target.provider}:\n\n  ${started.data.verification_url}\n\n`);
+  io.out(`Open this URL in a browser to authorize ${label}:\n\n  ${started.data.verification_url}\n\n`);
   io.err('Waiting for the authorization to complete…\n');
   for (;;) {
     const polled = await client.GET('/v1/deepagents/auth-sessions/{session_id}', { params: { path: { session_id: started.data.id! }, query: { wait_seconds: 25 } } });
     if (!polled.data) throw new Error(`could not read the authorization: ${describeError(polled.error)}`);
     if (polled.data.status === 'COMPLETED') {
-      io.out(`Authorized with ${target.provider}.\n`);
+      io.out(`Authorized with ${label}.\n`);
       return 'COMPLETED';
     }
     if (polled.data.status !== 'PENDING') throw new Error(`the authorization did not complete: ${polled.data.error ?? polled.data.status}`);

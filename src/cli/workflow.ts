@@ -7,6 +7,7 @@ import path from 'node:path';
 import { createInterface } from 'node:readline/promises';
 import type { Command } from 'commander';
 import { createHangarClient, type HangarClient } from '../client/index.js';
+import { normalizeServerUrl } from '../core/mcp-servers/url.js';
 import { AGENT_ID_FILE, ApiError, clientFrom, folderOf, pullAgent, pushAgent, readAgentFolder, unknownTools } from './agents.js';
 import { chat, resolveAgentId, type ChatOutput } from './chat.js';
 import { askingDecider } from './decide.js';
@@ -63,11 +64,17 @@ export async function initFolder(dir: string, options: { from?: string; client?:
   return { files: Object.keys(files).length };
 }
 
-/** A tool server id, or the id of the one server of the workspace with this exact name. */
+/** A tool server id; or the id of the server registered at this URL, or of the one server with this exact name. */
 export async function resolveServerId(client: HangarClient, server: string): Promise<string> {
   if (UUID.test(server)) return server;
   const res = await client.GET('/v1/deepagents/mcp-servers');
   if (!res.data) fail(res.error, res.response);
+  // The hosted CLI names a server by id, name or URL; URLs compare as registrations do (no trailing slash).
+  if (/^https?:\/\//i.test(server)) {
+    const at = res.data.find((s) => normalizeServerUrl(s.url) === normalizeServerUrl(server));
+    if (!at) throw new ApiError(`no tool server is registered at ${server}`);
+    return at.id;
+  }
   const match = res.data.filter((s) => s.name === server);
   if (match.length !== 1) throw new ApiError(match.length === 0 ? `no tool server named "${server}"` : `several tool servers are named "${server}"; use the id`);
   return match[0]!.id;
@@ -168,14 +175,14 @@ export function registerWorkflowCommands(program: Command, io: ChatOutput): void
     });
 
   clientOptions(servers.command('tools <server>'))
-    .description('List the tools a registered server exposes, as a paste-ready tools.json (server: id or exact name).')
+    .description('List the tools a registered server exposes, as a paste-ready tools.json (server: id, exact name or URL).')
     .option('--refresh', 'ask the server again (listings are never cached; accepted for the hosted CLI)')
     .action(async (server: string, flags: ClientFlags & { refresh?: boolean }) => {
       io.out(`${JSON.stringify(await toolsJson(clientFrom(flags), server, flags.refresh), null, 2)}\n`);
     });
 
   clientOptions(servers.command('connect <server>'))
-    .description('Authorize your key’s principal with an OAuth-backed tool server (prints the URL to open, waits until done).')
+    .description('Authorize your key’s principal with an OAuth-backed tool server (server: id, exact name or URL; prints the URL to open, waits until done).')
     .action(async (server: string, flags: ClientFlags) => {
       const client = clientFrom(flags);
       await connectServer(client, flags, await resolveServerId(client, server));
@@ -188,7 +195,10 @@ export function registerWorkflowCommands(program: Command, io: ChatOutput): void
       io.out(`${printable(res.data.name)} uses its stored headers; there is nothing to connect.\n`);
       return;
     }
-    await authLogin({ ...clientTarget(flags, process.env, urlFlag), provider: res.data.oauth_provider_id }, io);
+    // Named as the user knows it: the provider's name, not the registration's internal id.
+    const provider = await client.GET('/v2/auth/providers/{provider_id}', { params: { path: { provider_id: res.data.oauth_provider_id } } });
+    if (!provider.data) fail(provider.error, provider.response);
+    await authLogin({ ...clientTarget(flags, process.env, urlFlag), provider: provider.data.provider_id, label: printable(provider.data.name) }, io);
   }
 
   clientOptions(program.command('logs <agent>'))

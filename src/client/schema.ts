@@ -379,6 +379,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/deepagents/agents/{agent_id}/health": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Check an agent’s health
+         * @description Probes every tool server the agent’s `tools.json` and its subagents’ name, in parallel, with one MCP `initialize` and the credentials a run of yours would send (its stored headers, or your OAuth token). Each probe ends within 10 seconds. A failing server is `ok: false` in a 200 answer, never an error status. Needs invoke permission (admin or member), as listing a server’s tools does.
+         */
+        get: operations["getManagedDeepAgentHealth"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/deepagents/agents/{agent_id}/revisions": {
         parameters: {
             query?: never;
@@ -967,7 +987,11 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        get?: never;
+        /**
+         * List an agent’s threads
+         * @description `{items, next_cursor}`: one page of the agent’s threads, the latest activity (a run starting or ending, a metadata change) first, each with its current `values`.
+         */
+        get: operations["listManagedDeepAgentThreads"];
         put?: never;
         /**
          * Create a thread
@@ -1908,6 +1932,16 @@ export interface components {
         } & {
             [key: string]: unknown;
         };
+        AgentHealth: {
+            /** Format: uuid */
+            agent_id: string;
+            mcp_check: {
+                /** @description True only when every server is healthy (also when the agent names none). */
+                ok: boolean;
+                /** @description One per tool server URL the agent or a subagent names, sorted by URL. */
+                servers: components["schemas"]["McpServerHealth"][];
+            };
+        };
         /** @description Stored and returned; Hangar enforces access by API-key role, not by these fields. */
         AgentPermissions: {
             /** @enum {string} */
@@ -1942,6 +1976,11 @@ export interface components {
             };
             /** @description Hangar extension: the longest a run of this agent may take, in seconds (at most 86400). A run over it is stopped with status `timeout` and error code `run_timeout`. Default: the server setting `HANGAR_RUN_TIMEOUT_MS`. */
             run_timeout_seconds?: number;
+            /**
+             * @description The IANA zone of the agent’s user, as the `X-User-Timezone` header of a create or update stamps it: the agent’s system prompt gets the current date and time there for runs that send no `user_timezone` of their own. UTC when absent.
+             * @example America/Los_Angeles
+             */
+            user_timezone?: string;
         };
         AgentSummary: {
             backend?: components["schemas"]["AgentBackend"];
@@ -2784,6 +2823,10 @@ export interface components {
             items: components["schemas"]["Schedule"][];
             next_cursor: string | null;
         };
+        ListThreadsResponse: {
+            items: components["schemas"]["Thread"][];
+            next_cursor: string | null;
+        };
         McpServer: {
             auth_type: components["schemas"]["AuthType"];
             /** @description Whether the caller may invoke this server. */
@@ -2823,6 +2866,23 @@ export interface components {
              * @example Bearer sk-...
              */
             value: string;
+        };
+        McpServerHealth: {
+            /** @description What failed, in words; null when `ok`. */
+            error: string | null;
+            /**
+             * @description `auth_failed`: the server refused the credentials, or your principal has not authorized an OAuth-backed server; `unreachable`: no answer (or no server registered at the URL); `invalid_response`: it answered, but not as an MCP server. Null when `ok`.
+             * @enum {string|null}
+             */
+            error_code: "auth_failed" | "unreachable" | "invalid_response" | null;
+            /**
+             * Format: uuid
+             * @description The registration at this URL; null when none is registered.
+             */
+            mcp_server_id: string | null;
+            mcp_server_name: string | null;
+            mcp_server_url: string;
+            ok: boolean;
         };
         McpTool: {
             description: string;
@@ -4955,10 +5015,13 @@ export interface operations {
     createManagedDeepAgent: {
         parameters: {
             query?: {
-                /** @description `true` adds `files`, the raw file map. */
-                include_files?: "true" | "false";
+                /** @description `true` (or `1`, as the hosted contract allows) adds `files`, the raw file map. */
+                include_files?: "0" | "1" | "true" | "false";
             };
-            header?: never;
+            header?: {
+                /** @description The user’s IANA time zone, stamped into `runtime.user_timezone` (over what the body’s `runtime` says). */
+                "x-user-timezone"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -5036,8 +5099,8 @@ export interface operations {
     getManagedDeepAgent: {
         parameters: {
             query?: {
-                /** @description `true` adds `files`, the raw file map. */
-                include_files?: "true" | "false";
+                /** @description `true` (or `1`, as the hosted contract allows) adds `files`, the raw file map. */
+                include_files?: "0" | "1" | "true" | "false";
             };
             header?: never;
             path: {
@@ -5146,12 +5209,14 @@ export interface operations {
     updateManagedDeepAgent: {
         parameters: {
             query?: {
-                /** @description `true` adds `files`, the raw file map. */
-                include_files?: "true" | "false";
+                /** @description `true` (or `1`, as the hosted contract allows) adds `files`, the raw file map. */
+                include_files?: "0" | "1" | "true" | "false";
             };
             header?: {
                 /** @description The revision (commit id, optionally quoted as an entity tag) the update was computed from; `*` matches any. */
                 "if-match"?: string;
+                /** @description The user’s IANA time zone, stamped into `runtime.user_timezone` (over what the body’s `runtime` says). */
+                "x-user-timezone"?: string;
             };
             path: {
                 /** @description Agent id. */
@@ -5395,6 +5460,65 @@ export interface operations {
             };
             /** @description Body is not JSON. */
             415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description A field is missing or invalid. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    getManagedDeepAgentHealth: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Agent id. */
+                agent_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The health of the agent’s tool servers. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AgentHealth"];
+                };
+            };
+            /** @description Missing, unknown or revoked API key. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description The key may not do this. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description Not found in the caller’s workspace. */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -6630,7 +6754,7 @@ export interface operations {
         parameters: {
             query?: {
                 /** @description Accepted; listings are never cached. */
-                force_refresh?: "true" | "false";
+                force_refresh?: "0" | "1" | "true" | "false";
             };
             header?: never;
             path: {
@@ -8143,6 +8267,68 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description A field is missing or invalid. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    listManagedDeepAgentThreads: {
+        parameters: {
+            query: {
+                /** @description The agent whose threads to list (required). */
+                agent_id: string;
+                /** @description `next_cursor` of the previous page. */
+                cursor?: string;
+                /** @description `true`: only threads waiting for a person (`interrupted`). Not with `status`. */
+                needs_action?: "0" | "1" | "true" | "false";
+                /** @description Items per page: 1 to 20, default 20. */
+                page_size?: number;
+                /** @description Hangar does not pin threads: `true` lists none, `false` changes nothing. */
+                pinned?: "0" | "1" | "true" | "false";
+                /** @description `idle`: ready for a run. `busy`: a run is pending or running. `interrupted`: waiting for a person. `error`: the last run failed (a new run may start). */
+                status?: components["schemas"]["ThreadStatus"];
+                /** @description `true`: only test-run threads (created with `options.test_run`); by default only the others. */
+                test_run?: "0" | "1" | "true" | "false";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description One page of threads. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ListThreadsResponse"];
+                };
+            };
+            /** @description Missing, unknown or revoked API key. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description The key may not do this. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
                 };
             };
             /** @description A field is missing or invalid. */

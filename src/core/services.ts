@@ -13,6 +13,7 @@ import { McpServerService } from './mcp-servers/service.js';
 import { ModelConfigService } from './model-configs/service.js';
 import { OAuthProviderService } from './oauth/providers.js';
 import { OAuthService } from './oauth/service.js';
+import { AgentHealthService } from './agents/health.js';
 import { RunService, type RunPorts } from './runs/service.js';
 import { RunLifecycle } from './runs/lifecycle.js';
 import { ScheduleService } from './schedules/service.js';
@@ -40,6 +41,8 @@ export interface Services {
   tracing: TracingService;
   modelConfigs: ModelConfigService;
   agents: AgentService;
+  /** The hosted SDK's agent health check (its tool servers probed). */
+  agentHealth: AgentHealthService;
   /** Git objects of agent repositories (read by the smart-HTTP endpoint). */
   gitObjects: ObjectStore;
   oauthProviders: OAuthProviderService;
@@ -112,6 +115,11 @@ export function createServices(deps: ServiceDeps): Services {
   const webhooks = new WebhookService(deps.db, deps.cipher, egress);
   const tracing = new TracingService({ store: new TraceStore(deps.db), mcpServers, exporters: deps.traceExporters ?? [], logger: deps.logger });
   const workspaces = new WorkspaceService(deps.db, deps.keyCache);
+  const oauth = new OAuthService(deps.db, deps.cipher, oauthProviders, {
+    logger: deps.logger,
+    publicUrl: deps.publicUrl ?? (() => 'http://127.0.0.1:8124'),
+    fetch: egress.fetch,
+  });
   return {
     workspaces,
     consoleSessions: new ConsoleSessionService(deps.db, workspaces),
@@ -119,17 +127,14 @@ export function createServices(deps: ServiceDeps): Services {
     mcpServers,
     modelConfigs,
     agents,
+    agentHealth: new AgentHealthService({ agents, mcpServers, oauth }),
     gitObjects,
     threads,
     runs: new RunService(deps.controlDb ?? deps.db, runtime.runs, runtime.state, runLifecycle),
     runLifecycle,
     usage: new UsageService(deps.db),
     oauthProviders,
-    oauth: new OAuthService(deps.db, deps.cipher, oauthProviders, {
-      logger: deps.logger,
-      publicUrl: deps.publicUrl ?? (() => 'http://127.0.0.1:8124'),
-      fetch: egress.fetch,
-    }),
+    oauth,
     integrations,
     deployments: new DeploymentService({
       db: deps.db,

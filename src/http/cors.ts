@@ -5,7 +5,7 @@ import type { MiddlewareHandler } from 'hono';
 import { cors } from 'hono/cors';
 
 /** Request headers a browser client may send: the API key, JSON, stream resumption, and the LangGraph SDK's. */
-export const CORS_ALLOW_HEADERS = ['X-Api-Key', 'Authorization', 'Content-Type', 'Accept', 'Last-Event-ID', 'Cache-Control', 'Prefer', 'X-Request-Id'];
+export const CORS_ALLOW_HEADERS = ['X-Api-Key', 'Authorization', 'Content-Type', 'Accept', 'Last-Event-ID', 'Cache-Control', 'Prefer', 'X-Request-Id', 'X-User-Timezone', 'If-Match'];
 
 /** Response headers a browser client may read: where a run lives (the SDK reads it), pagination, the request id. */
 export const CORS_EXPOSE_HEADERS = ['Content-Location', 'Location', 'X-Request-Id', 'X-Pagination-Next', 'X-Pagination-Total', 'Retry-After'];

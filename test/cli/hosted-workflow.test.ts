@@ -77,6 +77,26 @@ describe('hangar deploy of a new folder in the hosted layout', () => {
   }, 120_000);
 });
 
+describe('permissions in a hosted folder’s agent.json', () => {
+  it('are the agent’s permissions on deploy, and a change to them is deployed', async () => {
+    const json = (visibility: string) => JSON.stringify({ name: 'hosted-perms', model: 'scripted:demo', permissions: { identity: 'shared', visibility } });
+    const dir = await folder('hosted-perms', { 'agent.json': json('user'), 'AGENTS.md': 'Hi.\n' });
+    const created = await runHangar(['deploy', dir], env());
+    expect(created.code, created.stderr).toBe(0);
+    const [agent] = await agentsNamed('hosted-perms');
+    expect(agent!.permissions).toMatchObject({ identity: 'shared', visibility: 'user' });
+    await writeFile(path.join(dir, 'agent.json'), json('tenant'));
+    const updated = await runHangar(['deploy', dir], env());
+    expect(updated.code, updated.stderr).toBe(0);
+    expect((await agentsNamed('hosted-perms'))[0]!.permissions).toMatchObject({ identity: 'shared', visibility: 'tenant' });
+    // Nothing changed since: nothing is pushed.
+    const again = await runHangar(['deploy', dir], env());
+    expect(again.code, again.stderr).toBe(0);
+    const log = await runHangar(['agents', 'log', 'hosted-perms'], env());
+    expect(log.stdout.trim().split('\n')).toHaveLength(2);
+  }, 120_000);
+});
+
 describe('what an agent’s name may do to a terminal', () => {
   it('`hangar agents log` shows control characters of a name escaped, as the listings do', async () => {
     const created = await server.client.POST('/v1/deepagents/agents', { body: { name: 'evil\u001b[2J\rforged', runtime: { model: { model_id: 'scripted:demo' } } } });

@@ -188,6 +188,9 @@ describe('hangar mcp-servers tools', () => {
       const body = await toolsJson(server.client, 'everything');
       expect(body.tools).toContainEqual({ name: 'echo', mcp_server_url: everything.url, mcp_server_name: 'everything' });
       expect(body.interrupt_config).toEqual({});
+      // As the hosted CLI: by URL too (a trailing slash or not).
+      expect(await toolsJson(server.client, `${everything.url}/`)).toEqual(body);
+      await expect(toolsJson(server.client, 'http://127.0.0.1:9/elsewhere')).rejects.toThrow('no tool server is registered at http://127.0.0.1:9/elsewhere');
     } finally {
       await everything.close();
     }

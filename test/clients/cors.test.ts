@@ -31,6 +31,15 @@ describe('CORS', () => {
     expect(res.headers.get('access-control-allow-methods')).toContain('PATCH');
   });
 
+  it('allows the hosted SDK’s X-User-Timezone and an update’s If-Match', async () => {
+    const res = await fetch(`${server.url}/v1/deepagents/agents`, {
+      method: 'OPTIONS',
+      headers: { origin: ALLOWED, 'access-control-request-method': 'PATCH', 'access-control-request-headers': 'x-api-key, content-type, x-user-timezone, if-match' },
+    });
+    const allowed = res.headers.get('access-control-allow-headers')!.toLowerCase();
+    for (const h of ['x-user-timezone', 'if-match']) expect(allowed).toContain(h);
+  });
+
   it('does not allow other origins, and allows none by default', async () => {
     const other = await preflight(server.url, 'https://evil.example.test');
     expect(other.headers.get('access-control-allow-origin')).toBeNull();

@@ -105,6 +105,38 @@ describe('tool servers, as the hosted SDK uses them', () => {
 });
 
 describe('agents, as the hosted SDK uses them', () => {
+  it('204 answers carry no body and no content type', async () => {
+    const doomed = await createAgent(server);
+    const threadId = await createThread(server, doomed);
+    for (const path of [`/threads/${threadId}`, `/agents/${doomed}`]) {
+      const res = await fetch(`${server.url}/v1/deepagents${path}`, { method: 'DELETE', headers: { 'x-api-key': server.adminKey } });
+      expect(res.status).toBe(204);
+      expect(res.headers.get('content-type')).toBeNull();
+      expect(await res.text()).toBe('');
+    }
+  });
+
+  it('include_files and force_refresh take 1 and 0 as well as true and false, as the hosted contract does', async () => {
+    const get = (flag: string) => fetch(`${server.url}/v1/deepagents/agents/${agentId}?include_files=${flag}`, { headers: { 'x-api-key': server.adminKey } });
+    const one = await get('1');
+    expect(one.status).toBe(200);
+    expect(Object.keys(((await one.json()) as { files: object }).files)).toContain('agent.json');
+    const zero = await get('0');
+    expect(zero.status).toBe(200);
+    expect((await zero.json()) as object).not.toHaveProperty('files');
+    const created = await fetch(`${server.url}/v1/deepagents/agents?include_files=1`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-api-key': server.adminKey },
+      body: JSON.stringify({ name: 'flags', runtime: { model: { model_id: 'scripted:demo' } } }),
+    });
+    expect(created.status).toBe(201);
+    expect(((await created.json()) as { files: object }).files).toHaveProperty('AGENTS.md');
+    const calc = (await server.client.GET('/v1/deepagents/mcp-servers')).data!.find((s) => s.url === tools.url)!;
+    const listed = await fetch(`${server.url}/v1/deepagents/mcp-servers/${calc.id}/tools?force_refresh=1`, { headers: { 'x-api-key': server.adminKey } });
+    expect(listed.status).toBe(200);
+    expect((await get('yes')).status).toBe(422);
+  });
+
   it('clone makes a new agent with the same tree, renamed when asked', async () => {
     const original = (await server.client.GET('/v1/deepagents/agents/{agent_id}', { params: { path: { agent_id: agentId }, query: { include_files: 'true' } } })).data!;
     const res = await post(`/agents/${agentId}/clone`, { name: 'the copy' });

@@ -8,6 +8,7 @@ import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { authLogin, listRepos } from '../../src/cli/oauth.js';
 import { startOidcServer, type OidcServer } from '../fixtures/oidc-server.js';
+import { runHangar } from '../support/cli.js';
 import { startTestServer, type TestServer } from '../support/server.js';
 
 let server: TestServer;
@@ -48,6 +49,29 @@ describe('hangar auth login', () => {
     await authLogin({ baseUrl: server.url, apiKey: server.adminKey, provider: 'cli' }, { out: (t) => (again += t), err: () => {} });
     expect(again).toBe('Already authorized with cli.\n');
   });
+
+  it('`hangar mcp-servers connect` names the server’s provider by its name; agent health probes with the caller’s own token', async () => {
+    const provider = (await server.client.GET('/v2/auth/providers/{provider_id}', { params: { path: { provider_id: 'cli' } } })).data!;
+    const reg = await server.client.POST('/v1/deepagents/mcp-servers', { body: { name: 'oauth-tools', url: 'http://127.0.0.1:9/oauth-mcp', auth_type: 'oauth', oauth_provider_id: provider.id } });
+    expect(reg.response.status).toBe(201);
+    // The first test authorized this key's principal with the provider.
+    const connected = await runHangar(['mcp-servers', 'connect', 'oauth-tools'], { HANGAR_URL: server.url, HANGAR_API_KEY: server.adminKey });
+    expect(connected.code, connected.stderr).toBe(0);
+    expect(connected.stdout).toBe('Already authorized with CLI.\n');
+
+    // The agent health check probes with the caller's token; a principal who never authorized is told so.
+    const agent = await server.client.POST('/v1/deepagents/agents', {
+      body: { name: 'oauth-health', runtime: { model: { model_id: 'scripted:demo' } }, tools: { tools: [{ name: 'x', mcp_server_url: 'http://127.0.0.1:9/oauth-mcp' }] } },
+    });
+    const health = (client: typeof server.client) => client.GET('/v1/deepagents/agents/{agent_id}/health', { params: { path: { agent_id: agent.data!.id } } });
+    const mine = (await health(server.client)).data!.mcp_check.servers[0];
+    // Port 9 is one fetch never opens: unreachable, not a server that answered wrongly.
+    expect(mine).toMatchObject({ ok: false, error_code: 'unreachable', mcp_server_name: 'oauth-tools', error: 'the connection failed (bad port)' });
+    const stranger = server.clientFor(await server.createKey({ role: 'member', principal: 'never-authorized' }));
+    const refused = (await health(stranger)).data!.mcp_check.servers[0]!;
+    expect(refused).toMatchObject({ ok: false, error_code: 'auth_failed' });
+    expect(refused.error).toContain('has not authorized');
+  }, 120_000);
 
   it('fails with the server’s reason for an unknown provider', async () => {
     await expect(authLogin({ baseUrl: server.url, apiKey: server.adminKey, provider: 'nope' }, { out: () => {}, err: () => {} })).rejects.toThrow(

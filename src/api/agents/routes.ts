@@ -3,10 +3,12 @@ import { createRoute, z } from '@hono/zod-openapi';
 import type { AppDeps } from '../../http/deps.js';
 import { apiKeySecurity, errorResponses, jsonBody, jsonResponse, uuidParam } from '../../http/openapi.js';
 import { newRouter } from '../../http/router.js';
+import { isTimeZone } from '../../runtime/agent/clock.js';
 import {
   AgentSchema,
   CreateAgentRequest,
   IncludeFilesQuery,
+  includesFiles,
   ListAgentsQuery,
   ListAgentsResponse,
   presentAgent,
@@ -18,6 +20,13 @@ import { revisionRoutes } from './revisions.js';
 const BASE = '/v1/deepagents/agents';
 const tags = ['Agents'];
 const params = z.object({ agent_id: uuidParam('agent_id', 'Agent id.') });
+/** The hosted contract's header that stamps the user's zone on the agent. */
+const userTimezone = z
+  .string()
+  .refine(isTimeZone, 'must be an IANA time zone name (e.g. Europe/Paris)')
+  .optional()
+  .openapi({ description: 'The user’s IANA time zone, stamped into `runtime.user_timezone` (over what the body’s `runtime` says).', example: 'America/Los_Angeles' });
+const withZone = <T extends object>(body: T, zone: string | undefined): T => (zone === undefined ? body : { ...body, user_timezone: zone });
 
 const create = createRoute({
   method: 'post',
@@ -27,7 +36,7 @@ const create = createRoute({
   description:
     'Writes the agent’s file tree (`agent.json`, `AGENTS.md`, `tools.json`, `skills/`, `subagents/`, plus any `files`) as the first commit of its repository. All or nothing: a 4xx writes nothing. Every tool server URL must be registered in the workspace; a model id without a colon must name a saved model configuration.',
   security: apiKeySecurity,
-  request: { query: IncludeFilesQuery, body: jsonBody(CreateAgentRequest) },
+  request: { query: IncludeFilesQuery, headers: z.object({ 'x-user-timezone': userTimezone }), body: jsonBody(CreateAgentRequest) },
   responses: { 201: jsonResponse(AgentSchema, 'Created; `revision` is the first commit.'), ...errorResponses('deepagents', [400, 413, 415, 422]) },
 });
 
@@ -66,6 +75,7 @@ const update = createRoute({
     query: IncludeFilesQuery,
     headers: z.object({
       'if-match': z.string().optional().openapi({ description: 'The revision (commit id, optionally quoted as an entity tag) the update was computed from; `*` matches any.' }),
+      'x-user-timezone': userTimezone,
     }),
     body: jsonBody(UpdateAgentRequest),
   },
@@ -88,8 +98,8 @@ export function agentRoutes(deps: AppDeps) {
   const { services } = deps;
   const router = newRouter()
     .openapi(create, async (c) => {
-      const agent = await services.agents.create(c.get('caller'), c.req.valid('json'));
-      return c.json(presentAgent(agent, c.req.valid('query').include_files === 'true'), 201);
+      const agent = await services.agents.create(c.get('caller'), withZone(c.req.valid('json'), c.req.valid('header')['x-user-timezone']));
+      return c.json(presentAgent(agent, includesFiles(c.req.valid('query'))), 201);
     })
     .openapi(list, async (c) => {
       const q = c.req.valid('query');
@@ -98,11 +108,12 @@ export function agentRoutes(deps: AppDeps) {
     })
     .openapi(get, async (c) => {
       const agent = await services.agents.get(c.get('caller'), c.req.valid('param').agent_id);
-      return c.json(presentAgent(agent, c.req.valid('query').include_files === 'true'), 200);
+      return c.json(presentAgent(agent, includesFiles(c.req.valid('query'))), 200);
     })
     .openapi(update, async (c) => {
-      const agent = await services.agents.update(c.get('caller'), c.req.valid('param').agent_id, c.req.valid('json'), { ifMatch: c.req.valid('header')['if-match'] });
-      return c.json(presentAgent(agent, c.req.valid('query').include_files === 'true'), 200);
+      const headers = c.req.valid('header');
+      const agent = await services.agents.update(c.get('caller'), c.req.valid('param').agent_id, withZone(c.req.valid('json'), headers['x-user-timezone']), { ifMatch: headers['if-match'] });
+      return c.json(presentAgent(agent, includesFiles(c.req.valid('query'))), 200);
     })
     .openapi(remove, async (c) => {
       await services.agents.delete(c.get('caller'), c.req.valid('param').agent_id);

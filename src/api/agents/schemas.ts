@@ -4,6 +4,7 @@ import type { Agent, AgentSummary } from '../../core/agents/service.js';
 import { MAX_NAME_LENGTH } from '../../core/agents/compose.js';
 import { MAX_RUN_TIMEOUT_SECONDS } from '../../core/agents/tree.js';
 import { KNOWN_PROVIDERS } from '../../core/model-configs/providers.js';
+import { isTimeZone } from '../../runtime/agent/clock.js';
 
 const MODEL_ID_FORMS = `\`<provider>:<model_id>\` with a provider this server can run (${KNOWN_PROVIDERS.join(', ')}; any other is a 422), or (no colon) the name of a saved model configuration of the workspace.`;
 
@@ -54,6 +55,15 @@ const Runtime = z
       .openapi({
         description:
           'Hangar extension: the longest a run of this agent may take, in seconds (at most 86400). A run over it is stopped with status `timeout` and error code `run_timeout`. Default: the server setting `HANGAR_RUN_TIMEOUT_MS`.',
+      }),
+    user_timezone: z
+      .string()
+      .refine(isTimeZone, 'must be an IANA time zone name (e.g. Europe/Paris)')
+      .optional()
+      .openapi({
+        description:
+          'The IANA zone of the agent’s user, as the `X-User-Timezone` header of a create or update stamps it: the agent’s system prompt gets the current date and time there for runs that send no `user_timezone` of their own. UTC when absent.',
+        example: 'America/Los_Angeles',
       }),
   })
   .openapi('AgentRuntime');
@@ -184,8 +194,13 @@ export const ListAgentsQuery = z.object({
 });
 
 export const IncludeFilesQuery = z.object({
-  include_files: z.enum(['true', 'false']).optional().openapi({ description: '`true` adds `files`, the raw file map.' }),
+  include_files: z.enum(['true', 'false', '1', '0']).optional().openapi({ description: '`true` (or `1`, as the hosted contract allows) adds `files`, the raw file map.' }),
 });
+
+/** Whether an `include_files` query asks for the files. */
+export function includesFiles(query: z.infer<typeof IncludeFilesQuery>): boolean {
+  return query.include_files === 'true' || query.include_files === '1';
+}
 
 const DEFAULT_PERMISSIONS = { identity: 'personal', visibility: 'tenant', tenant_access_level: 'read' } as const;
 

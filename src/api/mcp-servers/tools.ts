@@ -32,7 +32,7 @@ const listTools = createRoute({
   description:
     'Asks the server (with its stored headers, or the caller’s OAuth token for an OAuth-backed server) which tools it offers. Nothing is cached, so every call is fresh; `force_refresh=true` is accepted. Needs invoke permission (admin or member). The listing follows at most 100 pages and 1,000 tools and ends within 15 seconds; past that it is a 502.',
   security: apiKeySecurity,
-  request: { params, query: z.object({ force_refresh: z.enum(['true', 'false']).optional().openapi({ description: 'Accepted; listings are never cached.' }) }) },
+  request: { params, query: z.object({ force_refresh: z.enum(['true', 'false', '1', '0']).optional().openapi({ description: 'Accepted; listings are never cached.' }) }) },
   responses: {
     200: jsonResponse(z.object({ tools: z.array(McpTool) }).openapi('McpToolList'), 'The tools.'),
     ...errorResponses('deepagents', [404, 409, 422, 502]),

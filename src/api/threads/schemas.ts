@@ -5,7 +5,7 @@ import { RUN_STATUSES, THREAD_STATUSES } from '../../core/runs/status.js';
 import type { Run, Thread } from '../../core/threads/service.js';
 import type { ThreadState } from '../../core/threads/state.js';
 
-const ThreadStatus = z.enum(THREAD_STATUSES).openapi('ThreadStatus', {
+export const ThreadStatus = z.enum(THREAD_STATUSES).openapi('ThreadStatus', {
   description: '`idle`: ready for a run. `busy`: a run is pending or running. `interrupted`: waiting for a person. `error`: the last run failed (a new run may start).',
 });
 const RunStatus = z.enum(RUN_STATUSES).openapi('RunStatus');

@@ -10,6 +10,7 @@ import {
   type AgentRuntime,
   sectionOf,
   SLUG,
+  stampUserTimezone,
   type ToolsConfig,
   TreeFormatError,
   type TreeSection,
@@ -59,6 +60,8 @@ export interface AgentInput {
   backend?: Record<string, unknown> | undefined;
   /** Raw files by path; `content: null` deletes the file (a Hangar addition). */
   files?: Record<string, { content?: string | null | undefined }> | undefined;
+  /** The `X-User-Timezone` header: stamped into `runtime.user_timezone` over what `runtime` says. */
+  user_timezone?: string | undefined;
 }
 
 /** The result of applying a request: the next tree, its definition and what changed. */
@@ -136,6 +139,8 @@ export function compose(current: Record<string, string> | null, input: AgentInpu
     }
   }
 
+  // The header's zone goes into agent.json whichever way it was written (typed fields or the raw file).
+  if (input.user_timezone !== undefined && next['agent.json'] !== undefined) next['agent.json'] = stampUserTimezone(next['agent.json'], input.user_timezone);
   checkSizes(next);
   const definition = readTree(next);
   // A name sent in agent.json obeys the rules of the `name` field (the Console, CLI and LangGraph

@@ -12,6 +12,7 @@
 // The hosted CLI's project folders are read too: `model` in agent.json for `runtime.model`, and a
 // subagent's `agent.json` ({description, model}) beside an AGENTS.md without front matter.
 // Any other path is an extra file: kept in the tree, ignored by the definition.
+import { isTimeZone } from '../../runtime/agent/clock.js';
 import YAML from 'yaml';
 import { z } from 'zod';
 
@@ -53,11 +54,17 @@ export interface AgentRuntime {
   model: { model_id: string };
   /** The agent's run time limit in seconds (Hangar extension); `HANGAR_RUN_TIMEOUT_MS` when absent. */
   run_timeout_seconds?: number | undefined;
+  /** The IANA zone of the agent's user (the hosted `X-User-Timezone` header): a run without its own `user_timezone` uses it; UTC when absent. */
+  user_timezone?: string | undefined;
 }
 
-/** The runtime object as stored: the model, and the run time limit only when set. */
+/** The runtime object as stored: the model, and the run time limit and the user's zone only when set. */
 export function runtimeOf(runtime: AgentRuntime): AgentRuntime {
-  return { model: { model_id: runtime.model.model_id }, ...(runtime.run_timeout_seconds !== undefined ? { run_timeout_seconds: runtime.run_timeout_seconds } : {}) };
+  return {
+    model: { model_id: runtime.model.model_id },
+    ...(runtime.run_timeout_seconds !== undefined ? { run_timeout_seconds: runtime.run_timeout_seconds } : {}),
+    ...(runtime.user_timezone !== undefined ? { user_timezone: runtime.user_timezone } : {}),
+  };
 }
 
 /** Longest run time limit an agent may ask for: one day. */
@@ -128,7 +135,13 @@ const AgentJsonSchema = z
   .object({
     name: z.string(),
     description: z.string().default(''),
-    runtime: z.object({ model: z.object({ model_id: z.string() }), run_timeout_seconds: z.number().int().positive().max(MAX_RUN_TIMEOUT_SECONDS).optional() }).optional(),
+    runtime: z
+      .object({
+        model: z.object({ model_id: z.string() }),
+        run_timeout_seconds: z.number().int().positive().max(MAX_RUN_TIMEOUT_SECONDS).optional(),
+        user_timezone: z.string().refine(isTimeZone, 'must be an IANA time zone name (e.g. Europe/Paris)').optional(),
+      })
+      .optional(),
     model: ModelRefSchema.optional(),
     extras: z.record(z.string(), z.unknown()).default({}),
     backend: z.record(z.string(), z.unknown()).optional(),
@@ -329,6 +342,27 @@ function toolsJson(tools: ToolsConfig): ToolsConfig {
     })),
     interrupt_config: { ...tools.interrupt_config },
   };
+}
+
+/**
+ * `agentJson` with `runtime.user_timezone` set to `zone`, its other keys kept (a hosted folder's
+ * `model` becomes `runtime.model`, which it stands for). Text that is not a JSON object is returned
+ * unchanged, for the tree's reading to refuse with its own words.
+ */
+export function stampUserTimezone(agentJson: string, zone: string): string {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(agentJson);
+  } catch {
+    return agentJson;
+  }
+  if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed)) return agentJson;
+  const { model, ...rest } = parsed as Record<string, unknown>;
+  const runtime = rest.runtime;
+  if (runtime && typeof runtime === 'object' && !Array.isArray(runtime)) return json({ ...rest, runtime: { ...runtime, user_timezone: zone } });
+  const ref = ModelRefSchema.safeParse(model);
+  if (runtime !== undefined || !ref.success) return agentJson;
+  return json({ ...rest, runtime: { model: { model_id: modelIdOf(ref.data) }, user_timezone: zone } });
 }
 
 function json(value: unknown): string {

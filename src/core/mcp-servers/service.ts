@@ -13,6 +13,7 @@ import type { Cipher } from '../secrets/cipher.js';
 export interface OAuthProviderLookup {
   exists(workspaceId: string, id: string): Promise<boolean>;
 }
+import { probeServer, type ProbeResult } from './health.js';
 import { listServerTools, type ListedTool } from './tools.js';
 import { isHttpUrl, normalizeServerUrl, redactServerUrl, urlSecrets } from './url.js';
 
@@ -67,6 +68,11 @@ export class McpServerService {
   /** List the tools of the server at `url` through this installation's outbound policy. */
   listTools(url: string, headers: Record<string, string>, timeoutMs: number): Promise<ListedTool[]> {
     return listServerTools(url, headers, timeoutMs, this.egress);
+  }
+
+  /** Whether the server at `url` answers an MCP `initialize` with `headers`, through the outbound policy. */
+  probe(url: string, headers: Record<string, string>, timeoutMs: number): Promise<ProbeResult> {
+    return probeServer(url, headers, timeoutMs, this.egress);
   }
 
   async create(caller: Caller, input: CreateMcpServerInput): Promise<McpServer> {

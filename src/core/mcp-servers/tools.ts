@@ -87,7 +87,8 @@ export async function listServerTools(url: string, headers: Record<string, strin
 /** A server whose tool list does not end (or is too long to be a tool list). */
 class ListingTooLong extends Error {}
 
-function refusal(error: unknown): EgressRefused | undefined {
+/** The outbound guard's refusal somewhere in `error`'s causes, if that is what failed. */
+export function refusal(error: unknown): EgressRefused | undefined {
   for (let e = error, depth = 0; e && depth < 5; e = (e as { cause?: unknown }).cause, depth++) {
     if (e instanceof EgressRefused) return e;
   }

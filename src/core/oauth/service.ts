@@ -193,6 +193,20 @@ export class OAuthService {
   }
 
   /**
+   * The headers `toolServerHeaders` would send, or undefined when the principal has not authorized
+   * the server's provider: unlike it, this never opens an authorization session (health checks).
+   */
+  async toolServerHeadersIfAuthorized(input: { workspaceId: string; principal: string; server: OAuthToolServer }): Promise<Record<string, string> | undefined> {
+    const headers = Object.fromEntries(input.server.headers.map((h) => [h.key, h.value]));
+    if (input.server.authType === 'headers' || !input.server.oauthProviderId) return headers;
+    const provider = await this.providers.find(input.workspaceId, input.server.oauthProviderId);
+    const result = await this.tokens.accessToken({ workspaceId: input.workspaceId, principal: input.principal, provider });
+    if (result.kind !== 'ok') return undefined;
+    for (const key of Object.keys(headers)) if (key.toLowerCase() === 'authorization') delete headers[key];
+    return { ...headers, Authorization: `Bearer ${result.accessToken}` };
+  }
+
+  /**
    * An access token of ANY principal of the workspace for the provider, or undefined: used only to
    * list a tool server's tools (their names and schemas are server metadata, not user data) when an
    * agent is built, before any run's principal is known. Tool calls always use the run's principal.

@@ -9,6 +9,7 @@ import { type Caller, requireWrite } from '../caller.js';
 import { HangarError, invalidField } from '../errors.js';
 import type { RunStatus, ThreadStatus } from '../runs/status.js';
 import type { ThreadStateReader, ThreadState } from './state.js';
+import { listThreads, type ListThreadsQuery } from './list.js';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
@@ -195,6 +196,19 @@ export class ThreadService {
       }),
     );
     return threads;
+  }
+
+  /** One page of an agent's threads with their current state, latest activity first (the hosted SDK's list). */
+  async list(caller: Caller, query: ListThreadsQuery): Promise<{ threads: Thread[]; nextCursor: string | null }> {
+    const page = await listThreads(this.db, caller.workspaceId, query);
+    const threads = page.rows.map(toThread);
+    await Promise.all(
+      threads.map(async (t) => {
+        t.state = await this.state.current(t.id);
+        t.interrupts = t.state.interrupts;
+      }),
+    );
+    return { threads, nextCursor: page.nextCursor };
   }
 
   /**

@@ -13,7 +13,7 @@ export interface AgentsTable {
   owner_id: string;
   name: string;
   description: string;
-  runtime: JSONColumnType<{ model: { model_id: string }; run_timeout_seconds?: number | undefined }>;
+  runtime: JSONColumnType<{ model: { model_id: string }; run_timeout_seconds?: number | undefined; user_timezone?: string | undefined }>;
   extras: JSONColumnType<Record<string, unknown>>;
   backend: JSONColumnType<Record<string, unknown> | null, string | null, string | null>;
   permissions: JSONColumnType<Record<string, unknown> | null, string | null, string | null>;

@@ -20,6 +20,7 @@ export function blueprintOf(workspaceId: string, tree: AgentTree): AgentBlueprin
     instructions: d.instructions,
     modelId: d.runtime.model.model_id,
     runTimeoutMs: d.runtime.run_timeout_seconds !== undefined ? d.runtime.run_timeout_seconds * 1000 : undefined,
+    userTimezone: d.runtime.user_timezone,
     tools: d.tools.tools.map(toRef),
     interruptConfig: d.tools.interrupt_config ?? {},
     subagents: d.subagents.map((s) => ({

@@ -41,6 +41,8 @@ export interface AgentBlueprint {
   modelId: string;
   /** The agent's own run time limit (agent.json `runtime.run_timeout_seconds`); the server's when absent. */
   runTimeoutMs?: number | undefined;
+  /** The agent's user's zone (agent.json `runtime.user_timezone`), for runs that send none. */
+  userTimezone?: string | undefined;
   tools: ToolRef[];
   /** tools.json `interrupt_config`: which tools wait for a person's approval. */
   interruptConfig?: Record<string, boolean> | undefined;
@@ -124,7 +126,7 @@ export async function buildAgent(blueprint: AgentBlueprint, deps: BuildDeps): Pr
             if (info.name) boundTools.push({ name: info.name, description: info.description ?? '' });
           }
         }
-        const zone = (request.runtime as { configurable?: Record<string, unknown> } | undefined)?.configurable?.user_timezone;
+        const zone = (request.runtime as { configurable?: Record<string, unknown> } | undefined)?.configurable?.user_timezone ?? blueprint.userTimezone;
         return handler({ ...request, systemMessage: request.systemMessage.concat(`\n\n${localDateTimeLine(zone)}`) });
       },
     });
