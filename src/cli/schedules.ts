@@ -1,5 +1,5 @@
-// `hangar schedules create|list|runs|delete`: agent runs on a cron schedule, from the terminal.
-import type { Command } from 'commander';
+// `hangar schedules create|list|update|runs|delete`: agent runs on a cron schedule, from the terminal.
+import { Option, type Command } from 'commander';
 import { clientOptions, describeError } from './target.js';
 import { createHangarClient, type HangarClient } from '../client/index.js';
 import type { components } from '../client/schema.js';
@@ -90,6 +90,55 @@ export function registerScheduleCommands(program: Command, target: Target, io: O
         ),
       );
     });
+
+  clientOptions(schedules.command('update <id>'))
+    .description('Change a schedule: only the fields given. It reads the schedule first and sends If-Match with its updated_at, so a change made by someone else in between is never overwritten (the update is refused and nothing is written).')
+    .option('--schedule <expression>', 'the new cron expression')
+    .option('--timezone <zone>', 'IANA time zone of the schedule')
+    .option('--message <text>', 'the message each run is sent')
+    .option('--thread <id>', 'run every time on this thread, or "new" for a new thread per run')
+    .addOption(new Option('--multitask-strategy <strategy>', 'when a tick finds its thread busy').choices(['reject', 'enqueue', 'interrupt', 'rollback']))
+    .option('--end-time <time>', 'no tick fires after this instant (ISO 8601 with an offset, e.g. 2026-12-31T18:00:00Z)')
+    .option('--no-end-time', 'remove the end time')
+    .option('--webhook <url>', 'POST a signed summary of each run to this URL when it ends')
+    .option('--no-webhook', 'remove the webhook')
+    .addOption(new Option('--enabled', 'fire again, from the next tick on').conflicts('disabled'))
+    .option('--disabled', 'stop firing (pause) until enabled again')
+    .action(
+      async (
+        id: string,
+        flags: { schedule?: string; timezone?: string; message?: string; thread?: string; multitaskStrategy?: 'reject' | 'enqueue' | 'interrupt' | 'rollback'; endTime?: string | false; webhook?: string | false; enabled?: boolean; disabled?: boolean; url?: string; apiKey?: string },
+      ) => {
+        // `--x VALUE` and `--no-x` together leave the flag undefined unless given: only what is given is changed.
+        const body = {
+          ...(flags.schedule !== undefined ? { schedule: flags.schedule } : {}),
+          ...(flags.timezone !== undefined ? { timezone: flags.timezone } : {}),
+          ...(flags.message !== undefined ? { input: { messages: [{ role: 'user' as const, content: flags.message }] } } : {}),
+          ...(flags.thread !== undefined ? { thread: flags.thread } : {}),
+          ...(flags.multitaskStrategy !== undefined ? { multitask_strategy: flags.multitaskStrategy } : {}),
+          ...(typeof flags.endTime === 'string' ? { end_time: flags.endTime } : flags.endTime === false ? { end_time: null } : {}),
+          ...(typeof flags.webhook === 'string' ? { webhook: flags.webhook } : flags.webhook === false ? { webhook: null } : {}),
+          ...(flags.enabled ? { enabled: true } : flags.disabled ? { enabled: false } : {}),
+        };
+        if (Object.keys(body).length === 0) {
+          throw new Error('nothing to change: give at least one of --schedule, --timezone, --message, --thread, --multitask-strategy, --end-time, --no-end-time, --webhook, --no-webhook, --enabled, --disabled');
+        }
+        const client = createHangarClient(target(flags));
+        const read = await client.GET('/v1/deepagents/schedules/{schedule_id}', { params: { path: { schedule_id: id } } });
+        if (!read.data) throw new Error(`could not read schedule ${id}: ${describeError(read.error)}`);
+        const res = await client.PATCH('/v1/deepagents/schedules/{schedule_id}', {
+          params: { path: { schedule_id: id }, header: { 'if-match': `"${read.data.updated_at}"` } },
+          body,
+        });
+        if (res.response.status === 412) {
+          throw new Error(`schedule ${id} was changed by someone else since it was read (at ${read.data.updated_at}); nothing was written. Look at it again (hangar schedules list) and retry.`);
+        }
+        if (!res.data) throw new Error(`the change was refused (${res.response.status}): ${describeError(res.error)}`);
+        const s = res.data;
+        io.out(`Updated schedule ${s.id}: "${s.schedule}" in ${s.timezone}${s.enabled ? '' : ' (disabled)'}\n`);
+        io.out(s.next_run_at ? `Next run: ${s.next_run_at}\n` : 'No next run.\n');
+      },
+    );
 
   clientOptions(schedules.command('runs <id>'))
     .description('The latest 100 ticks of a schedule and the runs they started, newest first.')
