@@ -9346,11 +9346,13 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Server-sent events: `event: <name>`, `data: <json>`, `id: <n>` (increasing per run) per event. First `metadata` `{run_id, attempt, status, queue_position}` at once: `status: "running"` when a worker took the run at its start, `"pending"` while it waits for one (`queue_position`: runs waiting before it); then, per requested mode, `values` (full state with `messages`, `files`, `tools`), `updates` (keyed by node or middleware; `null` when a node changed nothing) and `messages` (`[chunk, metadata]`). With `stream_subgraphs`, subagent events are named `<mode>|<namespace>`. A failed run sends `error` `{error, message}`. `: heartbeat` comments keep an idle stream open. `Content-Location` names the run. */
+            /** @description Server-sent events: `event: <name>`, `data: <json>`, `id: <n>` (increasing per run) per event. First `metadata` `{run_id, attempt, status, queue_position}` at once: `status: "running"` when a worker took the run at its start, `"pending"` while it waits for one (`queue_position`: runs waiting before it); then, per requested mode, `values` (full state with `messages`, `files`, `tools`), `updates` (keyed by node or middleware; `null` when a node changed nothing) and `messages` (`[chunk, metadata]`). With `stream_subgraphs`, subagent events are named `<mode>|<namespace>`. A failed run sends `error` `{error, message}`. `: heartbeat` comments keep an idle stream open. `Content-Location` names the run; `Location` is where to join its stream again (with `Last-Event-ID`), relative to the API base `/v1/deepagents`, as the LangGraph SDK expects. */
             200: {
                 headers: {
                     /** @description Path of the run: `/v1/deepagents/threads/{thread_id}/runs/{run_id}`. */
                     "Content-Location"?: string;
+                    /** @description Where to join the stream again, relative to the API base `/v1/deepagents` (as the LangGraph server sends it): `/threads/{thread_id}/runs/{run_id}/stream`. */
+                    Location?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -9632,11 +9634,13 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Server-sent events: `event: <name>`, `data: <json>`, `id: <n>` (increasing per run) per event. First `metadata` `{run_id, attempt, status, queue_position}` at once: `status: "running"` when a worker took the run at its start, `"pending"` while it waits for one (`queue_position`: runs waiting before it); then, per requested mode, `values` (full state with `messages`, `files`, `tools`), `updates` (keyed by node or middleware; `null` when a node changed nothing) and `messages` (`[chunk, metadata]`). With `stream_subgraphs`, subagent events are named `<mode>|<namespace>`. A failed run sends `error` `{error, message}`. `: heartbeat` comments keep an idle stream open. `Content-Location` names the run. */
+            /** @description Server-sent events: `event: <name>`, `data: <json>`, `id: <n>` (increasing per run) per event. First `metadata` `{run_id, attempt, status, queue_position}` at once: `status: "running"` when a worker took the run at its start, `"pending"` while it waits for one (`queue_position`: runs waiting before it); then, per requested mode, `values` (full state with `messages`, `files`, `tools`), `updates` (keyed by node or middleware; `null` when a node changed nothing) and `messages` (`[chunk, metadata]`). With `stream_subgraphs`, subagent events are named `<mode>|<namespace>`. A failed run sends `error` `{error, message}`. `: heartbeat` comments keep an idle stream open. `Content-Location` names the run; `Location` is where to join its stream again (with `Last-Event-ID`), relative to the API base `/v1/deepagents`, as the LangGraph SDK expects. */
             200: {
                 headers: {
                     /** @description Path of the run: `/v1/deepagents/threads/{thread_id}/runs/{run_id}`. */
                     "Content-Location"?: string;
+                    /** @description Where to join the stream again, relative to the API base `/v1/deepagents` (as the LangGraph server sends it): `/threads/{thread_id}/runs/{run_id}/stream`. */
+                    Location?: string;
                     [name: string]: unknown;
                 };
                 content: {

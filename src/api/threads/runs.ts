@@ -24,10 +24,13 @@ const sse = {
     'First `metadata` `{run_id, attempt, status, queue_position}` at once: `status: "running"` when a worker took the run at its start, `"pending"` while it waits for one (`queue_position`: runs waiting before it); then, per requested mode, `values` (full state with `messages`, `files`, `tools`),',
     '`updates` (keyed by node or middleware; `null` when a node changed nothing) and `messages` (`[chunk, metadata]`).',
     'With `stream_subgraphs`, subagent events are named `<mode>|<namespace>`. A failed run sends `error` `{error, message}`.',
-    '`: heartbeat` comments keep an idle stream open. `Content-Location` names the run.',
+    '`: heartbeat` comments keep an idle stream open. `Content-Location` names the run; `Location` is where to join its stream again (with `Last-Event-ID`), relative to the API base `/v1/deepagents`, as the LangGraph SDK expects.',
   ].join(' '),
   content: { 'text/event-stream': { schema: z.string() } },
-  headers: { 'Content-Location': { description: 'Path of the run: `/v1/deepagents/threads/{thread_id}/runs/{run_id}`.', schema: { type: 'string' as const } } },
+  headers: {
+    'Content-Location': { description: 'Path of the run: `/v1/deepagents/threads/{thread_id}/runs/{run_id}`.', schema: { type: 'string' as const } },
+    Location: { description: 'Where to join the stream again, relative to the API base `/v1/deepagents` (as the LangGraph server sends it): `/threads/{thread_id}/runs/{run_id}/stream`.', schema: { type: 'string' as const } },
+  },
 };
 
 const stream = createRoute({
@@ -115,7 +118,13 @@ const get = createRoute({
 
 /** Routes of runs. */
 export function runRoutes({ services, heartbeatMs, streams = new StreamSlots(Number.MAX_SAFE_INTEGER) }: AppDeps) {
-  const location = (threadId: string, runId: string) => ({ 'content-location': `/v1/deepagents/threads/${threadId}/runs/${runId}` });
+  // `Location`: where to join the stream again, relative to the LangGraph API base (as the LangGraph
+  // server sends it): the LangGraph SDK rejoins there by itself, with Last-Event-ID, when a stream ends
+  // before its run (a stopping server) or is cut off.
+  const location = (threadId: string, runId: string) => ({
+    'content-location': `/v1/deepagents/threads/${threadId}/runs/${runId}`,
+    location: `/threads/${threadId}/runs/${runId}/stream`,
+  });
   return newRouter()
     .openapi(stream, async (c) => {
       const { thread_id } = c.req.valid('param');
