@@ -32,9 +32,16 @@ export function registerScheduleCommands(program: Command, target: Target, io: O
     .requiredOption('--message <text>', 'the message each run is sent')
     .option('--timezone <zone>', 'IANA time zone of the schedule (default: this machine’s)')
     .option('--thread <id>', 'run every time on this thread (default: a new thread per run)')
+    .addOption(new Option('--multitask-strategy <strategy>', 'when a tick finds its thread busy (default: reject, the tick is skipped)').choices(['reject', 'enqueue', 'interrupt', 'rollback']))
+    .option('--end-time <time>', 'no tick fires after this instant (ISO 8601 with an offset, e.g. 2026-12-31T18:00:00Z)')
     .option('--webhook <url>', 'POST a signed summary of each run to this URL when it ends')
     .option('--disabled', 'create it without firing')
-    .action(async (agent: string, schedule: string, flags: { message: string; timezone?: string; thread?: string; webhook?: string; disabled?: boolean; url?: string; apiKey?: string }) => {
+    .action(
+      async (
+        agent: string,
+        schedule: string,
+        flags: { message: string; timezone?: string; thread?: string; multitaskStrategy?: 'reject' | 'enqueue' | 'interrupt' | 'rollback'; endTime?: string; webhook?: string; disabled?: boolean; url?: string; apiKey?: string },
+      ) => {
       const client = createHangarClient(target(flags));
       const timezone = flags.timezone ?? Intl.DateTimeFormat().resolvedOptions().timeZone;
       const res = await client.POST('/v1/deepagents/schedules', {
@@ -44,6 +51,8 @@ export function registerScheduleCommands(program: Command, target: Target, io: O
           timezone,
           input: { messages: [{ role: 'user', content: flags.message }] },
           ...(flags.thread ? { thread: flags.thread } : {}),
+          ...(flags.multitaskStrategy ? { multitask_strategy: flags.multitaskStrategy } : {}),
+          ...(flags.endTime ? { end_time: flags.endTime } : {}),
           ...(flags.webhook ? { webhook: flags.webhook } : {}),
           ...(flags.disabled ? { enabled: false } : {}),
         },
@@ -56,7 +65,8 @@ export function registerScheduleCommands(program: Command, target: Target, io: O
         const upcoming = parsed.ok ? [new Date(s.next_run_at), ...nextTicks(parsed.cron, new Date(s.next_run_at), s.end_time ? new Date(s.end_time) : null, 4)] : [new Date(s.next_run_at)];
         io.out(`Next runs:\n${upcoming.map((d) => `  ${d.toISOString()}  (${d.toLocaleString('en-GB', { timeZone: s.timezone })} ${s.timezone})`).join('\n')}\n`);
       }
-    });
+      },
+    );
 
   clientOptions(schedules.command('list'))
     .description('List the schedules of the workspace.')

@@ -56,6 +56,22 @@ describe('hangar schedules', () => {
     for (const id of ids) expect(table.stdout).toContain(id);
   }, 120_000);
 
+  it('create takes the busy-thread strategy and the end time the API takes; a strategy it does not know is refused before any request', async () => {
+    await createAgent(server, { name: 'bounded' });
+    const created = await runHangar(['schedules', 'create', 'bounded', '0 9 * * *', '--message', 'hi', '--timezone', 'UTC', '--multitask-strategy', 'enqueue', '--end-time', '2999-01-01T00:00:00Z'], env);
+    expect(created.code, created.stderr).toBe(0);
+    const id = /Created schedule ([0-9a-f-]{36})/.exec(created.stdout)![1]!;
+    const stored = (await server.client.GET('/v1/deepagents/schedules/{schedule_id}', { params: { path: { schedule_id: id } } })).data!;
+    expect(stored.multitask_strategy).toBe('enqueue');
+    expect(Date.parse(stored.end_time!)).toBe(Date.parse('2999-01-01T00:00:00Z'));
+
+    const unknown = await runHangar(['schedules', 'create', 'bounded', '0 9 * * *', '--message', 'hi', '--multitask-strategy', 'queue'], env);
+    expect(unknown.code).not.toBe(0);
+    expect(unknown.stderr).toContain('enqueue');
+    const all = (await server.client.GET('/v1/deepagents/schedules')).data!.items.filter((s) => s.agent_id === stored.agent_id);
+    expect(all.map((s) => s.id)).toEqual([id]);
+  }, 120_000);
+
   it('says what is wrong with a bad expression', async () => {
     const bad = await runHangar(['schedules', 'create', 'reporter', 'every minute', '--message', 'x'], env);
     expect(bad.code).not.toBe(0);
