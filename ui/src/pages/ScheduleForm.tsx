@@ -23,6 +23,76 @@ function inputOf(field: string): Field | null {
   return (['enabled', 'thread', 'multitask_strategy', 'end_time', 'webhook'] as const).find((f) => f === field) ?? null;
 }
 
+/** The server's reasons by the input they are about (several on one input joined). */
+function placedErrors(error: unknown): Partial<Record<Field, string>> {
+  const found: Partial<Record<Field, string>> = {};
+  if (error instanceof ApiError) for (const f of error.fields) {
+    const input = inputOf(f.field);
+    if (input) found[input] = found[input] ? `${found[input]}; ${f.message}` : f.message;
+  }
+  return found;
+}
+
+/** The expression, its zone and the message: the inputs both forms have. */
+function WhenFields(props: {
+  cron: string;
+  setCron: (v: string) => void;
+  zone: string;
+  setZone: (v: string) => void;
+  message: string;
+  setMessage: (v: string) => void;
+  messageDescription: string;
+  errors: Partial<Record<Field, string>>;
+  edited: (field: 'schedule' | 'timezone' | 'message') => void;
+  autofocus: boolean;
+}) {
+  const { errors, edited } = props;
+  return (
+    <>
+      <TextInput
+        label="Cron expression"
+        description="5 fields: minute hour day-of-month month day-of-week (0 9 * * 1-5: 09:00 on weekdays), or 6 with seconds first"
+        placeholder="0 9 * * 1-5"
+        value={props.cron}
+        onChange={(e) => {
+          props.setCron(e.currentTarget.value);
+          edited('schedule');
+        }}
+        required
+        error={errors.schedule}
+        classNames={{ input: 'mono' }}
+        data-autofocus={props.autofocus ? true : undefined}
+      />
+      <Autocomplete
+        label="Time zone"
+        description="The expression is read in this IANA zone; daylight-saving changes follow it"
+        data={ZONES}
+        limit={30}
+        value={props.zone}
+        onChange={(v) => {
+          props.setZone(v);
+          edited('timezone');
+        }}
+        required
+        error={errors.timezone}
+      />
+      <Textarea
+        label="Message"
+        description={props.messageDescription}
+        autosize
+        minRows={3}
+        value={props.message}
+        onChange={(e) => {
+          props.setMessage(e.currentTarget.value);
+          edited('message');
+        }}
+        required
+        error={errors.message}
+      />
+    </>
+  );
+}
+
 export function CreateSchedule({ agentId, agentName, onDone }: { agentId: string | null; agentName: string | null; onDone: () => void }) {
   const client = useQueryClient();
   const [agent, setAgent] = useState<{ value: string; label: string } | null>(agentId && agentName ? { value: agentId, label: agentName } : null);
@@ -66,11 +136,7 @@ export function CreateSchedule({ agentId, agentName, onDone }: { agentId: string
     },
     // The server's reasons go beside the inputs they are about; any other stays in the alert below.
     onError: (error) => {
-      const found: typeof errors = {};
-      if (error instanceof ApiError) for (const f of error.fields) {
-        const input = inputOf(f.field);
-        if (input) found[input] = found[input] ? `${found[input]}; ${f.message}` : f.message;
-      }
+      const found = placedErrors(error);
       setErrors(found);
       if (OPTION_FIELDS.some((f) => found[f])) setMore(true);
     },
@@ -110,45 +176,17 @@ export function CreateSchedule({ agentId, agentName, onDone }: { agentId: string
           error={errors.agent}
           data-autofocus={agent ? undefined : true}
         />
-        <TextInput
-          label="Cron expression"
-          description="5 fields: minute hour day-of-month month day-of-week (0 9 * * 1-5: 09:00 on weekdays), or 6 with seconds first"
-          placeholder="0 9 * * 1-5"
-          value={cron}
-          onChange={(e) => {
-            setCron(e.currentTarget.value);
-            edited('schedule');
-          }}
-          required
-          error={errors.schedule}
-          classNames={{ input: 'mono' }}
-          data-autofocus={agent ? true : undefined}
-        />
-        <Autocomplete
-          label="Time zone"
-          description="The expression is read in this IANA zone; daylight-saving changes follow it"
-          data={ZONES}
-          limit={30}
-          value={zone}
-          onChange={(v) => {
-            setZone(v);
-            edited('timezone');
-          }}
-          required
-          error={errors.timezone}
-        />
-        <Textarea
-          label="Message"
-          description="What each run is sent"
-          autosize
-          minRows={3}
-          value={message}
-          onChange={(e) => {
-            setMessage(e.currentTarget.value);
-            edited('message');
-          }}
-          required
-          error={errors.message}
+        <WhenFields
+          cron={cron}
+          setCron={setCron}
+          zone={zone}
+          setZone={setZone}
+          message={message}
+          setMessage={setMessage}
+          messageDescription="What each run is sent"
+          errors={errors}
+          edited={edited}
+          autofocus={agent !== null}
         />
         <Button variant="subtle" size="compact-sm" onClick={() => setMore((m) => !m)} aria-expanded={more} style={{ alignSelf: 'flex-start' }}>
           {more ? 'Fewer options' : 'More options: paused, one thread, end, webhook'}
@@ -165,7 +203,8 @@ export function CreateSchedule({ agentId, agentName, onDone }: { agentId: string
 
 type Schedule = Schemas['Schedule'];
 type Strategy = Schedule['multitask_strategy'];
-type EditField = 'schedule' | 'timezone' | 'message' | 'enabled' | 'thread' | 'multitask_strategy' | 'end_time' | 'webhook';
+/** The inputs of the edit form: those of the create form but the agent (a schedule keeps its agent). */
+type EditField = Exclude<Field, 'agent'>;
 
 const STRATEGIES: { value: Strategy; label: string }[] = [
   { value: 'reject', label: 'Skip that tick (recorded as skipped)' },
@@ -302,12 +341,6 @@ function OptionFields({ options, set, errors, edited }: { options: Options; set:
   );
 }
 
-/** Which input of the edit form a field the server named belongs to. */
-function editInputOf(field: string): EditField | null {
-  if (field.startsWith('input') || field.startsWith('messages')) return 'message';
-  return (['schedule', 'timezone', 'enabled', 'thread', 'multitask_strategy', 'end_time', 'webhook'] as const).find((f) => f === field) ?? null;
-}
-
 /**
  * Change a schedule: its expression, zone, message, whether it runs, and the options the API has
  * (one thread for every run, what a tick does when that thread is busy, an end, a webhook). Only the
@@ -344,17 +377,10 @@ export function EditSchedule({ schedule: s, agentName, onDone, onLatest }: { sch
       void client.invalidateQueries({ queryKey: ['schedules'] });
       onDone();
     },
-    onError: (error) => {
-      const found: typeof errors = {};
-      if (error instanceof ApiError) for (const f of error.fields) {
-        const input = editInputOf(f.field);
-        if (input) found[input] = found[input] ? `${found[input]}; ${f.message}` : f.message;
-      }
-      setErrors(found);
-    },
+    onError: (error) => setErrors(placedErrors(error)),
   });
   // A reason about the busy-thread strategy while its input is hidden (a new thread for every run) has no input to go under.
-  const placed = (field: string) => editInputOf(field) !== null && !(editInputOf(field) === 'multitask_strategy' && threadMode === 'new');
+  const placed = (field: string) => inputOf(field) !== null && !(inputOf(field) === 'multitask_strategy' && threadMode === 'new');
   const stale = save.error instanceof ApiError && save.error.status === 412;
   const unplaced = save.error && !stale && !(save.error instanceof ApiError && save.error.fields.length > 0 && save.error.fields.every((f) => placed(f.field)));
   const latest = useMutation({
@@ -385,44 +411,17 @@ export function EditSchedule({ schedule: s, agentName, onDone, onLatest }: { sch
         <Text size="sm">
           Agent: <b>{agentName}</b>
         </Text>
-        <TextInput
-          label="Cron expression"
-          description="5 fields: minute hour day-of-month month day-of-week (0 9 * * 1-5: 09:00 on weekdays), or 6 with seconds first"
-          value={cron}
-          onChange={(e) => {
-            setCron(e.currentTarget.value);
-            edited('schedule');
-          }}
-          required
-          error={errors.schedule}
-          classNames={{ input: 'mono' }}
-          data-autofocus
-        />
-        <Autocomplete
-          label="Time zone"
-          description="The expression is read in this IANA zone; daylight-saving changes follow it"
-          data={ZONES}
-          limit={30}
-          value={zone}
-          onChange={(v) => {
-            setZone(v);
-            edited('timezone');
-          }}
-          required
-          error={errors.timezone}
-        />
-        <Textarea
-          label="Message"
-          description={s.input.messages.length > 1 ? `What each run is sent last (after the ${s.input.messages.length - 1} earlier messages of the schedule, kept as they are)` : 'What each run is sent'}
-          autosize
-          minRows={3}
-          value={message}
-          onChange={(e) => {
-            setMessage(e.currentTarget.value);
-            edited('message');
-          }}
-          required
-          error={errors.message}
+        <WhenFields
+          cron={cron}
+          setCron={setCron}
+          zone={zone}
+          setZone={setZone}
+          message={message}
+          setMessage={setMessage}
+          messageDescription={s.input.messages.length > 1 ? `What each run is sent last (after the ${s.input.messages.length - 1} earlier messages of the schedule, kept as they are)` : 'What each run is sent'}
+          errors={errors}
+          edited={edited}
+          autofocus
         />
         <OptionFields options={options} set={(patch) => setOptions((o) => ({ ...o, ...patch }))} errors={errors} edited={edited} />
         {save.error && unplaced && <ServerError error={save.error} />}
