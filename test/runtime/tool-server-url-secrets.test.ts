@@ -1,13 +1,13 @@
 // A tool server URL may carry a credential (`?api_key=…`, `https://user:pass@host/…`). The owner sees
 // it where they configured it (the tool server's `url`, the agent's tools); everywhere else Hangar
 // writes it (tool errors, interrupts, the run's state and stream, traces, logs) the secret is redacted.
-import type { IncomingMessage } from 'node:http';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { freePort, readJson } from '../support/mcp.js';
 import { startTestServer, type TestServer } from '../support/server.js';
 import { createAgent, createThread, run } from './support.js';
 
@@ -49,23 +49,6 @@ async function startFlakyServer(): Promise<{ url: string; close(): Promise<void>
   };
 }
 
-async function readJson(req: IncomingMessage): Promise<unknown> {
-  if (req.method !== 'POST') return undefined;
-  const chunks: Buffer[] = [];
-  for await (const c of req) chunks.push(c as Buffer);
-  const text = Buffer.concat(chunks).toString('utf8');
-  return text === '' ? undefined : JSON.parse(text);
-}
-
-/** A port nobody listens on. */
-async function closedPort(): Promise<number> {
-  const probe = createServer();
-  await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
-  const port = (probe.address() as AddressInfo).port;
-  await new Promise<void>((resolve) => probe.close(() => resolve()));
-  return port;
-}
-
 beforeAll(async () => {
   [server, tools] = await Promise.all([startTestServer(), startFlakyServer()]);
 });
@@ -87,8 +70,8 @@ describe('tool server URLs carrying a credential', () => {
   it('keeps the secret out of tool errors, interrupts, state, stream, traces and logs', async () => {
     const flakyUrl = `${tools.url}?api_key=${QUERY_SECRET}`;
     // A value too short to be redacted on its own (`k`) must not be left in a quoted URL either.
-    const downUrl = `http://127.0.0.1:${await closedPort()}/mcp?token=${DOWN_SECRET}&k=${SHORT_SECRET}`;
-    const userUrl = `http://hangar:${USER_SECRET}@127.0.0.1:${await closedPort()}/mcp`;
+    const downUrl = `http://127.0.0.1:${await freePort()}/mcp?token=${DOWN_SECRET}&k=${SHORT_SECRET}`;
+    const userUrl = `http://hangar:${USER_SECRET}@127.0.0.1:${await freePort()}/mcp`;
     // A user name or password in the URL is refused outright, without echoing it.
     const refused = await server.client.POST('/v1/deepagents/mcp-servers', { body: { name: 'Userinfo', url: userUrl } });
     expect(refused.response.status).toBe(422);

@@ -63,7 +63,8 @@ export async function startBearerToolServer(token: string): Promise<ToolServerFi
   };
 }
 
-async function readJson(req: IncomingMessage): Promise<unknown> {
+/** The JSON body of a POST (undefined for other methods or an empty body). */
+export async function readJson(req: IncomingMessage): Promise<unknown> {
   if (req.method !== 'POST') return undefined;
   const chunks: Buffer[] = [];
   for await (const c of req) chunks.push(c as Buffer);
@@ -72,7 +73,7 @@ async function readJson(req: IncomingMessage): Promise<unknown> {
 }
 
 /** A port that was free a moment ago (the reference server takes its port from PORT). */
-async function freePort(): Promise<number> {
+export async function freePort(): Promise<number> {
   const probe = createServer();
   await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
   const port = (probe.address() as AddressInfo).port;
