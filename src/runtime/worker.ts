@@ -270,14 +270,18 @@ export class WorkerPool implements BackgroundTask {
         deadlines: this.settings.deadlines,
       });
       const outcome = await (egress ? egress.scope(execute) : execute());
-      const [flushed] = await Promise.allSettled([opened.flush()]);
+      // Undefined once every event is in the log; else why it could not be written.
+      const unwritten = await opened.flush().then(
+        () => undefined,
+        (error: unknown) => error as Error,
+      );
       if (abort.signal.reason instanceof RunHandedBack && outcome.status === 'interrupted' && (await this.handBack(run, opened, log))) {
         writer = undefined;
         return;
       }
       const final =
-        flushed.status === 'rejected' && outcome.status !== 'interrupted'
-          ? { ...outcome, status: 'error' as const, thread: 'error' as const, error: { code: 'run_failed', error: 'EventLogUnavailable', message: String((flushed.reason as Error).message) } }
+        unwritten && outcome.status !== 'interrupted'
+          ? { ...outcome, status: 'error' as const, thread: 'error' as const, error: { code: 'run_failed', error: 'EventLogUnavailable', message: String(unwritten.message) } }
           : outcome;
       // The statement that settles the run also tells subscribers in other processes that it ended.
       // When the log could not be written, it also ends the log with the run's error, so that every
