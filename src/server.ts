@@ -149,6 +149,8 @@ export async function startHangar(config: Config, options: StartOptions = {}): P
     const runtimePorts = deferredRuntime();
     const services = createServices({ db: database.db, controlDb: control.db, cipher, logger, publicUrl, keyCache, traceExporters, egress, localRepos, runtime: runtimePorts.ports, deploy: { routing }, sandboxes });
     const base = services;
+    // Trace redaction keeps each workspace's tool server secrets while the bus reports their changes.
+    cleanup.push(await services.tracing.watchToolServers(bus));
     const runtime = await Runtime.open({
       bus,
       controlPool: control.pool,

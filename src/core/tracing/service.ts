@@ -9,6 +9,15 @@ import { type Caller, requireWrite } from '../caller.js';
 import { type FieldIssue, HangarError, invalid } from '../errors.js';
 import type { McpServerService } from '../mcp-servers/service.js';
 
+/** Announces changes of tool server records (migration 1800): payload, the workspace id. */
+export const TOOL_SERVERS_CHANNEL = 'hangar_tool_servers';
+
+/** What the tracing service needs of the process's notification bus (src/db/bus.ts). */
+export interface ToolServerWatchBus {
+  readonly connected: boolean;
+  subscribe(channel: string, handler: { onMessage(payload: string): void; onGap?(): void }): Promise<() => Promise<void>>;
+}
+
 /** What the tracing service is built from. */
 export interface TracingServiceDeps {
   store: TraceStore;
@@ -29,6 +38,14 @@ export type RunListQuery = Omit<RootRunFilter, 'projectId' | 'after'> & { cursor
 export class TracingService {
   /** Header values of each workspace's tool servers, with the version of the records they were read from. */
   private readonly secretCache = new Map<string, { version: string; values: string[] }>();
+  /**
+   * The same values kept while the bus tells this process of every change (`watchToolServers`): no
+   * read before each trace write. `changes` counts the notifications and gaps, so that a read that
+   * overlapped one is not kept.
+   */
+  private readonly watchedSecrets = new Map<string, string[]>();
+  private watchBus: ToolServerWatchBus | undefined;
+  private changes = 0;
   /** Tool server records skipped because their headers could not be decrypted (a counter for operators). */
   undecryptableSecrets = 0;
   /** Projects by workspace and name ('' for the default): projects are never deleted or renamed. */
@@ -308,12 +325,57 @@ export class TracingService {
 
   /**
    * Header values of the workspace's tool servers: they must never appear in a trace. Decrypted once
-   * per version of the records: a server added or changed a moment ago (on any replica) counts at once.
+   * per change of the records: a server added or changed a moment ago (on any replica) counts as soon
+   * as its change is committed (through the bus) or at once (through the digest, without the bus).
    */
   private async knownSecrets(workspaceId: string): Promise<string[]> {
+    const bus = this.watchBus;
+    if (bus?.connected) {
+      const watched = this.watchedSecrets.get(workspaceId);
+      if (watched) return watched;
+      const changes = this.changes;
+      const values = await this.readSecrets(workspaceId);
+      // Kept only if no change was announced (nor any lost) while it was read.
+      if (changes === this.changes && bus.connected) {
+        if (this.watchedSecrets.size > 10_000) this.watchedSecrets.clear();
+        this.watchedSecrets.set(workspaceId, values);
+      }
+      return values;
+    }
+    // Without the bus (operator commands, or while its connection is down): a digest of the records
+    // tells whether the values read last are still current.
     const version = await this.deps.store.toolServerHeadersVersion(workspaceId);
     const cached = this.secretCache.get(workspaceId);
     if (cached && cached.version === version) return cached.values;
+    const values = await this.readSecrets(workspaceId);
+    if (this.secretCache.size > 10_000) this.secretCache.clear();
+    this.secretCache.set(workspaceId, { version, values });
+    return values;
+  }
+
+  /**
+   * Keep each workspace's tool server header values in memory while `bus` is connected, dropping them
+   * when a record changes (a notification sent by the database itself, migration 1800) or when
+   * notifications may have been lost (a gap). Returns the unsubscribe function.
+   */
+  async watchToolServers(bus: ToolServerWatchBus): Promise<() => Promise<void>> {
+    const forget = (workspaceId?: string) => {
+      this.changes += 1;
+      if (workspaceId) this.watchedSecrets.delete(workspaceId);
+      else this.watchedSecrets.clear();
+    };
+    const off = await bus.subscribe(TOOL_SERVERS_CHANNEL, { onMessage: (workspaceId) => forget(workspaceId || undefined), onGap: () => forget() });
+    forget();
+    this.watchBus = bus;
+    return async () => {
+      this.watchBus = undefined;
+      forget();
+      await off();
+    };
+  }
+
+  /** The header values of the workspace's tool servers, decrypted now. */
+  private async readSecrets(workspaceId: string): Promise<string[]> {
     // Tracing reads the headers only to redact them; an undecryptable record is skipped and counted.
     const secretValues = await this.deps.mcpServers.secretValues(workspaceId, (serverId, error) => {
       this.undecryptableSecrets += 1;
@@ -322,10 +384,7 @@ export class TracingService {
         'skipped a tool server whose headers cannot be decrypted (is HANGAR_SECRET_KEY the key they were written with?)',
       );
     });
-    const values = secretValues.flatMap((v) => [v, ...v.split(/\s+/).filter((part) => part.length >= 12)]);
-    if (this.secretCache.size > 10_000) this.secretCache.clear();
-    this.secretCache.set(workspaceId, { version, values });
-    return values;
+    return secretValues.flatMap((v) => [v, ...v.split(/\s+/).filter((part) => part.length >= 12)]);
   }
 }
 
