@@ -1152,7 +1152,7 @@ export interface paths {
         put?: never;
         /**
          * Cancel a run
-         * @description Stops a pending or running run wherever it executes: the run ends `interrupted` and the thread is `idle` again (or stays `busy` when another run is queued). Events emitted before the cancel stay in the run’s log. A run that already ended is a 409 (`run_not_active`). `action=rollback` (LangGraph) also deletes the run and what it wrote into the thread’s state, as if it never started.
+         * @description Stops a pending or running run wherever it executes: the run ends `interrupted` and the thread is `idle` again (or stays `busy` when another run is queued). Events emitted before the cancel stay in the run’s log. A run that already ended is answered 200 as it is, untouched (a rollback of it deletes nothing), as the LangGraph server answers such a cancel with success. `action=rollback` (LangGraph) also deletes the run and what it wrote into the thread’s state, as if it never started.
          */
         post: operations["cancelRun"];
         delete?: never;
@@ -9196,7 +9196,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description The cancelled run. */
+            /** @description The cancelled run (or the run as it ended, when it had already ended). */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -9225,15 +9225,6 @@ export interface operations {
             };
             /** @description Not found in the caller’s workspace. */
             404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description Conflicts with the current state. */
-            409: {
                 headers: {
                     [name: string]: unknown;
                 };
