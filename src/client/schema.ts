@@ -1942,7 +1942,7 @@ export interface components {
                 servers: components["schemas"]["McpServerHealth"][];
             };
         };
-        /** @description Stored and returned; Hangar enforces access by API-key role, not by these fields. */
+        /** @description Stored and returned; Hangar enforces access by API-key role, not by these fields. Also set by `permissions` in a raw `files["agent.json"]` (the hosted CLI’s layout), checked the same way; both in one request must agree. */
         AgentPermissions: {
             /** @enum {string} */
             identity?: "personal" | "shared";
@@ -2188,6 +2188,10 @@ export interface components {
             role: "admin" | "member" | "viewer";
         };
         CreateAuthSessionRequest: {
+            /** @description The agent the authorization is for: it must be an agent of the workspace (else a 404 `agent_not_found`), and is returned in `metadata.agent_id`. The token is still the caller’s for the provider, used by every agent the caller runs: Hangar keeps one token per caller and provider, not one per agent. */
+            agent_id?: string;
+            /** @description Hangar keeps one token per caller and provider, which is always the default: `true` (or omitted) is that; `false` is a 422. */
+            is_default?: boolean;
             /**
              * @description The provider’s `provider_id` (or its `id`).
              * @example github-tools
@@ -2200,6 +2204,8 @@ export interface components {
              * @enum {string}
              */
             strategy?: "REUSE" | "CREATE";
+            /** @description The caller’s token to re-authorize: the `token` a COMPLETED answer carries (`<provider_id>:<principal>`). With `REUSE` a usable token answers COMPLETED; otherwise the new authorization replaces it. An id that is not the caller’s token for this provider is a 404 `oauth_token_not_found`. */
+            token_id?: string;
         };
         CreateAuthSessionResponse: {
             /**
@@ -2207,7 +2213,7 @@ export interface components {
              * @description Session id, for pending sessions.
              */
             id?: string;
-            /** @description `principal` (whose token this is) and `provider_id`. */
+            /** @description `principal` (whose token this is), `provider_id`, and `agent_id` when the request named one. */
             metadata: {
                 [key: string]: unknown;
             };

@@ -136,6 +136,11 @@ export const errorCatalogue = {
     meaning: 'An OAuth-backed tool server uses this provider; delete that server or switch it to `auth_type: "headers"` first.',
   },
   oauth_session_not_found: { status: 404, type: 'not_found', meaning: 'No authorization session with this id for the caller.' },
+  oauth_token_not_found: {
+    status: 404,
+    type: 'not_found',
+    meaning: 'The `token_id` of an authorization session names no token of the caller for this provider (the caller’s is `<provider_id>:<principal>`, the `token` a COMPLETED session answers).',
+  },
   oauth_authorization_required: {
     status: 409,
     type: 'conflict',
