@@ -1152,7 +1152,7 @@ export interface paths {
         put?: never;
         /**
          * Cancel a run
-         * @description Stops a pending or running run wherever it executes: the run ends `interrupted` and the thread is `idle` again (or stays `busy` when another run is queued). Events emitted before the cancel stay in the run’s log. A run that already ended is a 409 (`run_not_active`). `action=rollback` (LangGraph) also deletes the run and what it wrote into the thread’s state, as if it never started.
+         * @description Stops a pending or running run wherever it executes: the run ends `interrupted` and the thread is `idle` again (or stays `busy` when another run is queued). Events emitted before the cancel stay in the run’s log. A run that already ended is answered 200 as it is, untouched (a rollback of it deletes nothing), as the LangGraph server answers such a cancel with success. `action=rollback` (LangGraph) also deletes the run and what it wrote into the thread’s state, as if it never started.
          */
         post: operations["cancelRun"];
         delete?: never;
@@ -1942,7 +1942,7 @@ export interface components {
                 servers: components["schemas"]["McpServerHealth"][];
             };
         };
-        /** @description Stored and returned; Hangar enforces access by API-key role, not by these fields. */
+        /** @description Stored and returned; Hangar enforces access by API-key role, not by these fields. Also set by `permissions` in a raw `files["agent.json"]` (the hosted CLI’s layout), checked the same way; both in one request must agree. */
         AgentPermissions: {
             /** @enum {string} */
             identity?: "personal" | "shared";
@@ -2188,6 +2188,10 @@ export interface components {
             role: "admin" | "member" | "viewer";
         };
         CreateAuthSessionRequest: {
+            /** @description The agent the authorization is for: it must be an agent of the workspace (else a 404 `agent_not_found`), and is returned in `metadata.agent_id`. The token is still the caller’s for the provider, used by every agent the caller runs: Hangar keeps one token per caller and provider, not one per agent. */
+            agent_id?: string;
+            /** @description Hangar keeps one token per caller and provider, which is always the default: `true` (or omitted) is that; `false` is a 422. */
+            is_default?: boolean;
             /**
              * @description The provider’s `provider_id` (or its `id`).
              * @example github-tools
@@ -2200,6 +2204,8 @@ export interface components {
              * @enum {string}
              */
             strategy?: "REUSE" | "CREATE";
+            /** @description The caller’s token to re-authorize: the `token` a COMPLETED answer carries (`<provider_id>:<principal>`). With `REUSE` a usable token answers COMPLETED; otherwise the new authorization replaces it. An id that is not the caller’s token for this provider is a 404 `oauth_token_not_found`. */
+            token_id?: string;
         };
         CreateAuthSessionResponse: {
             /**
@@ -2207,7 +2213,7 @@ export interface components {
              * @description Session id, for pending sessions.
              */
             id?: string;
-            /** @description `principal` (whose token this is) and `provider_id`. */
+            /** @description `principal` (whose token this is), `provider_id`, and `agent_id` when the request named one. */
             metadata: {
                 [key: string]: unknown;
             };
@@ -9196,7 +9202,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description The cancelled run. */
+            /** @description The cancelled run (or the run as it ended, when it had already ended). */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -9225,15 +9231,6 @@ export interface operations {
             };
             /** @description Not found in the caller’s workspace. */
             404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description Conflicts with the current state. */
-            409: {
                 headers: {
                     [name: string]: unknown;
                 };

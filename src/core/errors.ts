@@ -118,7 +118,6 @@ export const errorCatalogue = {
   thread_has_no_agent: { status: 409, type: 'conflict', meaning: 'The thread has no agent yet (a LangGraph client created it without one); its first run binds one.' },
   thread_exists: { status: 409, type: 'conflict', meaning: 'A thread with this `thread_id` already exists (send `if_exists: "do_nothing"` to get it instead).' },
   run_active: { status: 409, type: 'conflict', meaning: 'The run is still pending or running; cancel it before deleting it.' },
-  run_not_active: { status: 409, type: 'conflict', meaning: 'The run already ended; only a pending or running run can be cancelled.' },
   // OAuth providers, authorization sessions and tokens (issue 7)
   agent_revision_mismatch: {
     status: 412,
@@ -137,6 +136,11 @@ export const errorCatalogue = {
     meaning: 'An OAuth-backed tool server uses this provider; delete that server or switch it to `auth_type: "headers"` first.',
   },
   oauth_session_not_found: { status: 404, type: 'not_found', meaning: 'No authorization session with this id for the caller.' },
+  oauth_token_not_found: {
+    status: 404,
+    type: 'not_found',
+    meaning: 'The `token_id` of an authorization session names no token of the caller for this provider (the caller’s is `<provider_id>:<principal>`, the `token` a COMPLETED session answers).',
+  },
   oauth_authorization_required: {
     status: 409,
     type: 'conflict',

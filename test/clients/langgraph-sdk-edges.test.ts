@@ -132,6 +132,23 @@ describe('LangGraph SDK edges', () => {
     }
   });
 
+  it('cancel of a run that already ended succeeds, as on a LangGraph server, and changes nothing (rollback included)', async () => {
+    const thread = await client.threads.create();
+    // The SDK's usual shape: start, read the stream, cancel in a `finally` whether or not the run ended.
+    const run = await client.runs.create(thread.thread_id, agentId, human('hi'));
+    await client.runs.join(thread.thread_id, run.run_id);
+    const before = await client.threads.getState(thread.thread_id);
+    await client.runs.cancel(thread.thread_id, run.run_id);
+    await client.runs.cancel(thread.thread_id, run.run_id, true);
+    await client.runs.cancel(thread.thread_id, run.run_id, true, 'rollback');
+    expect(await client.runs.get(thread.thread_id, run.run_id)).toMatchObject({ run_id: run.run_id, status: 'success' });
+    const after = await client.threads.getState(thread.thread_id);
+    expect(after.checkpoint.checkpoint_id).toBe(before.checkpoint.checkpoint_id);
+    expect((await client.threads.get(thread.thread_id)).status).toBe('idle');
+    // A run that does not exist is still a 404.
+    expect((await failure(client.runs.cancel(thread.thread_id, crypto.randomUUID()))).status).toBe(404);
+  });
+
   it('a failed run leaves its error in the state’s tasks, as on a LangGraph server, so a reloaded useStream shows the error and no breakpoint', async () => {
     // A provider refusing the key: the model call fails, the run ends in error.
     const provider = await startProviderStandIn();

@@ -106,7 +106,10 @@ const Permissions = z
     tenant_access_level: z.enum(['read', 'run', 'write']).optional(),
   })
   .passthrough()
-  .openapi('AgentPermissions', { description: 'Stored and returned; Hangar enforces access by API-key role, not by these fields.' });
+  .openapi('AgentPermissions', {
+    description:
+      'Stored and returned; Hangar enforces access by API-key role, not by these fields. Also set by `permissions` in a raw `files["agent.json"]` (the hosted CLI’s layout), checked the same way; both in one request must agree.',
+  });
 
 const SandboxConfig = z
   .object({

@@ -5,7 +5,7 @@ import { createRoute, z } from '@hono/zod-openapi';
 import type { AppDeps } from '../../http/deps.js';
 import { apiKeySecurity, errorResponses, jsonBody, jsonResponse } from '../../http/openapi.js';
 import { newRouter } from '../../http/router.js';
-import { CALLBACK_PATH } from '../../core/oauth/service.js';
+import { CALLBACK_PATH, tokenId } from '../../core/oauth/service.js';
 import { callbackPage } from './page.js';
 
 const tags = ['Auth sessions'];
@@ -18,6 +18,17 @@ const StartRequest = z
     provider_id: z.string().min(1).openapi({ description: 'The provider’s `provider_id` (or its `id`).', example: 'github-tools' }),
     scopes: z.array(z.string().min(1).regex(/^[^\s]+$/, 'must not contain whitespace')).max(100).optional().openapi({ description: 'Scopes to request (none by default).' }),
     strategy: z.enum(['REUSE', 'CREATE']).optional().openapi({ description: '`REUSE` (the default) answers 200 COMPLETED when the caller already has a usable token; `CREATE` always starts a new authorization.' }),
+    agent_id: z.string().min(1).optional().openapi({
+      description:
+        'The agent the authorization is for: it must be an agent of the workspace (else a 404 `agent_not_found`), and is returned in `metadata.agent_id`. The token is still the caller’s for the provider, used by every agent the caller runs: Hangar keeps one token per caller and provider, not one per agent.',
+    }),
+    token_id: z.string().min(1).optional().openapi({
+      description:
+        'The caller’s token to re-authorize: the `token` a COMPLETED answer carries (`<provider_id>:<principal>`). With `REUSE` a usable token answers COMPLETED; otherwise the new authorization replaces it. An id that is not the caller’s token for this provider is a 404 `oauth_token_not_found`.',
+    }),
+    is_default: z.boolean().optional().openapi({
+      description: 'Hangar keeps one token per caller and provider, which is always the default: `true` (or omitted) is that; `false` is a 422.',
+    }),
   })
   .openapi('CreateAuthSessionRequest');
 
@@ -31,7 +42,7 @@ const StartResponse = z
       description:
         'When `COMPLETED`: an identifier of the caller’s stored token (`<provider_id>:<principal>`), never the token itself — Hangar attaches the token to tool calls server-side.',
     }),
-    metadata: z.record(z.string(), z.unknown()).openapi({ description: '`principal` (whose token this is) and `provider_id`.' }),
+    metadata: z.record(z.string(), z.unknown()).openapi({ description: '`principal` (whose token this is), `provider_id`, and `agent_id` when the request named one.' }),
   })
   .openapi('CreateAuthSessionResponse');
 
@@ -104,9 +115,12 @@ export function authSessionRoutes({ services }: AppDeps) {
   return newRouter()
     .openapi(start, async (c) => {
       const caller = c.get('caller');
-      const result = await services.oauth.start(caller, c.req.valid('json'));
-      const metadata = { principal: caller.principal, provider_id: result.providerId };
-      if (result.status === 'COMPLETED') return c.json({ provider_id: result.providerId, status: result.status, token: `${result.providerId}:${caller.principal}`, metadata }, 200);
+      const body = c.req.valid('json');
+      // The agent must exist (it is named back in the answer); the token is the caller's, not the agent's.
+      const agent = body.agent_id === undefined ? undefined : await services.agents.findRow(caller.workspaceId, body.agent_id);
+      const result = await services.oauth.start(caller, body);
+      const metadata = { principal: caller.principal, provider_id: result.providerId, ...(agent ? { agent_id: agent.id } : {}) };
+      if (result.status === 'COMPLETED') return c.json({ provider_id: result.providerId, status: result.status, token: tokenId(result.providerId, caller.principal), metadata }, 200);
       return c.json({ id: result.id, provider_id: result.providerId, status: result.status, verification_url: result.verificationUrl, metadata }, 201);
     })
     .openapi(get, async (c) => {

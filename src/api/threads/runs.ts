@@ -75,7 +75,7 @@ const cancel = createRoute({
   summary: 'Cancel a run',
   description:
     'Stops a pending or running run wherever it executes: the run ends `interrupted` and the thread is `idle` again (or stays `busy` when another run is queued). ' +
-    'Events emitted before the cancel stay in the run’s log. A run that already ended is a 409 (`run_not_active`). ' +
+    'Events emitted before the cancel stay in the run’s log. A run that already ended is answered 200 as it is, untouched (a rollback of it deletes nothing), as the LangGraph server answers such a cancel with success. ' +
     '`action=rollback` (LangGraph) also deletes the run and what it wrote into the thread’s state, as if it never started.',
   security: apiKeySecurity,
   request: {
@@ -85,7 +85,7 @@ const cancel = createRoute({
       wait: z.string().optional().openapi({ description: 'LangGraph: `1`/`true` answers once the worker executing the run has stopped it (at most 10 s; a rollback always waits). Without it the run is recorded stopped when this answers, and the thread’s next run starts once the worker has stopped.' }),
     }),
   },
-  responses: { 200: jsonResponse(RunSchema, 'The cancelled run.'), ...errorResponses('deepagents', [404, 409, 422]) },
+  responses: { 200: jsonResponse(RunSchema, 'The cancelled run (or the run as it ended, when it had already ended).'), ...errorResponses('deepagents', [404, 422]) },
 });
 
 const list = createRoute({

@@ -2,6 +2,7 @@
 // to write the same tree, so each request is turned into the next tree, then read back as a definition.
 import { HangarError, invalid, invalidField } from '../errors.js';
 import {
+  agentJsonPermissions,
   type AgentDefinition,
   definitionToFiles,
   filesToDefinition,
@@ -76,6 +77,8 @@ export interface Composed {
   fields: string[];
   /** The paths the request sent as raw files (so a problem found in them can name the file). */
   rawPaths: Set<string>;
+  /** `permissions` of an agent.json the request sent raw (the hosted layout), checked. */
+  permissions?: Record<string, unknown>;
 }
 
 const FIELD_SECTION: Record<string, TreeSection> = {
@@ -149,6 +152,7 @@ export function compose(current: Record<string, string> | null, input: AgentInpu
     if (definition.name.trim() === '') throw invalidField(['files', 'agent.json'], 'agent.json: "name" must not be blank');
     if (definition.name.length > MAX_NAME_LENGTH) throw invalidField(['files', 'agent.json'], `agent.json: "name" must be at most ${MAX_NAME_LENGTH} characters`);
   }
+  const permissions = rawPaths.has('agent.json') ? filePermissions(next['agent.json']!) : undefined;
   const before = current ?? {};
   const changedPaths = [...new Set([...Object.keys(before), ...Object.keys(next)])]
     .filter((p) => before[p] !== next[p])
@@ -162,7 +166,27 @@ export function compose(current: Record<string, string> | null, input: AgentInpu
     return !s || ((s === 'skills' || s === 'subagents') && !fields.includes(s));
   };
   if (current !== null && changedPaths.some(unexplained)) fields.push('files');
-  return { files: next, definition, changedPaths, fields, rawPaths };
+  return { files: next, definition, changedPaths, fields, rawPaths, ...(permissions ? { permissions } : {}) };
+}
+
+/**
+ * The permissions an agent gets from a request: the `permissions` field, else those of the agent.json it
+ * sent (the hosted CLI's layout); undefined keeps the agent's. Both, different, is a 422 naming both.
+ */
+export function requestPermissions(field: Record<string, unknown> | undefined, composed: Composed): Record<string, unknown> | undefined {
+  if (field !== undefined && composed.permissions !== undefined && stable(field) !== stable(composed.permissions)) {
+    throw invalidField(['permissions'], 'differs from the permissions in files["agent.json"]; send them in one place');
+  }
+  return field ?? composed.permissions;
+}
+
+function filePermissions(text: string): Record<string, unknown> | undefined {
+  try {
+    return agentJsonPermissions(text);
+  } catch (error) {
+    if (error instanceof TreeFormatError) throw invalidField(['files', error.path], error.message);
+    throw error;
+  }
 }
 
 /**

@@ -10,7 +10,7 @@ import { HangarError, invalidField } from '../errors.js';
 import type { McpServerService } from '../mcp-servers/service.js';
 import { normalizeServerUrl } from '../mcp-servers/url.js';
 import type { ModelConfigService } from '../model-configs/service.js';
-import { type AgentInput, compose, type Composed, inRequestTerms } from './compose.js';
+import { type AgentInput, compose, type Composed, inRequestTerms, requestPermissions } from './compose.js';
 import { findRevision, listRevisions, type RevisionPage } from './history.js';
 import { listAgents, type ListAgentsQuery, type AgentPage } from './list.js';
 import { type AgentDefinition, type AgentRuntime, filesToDefinition } from './tree.js';
@@ -71,6 +71,7 @@ export class AgentService {
   async create(caller: Caller, input: AgentRequest): Promise<Agent> {
     requireWrite(caller);
     const composed = compose(null, input);
+    const permissions = requestPermissions(input.permissions, composed);
     await validateDefinition(composed.definition, this.lookups(caller.workspaceId)).catch((error: unknown) => {
       throw inRequestTerms(error, composed);
     });
@@ -85,7 +86,7 @@ export class AgentService {
           workspace_id: caller.workspaceId,
           owner_id: caller.keyId,
           ...rowFields(def),
-          permissions: input.permissions === undefined ? null : JSON.stringify(input.permissions),
+          permissions: permissions === undefined ? null : JSON.stringify(permissions),
           head: commitOid,
           revision_count: 1,
           created_at: now,
@@ -169,6 +170,7 @@ export class AgentService {
       }
       const current = await this.store.readFiles(row.head, trx);
       const composed = compose(current, input);
+      const permissions = requestPermissions(input.permissions, composed);
       await validateDefinition(composed.definition, this.lookups(caller.workspaceId, trx), storedDefinition(current)).catch((error: unknown) => {
         throw inRequestTerms(error, composed);
       });
@@ -185,7 +187,7 @@ export class AgentService {
         .updateTable('agents')
         .set({
           ...rowFields(composed.definition),
-          ...(input.permissions === undefined ? {} : { permissions: JSON.stringify(input.permissions) }),
+          ...(permissions === undefined ? {} : { permissions: JSON.stringify(permissions) }),
           head: commitOid,
           revision_count: seq,
           updated_at: now,

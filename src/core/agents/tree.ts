@@ -148,6 +148,41 @@ const AgentJsonSchema = z
   })
   .refine((a) => a.runtime !== undefined || a.model !== undefined, { path: ['runtime'], message: 'runtime.model.model_id is required (or model, as the hosted CLI writes it)' });
 
+/**
+ * `permissions` in agent.json, as the hosted CLI writes it: the agent's permissions (kept on the agent,
+ * as the `permissions` field). Checked only where an agent.json is written, not when a stored tree is
+ * read, so a tree written before the check still loads.
+ */
+export const AgentPermissionsSchema = z
+  .object({
+    identity: z.enum(['personal', 'shared']).optional(),
+    visibility: z.enum(['tenant', 'user']).optional(),
+    tenant_access_level: z.enum(['read', 'run', 'write']).optional(),
+  })
+  .passthrough();
+
+/**
+ * The `permissions` an agent.json sets (undefined when it has none, or is not a JSON object: the
+ * tree's own check names that). Throws TreeFormatError naming agent.json when they are not valid.
+ */
+export function agentJsonPermissions(text: string): Record<string, unknown> | undefined {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+  if (value === null || typeof value !== 'object' || Array.isArray(value) || !('permissions' in value)) return undefined;
+  const permissions = (value as { permissions: unknown }).permissions;
+  if (permissions === null || permissions === undefined) return undefined;
+  const result = AgentPermissionsSchema.safeParse(permissions);
+  if (!result.success) {
+    const issue = result.error.issues[0]!;
+    throw new TreeFormatError('agent.json', `agent.json: ${['permissions', ...issue.path].join('.')}: ${issue.message}`);
+  }
+  return result.data;
+}
+
 /** A subagent's agent.json in the hosted CLI's layout. */
 const SubagentJsonSchema = z.object({
   name: z.string().optional(),

@@ -6,7 +6,7 @@ import { EventEmitter } from 'node:events';
 import type { Db } from '../../db/index.js';
 import type { Logger } from '../../logging.js';
 import { type Caller, requireWrite } from '../caller.js';
-import { HangarError } from '../errors.js';
+import { HangarError, invalidField } from '../errors.js';
 import type { McpHeader } from '../mcp-servers/service.js';
 import type { Cipher } from '../secrets/cipher.js';
 import { OAuthAuthorizationRequired } from './authorization-required.js';
@@ -91,9 +91,24 @@ export class OAuthService {
    * Start an authorization for the caller. With `strategy: 'REUSE'` and a usable token, nothing is
    * started; otherwise the answer carries the URL to open in a browser.
    */
-  async start(caller: Caller, input: { provider_id: string; scopes?: string[] | undefined; strategy?: 'REUSE' | 'CREATE' | undefined }): Promise<StartResult> {
+  async start(
+    caller: Caller,
+    input: { provider_id: string; scopes?: string[] | undefined; strategy?: 'REUSE' | 'CREATE' | undefined; token_id?: string | undefined; is_default?: boolean | undefined },
+  ): Promise<StartResult> {
     requireWrite(caller);
+    // One token per caller and provider, which is always the one their runs use.
+    if (input.is_default === false) {
+      throw invalidField(['is_default'], 'Hangar keeps one token per caller and provider, always the default one: a token that is not the default cannot be kept (omit is_default or send true)');
+    }
     const provider = await this.providers.find(caller.workspaceId, input.provider_id);
+    // The caller's token for the provider has one id (the `token` of a COMPLETED answer): naming it
+    // re-authorizes that token (REUSE answers COMPLETED while it is usable; CREATE replaces it).
+    if (input.token_id !== undefined && input.token_id !== tokenId(provider.providerId, caller.principal)) {
+      throw new HangarError(
+        'oauth_token_not_found',
+        `token_id ${input.token_id} is not a token of this caller for provider ${provider.providerId}; the caller's is ${tokenId(provider.providerId, caller.principal)}`,
+      );
+    }
     const owner = { workspaceId: caller.workspaceId, principal: caller.principal, provider };
     if ((input.strategy ?? 'REUSE') === 'REUSE' && (await this.tokens.has(owner))) {
       return { status: 'COMPLETED', providerId: provider.providerId };
@@ -316,6 +331,11 @@ export class OAuthService {
             : null;
     return { id: row.id, providerId: row.provider_id, status, error };
   }
+}
+
+/** The id of a caller's token for a provider, as clients see it: `<provider_id>:<principal>`. */
+export function tokenId(providerId: string, principal: string): string {
+  return `${providerId}:${principal}`;
 }
 
 function hashState(state: string): Buffer {

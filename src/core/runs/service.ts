@@ -254,14 +254,21 @@ export class RunService {
 
   /**
    * Cancel a pending or running run: it ends `interrupted` and its thread goes back to `idle` (or
-   * stays `busy` for a queued run). `run_not_active` when it already ended.
+   * stays `busy` for a queued run). A run that already ended is returned as it is, untouched (no
+   * rollback either), as the LangGraph server answers a cancel of an ended run with success: its SDK's
+   * clients cancel in a `finally`, after the run may have ended.
    */
   async cancel(caller: Caller, threadId: string, runId: string, action: 'interrupt' | 'rollback' = 'interrupt', wait = false): Promise<Run> {
     requireWrite(caller);
     const exists = await this.db.selectFrom('runs').select('id').where('workspace_id', '=', caller.workspaceId).where('thread_id', '=', threadId).where('id', '=', runId).executeTakeFirst();
     if (!exists) throw new HangarError('run_not_found', `no run with id ${runId} on thread ${threadId}`);
     const rows = await this.interruptRuns(sql`id = ${runId}`);
-    if (rows.length === 0) throw new HangarError('run_not_active', `run ${runId} already ended`);
+    if (rows.length === 0) {
+      // Ended before the cancel (or deleted meanwhile by a rollback: then it is gone).
+      const ended = await this.db.selectFrom('runs').selectAll().where('id', '=', runId).executeTakeFirst();
+      if (!ended) throw new HangarError('run_not_found', `no run with id ${runId} on thread ${threadId}`);
+      return toRun(ended);
+    }
     if (action === 'rollback') await this.rollBack(threadId, [runId]);
     // `wait`: answer once the run's worker has stopped executing it (bounded by its lease).
     else if (wait) await this.lifecycle.untilStopped([runId], STOP_WAIT_MS);

@@ -180,8 +180,8 @@ function Chat({ agentId, threadId, onThread }: { agentId: string; threadId: stri
     try {
       if (threadId && runId) {
         const res = await api.POST('/v1/deepagents/threads/{thread_id}/runs/{run_id}/cancel', { params: { path: { thread_id: threadId, run_id: runId } } });
-        // 409: the run had already ended; its stream ends by itself.
-        if (res.error && res.response.status !== 409) await stream.stop();
+        // A run that had already ended answers 200 as well; its stream ends by itself.
+        if (res.error) await stream.stop();
       } else {
         await stream.stop();
       }
