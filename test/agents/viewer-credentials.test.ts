@@ -95,8 +95,14 @@ describe('what a viewer reads of an agent naming a tool server URL with a creden
     const revisions = await viewer.GET('/v1/deepagents/agents/{agent_id}/revisions', { params: { path: { agent_id: agentId } } });
     expect([listed.response.status, atRevision.response.status, revisions.response.status]).toEqual([200, 200, 200]);
     expect(listed.data!.items.find((a) => a.id === agentId)!.extras).toEqual({ docs: shownUrl });
+    expect(got.data!.description).toBe(`Uses ${shownUrl}`);
+    // The LangGraph assistant forms of the agent too.
+    const assistant = await viewer.GET('/v1/deepagents/assistants/{assistant_id}', { params: { path: { assistant_id: agentId } } });
+    const found = await viewer.POST('/v1/deepagents/assistants/search', { body: { graph_id: agentId, limit: 10, offset: 0 } });
+    expect([assistant.response.status, found.response.status]).toEqual([200, 200]);
+    expect(assistant.data!.description).toBe(`Uses ${shownUrl}`);
     expect(atRevision.data!.tools.tools[0]!.mcp_server_url).toBe(shownUrl);
-    for (const [where, body] of Object.entries({ got: got.data, listed: listed.data, atRevision: atRevision.data, revisions: revisions.data })) {
+    for (const [where, body] of Object.entries({ got: got.data, listed: listed.data, atRevision: atRevision.data, revisions: revisions.data, assistant: assistant.data, found: found.data })) {
       const text = JSON.stringify(body);
       expect({ where, leaked: text.includes(SECRET) || text.includes(HEADER_SECRET) }).toEqual({ where, leaked: false });
     }

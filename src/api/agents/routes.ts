@@ -57,7 +57,7 @@ const get = createRoute({
   path: `${BASE}/{agent_id}`,
   tags,
   summary: 'Get an agent',
-  description: 'The agent at its head revision.',
+  description: 'The agent at its head revision. A viewer key reads every field and file with tool server credentials redacted (`?api_key=[redacted]`), as in all the agent reads.',
   security: apiKeySecurity,
   request: { params, query: IncludeFilesQuery },
   responses: { 200: jsonResponse(AgentSchema, 'The agent.'), ...errorResponses('deepagents', [404, 422]) },

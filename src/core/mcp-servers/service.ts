@@ -189,7 +189,7 @@ export class McpServerService {
   /** An `oauth_provider_id` must name a provider (its `id`) of the same workspace. */
   /**
    * Every credential header value of the workspace's tool servers, and the credentials their URLs
-   * carry (query values), for redaction. Fails small: a record that cannot be decrypted (a rotated
+   * carry (`urlSecrets`), for redaction. Fails small: a record that cannot be decrypted (a rotated
    * key, a damaged row) is skipped and reported through `onSkipped`, so one bad record never takes
    * the others down with it.
    */
