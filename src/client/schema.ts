@@ -348,7 +348,7 @@ export interface paths {
         };
         /**
          * Git: ref advertisement
-         * @description Read-only git smart HTTP (protocol v0): `git -c http.extraHeader="X-Api-Key: <API_KEY>" clone <host>/v1/deepagents/agents/<agent_id>.git`, so that no key lands in `.git/config`. These endpoints also accept the key as the HTTP Basic password, for credential helpers (any user name); no other endpoint does. One branch, `main`, at the agent’s `revision`; `git log` shows the same commits as the revisions endpoint. Query `service=git-upload-pack`. A viewer key is refused (403, `text/plain`) an agent whose history holds a credential (a tool server URL’s key or token, a tool server’s header value): a clone cannot be redacted without changing its commit ids; the API’s reads give viewers the redacted form.
+         * @description Read-only git smart HTTP (protocol v0): `git -c http.extraHeader="X-Api-Key: <API_KEY>" clone <host>/v1/deepagents/agents/<agent_id>.git`, so that no key lands in `.git/config`. These endpoints also accept the key as the HTTP Basic password, for credential helpers (any user name); no other endpoint does. One branch, `main`, at the agent’s `revision`; `git log` shows the same commits as the revisions endpoint. Query `service=git-upload-pack`. A viewer key is refused (403, `text/plain`) an agent whose history holds a credential (a tool server URL’s key or token, a tool server’s header value, a string shaped like a bearer token or an API key): a clone cannot be redacted without changing its commit ids; the API’s reads give viewers the redacted form.
          */
         get: operations["gitRefAdvertisement"];
         put?: never;

@@ -52,7 +52,7 @@ export function gitRoutes({ services }: AppDeps) {
 }
 
 const CREDENTIAL_REFUSAL =
-  'error: this agent\'s history holds a credential (a tool server URL\'s key or token, or a tool server\'s header value), and a viewer key may not read credentials; ' +
+  'error: this agent\'s history holds a credential (a tool server URL\'s key or token, a tool server\'s header value, or a string shaped like a bearer token or an API key), and a viewer key may not read credentials; ' +
   'read the agent with GET /v1/deepagents/agents/<agent_id>?include_files=true (credentials redacted), or clone with a member or admin key\n';
 
 /**
@@ -88,7 +88,7 @@ function documentGit(router: OpenAPIHono<AppEnv>): void {
     tags: ['Agents'],
     summary: 'Git: ref advertisement',
     description:
-      'Read-only git smart HTTP (protocol v0): `git -c http.extraHeader="X-Api-Key: <API_KEY>" clone <host>/v1/deepagents/agents/<agent_id>.git`, so that no key lands in `.git/config`. These endpoints also accept the key as the HTTP Basic password, for credential helpers (any user name); no other endpoint does. One branch, `main`, at the agent’s `revision`; `git log` shows the same commits as the revisions endpoint. Query `service=git-upload-pack`. A viewer key is refused (403, `text/plain`) an agent whose history holds a credential (a tool server URL’s key or token, a tool server’s header value): a clone cannot be redacted without changing its commit ids; the API’s reads give viewers the redacted form.',
+      'Read-only git smart HTTP (protocol v0): `git -c http.extraHeader="X-Api-Key: <API_KEY>" clone <host>/v1/deepagents/agents/<agent_id>.git`, so that no key lands in `.git/config`. These endpoints also accept the key as the HTTP Basic password, for credential helpers (any user name); no other endpoint does. One branch, `main`, at the agent’s `revision`; `git log` shows the same commits as the revisions endpoint. Query `service=git-upload-pack`. A viewer key is refused (403, `text/plain`) an agent whose history holds a credential (a tool server URL’s key or token, a tool server’s header value, a string shaped like a bearer token or an API key): a clone cannot be redacted without changing its commit ids; the API’s reads give viewers the redacted form.',
     security: [{ ApiKeyAuth: [] }],
     request,
     responses: {
