@@ -300,7 +300,7 @@ export interface paths {
         };
         /**
          * Get an agent
-         * @description The agent at its head revision.
+         * @description The agent at its head revision. A viewer key reads every field and file with tool server credentials redacted (`?api_key=[redacted]`), as in all the agent reads.
          */
         get: operations["getManagedDeepAgent"];
         put?: never;
@@ -348,7 +348,7 @@ export interface paths {
         };
         /**
          * Git: ref advertisement
-         * @description Read-only git smart HTTP (protocol v0): `git -c http.extraHeader="X-Api-Key: <API_KEY>" clone <host>/v1/deepagents/agents/<agent_id>.git`, so that no key lands in `.git/config`. These endpoints also accept the key as the HTTP Basic password, for credential helpers (any user name); no other endpoint does. One branch, `main`, at the agent’s `revision`; `git log` shows the same commits as the revisions endpoint. Query `service=git-upload-pack`.
+         * @description Read-only git smart HTTP (protocol v0): `git -c http.extraHeader="X-Api-Key: <API_KEY>" clone <host>/v1/deepagents/agents/<agent_id>.git`, so that no key lands in `.git/config`. These endpoints also accept the key as the HTTP Basic password, for credential helpers (any user name); no other endpoint does. One branch, `main`, at the agent’s `revision`; `git log` shows the same commits as the revisions endpoint. Query `service=git-upload-pack`. A viewer key is refused (403, `text/plain`) an agent whose history holds a credential (a tool server URL’s key or token, a tool server’s header value, a string shaped like a bearer token or an API key): a clone cannot be redacted without changing its commit ids; the API’s reads give viewers the redacted form.
          */
         get: operations["gitRefAdvertisement"];
         put?: never;
@@ -2857,7 +2857,7 @@ export interface components {
             tenant_id: string;
             /** Format: date-time */
             updated_at: string;
-            /** @description As registered for callers with invoke permission (roles admin and member); for others, query values (a credential such as `?api_key=`) are shown as `[redacted]`. */
+            /** @description As registered for callers with invoke permission (roles admin and member); for others, its credentials (query values such as `?api_key=`; a harmless setting such as `mode=stream` is kept; see docs/security.md) are shown as `[redacted]`. */
             url: string;
             vendor_id: string | null;
         };
@@ -2948,7 +2948,7 @@ export interface components {
             id: string;
             /** @description Always false: Hangar does not register clients dynamically. */
             is_dynamic_client: boolean;
-            /** @description URL of a tool server registered with this provider, if any; for callers without invoke permission (role viewer) its query values are shown as `[redacted]`. */
+            /** @description URL of a tool server registered with this provider, if any; for callers without invoke permission (role viewer) its credentials (query values such as `?api_key=`; see docs/security.md) are shown as `[redacted]`. */
             mcp_server_url: string | null;
             name: string;
             /**
@@ -3674,7 +3674,7 @@ export interface components {
             display_name?: string;
             /** @description Server display name. */
             mcp_server_name?: string;
-            /** @description Must equal (trailing slashes stripped) the URL of a tool server registered in the workspace. */
+            /** @description Must equal (trailing slashes stripped) the URL of a tool server registered in the workspace. Read back as given by admin and member keys; a viewer key reads its credentials (`?api_key=`) as `[redacted]`, here and in every other field and file of the agent. */
             mcp_server_url: string;
             /** @description Tool name on the tool server. */
             name: string;
@@ -5351,6 +5351,13 @@ export interface operations {
                 };
                 content?: never;
             };
+            /** @description A viewer key, and the agent’s history holds a credential (`text/plain`). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
             /** @description No such agent in the workspace. */
             404: {
                 headers: {
@@ -5380,6 +5387,13 @@ export interface operations {
             };
             /** @description No or unknown key (with `WWW-Authenticate: Basic`). */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description A viewer key, and the agent’s history holds a credential (`text/plain`). */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };

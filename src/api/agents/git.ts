@@ -7,6 +7,9 @@ import type { AppDeps } from '../../http/deps.js';
 import type { AppEnv } from '../../http/env.js';
 import { newRouter } from '../../http/router.js';
 import { GitProtocolError } from '../../repo/pack.js';
+import { viewerScrub } from './viewer.js';
+import type { Caller } from '../../core/caller.js';
+import type { Services } from '../../core/services.js';
 import { advertiseRefs, parseUploadRequest, type UploadRequest, uploadPackResponse } from '../../repo/upload-pack.js';
 
 const REPO = '/v1/deepagents/agents/:repo{[0-9a-fA-F-]{36}\\.git}';
@@ -18,11 +21,15 @@ export function gitRoutes({ services }: AppDeps) {
     if (c.req.query('service') !== 'git-upload-pack') {
       throw new HangarError('route_not_found', 'only smart HTTP is served: ask for info/refs?service=git-upload-pack (the repository is read-only)');
     }
-    const row = await services.agents.findRow(c.get('caller').workspaceId, agentIdOf(c.req.param('repo')));
+    const caller = c.get('caller');
+    const row = await services.agents.findRow(caller.workspaceId, agentIdOf(c.req.param('repo')));
+    if (await holdsCredentialFor(services, caller, row.id)) return c.text(CREDENTIAL_REFUSAL, 403);
     return new Response(advertiseRefs(row.head), { status: 200, headers: gitHeaders('application/x-git-upload-pack-advertisement') });
   });
   router.post(`${REPO}/git-upload-pack`, async (c) => {
-    const row = await services.agents.findRow(c.get('caller').workspaceId, agentIdOf(c.req.param('repo')));
+    const caller = c.get('caller');
+    const row = await services.agents.findRow(caller.workspaceId, agentIdOf(c.req.param('repo')));
+    if (await holdsCredentialFor(services, caller, row.id)) return c.text(CREDENTIAL_REFUSAL, 403);
     let request: UploadRequest;
     try {
       let body = Buffer.from(await c.req.arrayBuffer());
@@ -44,6 +51,26 @@ export function gitRoutes({ services }: AppDeps) {
   return router;
 }
 
+const CREDENTIAL_REFUSAL =
+  'error: this agent\'s history holds a credential (a tool server URL\'s key or token, a tool server\'s header value, or a string shaped like a bearer token or an API key), and a viewer key may not read credentials; ' +
+  'read the agent with GET /v1/deepagents/agents/<agent_id>?include_files=true (credentials redacted), or clone with a member or admin key\n';
+
+/**
+ * Whether the agent's history holds something a viewer may not read (`viewerScrub` would change a
+ * file or a commit message of it). Such a clone is refused to viewers rather than served rewritten:
+ * a rewritten history would have other commit ids than the revisions the API names.
+ */
+async function holdsCredentialFor(services: Services, caller: Caller, agentId: string): Promise<boolean> {
+  const scrub = await viewerScrub(services, caller);
+  if (!scrub) return false;
+  const objects = await services.gitObjects.reachable(await services.agents.revisionCommits(agentId));
+  return objects.some((o) => {
+    if (o.type === 'tree') return false;
+    const text = o.body.toString('utf8');
+    return scrub(text) !== text;
+  });
+}
+
 function agentIdOf(repo: string): string {
   return repo.slice(0, -'.git'.length).toLowerCase();
 }
@@ -61,10 +88,15 @@ function documentGit(router: OpenAPIHono<AppEnv>): void {
     tags: ['Agents'],
     summary: 'Git: ref advertisement',
     description:
-      'Read-only git smart HTTP (protocol v0): `git -c http.extraHeader="X-Api-Key: <API_KEY>" clone <host>/v1/deepagents/agents/<agent_id>.git`, so that no key lands in `.git/config`. These endpoints also accept the key as the HTTP Basic password, for credential helpers (any user name); no other endpoint does. One branch, `main`, at the agent’s `revision`; `git log` shows the same commits as the revisions endpoint. Query `service=git-upload-pack`.',
+      'Read-only git smart HTTP (protocol v0): `git -c http.extraHeader="X-Api-Key: <API_KEY>" clone <host>/v1/deepagents/agents/<agent_id>.git`, so that no key lands in `.git/config`. These endpoints also accept the key as the HTTP Basic password, for credential helpers (any user name); no other endpoint does. One branch, `main`, at the agent’s `revision`; `git log` shows the same commits as the revisions endpoint. Query `service=git-upload-pack`. A viewer key is refused (403, `text/plain`) an agent whose history holds a credential (a tool server URL’s key or token, a tool server’s header value, a string shaped like a bearer token or an API key): a clone cannot be redacted without changing its commit ids; the API’s reads give viewers the redacted form.',
     security: [{ ApiKeyAuth: [] }],
     request,
-    responses: { 200: { description: 'pkt-line ref advertisement (`application/x-git-upload-pack-advertisement`).' }, 401: { description: 'No or unknown key (with `WWW-Authenticate: Basic`).' }, 404: { description: 'No such agent in the workspace.' } },
+    responses: {
+      200: { description: 'pkt-line ref advertisement (`application/x-git-upload-pack-advertisement`).' },
+      401: { description: 'No or unknown key (with `WWW-Authenticate: Basic`).' },
+      403: { description: 'A viewer key, and the agent’s history holds a credential (`text/plain`).' },
+      404: { description: 'No such agent in the workspace.' },
+    },
   });
   router.openAPIRegistry.registerPath({
     method: 'post',
@@ -78,6 +110,7 @@ function documentGit(router: OpenAPIHono<AppEnv>): void {
       200: { description: 'NAK then the pack (`application/x-git-upload-pack-result`).' },
       400: { description: 'The body does not follow the upload-pack grammar.' },
       401: { description: 'No or unknown key (with `WWW-Authenticate: Basic`).' },
+      403: { description: 'A viewer key, and the agent’s history holds a credential (`text/plain`).' },
       404: { description: 'No such agent in the workspace.' },
     },
   });

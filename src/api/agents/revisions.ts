@@ -4,6 +4,7 @@ import type { AppDeps } from '../../http/deps.js';
 import { apiKeySecurity, errorResponses, jsonResponse, uuidParam } from '../../http/openapi.js';
 import { newRouter } from '../../http/router.js';
 import { AgentSchema, presentAgent } from './schemas.js';
+import { shownTo } from './viewer.js';
 
 const BASE = '/v1/deepagents/agents/{agent_id}/revisions';
 const tags = ['Agents'];
@@ -63,9 +64,10 @@ export function revisionRoutes({ services }: AppDeps) {
   return newRouter()
     .openapi(list, async (c) => {
       const q = c.req.valid('query');
-      const page = await services.agents.revisions(c.get('caller'), c.req.valid('param').agent_id, { pageSize: q.page_size, cursor: q.cursor });
+      const caller = c.get('caller');
+      const page = await services.agents.revisions(caller, c.req.valid('param').agent_id, { pageSize: q.page_size, cursor: q.cursor });
       return c.json(
-        {
+        await shownTo(services, caller, {
           items: page.items.map((r) => ({
             id: r.id,
             parent: r.parent,
@@ -75,13 +77,14 @@ export function revisionRoutes({ services }: AppDeps) {
             changed_paths: r.changedPaths,
           })),
           next_cursor: page.nextCursor,
-        },
+        }),
         200,
       );
     })
     .openapi(get, async (c) => {
       const { agent_id, revision } = c.req.valid('param');
-      const agent = await services.agents.atRevision(c.get('caller'), agent_id, revision);
-      return c.json({ ...presentAgent(agent, true), message: agent.message, parent: agent.parent }, 200);
+      const caller = c.get('caller');
+      const agent = await services.agents.atRevision(caller, agent_id, revision);
+      return c.json(await shownTo(services, caller, { ...presentAgent(agent, true), message: agent.message, parent: agent.parent }, [agent.definition]), 200);
     });
 }

@@ -16,6 +16,7 @@ import {
   UpdateAgentRequest,
 } from './schemas.js';
 import { revisionRoutes } from './revisions.js';
+import { shownTo } from './viewer.js';
 
 const BASE = '/v1/deepagents/agents';
 const tags = ['Agents'];
@@ -56,7 +57,7 @@ const get = createRoute({
   path: `${BASE}/{agent_id}`,
   tags,
   summary: 'Get an agent',
-  description: 'The agent at its head revision.',
+  description: 'The agent at its head revision. A viewer key reads every field and file with tool server credentials redacted (`?api_key=[redacted]`), as in all the agent reads.',
   security: apiKeySecurity,
   request: { params, query: IncludeFilesQuery },
   responses: { 200: jsonResponse(AgentSchema, 'The agent.'), ...errorResponses('deepagents', [404, 422]) },
@@ -103,12 +104,14 @@ export function agentRoutes(deps: AppDeps) {
     })
     .openapi(list, async (c) => {
       const q = c.req.valid('query');
-      const page = await services.agents.list(c.get('caller'), { pageSize: q.page_size, cursor: q.cursor, name: q.name, sortBy: q.sort_by, sortOrder: q.sort_order });
-      return c.json({ items: page.items.map(presentSummary), next_cursor: page.nextCursor }, 200);
+      const caller = c.get('caller');
+      const page = await services.agents.list(caller, { pageSize: q.page_size, cursor: q.cursor, name: q.name, sortBy: q.sort_by, sortOrder: q.sort_order });
+      return c.json(await shownTo(services, caller, { items: page.items.map(presentSummary), next_cursor: page.nextCursor }), 200);
     })
     .openapi(get, async (c) => {
-      const agent = await services.agents.get(c.get('caller'), c.req.valid('param').agent_id);
-      return c.json(presentAgent(agent, includesFiles(c.req.valid('query'))), 200);
+      const caller = c.get('caller');
+      const agent = await services.agents.get(caller, c.req.valid('param').agent_id);
+      return c.json(await shownTo(services, caller, presentAgent(agent, includesFiles(c.req.valid('query'))), [agent.definition]), 200);
     })
     .openapi(update, async (c) => {
       const headers = c.req.valid('header');

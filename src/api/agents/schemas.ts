@@ -11,7 +11,7 @@ const MODEL_ID_FORMS = `\`<provider>:<model_id>\` with a provider this server ca
 const ToolSpec = z
   .object({
     name: z.string().min(1).openapi({ description: 'Tool name on the tool server.' }),
-    mcp_server_url: z.string().min(1).openapi({ description: 'Must equal (trailing slashes stripped) the URL of a tool server registered in the workspace.' }),
+    mcp_server_url: z.string().min(1).openapi({ description: 'Must equal (trailing slashes stripped) the URL of a tool server registered in the workspace. Read back as given by admin and member keys; a viewer key reads its credentials (`?api_key=`) as `[redacted]`, here and in every other field and file of the agent.' }),
     mcp_server_name: z.string().optional().openapi({ description: 'Server display name.' }),
     display_name: z.string().optional().openapi({ description: 'Tool display name.' }),
   })

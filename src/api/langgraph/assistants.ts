@@ -8,6 +8,7 @@ import type { Services } from '../../core/services.js';
 import type { AppDeps } from '../../http/deps.js';
 import { apiKeySecurity, errorResponses, jsonBody, jsonResponse } from '../../http/openapi.js';
 import { newRouter } from '../../http/router.js';
+import { shownTo } from '../agents/viewer.js';
 
 const BASE = '/v1/deepagents/assistants';
 const tags = ['Assistants (LangGraph)'];
@@ -195,7 +196,7 @@ export function assistantRoutes({ services }: AppDeps) {
         sortBy: sortColumn(body.sort_by),
         sortOrder: body.sort_order ?? 'desc',
       });
-      return c.json(agents.map(presentAssistant), 200);
+      return c.json(await shownTo(services, caller, agents.map(presentAssistant)), 200);
     })
     .openapi(count, async (c) => {
       const caller = c.get('caller');
@@ -204,14 +205,14 @@ export function assistantRoutes({ services }: AppDeps) {
     .openapi(get, async (c) => {
       const caller = c.get('caller');
       const id = await resolveAssistant(services, caller, c.req.valid('param').assistant_id, ['assistant_id']);
-      return c.json(presentAssistant(await services.agents.get(caller, id)), 200);
+      return c.json(await shownTo(services, caller, presentAssistant(await services.agents.get(caller, id))), 200);
     })
     .openapi(graph, async (c) => {
       const caller = c.get('caller');
       const id = await resolveAssistant(services, caller, c.req.valid('param').assistant_id, ['assistant_id']);
       const agent = await services.agents.findRow(caller.workspaceId, id);
       const xray = c.req.valid('query').xray;
-      return c.json(await services.threads.graphOf(caller, { agentId: agent.id, revision: agent.head }, xray !== undefined && xray !== 'false' && xray !== '0'), 200);
+      return c.json(await shownTo(services, caller, await services.threads.graphOf(caller, { agentId: agent.id, revision: agent.head }, xray !== undefined && xray !== 'false' && xray !== '0')), 200);
     })
     .openapi(schemas, async (c) => {
       const caller = c.get('caller');

@@ -51,7 +51,7 @@ export const McpServerSchema = z
     tenant_id: z.uuid().openapi({ description: 'The workspace that owns the server.' }),
     name: z.string(),
     url: z.string().openapi({
-      description: 'As registered for callers with invoke permission (roles admin and member); for others, query values (a credential such as `?api_key=`) are shown as `[redacted]`.',
+      description: 'As registered for callers with invoke permission (roles admin and member); for others, its credentials (query values such as `?api_key=`; a harmless setting such as `mode=stream` is kept; see docs/security.md) are shown as `[redacted]`.',
     }),
     headers: z.array(McpHeaderSchema).optional().openapi({ description: 'Present only for callers with invoke permission (roles admin and member).' }),
     auth_type: AuthType,

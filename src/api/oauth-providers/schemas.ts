@@ -86,7 +86,7 @@ export const OAuthProviderSchema = z
     created_at: z.iso.datetime(),
     updated_at: z.iso.datetime(),
     provider_type: z.string().nullable(),
-    mcp_server_url: z.string().nullable().openapi({ description: 'URL of a tool server registered with this provider, if any; for callers without invoke permission (role viewer) its query values are shown as `[redacted]`.' }),
+    mcp_server_url: z.string().nullable().openapi({ description: 'URL of a tool server registered with this provider, if any; for callers without invoke permission (role viewer) its credentials (query values such as `?api_key=`; see docs/security.md) are shown as `[redacted]`.' }),
     token_endpoint_auth_method: z.string(),
     is_dynamic_client: z.boolean().openapi({ description: 'Always false: Hangar does not register clients dynamically.' }),
     scopes: z.array(z.string()).openapi({ description: 'Hangar extension: default scopes of an authorization.' }),

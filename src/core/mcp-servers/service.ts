@@ -15,7 +15,8 @@ export interface OAuthProviderLookup {
 }
 import { probeServer, type ProbeResult } from './health.js';
 import { listServerTools, type ListedTool } from './tools.js';
-import { isHttpUrl, normalizeServerUrl, redactServerUrl, urlSecrets } from './url.js';
+import { Redactor } from '../../tracing/redact.js';
+import { isHttpUrl, normalizeServerUrl, redactServerUrl, urlScrubber, urlSecrets, viewerText } from './url.js';
 
 /** A credential header sent to the tool server on every call. */
 export interface McpHeader {
@@ -188,7 +189,7 @@ export class McpServerService {
   /** An `oauth_provider_id` must name a provider (its `id`) of the same workspace. */
   /**
    * Every credential header value of the workspace's tool servers, and the credentials their URLs
-   * carry (query values), for redaction. Fails small: a record that cannot be decrypted (a rotated
+   * carry (`urlSecrets`), for redaction. Fails small: a record that cannot be decrypted (a rotated
    * key, a damaged row) is skipped and reported through `onSkipped`, so one bad record never takes
    * the others down with it.
    */
@@ -204,6 +205,28 @@ export class McpServerService {
       }
     }
     return values;
+  }
+
+  /**
+   * What a key that may not invoke tool servers (a viewer) may read of text stored as given (an
+   * agent's files and definition): the workspace's tool server URLs and `extraUrls` (those an agent
+   * names, registered or not) in their display form, their credentials and the servers' header
+   * values redacted wherever they appear, and any other URL carrying a credential in its display form.
+   * A record whose headers cannot be decrypted still has its URL redacted.
+   */
+  async viewerScrubber(workspaceId: string, extraUrls: Iterable<string>): Promise<(text: string) => string> {
+    const rows = await this.db.selectFrom('mcp_servers').select(['url', 'headers_encrypted']).where('workspace_id', '=', workspaceId).execute();
+    const headerValues: string[] = [];
+    for (const row of rows) {
+      try {
+        headerValues.push(...this.cipher.decryptJson<McpHeader[]>(row.headers_encrypted).map((h) => h.value));
+      } catch {
+        // Tracing logs and counts such a record; here its URL is redacted all the same.
+      }
+    }
+    const urls = urlScrubber([...rows.map((r) => r.url), ...extraUrls]);
+    const headers = new Redactor(headerValues);
+    return viewerText((text) => headers.string(urls(text)));
   }
 
   private async checkProvider(workspaceId: string, id: string | null | undefined): Promise<void> {
