@@ -91,9 +91,9 @@ describe('tool server secrets in traces, across replicas', () => {
     expect(await traceOfRunSaying(agentId, 'cached-before-drop-55e0a1')).not.toContain('cached-before-drop-55e0a1');
 
     // Cut every bus connection, then change the header at once: its notification may be lost to A.
-    const buses = await db.query<{ pid: number }>('SELECT pid FROM pg_stat_activity WHERE application_name = $1', [BUS_APPLICATION_NAME]);
+    const buses = await db.query<{ pid: number }>('SELECT pid FROM pg_stat_activity WHERE application_name = $1 AND datname = current_database()', [BUS_APPLICATION_NAME]);
     expect(buses.rows.length).toBe(2);
-    await db.query('SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = $1', [BUS_APPLICATION_NAME]);
+    await db.query('SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = $1 AND datname = current_database()', [BUS_APPLICATION_NAME]);
     const changed = 'changed-during-drop-93f2c4';
     const patched = await b.client.PATCH('/v1/deepagents/mcp-servers/{mcp_server_id}', { params: { path: { mcp_server_id: created.data!.id } }, body: { headers: [{ key: 'Authorization', value: changed }] } });
     expect(patched.response.status).toBe(200);
@@ -107,7 +107,7 @@ describe('tool server secrets in traces, across replicas', () => {
 /** Wait until both replicas' buses are connected again, on backends other than `old`. */
 async function waitForBuses(old: number[]): Promise<void> {
   for (let i = 0; i < 200; i++) {
-    const { rows } = await db.query<{ pid: number }>('SELECT pid FROM pg_stat_activity WHERE application_name = $1', [BUS_APPLICATION_NAME]);
+    const { rows } = await db.query<{ pid: number }>('SELECT pid FROM pg_stat_activity WHERE application_name = $1 AND datname = current_database()', [BUS_APPLICATION_NAME]);
     if (rows.length === 2 && rows.every((r) => !old.includes(r.pid))) return;
     await new Promise((r) => setTimeout(r, 50));
   }
