@@ -523,12 +523,24 @@ export function loadConfig(input: {
   return Object.freeze(out) as Config;
 }
 
+/** The default of a setting whose default is one value, as written in the environment (the README's settings table shows the same). */
+export function settingDefault(s: { schema: z.ZodType }): string | undefined {
+  const parsed = s.schema.safeParse(undefined);
+  const value: unknown = parsed.success ? parsed.data : undefined;
+  return typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean' ? String(value) : undefined;
+}
+
+function describeDefault(s: Setting<z.ZodType>): string {
+  const value = settingDefault(s);
+  return value === undefined ? '' : ` Default: ${value}.`;
+}
+
 /** Lines describing every setting, for `--help` output. */
 export function describeSettings(): string {
   return Object.values(settings)
     .map((s: Setting<z.ZodType>) => {
       const flag = s.flag ? `--${s.flag}, ` : '';
-      return `  ${flag}${s.env}\n      ${s.description}`;
+      return `  ${flag}${s.env}\n      ${s.description}${describeDefault(s)}`;
     })
     .join('\n');
 }

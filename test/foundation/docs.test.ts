@@ -1,7 +1,7 @@
 // README.md must stay true: every setting is documented there, and its quick start is two commands.
 import { readFile } from 'node:fs/promises';
 import { describe, expect, it } from 'vitest';
-import { settings } from '../../src/config/index.js';
+import { settingDefault, settings } from '../../src/config/index.js';
 import { runErrorCatalogue } from '../../src/core/errors.js';
 import { createMetrics } from '../../src/metrics.js';
 
@@ -12,6 +12,25 @@ describe('README', () => {
     for (const setting of Object.values(settings) as { env: string; flag?: string }[]) {
       expect(readme).toContain(`\`${setting.env}\``);
       if (setting.flag) expect(readme).toContain(`\`--${setting.flag}\``);
+    }
+  });
+
+  it('gives every setting once, with the default the code has', () => {
+    const rows = new Map<string, string[]>();
+    for (const line of readme.split('\n')) {
+      const env = /^\| `([A-Z0-9_]+)` \|/.exec(line)?.[1];
+      if (env === undefined) continue;
+      expect(rows.has(env), `${env} is listed twice`).toBe(false);
+      rows.set(env, line.split(' | ').map((cell) => cell.trim()));
+    }
+    const envs = Object.values(settings).map((s) => s.env);
+    expect([...rows.keys()].filter((env) => !envs.includes(env))).toEqual([]);
+    for (const setting of Object.values(settings) as { env: string; schema: never }[]) {
+      const documented = rows.get(setting.env)![2]!;
+      const value = settingDefault(setting);
+      // No single default (unset, or derived from another setting): an empty cell or a `<placeholder>`.
+      if (value === undefined) expect(documented, setting.env).toMatch(/^(|`<[^>]+>[^`]*`)$/);
+      else expect(documented, setting.env).toBe(`\`${value}\``);
     }
   });
 
