@@ -129,4 +129,13 @@ describe('hangar CLI', () => {
     expect(entry('HANGAR_TRACING')).toContain('Default: true.');
     expect(entry('DATABASE_URL')).not.toContain('Default:');
   });
+
+  it('refuses a bad --role as every other bad setting: exit 2, naming it and what it accepts', async () => {
+    const bad = await runHangar(['serve', '--role', 'nope']);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toMatch(/--role: .*"all"\|"api"\|"worker"/);
+    const env = await runHangar(['serve'], { HANGAR_ROLE: 'nope' });
+    expect(env.code).toBe(2);
+    expect(env.stderr).toMatch(/HANGAR_ROLE: .*"all"\|"api"\|"worker"/);
+  });
 });
