@@ -25,7 +25,7 @@ describe('README', () => {
     }
     const envs = Object.values(settings).map((s) => s.env);
     expect([...rows.keys()].filter((env) => !envs.includes(env))).toEqual([]);
-    for (const setting of Object.values(settings) as { env: string; schema: never }[]) {
+    for (const setting of Object.values(settings)) {
       const documented = rows.get(setting.env)![2]!;
       const value = settingDefault(setting);
       // No single default (unset, or derived from another setting): an empty cell or a `<placeholder>`.
