@@ -1,9 +1,10 @@
 // The commands the docs show must be the CLI's: every verb and flag of `hangar --help` (and of each
 // command's own `--help`) is in the README's CLI table, every command the README or docs/ write exists
 // with the flags they give it, every shell block parses, and every `npm run` script they name exists.
-// Offline and quick: it reads the built CLI's help, and runs nothing against a server.
+// Offline and quick: it reads the built CLI's command tree, and runs nothing against a server.
 import { execFile } from 'node:child_process';
 import { readdir, readFile } from 'node:fs/promises';
+import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { runHangar } from '../support/cli.js';
@@ -16,19 +17,29 @@ const docs = new Map(await Promise.all(docNames.map(async (name) => [name, await
 /** Flags every client or operator command takes, documented once beside the table rather than on each row. */
 const SHARED = new Set(['--help', '--url', '--api-key', '--hangar-url', '--data-dir', '--database-url']);
 
-/** Each command of the CLI (path of words) with its long flags, read from the built CLI's help. */
+/**
+ * Each command of the CLI (path of words) with its long flags: the built CLI's own command tree
+ * (what `--help` prints), read in one process by having its parse print the tree instead of running.
+ */
 async function commandTree(): Promise<Map<string, Set<string>>> {
-  const tree = new Map<string, Set<string>>();
-  async function visit(path: string[]): Promise<void> {
-    const { code, stdout } = await runHangar([...path, '--help']);
-    expect(code, `hangar ${path.join(' ')} --help`).toBe(0);
-    const section = (title: string) => (stdout.split(`\n${title}:\n`)[1] ?? '').split('\n\n')[0]!;
-    const flags = new Set([...section('Options').matchAll(/^ {2}(?:-\w, )?(--[a-z-]+)/gm)].map((m) => m[1]!));
-    const subcommands = [...section('Commands').matchAll(/^ {2}([a-z-]+)/gm)].map((m) => m[1]!).filter((c) => c !== 'help');
-    if (path.length > 0) tree.set(path.join(' '), flags);
-    await Promise.all(subcommands.map((c) => visit([...path, c])));
-  }
-  await visit([]);
+  const script = `
+    import { Command } from 'commander';
+    Command.prototype.parseAsync = async function () {
+      const tree = {};
+      const walk = (command, path) => {
+        if (path.length > 0) tree[path.join(' ')] = command.options.map((o) => o.long).filter(Boolean).concat('--help');
+        for (const sub of command.commands) walk(sub, [...path, sub.name()]);
+      };
+      walk(this, []);
+      process.stdout.write(JSON.stringify(tree));
+    };
+    await import('./dist/cli/main.js');
+  `;
+  const { stdout } = await exec(process.execPath, ['--input-type=module', '-e', script], { cwd: fileURLToPath(root) });
+  const tree = new Map(Object.entries(JSON.parse(stdout) as Record<string, string[]>).map(([command, flags]) => [command, new Set(flags)]));
+  // The tree is the one `--help` shows.
+  const { stdout: help } = await runHangar(['schedules', 'update', '--help']);
+  for (const flag of tree.get('schedules update')!) expect(help).toContain(flag);
   return tree;
 }
 
