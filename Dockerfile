@@ -3,14 +3,17 @@
 #   docker build -t hangar .
 #   docker run -p 8124:8124 -e DATABASE_URL=postgres://… -e HANGAR_SECRET_KEY=… hangar
 
-# 1. Build: every dependency (TypeScript among them), compile src/ into dist/.
+# 1. Build: every dependency (TypeScript and Vite among them), compile src/ into dist/ and the Console into dist/console/.
 FROM node:20-bookworm-slim AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
 RUN npm ci --ignore-scripts --no-audit --no-fund
 COPY tsconfig.json tsconfig.build.json ./
 COPY src ./src
+COPY ui ./ui
 RUN npx tsc -p tsconfig.build.json
+# The Console (`/`): ui/ built into dist/console/, as `npm run build:console` does.
+RUN npx vite build --config ui/vite.config.ts
 
 # 2. Production dependencies only (install scripts off: the embedded PostgreSQL binaries are not used).
 FROM node:20-bookworm-slim AS deps

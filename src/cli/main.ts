@@ -41,7 +41,7 @@ function storageConfig(flags: Record<string, unknown>): Config {
 
 /** `--flag <value>` for every setting that has a flag and is not declared by hand above. */
 function serveFlags(): Option[] {
-  const declared = new Set(['data-dir', 'database-url', 'role']);
+  const declared = new Set(['data-dir', 'database-url']);
   return (Object.values(settings) as { env: string; flag?: string; description: string }[])
     .filter((s) => s.flag !== undefined && !declared.has(s.flag))
     .map((s) => new Option(`--${s.flag} <value>`, `${s.description} (${s.env})`));
@@ -52,7 +52,6 @@ const serve = withStorageFlags(program.command('serve'));
 for (const option of serveFlags()) serve.addOption(option);
 serve
   .description('Start the server (embedded PostgreSQL unless DATABASE_URL is set).')
-  .addOption(new Option('--role <role>', 'what this process runs (HANGAR_ROLE)').choices(['all', 'api', 'worker']))
   .addHelpText('after', `\nSettings (flags win over environment variables; a setting in milliseconds, *_MS, may be at most ${MAX_TIMER_MS}, one in seconds, *_SECONDS, at most ${Math.floor(MAX_TIMER_MS / 1000)}: about 24 days, the longest a timer can wait; a retention, *_RETENTION_DAYS or *_RETENTION_HOURS, at most ${MAX_RETENTION_DAYS} days):\n${describeSettings()}\n`)
   .action(async (flags: Record<string, unknown>) => {
     // Loaded on demand: the server pulls in every service, which `--help` and the client commands never need.

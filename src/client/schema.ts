@@ -1666,7 +1666,7 @@ export interface paths {
         post?: never;
         /**
          * Delete an OAuth provider
-         * @description Also deletes every principal’s tokens and pending authorizations for it. A 409 (`oauth_provider_in_use`) while an OAuth-backed tool server uses it; tool servers that send stored headers only lose their link to it.
+         * @description Also deletes every principal’s tokens and pending authorizations for it. A 409 while an OAuth-backed tool server uses it (its `detail` names that server); tool servers that send stored headers only lose their link to it.
          */
         delete: operations["deleteOAuthProvider"];
         options?: never;

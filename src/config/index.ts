@@ -128,7 +128,7 @@ export const settings = withLimits({
   runEventRetentionDays: {
     env: 'HANGAR_RUN_EVENT_RETENTION_DAYS',
     schema: positiveInt.default(30),
-    description: 'Events of ended runs older than this many days are deleted by a sweeper (hourly); the runs themselves stay.',
+    description: 'Events of ended runs older than this many days are deleted by a sweeper (at start and hourly); the runs themselves stay.',
   },
   runLeaseMs: {
     env: 'HANGAR_RUN_LEASE_MS',
@@ -292,7 +292,7 @@ export const settings = withLimits({
     env: 'HANGAR_TRACE_RETENTION_DAYS',
     flag: 'trace-retention-days',
     schema: positiveInt.default(30),
-    description: 'Traced runs older than this many days are deleted by a sweeper (hourly).',
+    description: 'Traced runs older than this many days are deleted by a sweeper (at start and hourly).',
   },
   otlpTracesEndpoint: {
     env: 'HANGAR_OTLP_TRACES_ENDPOINT',
@@ -437,7 +437,7 @@ export const settings = withLimits({
   scheduleTickRetentionDays: {
     env: 'HANGAR_SCHEDULE_TICK_RETENTION_DAYS',
     schema: positiveInt.default(90),
-    description: 'Ticks of schedules older than this many days are deleted by a sweeper (hourly), except the newest of each schedule; their runs stay.',
+    description: 'Ticks of schedules older than this many days are deleted by a sweeper (at start and hourly), except the newest of each schedule; their runs stay.',
   },
   scheduleMissedAfterMs: {
     env: 'HANGAR_SCHEDULE_MISSED_AFTER_MS',
@@ -523,12 +523,24 @@ export function loadConfig(input: {
   return Object.freeze(out) as Config;
 }
 
+/** The default of a setting whose default is one value, as written in the environment (the README's settings table shows the same). */
+export function settingDefault(s: { schema: z.ZodType }): string | undefined {
+  const parsed = s.schema.safeParse(undefined);
+  const value: unknown = parsed.success ? parsed.data : undefined;
+  return typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean' ? String(value) : undefined;
+}
+
+function describeDefault(s: Setting<z.ZodType>): string {
+  const value = settingDefault(s);
+  return value === undefined ? '' : ` Default: ${value}.`;
+}
+
 /** Lines describing every setting, for `--help` output. */
 export function describeSettings(): string {
   return Object.values(settings)
     .map((s: Setting<z.ZodType>) => {
       const flag = s.flag ? `--${s.flag}, ` : '';
-      return `  ${flag}${s.env}\n      ${s.description}`;
+      return `  ${flag}${s.env}\n      ${s.description}${describeDefault(s)}`;
     })
     .join('\n');
 }

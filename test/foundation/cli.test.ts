@@ -120,5 +120,22 @@ describe('hangar CLI', () => {
     for (const name of ['PORT', 'HANGAR_DATA_DIR', 'DATABASE_URL', 'HANGAR_SECRET_KEY', 'HANGAR_BOOTSTRAP_API_KEY']) {
       expect(help.stdout).toContain(name);
     }
+    // Each setting's default, as the README's settings table gives it (a user without the README
+    // should not have to guess what an unset setting means).
+    const entry = (env: string) => help.stdout.split(new RegExp(`\\n  (?:--[a-z-]+, )?${env}\\n`))[1]!.split(/\n {2}(?=\S)/)[0]!;
+    expect(entry('PORT')).toContain('Default: 8124.');
+    expect(entry('HANGAR_RUN_LEASE_MS')).toContain('Default: 30000.');
+    expect(entry('HANGAR_DEPLOY_DRIVERS')).toContain('Default: vcshost=local,internal_source=local,internal_template=local.');
+    expect(entry('HANGAR_TRACING')).toContain('Default: true.');
+    expect(entry('DATABASE_URL')).not.toContain('Default:');
+  });
+
+  it('refuses a bad --role as every other bad setting: exit 2, naming it and what it accepts', async () => {
+    const bad = await runHangar(['serve', '--role', 'nope']);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toMatch(/--role: .*"all"\|"api"\|"worker"/);
+    const env = await runHangar(['serve'], { HANGAR_ROLE: 'nope' });
+    expect(env.code).toBe(2);
+    expect(env.stderr).toMatch(/HANGAR_ROLE: .*"all"\|"api"\|"worker"/);
   });
 });

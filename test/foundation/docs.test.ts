@@ -1,7 +1,7 @@
 // README.md must stay true: every setting is documented there, and its quick start is two commands.
-import { readFile } from 'node:fs/promises';
+import { readdir, readFile } from 'node:fs/promises';
 import { describe, expect, it } from 'vitest';
-import { settings } from '../../src/config/index.js';
+import { settingDefault, settings } from '../../src/config/index.js';
 import { runErrorCatalogue } from '../../src/core/errors.js';
 import { createMetrics } from '../../src/metrics.js';
 
@@ -12,6 +12,25 @@ describe('README', () => {
     for (const setting of Object.values(settings) as { env: string; flag?: string }[]) {
       expect(readme).toContain(`\`${setting.env}\``);
       if (setting.flag) expect(readme).toContain(`\`--${setting.flag}\``);
+    }
+  });
+
+  it('gives every setting once, with the default the code has', () => {
+    const rows = new Map<string, string[]>();
+    for (const line of readme.split('\n')) {
+      const env = /^\| `([A-Z0-9_]+)` \|/.exec(line)?.[1];
+      if (env === undefined) continue;
+      expect(rows.has(env), `${env} is listed twice`).toBe(false);
+      rows.set(env, line.split(' | ').map((cell) => cell.trim()));
+    }
+    const envs = Object.values(settings).map((s) => s.env);
+    expect([...rows.keys()].filter((env) => !envs.includes(env))).toEqual([]);
+    for (const setting of Object.values(settings)) {
+      const documented = rows.get(setting.env)![2]!;
+      const value = settingDefault(setting);
+      // No single default (unset, or derived from another setting): an empty cell or a `<placeholder>`.
+      if (value === undefined) expect(documented, setting.env).toMatch(/^(|`<[^>]+>[^`]*`)$/);
+      else expect(documented, setting.env).toBe(`\`${value}\``);
     }
   });
 
@@ -32,6 +51,25 @@ describe('README', () => {
     const pkg = JSON.parse(await readFile(new URL('../../package.json', import.meta.url), 'utf8')) as { scripts: Record<string, string> };
     expect(pkg.scripts.start).toBeDefined();
     expect(pkg.scripts.test).toBeDefined();
+  });
+});
+
+describe('docs/', () => {
+  it('give a setting the default the code has wherever they state it', async () => {
+    const dir = new URL('../../docs/', import.meta.url);
+    const byEnv = new Map(Object.values(settings).map((s) => [s.env, s] as const));
+    const stated: string[] = [];
+    for (const name of (await readdir(dir)).filter((f) => f.endsWith('.md'))) {
+      const text = await readFile(new URL(name, dir), 'utf8');
+      // "`HANGAR_X` (default 24, …" and the sandbox limits table's "`HANGAR_X` [120]".
+      for (const m of text.matchAll(/`(HANGAR_[A-Z0-9_]+)` (?:\(default |\[)(?:`([^`]+)`|([^`),\]\s;]+))/g)) {
+        const setting = byEnv.get(m[1]!);
+        expect(setting, `${name}: ${m[1]} is not a setting`).toBeDefined();
+        expect(`${name}: ${m[1]} = ${m[2] ?? m[3]}`).toBe(`${name}: ${m[1]} = ${settingDefault(setting!)}`);
+        stated.push(m[1]!);
+      }
+    }
+    expect(stated.length).toBeGreaterThan(10);
   });
 });
 

@@ -2,10 +2,14 @@
 // Docker engine and no kustomize binary here. The kustomize base uses only `resources` and `labels`,
 // which the test applies itself (what `kubectl kustomize kubernetes/` does for such a base), then
 // validates every object against the Kubernetes schemas (kubernetes-models) and checks what
-// operators rely on. The Dockerfile is parsed and checked for its properties.
+// operators rely on. The Dockerfile is parsed and checked for its properties, and its build stage is
+// replayed in a folder (its COPYs and RUNs, this checkout's node_modules for its `npm ci`).
+import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { readFile } from 'node:fs/promises';
+import { cp, mkdtemp, readFile, rm, symlink } from 'node:fs/promises';
+import os from 'node:os';
 import path from 'node:path';
+import { promisify } from 'node:util';
 import { fileURLToPath } from 'node:url';
 import { Deployment } from 'kubernetes-models/apps/v1';
 import { PodDisruptionBudget } from 'kubernetes-models/policy/v1';
@@ -89,16 +93,52 @@ describe('kubernetes/ (kustomize base)', () => {
   });
 });
 
+/** The Dockerfile: its text, its instructions (continuation lines joined, comments dropped), and those by stage. */
+async function dockerfile(): Promise<{ text: string; lines: string[]; stages: string[][] }> {
+  const text = await readFile(path.join(ROOT, 'Dockerfile'), 'utf8');
+  const lines = text.replace(/\\\n/g, ' ').split('\n').map((l) => l.trim()).filter((l) => l !== '' && !l.startsWith('#'));
+  const stages: string[][] = [];
+  for (const l of lines) {
+    if (/^FROM /i.test(l)) stages.push([]);
+    stages.at(-1)!.push(l);
+  }
+  return { text, lines, stages };
+}
+
 describe('Dockerfile', () => {
-  it('is multi-stage, installs production dependencies only, runs as a non-root user, and copies what exists', async () => {
-    const text = await readFile(path.join(ROOT, 'Dockerfile'), 'utf8');
-    // Instructions, with continuation lines joined and comments dropped.
-    const lines = text.replace(/\\\n/g, ' ').split('\n').map((l) => l.trim()).filter((l) => l !== '' && !l.startsWith('#'));
-    const stages: string[][] = [];
-    for (const l of lines) {
-      if (/^FROM /i.test(l)) stages.push([]);
-      stages.at(-1)!.push(l);
+  it('builds the Console into the image: its build stage, replayed outside Docker, makes the dist/ the final image copies', { timeout: 600_000 }, async () => {
+    const { stages } = await dockerfile();
+    const final = stages.at(-1)!;
+    const distCopy = final.find((l) => /^COPY --from=\S+ (--\S+ )*\/app\/dist /.test(l))!;
+    expect(distCopy).toBeDefined();
+    const from = distCopy.match(/--from=(\S+)/)![1]!;
+    const build = stages.find((s) => new RegExp(`^FROM \\S+ AS ${from}$`, 'i').test(s[0]!))!;
+    expect(build.find((l) => /^WORKDIR /.test(l))).toBe('WORKDIR /app');
+    // No Docker engine here: the stage's COPYs and RUNs are replayed in a folder standing for /app,
+    // with this checkout's node_modules standing for its `npm ci`.
+    const app = await mkdtemp(path.join(os.tmpdir(), 'hangar-image-'));
+    try {
+      await symlink(path.join(ROOT, 'node_modules'), path.join(app, 'node_modules'));
+      for (const l of build.slice(1)) {
+        if (/^COPY /.test(l)) {
+          const parts = l.split(/\s+/).slice(1).filter((p) => !p.startsWith('--'));
+          const dest = path.join(app, parts.at(-1)!);
+          const intoFolder = parts.length > 2 || parts.at(-1)!.endsWith('/');
+          for (const src of parts.slice(0, -1)) await cp(path.join(ROOT, src), intoFolder ? path.join(dest, path.basename(src)) : dest, { recursive: true });
+        } else if (/^RUN /.test(l) && !/^RUN npm ci\b/.test(l)) {
+          await promisify(execFile)('sh', ['-c', l.slice(4)], { cwd: app, maxBuffer: 64 * 1024 * 1024 });
+        }
+      }
+      expect(existsSync(path.join(app, 'dist/cli/main.js')), 'dist/cli/main.js').toBe(true);
+      // `hangar serve` answers `/` with the Console from dist/console/ (else a 503 "not built").
+      expect(existsSync(path.join(app, 'dist/console/index.html')), 'dist/console/index.html').toBe(true);
+    } finally {
+      await rm(app, { recursive: true, force: true });
     }
+  });
+
+  it('is multi-stage, installs production dependencies only, runs as a non-root user, and copies what exists', async () => {
+    const { text, lines, stages } = await dockerfile();
     expect(stages.length).toBeGreaterThanOrEqual(2);
     const final = stages.at(-1)!;
     const user = final.filter((l) => /^USER /.test(l)).at(-1);

@@ -63,7 +63,7 @@ const remove = createRoute({
   tags,
   summary: 'Delete an OAuth provider',
   description:
-    'Also deletes every principal’s tokens and pending authorizations for it. A 409 (`oauth_provider_in_use`) while an OAuth-backed tool server uses it; tool servers that send stored headers only lose their link to it.',
+    'Also deletes every principal’s tokens and pending authorizations for it. A 409 while an OAuth-backed tool server uses it (its `detail` names that server); tool servers that send stored headers only lose their link to it.',
   security: apiKeySecurity,
   request: { params },
   responses: { 204: { description: 'Deleted.' }, ...errorResponses('controlplane', [404, 409]) },
