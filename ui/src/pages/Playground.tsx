@@ -215,6 +215,10 @@ function Chat({ agentId, threadId, onThread }: { agentId: string; threadId: stri
     else decide(Object.fromEntries(pending.map(({ id, request }) => [id, { decisions: listOf(id, request) }])));
   };
   const unanswer = (key: string) => setAnswers({ pending: pendingKey, decisions: Object.fromEntries(Object.entries(answers.decisions).filter(([k]) => k !== key)) });
+  // The thread in view is named by its first message as soon as it is sent: the threads list reads
+  // names from each thread's saved state, which a thread's first run saves only once it ends.
+  const liveTitle = threadTitle({ messages: stream.messages });
+  const titleOf = (t: { id: string; values: Record<string, unknown> }) => threadTitle(t.values) ?? (t.id === threadId ? liveTitle : null);
   const todos = stream.values?.todos ?? [];
   const files = Object.entries(stream.values?.files ?? {});
   const latestRun = runs.data?.[0];
@@ -252,8 +256,8 @@ function Chat({ agentId, threadId, onThread }: { agentId: string; threadId: stri
                 to={`/threads/${t.id}`}
                 active={t.id === threadId}
                 label={
-                  <Text size="sm" lineClamp={2} className="wrap-anywhere" c={threadTitle(t.values) ? undefined : 'dimmed'}>
-                    {threadTitle(t.values) ?? 'No message yet'}
+                  <Text size="sm" lineClamp={2} className="wrap-anywhere" c={titleOf(t) ? undefined : 'dimmed'}>
+                    {titleOf(t) ?? 'No message yet'}
                   </Text>
                 }
                 description={`${new Date(t.created_at).toLocaleString()} · ${t.id.slice(0, 8)}`}
