@@ -513,7 +513,7 @@ function MessageView({ message: m, stream, durations }: { message: Message; stre
                 </Code>
               </>
             )}
-            {sub && (
+            {sub && (sub.messages.length > 0 || sub.toolCalls.length > 0) ? (
               <Paper withBorder p="xs" mt={4} aria-label={`Subagent ${String(sub.toolCall.args.subagent_type ?? '')}`}>
                 <Text size="xs" fw={600}>
                   Subagent {String(sub.toolCall.args.subagent_type ?? '')} · {sub.status}
@@ -535,11 +535,52 @@ function MessageView({ message: m, stream, durations }: { message: Message; stre
                   </Text>
                 )}
               </Paper>
+            ) : (
+              c.call.name === 'task' && <SubagentSummary args={c.call.args} status={sub?.status ?? c.state} answer={c.result ? text(c.result.content) : (sub?.result ?? null)} />
             )}
           </Card>
         );
       })}
     </div>
+  );
+}
+
+/**
+ * A subagent whose own messages are not at hand: after a reload, Hangar keeps no step of a run but
+ * its last (one checkpoint per run), so useStream cannot rebuild a subagent's conversation. What it
+ * was asked (its `task` call's description) and what it answered (the call's result) are in the
+ * parent's messages; its own steps are in the run's trace.
+ */
+function SubagentSummary({ args, status, answer }: { args: Record<string, unknown>; status: string; answer: string | null }) {
+  const type = String(args.subagent_type ?? '');
+  const asked = typeof args.description === 'string' ? args.description : JSON.stringify(args);
+  return (
+    <Paper withBorder p="xs" mt={4} aria-label={`Subagent ${type}`}>
+      <Text size="xs" fw={600}>
+        Subagent {type} · {status}
+      </Text>
+      <div aria-label="Asked">
+        <Text size="xs" c="dimmed">
+          Asked
+        </Text>
+        <Text size="sm" className="wrap-anywhere" style={{ whiteSpace: 'pre-wrap' }}>
+          {asked}
+        </Text>
+      </div>
+      {answer !== null && (
+        <div aria-label="Answered">
+          <Text size="xs" c="dimmed">
+            Answered
+          </Text>
+          <Text size="sm" className="wrap-anywhere" style={{ whiteSpace: 'pre-wrap' }}>
+            {answer}
+          </Text>
+        </div>
+      )}
+      <Text size="xs" c="dimmed" mt={4}>
+        Shown from the main agent's call: its own steps are in the run's trace.
+      </Text>
+    </Paper>
   );
 }
 
