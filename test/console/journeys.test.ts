@@ -278,6 +278,10 @@ describe('going back to a revision', { timeout: 180_000 }, () => {
     expect(agent.skills.map((s) => [s.name, s.description, s.instructions])).toEqual([['summarize', 'Summarizes', 'Be short.']]);
     const revisions = (await server.client.GET('/v1/deepagents/agents/{agent_id}/revisions', { params: { path: { agent_id: agentId } } })).data!.items;
     expect(revisions.map((r) => r.number)).toEqual([3, 2, 1]);
+    // The new revision is titled as what it is, in the list too.
+    const restoredTitle = `Restore revision #1 (${revisions[2]!.id.slice(0, 7)})`;
+    expect(revisions[0]!.message).toBe(restoredTitle);
+    await page.getByLabel('Revision list').getByText(restoredTitle, { exact: false }).waitFor();
     // The page shows the restored agent.
     await page.getByRole('tab', { name: 'AGENTS.md' }).click();
     expect(await page.getByRole('textbox', { name: 'Instructions (AGENTS.md)' }).inputValue()).toBe('Version one.');
