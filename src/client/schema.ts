@@ -3809,6 +3809,8 @@ export interface components {
             files?: components["schemas"]["FileMap"] & unknown;
             /** @description The agent’s instructions; `AGENTS.md`. */
             instructions?: string;
+            /** @description The new revision’s message (one line, at most 200 characters), e.g. `Restore revision #3`. Default: `Update` and the fields that changed. */
+            message?: string;
             name?: string;
             permissions?: components["schemas"]["AgentPermissions"];
             runtime?: components["schemas"]["AgentRuntime"];

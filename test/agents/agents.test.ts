@@ -154,6 +154,25 @@ describe('agents', () => {
     expect(history.data!.items.map((r) => r.message)).toEqual(['Update (no changes)', 'Update description', 'Update instructions', 'Create agent "saved-whole"']);
   });
 
+  it('an update may name its revision (as the Console does for a restore); a blank, multi-line or long message is a 422 and nothing is written', async () => {
+    const created = await server.client.POST('/v1/deepagents/agents', { body: { name: 'titled', runtime: { model: { model_id: 'scripted:demo' } }, instructions: 'One.' } });
+    const a = created.data!;
+    const patch = (body: Record<string, unknown>) => server.client.PATCH('/v1/deepagents/agents/{agent_id}', { params: { path: { agent_id: a.id } }, body: body as never });
+    for (const message of ['  ', 'two\nlines', 'x'.repeat(201)]) {
+      const refused = await patch({ instructions: 'Two.', message });
+      expect(refused.response.status).toBe(422);
+      expect(JSON.stringify(refused.error)).toContain('message');
+    }
+    expect((await server.client.GET('/v1/deepagents/agents/{agent_id}', { params: { path: { agent_id: a.id } } })).data!.revision).toBe(a.revision);
+    const named = await patch({ instructions: 'One again.', message: ' Restore revision #1 (abc1234) ' });
+    expect(named.response.status).toBe(200);
+    expect(named.data!.instructions).toBe('One again.');
+    const history = await server.client.GET('/v1/deepagents/agents/{agent_id}/revisions', { params: { path: { agent_id: a.id } } });
+    expect(history.data!.items.map((r) => r.message)).toEqual(['Restore revision #1 (abc1234)', 'Create agent "titled"']);
+    // The message names the revision; it is not a field of the agent.
+    expect(JSON.stringify(named.data)).not.toContain('Restore revision');
+  });
+
   it('git clone without a key is refused', async () => {
     const created = await server.client.POST('/v1/deepagents/agents', { body: { name: 'private', runtime: { model: { model_id: 'openai:gpt-5.4-mini' } } } });
     const dir = await mkdtemp(path.join(os.tmpdir(), 'hangar-clone-'));

@@ -1030,6 +1030,32 @@ describe('playground (useStream over the LangGraph protocol)', { timeout: 180_00
     expect(errors).toEqual([]);
     await context.close();
   });
+  it('names a new thread in the threads list by its first message while its first run is still going', async () => {
+    await server.client.POST('/v1/deepagents/model-configs', { body: { name: 'slow-for-naming', model_id: 'scripted:slow', parameters: { delay_ms: 300 } } });
+    const agentId = await scriptedAgent('Named while running', 'slow-for-naming');
+    const { context, page, errors } = await open(390);
+    await signIn(page, server.adminKey, `/agents/${agentId}/playground`);
+    const words = Array.from({ length: 60 }, (_, i) => `n${i}`).join(' ');
+    await page.getByLabel('Message', { exact: true }).fill(`Plan the launch\n${words}`);
+    await page.getByRole('button', { name: 'Send' }).click();
+    await page.waitForURL(/\/threads\/[0-9a-f-]{36}$/);
+    const threadId = page.url().split('/').pop()!;
+    await page.getByLabel('Conversation').getByText(/You said: Plan the launch\s+n0/).waitFor();
+    // The run is still going (its answer is not whole): the list already names the thread by what was asked.
+    const link = page.getByLabel('Threads').getByRole('link', { name: /^Plan the launch n0 n1/ });
+    await link.filter({ hasText: threadId.slice(0, 8) }).waitFor();
+    expect(await page.getByLabel('Conversation').getByText(`You said: Plan the launch ${words}`).count()).toBe(0);
+    expect((await server.client.GET('/v1/deepagents/threads/{thread_id}/runs', { params: { path: { thread_id: threadId }, query: { limit: 1, offset: 0 } } })).data![0]!.status).toMatch(/^(pending|running)$/);
+    expect(await page.getByLabel('Threads').getByRole('link', { name: /^No message yet/ }).count()).toBe(0);
+    expect(await page.evaluate('document.documentElement.scrollWidth')).toBeLessThanOrEqual(390);
+    await expectAccessible(page);
+    await screenshot(page, 'playground-named-while-running-390');
+    await page.getByRole('button', { name: 'Cancel run' }).click();
+    await page.getByRole('button', { name: 'Cancel run' }).waitFor({ state: 'detached' });
+    expect(errors).toEqual([]);
+    await context.close();
+  });
+
   it('cancels a run from the playground: the answer stops, the conversation stays and the run is marked cancelled', async () => {
     await server.client.POST('/v1/deepagents/model-configs', { body: { name: 'slow-for-cancel', model_id: 'scripted:slow', parameters: { delay_ms: 200 } } });
     const agentId = await scriptedAgent('Long talker', 'slow-for-cancel');

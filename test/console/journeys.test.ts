@@ -3,7 +3,7 @@
 // bash found wrong in them stays fixed here.
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { consoleSessions, ensureConsoleBuilt, launchBrowser, screenshot } from '../support/browser.js';
+import { axeViolations, consoleSessions, ensureConsoleBuilt, launchBrowser, screenshot } from '../support/browser.js';
 import { startBearerToolServer, type ToolServerFixture } from '../support/mcp.js';
 import { startTestServer, type TestServer } from '../support/server.js';
 
@@ -144,6 +144,44 @@ describe('approvals of parallel subagents in the playground', { timeout: 180_000
   });
 });
 
+describe('subagents in the playground after a reload', { timeout: 180_000 }, () => {
+  it("still shows what each subagent was asked and what it answered, from the parent's task call and its result", async () => {
+    const agentId = await agentWith('Delegator', { subagents: [{ name: 'researcher', description: 'Looks things up', instructions: 'Research.' }] });
+    const task = (description: string) => `/call task ${JSON.stringify({ description, subagent_type: 'researcher' })}`;
+    const { context, page, errors } = await open();
+    await signIn(page, server.adminKey, `/agents/${agentId}/playground`);
+    await page.getByLabel('Message', { exact: true }).fill(`${task('Find the tallest tower')}\n${task('Find the longest river')}`);
+    await page.getByRole('button', { name: 'Send' }).click();
+    await expect.poll(() => page.url(), { timeout: 60_000 }).toMatch(/\/threads\/[0-9a-f-]+$/);
+    const threadId = page.url().split('/').pop()!;
+    await expect
+      .poll(async () => (await server.client.GET('/v1/deepagents/threads/{thread_id}', { params: { path: { thread_id: threadId } } })).data!.status, { timeout: 60_000 })
+      .toBe('idle');
+    const tasks = page.getByLabel('Tool call task', { exact: true });
+    const panelOf = (what: string) => tasks.filter({ hasText: what }).getByLabel('Subagent researcher', { exact: true });
+    await panelOf('Find the tallest tower').getByText('You said: Find the tallest tower').first().waitFor();
+
+    await page.reload();
+    await page.getByLabel('Conversation').getByText(/^Done\./).waitFor();
+    await expect.poll(() => tasks.count()).toBe(2);
+    for (const what of ['Find the tallest tower', 'Find the longest river']) {
+      const panel = panelOf(what);
+      await panel.getByLabel('Asked').getByText(what, { exact: true }).waitFor();
+      await panel.getByLabel('Answered').getByText(`You said: ${what}`, { exact: true }).waitFor();
+    }
+    // Its own steps are not kept: the panel says where to find them.
+    await panelOf('Find the tallest tower').getByText(/its own steps are in the run's trace/).waitFor();
+    expect(await axeViolations(page)).toEqual([]);
+    await screenshot(page, 'journeys-subagents-after-reload');
+    await page.setViewportSize({ width: 390, height: 844 });
+    await panelOf('Find the longest river').scrollIntoViewIfNeeded();
+    expect(await page.evaluate('document.documentElement.scrollWidth')).toBeLessThanOrEqual(390);
+    await screenshot(page, 'journeys-subagents-after-reload-390');
+    expect(errors).toEqual([]);
+    await context.close();
+  });
+});
+
 describe("editing an agent's files", { timeout: 180_000 }, () => {
   const getAgent = async (id: string) => (await server.client.GET('/v1/deepagents/agents/{agent_id}', { params: { path: { agent_id: id } } })).data!;
 
@@ -240,6 +278,10 @@ describe('going back to a revision', { timeout: 180_000 }, () => {
     expect(agent.skills.map((s) => [s.name, s.description, s.instructions])).toEqual([['summarize', 'Summarizes', 'Be short.']]);
     const revisions = (await server.client.GET('/v1/deepagents/agents/{agent_id}/revisions', { params: { path: { agent_id: agentId } } })).data!.items;
     expect(revisions.map((r) => r.number)).toEqual([3, 2, 1]);
+    // The new revision is titled as what it is, in the list too.
+    const restoredTitle = `Restore revision #1 (${revisions[2]!.id.slice(0, 7)})`;
+    expect(revisions[0]!.message).toBe(restoredTitle);
+    await page.getByLabel('Revision list').getByText(restoredTitle, { exact: false }).waitFor();
     // The page shows the restored agent.
     await page.getByRole('tab', { name: 'AGENTS.md' }).click();
     expect(await page.getByRole('textbox', { name: 'Instructions (AGENTS.md)' }).inputValue()).toBe('Version one.');

@@ -256,6 +256,7 @@ describe('the Schedules page', { timeout: 240_000 }, () => {
     const elsewhere = await server.client.PATCH('/v1/deepagents/schedules/{schedule_id}', { params: { path: { schedule_id: scheduleId } }, body: { input: { messages: [{ role: 'user', content: 'Changed by the CLI' }] } } });
     expect(elsewhere.response.status).toBe(200);
     await dialog.getByRole('switch', { name: 'Runs on schedule' }).check({ force: true });
+    await dialog.getByRole('textbox', { name: 'Message' }).fill('My own question');
     await dialog.getByRole('button', { name: 'Save changes' }).click();
     const stale = dialog.getByRole('alert').filter({ hasText: 'This schedule was changed since you opened it' });
     await stale.getByText('nothing was saved').waitFor();
@@ -265,16 +266,24 @@ describe('the Schedules page', { timeout: 240_000 }, () => {
     await screenshot(page, 'schedules-edit-stale');
     await stale.getByRole('button', { name: 'Load the latest' }).click();
     await stale.waitFor({ state: 'detached' });
-    expect(await dialog.getByRole('textbox', { name: 'Message' }).inputValue()).toBe('Changed by the CLI');
-    expect(await dialog.getByRole('switch', { name: 'Runs on schedule' }).isChecked()).toBe(false);
-    await dialog.getByRole('switch', { name: 'Runs on schedule' }).check({ force: true });
+    // What was typed is not lost: the person's changes stay in the form, over the latest version, and
+    // the latest's values of those fields are shown beside them.
+    expect(await dialog.getByRole('textbox', { name: 'Message' }).inputValue()).toBe('My own question');
+    expect(await dialog.getByRole('switch', { name: 'Runs on schedule' }).isChecked()).toBe(true);
+    const keptNote = dialog.getByRole('status').filter({ hasText: 'Your changes are kept over the latest version' });
+    expect(await keptNote.getByLabel('Latest Messages').textContent()).toBe('Messages: user: Changed by the CLI');
+    expect(await keptNote.getByLabel('Latest Runs on schedule').textContent()).toBe('Runs on schedule: off (paused)');
+    expect(await axeViolations(page)).toEqual([]);
+    await keptNote.scrollIntoViewIfNeeded();
+    await animationsDone(page);
+    await screenshot(page, 'schedules-edit-kept');
     await dialog.getByRole('radio', { name: 'A new thread for every run' }).check({ force: true });
     await dialog.getByLabel('End').fill('');
     await dialog.getByRole('textbox', { name: 'Webhook URL' }).fill('');
     await dialog.getByRole('button', { name: 'Save changes' }).click();
     await dialog.waitFor({ state: 'detached' });
     const last = await read();
-    expect(last).toMatchObject({ enabled: true, thread: 'new', end_time: null, webhook: null, schedule: '30 8 * * 1-5', input: { messages: [{ role: 'user', content: 'Changed by the CLI' }] } });
+    expect(last).toMatchObject({ enabled: true, thread: 'new', end_time: null, webhook: null, schedule: '30 8 * * 1-5', input: { messages: [{ role: 'user', content: 'My own question' }] } });
     expect(last.next_run_at).not.toBeNull();
     await edited.getByRole('button', { name: 'Pause Editable agent 30 8 * * 1-5' }).waitFor();
     // The browser logs the refused saves (422, 412).
@@ -325,6 +334,43 @@ describe('the Schedules page', { timeout: 240_000 }, () => {
     expect(created!.end_time && new Date(created!.end_time).toISOString()).toBe(String(await page.evaluate(`new Date('2032-01-15T07:30').toISOString()`)));
     await page.getByRole('row', { name: 'Schedule Optioned agent 15 6 * * *' }).getByText('if it is busy, interrupts the busy run').waitFor();
     expect(errors.filter((e) => !e.includes('422'))).toEqual([]);
+    await context.close();
+  });
+
+  it('edits a schedule of several messages: each shown with its role, the one changed sent with the others kept as they are', async () => {
+    const agentId = await agentWith('Briefing agent');
+    const messages = [
+      { role: 'system' as const, content: 'Answer in French.' },
+      { role: 'user' as const, content: 'Here is the context.' },
+      { role: 'user' as const, content: 'Summarise the day.' },
+    ];
+    const made = await server.client.POST('/v1/deepagents/schedules', { body: { agent_id: agentId, schedule: '0 18 * * *', input: { messages } } });
+    expect(made.response.status).toBe(201);
+    const { context, page, errors } = await open(390);
+    await signIn(page, server.adminKey, `/schedules?agent=${agentId}`);
+    const row = page.getByRole('row', { name: 'Schedule Briefing agent 0 18 * * *' });
+    await row.getByText('3 messages, the last: Summarise the day.').waitFor();
+    await row.getByRole('button', { name: 'Edit Briefing agent 0 18 * * *' }).click();
+    const dialog = page.getByRole('dialog', { name: 'Edit schedule' });
+    const first = dialog.getByRole('textbox', { name: 'Message 1 of 3 (system)' });
+    expect(await first.inputValue()).toBe('Answer in French.');
+    expect(await dialog.getByRole('textbox', { name: 'Message 2 of 3 (user)' }).inputValue()).toBe('Here is the context.');
+    expect(await dialog.getByRole('textbox', { name: 'Message 3 of 3 (user)' }).inputValue()).toBe('Summarise the day.');
+    await animationsDone(page);
+    expect(await page.evaluate('document.documentElement.scrollWidth')).toBeLessThanOrEqual(390);
+    expect(await axeViolations(page)).toEqual([]);
+    await screenshot(page, 'schedules-edit-messages-390');
+    // An emptied earlier message is said under it; nothing is sent.
+    await first.fill('');
+    await dialog.getByRole('button', { name: 'Save changes' }).click();
+    await dialog.getByText('Write this message, or the schedule cannot keep it').waitFor();
+    expect((await server.client.GET('/v1/deepagents/schedules/{schedule_id}', { params: { path: { schedule_id: made.data!.id } } })).data!.updated_at).toBe(made.data!.updated_at);
+    await first.fill('Answer in German.');
+    await dialog.getByRole('button', { name: 'Save changes' }).click();
+    await dialog.waitFor({ state: 'detached' });
+    const after = (await server.client.GET('/v1/deepagents/schedules/{schedule_id}', { params: { path: { schedule_id: made.data!.id } } })).data!;
+    expect(after.input.messages).toEqual([{ role: 'system', content: 'Answer in German.' }, messages[1], messages[2]]);
+    expect(errors).toEqual([]);
     await context.close();
   });
 

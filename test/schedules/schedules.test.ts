@@ -1,6 +1,6 @@
 // Schedules over real HTTP on a real server, in real time (second-level, 6-field expressions).
 import pg from 'pg';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { runHangar } from '../support/cli.js';
 import { startTestServer, type TestServer } from '../support/server.js';
 import { createAgent, createThread } from '../runtime/support.js';
@@ -253,6 +253,28 @@ describe('schedules', () => {
     expect((await patch('*', { metadata: { a: '2' } })).response.status).toBe(200);
     const current = (await server.client.GET('/v1/deepagents/schedules/{schedule_id}', { params: { path } })).data!;
     expect((await patch(`"nope", ${current.updated_at}`, { metadata: { a: '3' } })).response.status).toBe(200);
+  });
+
+  it('with If-Match, two edits in the same millisecond cannot slip past each other (each change is a new updated_at)', async () => {
+    const schedule = await createSchedule(server, { agent_id: agentId, schedule: '0 0 1 1 *', messages: [{ role: 'user', content: 'x' }] });
+    const path = { schedule_id: schedule.id };
+    const patch = (ifMatch: string, body: { schedule?: string }) => server.client.PATCH('/v1/deepagents/schedules/{schedule_id}', { params: { path, header: { 'if-match': ifMatch } }, body });
+    // The server's clock held still: every change it makes falls in the same millisecond.
+    vi.useFakeTimers({ toFake: ['Date'], now: Date.now() });
+    try {
+      const first = await patch(`"${schedule.updated_at}"`, { schedule: '0 6 * * *' });
+      expect(first.response.status).toBe(200);
+      // Two clients computed their change from the first edit's version: only one may apply.
+      const second = await patch(`"${first.data!.updated_at}"`, { schedule: '0 7 * * *' });
+      expect(second.response.status).toBe(200);
+      expect(second.data!.updated_at).not.toBe(first.data!.updated_at);
+      const third = await patch(`"${first.data!.updated_at}"`, { schedule: '0 8 * * *' });
+      expect(third.response.status).toBe(412);
+      expect(third.error).toMatchObject({ code: 'schedule_changed' });
+    } finally {
+      vi.useRealTimers();
+    }
+    expect((await server.client.GET('/v1/deepagents/schedules/{schedule_id}', { params: { path } })).data).toMatchObject({ schedule: '0 7 * * *' });
   });
 
   it('lists with filters and pages, shows end_time and stops at it', async () => {

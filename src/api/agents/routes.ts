@@ -115,7 +115,8 @@ export function agentRoutes(deps: AppDeps) {
     })
     .openapi(update, async (c) => {
       const headers = c.req.valid('header');
-      const agent = await services.agents.update(c.get('caller'), c.req.valid('param').agent_id, withZone(c.req.valid('json'), headers['x-user-timezone']), { ifMatch: headers['if-match'] });
+      const { message, ...body } = c.req.valid('json');
+      const agent = await services.agents.update(c.get('caller'), c.req.valid('param').agent_id, withZone(body, headers['x-user-timezone']), { ifMatch: headers['if-match'], message });
       return c.json(presentAgent(agent, includesFiles(c.req.valid('query'))), 200);
     })
     .openapi(remove, async (c) => {

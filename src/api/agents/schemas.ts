@@ -149,12 +149,26 @@ const agentFields = {
   files: FileMap.optional(),
 };
 
+/** The longest revision message an update may give. */
+const MAX_REVISION_MESSAGE_LENGTH = 200;
+
 export const CreateAgentRequest = z
   .object({ name: z.string().trim().min(1, 'must not be blank').max(MAX_NAME_LENGTH), ...agentFields })
   .openapi('CreateAgentRequest', { description: '`runtime.model.model_id` is required too (Hangar choice: an agent without a model cannot run).' });
 
 export const UpdateAgentRequest = z
-  .object({ name: z.string().trim().min(1, 'must not be blank').max(MAX_NAME_LENGTH).optional(), ...agentFields })
+  .object({
+    name: z.string().trim().min(1, 'must not be blank').max(MAX_NAME_LENGTH).optional(),
+    ...agentFields,
+    message: z
+      .string()
+      .trim()
+      .min(1, 'must not be blank')
+      .max(MAX_REVISION_MESSAGE_LENGTH)
+      .refine((m) => !/\p{Cc}/u.test(m), 'must be one line, without control characters')
+      .optional()
+      .openapi({ description: 'The new revision’s message (one line, at most 200 characters), e.g. `Restore revision #3`. Default: `Update` and the fields that changed.' }),
+  })
   .openapi('UpdateAgentRequest', { description: 'Omitted fields keep their values; every update makes a new commit, even one that changes nothing.' });
 
 export const AgentSummarySchema = z

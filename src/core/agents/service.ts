@@ -152,7 +152,7 @@ export class AgentService {
    * Apply an update as a new commit on the head. The row lock (`FOR UPDATE`) makes concurrent
    * updates of one agent wait for each other, so each builds on the previous one and none is lost.
    */
-  async update(caller: Caller, agentId: string, input: AgentRequest, options: { ifMatch?: string | undefined } = {}): Promise<Agent> {
+  async update(caller: Caller, agentId: string, input: AgentRequest, options: { ifMatch?: string | undefined; message?: string | undefined } = {}): Promise<Agent> {
     requireWrite(caller);
     if (!UUID.test(agentId)) throw notFound(agentId);
     return this.db.transaction().execute(async (trx) => {
@@ -175,7 +175,7 @@ export class AgentService {
         throw inRequestTerms(error, composed);
       });
       const now = new Date();
-      const message = messageOf(composed, false);
+      const message = options.message ?? messageOf(composed, false);
       const { commitOid, objects } = this.commitOf(composed, row.head, caller, now, message);
       await this.store.put(objects, trx);
       const seq = row.revision_count + 1;

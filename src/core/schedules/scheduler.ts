@@ -11,7 +11,7 @@ import { HangarError } from '../errors.js';
 import type { RunService } from '../runs/service.js';
 import type { ThreadService } from '../threads/service.js';
 import type { WebhookService } from '../webhooks/service.js';
-import { checkedCron, toSchedule, type Schedule } from './service.js';
+import { checkedCron, nextVersion, toSchedule, type Schedule } from './service.js';
 import { nextTick } from './cron.js';
 
 /** What happens to ticks that fell due while no scheduler was running. */
@@ -236,7 +236,7 @@ export class Scheduler {
       await this.record(tickId, { state: 'failed', thread_id: threadId, error: JSON.stringify({ error: code, message }) });
       if (code === 'agent_not_found' || code === 'agent_deleted' || code === 'thread_not_found' || code === 'preview_access_required') {
         // Nothing runs until a person acts: stop the schedule rather than fail at every tick.
-        await this.deps.db.updateTable('schedules').set({ enabled: false, next_run_at: null, updated_at: new Date() }).where('id', '=', schedule.id).execute();
+        await this.deps.db.updateTable('schedules').set({ enabled: false, next_run_at: null, updated_at: nextVersion }).where('id', '=', schedule.id).execute();
         this.log.warn({ schedule_id: schedule.id, code }, 'schedule disabled: its agent or thread is gone, or its workspace has no preview access');
       } else {
         this.log.error({ err: error, schedule_id: schedule.id }, 'schedule could not start its run');

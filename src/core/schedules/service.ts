@@ -201,7 +201,7 @@ export class ScheduleService {
           thread_id: threadId,
           enabled,
           next_run_at: nextRunAt,
-          updated_at: new Date(),
+          updated_at: nextVersion,
           ...(input.input ? { input: JSON.stringify(input.input) } : {}),
           ...(input.multitask_strategy ? { multitask_strategy: input.multitask_strategy } : {}),
           ...(input.metadata ? { metadata: JSON.stringify(input.metadata) } : {}),
@@ -305,6 +305,14 @@ function parseEndTime(value: string | null | undefined): Date | null {
 function normalise(expression: string): string {
   return expression.trim().split(/\s+/).join(' ');
 }
+
+/**
+ * The `updated_at` of a schedule's next version: the database's clock, and always at least a
+ * millisecond after the version it replaces, to the millisecond. `updated_at` is the schedule's
+ * entity tag, read to the millisecond (as JSON shows it), so two changes in the same millisecond
+ * must not share it: a client that read the first could otherwise overwrite the second unseen.
+ */
+export const nextVersion = sql<Date>`date_trunc('milliseconds', greatest(clock_timestamp(), updated_at + interval '1 millisecond'))`;
 
 /** Whether an `If-Match` value (entity tags, `*`, quoted or weak) names the version `updatedAt`. */
 function versionMatches(ifMatch: string, updatedAt: string): boolean {

@@ -434,7 +434,7 @@ function Revisions({ agentId, head, writable, dirty, onRestored }: { agentId: st
   // only over the head this page shows.
   const [restoring, setRestoring] = useState<{ id: string; number: number } | null>(null);
   const restore = useMutation({
-    mutationFn: async (revision: string) => {
+    mutationFn: async ({ id: revision, number }: { id: string; number: number }) => {
       const old = await client.fetchQuery({
         queryKey: ['revision', agentId, revision],
         queryFn: async () => ok(await api.GET('/v1/deepagents/agents/{agent_id}/revisions/{revision}', { params: { path: { agent_id: agentId, revision } } })),
@@ -452,6 +452,8 @@ function Revisions({ agentId, head, writable, dirty, onRestored }: { agentId: st
             tools: old.tools,
             skills: old.skills,
             subagents: old.subagents,
+            // The new revision says what it is, not only which fields it changed.
+            message: `Restore revision #${number} (${revision.slice(0, 7)})`,
           },
         }),
       );
@@ -527,7 +529,7 @@ function Revisions({ agentId, head, writable, dirty, onRestored }: { agentId: st
         onClose={closeRestore}
         title="Restore a revision"
         confirmLabel={`Restore #${restoring?.number ?? ''}`}
-        onConfirm={() => restoring && restore.mutate(restoring.id)}
+        onConfirm={() => restoring && restore.mutate(restoring)}
         pending={restore.isPending}
         error={restore.error}
       >

@@ -215,6 +215,10 @@ function Chat({ agentId, threadId, onThread }: { agentId: string; threadId: stri
     else decide(Object.fromEntries(pending.map(({ id, request }) => [id, { decisions: listOf(id, request) }])));
   };
   const unanswer = (key: string) => setAnswers({ pending: pendingKey, decisions: Object.fromEntries(Object.entries(answers.decisions).filter(([k]) => k !== key)) });
+  // The thread in view is named by its first message as soon as it is sent: the threads list reads
+  // names from each thread's saved state, which a thread's first run saves only once it ends.
+  const liveTitle = threadTitle({ messages: stream.messages });
+  const titleOf = (t: { id: string; values: Record<string, unknown> }) => threadTitle(t.values) ?? (t.id === threadId ? liveTitle : null);
   const todos = stream.values?.todos ?? [];
   const files = Object.entries(stream.values?.files ?? {});
   const latestRun = runs.data?.[0];
@@ -252,8 +256,8 @@ function Chat({ agentId, threadId, onThread }: { agentId: string; threadId: stri
                 to={`/threads/${t.id}`}
                 active={t.id === threadId}
                 label={
-                  <Text size="sm" lineClamp={2} className="wrap-anywhere" c={threadTitle(t.values) ? undefined : 'dimmed'}>
-                    {threadTitle(t.values) ?? 'No message yet'}
+                  <Text size="sm" lineClamp={2} className="wrap-anywhere" c={titleOf(t) ? undefined : 'dimmed'}>
+                    {titleOf(t) ?? 'No message yet'}
                   </Text>
                 }
                 description={`${new Date(t.created_at).toLocaleString()} · ${t.id.slice(0, 8)}`}
@@ -509,7 +513,7 @@ function MessageView({ message: m, stream, durations }: { message: Message; stre
                 </Code>
               </>
             )}
-            {sub && (
+            {sub && (sub.messages.length > 0 || sub.toolCalls.length > 0) ? (
               <Paper withBorder p="xs" mt={4} aria-label={`Subagent ${String(sub.toolCall.args.subagent_type ?? '')}`}>
                 <Text size="xs" fw={600}>
                   Subagent {String(sub.toolCall.args.subagent_type ?? '')} · {sub.status}
@@ -531,11 +535,52 @@ function MessageView({ message: m, stream, durations }: { message: Message; stre
                   </Text>
                 )}
               </Paper>
+            ) : (
+              c.call.name === 'task' && <SubagentSummary args={c.call.args} status={sub?.status ?? c.state} answer={c.result ? text(c.result.content) : (sub?.result ?? null)} />
             )}
           </Card>
         );
       })}
     </div>
+  );
+}
+
+/**
+ * A subagent whose own messages are not at hand: after a reload, Hangar keeps no step of a run but
+ * its last (one checkpoint per run), so useStream cannot rebuild a subagent's conversation. What it
+ * was asked (its `task` call's description) and what it answered (the call's result) are in the
+ * parent's messages; its own steps are in the run's trace.
+ */
+function SubagentSummary({ args, status, answer }: { args: Record<string, unknown>; status: string; answer: string | null }) {
+  const type = String(args.subagent_type ?? '');
+  const asked = typeof args.description === 'string' ? args.description : JSON.stringify(args);
+  return (
+    <Paper withBorder p="xs" mt={4} aria-label={`Subagent ${type}`}>
+      <Text size="xs" fw={600}>
+        Subagent {type} · {status}
+      </Text>
+      <div aria-label="Asked">
+        <Text size="xs" c="dimmed">
+          Asked
+        </Text>
+        <Text size="sm" className="wrap-anywhere" style={{ whiteSpace: 'pre-wrap' }}>
+          {asked}
+        </Text>
+      </div>
+      {answer !== null && (
+        <div aria-label="Answered">
+          <Text size="xs" c="dimmed">
+            Answered
+          </Text>
+          <Text size="sm" className="wrap-anywhere" style={{ whiteSpace: 'pre-wrap' }}>
+            {answer}
+          </Text>
+        </div>
+      )}
+      <Text size="xs" c="dimmed" mt={4}>
+        Shown from the main agent's call: its own steps are in the run's trace.
+      </Text>
+    </Paper>
   );
 }
 

@@ -4,7 +4,7 @@
 import { Alert, Autocomplete, Button, Radio, Select, Stack, Switch, Text, Textarea, TextInput } from '@mantine/core';
 import { useDebouncedValue } from '@mantine/hooks';
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
-import { useMemo, useState, type FormEvent } from 'react';
+import { useMemo, useState, type FormEvent, type ReactNode } from 'react';
 import { api, ApiError, ok, type Schemas } from '../api';
 import { agentsQuery } from '../queries';
 import { ServerError } from '../ServerError';
@@ -42,6 +42,10 @@ function WhenFields(props: {
   message: string;
   setMessage: (v: string) => void;
   messageDescription: string;
+  /** The message input's label when it is one of several (default "Message"). */
+  messageLabel?: string;
+  /** Inputs shown before the message's (a schedule's earlier messages). */
+  before?: ReactNode;
   errors: Partial<Record<Field, string>>;
   edited: (field: 'schedule' | 'timezone' | 'message') => void;
   autofocus: boolean;
@@ -76,8 +80,9 @@ function WhenFields(props: {
         required
         error={errors.timezone}
       />
+      {props.before}
       <Textarea
-        label="Message"
+        label={props.messageLabel ?? 'Message'}
         description={props.messageDescription}
         autosize
         minRows={3}
@@ -341,32 +346,127 @@ function OptionFields({ options, set, errors, edited }: { options: Options; set:
   );
 }
 
+type ScheduleMessage = Schedule['input']['messages'][number];
+
+/** The edit form's values: those of the create form but the agent, and every message of the schedule. */
+export interface EditValues extends Options {
+  cron: string;
+  zone: string;
+  messages: ScheduleMessage[];
+}
+
+function valuesOf(s: Schedule): EditValues {
+  return { cron: s.schedule, zone: s.timezone, messages: s.input.messages, ...optionsOf(s) };
+}
+
+/** The form's values as the API's fields, to compare two versions field by field. */
+function apiValues(v: EditValues) {
+  return {
+    schedule: v.cron.trim(),
+    timezone: v.zone.trim(),
+    input: v.messages,
+    enabled: v.enabled,
+    thread: v.threadMode === 'new' ? 'new' : v.threadId.trim(),
+    multitask_strategy: v.strategy,
+    end_time: v.endTime,
+    webhook: v.webhook.trim(),
+  };
+}
+type ApiField = keyof ReturnType<typeof apiValues>;
+/** The form's values each API field is made of. */
+const FORM_VALUES: Record<ApiField, (keyof EditValues)[]> = {
+  schedule: ['cron'],
+  timezone: ['zone'],
+  input: ['messages'],
+  enabled: ['enabled'],
+  thread: ['threadMode', 'threadId'],
+  multitask_strategy: ['strategy'],
+  end_time: ['endTime'],
+  webhook: ['webhook'],
+};
+const FIELD_LABELS: Record<ApiField, string> = {
+  schedule: 'Cron expression',
+  timezone: 'Time zone',
+  input: 'Messages',
+  enabled: 'Runs on schedule',
+  thread: 'Thread of each run',
+  multitask_strategy: 'When the thread is still busy at a tick',
+  end_time: 'End',
+  webhook: 'Webhook URL',
+};
+
+/** The API fields whose values differ between two versions of the form. */
+function changedFields(a: EditValues, b: EditValues): ApiField[] {
+  const x = apiValues(a);
+  const y = apiValues(b);
+  return (Object.keys(x) as ApiField[]).filter((k) => JSON.stringify(x[k]) !== JSON.stringify(y[k]));
+}
+
+/** A field's value as a person reads it (the latest version's, beside a change kept over it). */
+function shown(field: ApiField, v: EditValues): string {
+  const a = apiValues(v);
+  if (field === 'input') return a.input.map((m) => `${roleName(m.role)}: ${m.content}`).join(' / ');
+  if (field === 'enabled') return a.enabled ? 'on' : 'off (paused)';
+  if (field === 'thread') return a.thread === 'new' ? 'a new thread for every run' : a.thread;
+  if (field === 'multitask_strategy') return STRATEGIES.find((o) => o.value === a.multitask_strategy)?.label ?? a.multitask_strategy;
+  if (field === 'end_time') return a.end_time ? new Date(a.end_time).toLocaleString() : 'none';
+  if (field === 'webhook') return a.webhook || 'none';
+  return String(a[field]);
+}
+
+function roleName(role: ScheduleMessage['role']): string {
+  return role === 'user' ? 'user' : role === 'assistant' ? 'assistant' : 'system';
+}
+
+/** What a person changed in the form: the values of the fields that differ from the version it opened on. */
+export type KeptChanges = Partial<EditValues>;
+
 /**
- * Change a schedule: its expression, zone, message, whether it runs, and the options the API has
+ * Change a schedule: its expression, zone, messages, whether it runs, and the options the API has
  * (one thread for every run, what a tick does when that thread is busy, an end, a webhook). Only the
  * fields changed here are sent, and only over the version the form was opened on (`If-Match`): if it
- * was changed elsewhere meanwhile, nothing is saved and the latest version can be loaded.
+ * was changed elsewhere meanwhile, nothing is saved; the latest version can be loaded, and what the
+ * person changed is kept over it (each such field with the latest's value beside it), never dropped.
  */
-export function EditSchedule({ schedule: s, agentName, onDone, onLatest }: { schedule: Schedule; agentName: string; onDone: () => void; onLatest: (latest: Schedule) => void }) {
+export function EditSchedule({
+  schedule: s,
+  kept,
+  agentName,
+  onDone,
+  onLatest,
+}: {
+  schedule: Schedule;
+  /** Changes made over an older version, kept over this one after a refused save. */
+  kept?: KeptChanges | undefined;
+  agentName: string;
+  onDone: () => void;
+  onLatest: (latest: Schedule, kept: KeptChanges) => void;
+}) {
   const client = useQueryClient();
-  const lastMessage = s.input.messages.at(-1)?.content ?? '';
-  const [cron, setCron] = useState(s.schedule);
-  const [zone, setZone] = useState(s.timezone);
-  const [message, setMessage] = useState(lastMessage);
-  const [options, setOptions] = useState(() => optionsOf(s));
+  const saved = useMemo(() => valuesOf(s), [s]);
+  const [values, setValues] = useState<EditValues>(() => ({ ...saved, ...kept }));
+  // The fields kept over the latest version that still differ from it, said once above the form.
+  const [keptOver] = useState(() => (kept ? changedFields({ ...saved, ...kept }, saved) : []));
   const [errors, setErrors] = useState<Partial<Record<EditField, string>>>({});
-  const { enabled, threadMode, threadId, strategy, endTime, webhook } = options;
-  const thread = threadMode === 'new' ? 'new' : threadId.trim();
+  const [messageErrors, setMessageErrors] = useState<Record<number, string>>({});
+  const set = (patch: Partial<EditValues>) => setValues((v) => ({ ...v, ...patch }));
+  const { messages } = values;
+  const last = messages.length - 1;
+  const setMessage = (i: number, content: string) => {
+    set({ messages: messages.map((m, j) => (j === i ? { ...m, content } : m)) });
+    setMessageErrors((x) => ({ ...x, [i]: undefined }) as Record<number, string>);
+  };
   const body = () => {
+    const now = apiValues(values);
     const changes: Schemas['UpdateScheduleRequest'] = {};
-    if (cron.trim() !== s.schedule) changes.schedule = cron.trim();
-    if (zone.trim() !== s.timezone) changes.timezone = zone.trim();
-    if (message !== lastMessage) changes.input = { messages: [...s.input.messages.slice(0, -1), { role: 'user', content: message }] };
-    if (enabled !== s.enabled) changes.enabled = enabled;
-    if (thread !== s.thread) changes.thread = thread;
-    if (strategy !== s.multitask_strategy) changes.multitask_strategy = strategy;
-    if (endTime !== localInput(s.end_time)) changes.end_time = endTime ? new Date(endTime).toISOString() : null;
-    if (webhook.trim() !== (s.webhook ?? '')) changes.webhook = webhook.trim() || null;
+    for (const field of changedFields(values, saved)) {
+      if (field === 'input') changes.input = { messages: now.input };
+      else if (field === 'end_time') changes.end_time = now.end_time ? new Date(now.end_time).toISOString() : null;
+      else if (field === 'webhook') changes.webhook = now.webhook || null;
+      else if (field === 'schedule' || field === 'timezone' || field === 'thread') changes[field] = now[field];
+      else if (field === 'enabled') changes.enabled = now.enabled;
+      else changes.multitask_strategy = now.multitask_strategy;
+    }
     return changes;
   };
   const save = useMutation({
@@ -380,55 +480,79 @@ export function EditSchedule({ schedule: s, agentName, onDone, onLatest }: { sch
     onError: (error) => setErrors(placedErrors(error)),
   });
   // A reason about the busy-thread strategy while its input is hidden (a new thread for every run) has no input to go under.
-  const placed = (field: string) => inputOf(field) !== null && !(inputOf(field) === 'multitask_strategy' && threadMode === 'new');
+  const placed = (field: string) => inputOf(field) !== null && !(inputOf(field) === 'multitask_strategy' && values.threadMode === 'new');
   const stale = save.error instanceof ApiError && save.error.status === 412;
   const unplaced = save.error && !stale && !(save.error instanceof ApiError && save.error.fields.length > 0 && save.error.fields.every((f) => placed(f.field)));
   const latest = useMutation({
     mutationFn: async () => ok(await api.GET('/v1/deepagents/schedules/{schedule_id}', { params: { path: { schedule_id: s.id } } })),
     onSuccess: (fresh) => {
       void client.invalidateQueries({ queryKey: ['schedules'] });
-      onLatest(fresh);
+      // What the person changed goes over the latest version, field by field.
+      const mine: KeptChanges = {};
+      for (const field of changedFields(values, saved)) for (const key of FORM_VALUES[field]) Object.assign(mine, { [key]: values[key] });
+      onLatest(fresh, mine);
     },
   });
   const submit = (e: FormEvent) => {
     e.preventDefault();
     const found: typeof errors = {};
-    if (!cron.trim()) found.schedule = 'Write a cron expression, e.g. 0 9 * * 1-5';
-    if (!zone.trim()) found.timezone = 'Choose a time zone, e.g. UTC';
-    if (!message.trim()) found.message = 'Write the message each run is sent';
-    Object.assign(found, checkedOptions(options));
+    if (!values.cron.trim()) found.schedule = 'Write a cron expression, e.g. 0 9 * * 1-5';
+    if (!values.zone.trim()) found.timezone = 'Choose a time zone, e.g. UTC';
+    const empty = Object.fromEntries(messages.flatMap((m, i) => (m.content.trim() ? [] : [[i, i === last ? 'Write the message each run is sent' : 'Write this message, or the schedule cannot keep it']])));
+    if (empty[last]) found.message = empty[last];
+    Object.assign(found, checkedOptions(values));
     setErrors(found);
+    setMessageErrors(empty);
     save.reset();
-    if (Object.keys(found).length > 0) return;
+    if (Object.keys(found).length > 0 || Object.keys(empty).length > 0) return;
     const changes = body();
     if (Object.keys(changes).length === 0) onDone();
     else save.mutate(changes);
   };
   const edited = (field: EditField) => setErrors((x) => ({ ...x, [field]: undefined }));
+  const several = messages.length > 1;
+  const labelOf = (i: number) => `Message ${i + 1} of ${messages.length} (${roleName(messages[i]!.role)})`;
   return (
     <form onSubmit={submit} noValidate aria-label={`Edit the schedule of ${agentName}`}>
       <Stack>
         <Text size="sm">
           Agent: <b>{agentName}</b>
         </Text>
+        {keptOver.length > 0 && (
+          <Alert color="blue" title="Your changes are kept over the latest version" role="status">
+            <Stack gap={4}>
+              <Text size="sm">The form now shows the latest version with your unsaved changes on top. Where the latest differs from what you wrote, its value is:</Text>
+              {keptOver.map((field) => (
+                <Text size="sm" key={field} className="wrap-anywhere" aria-label={`Latest ${FIELD_LABELS[field]}`}>
+                  <b>{FIELD_LABELS[field]}</b>: {shown(field, saved)}
+                </Text>
+              ))}
+              <Text size="sm">Save changes to apply yours over it.</Text>
+            </Stack>
+          </Alert>
+        )}
         <WhenFields
-          cron={cron}
-          setCron={setCron}
-          zone={zone}
-          setZone={setZone}
-          message={message}
-          setMessage={setMessage}
-          messageDescription={s.input.messages.length > 1 ? `What each run is sent last (after the ${s.input.messages.length - 1} earlier messages of the schedule, kept as they are)` : 'What each run is sent'}
+          cron={values.cron}
+          setCron={(cron) => set({ cron })}
+          zone={values.zone}
+          setZone={(zone) => set({ zone })}
+          message={messages[last]?.content ?? ''}
+          setMessage={(content) => setMessage(last, content)}
+          messageLabel={several ? labelOf(last) : undefined}
+          messageDescription={several ? `Each run is sent all ${messages.length} messages, in this order` : 'What each run is sent'}
+          before={messages.slice(0, -1).map((m, i) => (
+            <Textarea key={i} label={labelOf(i)} autosize minRows={2} value={m.content} onChange={(e) => setMessage(i, e.currentTarget.value)} required error={messageErrors[i]} />
+          ))}
           errors={errors}
           edited={edited}
           autofocus
         />
-        <OptionFields options={options} set={(patch) => setOptions((o) => ({ ...o, ...patch }))} errors={errors} edited={edited} />
+        <OptionFields options={values} set={set} errors={errors} edited={edited} />
         {save.error && unplaced && <ServerError error={save.error} />}
         {stale && (
           <Alert color="yellow" title="Changed elsewhere" role="alert">
             <Stack gap="xs" align="flex-start">
-              <Text size="sm">This schedule was changed since you opened it (by another tab, a person or the CLI): nothing was saved. Load the latest version, then make your change again.</Text>
+              <Text size="sm">This schedule was changed since you opened it (by another tab, a person or the CLI): nothing was saved. Load the latest version: your changes are kept over it, to check and save again.</Text>
               <Button size="compact-sm" variant="default" onClick={() => latest.mutate()} loading={latest.isPending}>
                 Load the latest
               </Button>

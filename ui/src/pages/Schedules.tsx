@@ -12,7 +12,7 @@ import { useSession } from '../App';
 import { ConfirmDialog } from '../Confirm';
 import { PageButtons, usePages } from '../Pager';
 import { agentQuery, schedulesQuery, ticksQuery } from '../queries';
-import { CreateSchedule, EditSchedule } from './ScheduleForm';
+import { CreateSchedule, EditSchedule, type KeptChanges } from './ScheduleForm';
 
 type Schedule = Schemas['Schedule'];
 type Tick = Schemas['ScheduleTick'];
@@ -77,7 +77,9 @@ export default function Schedules() {
   const [opened, { open, close }] = useDisclosure(false);
   const [ticksOf, setTicksOf] = useState<Schedule | null>(null);
   // The schedule as it was when Edit was pressed: the form sends what changed from it.
-  const [editing, setEditing] = useState<Schedule | null>(null);
+  // The schedule being edited, and the changes kept over it after a refused save (its latest version loaded).
+  const [editing, setEditingState] = useState<{ schedule: Schedule; kept?: KeptChanges } | null>(null);
+  const setEditing = (schedule: Schedule | null, kept?: KeptChanges) => setEditingState(schedule ? { schedule, kept } : null);
   return (
     <Stack>
       <Group justify="space-between">
@@ -127,7 +129,7 @@ export default function Schedules() {
         <CreateSchedule agentId={agentId} agentName={agent.data?.name ?? null} onDone={close} />
       </Modal>
       <Modal opened={editing !== null} onClose={() => setEditing(null)} title="Edit schedule" size="lg">
-        {editing && <EditSchedule key={editing.updated_at} schedule={editing} agentName={agentName(editing.agent_id)} onDone={() => setEditing(null)} onLatest={setEditing} />}
+        {editing && <EditSchedule key={editing.schedule.updated_at} schedule={editing.schedule} kept={editing.kept} agentName={agentName(editing.schedule.agent_id)} onDone={() => setEditing(null)} onLatest={setEditing} />}
       </Modal>
       <Modal opened={ticksOf !== null} onClose={() => setTicksOf(null)} title="Recent runs" size="lg">
         {ticksOf && <Ticks schedule={ticksOf} />}
@@ -170,6 +172,7 @@ function ScheduleRow({ schedule: s, agentName, writable, onRuns, onEdit }: { sch
           </Text>
         </Group>
         <Text size="xs" c="dimmed" lineClamp={1} className="wrap-anywhere">
+          {s.input.messages.length > 1 && `${s.input.messages.length} messages, the last: `}
           {s.input.messages.at(-1)?.content}
         </Text>
         <ScheduleOptions schedule={s} />
