@@ -4,7 +4,7 @@ import type { AddressInfo, Socket } from 'node:net';
 import { createAdaptorServer, type ServerType } from '@hono/node-server';
 import type { DestinationStream } from 'pino';
 import type { BackgroundTask } from './background.js';
-import { prepareDataDir } from './config/data-dir.js';
+import { prepareDataDir, type PreparedDataDir } from './config/data-dir.js';
 import type { Config } from './config/index.js';
 import { createServices, deferredRuntime, type Services } from './core/services.js';
 import { NotificationBus } from './db/bus.js';
@@ -85,10 +85,11 @@ export async function startHangar(config: Config, options: StartOptions = {}): P
   const cleanup: (() => Promise<void>)[] = [];
   const releaseConsole = captureConsole(logger);
   cleanup.push(async () => releaseConsole());
+  let dataDir: PreparedDataDir | undefined;
   try {
     // Its secret key file, and the embedded database's files, live there: a path that cannot be a
     // data directory stops the start here, named.
-    await prepareDataDir(config.dataDir);
+    dataDir = await prepareDataDir(config.dataDir);
     let embedded: EmbeddedDatabase | undefined;
     let url = config.databaseUrl;
     if (!url) {
@@ -310,6 +311,8 @@ export async function startHangar(config: Config, options: StartOptions = {}): P
     return { url: baseUrl, port, services, runtime, workers, executor, database, logger, metrics, close };
   } catch (error) {
     await runCleanup(cleanup, logger);
+    // A refused start leaves no empty data directory behind (the folders it created for nothing).
+    await dataDir?.undo();
     throw error;
   }
 }
