@@ -205,7 +205,7 @@ export const settings = withLimits({
   drainTimeoutMs: {
     env: 'HANGAR_DRAIN_TIMEOUT_MS',
     schema: positiveInt.default(10_000),
-    description: 'On SIGINT/SIGTERM, how long to wait for requests and runs to finish before stopping.',
+    description: 'On SIGINT/SIGTERM, how long to wait for requests and runs to finish before stopping (a second signal stops waiting: runs still going are handed back at once).',
   },
   tracing: {
     env: 'HANGAR_TRACING',

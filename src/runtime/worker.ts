@@ -78,6 +78,15 @@ export class WorkerPool implements BackgroundTask {
   }
 
   private stopped: Promise<void> | undefined;
+  /** The stop was told not to wait out the drain timeout (`hurry`), and how to tell a drain under way. */
+  private hurried = false;
+  private cutDrain: (() => void) | undefined;
+
+  /** Cut a stop's drain short: the runs still executing are handed back now (a second Ctrl-C). */
+  hurry(): void {
+    this.hurried = true;
+    this.cutDrain?.();
+  }
 
   /** Stop (once: the server's close calls it at its start, its clean-up again). */
   stop(): Promise<void> {
@@ -103,6 +112,8 @@ export class WorkerPool implements BackgroundTask {
     let timer: NodeJS.Timeout | undefined;
     const late = new Promise<'late'>((resolve) => {
       timer = setTimeout(() => resolve('late'), this.settings.drainTimeoutMs);
+      this.cutDrain = () => resolve('late');
+      if (this.hurried) resolve('late');
     });
     if ((await Promise.race([Promise.all([all, starts]), late])) === 'late') {
       for (const [id, a] of this.active) a.abort.abort(new RunHandedBack(id));
