@@ -35,6 +35,8 @@ try {
       else hangar.services.schedules.nudge();
     } else if (message.type === 'stop') {
       void hangar.close().finally(() => send({ type: 'stopped' }));
+    } else if (message.type === 'hurry') {
+      hangar.hurry();
     }
   });
   send({ type: 'ready' });

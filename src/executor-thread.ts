@@ -17,6 +17,8 @@ import type { MirrorOp } from './runtime/events/hub.js';
 /** What the main thread sends the executor thread. */
 export type ToExecutor =
   | { type: 'stop' }
+  /** Cut the stop's drain short (a second Ctrl-C): its runs are handed back now. */
+  | { type: 'hurry' }
   | { type: 'metrics'; id: number }
   | { type: 'nudge'; what: 'deployments' | 'schedules' }
   /** A run was started here: the thread's workers claim it (or, all busy, tell other processes). */
@@ -52,6 +54,8 @@ export interface ExecutorThread {
   kill(): Promise<void>;
   /** Let its runs drain (up to the drain timeout), close it and wait for it. */
   stop(): Promise<void>;
+  /** Cut the drain of `stop` short: its runs still executing are handed back now. */
+  hurry(): void;
 }
 
 /** A delay before an executor thread that died is started again. */
@@ -156,6 +160,9 @@ export async function startExecutorThread(options: {
         await stopped;
         await worker.terminate();
       })()),
+    hurry: () => {
+      if (stopOnce) worker.postMessage({ type: 'hurry' } satisfies ToExecutor);
+    },
   };
 }
 

@@ -4,7 +4,7 @@ import type { AddressInfo, Socket } from 'node:net';
 import { createAdaptorServer, type ServerType } from '@hono/node-server';
 import type { DestinationStream } from 'pino';
 import type { BackgroundTask } from './background.js';
-import { prepareDataDir } from './config/data-dir.js';
+import { prepareDataDir, type PreparedDataDir } from './config/data-dir.js';
 import type { Config } from './config/index.js';
 import { createServices, deferredRuntime, type Services } from './core/services.js';
 import { NotificationBus } from './db/bus.js';
@@ -59,6 +59,11 @@ export interface Hangar {
   metrics: Metrics;
   /** Drain requests and background work, then close the database (and stop the embedded one). */
   close(): Promise<void>;
+  /**
+   * Cut a drain in progress short (`close` was called; a second Ctrl-C): the runs still executing
+   * here are handed back to the queue now, open streams end, and the stop goes on at once.
+   */
+  hurry(): void;
 }
 
 /** Options that are not configuration: where output goes. */
@@ -85,10 +90,11 @@ export async function startHangar(config: Config, options: StartOptions = {}): P
   const cleanup: (() => Promise<void>)[] = [];
   const releaseConsole = captureConsole(logger);
   cleanup.push(async () => releaseConsole());
+  let dataDir: PreparedDataDir | undefined;
   try {
     // Its secret key file, and the embedded database's files, live there: a path that cannot be a
     // data directory stops the start here, named.
-    await prepareDataDir(config.dataDir);
+    dataDir = await prepareDataDir(config.dataDir);
     let embedded: EmbeddedDatabase | undefined;
     let url = config.databaseUrl;
     if (!url) {
@@ -262,7 +268,7 @@ export async function startHangar(config: Config, options: StartOptions = {}): P
       const close = async () => {
         await runCleanup(cleanup, logger);
       };
-      return { url: '', port: 0, services, runtime, workers, executor, database, logger, metrics, close };
+      return { url: '', port: 0, services, runtime, workers, executor, database, logger, metrics, close, hurry: () => workers?.hurry() };
     }
 
     const app = createApp({
@@ -293,6 +299,13 @@ export async function startHangar(config: Config, options: StartOptions = {}): P
     listenUrl = baseUrl;
 
     let closing: Promise<void> | undefined;
+    let cut!: () => void;
+    const drainCut = new Promise<void>((resolve) => (cut = resolve));
+    const hurry = () => {
+      cut();
+      workers?.hurry();
+      executor?.hurry();
+    };
     const close = () =>
       (closing ??= (async () => {
         // Runs here get the drain timeout as requests do; the workers then hand those still running
@@ -305,13 +318,16 @@ export async function startHangar(config: Config, options: StartOptions = {}): P
             await executor?.stop();
           },
           () => runtime.hub.endStreams(),
+          drainCut,
         );
         await runCleanup(cleanup, logger);
         logger.info('hangar stopped');
       })());
-    return { url: baseUrl, port, services, runtime, workers, executor, database, logger, metrics, close };
+    return { url: baseUrl, port, services, runtime, workers, executor, database, logger, metrics, close, hurry };
   } catch (error) {
     await runCleanup(cleanup, logger);
+    // A refused start leaves no empty data directory behind (the folders it created for nothing).
+    await dataDir?.undo();
     throw error;
   }
 }
@@ -385,19 +401,19 @@ function holdForFirstRequests(server: import('node:http').Server, admissions: Ad
 const STREAM_END_GRACE_MS = 2_000;
 
 /**
- * Stop taking connections and wait for open requests and streams up to `timeoutMs`; `stopRuns`
+ * Stop taking connections and wait for open requests and streams up to `timeoutMs` (or until `cut`); `stopRuns`
  * (started at once) lets this process's runs go on as long, then hands the rest back to the queue.
  * Streams still open then (of runs handed back, or executing in other processes) are ended by
  * `endStreams` once they have sent what is stored; connections still open STREAM_END_GRACE_MS
  * later are closed.
  */
-async function stopServer(server: ServerType, timeoutMs: number, stopRuns: () => Promise<void>, endStreams: () => void): Promise<void> {
+async function stopServer(server: ServerType, timeoutMs: number, stopRuns: () => Promise<void>, endStreams: () => void, cut: Promise<void>): Promise<void> {
   const http = server as import('node:http').Server;
   const closed = new Promise<void>((resolve) => http.close(() => resolve()));
   http.closeIdleConnections?.();
   const runsStopped = stopRuns();
   let timer: NodeJS.Timeout | undefined;
-  const late = await Promise.race([closed.then(() => false), new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(true), timeoutMs)))]);
+  const late = await Promise.race([closed.then(() => false), cut.then(() => true), new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(true), timeoutMs)))]);
   clearTimeout(timer);
   if (late) {
     await runsStopped.catch(() => undefined); // the clean-up that follows stops them again and logs why

@@ -11,11 +11,17 @@ import { createLogger } from '../logging.js';
 
 /** Run `work` with the services of the configured database, then close everything. */
 export async function withServices<T>(config: Config, work: (services: Services) => Promise<T>): Promise<T> {
-  await prepareDataDir(config.dataDir);
+  const dataDir = await prepareDataDir(config.dataDir);
   let url = config.databaseUrl;
   let stopEmbedded: (() => Promise<void>) | undefined;
   if (!url) {
-    const embedded = (await runningEmbeddedDatabase(config.dataDir)) ?? (await startEmbeddedDatabase({ dir: config.dataDir }));
+    const embedded =
+      (await runningEmbeddedDatabase(config.dataDir)) ??
+      // A refused start leaves no empty data directory behind (the folders it created for nothing).
+      (await startEmbeddedDatabase({ dir: config.dataDir }).catch(async (error: unknown) => {
+        await dataDir.undo();
+        throw error;
+      }));
     stopEmbedded = () => embedded.stop();
     // A first command before any server start creates the database the server would create.
     url = await ensureDatabase(embedded, 'hangar');

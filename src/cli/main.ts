@@ -61,8 +61,16 @@ serve
     // A signal while the server starts (a supervisor stopping it early) waits for the start, then
     // stops it the same way: killed by the signal's default action, it left the embedded
     // PostgreSQL (a process group of its own) running.
+    let hurried = false;
     const stop = (signal: string) => {
-      if (stopping) return;
+      if (stopping) {
+        // Again (an impatient Ctrl-C): stop waiting for runs and requests; runs are handed back now.
+        if (hurried) return;
+        hurried = true;
+        process.stderr.write(`${signal} again: handing runs back and stopping now…\n`);
+        void starting.then((hangar) => hangar.hurry(), () => {});
+        return;
+      }
       stopping = true;
       process.stderr.write(`${signal}: draining requests and stopping…\n`);
       void starting

@@ -8,8 +8,17 @@ import { ConfigError } from './index.js';
 
 const SETTING = 'HANGAR_DATA_DIR (--data-dir)';
 
-/** Create `dir` (and its missing parents), one level at a time; a ConfigError when it cannot be created or written. */
-export async function prepareDataDir(dir: string): Promise<void> {
+/** What `prepareDataDir` created, to be removed when the start is refused after all. */
+export interface PreparedDataDir {
+  /** Remove the folders `prepareDataDir` created that are still empty, deepest first: a refused start leaves the file system as it found it. */
+  undo(): Promise<void>;
+}
+
+/**
+ * Create `dir` (and its missing parents), one level at a time; a ConfigError when it cannot be
+ * created or written (and then nothing it created is left).
+ */
+export async function prepareDataDir(dir: string): Promise<PreparedDataDir> {
   const missing: string[] = [];
   for (let at = dir; ; ) {
     try {
@@ -24,18 +33,32 @@ export async function prepareDataDir(dir: string): Promise<void> {
       at = up;
     }
   }
-  for (const d of missing) {
-    try {
-      await fs.mkdir(d);
-    } catch (error) {
-      if (code(error) !== 'EEXIST') throw cannot(dir, 'create', error);
-    }
-  }
+  const created: string[] = [];
+  const prepared: PreparedDataDir = {
+    async undo() {
+      // Only empty folders: whatever was written into them since (a cluster's files) stays.
+      for (const d of created.splice(0).reverse()) await fs.rmdir(d).catch(() => {});
+    },
+  };
   try {
-    await fs.access(dir, constants.W_OK | constants.X_OK);
+    for (const d of missing) {
+      try {
+        await fs.mkdir(d);
+        created.push(d);
+      } catch (error) {
+        if (code(error) !== 'EEXIST') throw cannot(dir, 'create', error);
+      }
+    }
+    try {
+      await fs.access(dir, constants.W_OK | constants.X_OK);
+    } catch (error) {
+      throw cannot(dir, 'write to', error);
+    }
   } catch (error) {
-    throw cannot(dir, 'write to', error);
+    await prepared.undo();
+    throw error;
   }
+  return prepared;
 }
 
 function code(error: unknown): string | undefined {

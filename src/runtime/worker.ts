@@ -45,6 +45,8 @@ export class WorkerPool implements BackgroundTask {
   private promised = 0;
   /** Slots held for starts that may claim their run at once (`reserve`). */
   private reserved = 0;
+  /** A stop waiting for the starts holding slots (`reserved`) to be done with them. */
+  private startsSettled: (() => void) | undefined;
 
   constructor(
     private readonly runtime: Runtime,
@@ -76,6 +78,15 @@ export class WorkerPool implements BackgroundTask {
   }
 
   private stopped: Promise<void> | undefined;
+  /** The stop was told not to wait out the drain timeout (`hurry`), and how to tell a drain under way. */
+  private hurried = false;
+  private cutDrain: (() => void) | undefined;
+
+  /** Cut a stop's drain short: the runs still executing are handed back now (a second Ctrl-C). */
+  hurry(): void {
+    this.hurried = true;
+    this.cutDrain?.();
+  }
 
   /** Stop (once: the server's close calls it at its start, its clean-up again). */
   stop(): Promise<void> {
@@ -90,6 +101,9 @@ export class WorkerPool implements BackgroundTask {
     await this.loop;
     clearInterval(this.renewTimer);
     await this.stopListening?.();
+    // Starts being recorded as the stop began, with a slot held here: each leaves its run in the
+    // queue (`release`) or puts back the run it claimed (`adopt`).
+    const starts = this.reserved === 0 ? Promise.resolve() : new Promise<void>((resolve) => (this.startsSettled = resolve));
     // Let current runs finish (their clients are still reading) for up to the drain timeout, then
     // stop them and hand them back to the queue, as a sweep hands back the runs of a worker that
     // died: another worker (or this one's next start) continues each from its last checkpoint.
@@ -98,8 +112,10 @@ export class WorkerPool implements BackgroundTask {
     let timer: NodeJS.Timeout | undefined;
     const late = new Promise<'late'>((resolve) => {
       timer = setTimeout(() => resolve('late'), this.settings.drainTimeoutMs);
+      this.cutDrain = () => resolve('late');
+      if (this.hurried) resolve('late');
     });
-    if ((await Promise.race([all, late])) === 'late') {
+    if ((await Promise.race([Promise.all([all, starts]), late])) === 'late') {
       for (const [id, a] of this.active) a.abort.abort(new RunHandedBack(id));
       await all;
     }
@@ -116,21 +132,43 @@ export class WorkerPool implements BackgroundTask {
     if (!this.hasFreeSlot()) return undefined;
     this.reserved++;
     let held = true;
+    let adopted = false;
     const free = (): boolean => {
       if (!held) return false;
       held = false;
       this.reserved--;
+      if (this.reserved === 0) this.startsSettled?.();
       return true;
     };
     return {
       workerId: this.runtime.queue.workerId,
       leaseMs: this.settings.leaseMs,
       adopt: (run) => {
-        // Stopping meanwhile: the run keeps its lease until it expires, then a sweep hands it on.
-        if (free() && this.running) this.execute(run, true);
+        if (!held || adopted) return;
+        adopted = true;
+        if (this.running) {
+          free();
+          this.execute(run, true);
+          return;
+        }
+        // Stopping meanwhile (the start was being recorded when the stop began): the run is put back
+        // in the queue at once, for any worker, rather than held here until its lease expires. The
+        // stop waits for this (its slot stays held until then).
+        const putBack = this.runtime.queue
+          .unclaim(run)
+          .then((queued) => {
+            if (queued) this.logger.info({ run_id: run.id, thread_id: run.threadId }, 'run accepted as the server began stopping: put back in the queue for another worker');
+          })
+          .catch((error: unknown) => this.logger.error({ err: error, run_id: run.id }, 'putting back a run accepted as the server began stopping failed (another worker takes it once its lease expires)'))
+          .finally(() => {
+            free();
+            this.finishing.delete(putBack);
+          });
+        this.finishing.add(putBack);
       },
       release: () => {
-        if (free() && this.mayHaveWaiting) this.nudge();
+        // After `adopt`, the slot is the run's (or its putting back's) to free.
+        if (!adopted && free() && this.mayHaveWaiting) this.nudge();
       },
     };
   }

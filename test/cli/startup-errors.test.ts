@@ -2,9 +2,9 @@
 // database names DATABASE_URL (never its password), a listen address in use or unresolvable names
 // HOST and PORT, a boolean setting with another word says what it accepts, and a data directory that
 // cannot be one names HANGAR_DATA_DIR (it hung under /proc; as root, the embedded PostgreSQL's user
-// could not reach it).
+// could not reach it; a refused start leaves no folder behind).
 import type { ChildProcess } from 'node:child_process';
-import { chmod, mkdtemp, rm } from 'node:fs/promises';
+import { chmod, mkdir, mkdtemp, readdir, rm, stat } from 'node:fs/promises';
 import { createServer, type Server } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
@@ -103,6 +103,22 @@ describe('hangar serve: start-up errors name the setting', () => {
     expect(r.code).toBe(2);
     expect(r.stderr).toContain(`HANGAR_DATA_DIR (--data-dir): the embedded PostgreSQL runs as the postgres user (Hangar runs as root), which cannot enter ${closed} on the way to`);
     expect(r.stderr).toContain(`chmod o+x ${closed}`);
+    // The refused start leaves the file system as it found it: no folder it created, no mode changed.
+    expect(await readdir(closed)).toEqual([]);
+    expect((await stat(closed)).mode & 0o777).toBe(0o700);
+    // Folders that were there before stay, whatever their depth.
+    await mkdir(path.join(closed, 'kept'), { mode: 0o700 });
+    for (const args of [
+      ['serve', '--data-dir', path.join(closed, 'kept', 'a', 'b'), '--port', '0'],
+      ['keys', 'list', '--data-dir', path.join(closed, 'kept')],
+    ]) {
+      const again = await runHangar(args);
+      expect(again.code).toBe(2);
+      expect(again.stderr).toContain('which cannot enter');
+      expect(await readdir(closed)).toEqual(['kept']);
+      expect(await readdir(path.join(closed, 'kept'))).toEqual([]);
+      expect((await stat(path.join(closed, 'kept'))).mode & 0o777).toBe(0o700);
+    }
   }, 60_000);
 
   it('a boolean setting with another word says which words it takes', async () => {

@@ -8,9 +8,15 @@
 // - An API-only process stopped while it streams a run executing in another process: the stream
 //   ends (no error, not cut off), and joining again on another process reads on to the answer; a
 //   client waiting there for the run's result (`…/join`) is answered 503 `server_stopping`.
+// - A start accepted by a `hangar serve` child just as it begins stopping (its statement, which claims
+//   the run for the child's free worker, held on the thread's row lock until the stop has begun): the
+//   run is put back in the queue at once, and another worker executes it as attempt 1 while the
+//   child's lease on it would still be live (it used to stay held until that lease expired).
 // Waits on events, statuses and exits, never on time.
 import { setTimeout as sleep } from 'node:timers/promises';
+import pg from 'pg';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { createHangarClient } from '../../src/client/index.js';
 import { collect, joinRun, type RunStream, type SseEvent } from '../../src/client/stream.js';
 import type { Hangar } from '../../src/server.js';
 import { spawnHangar, type RunningHangar } from '../support/cli.js';
@@ -121,6 +127,62 @@ describe('stopping a process hands its runs and streams on', () => {
     const thread = await api.client.GET('/v1/deepagents/threads/{thread_id}', { params: { path: { thread_id: threadId } } });
     expect(thread.data!.status).toBe('idle');
   }, 90_000);
+
+  it('a start accepted as the process begins stopping is put back in the queue at once, for another worker', async () => {
+    const leaseMs = 60_000;
+    child = spawnHangar(['serve', '--port', '0', '--database-url', api.databaseUrl, '--data-dir', api.dataDir, '--worker-concurrency', '1'], {
+      HANGAR_BOOTSTRAP_API_KEY: api.adminKey,
+      HANGAR_RUN_LEASE_MS: String(leaseMs),
+      LOG_LEVEL: 'info',
+    });
+    const [, childUrl] = await child.waitFor(/Hangar is listening on (\S+)/);
+    helper = await startWorker(api);
+    const threadId = await createThread(api, agentId);
+    const db = new pg.Client({ connectionString: api.databaseUrl });
+    const watcher = new pg.Client({ connectionString: api.databaseUrl });
+    await db.connect();
+    await watcher.connect();
+    try {
+      // Hold the thread's row: the child's start (which records the run claimed by its idle worker)
+      // waits on it, as a statement in flight when the stop comes.
+      await db.query('BEGIN');
+      await db.query('SELECT 1 FROM threads WHERE id = $1 FOR UPDATE', [threadId]);
+      const sentAt = Date.now();
+      const starting = createHangarClient({ baseUrl: childUrl!, apiKey: api.adminKey }).POST('/v1/deepagents/threads/{thread_id}/runs', {
+        params: { path: { thread_id: threadId } },
+        body: { agent_id: agentId, messages: [{ role: 'user', content: WORDS }] },
+      });
+      // Until the child's statement waits on that lock.
+      const holder = (await db.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')).rows[0]!.pid;
+      for (;;) {
+        // (Not on `db`: a transaction sees one snapshot of the activity.)
+        const { rows } = await watcher.query<{ n: number }>('SELECT count(*)::int AS n FROM pg_stat_activity WHERE $1 = ANY(pg_blocking_pids(pid))', [holder]);
+        if (rows[0]!.n > 0) break;
+        await sleep(10);
+      }
+      child.child.kill('SIGTERM');
+      await child.waitFor(/"msg":"draining requests and stopping"/);
+      await db.query('COMMIT');
+      const started = await starting;
+      expect(started.response.status).toBe(200);
+      const runId = started.data!.run_id;
+      expect(await child.exited).toBe(0);
+      const output = child.output();
+      child = undefined;
+
+      const joined = await api.client.GET('/v1/deepagents/threads/{thread_id}/runs/{run_id}/join', { params: { path: { thread_id: threadId, run_id: runId } } });
+      expect(joined.response.status).toBe(200);
+      const run = await getRun(threadId, runId);
+      // Executed by the other worker, as a first attempt (it never ran on the child)…
+      expect(run).toMatchObject({ status: 'success', metadata: { attempt: 1, worker: helper.runtime.queue.workerId } });
+      // …and finished while the lease the child took on it (from its statement's start, after `sentAt`) would still hold.
+      expect(Date.parse(run.ended_at!)).toBeLessThan(sentAt + leaseMs);
+      expect(output).toContain('put back in the queue for another worker');
+    } finally {
+      await db.end();
+      await watcher.end();
+    }
+  }, 150_000);
 
   it('an API-only process that stops ends its streams of runs executing elsewhere; a client joins again elsewhere', async () => {
     helper = await startWorker(api);

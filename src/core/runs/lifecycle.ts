@@ -540,6 +540,26 @@ export class RunLifecycle {
   }
 
   /**
+   * A run a start recorded claimed by `workerId` (`createOnThread`'s `claimFor`) that the worker will
+   * not execute after all (its process began stopping while the start was recorded): `pending` again
+   * as if it had been recorded so (attempt 0, no lease, not started), so another worker claims it at
+   * once, as attempt 1 — it never ran, so no attempt is used. `notify` is sent with the same
+   * statement when it was put back (wakes other workers). False when the run was no longer held so
+   * (cancelled meanwhile: its worker releases the lease, `release`).
+   */
+  async unclaim(workerId: string, runId: string, notify?: { channel: string; payload: string }): Promise<boolean> {
+    const { rows } = await sql<{ id: string }>`
+      WITH back AS (
+        UPDATE runs SET status = 'pending', attempt = 0, lease_owner = NULL, lease_expires_at = NULL, started_at = NULL, updated_at = now(),
+          metadata = metadata - 'attempt' - 'worker'
+        WHERE id = ${runId} AND status = 'running' AND lease_owner = ${workerId} AND attempt = 1 AND ${runFrom('pending')}
+        RETURNING id
+      )
+      SELECT id ${notify ? sql`, pg_notify(${notify.channel}, ${notify.payload}) IS NULL AS notified` : sql``} FROM back`.execute(this.db);
+    return rows.length > 0;
+  }
+
+  /**
    * Wait until the workers of cancelled runs `runIds` have stopped them (given their leases back) or
    * their leases expired (a worker that died), for at most `maxMs`. True when none is stopping any more.
    */
