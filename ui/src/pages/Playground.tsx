@@ -559,28 +559,26 @@ function SubagentSummary({ args, status, answer }: { args: Record<string, unknow
       <Text size="xs" fw={600}>
         Subagent {type} · {status}
       </Text>
-      <div aria-label="Asked">
-        <Text size="xs" c="dimmed">
-          Asked
-        </Text>
-        <Text size="sm" className="wrap-anywhere" style={{ whiteSpace: 'pre-wrap' }}>
-          {asked}
-        </Text>
-      </div>
-      {answer !== null && (
-        <div aria-label="Answered">
-          <Text size="xs" c="dimmed">
-            Answered
-          </Text>
-          <Text size="sm" className="wrap-anywhere" style={{ whiteSpace: 'pre-wrap' }}>
-            {answer}
-          </Text>
-        </div>
-      )}
+      <Labelled label="Asked" text={asked} />
+      {answer !== null && <Labelled label="Answered" text={answer} />}
       <Text size="xs" c="dimmed" mt={4}>
         Shown from the main agent's call: its own steps are in the run's trace.
       </Text>
     </Paper>
+  );
+}
+
+/** A labelled block of text (a subagent's question or answer), its label also its accessible name. */
+function Labelled({ label, text }: { label: string; text: string }) {
+  return (
+    <div aria-label={label}>
+      <Text size="xs" c="dimmed">
+        {label}
+      </Text>
+      <Text size="sm" className="wrap-anywhere" style={{ whiteSpace: 'pre-wrap' }}>
+        {text}
+      </Text>
+    </div>
   );
 }
 
