@@ -5360,7 +5360,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description No such agent in the workspace. */
+            /** @description No such agent in the workspace, or the path names the agent by something other than its id (then `text/plain`, which git prints). */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -5401,7 +5401,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description No such agent in the workspace. */
+            /** @description No such agent in the workspace, or the path names the agent by something other than its id (then `text/plain`, which git prints). */
             404: {
                 headers: {
                     [name: string]: unknown;

@@ -10,7 +10,7 @@ import type { AppEnv } from './env.js';
 import { needsApiKey, surfaceOf } from './surface.js';
 
 // git sends credentials only as HTTP Basic, so the git endpoints (and only they) accept a key there.
-const GIT_PATH = /^\/v1\/deepagents\/agents\/[0-9a-fA-F-]{36}\.git\/(info\/refs|git-upload-pack)$/;
+const GIT_PATH = /^\/v1\/deepagents\/agents\/[^/]+\.git\/(info\/refs|git-upload-pack)$/;
 
 /** Middleware that authenticates API-key surfaces and enforces preview access on the agent runtime. */
 export function apiKeyAuth(workspaces: WorkspaceService, limits?: AbuseLimits, sessions?: ConsoleSessionService): MiddlewareHandler<AppEnv> {

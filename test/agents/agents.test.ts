@@ -173,6 +173,33 @@ describe('agents', () => {
     expect(JSON.stringify(named.data)).not.toContain('Restore revision');
   });
 
+  it('git clone of a URL naming the agent by its name says it wants the id, rather than asking for credentials again', async () => {
+    const created = await server.client.POST('/v1/deepagents/agents', { body: { name: 'by-name', runtime: { model: { model_id: 'scripted:demo' } } } });
+    expect(created.response.status).toBe(201);
+    const dir = await mkdtemp(path.join(os.tmpdir(), 'hangar-clone-'));
+    try {
+      const url = new URL('/v1/deepagents/agents/by-name.git', server.url);
+      url.username = 'git';
+      url.password = server.adminKey;
+      const failure = await git(['clone', '--quiet', url.toString(), path.join(dir, 'x')]).then(
+        () => 'cloned',
+        (e: { stderr: string }) => e.stderr,
+      );
+      expect(failure).not.toMatch(/Authentication failed/);
+      expect(failure).toMatch(/"by-name" is not an agent id/);
+      // The same request over plain HTTP: a 404 that names what to do.
+      const refs = await fetch(`${server.url}/v1/deepagents/agents/by-name.git/info/refs?service=git-upload-pack`, { headers: { Authorization: `Basic ${Buffer.from(`git:${server.adminKey}`).toString('base64')}` } });
+      expect(refs.status).toBe(404);
+      expect(await refs.text()).toMatch(/agents\/<agent_id>\.git/);
+      // A wrong key is still a 401 with git's challenge, whatever the path names.
+      const wrong = await fetch(`${server.url}/v1/deepagents/agents/by-name.git/info/refs?service=git-upload-pack`, { headers: { Authorization: `Basic ${Buffer.from('git:wrong-key-wrong-key').toString('base64')}` } });
+      expect(wrong.status).toBe(401);
+      expect(wrong.headers.get('www-authenticate')).toMatch(/^Basic/);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
   it('git clone without a key is refused', async () => {
     const created = await server.client.POST('/v1/deepagents/agents', { body: { name: 'private', runtime: { model: { model_id: 'openai:gpt-5.4-mini' } } } });
     const dir = await mkdtemp(path.join(os.tmpdir(), 'hangar-clone-'));

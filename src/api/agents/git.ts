@@ -12,7 +12,10 @@ import type { Caller } from '../../core/caller.js';
 import type { Services } from '../../core/services.js';
 import { advertiseRefs, parseUploadRequest, type UploadRequest, uploadPackResponse } from '../../repo/upload-pack.js';
 
-const REPO = '/v1/deepagents/agents/:repo{[0-9a-fA-F-]{36}\\.git}';
+// Any `<segment>.git`, so that a clone URL naming the agent by something other than its id gets a
+// 404 that says so (git prints it), not a request for credentials.
+const REPO = '/v1/deepagents/agents/:repo{[^/]+\\.git}';
+const AGENT_ID = /^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$/;
 
 /** Routes of the git endpoint (plain routes: their bodies are git's, not JSON). */
 export function gitRoutes({ services }: AppDeps) {
@@ -22,13 +25,17 @@ export function gitRoutes({ services }: AppDeps) {
       throw new HangarError('route_not_found', 'only smart HTTP is served: ask for info/refs?service=git-upload-pack (the repository is read-only)');
     }
     const caller = c.get('caller');
-    const row = await services.agents.findRow(caller.workspaceId, agentIdOf(c.req.param('repo')));
+    const agentId = agentIdOf(c.req.param('repo'));
+    if (!AGENT_ID.test(agentId)) return c.text(notAnAgentId(agentId), 404);
+    const row = await services.agents.findRow(caller.workspaceId, agentId);
     if (await holdsCredentialFor(services, caller, row.id)) return c.text(CREDENTIAL_REFUSAL, 403);
     return new Response(advertiseRefs(row.head), { status: 200, headers: gitHeaders('application/x-git-upload-pack-advertisement') });
   });
   router.post(`${REPO}/git-upload-pack`, async (c) => {
     const caller = c.get('caller');
-    const row = await services.agents.findRow(caller.workspaceId, agentIdOf(c.req.param('repo')));
+    const agentId = agentIdOf(c.req.param('repo'));
+    if (!AGENT_ID.test(agentId)) return c.text(notAnAgentId(agentId), 404);
+    const row = await services.agents.findRow(caller.workspaceId, agentId);
     if (await holdsCredentialFor(services, caller, row.id)) return c.text(CREDENTIAL_REFUSAL, 403);
     let request: UploadRequest;
     try {
@@ -71,6 +78,11 @@ async function holdsCredentialFor(services: Services, caller: Caller, agentId: s
   });
 }
 
+/** The 404 of a clone URL that does not name an agent by its id (git prints it to its user). */
+function notAnAgentId(segment: string): string {
+  return `error: "${segment.slice(0, 100)}" is not an agent id: clone an agent by its id, <host>/v1/deepagents/agents/<agent_id>.git (\`hangar agents list\` shows the ids)\n`;
+}
+
 function agentIdOf(repo: string): string {
   return repo.slice(0, -'.git'.length).toLowerCase();
 }
@@ -95,7 +107,7 @@ function documentGit(router: OpenAPIHono<AppEnv>): void {
       200: { description: 'pkt-line ref advertisement (`application/x-git-upload-pack-advertisement`).' },
       401: { description: 'No or unknown key (with `WWW-Authenticate: Basic`).' },
       403: { description: 'A viewer key, and the agent’s history holds a credential (`text/plain`).' },
-      404: { description: 'No such agent in the workspace.' },
+      404: { description: 'No such agent in the workspace, or the path names the agent by something other than its id (then `text/plain`, which git prints).' },
     },
   });
   router.openAPIRegistry.registerPath({
@@ -111,7 +123,7 @@ function documentGit(router: OpenAPIHono<AppEnv>): void {
       400: { description: 'The body does not follow the upload-pack grammar.' },
       401: { description: 'No or unknown key (with `WWW-Authenticate: Basic`).' },
       403: { description: 'A viewer key, and the agent’s history holds a credential (`text/plain`).' },
-      404: { description: 'No such agent in the workspace.' },
+      404: { description: 'No such agent in the workspace, or the path names the agent by something other than its id (then `text/plain`, which git prints).' },
     },
   });
 }
