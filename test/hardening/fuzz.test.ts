@@ -248,7 +248,9 @@ async function send(op: Operation, r: FuzzRequest): Promise<{ status: number; co
 
 /** Whether an error body has the shape its surface documents (DESIGN.md §1). */
 function errorShapeProblem(path: string, status: number, contentType: string, text: string): string | undefined {
-  if (/\.git\//.test(path) && contentType.startsWith('text/plain')) return status === 400 ? undefined : `git text error with ${status}`;
+  // git prints a text/plain body to its user: a bad upload-pack request (400), a viewer refused a
+  // history holding a credential (403), a path that names no agent by its id (404).
+  if (/\.git\//.test(path) && contentType.startsWith('text/plain')) return [400, 403, 404].includes(status) ? undefined : `git text error with ${status}`;
   const surface = surfaceOf(new URL(path, 'http://x').pathname);
   // Pages people open in a browser (the OAuth callback) answer errors as HTML pages.
   if (surface === 'public' && contentType.startsWith('text/html')) return undefined;
