@@ -6,6 +6,7 @@ import { HangarError } from '../../core/errors.js';
 import type { AppDeps } from '../../http/deps.js';
 import type { AppEnv } from '../../http/env.js';
 import { newRouter } from '../../http/router.js';
+import type { GitObject } from '../../repo/objects.js';
 import { GitProtocolError } from '../../repo/pack.js';
 import { viewerScrub } from './viewer.js';
 import type { Caller } from '../../core/caller.js';
@@ -24,19 +25,13 @@ export function gitRoutes({ services }: AppDeps) {
     if (c.req.query('service') !== 'git-upload-pack') {
       throw new HangarError('route_not_found', 'only smart HTTP is served: ask for info/refs?service=git-upload-pack (the repository is read-only)');
     }
-    const caller = c.get('caller');
-    const agentId = agentIdOf(c.req.param('repo'));
-    if (!AGENT_ID.test(agentId)) return c.text(notAnAgentId(agentId), 404);
-    const row = await services.agents.findRow(caller.workspaceId, agentId);
-    if (await holdsCredentialFor(services, caller, row.id)) return c.text(CREDENTIAL_REFUSAL, 403);
-    return new Response(advertiseRefs(row.head), { status: 200, headers: gitHeaders('application/x-git-upload-pack-advertisement') });
+    const repo = await openRepository(services, c.get('caller'), c.req.param('repo'));
+    if ('refusal' in repo) return c.text(repo.refusal[0], repo.refusal[1]);
+    return new Response(advertiseRefs(repo.row.head), { status: 200, headers: gitHeaders('application/x-git-upload-pack-advertisement') });
   });
   router.post(`${REPO}/git-upload-pack`, async (c) => {
-    const caller = c.get('caller');
-    const agentId = agentIdOf(c.req.param('repo'));
-    if (!AGENT_ID.test(agentId)) return c.text(notAnAgentId(agentId), 404);
-    const row = await services.agents.findRow(caller.workspaceId, agentId);
-    if (await holdsCredentialFor(services, caller, row.id)) return c.text(CREDENTIAL_REFUSAL, 403);
+    const repo = await openRepository(services, c.get('caller'), c.req.param('repo'));
+    if ('refusal' in repo) return c.text(repo.refusal[0], repo.refusal[1]);
     let request: UploadRequest;
     try {
       let body = Buffer.from(await c.req.arrayBuffer());
@@ -47,11 +42,10 @@ export function gitRoutes({ services }: AppDeps) {
       const reason = error instanceof GitProtocolError ? error.message : 'the body is not valid gzip';
       return c.text(`error: bad upload-pack request: ${reason}\n`, 400);
     }
-    const history = await services.agents.revisionCommits(row.id);
-    const known = new Set(history);
+    const known = new Set(await repo.history());
     const unknown = request.wants.find((w) => !known.has(w));
     if (unknown) throw new HangarError('revision_not_found', `the agent's history has no commit ${unknown}`);
-    const response = await uploadPackResponse(request, () => services.gitObjects.reachable(history));
+    const response = await uploadPackResponse(request, repo.objects);
     return new Response(response, { status: 200, headers: gitHeaders('application/x-git-upload-pack-result') });
   });
   documentGit(router);
@@ -63,15 +57,33 @@ const CREDENTIAL_REFUSAL =
   'read the agent with GET /v1/deepagents/agents/<agent_id>?include_files=true (credentials redacted), or clone with a member or admin key\n';
 
 /**
+ * The agent a git request names, with its history and objects each read at most once per request
+ * (a viewer's credential check and the pack share them); or the text answer that refuses the request.
+ */
+async function openRepository(services: Services, caller: Caller, repo: string) {
+  const agentId = agentIdOf(repo);
+  if (!AGENT_ID.test(agentId)) return { refusal: [notAnAgentId(agentId), 404] as const };
+  const row = await services.agents.findRow(caller.workspaceId, agentId);
+  let history: Promise<string[]> | undefined;
+  let objects: Promise<GitObject[]> | undefined;
+  const opened = {
+    row,
+    history: () => (history ??= services.agents.revisionCommits(row.id)),
+    objects: () => (objects ??= opened.history().then((commits) => services.gitObjects.reachable(commits))),
+  };
+  if (await holdsCredentialFor(services, caller, opened.objects)) return { refusal: [CREDENTIAL_REFUSAL, 403] as const };
+  return opened;
+}
+
+/**
  * Whether the agent's history holds something a viewer may not read (`viewerScrub` would change a
  * file or a commit message of it). Such a clone is refused to viewers rather than served rewritten:
  * a rewritten history would have other commit ids than the revisions the API names.
  */
-async function holdsCredentialFor(services: Services, caller: Caller, agentId: string): Promise<boolean> {
+async function holdsCredentialFor(services: Services, caller: Caller, objects: () => Promise<GitObject[]>): Promise<boolean> {
   const scrub = await viewerScrub(services, caller);
   if (!scrub) return false;
-  const objects = await services.gitObjects.reachable(await services.agents.revisionCommits(agentId));
-  return objects.some((o) => {
+  return (await objects()).some((o) => {
     if (o.type === 'tree') return false;
     const text = o.body.toString('utf8');
     return scrub(text) !== text;
