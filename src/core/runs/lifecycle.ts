@@ -475,24 +475,12 @@ export class RunLifecycle {
    * go to `error`). Threads left `busy` with no active run for a lease are freed.
    */
   async sweepExpired(leaseMs: number, maxAttempts: number, exclude: readonly string[] = []): Promise<{ retried: number; failed: { id: string; threadId: string }[] }> {
-    const error = leaseExpiredError(maxAttempts);
     const { rows } = await sql<{ retried: number; failed: { id: string; thread_id: string }[] | null }>`
       WITH expired AS (
         SELECT id FROM runs WHERE status = 'running' AND lease_expires_at < now()
           ${exclude.length > 0 ? sql`AND id NOT IN (${sql.join(exclude)})` : sql``}
         FOR UPDATE SKIP LOCKED
-      ), retried AS (
-        UPDATE runs SET status = 'pending', lease_owner = NULL, lease_expires_at = NULL, updated_at = now(),
-          metadata = metadata || jsonb_build_object('retried_after_lease_expiry', true)
-        WHERE id IN (SELECT id FROM expired) AND attempt < ${maxAttempts} AND ${runFrom('pending')}
-        RETURNING id
-      ), failed AS (
-        UPDATE runs SET status = 'error', error = ${error}::jsonb, ended_at = now(), updated_at = now(),
-          lease_owner = NULL, lease_expires_at = NULL
-        WHERE id IN (SELECT id FROM expired) AND attempt >= ${maxAttempts} AND ${runFrom('error', ['running'])}
-        RETURNING id, thread_id
-      ), freed AS (${freeThreads('failed', 'error')}
-      ), stranded AS (
+      ), ${retryOrFail('retried_after_lease_expiry', maxAttempts)}, stranded AS (
         -- A thread left busy with no active run (a process died between taking a thread and
         -- starting or settling its work, e.g. while resolving an interrupt) is freed after a lease.
         UPDATE threads t SET status = 'idle', updated_at = now()
@@ -518,22 +506,11 @@ export class RunLifecycle {
    * `notify` is sent with the same statement when the run was handed back (wakes other workers).
    */
   async handBack(workerId: string, runId: string, attempt: number, maxAttempts: number, notify?: { channel: string; payload: string }): Promise<{ handedBack: boolean; failed: boolean }> {
-    const error = leaseExpiredError(maxAttempts);
     const { rows } = await sql<{ retried: number; failed: number }>`
       WITH expired AS (
         SELECT id FROM runs WHERE id = ${runId} AND status = 'running' AND lease_owner = ${workerId} AND attempt = ${attempt}
         FOR UPDATE
-      ), retried AS (
-        UPDATE runs SET status = 'pending', lease_owner = NULL, lease_expires_at = NULL, updated_at = now(),
-          metadata = metadata || jsonb_build_object('handed_back', true)
-        WHERE id IN (SELECT id FROM expired) AND attempt < ${maxAttempts} AND ${runFrom('pending')}
-        RETURNING id
-      ), failed AS (
-        UPDATE runs SET status = 'error', error = ${error}::jsonb, ended_at = now(), updated_at = now(),
-          lease_owner = NULL, lease_expires_at = NULL
-        WHERE id IN (SELECT id FROM expired) AND attempt >= ${maxAttempts} AND ${runFrom('error', ['running'])}
-        RETURNING id, thread_id
-      ), freed AS (${freeThreads('failed', 'error')})
+      ), ${retryOrFail('handed_back', maxAttempts)}
       SELECT (SELECT count(*) FROM retried)::int AS retried, (SELECT count(*) FROM failed)::int AS failed
         ${notify ? sql`, (SELECT pg_notify(${notify.channel}, ${notify.payload}) FROM retried) IS NULL AS notified` : sql``}`.execute(this.db);
     return { handedBack: (rows[0]?.retried ?? 0) > 0, failed: (rows[0]?.failed ?? 0) > 0 };
@@ -605,6 +582,26 @@ export class RunLifecycle {
       SELECT count(*)::int AS n FROM gone`.execute(this.db);
     return rows[0]?.n ?? 0;
   }
+}
+
+/**
+ * CTEs `retried`, `failed` and `freed` over the runs of a CTE `expired` whose worker stopped: each is
+ * handed back to the queue (`pending`, `marker` set in its metadata) to be retried from its last
+ * checkpoint, or failed once it used `maxAttempts` (its thread then goes to `error`). Shared by the
+ * sweep (a worker that died) and `handBack` (a worker that is stopping).
+ */
+function retryOrFail(marker: 'retried_after_lease_expiry' | 'handed_back', maxAttempts: number): RawBuilder<unknown> {
+  return sql`retried AS (
+        UPDATE runs SET status = 'pending', lease_owner = NULL, lease_expires_at = NULL, updated_at = now(),
+          metadata = metadata || jsonb_build_object(${sql.lit(marker)}::text, true)
+        WHERE id IN (SELECT id FROM expired) AND attempt < ${maxAttempts} AND ${runFrom('pending')}
+        RETURNING id
+      ), failed AS (
+        UPDATE runs SET status = 'error', error = ${leaseExpiredError(maxAttempts)}::jsonb, ended_at = now(), updated_at = now(),
+          lease_owner = NULL, lease_expires_at = NULL
+        WHERE id IN (SELECT id FROM expired) AND attempt >= ${maxAttempts} AND ${runFrom('error', ['running'])}
+        RETURNING id, thread_id
+      ), freed AS (${freeThreads('failed', 'error')})`;
 }
 
 /** The error of a run failed because its worker stopped and it used its `maxAttempts` attempts. */
