@@ -6,6 +6,7 @@
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { surfaceOf } from '../../src/http/surface.js';
+import { startEverythingServer } from '../support/mcp.js';
 import { startTestServer, type TestServer } from '../support/server.js';
 
 type Schema = {
@@ -48,6 +49,7 @@ const TOTAL = Number(process.env.HANGAR_FUZZ_REQUESTS ?? 5200);
 const CONCURRENCY = 6;
 
 let server: TestServer;
+let toolServer: Awaited<ReturnType<typeof startEverythingServer>>;
 let viewerKey: string;
 let components: Record<string, Schema> = {};
 let operations: Operation[] = [];
@@ -75,7 +77,10 @@ beforeAll(async () => {
   // A few real resources.
   const agent = await server.client.POST('/v1/deepagents/agents', { body: { name: 'fuzz-target', runtime: { model: { model_id: 'scripted:echo' } } } });
   const thread = await server.client.POST('/v1/deepagents/threads', { body: { agent_id: agent.data!.id } as never });
-  const tool = await server.client.POST('/v1/deepagents/mcp-servers', { body: { name: 'fuzz', url: 'https://fuzz.example.com/mcp' } });
+  // A real tool server: a request that reaches it gets its answer, so a 5xx is always Hangar's own
+  // (an unreachable one would rightly answer 502 upstream to every well-formed listing).
+  toolServer = await startEverythingServer();
+  const tool = await server.client.POST('/v1/deepagents/mcp-servers', { body: { name: 'fuzz', url: toolServer.url } });
   real.agent_id = [agent.data!.id];
   real.thread_id = thread.data ? [thread.data.id] : [];
   real.mcp_server_id = [tool.data!.id];
@@ -84,6 +89,7 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   await server?.close();
+  await toolServer?.close();
 });
 
 function resolve(schema: Schema | undefined): Schema {
