@@ -66,6 +66,22 @@ export class McpServerService {
     private readonly egress: EgressGuard = laptopEgress(),
   ) {}
 
+  /**
+   * Told of every tool server this service created, changed or deleted, once written (trace
+   * redaction drops the workspace's secrets it keeps). Other processes hear of the change through
+   * the database's notification (migration 1800); this process hears of its own at once.
+   */
+  private readonly changeListeners = new Set<(workspaceId: string) => void>();
+
+  /** Call `listener` with the workspace of each tool server written through this service. */
+  onChange(listener: (workspaceId: string) => void): void {
+    this.changeListeners.add(listener);
+  }
+
+  private changed(workspaceId: string): void {
+    for (const listener of this.changeListeners) listener(workspaceId);
+  }
+
   /** List the tools of the server at `url` through this installation's outbound policy. */
   listTools(url: string, headers: Record<string, string>, timeoutMs: number): Promise<ListedTool[]> {
     return listServerTools(url, headers, timeoutMs, this.egress);
@@ -97,6 +113,7 @@ export class McpServerService {
       .returningAll()
       .executeTakeFirst();
     if (!row) throw urlTaken(url);
+    this.changed(caller.workspaceId);
     return this.toDomain(row);
   }
 
@@ -146,7 +163,7 @@ export class McpServerService {
     if (input.auth_type !== undefined) set.auth_type = input.auth_type;
     if (input.oauth_provider_id !== undefined) set.oauth_provider_id = input.oauth_provider_id;
     try {
-      return await this.db.transaction().execute(async (trx) => {
+      const updated = await this.db.transaction().execute(async (trx) => {
         if (authChanges) {
           // The pair is checked as it will be stored: a field the request omits keeps its stored value,
           // so `{auth_type: "oauth"}` may rely on a stored provider and `{oauth_provider_id: null}` may
@@ -172,6 +189,8 @@ export class McpServerService {
         if (!row) throw notFound(id);
         return this.toDomain(row);
       });
+      this.changed(caller.workspaceId);
+      return updated;
     } catch (error) {
       if (isUniqueViolation(error) && url !== undefined) throw urlTaken(url);
       throw error;
@@ -184,6 +203,7 @@ export class McpServerService {
     const deleted = await this.db.deleteFrom('mcp_servers').where('workspace_id', '=', caller.workspaceId).where('id', '=', id).executeTakeFirst();
     // As the reference documents it: an unknown (or already deleted) server is a 404.
     if (Number(deleted.numDeletedRows) === 0) throw new HangarError('mcp_server_not_found', `no tool server with id ${id} in this workspace`);
+    this.changed(caller.workspaceId);
   }
 
   /** An `oauth_provider_id` must name a provider (its `id`) of the same workspace. */

@@ -53,7 +53,10 @@ export class TracingService {
   /** Agent runs whose trace this process is writing, with a wait for what is written so far. */
   private readonly writing = new Map<string, () => Promise<void>>();
 
-  constructor(private readonly deps: TracingServiceDeps) {}
+  constructor(private readonly deps: TracingServiceDeps) {
+    // A tool server written through this process counts at once, before its notification arrives.
+    deps.mcpServers.onChange((workspaceId) => this.forgetSecrets(workspaceId));
+  }
 
   /** The project named `name` (created when missing). Deployments call this with their name. */
   async ensureProject(workspaceId: string, name: string): Promise<TracingProject> {
@@ -359,19 +362,21 @@ export class TracingService {
    * notifications may have been lost (a gap). Returns the unsubscribe function.
    */
   async watchToolServers(bus: ToolServerWatchBus): Promise<() => Promise<void>> {
-    const forget = (workspaceId?: string) => {
-      this.changes += 1;
-      if (workspaceId) this.watchedSecrets.delete(workspaceId);
-      else this.watchedSecrets.clear();
-    };
-    const off = await bus.subscribe(TOOL_SERVERS_CHANNEL, { onMessage: (workspaceId) => forget(workspaceId || undefined), onGap: () => forget() });
-    forget();
+    const off = await bus.subscribe(TOOL_SERVERS_CHANNEL, { onMessage: (workspaceId) => this.forgetSecrets(workspaceId || undefined), onGap: () => this.forgetSecrets() });
+    this.forgetSecrets();
     this.watchBus = bus;
     return async () => {
       this.watchBus = undefined;
-      forget();
+      this.forgetSecrets();
       await off();
     };
+  }
+
+  /** Drop the kept secrets of `workspaceId` (all of them without one); a read under way is not kept. */
+  private forgetSecrets(workspaceId?: string): void {
+    this.changes += 1;
+    if (workspaceId) this.watchedSecrets.delete(workspaceId);
+    else this.watchedSecrets.clear();
   }
 
   /** The header values of the workspace's tool servers, decrypted now. */
