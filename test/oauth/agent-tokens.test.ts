@@ -89,6 +89,10 @@ describe('auth sessions with agent_id make a token for that agent', () => {
     expect(await oidc.introspect(scopedBearer)).toMatchObject({ active: true });
     expect(await bearerSeenBy(otherAgent, member)).toBe(defaultBearer);
     expect(tools.refused).toBe(0);
+    // The agent's health check probes with the token its runs use.
+    const health = await server.client.GET('/v1/deepagents/agents/{agent_id}/health', { params: { path: { agent_id: scopedAgent } }, headers: headers(member) });
+    expect(health.data!.mcp_check.ok).toBe(true);
+    expect(tools.bearers.at(-1)).toBe(scopedBearer);
 
     // The token answers say which agent each token is for.
     expect((await tokenList(member)).map((t) => ({ token_id: t.token_id, agent_id: t.agent_id, is_default: t.is_default }))).toEqual([
@@ -127,6 +131,7 @@ describe('auth sessions with agent_id make a token for that agent', () => {
     }
     const bad = await server.client.DELETE('/v2/auth/providers/{provider_id}/token', { params: { path: { provider_id: providerId }, query: { agent_id: 'not-a-uuid' } }, headers: headers(member) });
     expect(bad.response.status).toBe(422);
+    expect(JSON.stringify(bad.error)).toContain('"loc":["query","agent_id"]');
 
     expect((await tokenList(member)).map((t) => t.agent_id)).toContain(agentId);
     expect((await server.client.DELETE('/v1/deepagents/agents/{agent_id}', { params: { path: { agent_id: agentId } } })).response.status).toBe(204);

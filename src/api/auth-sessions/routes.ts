@@ -131,7 +131,7 @@ const revoke = createRoute({
   security: apiKeySecurity,
   request: {
     params: providerParam,
-    query: z.object({ agent_id: z.string().min(1).optional().openapi({ description: 'Revoke the caller’s token scoped to this agent instead of the default one.' }) }),
+    query: z.object({ agent_id: z.uuid({ message: 'must be an agent id (a UUID)' }).optional().openapi({ description: 'Revoke the caller’s token scoped to this agent instead of the default one.' }) }),
   },
   responses: { 204: { description: 'Revoked.' }, ...errorResponses('controlplane', [404, 422]) },
 });
