@@ -219,10 +219,11 @@ clientOptions(
     .command('login <provider>')
     .description('Authorize your key’s principal with an OAuth provider: prints the URL to open, waits until done.')
     .option('--scope <scope...>', 'scopes to request (default: the provider’s)')
-    .option('--force', 'start a new authorization even if a token exists'),
+    .option('--force', 'start a new authorization even if a token exists')
+    .option('--agent <agent>', 'make a token only this agent (its id) uses, before your default token'),
 )
-  .action(async (provider: string, flags: { scope?: string[]; force?: boolean; url?: string; apiKey?: string }) => {
-    await authLogin({ ...target(flags), provider, scopes: flags.scope, force: flags.force }, stdio);
+  .action(async (provider: string, flags: { scope?: string[]; force?: boolean; agent?: string; url?: string; apiKey?: string }) => {
+    await authLogin({ ...target(flags), provider, scopes: flags.scope, force: flags.force, agent: flags.agent }, stdio);
   });
 
 clientOptions(

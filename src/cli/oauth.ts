@@ -22,13 +22,26 @@ export interface CliTarget {
  * (long polls) until the browser flow completes. Returns the final status; throws on failure.
  */
 export async function authLogin(
-  target: CliTarget & { provider: string; scopes?: string[] | undefined; force?: boolean | undefined; /** How to name the provider to the user; `provider` when absent. */ label?: string | undefined },
+  target: CliTarget & {
+    provider: string;
+    scopes?: string[] | undefined;
+    force?: boolean | undefined;
+    /** Make the token scoped to this agent (its id): only its runs use it, before the default token. */
+    agent?: string | undefined;
+    /** How to name the provider to the user; `provider` when absent. */
+    label?: string | undefined;
+  },
   io: CliOutput,
 ): Promise<'COMPLETED'> {
   const client = createHangarClient(target);
-  const label = target.label ?? target.provider;
+  const label = `${target.label ?? target.provider}${target.agent !== undefined ? ` for agent ${target.agent}` : ''}`;
   const started = await client.POST('/v1/deepagents/auth-sessions', {
-    body: { provider_id: target.provider, ...(target.scopes?.length ? { scopes: target.scopes } : {}), strategy: target.force ? 'CREATE' : 'REUSE' },
+    body: {
+      provider_id: target.provider,
+      ...(target.scopes?.length ? { scopes: target.scopes } : {}),
+      strategy: target.force ? 'CREATE' : 'REUSE',
+      ...(target.agent !== undefined ? { agent_id: target.agent } : {}),
+    },
   });
   if (!started.data) throw new Error(`could not start the authorization: ${describeError(started.error)}`);
   if (started.data.status === 'COMPLETED') {

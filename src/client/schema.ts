@@ -604,7 +604,7 @@ export interface paths {
         put?: never;
         /**
          * Start an OAuth authorization for the caller
-         * @description Tokens are kept per workspace, principal (of the API key) and provider. The provider redirects the browser to `/oauth/callback` on this server (HANGAR_PUBLIC_URL), which exchanges the code.
+         * @description Tokens are kept per workspace, principal (of the API key) and provider, and optionally per agent (`agent_id`). The provider redirects the browser to `/oauth/callback` on this server (HANGAR_PUBLIC_URL), which exchanges the code.
          */
         post: operations["startAuthSession"];
         delete?: never;
@@ -622,7 +622,7 @@ export interface paths {
         };
         /**
          * Poll an authorization session
-         * @description With `wait_seconds`, waits up to that long for the session to leave PENDING (long poll).
+         * @description Waits up to `wait_seconds` (default 1) for the session to leave PENDING (long poll).
          */
         get: operations["getAuthSession"];
         put?: never;
@@ -1690,9 +1690,29 @@ export interface paths {
         post?: never;
         /**
          * Revoke the caller’s token for a provider
-         * @description Deletes the tokens Hangar holds for the calling principal; the next use asks for authorization again. Idempotent.
+         * @description Deletes the calling principal’s default token for the provider, or with `agent_id` the one scoped to that agent (whose runs then use the default token); the next use without a token asks for authorization again. Idempotent.
          */
         delete: operations["revokeCallerSTokenProvider"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v2/auth/providers/{provider_id}/tokens": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the caller’s tokens for a provider
+         * @description The tokens Hangar holds for the calling principal and this provider: the default one first, then those scoped to an agent. Never the tokens themselves.
+         */
+        get: operations["listCallerSTokensProvider"];
+        put?: never;
+        post?: never;
+        delete?: never;
         options?: never;
         head?: never;
         patch?: never;
@@ -2188,9 +2208,9 @@ export interface components {
             role: "admin" | "member" | "viewer";
         };
         CreateAuthSessionRequest: {
-            /** @description The agent the authorization is for: it must be an agent of the workspace (else a 404 `agent_not_found`), and is returned in `metadata.agent_id`. The token is still the caller’s for the provider, used by every agent the caller runs: Hangar keeps one token per caller and provider, not one per agent. */
+            /** @description The agent the token is for (an agent of the workspace, else a 404 `agent_not_found`; returned in `metadata.agent_id`). The token is the caller’s, scoped to that agent: the agent’s runs for this caller use it before the caller’s default token; other agents keep using the default. With `is_default: true` the session makes the default token instead. Deleting the agent deletes its tokens. */
             agent_id?: string;
-            /** @description Hangar keeps one token per caller and provider, which is always the default: `true` (or omitted) is that; `false` is a 422. */
+            /** @description Whether the token is the caller’s default for the provider (used by every agent without a token of its own). Omitted: the default unless `agent_id` is sent. `true` with `agent_id`: the default token. `false` needs `agent_id` (a token only that agent uses), else a 422. */
             is_default?: boolean;
             /**
              * @description The provider’s `provider_id` (or its `id`).
@@ -2204,7 +2224,7 @@ export interface components {
              * @enum {string}
              */
             strategy?: "REUSE" | "CREATE";
-            /** @description The caller’s token to re-authorize: the `token` a COMPLETED answer carries (`<provider_id>:<principal>`). With `REUSE` a usable token answers COMPLETED; otherwise the new authorization replaces it. An id that is not the caller’s token for this provider is a 404 `oauth_token_not_found`. */
+            /** @description The caller’s token to re-authorize: the `token` a COMPLETED answer carries (`<provider_id>:<principal>` for the default token, `<provider_id>:<principal>:<agent_id>` for an agent’s). Its scope is kept; with `agent_id` it must be that agent’s token (else a 422). With `REUSE` a usable token answers COMPLETED; otherwise the new authorization replaces it. An id that is not one of the caller’s for this provider is a 404 `oauth_token_not_found`. */
             token_id?: string;
         };
         CreateAuthSessionResponse: {
@@ -2213,13 +2233,13 @@ export interface components {
              * @description Session id, for pending sessions.
              */
             id?: string;
-            /** @description `principal` (whose token this is), `provider_id`, and `agent_id` when the request named one. */
+            /** @description `principal` (whose token this is), `provider_id`, `is_default` (false: the token is scoped to an agent), and `agent_id` when the request named one (or its `token_id` did). */
             metadata: {
                 [key: string]: unknown;
             };
             provider_id: string;
             status: components["schemas"]["AuthSessionStatus"];
-            /** @description When `COMPLETED`: an identifier of the caller’s stored token (`<provider_id>:<principal>`), never the token itself — Hangar attaches the token to tool calls server-side. */
+            /** @description When `COMPLETED`: an identifier of the caller’s stored token (`<provider_id>:<principal>`, or `<provider_id>:<principal>:<agent_id>` for a token scoped to an agent), never the token itself — Hangar attaches the token to tool calls server-side. */
             token?: string;
             /** @description The provider’s authorization URL (with `state` and, for PKCE providers, an S256 challenge): open it in a browser. */
             verification_url?: string;
@@ -2655,6 +2675,11 @@ export interface components {
             [key: string]: components["schemas"]["FileEntry"];
         };
         GetAuthSessionResponse: {
+            /**
+             * Format: uuid
+             * @description The agent the session’s token is scoped to; null for the caller’s default token.
+             */
+            agent_id: string | null;
             /** @description Why the session did not complete. */
             error: string | null;
             /** Format: uuid */
@@ -2976,6 +3001,30 @@ export interface components {
          * @enum {string|null}
          */
         OAuthProviderType: "vcshost" | "office_suite" | "messaging" | null;
+        OAuthToken: {
+            /**
+             * Format: uuid
+             * @description The agent the token is scoped to; null for the caller’s default token.
+             */
+            agent_id: string | null;
+            /** Format: date-time */
+            created_at: string;
+            /**
+             * Format: date-time
+             * @description When the access token expires (it is refreshed before then when the provider gave a refresh token).
+             */
+            expires_at: string | null;
+            /** @description Whether this is the caller’s default token (used by every agent without one of its own). */
+            is_default: boolean;
+            provider_id: string;
+            /** @description The id a COMPLETED auth session answers as `token` (never the token itself). */
+            token_id: string;
+            /** Format: date-time */
+            updated_at: string;
+        };
+        OAuthTokenList: {
+            resources: components["schemas"]["OAuthToken"][];
+        };
         Ok: {
             /** @enum {boolean} */
             ok: true;
@@ -6284,7 +6333,7 @@ export interface operations {
     getAuthSession: {
         parameters: {
             query?: {
-                /** @description Long-poll window, 0..25 seconds. */
+                /** @description Long-poll window in whole seconds, 1 by default, at most 25 (more is a 422); 0 answers at once. */
                 wait_seconds?: number | null;
             };
             header?: never;
@@ -11492,7 +11541,10 @@ export interface operations {
     };
     revokeCallerSTokenProvider: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description Revoke the caller’s token scoped to this agent instead of the default one. */
+                agent_id?: string;
+            };
             header?: never;
             path: {
                 provider_id: string;
@@ -11507,6 +11559,64 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content?: never;
+            };
+            /** @description Missing, unknown or revoked API key. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DetailError"];
+                };
+            };
+            /** @description The key may not do this. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DetailError"];
+                };
+            };
+            /** @description Not found in the caller’s workspace. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DetailError"];
+                };
+            };
+            /** @description A field is missing or invalid. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationError"];
+                };
+            };
+        };
+    };
+    listCallerSTokensProvider: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                provider_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The caller’s tokens. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OAuthTokenList"];
+                };
             };
             /** @description Missing, unknown or revoked API key. */
             401: {

@@ -65,6 +65,8 @@ export async function executeRun(options: ExecuteOptions): Promise<RunOutcome> {
         thread_id: run.threadId,
         user_timezone: run.input.user_timezone,
         principal: run.principal,
+        // OAuth-backed tool calls use the principal's token scoped to this agent first (oauth-tools.ts).
+        assistant_id: run.agentId,
         [SKIP_MEMORY_PROTECTION_KEY]: run.input.skip_memory_write_protection === true,
       },
       metadata: { assistant_id: run.agentId, run_id: run.id, thread_id: run.threadId, revision: run.revision },

@@ -1,5 +1,6 @@
 // OAuth-backed tool servers inside an agent run: every call to an `auth_type: "oauth"` tool server
-// carries the run principal's bearer token (refreshed when needed), and a principal who has not
+// carries the run principal's bearer token (the one scoped to the run's agent when there is one,
+// else the default; refreshed when needed), and a principal who has not
 // authorized yet pauses the run with an interrupt carrying the authorization URL; the run resumes
 // (a `Command({ resume })`) once the browser flow has completed.
 import type { RunnableConfig } from '@langchain/core/runnables';
@@ -17,6 +18,18 @@ import { redactServerUrl } from '../core/mcp-servers/url.js';
  */
 export const PRINCIPAL_CONFIG_KEY = 'principal';
 
+/**
+ * The `configurable` key that carries the run's agent id (as the LangGraph server names it): OAuth-backed
+ * tool calls use the principal's token scoped to this agent when there is one, else the default.
+ */
+export const AGENT_CONFIG_KEY = 'assistant_id';
+
+/** The agent of a run, from its config. */
+export function agentOf(config: RunnableConfig | undefined): string | undefined {
+  const value = (config?.configurable as Record<string, unknown> | undefined)?.[AGENT_CONFIG_KEY];
+  return typeof value === 'string' && value !== '' ? value : undefined;
+}
+
 /** The principal of a run, from its config. */
 export function principalOf(config: RunnableConfig | undefined): string | undefined {
   const value = (config?.configurable as Record<string, unknown> | undefined)?.[PRINCIPAL_CONFIG_KEY];
@@ -28,6 +41,8 @@ export interface OAuthToolContext {
   oauth: OAuthService;
   workspaceId: string;
   principal: string;
+  /** The run's agent: its own token for the provider is used before the principal's default. */
+  agentId?: string | undefined;
 }
 
 /**
@@ -36,7 +51,7 @@ export interface OAuthToolContext {
  * are made again, and a still-missing authorization is thrown.
  */
 export async function requireToolServerHeaders(context: OAuthToolContext, server: OAuthToolServer, toolName: string): Promise<Record<string, string>> {
-  const headers = () => context.oauth.toolServerHeaders({ workspaceId: context.workspaceId, principal: context.principal, server });
+  const headers = () => context.oauth.toolServerHeaders({ workspaceId: context.workspaceId, principal: context.principal, agentId: context.agentId, server });
   try {
     return await headers();
   } catch (error) {
@@ -54,7 +69,7 @@ export function oauthBeforeToolCall(context: OAuthToolContext, servers: Readonly
   return async ({ serverName }: { serverName: string }) => {
     const server = servers.get(serverName);
     if (!server || server.authType === 'headers' || !server.oauthProviderId) return {};
-    return { headers: await context.oauth.toolServerHeaders({ workspaceId: context.workspaceId, principal: context.principal, server }) };
+    return { headers: await context.oauth.toolServerHeaders({ workspaceId: context.workspaceId, principal: context.principal, agentId: context.agentId, server }) };
   };
 }
 
@@ -104,7 +119,7 @@ export function oauthToolAccess(oauth: OAuthService, workspaceId: string): OAuth
   const contextOf = (config: RunnableConfig | undefined): OAuthToolContext => {
     const principal = principalOf(config);
     if (!principal) throw new Error(`this tool server is OAuth-backed and the run carries no principal (configurable.${PRINCIPAL_CONFIG_KEY})`);
-    return { oauth, workspaceId, principal };
+    return { oauth, workspaceId, principal, agentId: agentOf(config) };
   };
   return {
     async listingHeaders(server) {
@@ -114,9 +129,10 @@ export function oauthToolAccess(oauth: OAuthService, workspaceId: string): OAuth
       return { ...headers, Authorization: `Bearer ${token}` };
     },
     beforeToolCall(server) {
-      return async (_request, _state, config) => ({
-        headers: await oauth.toolServerHeaders({ workspaceId, principal: contextOf(config).principal, server }),
-      });
+      return async (_request, _state, config) => {
+        const context = contextOf(config);
+        return { headers: await oauth.toolServerHeaders({ workspaceId, principal: context.principal, agentId: context.agentId, server }) };
+      };
     },
     guard(tool, server) {
       return new DynamicStructuredTool({

@@ -81,14 +81,14 @@ describe('auth-session fields of the hosted contract', () => {
     expect(await sessionCount()).toBe(before);
   });
 
-  it('agent_id names an agent of the workspace and comes back in metadata; is_default true is the token Hangar keeps', async () => {
+  it('agent_id names an agent of the workspace and comes back in metadata; with is_default true the token is the default one', async () => {
     const agentId = await createAgent(server);
     const started = await start({ provider_id: providerId, scopes: ['openid'], strategy: 'CREATE', agent_id: agentId, is_default: true });
-    expect(started.data!.metadata).toEqual({ principal: admin, provider_id: providerId, agent_id: agentId });
+    expect(started.data!.metadata).toEqual({ principal: admin, provider_id: providerId, is_default: true, agent_id: agentId });
     await complete(started);
     const reused = await start({ provider_id: providerId, scopes: ['openid'], strategy: 'REUSE', agent_id: agentId, is_default: true });
     expect(reused.response.status).toBe(200);
-    expect(reused.data).toEqual({ provider_id: providerId, status: 'COMPLETED', token: `${providerId}:${admin}`, metadata: { principal: admin, provider_id: providerId, agent_id: agentId } });
+    expect(reused.data).toEqual({ provider_id: providerId, status: 'COMPLETED', token: `${providerId}:${admin}`, metadata: { principal: admin, provider_id: providerId, is_default: true, agent_id: agentId } });
   });
 
   it('token_id names the caller’s token: REUSE answers it COMPLETED, CREATE re-authorizes and replaces it', async () => {

@@ -73,6 +73,32 @@ describe('hangar auth login', () => {
     expect(refused.error).toContain('has not authorized');
   }, 120_000);
 
+  it('--agent makes a token scoped to that agent, beside the default one', async () => {
+    const agent = await server.client.POST('/v1/deepagents/agents', { body: { name: 'cli-scoped', runtime: { model: { model_id: 'scripted:demo' } } } });
+    const agentId = agent.data!.id;
+    let out = '';
+    let urlPrinted!: (url: string) => void;
+    const printed = new Promise<string>((resolve) => (urlPrinted = resolve));
+    const io = {
+      out: (t: string) => {
+        out += t;
+        const url = /https?:\/\/\S+/.exec(t)?.[0];
+        if (url) urlPrinted(url);
+      },
+      err: () => {},
+    };
+    // The default token exists (the first test): the agent still gets its own.
+    const login = authLogin({ baseUrl: server.url, apiKey: server.adminKey, provider: 'cli', agent: agentId }, io);
+    await oidc.authorizeInBrowser(await printed, `${server.url}/oauth/callback`);
+    expect(await login).toBe('COMPLETED');
+    expect(out).toContain(`Authorized with cli for agent ${agentId}.`);
+    const tokens = await server.client.GET('/v2/auth/providers/{provider_id}/tokens', { params: { path: { provider_id: 'cli' } } });
+    expect(tokens.data!.resources.map((t) => [t.agent_id, t.is_default])).toEqual([
+      [null, true],
+      [agentId, false],
+    ]);
+  });
+
   it('fails with the server’s reason for an unknown provider', async () => {
     await expect(authLogin({ baseUrl: server.url, apiKey: server.adminKey, provider: 'nope' }, { out: () => {}, err: () => {} })).rejects.toThrow(
       'could not start the authorization: no OAuth provider "nope" in this workspace',

@@ -2,7 +2,7 @@
 // with and without PKCE, each token endpoint auth method, polling, refresh after expiry, revocation,
 // one-time state, per-principal tokens, and failures reported to the poller.
 import pg from 'pg';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { OAuthAuthorizationRequired } from '../../src/core/oauth/authorization-required.js';
 import { startOidcServer, type OidcServer } from '../fixtures/oidc-server.js';
 import { allRowsAsText } from '../support/db-count.js';
@@ -88,7 +88,7 @@ describe('authorization-code flow', () => {
     expect(html).toContain('is connected');
 
     const polled = await server.client.GET('/v1/deepagents/auth-sessions/{session_id}', { params: { path: { session_id: id }, query: { wait_seconds: 5 } } });
-    expect(polled.data).toEqual({ id, provider_id: providerId, status: 'COMPLETED', error: null });
+    expect(polled.data).toEqual({ id, provider_id: providerId, status: 'COMPLETED', error: null, agent_id: null });
 
     const token = await server.hangar.services.oauth.bearerFor({ workspaceId, principal: admin, providerId });
     const introspection = await oidc.introspect(token);
@@ -109,7 +109,7 @@ describe('authorization-code flow', () => {
       provider_id: 'tools-client_secret_post-false',
       status: 'COMPLETED',
       token: `tools-client_secret_post-false:${principal}`,
-      metadata: { principal, provider_id: 'tools-client_secret_post-false' },
+      metadata: { principal, provider_id: 'tools-client_secret_post-false', is_default: true },
     });
   });
 
@@ -274,6 +274,9 @@ describe('bad input on the flow routes', () => {
     { name: 'poll a bad uuid', method: 'GET', path: '/v1/deepagents/auth-sessions/nope', status: 422, code: 'validation_failed' },
     { name: 'poll an unknown session', method: 'GET', path: '/v1/deepagents/auth-sessions/00000000-0000-4000-8000-000000000000', status: 404, code: 'oauth_session_not_found' },
     { name: 'poll with wait_seconds 26', method: 'GET', path: '/v1/deepagents/auth-sessions/00000000-0000-4000-8000-000000000000?wait_seconds=26', status: 422, code: 'validation_failed' },
+    { name: 'poll with wait_seconds -1', method: 'GET', path: '/v1/deepagents/auth-sessions/00000000-0000-4000-8000-000000000000?wait_seconds=-1', status: 422, code: 'validation_failed' },
+    { name: 'poll with wait_seconds 1.5', method: 'GET', path: '/v1/deepagents/auth-sessions/00000000-0000-4000-8000-000000000000?wait_seconds=1.5', status: 422, code: 'validation_failed' },
+    { name: 'poll with wait_seconds abc', method: 'GET', path: '/v1/deepagents/auth-sessions/00000000-0000-4000-8000-000000000000?wait_seconds=abc', status: 422, code: 'validation_failed' },
   ];
   it.each(cases)('$name → $status $code', async ({ method, path, body, status, code }) => {
     const before = await allRowsAsText(server.databaseUrl);
@@ -281,6 +284,22 @@ describe('bad input on the flow routes', () => {
     expect(res.status).toBe(status);
     expect(await res.json()).toMatchObject({ code, status });
     expect(await allRowsAsText(server.databaseUrl)).toBe(before);
+  });
+
+  it('a poll without wait_seconds waits 1 second, as the reference says (0 still answers at once)', async () => {
+    const spy = vi.spyOn(server.hangar.services.oauth, 'session');
+    try {
+      const started = await server.client.POST('/v1/deepagents/auth-sessions', { body: { provider_id: 'long-poll', strategy: 'CREATE' } });
+      const id = started.data!.id!;
+      await server.client.GET('/v1/deepagents/auth-sessions/{session_id}', { params: { path: { session_id: id } } });
+      await server.client.GET('/v1/deepagents/auth-sessions/{session_id}', { params: { path: { session_id: id }, query: { wait_seconds: 0 } } });
+      expect(spy.mock.calls.map((call) => call[2])).toEqual([1, 0]);
+    } finally {
+      spy.mockRestore();
+    }
+    const doc = (await (await fetch(`${server.url}/openapi.json`)).json()) as { paths: Record<string, { get: { parameters: { name: string; schema: unknown }[] } }> };
+    const param = doc.paths['/v1/deepagents/auth-sessions/{session_id}']!.get.parameters.find((p) => p.name === 'wait_seconds');
+    expect(param?.schema).toMatchObject({ default: 1, maximum: 25 });
   });
 
   it('a viewer cannot start an authorization', async () => {

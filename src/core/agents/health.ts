@@ -42,11 +42,11 @@ export class AgentHealthService {
     const agent = await this.deps.agents.get(caller, agentId);
     const refs = [...agent.definition.tools.tools, ...agent.definition.subagents.flatMap((s) => s.tools?.tools ?? [])];
     const urls = [...new Set(refs.map((r) => normalizeServerUrl(r.mcp_server_url)))].sort();
-    const servers = await Promise.all(urls.map((url) => this.server(caller, url)));
+    const servers = await Promise.all(urls.map((url) => this.server(caller, url, agent.id)));
     return { agentId: agent.id, ok: servers.every((s) => s.ok), servers };
   }
 
-  private async server(caller: Caller, url: string): Promise<ServerHealth> {
+  private async server(caller: Caller, url: string, agentId: string): Promise<ServerHealth> {
     const server = await this.deps.mcpServers.findByUrl(caller.workspaceId, url);
     if (!server) {
       // A run would not call it either: the agent's tools from it are unavailable.
@@ -55,7 +55,7 @@ export class AgentHealthService {
     const known = { url, mcpServerId: server.id, name: server.name };
     let headers: Record<string, string> | undefined;
     try {
-      headers = await this.deps.oauth.toolServerHeadersIfAuthorized({ workspaceId: caller.workspaceId, principal: caller.principal, server });
+      headers = await this.deps.oauth.toolServerHeadersIfAuthorized({ workspaceId: caller.workspaceId, principal: caller.principal, agentId, server });
     } catch (error) {
       // Its provider gone, or a refresh the provider refused: as a run would, it cannot authorize.
       if (!(error instanceof HangarError)) throw error;

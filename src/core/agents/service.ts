@@ -204,13 +204,20 @@ export class AgentService {
   async delete(caller: Caller, agentId: string): Promise<void> {
     requireWrite(caller);
     if (!UUID.test(agentId)) return;
-    await this.db
-      .updateTable('agents')
-      .set({ deleted_at: new Date() })
-      .where('workspace_id', '=', caller.workspaceId)
-      .where('id', '=', agentId)
-      .where('deleted_at', 'is', null)
-      .execute();
+    await this.db.transaction().execute(async (trx) => {
+      const deleted = await trx
+        .updateTable('agents')
+        .set({ deleted_at: new Date() })
+        .where('workspace_id', '=', caller.workspaceId)
+        .where('id', '=', agentId)
+        .where('deleted_at', 'is', null)
+        .returning('id')
+        .executeTakeFirst();
+      if (!deleted) return;
+      // Every principal's OAuth tokens scoped to the agent, and its authorizations in flight, go with it.
+      await trx.deleteFrom('oauth_tokens').where('agent_id', '=', agentId).execute();
+      await trx.deleteFrom('oauth_sessions').where('agent_id', '=', agentId).execute();
+    });
   }
 
   /** The agent's commits, newest first. */

@@ -3,6 +3,7 @@
 // calls (refreshed when needed) and revocation.
 import { createHash, randomBytes } from 'node:crypto';
 import { EventEmitter } from 'node:events';
+import { sql } from 'kysely';
 import type { Db } from '../../db/index.js';
 import type { Logger } from '../../logging.js';
 import { type Caller, requireWrite } from '../caller.js';
@@ -45,12 +46,25 @@ export interface AuthSession {
   status: SessionStatus;
   /** Why a session ended without a token. */
   error: string | null;
+  /** The agent its token is scoped to; null: the default token. */
+  agentId: string | null;
 }
 
 /** What `start` returns: a session to complete in a browser, or the reuse of a token the principal already has. */
 export type StartResult =
-  | { status: 'PENDING'; id: string; providerId: string; verificationUrl: string }
-  | { status: 'COMPLETED'; providerId: string };
+  | { status: 'PENDING'; id: string; providerId: string; verificationUrl: string; agentId: string | null }
+  | { status: 'COMPLETED'; providerId: string; agentId: string | null };
+
+/** One of a caller's stored tokens, as listed (never the token itself). */
+export interface StoredToken {
+  tokenId: string;
+  providerId: string;
+  /** The agent it is scoped to; null: the caller's default token. */
+  agentId: string | null;
+  expiresAt: Date | null;
+  createdAt: Date;
+  updatedAt: Date;
+}
 
 /** Result of the browser callback. */
 export interface CallbackResult {
@@ -89,32 +103,93 @@ export class OAuthService {
 
   /**
    * Start an authorization for the caller. With `strategy: 'REUSE'` and a usable token, nothing is
-   * started; otherwise the answer carries the URL to open in a browser.
+   * started; otherwise the answer carries the URL to open in a browser. With `agent_id` (and without
+   * `is_default: true`) the token is scoped to that agent: its runs use it before the caller's default
+   * token; `token_id` names a token to re-authorize (its scope is kept).
    */
   async start(
     caller: Caller,
-    input: { provider_id: string; scopes?: string[] | undefined; strategy?: 'REUSE' | 'CREATE' | undefined; token_id?: string | undefined; is_default?: boolean | undefined },
+    input: {
+      provider_id: string;
+      scopes?: string[] | undefined;
+      strategy?: 'REUSE' | 'CREATE' | undefined;
+      agent_id?: string | undefined;
+      token_id?: string | undefined;
+      is_default?: boolean | undefined;
+    },
   ): Promise<StartResult> {
     requireWrite(caller);
-    // One token per caller and provider, which is always the one their runs use.
-    if (input.is_default === false) {
-      throw invalidField(['is_default'], 'Hangar keeps one token per caller and provider, always the default one: a token that is not the default cannot be kept (omit is_default or send true)');
-    }
     const provider = await this.providers.find(caller.workspaceId, input.provider_id);
-    // The caller's token for the provider has one id (the `token` of a COMPLETED answer): naming it
-    // re-authorizes that token (REUSE answers COMPLETED while it is usable; CREATE replaces it).
-    if (input.token_id !== undefined && input.token_id !== tokenId(provider.providerId, caller.principal)) {
-      throw new HangarError(
-        'oauth_token_not_found',
-        `token_id ${input.token_id} is not a token of this caller for provider ${provider.providerId}; the caller's is ${tokenId(provider.providerId, caller.principal)}`,
-      );
-    }
-    const owner = { workspaceId: caller.workspaceId, principal: caller.principal, provider };
+    const agentId = await this.scopeOf(caller, provider.providerId, input);
+    const owner = { workspaceId: caller.workspaceId, principal: caller.principal, provider, agentId };
     if ((input.strategy ?? 'REUSE') === 'REUSE' && (await this.tokens.has(owner))) {
-      return { status: 'COMPLETED', providerId: provider.providerId };
+      return { status: 'COMPLETED', providerId: provider.providerId, agentId };
     }
-    const session = await this.createSession(provider, caller.principal, input.scopes?.length ? input.scopes : provider.scopes);
-    return { status: 'PENDING', id: session.id, providerId: provider.providerId, verificationUrl: session.url };
+    const session = await this.createSession(provider, caller.principal, input.scopes?.length ? input.scopes : provider.scopes, agentId);
+    return { status: 'PENDING', id: session.id, providerId: provider.providerId, verificationUrl: session.url, agentId };
+  }
+
+  /**
+   * Which token a start writes: the agent's (its id) or the caller's default (null). `agent_id` names
+   * the agent unless `is_default: true` asks for the default; `token_id` (an id `tokenId` makes) names
+   * either, and must agree with `agent_id` when both are sent. `is_default: false` needs an agent.
+   */
+  private async scopeOf(
+    caller: Caller,
+    providerId: string,
+    input: { agent_id?: string | undefined; token_id?: string | undefined; is_default?: boolean | undefined },
+  ): Promise<string | null> {
+    if (input.agent_id !== undefined) await this.requireAgent(caller.workspaceId, input.agent_id);
+    let agentId: string | null = input.agent_id !== undefined && input.is_default !== true ? input.agent_id : null;
+    if (input.token_id !== undefined) {
+      const own = tokenId(providerId, caller.principal);
+      const named = input.token_id === own ? null : input.token_id.startsWith(`${own}:`) ? input.token_id.slice(own.length + 1) : undefined;
+      if (named === undefined || (named !== null && !UUID.test(named))) {
+        throw new HangarError('oauth_token_not_found', `token_id ${input.token_id} is not a token of this caller for provider ${providerId}; the caller's default is ${own}, an agent's is ${own}:<agent_id>`);
+      }
+      if (input.agent_id !== undefined && named !== agentId) {
+        throw invalidField(['token_id'], `token_id ${input.token_id} is ${named === null ? 'the caller’s default token' : `the token of agent ${named}`}, not the one agent_id${input.is_default === true ? ' and is_default' : ''} name${input.is_default === true ? '' : 's'} (${tokenId(providerId, caller.principal, agentId)})`);
+      }
+      if (named !== null) await this.requireAgent(caller.workspaceId, named);
+      agentId = named;
+    }
+    if (input.is_default === false && agentId === null) {
+      throw invalidField(['is_default'], 'a token that is not the default is one scoped to an agent: send agent_id with is_default false (or omit is_default for the default token)');
+    }
+    if (input.is_default === true && agentId !== null) {
+      throw invalidField(['is_default'], `token_id names the token of agent ${agentId}, which is not the default: omit is_default or send false`);
+    }
+    return agentId;
+  }
+
+  private async requireAgent(workspaceId: string, agentId: string): Promise<void> {
+    const found =
+      UUID.test(agentId) &&
+      (await this.db.selectFrom('agents').select('id').where('workspace_id', '=', workspaceId).where('id', '=', agentId).where('deleted_at', 'is', null).executeTakeFirst()) !== undefined;
+    if (!found) throw new HangarError('agent_not_found', `no agent with id ${agentId} in this workspace`);
+  }
+
+  /** The caller's tokens for a provider: the default one and each agent's, default first. */
+  async listTokens(caller: Caller, providerId: string): Promise<StoredToken[]> {
+    const provider = await this.providers.find(caller.workspaceId, providerId);
+    const rows = await this.db
+      .selectFrom('oauth_tokens')
+      .select(['agent_id', 'expires_at', 'created_at', 'updated_at'])
+      .where('workspace_id', '=', caller.workspaceId)
+      .where('provider_ref', '=', provider.id)
+      .where('principal', '=', caller.principal)
+      .orderBy(sql`agent_id IS NOT NULL`)
+      .orderBy('created_at')
+      .orderBy('agent_id')
+      .execute();
+    return rows.map((r) => ({
+      tokenId: tokenId(provider.providerId, caller.principal, r.agent_id),
+      providerId: provider.providerId,
+      agentId: r.agent_id,
+      expiresAt: r.expires_at,
+      createdAt: r.created_at,
+      updatedAt: r.updated_at,
+    }));
   }
 
   /** The caller's session; with `waitSeconds`, wait up to that long for it to leave PENDING. */
@@ -165,7 +240,12 @@ export class OAuthService {
         this.options.fetch ?? fetch,
       );
       await this.db.transaction().execute(async (trx) => {
-        await this.tokens.save({ workspaceId: claimed.workspace_id, principal: claimed.principal, provider }, tokens, trx);
+        if (claimed.agent_id !== null) {
+          // Deleting the agent removes its tokens and sessions; one deleted during the exchange gets none.
+          const alive = await trx.selectFrom('agents').select('id').where('id', '=', claimed.agent_id).where('deleted_at', 'is', null).forShare().executeTakeFirst();
+          if (!alive) throw new HangarError('agent_not_found', `agent ${claimed.agent_id} was deleted during the authorization; its token is not kept`);
+        }
+        await this.tokens.save({ workspaceId: claimed.workspace_id, principal: claimed.principal, provider, agentId: claimed.agent_id }, tokens, trx);
         await trx.updateTable('oauth_sessions').set({ status: 'COMPLETED', completed_at: new Date(), code_verifier_encrypted: null }).where('id', '=', claimed.id).execute();
       });
       return { ok: true, providerName: provider.name, message: `${provider.name} is connected; you can close this window` };
@@ -182,12 +262,14 @@ export class OAuthService {
 
   /**
    * The access token to send as `Authorization: Bearer` for `principal` with the provider `providerId`
-   * (its `id` or `provider_id`), refreshed when it expires within a minute. Throws
-   * OAuthAuthorizationRequired (carrying a fresh authorization URL) when the principal has none.
+   * (its `id` or `provider_id`), refreshed when it expires within a minute. With `agentId` (a run of
+   * that agent), the principal's token scoped to the agent is used when there is one, else the default.
+   * Throws OAuthAuthorizationRequired (carrying a fresh authorization URL for the default token) when
+   * the principal has neither.
    */
-  async bearerFor(input: { workspaceId: string; principal: string; providerId: string; scopes?: string[] | undefined }): Promise<string> {
+  async bearerFor(input: { workspaceId: string; principal: string; providerId: string; agentId?: string | undefined; scopes?: string[] | undefined }): Promise<string> {
     const provider = await this.providers.find(input.workspaceId, input.providerId);
-    const result = await this.tokens.accessToken({ workspaceId: input.workspaceId, principal: input.principal, provider });
+    const result = await this.usableToken(input.workspaceId, input.principal, provider, input.agentId);
     if (result.kind === 'ok') return result.accessToken;
     const session = await this.createSession(provider, input.principal, input.scopes?.length ? input.scopes : provider.scopes);
     throw new OAuthAuthorizationRequired(provider.providerId, session.id, session.url);
@@ -198,10 +280,10 @@ export class OAuthService {
    * `auth_type: "oauth"` servers `Authorization: Bearer <access token>` (refreshed when needed).
    * Throws OAuthAuthorizationRequired when the principal has not authorized the server's provider.
    */
-  async toolServerHeaders(input: { workspaceId: string; principal: string; server: OAuthToolServer }): Promise<Record<string, string>> {
+  async toolServerHeaders(input: { workspaceId: string; principal: string; agentId?: string | undefined; server: OAuthToolServer }): Promise<Record<string, string>> {
     const headers = Object.fromEntries(input.server.headers.map((h) => [h.key, h.value]));
     if (input.server.authType === 'headers' || !input.server.oauthProviderId) return headers;
-    const token = await this.bearerFor({ workspaceId: input.workspaceId, principal: input.principal, providerId: input.server.oauthProviderId });
+    const token = await this.bearerFor({ workspaceId: input.workspaceId, principal: input.principal, agentId: input.agentId, providerId: input.server.oauthProviderId });
     // The OAuth token wins over any stored Authorization header, whatever its case.
     for (const key of Object.keys(headers)) if (key.toLowerCase() === 'authorization') delete headers[key];
     return { ...headers, Authorization: `Bearer ${token}` };
@@ -211,11 +293,11 @@ export class OAuthService {
    * The headers `toolServerHeaders` would send, or undefined when the principal has not authorized
    * the server's provider: unlike it, this never opens an authorization session (health checks).
    */
-  async toolServerHeadersIfAuthorized(input: { workspaceId: string; principal: string; server: OAuthToolServer }): Promise<Record<string, string> | undefined> {
+  async toolServerHeadersIfAuthorized(input: { workspaceId: string; principal: string; agentId?: string | undefined; server: OAuthToolServer }): Promise<Record<string, string> | undefined> {
     const headers = Object.fromEntries(input.server.headers.map((h) => [h.key, h.value]));
     if (input.server.authType === 'headers' || !input.server.oauthProviderId) return headers;
     const provider = await this.providers.find(input.workspaceId, input.server.oauthProviderId);
-    const result = await this.tokens.accessToken({ workspaceId: input.workspaceId, principal: input.principal, provider });
+    const result = await this.usableToken(input.workspaceId, input.principal, provider, input.agentId);
     if (result.kind !== 'ok') return undefined;
     for (const key of Object.keys(headers)) if (key.toLowerCase() === 'authorization') delete headers[key];
     return { ...headers, Authorization: `Bearer ${result.accessToken}` };
@@ -255,14 +337,27 @@ export class OAuthService {
     return row !== undefined;
   }
 
-  /** Forget the caller's tokens for a provider (they must authorize again). */
-  async revoke(caller: Caller, providerId: string): Promise<void> {
+  /**
+   * Forget one of the caller's tokens for a provider: the default one, or with `agentId` the one scoped
+   * to that agent (its runs then use the default token).
+   */
+  async revoke(caller: Caller, providerId: string, agentId?: string | undefined): Promise<void> {
     requireWrite(caller);
     const provider = await this.providers.find(caller.workspaceId, providerId);
-    await this.tokens.remove({ workspaceId: caller.workspaceId, principal: caller.principal, provider });
+    if (agentId !== undefined && !UUID.test(agentId)) throw invalidField(['agent_id'], `${agentId} is not an agent id (a UUID)`);
+    await this.tokens.remove({ workspaceId: caller.workspaceId, principal: caller.principal, provider, agentId: agentId ?? null });
   }
 
-  private async createSession(provider: OAuthProvider, principal: string, scopes: string[]): Promise<{ id: string; url: string }> {
+  /** The token a run of `agentId` uses: the agent's own when it has a usable one, else the default. */
+  private async usableToken(workspaceId: string, principal: string, provider: OAuthProvider, agentId: string | undefined) {
+    if (agentId !== undefined && UUID.test(agentId)) {
+      const scoped = await this.tokens.accessToken({ workspaceId, principal, provider, agentId });
+      if (scoped.kind === 'ok') return scoped;
+    }
+    return this.tokens.accessToken({ workspaceId, principal, provider });
+  }
+
+  private async createSession(provider: OAuthProvider, principal: string, scopes: string[], agentId: string | null = null): Promise<{ id: string; url: string }> {
     const state = randomBytes(32).toString('base64url');
     const verifier = provider.usesPkce ? newCodeVerifier() : null;
     const redirectUri = this.redirectUri();
@@ -279,6 +374,7 @@ export class OAuthService {
         workspace_id: provider.workspaceId,
         provider_ref: provider.id,
         principal,
+        agent_id: agentId,
         state_hash: hashState(state),
         code_verifier_encrypted: verifier === null ? null : this.cipher.encrypt(verifier),
         redirect_uri: redirectUri,
@@ -305,7 +401,7 @@ export class OAuthService {
     const row = await this.db
       .selectFrom('oauth_sessions as s')
       .innerJoin('oauth_providers as p', 'p.id', 's.provider_ref')
-      .select(['s.id', 's.status', 's.error', 's.expires_at', 'p.provider_id'])
+      .select(['s.id', 's.status', 's.error', 's.expires_at', 's.agent_id', 'p.provider_id'])
       .where('s.workspace_id', '=', caller.workspaceId)
       .where('s.principal', '=', caller.principal)
       .where('s.id', '=', id)
@@ -329,14 +425,19 @@ export class OAuthService {
           : status === 'CONNECTION_REQUIRED'
             ? 'the authorization was not completed in time'
             : null;
-    return { id: row.id, providerId: row.provider_id, status, error };
+    return { id: row.id, providerId: row.provider_id, status, error, agentId: row.agent_id };
   }
 }
 
-/** The id of a caller's token for a provider, as clients see it: `<provider_id>:<principal>`. */
-export function tokenId(providerId: string, principal: string): string {
-  return `${providerId}:${principal}`;
+/**
+ * The id of a caller's token for a provider, as clients see it: `<provider_id>:<principal>` for the
+ * default token, `<provider_id>:<principal>:<agent_id>` for one scoped to an agent.
+ */
+export function tokenId(providerId: string, principal: string, agentId?: string | null): string {
+  return agentId ? `${providerId}:${principal}:${agentId}` : `${providerId}:${principal}`;
 }
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 function hashState(state: string): Buffer {
   return createHash('sha256').update(state, 'utf8').digest();

@@ -33,6 +33,8 @@ export interface OAuthSessionsTable {
   redirect_uri: string;
   scopes: Generated<string[]>;
   status: Generated<'PENDING' | 'EXCHANGING' | 'COMPLETED' | 'FAILED'>;
+  /** The agent the resulting tokens are scoped to (migrations/1900_oauth_agent_tokens.sql); null: the default token. */
+  agent_id: string | null;
   error: string | null;
   created_at: Generated<Date>;
   expires_at: Date;
@@ -43,6 +45,8 @@ export interface OAuthTokensTable {
   workspace_id: string;
   provider_ref: string;
   principal: string;
+  /** The agent these tokens are scoped to; null: the principal's default token for the provider. */
+  agent_id: string | null;
   tokens_encrypted: string;
   expires_at: Date | null;
   created_at: Generated<Date>;
