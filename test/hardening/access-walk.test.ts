@@ -44,7 +44,7 @@ let foreignKey: string;
 let viewerKey: string;
 let memberKey: string;
 const ids: Record<string, string> = {};
-let operations: { method: string; path: string }[] = [];
+const operations: { method: string; path: string }[] = [];
 
 interface Answer {
   status: number;
@@ -262,6 +262,9 @@ const isSafe = (method: string, p: string) =>
     'POST /v1/console/session',
   ].includes(`${method} ${p}`);
 
+/** Operations only an admin key may call (SPEC: keys and the webhook signing secret). */
+const ADMIN_ONLY = new Set(['GET /v1/api-keys', 'POST /v1/api-keys', 'DELETE /v1/api-keys/{key_id}', 'GET /v1/deepagents/webhooks/secret', 'POST /v1/deepagents/webhooks/secret/rotate']);
+
 /** Operations that are not a workspace's: public probes, the OAuth redirect, sign-in. */
 const PUBLIC = new Set(['GET /ok', 'GET /ready', 'GET /metrics', 'GET /info', 'GET /openapi.json', 'GET /oauth/callback', 'POST /v1/console/session', 'GET /v1/console/session', 'DELETE /v1/console/session', 'GET /langsmith/info']);
 
@@ -290,8 +293,8 @@ async function snapshot(): Promise<Map<string, Answer>> {
   return out;
 }
 
-describe('every operation, with a foreign key and a viewer key', () => {
-  it('never reads or changes what another workspace owns, and a viewer never writes', async () => {
+describe('every operation, with no key, a foreign key, a viewer key and a member key', () => {
+  it('never reads or changes what another workspace owns, a viewer never writes, a member never calls an admin route', async () => {
     const before = await snapshot();
     // What A holds: every id and every marked value; a foreign answer may repeat only what it was sent.
     const held = [...Object.values(ids).filter((v) => v.length >= 8), ...MARKED];
@@ -311,6 +314,12 @@ describe('every operation, with a foreign key and a viewer key', () => {
       const allowed = op.method === 'DELETE' ? [404, 403, 204] : op.path.startsWith('/langsmith/') ? [404, 403, 202] : [404, 403];
       if (op.path.includes('{') && !allowed.includes(foreign.status)) problems.push(`foreign ${name} → ${foreign.status} (want 404): ${foreign.text.slice(0, 200)}`);
 
+      const anonymous = await call(null, op.method, url, body, contentType);
+      if (anonymous.status !== 401) problems.push(`no key ${name} → ${anonymous.status} (want 401): ${anonymous.text.slice(0, 200)}`);
+      if (ADMIN_ONLY.has(name)) {
+        const member = await call(memberKey, op.method, url, body, contentType);
+        if (member.status !== 403) problems.push(`member ${name} → ${member.status} (want 403): ${member.text.slice(0, 200)}`);
+      }
       if (!isSafe(op.method, op.path)) {
         const viewer = await call(viewerKey, op.method, url, body, contentType);
         if (viewer.status !== 403) problems.push(`viewer ${name} → ${viewer.status} (want 403): ${viewer.text.slice(0, 200)}`);
@@ -325,3 +334,55 @@ describe('every operation, with a foreign key and a viewer key', () => {
   }, 300_000);
 });
 
+
+describe("A's ids inside a foreign workspace's own requests", () => {
+  it('are unknown there: no answer names or uses what A owns', async () => {
+    const b = (method: string, url: string, body?: unknown) => call(foreignKey, method, url, body);
+    const bAgent = JSON.parse((await b('POST', '/v1/deepagents/agents', { name: 'b-agent', runtime: { model: { model_id: 'scripted:echo' } } })).text) as { id: string };
+    const bThread = JSON.parse((await b('POST', '/v1/deepagents/threads', { agent_id: bAgent.id })).text) as { id: string };
+    const before = await snapshot();
+    const held = [...Object.values(ids).filter((v) => v.length >= 8), ...MARKED];
+    const cases: [string, string, unknown][] = [
+      ['POST', '/v1/deepagents/threads', { agent_id: bAgent.id, thread_id: ids.thread_id, if_exists: 'do_nothing' }],
+      ['POST', '/v1/deepagents/threads/search', { ids: [ids.thread_id] }],
+      ['POST', '/v1/deepagents/threads/search', { agent_id: ids.agent_id }],
+      ['POST', '/v1/deepagents/threads/search', { metadata: { owner: MARK } }],
+      ['POST', '/v1/deepagents/threads/count', { agent_id: ids.agent_id }],
+      ['POST', '/v1/deepagents/assistants/search', { name: `${MARK}-agent` }],
+      ['POST', '/v1/deepagents/assistants/search', { graph_id: ids.agent_id }],
+      ['POST', '/v1/deepagents/runs/crons/search', { thread_id: ids.thread_id }],
+      ['GET', `/v1/deepagents/schedules?thread_id=${ids.thread_id}`, undefined],
+      ['GET', `/v2/deployments?deployment_ids=${ids.deployment_id}`, undefined],
+      ['GET', `/v2/deployments?name_contains=${MARK}`, undefined],
+      ['GET', `/v1/deepagents/agents?name=${MARK}-agent`, undefined],
+      ['POST', `/v1/deepagents/threads/${bThread.id}/runs/wait`, { agent_id: ids.agent_id, messages: [{ role: 'user', content: 'hi' }] }],
+      ['POST', `/v1/deepagents/threads/${bThread.id}/runs/wait`, { assistant_id: ids.agent_id, input: { messages: [{ role: 'user', content: 'hi' }] } }],
+      ['POST', `/v1/deepagents/threads/${bThread.id}/runs/wait`, { agent_id: bAgent.id, checkpoint_id: ids.run_id, messages: [{ role: 'user', content: 'hi' }] }],
+      ['POST', `/v1/deepagents/threads/${bThread.id}/state`, { values: { messages: [] }, checkpoint: { thread_id: ids.thread_id } }],
+      ['POST', '/v1/deepagents/schedules', { agent_id: bAgent.id, schedule: '0 0 1 1 *', enabled: false, thread: ids.thread_id, input: { messages: [{ role: 'user', content: 'hi' }] } }],
+      ['POST', `/v1/deepagents/threads/${bThread.id}/runs/crons`, { assistant_id: ids.agent_id, schedule: '0 0 1 1 *', enabled: false, input: { messages: [{ role: 'user', content: 'hi' }] } }],
+      ['POST', '/v1/deepagents/mcp-servers', { name: 'b', url: `${toolServer.url}`, auth_type: 'oauth', oauth_provider_id: ids.provider_id }],
+      ['POST', '/v1/deepagents/agents', { name: 'b2', runtime: { model: { model_id: ids.model_config_id } } }],
+      ['POST', '/v1/deepagents/agents', { name: 'b3', runtime: { model: { model_id: `${MARK}-config` } } }],
+      ['POST', '/v1/deepagents/auth-sessions', { provider_id: ids.provider_id }],
+      ['POST', '/v2/deployments', { name: 'b-app', source: 'internal_source', source_config: {}, source_revision_config: { source_tarball_path: `uploads/${ids.upload_id}.tar.gz` }, secrets: [] }],
+      ['POST', '/langsmith/runs', { id: '01a2115b-0000-7000-8000-000000000001', name: 'x', run_type: 'chain', parent_run_id: ids.trace_run_id }],
+      ['POST', '/langsmith/runs', { id: '01a2115b-0000-7000-8000-000000000002', name: 'x', run_type: 'chain', session_id: ids.project_id }],
+      ['GET', `/v1/deepagents/usage?agent_id=${ids.agent_id}`, undefined],
+    ];
+    const problems: string[] = [];
+    for (const [method, url, body] of cases) {
+      const a = await b(method, url, body);
+      const sent = decodeURIComponent(url) + JSON.stringify(body ?? '');
+      const leaked = held.filter((h) => a.text.includes(h) && !sent.includes(h));
+      if (leaked.length) problems.push(`${method} ${url} ${JSON.stringify(body)} → ${a.status} shows ${leaked.join(', ')}: ${a.text.slice(0, 300)}`);
+      if (a.status < 300 && !/search|count|schedules\?|deployments\?|agents\?|usage|langsmith/.test(url)) problems.push(`${method} ${url} ${JSON.stringify(body)} → ${a.status}: ${a.text.slice(0, 300)}`);
+    }
+    const after = await snapshot();
+    for (const [url, was] of before) {
+      const now = after.get(url)!;
+      if (now.status !== was.status || now.text !== was.text) problems.push(`A's ${url} changed: ${was.status} → ${now.status}\n  was ${was.text.slice(0, 300)}\n  now ${now.text.slice(0, 300)}`);
+    }
+    expect(problems).toEqual([]);
+  }, 300_000);
+});
