@@ -121,16 +121,24 @@ describe('secrets', () => {
     await keep(admin, 'POST', `/v1/deepagents/threads/${thread.id}/runs/wait`, { agent_id: agent.id, messages: [{ role: 'user', content: call }], webhook: `${hook.url}?token=${WEBHOOK_TOKEN}` });
     const stream = await keep(admin, 'POST', `/v1/deepagents/threads/${thread.id}/runs/stream`, { agent_id: agent.id, messages: [{ role: 'user', content: call }], stream_mode: ['values', 'updates', 'messages-tuple'] });
     const runs = JSON.parse((await keep(admin, 'GET', `/v1/deepagents/threads/${thread.id}/runs`)).text) as { run_id: string }[];
-    await keep(admin, 'GET', `/v1/deepagents/threads/${thread.id}/runs/${runs[0]!.run_id}/trace`);
+    const trace = await keep(admin, 'GET', `/v1/deepagents/threads/${thread.id}/runs/${runs[0]!.run_id}/trace`);
+    expect(trace.status).toBe(200);
     const state = await keep(admin, 'GET', `/v1/deepagents/threads/${thread.id}/state`);
     expect(state.text).toContain('upstream refused key [redacted]');
     expect(stream.text).toContain('upstream refused key [redacted]');
     expect(state.text).toContain('bad key [redacted]');
 
+    await keep(admin, 'POST', '/v1/deepagents/schedules', { agent_id: agent.id, schedule: '0 0 1 1 *', enabled: false, input: { messages: [{ role: 'user', content: 'hi' }] }, webhook: `${hook.url}?token=${WEBHOOK_TOKEN}` });
+    await keep(admin, 'POST', '/v1/deepagents/runs/crons', { assistant_id: agent.id, schedule: '0 0 1 1 *', enabled: false, input: { messages: [{ role: 'user', content: 'hi' }] }, webhook: `${hook.url}?token=${WEBHOOK_TOKEN}` });
     const viewer = await server.createKey({ role: 'viewer' });
+    for (const path of ['/v1/deepagents/runs/crons/search', '/v1/deepagents/threads/search']) {
+      const a = await raw(viewer, 'POST', path, {});
+      answers.push(`viewer POST ${path} → ${a.status} ${a.text}`);
+    }
     for (const path of [
       '/v1/deepagents/mcp-servers',
       `/v1/deepagents/mcp-servers/${mcp.id}`,
+      '/v1/deepagents/schedules',
       '/v1/deepagents/model-configs',
       '/v2/auth/providers',
       '/v1/integrations/forge/vcshost',
@@ -149,11 +157,12 @@ describe('secrets', () => {
     let consoleText = consoleHtml.text;
     for (const m of consoleHtml.text.matchAll(/(?:src|href)="([^"]+\.(?:js|css))"/g)) consoleText += (await raw(null, 'GET', m[1]!.startsWith('/') ? m[1]! : `/${m[1]!}`)).text;
 
-    // The admin reads back the headers it registered (SPEC: headers go to callers who may invoke).
-    const own = /^(POST|GET) \/v1\/deepagents\/mcp-servers(\/[0-9a-f-]{36})? → 20[01] /;
     const where: Record<string, string> = {
       'the server log (level trace)': server.logs(),
-      'API answers': answers.filter((a) => !own.test(a)).join('\n'),
+      // What an admin registered it may read back as registered; error answers and viewers never.
+      'error answers': answers.filter((a) => / → [45]\d\d /.test(a)).join('\n'),
+      "a viewer's answers": answers.filter((a) => a.startsWith('viewer ')).join('\n'),
+      'the trace': trace.text,
       '/openapi.json': openapi.text,
       'the Console': consoleText,
     };
