@@ -391,7 +391,7 @@ describe('git routes with Basic auth and by agent name', () => {
   it('give a foreign workspace and no key nothing of A', async () => {
     const basic = (key: string) => `Basic ${Buffer.from(`x:${key}`).toString('base64')}`;
     const problems: string[] = [];
-    for (const target of [ids.agent_id, `${MARK}-agent`]) {
+    for (const target of [ids.agent_id!, `${MARK}-agent`]) {
       const refs = `/v1/deepagents/agents/${encodeURIComponent(target)}.git/info/refs?service=git-upload-pack`;
       const own = await fetch(`${server.url}${refs}`, { headers: { Authorization: basic(server.adminKey) } });
       // Agents are cloned by id; a name is a 404 to everyone (docs/agents.md).
@@ -405,7 +405,7 @@ describe('git routes with Basic auth and by agent name', () => {
         const text = await res.text();
         const want = who === 'no key' ? 401 : 404;
         if (res.status !== want) problems.push(`${who} GET ${refs} → ${res.status} (want ${want})`);
-        if (text.includes(ids.revision)) problems.push(`${who} GET ${refs} shows A's revision`);
+        if (text.includes(ids.revision!)) problems.push(`${who} GET ${refs} shows A's revision`);
       }
     }
     expect(problems).toEqual([]);
