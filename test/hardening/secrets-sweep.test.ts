@@ -7,6 +7,7 @@ import type { AddressInfo } from 'node:net';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ensureConsoleBuilt } from '../support/browser.js';
 import { readJson } from '../support/mcp.js';
 import { startTestServer, type TestServer } from '../support/server.js';
 
@@ -58,6 +59,7 @@ async function startHook(): Promise<{ url: string; close(): Promise<void> }> {
 }
 
 beforeAll(async () => {
+  ensureConsoleBuilt();
   [server, tools, hook] = await Promise.all([startTestServer({ env: { LOG_LEVEL: 'trace' } }), startToolServer(), startHook()]);
 });
 afterAll(async () => {
@@ -154,8 +156,11 @@ describe('secrets', () => {
     }
     const openapi = await raw(null, 'GET', '/openapi.json');
     const consoleHtml = await raw(null, 'GET', '/');
+    expect(consoleHtml.status).toBe(200);
     let consoleText = consoleHtml.text;
-    for (const m of consoleHtml.text.matchAll(/(?:src|href)="([^"]+\.(?:js|css))"/g)) consoleText += (await raw(null, 'GET', m[1]!.startsWith('/') ? m[1]! : `/${m[1]!}`)).text;
+    const assets = [...consoleHtml.text.matchAll(/(?:src|href)="([^"]+\.(?:js|css))"/g)].map((m) => m[1]!);
+    expect(assets.length).toBeGreaterThan(0);
+    for (const asset of assets) consoleText += (await raw(null, 'GET', asset.startsWith('/') ? asset : `/${asset}`)).text;
 
     const where: Record<string, string> = {
       'the server log (level trace)': server.logs(),
