@@ -162,6 +162,11 @@ describe('secrets', () => {
     expect(assets.length).toBeGreaterThan(0);
     for (const asset of assets) consoleText += (await raw(null, 'GET', asset.startsWith('/') ? asset : `/${asset}`)).text;
 
+    // The webhook signing secret (the run's webhook above was signed with it) and a key made through the API.
+    const signing = JSON.parse((await raw(admin, 'GET', '/v1/deepagents/webhooks/secret')).text) as { secret: string };
+    const madeKey = JSON.parse((await raw(admin, 'POST', '/v1/api-keys', { role: 'member' })).text) as { key: string };
+    expect(signing.secret).toMatch(/^whsec_/);
+    expect(madeKey.key.length).toBeGreaterThan(16);
     const where: Record<string, string> = {
       'the server log (level trace)': server.logs(),
       // What an admin registered it may read back as registered; error answers and viewers never.
@@ -173,7 +178,7 @@ describe('secrets', () => {
     };
     const found: string[] = [];
     for (const [place, text] of Object.entries(where)) {
-      for (const secret of ALL) {
+      for (const secret of [...ALL, signing.secret, signing.secret.slice('whsec_'.length), madeKey.key, admin]) {
         const at = text.indexOf(secret);
         if (at >= 0) found.push(`${place}: ${secret}: …${text.slice(Math.max(0, at - 240), at + 40)}…`);
       }
