@@ -58,9 +58,17 @@ export async function readAgentFolder(dir: string): Promise<Record<string, strin
   // Symbolic links are followed (a file left out would be deleted from the agent on update); `open`
   // holds the real paths of the folders being walked, so a link back up the tree is refused.
   const walk = async (rel: string, open: string[]) => {
-    for (const entry of await readdir(path.join(dir, rel), { withFileTypes: true })) {
-      if (rel === '' && SKIPPED.has(entry.name)) continue;
-      const child = rel === '' ? entry.name : `${rel}/${entry.name}`;
+    for (const entry of await readdir(path.join(dir, rel), { withFileTypes: true, encoding: 'buffer' })) {
+      // A name that is not UTF-8 cannot be an agent's path (JSON carries text): say so, by name,
+      // rather than fail on the lossy name Node would give it.
+      let name: string;
+      try {
+        name = UTF8.decode(entry.name);
+      } catch {
+        throw new ApiError(`${path.join(dir, rel, entry.name.toString('utf8'))}: the file name is not UTF-8; rename it (an agent's paths are text); nothing was pushed`);
+      }
+      if (rel === '' && SKIPPED.has(name)) continue;
+      const child = rel === '' ? name : `${rel}/${name}`;
       const full = path.join(dir, child);
       const kind = entry.isSymbolicLink() ? await stat(full).catch(() => undefined) : entry;
       if (!kind) throw new ApiError(`${full} is a symbolic link to nothing; remove it or fix its target`);

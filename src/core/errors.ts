@@ -168,6 +168,11 @@ export const errorCatalogue = {
   deployment_not_found: { status: 404, type: 'not_found', meaning: 'No deployment with this id in the workspace.' },
   deployment_revision_not_found: { status: 404, type: 'not_found', meaning: 'No revision with this id in the deployment.' },
   deployment_name_taken: { status: 409, type: 'conflict', meaning: 'A deployment with this name already exists in the workspace.' },
+  deployment_kubernetes_name_taken: {
+    status: 409,
+    type: 'conflict',
+    meaning: 'Another workspace has a kubernetes deployment of this name in the same namespace: their Kubernetes objects would be the same ones.',
+  },
   deployment_being_deleted: { status: 409, type: 'conflict', meaning: 'The deployment is being deleted and can no longer change.' },
   deployment_not_serving: { status: 503, type: 'upstream', meaning: 'The deployment has no running revision to forward the request to.' },
   deployment_upload_not_found: { status: 404, type: 'not_found', meaning: 'No source upload with this id in the workspace.' },

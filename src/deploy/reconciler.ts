@@ -8,6 +8,7 @@ import type { DeploymentSecret, ResourceSpec, SecretReference, Source, SourceCon
 import type { Cipher } from '../core/secrets/cipher.js';
 import type { Db } from '../db/index.js';
 import type { Logger } from '../logging.js';
+import { Redactor } from '../tracing/redact.js';
 import type { RevisionStatus } from '../core/deployments/status.js';
 import { abortReason, NothingServes, type Driver, type DriverContext, type DriverTarget } from './driver.js';
 import { LostRevision, ReconcilerStore, type DeploymentRowT, type RevisionRow } from './store.js';
@@ -245,8 +246,11 @@ export class Reconciler {
     // Log writes are chained so they land in order; a failed write is not worth failing a build.
     let chain: Promise<void> = Promise.resolve();
     const lines = { build: new LogLines(), deploy: new LogLines() };
+    // The logs are read by viewers, and the API masks secrets everywhere else: an application
+    // printing its environment must not show them here either.
+    const hide = new Redactor(target.revision.secrets.map((s) => s.value));
     const logFn = (kind: 'build' | 'deploy', text: string) => {
-      const out = lines[kind].format(text);
+      const out = lines[kind].format(hide.string(text));
       if (out) chain = chain.then(() => this.store.appendLog(row.id, kind, out)).catch(() => {});
     };
     return { ...target, log: logFn, signal };

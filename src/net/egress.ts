@@ -38,7 +38,8 @@ const METADATA_NAMES = new Set(['metadata', 'metadata.google.internal', 'metadat
 // Ranges that are never a legitimate destination of a user's URL, whatever the allow list says.
 const ALWAYS_REFUSED = new Set(['unspecified', 'broadcast', 'multicast', 'linkLocal', 'reserved', 'teredo', 'benchmarking', 'amt', 'as112', 'as112v6', 'deprecated', 'orchid2', 'discard']);
 const RANGE_NAMES: Record<string, string> = { linkLocal: 'a link-local', unspecified: 'an unspecified', broadcast: 'a broadcast', multicast: 'a multicast' };
-const PRIVATE = new Set(['private', 'uniqueLocal', 'carrierGradeNat']);
+// fec0::/10 (site-local) is deprecated, but a network may still route it internally, as fc00::/7.
+const PRIVATE = new Set(['private', 'uniqueLocal', 'carrierGradeNat', 'deprecatedSiteLocal']);
 
 /** True for addresses of the loopback interface and names that mean it. */
 function isLoopbackHost(host: string): boolean {
@@ -47,13 +48,16 @@ function isLoopbackHost(host: string): boolean {
   return ipaddr.isValid(bare) && unwrap(ipaddr.parse(bare)).range() === 'loopback';
 }
 
-/** An IPv6 address that carries an IPv4 one (mapped, NAT64, 6to4) as that IPv4 address. */
+/** An IPv6 address that carries an IPv4 one (mapped, IPv4-compatible, NAT64, 6to4) as that IPv4 address. */
 function unwrap(addr: Address): Address {
   if (addr.kind() !== 'ipv6') return addr;
   const v6 = addr as ipaddr.IPv6;
   const range = v6.range();
   if (range === 'ipv4Mapped') return v6.toIPv4Address();
   const bytes = v6.toByteArray();
+  // ::a.b.c.d (IPv4-compatible, deprecated; `::` and `::1` aside): a host with automatic tunnels
+  // reaches a.b.c.d through it, so `[::127.0.0.1]` is loopback.
+  if (range === 'unicast' && bytes.slice(0, 12).every((b) => b === 0)) return new ipaddr.IPv4(bytes.slice(12, 16));
   if (range === 'rfc6052' || range === 'rfc6145') return new ipaddr.IPv4(bytes.slice(12, 16));
   if (range === '6to4') return new ipaddr.IPv4(bytes.slice(2, 6));
   return v6;

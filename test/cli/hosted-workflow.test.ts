@@ -204,6 +204,19 @@ describe('deploying a folder the agent already matches', () => {
   }, 120_000);
 });
 
+describe('a project folder holding a file whose name is not UTF-8', () => {
+  it('is refused, naming the file, instead of failing on a name Node made up', async () => {
+    const dir = await folder('bad-name', { 'agent.json': JSON.stringify({ name: 'bad-name', model: 'scripted:demo' }) });
+    // Latin-1 "é" (one 0xE9 byte): a legal Linux file name that is not UTF-8.
+    await writeFile(Buffer.concat([Buffer.from(`${dir}/caf`), Buffer.from([0xe9]), Buffer.from('.md')]), 'x\n');
+    const deployed = await runHangar(['deploy', dir], env());
+    expect(deployed.code).toBe(1);
+    expect(deployed.stderr).toContain(`${path.join(dir, 'caf\ufffd.md')}: the file name is not UTF-8; rename it`);
+    expect(deployed.stderr).not.toContain('ENOENT');
+    expect(await agentsNamed('bad-name')).toEqual([]);
+  }, 120_000);
+});
+
 describe('a project folder holding a file that is not text', () => {
   it('is refused, naming the file, instead of uploading it with its bytes replaced', async () => {
     const dir = await folder('with-binary', { 'agent.json': JSON.stringify({ name: 'with-binary', model: 'scripted:demo' }) });

@@ -49,7 +49,7 @@ describe('always refused, even on a laptop', () => {
 
 describe('loopback and private: refused with HANGAR_EGRESS_ALLOW=none, allowed on a loopback-bound laptop', () => {
   for (const [what, path, body, loc] of targets) {
-    it.each(['http://127.0.0.1:9', 'http://2130706433', 'http://localhost:9', 'http://10.0.0.1', 'http://[::1]:9'])(`${what} at %s`, async (url) => {
+    it.each(['http://127.0.0.1:9', 'http://2130706433', 'http://localhost:9', 'http://10.0.0.1', 'http://[::1]:9', 'http://[::127.0.0.1]:9', 'http://[::10.0.0.1]', 'http://[fec0::1]'])(`${what} at %s`, async (url) => {
       const refused = await post(strict, path, body(url));
       expect(refused.status).toBe(422);
       expect(locOf((await refused.json()) as Record<string, unknown>)).toMatchObject({ loc, msg: expect.stringMatching(/HANGAR_EGRESS_ALLOW/) });

@@ -145,6 +145,7 @@ export function compose(current: Record<string, string> | null, input: AgentInpu
   // The header's zone goes into agent.json whichever way it was written (typed fields or the raw file).
   if (input.user_timezone !== undefined && next['agent.json'] !== undefined) next['agent.json'] = stampUserTimezone(next['agent.json'], input.user_timezone);
   checkSizes(next);
+  checkCollisions(current ?? {}, next);
   const definition = readTree(next);
   // A name sent in agent.json obeys the rules of the `name` field (the Console, CLI and LangGraph
   // clients show it as the agent's name).
@@ -331,6 +332,42 @@ function checkRawFiles(
     }
   }
   return new Set(Object.keys(files));
+}
+
+/**
+ * Refuse two paths that name the same file or folder on a case-insensitive or normalising file
+ * system (macOS, Windows): `AGENTS.md` and `agents.md`, `Skills/` and `skills/`, `café` composed
+ * and decomposed. A clone or `agents pull` there would keep one and silently drop the other (and a
+ * push from that folder would then change the agent), so the listing would not be what runs. Pairs
+ * an agent already held are left alone, so that its updates still go through; the update that
+ * adds a path decides.
+ */
+function checkCollisions(current: Record<string, string>, next: Record<string, string>): void {
+  const seen = new Map<string, { prefix: string; path: string }>();
+  const old = new Set<string>();
+  for (const path of Object.keys(current)) {
+    const segments = path.split('/');
+    for (let i = 1; i <= segments.length; i++) old.add(segments.slice(0, i).join('/'));
+  }
+  for (const path of Object.keys(next).sort()) {
+    const segments = path.split('/');
+    for (let i = 1; i <= segments.length; i++) {
+      const prefix = segments.slice(0, i).join('/');
+      const key = prefix.normalize('NFC').toLowerCase();
+      const first = seen.get(key);
+      if (first === undefined) {
+        seen.set(key, { prefix, path });
+        continue;
+      }
+      const other = first.prefix;
+      if (other !== prefix && !(old.has(other) && old.has(prefix))) {
+        throw invalidField(
+          ['files', old.has(prefix) ? first.path : path],
+          `the path ${prefix} and the path ${other} differ only in letter case or Unicode normalisation: on macOS and Windows they name the same ${i === segments.length ? 'file' : 'folder'}, so a clone or pull there would lose one; rename one`,
+        );
+      }
+    }
+  }
 }
 
 function checkSizes(files: Record<string, string>): void {

@@ -106,6 +106,7 @@ export class DeploymentService {
     let id: string;
     try {
       id = await this.deps.db.transaction().execute(async (trx) => {
+        if (driver === 'kubernetes') await kubernetesNameFree(trx, caller.workspaceId, input.name, namespaceOf(input.source_config));
         const d = await trx
           .insertInto('deployments')
           .values({
@@ -174,6 +175,9 @@ export class DeploymentService {
     const specChanged = JSON.stringify(sourceConfig.resource_spec ?? null) !== JSON.stringify(current.sourceConfig.resource_spec ?? null);
     const newRevision = input.source_revision_config !== undefined || input.secrets !== undefined || specChanged;
     await this.deps.db.transaction().execute(async (trx) => {
+      if (current.driver === 'kubernetes' && namespaceOf(sourceConfig) !== namespaceOf(current.sourceConfig)) {
+        await kubernetesNameFree(trx, caller.workspaceId, current.name, namespaceOf(sourceConfig));
+      }
       const locked = await trx
         .updateTable('deployments')
         .set({
@@ -413,4 +417,34 @@ function notFound(id: string): HangarError {
 
 function beingDeleted(id: string): HangarError {
   return new HangarError('deployment_being_deleted', `deployment ${id} is being deleted`);
+}
+
+/** The namespace the kubernetes driver applies a deployment's objects in. */
+function namespaceOf(sourceConfig: SourceConfig): string {
+  return sourceConfig.listener_config?.k8s_namespace ?? 'default';
+}
+
+/**
+ * The kubernetes driver names a deployment's objects after the deployment (`<name>-api`,
+ * `<name>-secrets`, `<name>-postgres`…) in its namespace, and names are unique per workspace only:
+ * a second workspace's deployment of the same name in the same namespace would take over (and, on
+ * delete, remove) the first one's objects, its secrets and database included. Refused, under a lock
+ * that orders concurrent creates.
+ */
+async function kubernetesNameFree(trx: Transaction<Database>, workspaceId: string, name: string, namespace: string): Promise<void> {
+  await sql`SELECT pg_advisory_xact_lock(hashtext('hangar.deployments.kubernetes-names'))`.execute(trx);
+  const taken = await trx
+    .selectFrom('deployments')
+    .select('id')
+    .where('driver', '=', 'kubernetes')
+    .where('name', '=', name)
+    .where('workspace_id', '<>', workspaceId)
+    .where(sql<string>`coalesce(source_config->'listener_config'->>'k8s_namespace', 'default')`, '=', namespace)
+    .executeTakeFirst();
+  if (taken) {
+    throw new HangarError(
+      'deployment_kubernetes_name_taken',
+      `the Kubernetes objects of a deployment named "${name}" in namespace "${namespace}" belong to another workspace's deployment; choose another name or namespace`,
+    );
+  }
 }

@@ -7,6 +7,7 @@ import { MultiServerMCPClient } from '@langchain/mcp-adapters';
 import { z } from 'zod';
 import { scrubMessage } from '../../core/errors.js';
 import { normalizeServerUrl, redactServerUrl, urlScrubber } from '../../core/mcp-servers/url.js';
+import { Redactor } from '../../tracing/redact.js';
 import type { OAuthToolAccess, RuntimeToolServer } from '../oauth-tools.js';
 
 /** One `tools.tools[]` entry of an agent. */
@@ -65,12 +66,19 @@ export async function loadMcpTools(options: {
   const loaded: { ref: ToolRef; tool: StructuredToolInterface }[] = [];
   // A URL may carry a credential in its query: messages name the server by its redacted form, and
   // what a server or the MCP client says (which may quote the URL) has the URL's secrets redacted.
+  // So are the header values Hangar sends (a server refusing a key often quotes it): the model, the
+  // run's state and stream (which viewers read) never see a tool server's credentials.
   const urls: string[] = [];
+  const headerSecrets: string[] = [];
   await Promise.all(
     [...byServer].map(async ([url, refs]) => {
       const server = await options.findServer(url);
       const shown = redactServerUrl(url);
-      const hide = urlScrubber([server?.url ?? url]);
+      const scrubUrl = urlScrubber([server?.url ?? url]);
+      const own = credentialsOf(server?.headers ?? []);
+      headerSecrets.push(...own);
+      let headerRedactor = new Redactor(own);
+      const hide = (text: string) => headerRedactor.string(scrubUrl(text));
       urls.push(server?.url ?? url);
       const reason = (error: unknown) => hide(error instanceof Error ? error.message : String(error));
       if (!server) {
@@ -94,6 +102,9 @@ export async function loadMcpTools(options: {
             return;
           }
           headers = listing;
+          const token = credentialsOf(Object.entries(listing).map(([key, value]) => ({ key, value })));
+          headerSecrets.push(...token);
+          headerRedactor = new Redactor([...own, ...token]);
         } catch (error) {
           const why = `tool server ${shown} cannot be authorized: ${reason(error)}`;
           for (const ref of refs) loaded.push({ ref, tool: unavailableTool(ref, why) });
@@ -134,7 +145,9 @@ export async function loadMcpTools(options: {
       }
     }),
   );
-  const hide = urlScrubber(urls);
+  const scrubUrls = urlScrubber(urls);
+  const headerRedactor = new Redactor(headerSecrets);
+  const hide = (text: string) => headerRedactor.string(scrubUrls(text));
   return {
     tools: new Map(nameUniquely(loaded).map(({ ref, name, tool: t }) => [ref, errorsAsResults(t, name, options.limits.callTimeoutMs, hide)])),
     dropped,
@@ -142,6 +155,14 @@ export async function loadMcpTools(options: {
       await Promise.all(clients.map((c) => c.close().catch(() => {})));
     },
   };
+}
+
+/** The credentials of headers: each value, and the part after an auth scheme (`Bearer <token>`). */
+function credentialsOf(headers: { key: string; value: string }[]): string[] {
+  return headers.flatMap((h) => {
+    const scheme = /^[A-Za-z][A-Za-z0-9-]*\s+(\S.*)$/.exec(h.value.trim());
+    return scheme ? [h.value, scheme[1]!] : [h.value];
+  });
 }
 
 /** Plain MCP names, unless two servers offer the same name: then both get their server's name in front. */

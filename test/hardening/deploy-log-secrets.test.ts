@@ -1,0 +1,69 @@
+// A deployment's secrets are masked (`********`) wherever the API shows the deployment, but the
+// application gets them in its environment and may print them: its deploy log (which viewers read)
+// shows `[redacted]` in their place.
+import { mkdir, mkdtemp, readFile, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import * as tar from 'tar';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { apiCall } from '../deployments/api.js';
+import { waitFor } from '../deployments/git-fixture.js';
+import { startTestServer, type TestServer } from '../support/server.js';
+
+const SECRET = 'deploy-value-5c2e8a1f7b';
+let server: TestServer;
+
+beforeAll(async () => {
+  server = await startTestServer({ env: { HANGAR_DEPLOY_POLL_MS: '300', LOG_LEVEL: 'warn' } });
+});
+afterAll(async () => {
+  await server?.close();
+});
+
+const api = (method: string, p: string, body?: unknown, type?: string) => apiCall(server, method, p, body, type);
+
+async function upload(): Promise<string> {
+  const dir = await mkdtemp(path.join(os.tmpdir(), 'hangar-log-secrets-'));
+  const app = path.join(dir, 'app');
+  await mkdir(app);
+  await writeFile(path.join(app, 'package.json'), JSON.stringify({ name: 'chatty', type: 'module' }));
+  await writeFile(path.join(app, 'langgraph.json'), JSON.stringify({ graphs: { echo: './graph.mjs:graph' } }));
+  await writeFile(
+    path.join(app, 'graph.mjs'),
+    `import { Annotation, StateGraph, START, END } from '@langchain/langgraph';
+console.log('starting with API_KEY=' + process.env.API_KEY);
+const S = Annotation.Root({ text: Annotation() });
+export const graph = new StateGraph(S).addNode('n', (s) => ({ text: s.text })).addEdge(START, 'n').addEdge('n', END).compile();
+`,
+  );
+  const file = path.join(dir, 'app.tar.gz');
+  await tar.c({ gzip: true, file, cwd: dir }, ['app']);
+  const u = await api('POST', '/v2/deployments/uploads');
+  expect((await api('PUT', u.body.upload_url, await readFile(file), 'application/gzip')).status).toBe(200);
+  return u.body.source_tarball_path as string;
+}
+
+describe('a deployment printing its secret', () => {
+  it('has it redacted in its deploy log, for everyone', { timeout: 180_000 }, async () => {
+    const created = await api('POST', '/v2/deployments', {
+      name: 'chatty',
+      source: 'internal_source',
+      source_config: {},
+      source_revision_config: { source_tarball_path: await upload() },
+      secrets: [{ name: 'API_KEY', value: SECRET }],
+    });
+    expect(created.status).toBe(201);
+    const id = created.body.id as string;
+    const rev = created.body.latest_revision_id as string;
+    const status = await waitFor('the revision to settle', async () => {
+      const s = (await api('GET', `/v2/deployments/${id}/revisions/${rev}`)).body.status as string;
+      return ['DEPLOYED', 'BUILD_FAILED', 'DEPLOY_FAILED'].includes(s) ? s : undefined;
+    });
+    expect(status).toBe('DEPLOYED');
+    const viewer = await server.createKey({ role: 'viewer' });
+    const res = await fetch(`${server.url}/v2/deployments/${id}/revisions/${rev}/deploy-logs`, { headers: { 'X-Api-Key': viewer } });
+    const body = (await res.json()) as { logs: string };
+    expect(body.logs).toContain('starting with API_KEY=[redacted]');
+    expect(body.logs).not.toContain(SECRET);
+  });
+});
