@@ -3,7 +3,7 @@
 import os from 'node:os';
 import type { Browser, Locator, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { axeViolations, consoleSessions, ensureConsoleBuilt, launchBrowser, screenshot } from '../support/browser.js';
+import { axeViolations, collectErrors, consoleSessions, ensureConsoleBuilt, launchBrowser, screenshot } from '../support/browser.js';
 import { startBearerToolServer, type ToolServerFixture } from '../support/mcp.js';
 import { startTestServer, type TestServer } from '../support/server.js';
 import { createThread, lastAiText, lastValues, run } from '../runtime/support.js';
@@ -1030,6 +1030,58 @@ describe('playground (useStream over the LangGraph protocol)', { timeout: 180_00
     expect(errors).toEqual([]);
     await context.close();
   });
+  it('shows another tab, and a viewer, what a busy thread’s first run has said so far, then the rest as it streams', async () => {
+    await server.client.POST('/v1/deepagents/model-configs', { body: { name: 'slow-for-watchers', model_id: 'scripted:slow', parameters: { delay_ms: 250 } } });
+    const agentId = await scriptedAgent('Watched talker', 'slow-for-watchers');
+    const { context, page, errors } = await open();
+    await signIn(page, server.adminKey, `/agents/${agentId}/playground`);
+    const words = Array.from({ length: 40 }, (_, i) => `v${i}`).join(' ');
+    await page.getByLabel('Message', { exact: true }).fill(words);
+    await page.getByRole('button', { name: 'Send' }).click();
+    await page.waitForURL(/\/threads\/[0-9a-f-]{36}$/);
+    const threadId = page.url().split('/').pop()!;
+    await page.getByLabel('Conversation').getByText(/You said: v0 v1/).waitFor();
+
+    // Another tab of the same person, opened mid-run: the thread's state is saved only when the run
+    // ends, so it once showed "No message yet" and an empty conversation until then.
+    const other = await context.newPage();
+    const otherErrors = collectErrors(other);
+    await other.goto(`${server.url}/threads/${threadId}`);
+    const conversation = other.getByLabel('Conversation');
+    await conversation.getByText(words, { exact: true }).waitFor();
+    await conversation.getByText(/You said: v0 v1/).waitFor();
+    await other.getByLabel('Threads').getByRole('link', { name: /^v0 v1 v2/ }).waitFor();
+    expect(await conversation.getByText(`You said: ${words}`).count()).toBe(0); // mid-run
+    expect((await server.client.GET('/v1/deepagents/threads/{thread_id}/runs', { params: { path: { thread_id: threadId }, query: { limit: 1, offset: 0 } } })).data![0]!.status).toMatch(/^(pending|running)$/);
+    await other.getByRole('status', { name: 'Agent is working' }).waitFor();
+    await expectAccessible(other);
+    await screenshot(other, 'playground-other-tab-mid-run');
+
+    // A viewer, at 390 px, sees it too (read-only: no message box, no Cancel).
+    const viewerKey = await server.createKey({ role: 'viewer', principal: 'watcher@example.com' });
+    const viewer = await open(390);
+    await signIn(viewer.page, viewerKey, `/threads/${threadId}`);
+    const seen = viewer.page.getByLabel('Conversation');
+    await seen.getByText(words, { exact: true }).waitFor();
+    await seen.getByText(/You said: v0 v1/).waitFor();
+    expect(await viewer.page.getByRole('button', { name: 'Cancel run' }).count()).toBe(0);
+    expect(await viewer.page.evaluate('document.documentElement.scrollWidth')).toBeLessThanOrEqual(390);
+    await expectAccessible(viewer.page);
+    await screenshot(viewer.page, 'playground-viewer-mid-run-390');
+
+    // Both follow the answer to its end, and say it once.
+    await conversation.getByText(`You said: ${words}`, { exact: true }).waitFor({ timeout: 120_000 });
+    await seen.getByText(`You said: ${words}`, { exact: true }).waitFor({ timeout: 120_000 });
+    await other.getByRole('status', { name: 'Agent is working' }).waitFor({ state: 'detached' });
+    expect(await conversation.getByLabel('Agent message').count()).toBe(1);
+    expect(await conversation.getByLabel('You message').count()).toBe(1);
+    expect(errors).toEqual([]);
+    expect(otherErrors).toEqual([]);
+    expect(viewer.errors).toEqual([]);
+    await viewer.context.close();
+    await context.close();
+  });
+
   it('names a new thread in the threads list by its first message while its first run is still going', async () => {
     await server.client.POST('/v1/deepagents/model-configs', { body: { name: 'slow-for-naming', model_id: 'scripted:slow', parameters: { delay_ms: 300 } } });
     const agentId = await scriptedAgent('Named while running', 'slow-for-naming');

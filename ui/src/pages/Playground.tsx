@@ -4,7 +4,7 @@ import { Alert, Anchor, Badge, Button, Card, Code, Group, JsonInput, Loader, Nav
 import { useQuery, useQueryClient } from '@tanstack/react-query';
 import { useStream, type UseStream } from '@langchain/langgraph-sdk/react';
 import type { Message } from '@langchain/langgraph-sdk';
-import { lazy, Suspense, useEffect, useMemo, useState, type FormEvent, type KeyboardEvent } from 'react';
+import { lazy, Suspense, useEffect, useMemo, useRef, useState, type FormEvent, type KeyboardEvent } from 'react';
 import { Link, useLocation, useNavigate, useParams } from 'react-router';
 import { api, ApiError, canWrite, describe, getCsrfToken, type Schemas } from '../api';
 import { useSession } from '../App';
@@ -120,6 +120,8 @@ function Chat({ agentId, threadId, onThread }: { agentId: string; threadId: stri
     void client.invalidateQueries({ queryKey: ['runs'] });
   };
   const csrf = getCsrfToken();
+  // The runs this page's stream started or joined (see the join below).
+  const followed = useRef(new Set<string>());
   const stream = useStream<AgentState>({
     apiUrl: `${window.location.origin}/v1/deepagents`,
     apiKey: null,
@@ -129,7 +131,10 @@ function Chat({ agentId, threadId, onThread }: { agentId: string; threadId: stri
     reconnectOnMount: true,
     defaultHeaders: csrf ? { 'X-CSRF-Token': csrf } : {},
     messagesKey: 'messages',
-    onCreated: refresh,
+    onCreated: (run) => {
+      followed.current.add(run.run_id);
+      refresh();
+    },
     onFinish: refresh,
     onError: refresh,
     fetchStateHistory: false,
@@ -167,6 +172,21 @@ function Chat({ agentId, threadId, onThread }: { agentId: string; threadId: stri
       onDisconnect: 'continue',
     });
   const activeRun = runs.data?.find((r) => r.status === 'pending' || r.status === 'running');
+  // A run of this thread that this page did not start (another tab's, a schedule's, the API's) is
+  // joined from its first event: a thread's state is saved only when its run ends, so without it
+  // the page showed nothing of a busy thread's first run until then. (A run this tab started before
+  // a reload is joined again by useStream itself, from the id it keeps in sessionStorage.)
+  const activeRunId = activeRun?.run_id;
+  const streaming = stream.isLoading;
+  const joinStream = stream.joinStream;
+  useEffect(() => {
+    if (!threadId || !activeRunId || streaming) return;
+    const kept = window.sessionStorage.getItem(`lg:stream:${threadId}`);
+    if (kept) followed.current.add(kept);
+    if (followed.current.has(activeRunId)) return;
+    followed.current.add(activeRunId);
+    void joinStream(activeRunId);
+  }, [threadId, activeRunId, streaming, joinStream]);
   const durations = useToolDurations(threadId, runs.data);
   const [cancelling, setCancelling] = useState(false);
   const cancel = async () => {
