@@ -356,6 +356,30 @@ describe('memories and keys in the browser', { timeout: 180_000 }, () => {
     await context.close();
   });
 
+  it('shows a viewer the agent’s memories and their own, read-only (the page once said "a viewer key cannot change resources")', async () => {
+    const agent = (await server.client.POST('/v1/deepagents/agents', { body: { name: 'Read-only notes', runtime: { model: { model_id: 'scripted:demo' } } } })).data!;
+    await server.client.PUT('/v1/deepagents/store/items', { body: { namespace: [agent.id, 'memories'], key: '/tips.md', value: { content: ['water the plants'] } } });
+    const viewerKey = await server.createKey({ role: 'viewer', principal: 'reader@example.com' });
+    for (const width of [1280, 390]) {
+      const { context, page, errors } = await open(width);
+      await signIn(page, viewerKey, `/agents/${agent.id}/memories`);
+      await page.getByRole('heading', { name: 'Memories of Read-only notes' }).waitFor();
+      const shared = page.getByRole('region', { name: 'Agent memories' });
+      await shared.getByRole('button', { name: /\/memories\/tips\.md/ }).click();
+      const content = shared.getByLabel('Content of /memories/tips.md');
+      await expect(content.inputValue()).resolves.toBe('water the plants');
+      expect(await content.getAttribute('readonly')).not.toBeNull();
+      expect(await page.getByRole('button', { name: 'Save memory' }).count()).toBe(0);
+      await page.getByRole('region', { name: /^Your memories \(reader@example\.com\)/ }).getByText('No files under /memories/user/ yet.').waitFor();
+      expect(await page.getByText(/cannot change resources/).count()).toBe(0);
+      expect(await page.evaluate('document.documentElement.scrollWidth')).toBeLessThanOrEqual(width);
+      await expectAccessible(page);
+      await screenshot(page, `memories-viewer-${width}`);
+      expect(errors).toEqual([]);
+      await context.close();
+    }
+  });
+
   it('lets an admin read and edit another principal’s memories; a member is offered only their own', async () => {
     const agent = (await server.client.POST('/v1/deepagents/agents', { body: { name: 'Shared notes', runtime: { model: { model_id: 'scripted:demo' } } } })).data!;
     const principal = 'a??@example.com'; // its label holds a `~` (base64url's `_`): the page must decode it
