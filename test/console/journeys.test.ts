@@ -184,7 +184,16 @@ describe('subagents in the playground after a reload', { timeout: 180_000 }, () 
     await page.setViewportSize({ width: 390, height: 844 });
     await looked.scrollIntoViewIfNeeded();
     expect(await page.evaluate('document.documentElement.scrollWidth')).toBeLessThanOrEqual(390);
+    // A call's arguments wrap on a phone: a long line once ran out of its box, cut off, in a region
+    // that scrolled but could not be reached from the keyboard (axe).
+    expect(await axeViolations(page)).toEqual([]);
     await screenshot(page, 'journeys-subagents-after-reload-390');
+    // So do a trace's inputs and outputs.
+    await page.getByRole('link', { name: 'View trace of the last run' }).click();
+    await page.getByText('Inputs').first().waitFor();
+    expect(await page.evaluate('document.documentElement.scrollWidth')).toBeLessThanOrEqual(390);
+    expect(await axeViolations(page)).toEqual([]);
+    await screenshot(page, 'journeys-trace-390');
     expect(errors).toEqual([]);
     await context.close();
   });
