@@ -313,6 +313,14 @@ describe('in the browser', { timeout: 180_000 }, () => {
     for (const name of ['Save', 'Clone', 'Delete']) expect(await page.getByRole('button', { name }).count(), name).toBe(0);
     await expectAccessible(page);
     await screenshot(page, 'viewer-agent-390');
+    // Its playground offers threads to read, not a conversation to start (it once said "Say something
+    // to Greeter" beside a "New thread" button, with no message box).
+    await page.getByRole('link', { name: 'Open playground' }).click();
+    await page.getByText('Pick a thread to read it: a viewer key cannot send messages.').waitFor();
+    expect(await page.getByText(/^Say something to/).count()).toBe(0);
+    expect(await page.getByRole('link', { name: 'New thread' }).count()).toBe(0);
+    expect(await page.getByLabel('Message', { exact: true }).count()).toBe(0);
+    await expectAccessible(page);
     await page.goto(`${server.url}/tool-servers`);
     await page.getByText('Secret server').waitFor();
     expect(await page.getByRole('button', { name: 'Register tool server' }).count()).toBe(0);

@@ -252,9 +252,11 @@ function Chat({ agentId, threadId, onThread }: { agentId: string; threadId: stri
           </Anchor>
           <Title order={2}>Playground</Title>
         </div>
-        <Button variant="default" component={Link} to={`/agents/${agentId}/playground`}>
-          New thread
-        </Button>
+        {writable && (
+          <Button variant="default" component={Link} to={`/agents/${agentId}/playground`}>
+            New thread
+          </Button>
+        )}
       </Group>
       <SimpleGrid cols={{ base: 1, md: 3 }} spacing="md" style={{ alignItems: 'start' }}>
         <Paper withBorder p="xs" aria-label="Threads">
@@ -298,7 +300,11 @@ function Chat({ agentId, threadId, onThread }: { agentId: string; threadId: stri
               {stream.isThreadLoading && <Loader size="sm" aria-label="Loading conversation" />}
               {stream.messages.length === 0 && !stream.isThreadLoading && (
                 <Text c="dimmed" size="sm">
-                  Say something to {agent.data?.name ?? 'the agent'}.
+                  {writable
+                    ? `Say something to ${agent.data?.name ?? 'the agent'}.`
+                    : threadId
+                      ? 'This thread has no message yet.'
+                      : 'Pick a thread to read it: a viewer key cannot send messages.'}
                 </Text>
               )}
               {stream.messages.map((m, i) => (
