@@ -1114,6 +1114,37 @@ describe('playground (useStream over the LangGraph protocol)', { timeout: 180_00
     await context.close();
   });
 
+  it('follows the running run of a thread, then the one queued behind it', async () => {
+    await server.client.POST('/v1/deepagents/model-configs', { body: { name: 'slow-for-queue', model_id: 'scripted:slow', parameters: { delay_ms: 250 } } });
+    const agentId = await scriptedAgent('Queued talker', 'slow-for-queue');
+    const threadId = await createThread(server, agentId);
+    const first = Array.from({ length: 30 }, (_, i) => `a${i}`).join(' ');
+    const startRun = async (content: string) => {
+      const res = await fetch(`${server.url}/v1/deepagents/threads/${threadId}/runs`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'x-api-key': server.adminKey },
+        body: JSON.stringify({ assistant_id: agentId, input: { messages: [{ role: 'user', content }] }, stream_mode: ['values', 'messages-tuple'], multitask_strategy: 'enqueue' }),
+      });
+      expect(res.status).toBe(200);
+      return ((await res.json()) as { run_id: string }).run_id;
+    };
+    const running = await startRun(first);
+    const queued = await startRun('b0 b1');
+    const { context, page, errors } = await open();
+    await signIn(page, server.adminKey, `/threads/${threadId}`);
+    const conversation = page.getByLabel('Conversation');
+    // The running run, mid-answer (the queued one, newer, was once the one joined: nothing showed until it ran).
+    await conversation.getByText(/You said: a0 a1/).waitFor();
+    const status = async (runId: string) => (await server.client.GET('/v1/deepagents/threads/{thread_id}/runs/{run_id}', { params: { path: { thread_id: threadId, run_id: runId } } })).data!.status;
+    expect(await status(running)).toBe('running');
+    // Then the queued run, once it runs.
+    await conversation.getByText('You said: b0 b1', { exact: true }).waitFor({ timeout: 120_000 });
+    await conversation.getByText(`You said: ${first}`, { exact: true }).waitFor();
+    expect(await status(queued)).not.toBe('pending');
+    expect(errors).toEqual([]);
+    await context.close();
+  });
+
   it('names a new thread in the threads list by its first message while its first run is still going', async () => {
     await server.client.POST('/v1/deepagents/model-configs', { body: { name: 'slow-for-naming', model_id: 'scripted:slow', parameters: { delay_ms: 300 } } });
     const agentId = await scriptedAgent('Named while running', 'slow-for-naming');

@@ -176,7 +176,8 @@ function Chat({ agentId, threadId, onThread }: { agentId: string; threadId: stri
   // joined from its first event: a thread's state is saved only when its run ends, so without it
   // the page showed nothing of a busy thread's first run until then. (A run this tab started before
   // a reload is joined again by useStream itself, from the id it keeps in sessionStorage.)
-  const activeRunId = activeRun?.run_id;
+  // The oldest first: a run queued behind another (multitask `enqueue`) is joined once that one ends.
+  const activeRunId = runs.data?.findLast((r) => r.status === 'pending' || r.status === 'running')?.run_id;
   const streaming = stream.isLoading;
   const joinStream = stream.joinStream;
   useEffect(() => {
