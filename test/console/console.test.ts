@@ -1114,7 +1114,7 @@ describe('playground (useStream over the LangGraph protocol)', { timeout: 180_00
     await context.close();
   });
 
-  it('follows the running run of a thread, then the one queued behind it', async () => {
+  it('follows the running run of a thread, cancels that one from its Cancel button, then follows the one queued behind it', async () => {
     await server.client.POST('/v1/deepagents/model-configs', { body: { name: 'slow-for-queue', model_id: 'scripted:slow', parameters: { delay_ms: 250 } } });
     const agentId = await scriptedAgent('Queued talker', 'slow-for-queue');
     const threadId = await createThread(server, agentId);
@@ -1137,10 +1137,12 @@ describe('playground (useStream over the LangGraph protocol)', { timeout: 180_00
     await conversation.getByText(/You said: a0 a1/).waitFor();
     const status = async (runId: string) => (await server.client.GET('/v1/deepagents/threads/{thread_id}/runs/{run_id}', { params: { path: { thread_id: threadId, run_id: runId } } })).data!.status;
     expect(await status(running)).toBe('running');
-    // Then the queued run, once it runs.
+    // Cancel stops the run shown (it once stopped the queued one, the newest), and the queued one runs.
+    await page.getByRole('button', { name: 'Cancel run' }).click();
+    await expect.poll(() => status(running), { timeout: 30_000 }).toBe('interrupted');
     await conversation.getByText('You said: b0 b1', { exact: true }).waitFor({ timeout: 120_000 });
-    await conversation.getByText(`You said: ${first}`, { exact: true }).waitFor();
-    expect(await status(queued)).not.toBe('pending');
+    expect(await status(queued)).not.toBe('interrupted');
+    expect(await conversation.getByText(`You said: ${first}`, { exact: true }).count()).toBe(0);
     expect(errors).toEqual([]);
     await context.close();
   });

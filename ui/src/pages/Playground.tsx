@@ -122,6 +122,8 @@ function Chat({ agentId, threadId, onThread }: { agentId: string; threadId: stri
   const csrf = getCsrfToken();
   // The runs this page's stream started or joined (see the join below).
   const followed = useRef(new Set<string>());
+  // The run whose stream the page shows now, the one its Cancel button stops.
+  const shown = useRef<string | null>(null);
   const stream = useStream<AgentState>({
     apiUrl: `${window.location.origin}/v1/deepagents`,
     apiKey: null,
@@ -133,6 +135,7 @@ function Chat({ agentId, threadId, onThread }: { agentId: string; threadId: stri
     messagesKey: 'messages',
     onCreated: (run) => {
       followed.current.add(run.run_id);
+      shown.current = run.run_id;
       refresh();
     },
     onFinish: refresh,
@@ -186,6 +189,7 @@ function Chat({ agentId, threadId, onThread }: { agentId: string; threadId: stri
     if (kept) followed.current.add(kept);
     if (followed.current.has(activeRunId)) return;
     followed.current.add(activeRunId);
+    shown.current = activeRunId;
     void joinStream(activeRunId);
   }, [threadId, activeRunId, streaming, joinStream]);
   const traced = useTraceFacts(threadId, runs.data);
@@ -196,7 +200,8 @@ function Chat({ agentId, threadId, onThread }: { agentId: string; threadId: stri
     // for a run we can name: it re-reads the thread's state at once, before the cancelled run's state
     // is saved (runs are checkpointed when they end), and that empty read blanked the conversation.
     // useStream keeps the id of a run it started or joined in sessionStorage under `lg:stream:<thread>`.
-    const runId = (threadId ? window.sessionStorage.getItem(`lg:stream:${threadId}`) : null) ?? activeRun?.run_id;
+    // A run joined (not started) by this page is not kept there: the page remembers which it shows.
+    const runId = (threadId ? window.sessionStorage.getItem(`lg:stream:${threadId}`) : null) ?? (stream.isLoading ? shown.current : null) ?? activeRun?.run_id;
     setCancelling(true);
     try {
       if (threadId && runId) {
