@@ -72,6 +72,8 @@ const VIEWER_POSTS = [
   /^\/v1\/deepagents\/threads\/(search|count)$/,
   /^\/v1\/deepagents\/assistants\/(search|count)$/,
   /^\/v1\/deepagents\/threads\/[^/]+\/history$/,
+  // Memories: viewers read them (the store service refuses them only put and delete).
+  /^\/v1\/deepagents\/store\/(items\/search|namespaces)$/,
   /^\/v1\/deepagents\/agents\/[0-9a-fA-F-]{36}\.git\/git-upload-pack$/,
 ];
 

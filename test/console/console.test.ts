@@ -3,7 +3,7 @@
 import os from 'node:os';
 import type { Browser, Locator, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { axeViolations, consoleSessions, ensureConsoleBuilt, launchBrowser, screenshot } from '../support/browser.js';
+import { axeViolations, collectErrors, consoleSessions, ensureConsoleBuilt, launchBrowser, screenshot } from '../support/browser.js';
 import { startBearerToolServer, type ToolServerFixture } from '../support/mcp.js';
 import { startTestServer, type TestServer } from '../support/server.js';
 import { createThread, lastAiText, lastValues, run } from '../runtime/support.js';
@@ -313,6 +313,14 @@ describe('in the browser', { timeout: 180_000 }, () => {
     for (const name of ['Save', 'Clone', 'Delete']) expect(await page.getByRole('button', { name }).count(), name).toBe(0);
     await expectAccessible(page);
     await screenshot(page, 'viewer-agent-390');
+    // Its playground offers threads to read, not a conversation to start (it once said "Say something
+    // to Greeter" beside a "New thread" button, with no message box).
+    await page.getByRole('link', { name: 'Open playground' }).click();
+    await page.getByText('Pick a thread to read it: a viewer key cannot send messages.').waitFor();
+    expect(await page.getByText(/^Say something to/).count()).toBe(0);
+    expect(await page.getByRole('link', { name: 'New thread' }).count()).toBe(0);
+    expect(await page.getByLabel('Message', { exact: true }).count()).toBe(0);
+    await expectAccessible(page);
     await page.goto(`${server.url}/tool-servers`);
     await page.getByText('Secret server').waitFor();
     expect(await page.getByRole('button', { name: 'Register tool server' }).count()).toBe(0);
@@ -354,6 +362,30 @@ describe('memories and keys in the browser', { timeout: 180_000 }, () => {
     expect(lastAiText(lastValues(events))).toContain('likes green tea, no sugar');
     expect(errors).toEqual([]);
     await context.close();
+  });
+
+  it('shows a viewer the agent’s memories and their own, read-only (the page once said "a viewer key cannot change resources")', async () => {
+    const agent = (await server.client.POST('/v1/deepagents/agents', { body: { name: 'Read-only notes', runtime: { model: { model_id: 'scripted:demo' } } } })).data!;
+    await server.client.PUT('/v1/deepagents/store/items', { body: { namespace: [agent.id, 'memories'], key: '/tips.md', value: { content: ['water the plants'] } } });
+    const viewerKey = await server.createKey({ role: 'viewer', principal: 'reader@example.com' });
+    for (const width of [1280, 390]) {
+      const { context, page, errors } = await open(width);
+      await signIn(page, viewerKey, `/agents/${agent.id}/memories`);
+      await page.getByRole('heading', { name: 'Memories of Read-only notes' }).waitFor();
+      const shared = page.getByRole('region', { name: 'Agent memories' });
+      await shared.getByRole('button', { name: /\/memories\/tips\.md/ }).click();
+      const content = shared.getByLabel('Content of /memories/tips.md');
+      await expect(content.inputValue()).resolves.toBe('water the plants');
+      expect(await content.getAttribute('readonly')).not.toBeNull();
+      expect(await page.getByRole('button', { name: 'Save memory' }).count()).toBe(0);
+      await page.getByRole('region', { name: /^Your memories \(reader@example\.com\)/ }).getByText('No files under /memories/user/ yet.').waitFor();
+      expect(await page.getByText(/cannot change resources/).count()).toBe(0);
+      expect(await page.evaluate('document.documentElement.scrollWidth')).toBeLessThanOrEqual(width);
+      await expectAccessible(page);
+      await screenshot(page, `memories-viewer-${width}`);
+      expect(errors).toEqual([]);
+      await context.close();
+    }
   });
 
   it('lets an admin read and edit another principal’s memories; a member is offered only their own', async () => {
@@ -1030,6 +1062,91 @@ describe('playground (useStream over the LangGraph protocol)', { timeout: 180_00
     expect(errors).toEqual([]);
     await context.close();
   });
+  it('shows another tab, and a viewer, what a busy thread’s first run has said so far, then the rest as it streams', async () => {
+    await server.client.POST('/v1/deepagents/model-configs', { body: { name: 'slow-for-watchers', model_id: 'scripted:slow', parameters: { delay_ms: 250 } } });
+    const agentId = await scriptedAgent('Watched talker', 'slow-for-watchers');
+    const { context, page, errors } = await open();
+    await signIn(page, server.adminKey, `/agents/${agentId}/playground`);
+    const words = Array.from({ length: 40 }, (_, i) => `v${i}`).join(' ');
+    await page.getByLabel('Message', { exact: true }).fill(words);
+    await page.getByRole('button', { name: 'Send' }).click();
+    await page.waitForURL(/\/threads\/[0-9a-f-]{36}$/);
+    const threadId = page.url().split('/').pop()!;
+    await page.getByLabel('Conversation').getByText(/You said: v0 v1/).waitFor();
+
+    // Another tab of the same person, opened mid-run: the thread's state is saved only when the run
+    // ends, so it once showed "No message yet" and an empty conversation until then.
+    const other = await context.newPage();
+    const otherErrors = collectErrors(other);
+    await other.goto(`${server.url}/threads/${threadId}`);
+    const conversation = other.getByLabel('Conversation');
+    await conversation.getByText(words, { exact: true }).waitFor();
+    await conversation.getByText(/You said: v0 v1/).waitFor();
+    await other.getByLabel('Threads').getByRole('link', { name: /^v0 v1 v2/ }).waitFor();
+    expect(await conversation.getByText(`You said: ${words}`).count()).toBe(0); // mid-run
+    expect((await server.client.GET('/v1/deepagents/threads/{thread_id}/runs', { params: { path: { thread_id: threadId }, query: { limit: 1, offset: 0 } } })).data![0]!.status).toMatch(/^(pending|running)$/);
+    await other.getByRole('status', { name: 'Agent is working' }).waitFor();
+    await expectAccessible(other);
+    await screenshot(other, 'playground-other-tab-mid-run');
+
+    // A viewer, at 390 px, sees it too (read-only: no message box, no Cancel).
+    const viewerKey = await server.createKey({ role: 'viewer', principal: 'watcher@example.com' });
+    const viewer = await open(390);
+    await signIn(viewer.page, viewerKey, `/threads/${threadId}`);
+    const seen = viewer.page.getByLabel('Conversation');
+    await seen.getByText(words, { exact: true }).waitFor();
+    await seen.getByText(/You said: v0 v1/).waitFor();
+    expect(await viewer.page.getByRole('button', { name: 'Cancel run' }).count()).toBe(0);
+    expect(await viewer.page.evaluate('document.documentElement.scrollWidth')).toBeLessThanOrEqual(390);
+    await expectAccessible(viewer.page);
+    await screenshot(viewer.page, 'playground-viewer-mid-run-390');
+
+    // Both follow the answer to its end, and say it once.
+    await conversation.getByText(`You said: ${words}`, { exact: true }).waitFor({ timeout: 120_000 });
+    await seen.getByText(`You said: ${words}`, { exact: true }).waitFor({ timeout: 120_000 });
+    await other.getByRole('status', { name: 'Agent is working' }).waitFor({ state: 'detached' });
+    expect(await conversation.getByLabel('Agent message').count()).toBe(1);
+    expect(await conversation.getByLabel('You message').count()).toBe(1);
+    expect(errors).toEqual([]);
+    expect(otherErrors).toEqual([]);
+    expect(viewer.errors).toEqual([]);
+    await viewer.context.close();
+    await context.close();
+  });
+
+  it('follows the running run of a thread, cancels that one from its Cancel button, then follows the one queued behind it', async () => {
+    await server.client.POST('/v1/deepagents/model-configs', { body: { name: 'slow-for-queue', model_id: 'scripted:slow', parameters: { delay_ms: 250 } } });
+    const agentId = await scriptedAgent('Queued talker', 'slow-for-queue');
+    const threadId = await createThread(server, agentId);
+    const first = Array.from({ length: 30 }, (_, i) => `a${i}`).join(' ');
+    const startRun = async (content: string) => {
+      const res = await fetch(`${server.url}/v1/deepagents/threads/${threadId}/runs`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'x-api-key': server.adminKey },
+        body: JSON.stringify({ assistant_id: agentId, input: { messages: [{ role: 'user', content }] }, stream_mode: ['values', 'messages-tuple'], multitask_strategy: 'enqueue' }),
+      });
+      expect(res.status).toBe(200);
+      return ((await res.json()) as { run_id: string }).run_id;
+    };
+    const running = await startRun(first);
+    const queued = await startRun('b0 b1');
+    const { context, page, errors } = await open();
+    await signIn(page, server.adminKey, `/threads/${threadId}`);
+    const conversation = page.getByLabel('Conversation');
+    // The running run, mid-answer (the queued one, newer, was once the one joined: nothing showed until it ran).
+    await conversation.getByText(/You said: a0 a1/).waitFor();
+    const status = async (runId: string) => (await server.client.GET('/v1/deepagents/threads/{thread_id}/runs/{run_id}', { params: { path: { thread_id: threadId, run_id: runId } } })).data!.status;
+    expect(await status(running)).toBe('running');
+    // Cancel stops the run shown (it once stopped the queued one, the newest), and the queued one runs.
+    await page.getByRole('button', { name: 'Cancel run' }).click();
+    await expect.poll(() => status(running), { timeout: 30_000 }).toBe('interrupted');
+    await conversation.getByText('You said: b0 b1', { exact: true }).waitFor({ timeout: 120_000 });
+    expect(await status(queued)).not.toBe('interrupted');
+    expect(await conversation.getByText(`You said: ${first}`, { exact: true }).count()).toBe(0);
+    expect(errors).toEqual([]);
+    await context.close();
+  });
+
   it('names a new thread in the threads list by its first message while its first run is still going', async () => {
     await server.client.POST('/v1/deepagents/model-configs', { body: { name: 'slow-for-naming', model_id: 'scripted:slow', parameters: { delay_ms: 300 } } });
     const agentId = await scriptedAgent('Named while running', 'slow-for-naming');

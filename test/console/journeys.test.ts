@@ -145,12 +145,14 @@ describe('approvals of parallel subagents in the playground', { timeout: 180_000
 });
 
 describe('subagents in the playground after a reload', { timeout: 180_000 }, () => {
-  it("still shows what each subagent was asked and what it answered, from the parent's task call and its result", async () => {
+  it("shows what each subagent was asked, the steps it took (from the run's trace) and what it answered", async () => {
     const agentId = await agentWith('Delegator', { subagents: [{ name: 'researcher', description: 'Looks things up', instructions: 'Research.' }] });
     const task = (description: string) => `/call task ${JSON.stringify({ description, subagent_type: 'researcher' })}`;
     const { context, page, errors } = await open();
     await signIn(page, server.adminKey, `/agents/${agentId}/playground`);
-    await page.getByLabel('Message', { exact: true }).fill(`${task('Find the tallest tower')}\n${task('Find the longest river')}`);
+    // The second subagent calls a tool of its own, then answers.
+    const lookup = '/call ls {"path": "/memories/"}';
+    await page.getByLabel('Message', { exact: true }).fill(`${task('Find the tallest tower')}\n${task(lookup)}`);
     await page.getByRole('button', { name: 'Send' }).click();
     await expect.poll(() => page.url(), { timeout: 60_000 }).toMatch(/\/threads\/[0-9a-f-]+$/);
     const threadId = page.url().split('/').pop()!;
@@ -160,26 +162,42 @@ describe('subagents in the playground after a reload', { timeout: 180_000 }, () 
     const tasks = page.getByLabel('Tool call task', { exact: true });
     const panelOf = (what: string) => tasks.filter({ hasText: what }).getByLabel('Subagent researcher', { exact: true });
     await panelOf('Find the tallest tower').getByText('You said: Find the tallest tower').first().waitFor();
+    await panelOf('/call ls').getByLabel('Subagent tool call ls').waitFor();
 
     await page.reload();
-    await page.getByLabel('Conversation').getByText(/^Done\./).waitFor();
+    await page.getByLabel('Agent message').getByText(/^Done\./).last().waitFor();
     await expect.poll(() => tasks.count()).toBe(2);
-    for (const what of ['Find the tallest tower', 'Find the longest river']) {
-      const panel = panelOf(what);
-      await panel.getByLabel('Asked').getByText(what, { exact: true }).waitFor();
-      await panel.getByLabel('Answered').getByText(`You said: ${what}`, { exact: true }).waitFor();
-    }
-    // Its own steps are not kept: the panel says where to find them.
-    await panelOf('Find the tallest tower').getByText(/its own steps are in the run's trace/).waitFor();
+    const tower = panelOf('Find the tallest tower');
+    await tower.getByLabel('Asked').getByText('Find the tallest tower', { exact: true }).waitFor();
+    await tower.getByLabel('Answered').getByText('You said: Find the tallest tower', { exact: true }).waitFor();
+    await tower.getByText(/answered with no other step \(read from the run's trace\)/).waitFor();
+    // The subagent's own tool call, rebuilt from the run's trace (it was once only "in the trace").
+    const looked = panelOf('/call ls'); // the call's arguments show the description JSON-escaped
+    await looked.getByLabel('Asked').getByText(lookup, { exact: true }).waitFor();
+    const step = looked.getByLabel('Steps').getByLabel('Subagent tool call ls');
+    await step.waitFor();
+    expect(await step.textContent()).toBe('ls {"path":"/memories/"} · completed');
+    await looked.getByLabel('Answered').getByText(/^Done\.\s+ls:/).waitFor();
+    await looked.getByText(/steps are read from the run's trace/).waitFor();
     expect(await axeViolations(page)).toEqual([]);
     await screenshot(page, 'journeys-subagents-after-reload');
     await page.setViewportSize({ width: 390, height: 844 });
-    await panelOf('Find the longest river').scrollIntoViewIfNeeded();
+    await looked.scrollIntoViewIfNeeded();
     expect(await page.evaluate('document.documentElement.scrollWidth')).toBeLessThanOrEqual(390);
+    // A call's arguments wrap on a phone: a long line once ran out of its box, cut off, in a region
+    // that scrolled but could not be reached from the keyboard (axe).
+    expect(await axeViolations(page)).toEqual([]);
     await screenshot(page, 'journeys-subagents-after-reload-390');
+    // So do a trace's inputs and outputs.
+    await page.getByRole('link', { name: 'View trace of the last run' }).click();
+    await page.getByText('Inputs').first().waitFor();
+    expect(await page.evaluate('document.documentElement.scrollWidth')).toBeLessThanOrEqual(390);
+    expect(await axeViolations(page)).toEqual([]);
+    await screenshot(page, 'journeys-trace-390');
     expect(errors).toEqual([]);
     await context.close();
   });
+
 });
 
 describe("editing an agent's files", { timeout: 180_000 }, () => {

@@ -154,3 +154,19 @@ describe('an address that names nothing', { timeout: 180_000 }, () => {
     await context.close();
   });
 });
+
+describe('a new workspace', { timeout: 180_000 }, () => {
+  it('says on the Usage page that nothing has run yet, for each range (it showed an empty table)', async () => {
+    const fresh = await server.createWorkspace('fresh-usage');
+    const { context, page, errors } = await open(390);
+    await signIn(page, fresh.adminKey, '/usage');
+    await page.getByText('No runs in the last 7 days: usage shows here once an agent has run.').waitFor();
+    await page.getByText('30 days').click();
+    await page.getByText('No runs in the last 30 days: usage shows here once an agent has run.').waitFor();
+    expect(await page.evaluate('document.documentElement.scrollWidth')).toBeLessThanOrEqual(390);
+    expect(await axeViolations(page)).toEqual([]);
+    await screenshot(page, 'usage-empty-390');
+    expect(errors).toEqual([]);
+    await context.close();
+  });
+});

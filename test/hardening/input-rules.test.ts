@@ -118,6 +118,11 @@ describe('authorization before validation', () => {
     const res = await call('POST', '/v1/deepagents/threads/search', {}, viewerKey);
     expect(res.status).toBe(200);
   });
+  it('a viewer may search memories and list their namespaces (reads sent as POST), and may not write one', async () => {
+    expect((await call('POST', '/v1/deepagents/store/items/search', { namespace_prefix: ['x', 'memories'] }, viewerKey)).status).toBe(200);
+    expect((await call('POST', '/v1/deepagents/store/namespaces', { prefix: ['x', 'memories'] }, viewerKey)).status).toBe(200);
+    expect((await call('PUT', '/v1/deepagents/store/items', { namespace: ['x', 'memories'], key: '/a.md', value: { content: ['a'] } }, viewerKey)).status).toBe(403);
+  });
 });
 
 describe('git protocol errors', () => {

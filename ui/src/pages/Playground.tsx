@@ -4,7 +4,7 @@ import { Alert, Anchor, Badge, Button, Card, Code, Group, JsonInput, Loader, Nav
 import { useQuery, useQueryClient } from '@tanstack/react-query';
 import { useStream, type UseStream } from '@langchain/langgraph-sdk/react';
 import type { Message } from '@langchain/langgraph-sdk';
-import { lazy, Suspense, useEffect, useMemo, useState, type FormEvent, type KeyboardEvent } from 'react';
+import { lazy, Suspense, useEffect, useMemo, useRef, useState, type FormEvent, type KeyboardEvent } from 'react';
 import { Link, useLocation, useNavigate, useParams } from 'react-router';
 import { api, ApiError, canWrite, describe, getCsrfToken, type Schemas } from '../api';
 import { useSession } from '../App';
@@ -120,6 +120,10 @@ function Chat({ agentId, threadId, onThread }: { agentId: string; threadId: stri
     void client.invalidateQueries({ queryKey: ['runs'] });
   };
   const csrf = getCsrfToken();
+  // The runs this page's stream started or joined (see the join below).
+  const followed = useRef(new Set<string>());
+  // The run whose stream the page shows now, the one its Cancel button stops.
+  const shown = useRef<string | null>(null);
   const stream = useStream<AgentState>({
     apiUrl: `${window.location.origin}/v1/deepagents`,
     apiKey: null,
@@ -129,7 +133,11 @@ function Chat({ agentId, threadId, onThread }: { agentId: string; threadId: stri
     reconnectOnMount: true,
     defaultHeaders: csrf ? { 'X-CSRF-Token': csrf } : {},
     messagesKey: 'messages',
-    onCreated: refresh,
+    onCreated: (run) => {
+      followed.current.add(run.run_id);
+      shown.current = run.run_id;
+      refresh();
+    },
     onFinish: refresh,
     onError: refresh,
     fetchStateHistory: false,
@@ -167,7 +175,24 @@ function Chat({ agentId, threadId, onThread }: { agentId: string; threadId: stri
       onDisconnect: 'continue',
     });
   const activeRun = runs.data?.find((r) => r.status === 'pending' || r.status === 'running');
-  const durations = useToolDurations(threadId, runs.data);
+  // A run of this thread that this page did not start (another tab's, a schedule's, the API's) is
+  // joined from its first event: a thread's state is saved only when its run ends, so without it
+  // the page showed nothing of a busy thread's first run until then. (A run this tab started before
+  // a reload is joined again by useStream itself, from the id it keeps in sessionStorage.)
+  // The oldest first: a run queued behind another (multitask `enqueue`) is joined once that one ends.
+  const activeRunId = runs.data?.findLast((r) => r.status === 'pending' || r.status === 'running')?.run_id;
+  const streaming = stream.isLoading;
+  const joinStream = stream.joinStream;
+  useEffect(() => {
+    if (!threadId || !activeRunId || streaming) return;
+    const kept = window.sessionStorage.getItem(`lg:stream:${threadId}`);
+    if (kept) followed.current.add(kept);
+    if (followed.current.has(activeRunId)) return;
+    followed.current.add(activeRunId);
+    shown.current = activeRunId;
+    void joinStream(activeRunId);
+  }, [threadId, activeRunId, streaming, joinStream]);
+  const traced = useTraceFacts(threadId, runs.data);
   const [cancelling, setCancelling] = useState(false);
   const cancel = async () => {
     // The run is cancelled on the server and its stream, which the server ends once the run is
@@ -175,7 +200,8 @@ function Chat({ agentId, threadId, onThread }: { agentId: string; threadId: stri
     // for a run we can name: it re-reads the thread's state at once, before the cancelled run's state
     // is saved (runs are checkpointed when they end), and that empty read blanked the conversation.
     // useStream keeps the id of a run it started or joined in sessionStorage under `lg:stream:<thread>`.
-    const runId = (threadId ? window.sessionStorage.getItem(`lg:stream:${threadId}`) : null) ?? activeRun?.run_id;
+    // A run joined (not started) by this page is not kept there: the page remembers which it shows.
+    const runId = (threadId ? window.sessionStorage.getItem(`lg:stream:${threadId}`) : null) ?? (stream.isLoading ? shown.current : null) ?? activeRun?.run_id;
     setCancelling(true);
     try {
       if (threadId && runId) {
@@ -232,9 +258,11 @@ function Chat({ agentId, threadId, onThread }: { agentId: string; threadId: stri
           </Anchor>
           <Title order={2}>Playground</Title>
         </div>
-        <Button variant="default" component={Link} to={`/agents/${agentId}/playground`}>
-          New thread
-        </Button>
+        {writable && (
+          <Button variant="default" component={Link} to={`/agents/${agentId}/playground`}>
+            New thread
+          </Button>
+        )}
       </Group>
       <SimpleGrid cols={{ base: 1, md: 3 }} spacing="md" style={{ alignItems: 'start' }}>
         <Paper withBorder p="xs" aria-label="Threads">
@@ -278,11 +306,15 @@ function Chat({ agentId, threadId, onThread }: { agentId: string; threadId: stri
               {stream.isThreadLoading && <Loader size="sm" aria-label="Loading conversation" />}
               {stream.messages.length === 0 && !stream.isThreadLoading && (
                 <Text c="dimmed" size="sm">
-                  Say something to {agent.data?.name ?? 'the agent'}.
+                  {writable
+                    ? `Say something to ${agent.data?.name ?? 'the agent'}.`
+                    : threadId
+                      ? 'This thread has no message yet.'
+                      : 'Pick a thread to read it: a viewer key cannot send messages.'}
                 </Text>
               )}
               {stream.messages.map((m, i) => (
-                <MessageView key={m.id ?? i} message={m} stream={stream} durations={durations} />
+                <MessageView key={m.id ?? i} message={m} stream={stream} traced={traced} />
               ))}
               {stream.isLoading && cards.length === 0 && (
                 <Group gap="xs">
@@ -424,22 +456,44 @@ function toolCallIdIn(value: unknown, depth = 0): string | undefined {
   return undefined;
 }
 
+/** A message as a trace records it (a subagent's, in the outputs of its chain). */
+interface TracedMessage {
+  id?: string;
+  type?: string;
+  content?: Message['content'];
+  name?: string;
+  status?: string;
+  tool_call_id?: string;
+  tool_calls?: { id?: string; name: string; args?: Record<string, unknown> }[];
+}
+
+/** What the traces of a thread's finished runs tell about its tool calls, each by its call id. */
+interface TraceFacts {
+  /** How long each call took, in ms. */
+  durations: Record<string, number>;
+  /** A `task` call's subagent's own messages (its question first), from its chain's outputs. */
+  subagents: Record<string, TracedMessage[]>;
+}
+
 /**
- * How long each tool call took (tool call id → ms), from the traces of the thread's finished runs:
- * the trace is written when a run ends, so a call's duration shows once its run is over.
+ * How long each tool call took and what each `task` call's subagent said and did, from the traces of
+ * the thread's finished runs: the trace is written when a run ends, so these show once it is over.
  */
-function useToolDurations(threadId: string | null, runs: { run_id: string; status: string }[] | undefined): Record<string, number> {
+function useTraceFacts(threadId: string | null, runs: { run_id: string; status: string }[] | undefined): TraceFacts {
   const finished = (runs ?? []).filter((r) => r.status !== 'pending' && r.status !== 'running').map((r) => r.run_id);
   const query = useQuery({
-    queryKey: ['tool-durations', threadId, finished.join(',')],
+    queryKey: ['trace-facts', threadId, finished.join(',')],
     enabled: Boolean(threadId) && finished.length > 0,
     staleTime: Infinity,
     queryFn: async () => {
-      const out: Record<string, number> = {};
+      const out: TraceFacts = { durations: {}, subagents: {} };
       const visit = (node: Tree) => {
-        if (node.run_type === 'tool' && node.latency_ms !== null) {
+        if (node.run_type === 'tool') {
           const id = toolCallIdIn(node.outputs);
-          if (id) out[id] = node.latency_ms;
+          if (id && node.latency_ms !== null) out.durations[id] = node.latency_ms;
+          // A subagent runs inside its `task` call as a chain whose outputs are its state.
+          const messages = node.name === 'task' ? node.child_runs.map((c) => (c.outputs as { messages?: unknown } | null)?.messages).find(Array.isArray) : undefined;
+          if (id && messages) out.subagents[id] = messages as TracedMessage[];
         }
         node.child_runs.forEach(visit);
       };
@@ -452,14 +506,16 @@ function useToolDurations(threadId: string | null, runs: { run_id: string; statu
       return out;
     },
   });
-  return query.data ?? {};
+  return query.data ?? NO_FACTS;
 }
+const NO_FACTS: TraceFacts = { durations: {}, subagents: {} };
 
 function formatMs(ms: number): string {
   return ms < 1000 ? `${Math.round(ms)} ms` : `${(ms / 1000).toFixed(ms < 10_000 ? 2 : 1)} s`;
 }
 
-function MessageView({ message: m, stream, durations }: { message: Message; stream: Stream; durations: Record<string, number> }) {
+function MessageView({ message: m, stream, traced }: { message: Message; stream: Stream; traced: TraceFacts }) {
+  const { durations } = traced;
   if (m.type === 'tool') return null; // shown inside the tool-call card of the AI message that asked
   const who = m.type === 'human' ? 'You' : m.type === 'ai' ? 'Agent' : m.type;
   const calls = m.type === 'ai' ? stream.getToolCalls(m) : [];
@@ -536,7 +592,9 @@ function MessageView({ message: m, stream, durations }: { message: Message; stre
                 )}
               </Paper>
             ) : (
-              c.call.name === 'task' && <SubagentSummary args={c.call.args} status={sub?.status ?? c.state} answer={c.result ? text(c.result.content) : (sub?.result ?? null)} />
+              c.call.name === 'task' && (
+                <SubagentSummary args={c.call.args} status={sub?.status ?? c.state} answer={c.result ? text(c.result.content) : (sub?.result ?? null)} steps={c.call.id ? traced.subagents[c.call.id] : undefined} />
+              )
             )}
           </Card>
         );
@@ -546,23 +604,53 @@ function MessageView({ message: m, stream, durations }: { message: Message; stre
 }
 
 /**
- * A subagent whose own messages are not at hand: after a reload, Hangar keeps no step of a run but
- * its last (one checkpoint per run), so useStream cannot rebuild a subagent's conversation. What it
- * was asked (its `task` call's description) and what it answered (the call's result) are in the
- * parent's messages; its own steps are in the run's trace.
+ * A subagent whose own messages are not in the stream: after a reload, Hangar keeps no step of a run
+ * but its last (one checkpoint per run), so useStream cannot rebuild a subagent's conversation. What
+ * it was asked (its `task` call's description) and what it answered (the call's result) are in the
+ * parent's messages; its own steps (`steps`) come from the run's trace, once the run has ended.
  */
-function SubagentSummary({ args, status, answer }: { args: Record<string, unknown>; status: string; answer: string | null }) {
+function SubagentSummary({ args, status, answer, steps }: { args: Record<string, unknown>; status: string; answer: string | null; steps: TracedMessage[] | undefined }) {
   const type = String(args.subagent_type ?? '');
   const asked = typeof args.description === 'string' ? args.description : JSON.stringify(args);
+  // Its question is "Asked" and its last word "Answered": the steps are what came between.
+  const between = (steps ?? []).slice(1).filter((sm, i, all) => !(i === all.length - 1 && sm.type === 'ai' && !sm.tool_calls?.length && answer !== null && text(sm.content ?? '') === answer));
+  const resultOf = (id: string | undefined) => (steps ?? []).find((sm) => sm.type === 'tool' && id && sm.tool_call_id === id);
   return (
     <Paper withBorder p="xs" mt={4} aria-label={`Subagent ${type}`}>
       <Text size="xs" fw={600}>
         Subagent {type} · {status}
       </Text>
       <Labelled label="Asked" text={asked} />
+      {steps && between.length > 0 && (
+        <div aria-label="Steps">
+          <Text size="xs" c="dimmed">
+            Steps
+          </Text>
+          {between.map((sm, j) =>
+            sm.type === 'ai' ? (
+              <div key={sm.id ?? j}>
+                {text(sm.content ?? '') && (
+                  <Text size="sm" className="wrap-anywhere" style={{ whiteSpace: 'pre-wrap' }}>
+                    › {text(sm.content ?? '')}
+                  </Text>
+                )}
+                {(sm.tool_calls ?? []).map((call, k) => {
+                  const result = resultOf(call.id);
+                  const state = !result ? 'pending' : result.status === 'error' ? 'error' : 'completed';
+                  return (
+                    <Text size="sm" ff="monospace" key={call.id ?? k} className="wrap-anywhere" aria-label={`Subagent tool call ${call.name}`}>
+                      {call.name} {JSON.stringify(call.args ?? {})} · {state}
+                    </Text>
+                  );
+                })}
+              </div>
+            ) : null,
+          )}
+        </div>
+      )}
       {answer !== null && <Labelled label="Answered" text={answer} />}
       <Text size="xs" c="dimmed" mt={4}>
-        Shown from the main agent's call: its own steps are in the run's trace.
+        {!steps ? "Shown from the main agent's call: its own steps are in the run's trace." : between.length > 0 ? "Its steps are read from the run's trace." : "It answered with no other step (read from the run's trace)."}
       </Text>
     </Paper>
   );

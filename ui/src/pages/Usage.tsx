@@ -1,4 +1,4 @@
-import { Alert, Center, Loader, SegmentedControl, Stack, Table, Title } from '@mantine/core';
+import { Alert, Center, Loader, SegmentedControl, Stack, Table, Text, Title } from '@mantine/core';
 import { useQuery } from '@tanstack/react-query';
 import { lazy, Suspense, useState } from 'react';
 import { useAgentNames } from '../agentNames';
@@ -64,6 +64,7 @@ export default function Usage() {
           </Table>
         </Table.ScrollContainer>
       )}
+      {usage.data?.items.length === 0 && <Text c="dimmed">No runs in the last {days} days: usage shows here once an agent has run.</Text>}
     </Stack>
   );
 }
