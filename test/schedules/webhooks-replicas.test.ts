@@ -60,6 +60,8 @@ describe('run webhooks across worker processes', () => {
       HANGAR_BOOTSTRAP_API_KEY: api.adminKey,
       LOG_LEVEL: 'info',
       ...SETTINGS,
+      // Its attempt waits on the receiver this long (its claim, 5 s more): time to stop it first.
+      HANGAR_WEBHOOK_TIMEOUT_MS: '3000',
     });
     await child.waitFor(/Hangar is listening on/);
     const agentId = await createAgent(api);
