@@ -12,7 +12,7 @@ import { spawnHangar, type RunningHangar } from '../support/cli.js';
 import { startTestServer, type TestServer } from '../support/server.js';
 import { createAgent, createThread } from './support.js';
 
-const WORDS = Array.from({ length: 20 }, (_, i) => `word${i}`).join(' ');
+const WORDS = Array.from({ length: 40 }, (_, i) => `word${i}`).join(' ');
 
 let api: TestServer;
 let agentId: string;
@@ -20,7 +20,7 @@ let child: RunningHangar | undefined;
 
 beforeAll(async () => {
   api = await startTestServer({ env: { HANGAR_ROLE: 'api' } });
-  // About a second of tokens: the runs outlast the moment of the stop, not the drain (10 s).
+  // About two seconds of tokens: the runs outlast the moment of the stop, not the drain (10 s).
   const config = await api.client.POST('/v1/deepagents/model-configs', { body: { name: 'slow', model_id: 'scripted:slow', parameters: { delay_ms: 50 } } });
   expect(config.response.status).toBe(201);
   agentId = await createAgent(api, { runtime: { model: { model_id: 'slow' } } });
