@@ -21,6 +21,7 @@ import { databaseGauges } from './db/gauges.js';
 import { migrate, pendingMigrations } from './db/migrate.js';
 import { createApp } from './http/app.js';
 import { StreamSlots } from './http/sse.js';
+import { closeConnectionsOnStop } from './http/keep-alive.js';
 import { Runtime } from './runtime/index.js';
 import type { Admissions } from './runtime/admissions.js';
 import type { MirrorOp } from './runtime/events/hub.js';
@@ -290,7 +291,7 @@ export async function startHangar(config: Config, options: StartOptions = {}): P
         }
       },
     });
-    const server = await listen(app.fetch, config.host, config.port, runtime.queue.admissions).catch((error: unknown) => {
+    const { server, stopKeepingAlive } = await listen(app.fetch, config.host, config.port, runtime.queue.admissions).catch((error: unknown) => {
       throw new Error(`cannot listen on ${config.host}:${config.port} (HOST / --host, PORT / --port): ${error instanceof Error ? error.message : String(error)}`, { cause: error });
     });
     const port = (server.address() as AddressInfo).port;
@@ -312,6 +313,7 @@ export async function startHangar(config: Config, options: StartOptions = {}): P
         // back to the queue, and every open stream ends (its client joins again elsewhere).
         await stopServer(
           server,
+          stopKeepingAlive,
           config.drainTimeoutMs,
           async () => {
             await workers?.stop();
@@ -340,12 +342,14 @@ export async function startHangar(config: Config, options: StartOptions = {}): P
  */
 const LISTEN_BACKLOG = 4096;
 
-function listen(fetch: (req: Request) => Response | Promise<Response>, hostname: string, port: number, admissions: Admissions): Promise<ServerType> {
+/** The listening server, and what ends its keep-alive connections as it stops (closeConnectionsOnStop). */
+function listen(fetch: (req: Request) => Response | Promise<Response>, hostname: string, port: number, admissions: Admissions): Promise<{ server: ServerType; stopKeepingAlive: () => void }> {
   return new Promise((resolve, reject) => {
     const server = createAdaptorServer({ fetch, serverOptions: { ServerResponse: BodylessResponse } });
     holdForFirstRequests(server as import('node:http').Server, admissions);
+    const stopKeepingAlive = closeConnectionsOnStop(server as import('node:http').Server);
     server.once('error', reject);
-    server.listen({ port, host: hostname, backlog: LISTEN_BACKLOG }, () => resolve(server));
+    server.listen({ port, host: hostname, backlog: LISTEN_BACKLOG }, () => resolve({ server, stopKeepingAlive }));
   });
 }
 
@@ -403,14 +407,22 @@ const STREAM_END_GRACE_MS = 2_000;
 /**
  * Stop taking connections and wait for open requests and streams up to `timeoutMs` (or until `cut`); `stopRuns`
  * (started at once) lets this process's runs go on as long, then hands the rest back to the queue.
- * Streams still open then (of runs handed back, or executing in other processes) are ended by
- * `endStreams` once they have sent what is stored; connections still open STREAM_END_GRACE_MS
- * later are closed.
+ * Each connection closes once its answer is sent (`stopKeepingAlive`), so the stop waits for
+ * answers, not for idle keep-alive connections. Streams still open then (of runs handed back, or
+ * executing in other processes) are ended by `endStreams` once they have sent what is stored;
+ * connections still open STREAM_END_GRACE_MS later are closed.
  */
-async function stopServer(server: ServerType, timeoutMs: number, stopRuns: () => Promise<void>, endStreams: () => void, cut: Promise<void>): Promise<void> {
+async function stopServer(
+  server: ServerType,
+  stopKeepingAlive: () => void,
+  timeoutMs: number,
+  stopRuns: () => Promise<void>,
+  endStreams: () => void,
+  cut: Promise<void>,
+): Promise<void> {
   const http = server as import('node:http').Server;
   const closed = new Promise<void>((resolve) => http.close(() => resolve()));
-  http.closeIdleConnections?.();
+  stopKeepingAlive();
   const runsStopped = stopRuns();
   let timer: NodeJS.Timeout | undefined;
   const late = await Promise.race([closed.then(() => false), cut.then(() => true), new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(true), timeoutMs)))]);
@@ -420,11 +432,8 @@ async function stopServer(server: ServerType, timeoutMs: number, stopRuns: () =>
     // Runs still going were handed back (their streams here ended) or execute elsewhere: every
     // stream still open sends what is stored and ends, and its client joins again elsewhere.
     endStreams();
-    // A stream that ended leaves its keep-alive connection idle: close those as they come.
-    const sweep = setInterval(() => http.closeIdleConnections?.(), 50);
     const grace = setTimeout(() => http.closeAllConnections?.(), STREAM_END_GRACE_MS);
     await closed;
-    clearInterval(sweep);
     clearTimeout(grace);
   }
 }

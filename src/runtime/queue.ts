@@ -91,12 +91,13 @@ export class RunQueue {
   /**
    * Put back a run a start here recorded claimed by this worker that it will not execute (this process
    * began stopping meanwhile): `pending` for any worker, woken by the same statement; see
-   * RunLifecycle.unclaim. Cancelled meanwhile (false): its lease is given back, as after a cancelled
-   * run stopped.
+   * RunLifecycle.unclaim. `streamsNotice`: the NOTIFY that tells the run's streams to read on (the
+   * event saying it is pending again). Cancelled meanwhile (false): its lease is given back, as after
+   * a cancelled run stopped.
    */
-  async unclaim(run: ClaimedRun): Promise<boolean> {
+  async unclaim(run: ClaimedRun, streamsNotice: { channel: string; payload: string }): Promise<boolean> {
     // Other processes' workers are woken by the statement itself: this process's bus is closing.
-    if (await reconnecting(() => this.lifecycle.unclaim(this.workerId, run.id, { channel: QUEUE_CHANNEL, payload: '' }))) return true;
+    if (await reconnecting(() => this.lifecycle.unclaim(this.workerId, run.id, [{ channel: QUEUE_CHANNEL, payload: '' }, streamsNotice]))) return true;
     const { waiting } = await reconnecting(() => this.lifecycle.release(this.workerId, run.id, run.attempt));
     if (waiting) this.notifyQueued();
     return false;

@@ -155,7 +155,7 @@ export class WorkerPool implements BackgroundTask {
         // in the queue at once, for any worker, rather than held here until its lease expires. The
         // stop waits for this (its slot stays held until then).
         const putBack = this.runtime.queue
-          .unclaim(run)
+          .unclaim(run, this.runtime.hub.pokeNotice(run.id))
           .then((queued) => {
             if (queued) this.logger.info({ run_id: run.id, thread_id: run.threadId }, 'run accepted as the server began stopping: put back in the queue for another worker');
           })

@@ -45,10 +45,17 @@ export class SandboxService {
 
   /** Run `request` in the sandbox of `target`, creating (or restarting) it first. */
   async exec(target: SandboxTarget, request: ExecRequest): Promise<ExecResult> {
-    const ref = await this.claim(target);
+    const { ref, idleTtlSeconds } = await this.claim(target);
     // In flight from here, while the driver makes the sandbox ready too: a pod that takes longer to
     // start than the sandbox's idle TTL must not be stopped by the sweeper half-way through starting.
     this.inFlight.set(ref.id, (this.inFlight.get(ref.id) ?? 0) + 1);
+    // The sweepers of other processes (replicas) do not see this process's commands: the sandbox is
+    // marked used every third of its idle TTL while the command runs, so none of them finds it idle
+    // half-way (and deletes its pod under the command).
+    const inUse = setInterval(() => {
+      this.markUsed(ref.id).catch((err: unknown) => this.o.logger.warn({ err, sandbox_id: ref.id }, 'marking a sandbox in use failed'));
+    }, (idleTtlSeconds * 1000) / 3);
+    inUse.unref();
     try {
       await this.o.driver.ensure(ref);
       // Its run ended while the sandbox was being made ready (a pod starting can take minutes): the
@@ -56,6 +63,7 @@ export class SandboxService {
       if (request.signal?.aborted) return { output: Buffer.alloc(0), exitCode: null, signal: null, truncated: false, stoppedBy: 'aborted', durationMs: 0 };
       return await this.o.driver.exec(ref, request);
     } finally {
+      clearInterval(inUse);
       const left = (this.inFlight.get(ref.id) ?? 1) - 1;
       if (left > 0) this.inFlight.set(ref.id, left);
       else this.inFlight.delete(ref.id);
@@ -65,13 +73,13 @@ export class SandboxService {
 
   /** The sandbox of `target`, made to exist and marked running and used now. */
   async acquire(target: SandboxTarget): Promise<SandboxRef> {
-    const ref = await this.claim(target);
+    const { ref } = await this.claim(target);
     await this.o.driver.ensure(ref);
     return ref;
   }
 
   /** The sandbox row of `target`, created if needed and marked running and used now (the driver not asked yet). */
-  private async claim(target: SandboxTarget): Promise<SandboxRef> {
+  private async claim(target: SandboxTarget): Promise<{ ref: SandboxRef; idleTtlSeconds: number }> {
     const problem = await (this.unavailable ??= this.o.driver.unavailable());
     if (problem) throw new Error(`sandboxes are unavailable on this server: ${problem}`);
     const key = scopeKey(target);
@@ -81,9 +89,9 @@ export class SandboxService {
         .updateTable('sandboxes')
         .set({ status: 'running', stopped_at: null, last_used_at: sql<Date>`now()` })
         .where('scope_key', '=', key)
-        .returning(['id', 'slot'])
+        .returning(['id', 'slot', 'idle_ttl_seconds'])
         .executeTakeFirst();
-      if (row) return { ...row, allowNetwork };
+      if (row) return { ref: { id: row.id, slot: row.slot, allowNetwork }, idleTtlSeconds: row.idle_ttl_seconds };
       // Slots are unique among live sandboxes; a sequence wrapping at 60,000 may hit a live one: retry.
       const inserted = await this.o.db
         .insertInto('sandboxes')
@@ -99,12 +107,11 @@ export class SandboxService {
           delete_after_stop_seconds: target.spec.deleteAfterStopSeconds,
         })
         .onConflict((oc) => oc.doNothing())
-        .returning(['id', 'slot'])
+        .returning(['id', 'slot', 'idle_ttl_seconds'])
         .executeTakeFirst();
       if (inserted) {
-        const ref = { ...inserted, allowNetwork };
         this.o.logger.info({ sandbox_id: inserted.id, scope_key: key, driver: this.o.driver.name }, 'sandbox created');
-        return ref;
+        return { ref: { id: inserted.id, slot: inserted.slot, allowNetwork }, idleTtlSeconds: inserted.idle_ttl_seconds };
       }
     }
     throw new Error(`could not create a sandbox for ${key}`);
@@ -148,6 +155,11 @@ export class SandboxService {
   }
 
   /** Record a command: last used now, and disk use as the driver measures it (at most every 10 s). */
+  /** A command runs in the sandbox now (it is not idle); unlike `touch`, counts no command. */
+  private async markUsed(id: string): Promise<void> {
+    await this.o.db.updateTable('sandboxes').set({ last_used_at: sql<Date>`now()` }).where('id', '=', id).where('status', '=', 'running').execute();
+  }
+
   private async touch(id: string): Promise<void> {
     const now = Date.now();
     const measured = this.measuredAt.get(id);

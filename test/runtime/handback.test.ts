@@ -11,12 +11,13 @@
 // - A start accepted by a `hangar serve` child just as it begins stopping (its statement, which claims
 //   the run for the child's free worker, held on the thread's row lock until the stop has begun): the
 //   run is put back in the queue at once, and another worker executes it as attempt 1 while the
-//   child's lease on it would still be live (it used to stay held until that lease expired).
+//   child's lease on it would still be live (it used to stay held until that lease expired). The
+//   stream the child serves says, after its first `metadata` (`running`, written by the start), that
+//   the run is `pending` again (it used to say nothing more).
 // Waits on events, statuses and exits, never on time.
 import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { createHangarClient } from '../../src/client/index.js';
 import { collect, joinRun, type RunStream, type SseEvent } from '../../src/client/stream.js';
 import type { Hangar } from '../../src/server.js';
 import { spawnHangar, type RunningHangar } from '../support/cli.js';
@@ -128,11 +129,12 @@ describe('stopping a process hands its runs and streams on', () => {
     expect(thread.data!.status).toBe('idle');
   }, 90_000);
 
-  it('a start accepted as the process begins stopping is put back in the queue at once, for another worker', async () => {
+  it('a start accepted as the process begins stopping is put back in the queue at once, for another worker, and its stream says so', async () => {
     const leaseMs = 60_000;
     child = spawnHangar(['serve', '--port', '0', '--database-url', api.databaseUrl, '--data-dir', api.dataDir, '--worker-concurrency', '1'], {
       HANGAR_BOOTSTRAP_API_KEY: api.adminKey,
       HANGAR_RUN_LEASE_MS: String(leaseMs),
+      HANGAR_DRAIN_TIMEOUT_MS: '300',
       LOG_LEVEL: 'info',
     });
     const [, childUrl] = await child.waitFor(/Hangar is listening on (\S+)/);
@@ -148,10 +150,8 @@ describe('stopping a process hands its runs and streams on', () => {
       await db.query('BEGIN');
       await db.query('SELECT 1 FROM threads WHERE id = $1 FOR UPDATE', [threadId]);
       const sentAt = Date.now();
-      const starting = createHangarClient({ baseUrl: childUrl!, apiKey: api.adminKey }).POST('/v1/deepagents/threads/{thread_id}/runs', {
-        params: { path: { thread_id: threadId } },
-        body: { agent_id: agentId, messages: [{ role: 'user', content: WORDS }] },
-      });
+      // Streamed by the child, as a client that started the run there.
+      const starting = start({ ...api, url: childUrl! }, threadId, { agent_id: agentId, messages: [{ role: 'user', content: WORDS }], stream_mode: ['messages-tuple', 'values'] });
       // Until the child's statement waits on that lock.
       const holder = (await db.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')).rows[0]!.pid;
       for (;;) {
@@ -163,15 +163,24 @@ describe('stopping a process hands its runs and streams on', () => {
       child.child.kill('SIGTERM');
       await child.waitFor(/"msg":"draining requests and stopping"/);
       await db.query('COMMIT');
-      const started = await starting;
-      expect(started.response.status).toBe(200);
-      const runId = started.data!.run_id;
+      const stream = await starting;
+      expect(stream.status).toBe(200);
+      const runId = stream.runId!;
+      const { events, failure } = await rest(stream);
+      expect(failure).toBeUndefined();
       expect(await child.exited).toBe(0);
       const output = child.output();
       child = undefined;
+      // The first event was written by the statement that claimed the run for the child's worker; the
+      // run was then put back in the queue, and its stream says so before anything else.
+      expect(events[0]).toMatchObject({ event: 'metadata', data: { run_id: runId, attempt: 1, status: 'running', queue_position: 0 } });
+      expect(events[1]).toMatchObject({ event: 'metadata', data: { run_id: runId, attempt: 1, status: 'pending' } });
+      expect(typeof (events[1]!.data as { queue_position: unknown }).queue_position).toBe('number');
 
-      const joined = await api.client.GET('/v1/deepagents/threads/{thread_id}/runs/{run_id}/join', { params: { path: { thread_id: threadId, run_id: runId } } });
-      expect(joined.response.status).toBe(200);
+      // Joining again elsewhere reads on to the answer, every event once; no attempt announces itself
+      // again (the run never ran on the child).
+      const joined = await rejoinAndCheck(threadId, runId, events);
+      expect(joined.filter((e) => e.event === 'metadata')).toEqual([]);
       const run = await getRun(threadId, runId);
       // Executed by the other worker, as a first attempt (it never ran on the child)…
       expect(run).toMatchObject({ status: 'success', metadata: { attempt: 1, worker: helper.runtime.queue.workerId } });

@@ -328,8 +328,9 @@ describe('sandbox pods that fail or disappear', () => {
     try {
       answer = say(agentId, threadId, call('execute', { command: 'echo started' }));
       const id = await until('the sandbox to be made', async () => (await sandboxOf(threadId)).sandbox_id ?? undefined);
-      // Past the idle TTL (1 s) by several sweeps (every 200 ms) while the pod is still starting.
-      await until('the idle TTL to pass', async () => Date.now() - Date.parse((await sandboxOf(threadId)).last_used_at!) > 2500);
+      // Past the idle TTL (1 s) by several sweeps (every 200 ms) while the pod is still starting (from
+      // its creation: its last use moves on while a command is in flight).
+      await until('the idle TTL to pass', async () => Date.now() - Date.parse((await sandboxOf(threadId)).created_at!) > 2500);
       expect((await sandboxOf(threadId)).status).toBe('running');
       expect(k8s.requests.some((r) => r.method === 'DELETE' && r.path === `/api/v1/namespaces/${NS}/pods/hangar-sandbox-${id}`)).toBe(false);
     } finally {

@@ -520,19 +520,30 @@ export class RunLifecycle {
    * A run a start recorded claimed by `workerId` (`createOnThread`'s `claimFor`) that the worker will
    * not execute after all (its process began stopping while the start was recorded): `pending` again
    * as if it had been recorded so (attempt 0, no lease, not started), so another worker claims it at
-   * once, as attempt 1 — it never ran, so no attempt is used. `notify` is sent with the same
-   * statement when it was put back (wakes other workers). False when the run was no longer held so
-   * (cancelled meanwhile: its worker releases the lease, `release`).
+   * once, as attempt 1 — it never ran, so no attempt is used. Its first event said `running`: the
+   * same statement appends a `metadata` event saying `pending` (with its place in the queue), as a run
+   * recorded pending starts, so its streams say what is true. `notify` (each NOTIFY) is sent with the
+   * same statement when it was put back (wakes other workers, tells the run's streams to read on).
+   * False when the run was no longer held so (cancelled meanwhile: its worker releases the lease,
+   * `release`).
    */
-  async unclaim(workerId: string, runId: string, notify?: { channel: string; payload: string }): Promise<boolean> {
+  async unclaim(workerId: string, runId: string, notify: readonly { channel: string; payload: string }[] = []): Promise<boolean> {
     const { rows } = await sql<{ id: string }>`
       WITH back AS (
         UPDATE runs SET status = 'pending', attempt = 0, lease_owner = NULL, lease_expires_at = NULL, started_at = NULL, updated_at = now(),
           metadata = metadata - 'attempt' - 'worker'
         WHERE id = ${runId} AND status = 'running' AND lease_owner = ${workerId} AND attempt = 1 AND ${runFrom('pending')}
         RETURNING id
+      ), ahead AS (
+        -- (The statement sees the table as it was: the run itself is not counted.)
+        SELECT count(*)::int AS n FROM runs WHERE status = 'pending'
+      ), told AS (
+        INSERT INTO run_events (run_id, seq, event, data)
+        SELECT b.id, (SELECT coalesce(max(seq), 0) + 1 FROM run_events e WHERE e.run_id = b.id), 'metadata',
+          '{"run_id":"' || b.id || '","attempt":1,"status":"pending","queue_position":' || a.n || '}'
+        FROM back b, ahead a
       )
-      SELECT id ${notify ? sql`, pg_notify(${notify.channel}, ${notify.payload}) IS NULL AS notified` : sql``} FROM back`.execute(this.db);
+      SELECT id ${notify.length > 0 ? sql`, ${sql.join(notify.map((n) => sql`pg_notify(${n.channel}, ${n.payload}) IS NULL`))}` : sql``} FROM back`.execute(this.db);
     return rows.length > 0;
   }
 

@@ -1,7 +1,7 @@
 // Drains the webhook outbox: deliveries whose run has ended are claimed (SKIP LOCKED, with a lease so
 // no other replica sends them meanwhile), POSTed with a Standard Webhooks signature, and either marked
 // delivered or scheduled again with exponential backoff until the attempts are used up.
-import { sql, type Selectable } from 'kysely';
+import { sql, type Selectable, type Updateable } from 'kysely';
 import type { Db } from '../../db/index.js';
 import type { RunsTable } from '../../db/tables/runtime.js';
 import type { WebhookAttempt, WebhookDeliveriesTable } from '../../db/tables/schedules.js';
@@ -155,20 +155,30 @@ export class WebhookDeliverer {
       await this.finish(delivery, 'failed', attempts);
     } else {
       const delay = Math.min(3_600_000, this.deps.settings.backoffMs * 2 ** (attemptNo - 1));
-      await this.deps.db
-        .updateTable('webhook_deliveries')
-        .set({ attempts: JSON.stringify(attempts), next_attempt_at: new Date(Date.now() + delay), updated_at: new Date() })
-        .where('id', '=', delivery.id)
-        .execute();
+      await this.record(delivery, { attempts: JSON.stringify(attempts), next_attempt_at: new Date(Date.now() + delay), updated_at: new Date() });
     }
   }
 
   private async finish(delivery: Due, state: 'delivered' | 'failed', attempts: WebhookAttempt[]): Promise<void> {
-    await this.deps.db
+    await this.record(delivery, { state, attempts: JSON.stringify(attempts), updated_at: new Date() });
+  }
+
+  /**
+   * Record an attempt, only on the delivery as it was claimed (still pending, no attempt recorded
+   * since): a process that stalled past its claim (`leaseMs`) finds that another process claimed the
+   * delivery meanwhile and may have recorded it; its late attempt must not replace that record.
+   */
+  private async record(delivery: Due, set: Updateable<WebhookDeliveriesTable>): Promise<void> {
+    const { numUpdatedRows } = await this.deps.db
       .updateTable('webhook_deliveries')
-      .set({ state, attempts: JSON.stringify(attempts), updated_at: new Date() })
+      .set(set)
       .where('id', '=', delivery.id)
-      .execute();
+      .where('state', '=', 'pending')
+      .where(sql<number>`jsonb_array_length(attempts)`, '=', delivery.attempts.length)
+      .executeTakeFirst();
+    if (numUpdatedRows === 0n) {
+      this.log.warn({ delivery_id: delivery.id, run_id: delivery.run_id }, 'webhook attempt not recorded: the delivery was claimed again and recorded by another process meanwhile (this one stalled past its claim)');
+    }
   }
 
   private async payload(delivery: Due, run: Selectable<RunsTable>): Promise<WebhookPayload> {

@@ -294,6 +294,14 @@ export class RunEventHub {
     return { channel: CHANNEL, payload: runId };
   }
 
+  /**
+   * The NOTIFY that tells the run's subscribers in every process (this one's too, through its bus) to
+   * read its log and status again, for a statement that wrote to them outside a writer to carry.
+   */
+  pokeNotice(runId: string): { channel: string; payload: string } {
+    return { channel: CHANNEL, payload: runId };
+  }
+
   /** Set by `endStreams`: streams here end after what is stored. */
   private streamsEnded = false;
 
