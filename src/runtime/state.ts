@@ -1,7 +1,7 @@
 // A thread's state read straight from its checkpoints, so that it stays readable after its agent
 // is deleted (no graph needed).
 import { uuid5, type BaseCheckpointSaver, type CheckpointTuple } from '@langchain/langgraph-checkpoint';
-import type { ThreadState, ThreadStateReader } from '../core/threads/state.js';
+import type { CheckpointRef, HistoryFilter, ThreadState, ThreadStateReader } from '../core/threads/state.js';
 import { toWire } from './stream/serialize.js';
 import { interruptsToWire } from './stream/translate.js';
 
@@ -62,9 +62,9 @@ function pullTaskId(name: string, step: number, checkpointId: string): string {
   return uuid5(JSON.stringify([name, step.toString(), name, '__pregel_pull', [`${BRANCH}${name}`]]), checkpointId);
 }
 
-function ref(config: CheckpointTuple['config']) {
+function ref(config: CheckpointTuple['config']): CheckpointRef {
   const c = (config.configurable ?? {}) as Record<string, string>;
-  return { thread_id: c.thread_id ?? '', checkpoint_ns: c.checkpoint_ns ?? '', checkpoint_id: c.checkpoint_id ?? '' };
+  return { thread_id: c.thread_id ?? '', checkpoint_ns: c.checkpoint_ns ?? '', checkpoint_id: c.checkpoint_id ?? '', checkpoint_map: null };
 }
 
 /** Thread state over a checkpointer. */
@@ -73,9 +73,19 @@ export function checkpointStateReader(checkpointer: BaseCheckpointSaver): Omit<T
     async current(threadId) {
       return stateOf(await checkpointer.getTuple({ configurable: { thread_id: threadId, checkpoint_ns: '' } }));
     },
-    async history(threadId, limit) {
+    async at(threadId, checkpointId) {
+      const tuple = await checkpointer.getTuple({ configurable: { thread_id: threadId, checkpoint_ns: '', checkpoint_id: checkpointId } });
+      return tuple ? stateOf(tuple) : undefined;
+    },
+    async history(threadId, limit, filter: HistoryFilter = {}) {
       const out: ThreadState[] = [];
-      for await (const tuple of checkpointer.list({ configurable: { thread_id: threadId, checkpoint_ns: '' } }, { limit })) out.push(stateOf(tuple));
+      const config = { configurable: { thread_id: threadId, checkpoint_ns: '', ...(filter.checkpointId ? { checkpoint_id: filter.checkpointId } : {}) } };
+      const options = {
+        limit,
+        ...(filter.before ? { before: { configurable: { checkpoint_id: filter.before } } } : {}),
+        ...(filter.metadata && Object.keys(filter.metadata).length > 0 ? { filter: filter.metadata } : {}),
+      };
+      for await (const tuple of checkpointer.list(config, options)) out.push(stateOf(tuple));
       return out;
     },
     forget: (threadId) => checkpointer.deleteThread(threadId),
