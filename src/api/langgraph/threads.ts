@@ -32,11 +32,16 @@ export async function threadCreateInput(services: Services, caller: Caller, body
 
 /** A checkpoint id (LangGraph's are UUID-like, but not always valid UUIDs). */
 const CheckpointId = z.string().min(1).max(100);
+/** A checkpoint filter's namespace must be the top level's: subagents run inside the `task` tool, and Hangar keeps no subgraph checkpoints. */
+function topLevelOnly(checkpoint: { checkpoint_ns?: string | null | undefined } | null | undefined): void {
+  if (checkpoint?.checkpoint_ns) throw invalidField(['checkpoint', 'checkpoint_ns'], 'Hangar keeps no checkpoints of subgraphs (subagents run inside the `task` tool); only "" is served');
+}
+
 /** LangGraph's `Checkpoint` as a filter: the top-level namespace only. */
 const CheckpointFilter = z
   .object({
     checkpoint_id: CheckpointId.nullish(),
-    checkpoint_ns: z.literal('', { message: 'Hangar keeps no checkpoints of subgraphs (subagents run inside the `task` tool); only "" is served' }).nullish(),
+    checkpoint_ns: z.string().nullish().openapi({ description: 'Only `""` (the top level): Hangar keeps no checkpoints of subgraphs.' }),
     checkpoint_map: z.unknown().optional(),
     thread_id: z.string().optional(),
   })
@@ -159,6 +164,7 @@ export function langGraphThreadRoutes({ services }: AppDeps) {
   return newRouter()
     .openapi(history, async (c) => {
       const body = c.req.valid('json') ?? { limit: 10 };
+      topLevelOnly(body.checkpoint);
       const before = typeof body.before === 'string' ? body.before : body.before?.configurable.checkpoint_id;
       const filter = { before, checkpointId: body.checkpoint?.checkpoint_id ?? undefined, metadata: body.metadata ?? undefined };
       const states = await services.threads.history(c.get('caller'), c.req.valid('param').thread_id, body.limit ?? 10, filter);
@@ -170,7 +176,9 @@ export function langGraphThreadRoutes({ services }: AppDeps) {
     })
     .openapi(stateAtCheckpoint, async (c) => {
       const threadId = c.req.valid('param').thread_id;
-      const checkpointId = c.req.valid('json').checkpoint.checkpoint_id;
+      const { checkpoint } = c.req.valid('json');
+      topLevelOnly(checkpoint);
+      const checkpointId = checkpoint.checkpoint_id;
       const state = checkpointId ? await services.threads.stateAt(c.get('caller'), threadId, checkpointId) : await services.threads.currentState(c.get('caller'), threadId);
       return c.json(presentState(state), 200);
     })
