@@ -353,4 +353,37 @@ describe('the LangGraph SDK against the LangGraph server and Hangar', () => {
     expectSameShape('store', r);
     expect({ ...r.hangar, got: r.hangar.got?.value, searched: r.hangar.searched.items.length }).toEqual({ ...r.peer, got: r.peer.got?.value, searched: r.peer.searched.items.length });
   });
+
+  it('breakpoints: interruptBefore a node a Send starts (tools) and interruptAfter one; the state, the thread, wait, and input null', async () => {
+    const r = await both(async (t) => {
+      const thread = await t.client.threads.create();
+      const names = await eventNames(t.client.runs.stream(thread.thread_id, t.agent, { ...human(TOOL_CALL), streamMode: ['values', 'updates'], interruptBefore: ['tools'] }));
+      const got = await t.client.threads.get(thread.thread_id);
+      const state = await t.client.threads.getState(thread.thread_id);
+      const resumed = await t.client.runs.wait(thread.thread_id, t.agent, { input: null });
+      const after = await t.client.threads.getState(thread.thread_id);
+      const other = await t.client.threads.create();
+      const waited = (await t.client.runs.wait(other.thread_id, t.agent, { ...human(TOOL_CALL), interruptAfter: ['model_request'] })) as Record<string, unknown>;
+      const paused = await t.client.threads.getState(other.thread_id);
+      return {
+        names,
+        status: got.status,
+        interruptsByTask: Object.keys(got.interrupts).sort().join() === state.tasks.map((task) => task.id).sort().join(),
+        next: state.next,
+        tasks: state.tasks.map((task) => ({ name: task.name, error: task.error, interrupts: task.interrupts })),
+        resumed: (resumed as { messages: { type: string }[] }).messages.map((m) => m.type),
+        afterNext: after.next,
+        waitedInterrupt: waited.__interrupt__,
+        pausedNext: paused.next,
+        twoCalls: await (async () => {
+          const two = await t.client.threads.create();
+          await t.client.runs.wait(two.thread_id, t.agent, { ...human(`${TOOL_CALL}\n/call glob {"pattern": "*"}`), interruptBefore: ['tools'] });
+          const s = await t.client.threads.getState(two.thread_id);
+          return { next: s.next, tasks: s.tasks.map((task) => task.name), distinct: new Set(s.tasks.map((task) => task.id)).size };
+        })(),
+      };
+    });
+    expect(r.hangar).toEqual(r.peer);
+    expect(r.hangar.next).toEqual(['tools']);
+  });
 });

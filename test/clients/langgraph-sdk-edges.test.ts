@@ -348,4 +348,21 @@ describe('LangGraph SDK edges', () => {
     expect((await client.runs.get(thread.thread_id, run.run_id)).multitask_strategy).toBe('enqueue');
     expect((await client.runs.list(thread.thread_id))[0]!.multitask_strategy).toBe('enqueue');
   });
+
+  it('a run stopped before its tools (interruptBefore ["tools"], started by a Send) has them next, one task per call, and continues with input null', async () => {
+    const thread = await client.threads.create();
+    await client.runs.wait(thread.thread_id, agentId, { ...human('/call ls {"path": "/"}\n/call glob {"pattern": "*"}'), interruptBefore: ['tools'] });
+    const state = await client.threads.getState(thread.thread_id);
+    expect(state.next).toEqual(['tools', 'tools']);
+    expect(state.tasks.map((t) => ({ name: t.name, error: t.error, interrupts: t.interrupts }))).toEqual([
+      { name: 'tools', error: null, interrupts: [] },
+      { name: 'tools', error: null, interrupts: [] },
+    ]);
+    const thread_ = await client.threads.get(thread.thread_id);
+    expect(thread_.status).toBe('interrupted');
+    expect(Object.keys(thread_.interrupts).sort()).toEqual(state.tasks.map((t) => t.id).sort());
+    const done = (await client.runs.wait(thread.thread_id, agentId, { input: null })) as { messages: { type: string }[] };
+    expect(done.messages.map((m) => m.type)).toEqual(['human', 'ai', 'tool', 'tool', 'ai']);
+    expect((await client.threads.getState(thread.thread_id)).next).toEqual([]);
+  });
 });
