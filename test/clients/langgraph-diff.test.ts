@@ -386,4 +386,15 @@ describe('the LangGraph SDK against the LangGraph server and Hangar', () => {
     expect(r.hangar).toEqual(r.peer);
     expect(r.hangar.next).toEqual(['tools']);
   });
+
+  it('where the two differ on purpose (docs/clients.md): reject on a busy thread, a run on a thread that does not exist', async () => {
+    const r = await both(async (t) => {
+      const thread = await t.client.threads.create();
+      const first = await startSlow(t, thread.thread_id);
+      const rejected = await status(t.client.runs.create(thread.thread_id, t.slow, { ...human('x'), multitaskStrategy: 'reject' }));
+      await t.client.runs.join(thread.thread_id, first);
+      return { rejected, noThread: await status(t.client.runs.wait(crypto.randomUUID(), t.agent, human('hi'))) };
+    });
+    expect(r).toEqual({ peer: { rejected: 422, noThread: 422 }, hangar: { rejected: 409, noThread: 404 } });
+  });
 });
