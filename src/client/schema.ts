@@ -3532,11 +3532,12 @@ export interface components {
                     [key: string]: unknown;
                 };
             } | null;
-            /** @description LangGraph: `configurable.user_timezone` is read; other keys are accepted and ignored (the agent is configured by its files). */
+            /** @description LangGraph: `configurable.user_timezone` is read; `recursion_limit` bounds the graph steps of the run (at most the server’s `HANGAR_RECURSION_LIMIT`; more steps fail the run: `run_failed`, `GraphRecursionError`); other keys are accepted and ignored (the agent is configured by its files). */
             config?: ({
                 configurable?: {
                     [key: string]: unknown;
                 };
+                recursion_limit?: number;
             } & {
                 [key: string]: unknown;
             }) | null;

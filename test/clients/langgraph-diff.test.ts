@@ -397,4 +397,26 @@ describe('the LangGraph SDK against the LangGraph server and Hangar', () => {
     });
     expect(r).toEqual({ peer: { rejected: 422, noThread: 422 }, hangar: { rejected: 409, noThread: 404 } });
   });
+
+  it('config.recursion_limit: a run that needs more steps fails, on the stream, the run, the thread and wait', async () => {
+    const r = await both(async (t) => {
+      const thread = await t.client.threads.create();
+      const names = await eventNames(t.client.runs.stream(thread.thread_id, t.agent, { ...human(TOOL_CALL), streamMode: ['values'], config: { recursion_limit: 3 } }));
+      const other = await t.client.threads.create();
+      const waited = await status(t.client.runs.wait(other.thread_id, t.agent, { ...human(TOOL_CALL), config: { recursion_limit: 3 } }));
+      const roomy = await t.client.threads.create();
+      const enough = (await t.client.runs.wait(roomy.thread_id, t.agent, { ...human(TOOL_CALL), config: { recursion_limit: 50 } })) as { messages: unknown[] };
+      return {
+        names,
+        run: (await t.client.runs.list(thread.thread_id))[0]!.status,
+        thread: (await t.client.threads.get(thread.thread_id)).status,
+        waited,
+        enough: enough.messages.length,
+        zero: await status(t.client.runs.wait(roomy.thread_id, t.agent, { ...human('hi'), config: { recursion_limit: 0 } })),
+      };
+    });
+    // A limit of 0 is refused by Hangar (422 naming config.recursion_limit), where the LangGraph JS server starts a run that fails at once.
+    expect(r.hangar.zero).toBe(422);
+    expect({ ...r.hangar, zero: null }).toEqual({ ...r.peer, zero: null });
+  });
 });

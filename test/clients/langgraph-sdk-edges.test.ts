@@ -365,4 +365,18 @@ describe('LangGraph SDK edges', () => {
     expect(done.messages.map((m) => m.type)).toEqual(['human', 'ai', 'tool', 'tool', 'ai']);
     expect((await client.threads.getState(thread.thread_id)).next).toEqual([]);
   });
+
+  it('config.recursion_limit bounds a run’s steps (a run needing more fails, GraphRecursionError); one that is not a positive integer is a 422', async () => {
+    const thread = await client.threads.create();
+    const run = await client.runs.create(thread.thread_id, agentId, { ...human('/call ls {"path": "/"}'), config: { recursion_limit: 3 } });
+    await client.runs.join(thread.thread_id, run.run_id);
+    const ended = (await api('GET', `/threads/${thread.thread_id}/runs/${run.run_id}`)).body;
+    expect(ended).toMatchObject({ status: 'error', error: { code: 'run_failed', error: 'GraphRecursionError' } });
+    const roomy = await client.threads.create();
+    expect(((await client.runs.wait(roomy.thread_id, agentId, { ...human('/call ls {"path": "/"}'), config: { recursion_limit: 50 } })) as { messages: unknown[] }).messages).toHaveLength(4);
+    for (const bad of [0, 2.5, 'ten']) {
+      const result = await failure(client.runs.create(roomy.thread_id, agentId, { ...human('hi'), config: { recursion_limit: bad as number } }));
+      expect({ bad, ...result }).toMatchObject({ bad, status: 422, message: expect.stringContaining('recursion_limit') });
+    }
+  });
 });
