@@ -2185,7 +2185,7 @@ export interface components {
         CountAssistantsRequest: {
             /** @description Only this agent (graph id = agent id). */
             graph_id?: string;
-            /** @description Not supported unless empty (agents carry no assistant metadata). */
+            /** @description Agents whose assistant metadata holds these keys and values: `revision` (the head commit) and `model_id`; any other key matches no agent. */
             metadata?: {
                 [key: string]: unknown;
             };
@@ -3264,7 +3264,7 @@ export interface components {
             graph_id?: string;
             /** @default 10 */
             limit: number;
-            /** @description Not supported unless empty (agents carry no assistant metadata). */
+            /** @description Agents whose assistant metadata holds these keys and values: `revision` (the head commit) and `model_id`; any other key matches no agent. */
             metadata?: {
                 [key: string]: unknown;
             };

@@ -172,10 +172,16 @@ describe('the LangGraph SDK against the LangGraph server and Hangar', () => {
         subgraphs: await t.client.assistants.getSubgraphs(id),
         count: await t.client.assistants.count(),
         missing: await status(t.client.assistants.get('00000000-0000-0000-0000-000000000000')),
+        byGraph: (await t.client.assistants.search({ graphId: t.agent })).length,
+        paged: (await t.client.assistants.search({ limit: 1, offset: 1 })).length,
+        byName: await status(t.client.assistants.search({ sortBy: 'name', sortOrder: 'asc' })),
+        byOtherMetadata: (await t.client.assistants.search({ metadata: { nope: 1 } })).length,
+        countByOtherMetadata: await t.client.assistants.count({ metadata: { nope: 1 } }),
       };
     });
     expectSameShape('assistants', r);
-    expect(r.hangar.missing).toBe(r.peer.missing);
+    const pick = (x: typeof r.peer) => ({ missing: x.missing, byGraph: x.byGraph, paged: x.paged, byName: x.byName, byOtherMetadata: x.byOtherMetadata, countByOtherMetadata: x.countByOtherMetadata });
+    expect(pick(r.hangar)).toEqual(pick(r.peer));
     expect(r.hangar.schemas).toEqual(expect.arrayContaining(r.peer.schemas));
   });
 

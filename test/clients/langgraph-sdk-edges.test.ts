@@ -379,4 +379,19 @@ describe('LangGraph SDK edges', () => {
       expect({ bad, ...result }).toMatchObject({ bad, status: 422, message: expect.stringContaining('recursion_limit') });
     }
   });
+
+  it('assistants.search and count filter by metadata (revision, model_id), as containment: another key matches none', async () => {
+    const assistant = await client.assistants.get(agentId);
+    const { revision, model_id } = assistant.metadata as { revision: string; model_id: string };
+    const ids = async (metadata: Record<string, unknown>) => (await client.assistants.search({ metadata, limit: 100 })).map((a) => a.assistant_id);
+    expect(await ids({ revision })).toEqual([agentId]);
+    expect(await ids({ revision, model_id })).toEqual([agentId]);
+    expect(await ids({ model_id: 'scripted:demo' })).toEqual(expect.arrayContaining([agentId, otherAgentId]));
+    expect(await ids({ model_id: 'slow' })).toEqual([slowAgentId]);
+    expect(await ids({ revision, model_id: 'slow' })).toEqual([]);
+    expect(await ids({ created_by: 'system' })).toEqual([]);
+    expect(await ids({ revision: 5 })).toEqual([]);
+    expect(await client.assistants.count({ metadata: { model_id: 'slow' } })).toBe(1);
+    expect(await client.assistants.count({ metadata: { nope: 'x' } })).toBe(0);
+  });
 });
