@@ -10,12 +10,15 @@ export const INSTRUCTIONS = 'You are a benchmark agent.';
 /** The prompt of one two-step run: one tool call, then one answer. */
 export const PROMPT = '/call ls {"path": "/"}';
 
-/** Build the benchmark agent in this process (in-memory checkpoints and store unless given). */
-export function benchAgent(storage: { checkpointer: BaseCheckpointSaver; store: BaseStore } = { checkpointer: new MemorySaver(), store: new InMemoryStore() }): Promise<BuiltAgent> {
+/**
+ * Build the benchmark agent in this process (in-memory checkpoints and store unless given). `delayMs`
+ * pauses the scripted model before each token (as a saved model configuration's `delay_ms` does).
+ */
+export function benchAgent(storage: { checkpointer: BaseCheckpointSaver; store: BaseStore } = { checkpointer: new MemorySaver(), store: new InMemoryStore() }, delayMs = 0): Promise<BuiltAgent> {
   return buildAgent(
     { workspaceId: 'bench', agentId: 'bench', revision: 'bench', instructions: INSTRUCTIONS, modelId: 'scripted:bench', tools: [], subagents: [], files: { 'AGENTS.md': INSTRUCTIONS } },
     {
-      resolveModel: async (id) => resolveChatModel(parseModelId(id)!, { timeoutMs: 10_000, maxRetries: 0 }),
+      resolveModel: async (id) => resolveChatModel({ ...parseModelId(id)!, params: { delay_ms: delayMs } }, { timeoutMs: 10_000, maxRetries: 0 }),
       findServer: async () => undefined,
       checkpointer: storage.checkpointer,
       store: storage.store,

@@ -9,7 +9,7 @@ const { host, cleanup } = await startServer({
   host: '127.0.0.1',
   nWorkers: Number(process.env.PEER_WORKERS ?? 32),
   cwd,
-  graphs: { agent: './graph.ts:graph' },
+  graphs: { agent: './graph.ts:graph', slow: './graph.ts:slow' },
 });
 process.stdout.write(`PEER_URL http://${host}\n`);
 process.on('SIGTERM', () => void cleanup().finally(() => process.exit(0)));

@@ -1067,7 +1067,7 @@ export interface paths {
         put?: never;
         /**
          * Get the history of a thread (LangGraph form)
-         * @description As `GET …/history`, with the limit in the body. `before`, `checkpoint` and `metadata` filters are not supported (422).
+         * @description As `GET …/history`, with LangGraph’s filters in the body: `before` (a checkpoint id, or a config naming one in `configurable.checkpoint_id`: only older states), `checkpoint` (`{checkpoint_id}`: that state only) and `metadata` (states whose checkpoint metadata holds these keys and values). Hangar keeps no checkpoints of subgraphs: a `checkpoint_ns` other than `""` is a 422.
          */
         post: operations["searchThreadHistory"];
         delete?: never;
@@ -1343,6 +1343,46 @@ export interface paths {
          * @description Applies `values` (for example `files`) to the thread’s state through its agent’s graph, as if node `as_node` had returned them (reducers apply; a thread without an agent yet is a 409; a thread whose agent was deleted is a 502, `agent_deleted`). Writing at a past checkpoint is not supported.
          */
         post: operations["updateThreadState"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/deepagents/threads/{thread_id}/state/{checkpoint_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get the state of a thread at a checkpoint
+         * @description The state at one checkpoint of the thread’s history (`threads.getState(threadId, checkpointId)`); a checkpoint the thread does not have is a 404 (`checkpoint_not_found`).
+         */
+        get: operations["getThreadStateAtCheckpoint"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/deepagents/threads/{thread_id}/state/checkpoint": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Get the state of a thread at a checkpoint (LangGraph form)
+         * @description As `GET …/state/{checkpoint_id}`, the checkpoint in the body (`threads.getState(threadId, {checkpoint_id})`); without a `checkpoint_id`, the current state.
+         */
+        post: operations["postThreadStateAtCheckpoint"];
         delete?: never;
         options?: never;
         head?: never;
@@ -2086,8 +2126,16 @@ export interface components {
          * @enum {string}
          */
         AuthType: "headers" | "oauth";
+        CheckpointFilter: {
+            checkpoint_id?: string | null;
+            checkpoint_map?: unknown;
+            /** @description Only `""` (the top level): Hangar keeps no checkpoints of subgraphs. */
+            checkpoint_ns?: string | null;
+            thread_id?: string;
+        } | null;
         CheckpointRef: {
             checkpoint_id: string;
+            checkpoint_map: null;
             checkpoint_ns: string;
             thread_id: string;
         } | null;
@@ -2157,7 +2205,7 @@ export interface components {
         CountAssistantsRequest: {
             /** @description Only this agent (graph id = agent id). */
             graph_id?: string;
-            /** @description Not supported unless empty (agents carry no assistant metadata). */
+            /** @description Agents whose assistant metadata holds these keys and values: `revision` (the head commit) and `model_id`; any other key matches no agent. */
             metadata?: {
                 [key: string]: unknown;
             };
@@ -3154,6 +3202,11 @@ export interface components {
             metadata: {
                 [key: string]: unknown;
             };
+            /**
+             * @description What the run asked for if the thread was busy (LangGraph’s field; also in `metadata`).
+             * @enum {string|null}
+             */
+            multitask_strategy: "reject" | "enqueue" | "interrupt" | "rollback" | null;
             /** @description The agent revision (commit) the run executes. */
             revision: string;
             /** Format: uuid */
@@ -3260,7 +3313,7 @@ export interface components {
             graph_id?: string;
             /** @default 10 */
             limit: number;
-            /** @description Not supported unless empty (agents carry no assistant metadata). */
+            /** @description Agents whose assistant metadata holds these keys and values: `revision` (the head commit) and `model_id`; any other key matches no agent. */
             metadata?: {
                 [key: string]: unknown;
             };
@@ -3528,11 +3581,12 @@ export interface components {
                     [key: string]: unknown;
                 };
             } | null;
-            /** @description LangGraph: `configurable.user_timezone` is read; other keys are accepted and ignored (the agent is configured by its files). */
+            /** @description LangGraph: `configurable.user_timezone` is read; `recursion_limit` bounds the graph steps of the run (at most the server’s `HANGAR_RECURSION_LIMIT`; more steps fail the run: `run_failed`, `GraphRecursionError`); other keys are accepted and ignored (the agent is configured by its files). */
             config?: ({
                 configurable?: {
                     [key: string]: unknown;
                 };
+                recursion_limit?: number;
             } & {
                 [key: string]: unknown;
             }) | null;
@@ -3626,13 +3680,21 @@ export interface components {
             };
         };
         ThreadHistoryRequest: {
-            before?: unknown;
-            checkpoint?: unknown;
+            before?: string | ({
+                configurable: {
+                    checkpoint_id: string;
+                } & {
+                    [key: string]: unknown;
+                };
+            } & {
+                [key: string]: unknown;
+            }) | null;
+            checkpoint?: components["schemas"]["CheckpointFilter"];
             /** @default 10 */
             limit: number;
             metadata?: {
                 [key: string]: unknown;
-            };
+            } | null;
             select?: string[];
         };
         ThreadSandbox: {
@@ -3690,6 +3752,11 @@ export interface components {
             values: {
                 [key: string]: unknown;
             };
+        };
+        ThreadStateAtCheckpointRequest: {
+            checkpoint: components["schemas"]["CheckpointFilter"];
+            select?: string[];
+            subgraphs?: boolean;
         };
         /**
          * @description `idle`: ready for a run. `busy`: a run is pending or running. `interrupted`: waiting for a person. `error`: the last run failed (a new run may start).
@@ -10174,6 +10241,139 @@ export interface operations {
             };
             /** @description An upstream dependency failed. */
             502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    getThreadStateAtCheckpoint: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A checkpoint id of the thread. */
+                checkpoint_id: string;
+                /** @description Thread id. */
+                thread_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The state at that checkpoint. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ThreadState"];
+                };
+            };
+            /** @description Missing, unknown or revoked API key. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description The key may not do this. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description Not found in the caller’s workspace. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description A field is missing or invalid. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    postThreadStateAtCheckpoint: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Thread id. */
+                thread_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ThreadStateAtCheckpointRequest"];
+            };
+        };
+        responses: {
+            /** @description The state at that checkpoint. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ThreadState"];
+                };
+            };
+            /** @description Missing, unknown or revoked API key. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description The key may not do this. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description Not found in the caller’s workspace. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Body is not JSON. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description A field is missing or invalid. */
+            422: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -200,7 +200,7 @@ export const settings = withLimits({
   recursionLimit: {
     env: 'HANGAR_RECURSION_LIMIT',
     schema: positiveInt.default(1_000),
-    description: 'Most graph steps one run may take.',
+    description: 'Most graph steps one run may take (a LangGraph client’s `config.recursion_limit` can only lower it).',
   },
   drainTimeoutMs: {
     env: 'HANGAR_DRAIN_TIMEOUT_MS',

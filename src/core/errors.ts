@@ -94,6 +94,7 @@ export const errorCatalogue = {
   // Threads and runs
   thread_not_found: { status: 404, type: 'not_found', meaning: 'No thread with this id in the workspace.' },
   run_not_found: { status: 404, type: 'not_found', meaning: 'No run with this id on this thread.' },
+  checkpoint_not_found: { status: 404, type: 'not_found', meaning: 'No checkpoint with this id in the thread’s history.' },
   thread_busy: {
     status: 409,
     type: 'conflict',

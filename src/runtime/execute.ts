@@ -79,7 +79,7 @@ export async function executeRun(options: ExecuteOptions): Promise<RunOutcome> {
       subgraphs: true,
       signal,
       callbacks: [...(await options.callbacks(agent)), ...(limits ? [limits.handler] : [])],
-      recursionLimit: options.recursionLimit,
+      recursionLimit: Math.min(run.input.recursion_limit ?? options.recursionLimit, options.recursionLimit),
       durability: options.durability,
     } as never);
     let interrupted = false;

@@ -27,6 +27,8 @@ export interface RunInput {
   interrupt_after?: string[] | '*' | undefined;
   /** From the thread's options: writes under /memories/ do not wait for approval. */
   skip_memory_write_protection?: boolean | undefined;
+  /** LangGraph's `config.recursion_limit`: most graph steps this run may take (at most the server's `HANGAR_RECURSION_LIMIT`). */
+  recursion_limit?: number | undefined;
   /** `cancel`: the run is cancelled when the client that started it goes away. */
   on_disconnect?: 'cancel' | 'continue' | undefined;
 }

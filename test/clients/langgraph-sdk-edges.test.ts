@@ -308,4 +308,90 @@ describe('LangGraph SDK edges', () => {
     const messages = ((await client.threads.getState(thread.thread_id)).values as { messages: { type: string; id: string }[] }).messages;
     expect(messages.find((m) => m.type === 'human')!.id).toBe('client-msg-1');
   });
+
+  it('history pages with before (a config, as the SDK types it, or an id), picks a checkpoint or metadata; getState reads a past checkpoint', async () => {
+    const thread = await client.threads.create();
+    await client.runs.wait(thread.thread_id, agentId, human('first'));
+    await client.runs.wait(thread.thread_id, agentId, human('second'));
+    const all = await client.threads.getHistory(thread.thread_id, { limit: 100 });
+    const ids = all.map((s) => s.checkpoint.checkpoint_id!);
+    expect(ids.length).toBeGreaterThanOrEqual(2);
+    expect(all[0]!.checkpoint).toEqual({ thread_id: thread.thread_id, checkpoint_ns: '', checkpoint_id: ids[0], checkpoint_map: null });
+    const page = await client.threads.getHistory(thread.thread_id, { limit: 100, before: { configurable: { checkpoint_id: ids[0] } } });
+    expect(page.map((s) => s.checkpoint.checkpoint_id)).toEqual(ids.slice(1));
+    const byId = await client.threads.getHistory(thread.thread_id, { limit: 1, before: ids[0] as never });
+    expect(byId.map((s) => s.checkpoint.checkpoint_id)).toEqual(ids.slice(1, 2));
+    expect((await client.threads.getHistory(thread.thread_id, { checkpoint: { checkpoint_id: ids[1] } })).map((s) => s.checkpoint.checkpoint_id)).toEqual([ids[1]]);
+    const firstRun = (all[1]!.metadata as { run_id: string }).run_id;
+    expect((await client.threads.getHistory(thread.thread_id, { limit: 100, metadata: { run_id: firstRun } })).map((s) => s.checkpoint.checkpoint_id)).toEqual([ids[1]]);
+    // The state at the older checkpoint: the first exchange only.
+    const past = await client.threads.getState(thread.thread_id, ids[1]);
+    const humans = (s: { values: unknown }) => (s.values as { messages: { type: string; content: string }[] }).messages.filter((m) => m.type === 'human').map((m) => m.content);
+    expect(humans(past)).toEqual(['first']);
+    expect(humans(await client.threads.getState(thread.thread_id, { checkpoint_id: ids[1] } as never))).toEqual(['first']);
+    expect(humans(await client.threads.getState(thread.thread_id))).toEqual(['first', 'second']);
+    // A checkpoint the thread does not have, another thread's, or a subgraph's namespace.
+    const other = await client.threads.create();
+    await client.runs.wait(other.thread_id, agentId, human('elsewhere'));
+    const otherId = (await client.threads.getState(other.thread_id)).checkpoint.checkpoint_id!;
+    expect(await failure(client.threads.getState(thread.thread_id, otherId))).toMatchObject({ status: 404, message: expect.stringContaining('checkpoint_not_found') });
+    expect((await client.threads.getHistory(thread.thread_id, { checkpoint: { checkpoint_id: otherId } })).length).toBe(0);
+    expect(await failure(client.threads.getHistory(thread.thread_id, { checkpoint: { checkpoint_ns: 'tools:call_1' } }))).toMatchObject({ status: 422, message: expect.stringContaining('checkpoint_ns') });
+    expect(await failure(client.threads.getHistory(thread.thread_id, { before: { configurable: {} } as never }))).toMatchObject({ status: 422, message: expect.stringContaining('before') });
+  });
+
+  it('runs carry multitask_strategy, as the SDK’s Run type says', async () => {
+    const thread = await client.threads.create();
+    const run = await client.runs.create(thread.thread_id, agentId, { ...human('hi'), multitaskStrategy: 'enqueue' });
+    expect(run.multitask_strategy).toBe('enqueue');
+    await client.runs.join(thread.thread_id, run.run_id);
+    expect((await client.runs.get(thread.thread_id, run.run_id)).multitask_strategy).toBe('enqueue');
+    expect((await client.runs.list(thread.thread_id))[0]!.multitask_strategy).toBe('enqueue');
+  });
+
+  it('a run stopped before its tools (interruptBefore ["tools"], started by a Send) has them next, one task per call, and continues with input null', async () => {
+    const thread = await client.threads.create();
+    await client.runs.wait(thread.thread_id, agentId, { ...human('/call ls {"path": "/"}\n/call glob {"pattern": "*"}'), interruptBefore: ['tools'] });
+    const state = await client.threads.getState(thread.thread_id);
+    expect(state.next).toEqual(['tools', 'tools']);
+    expect(state.tasks.map((t) => ({ name: t.name, error: t.error, interrupts: t.interrupts }))).toEqual([
+      { name: 'tools', error: null, interrupts: [] },
+      { name: 'tools', error: null, interrupts: [] },
+    ]);
+    const thread_ = await client.threads.get(thread.thread_id);
+    expect(thread_.status).toBe('interrupted');
+    expect(Object.keys(thread_.interrupts).sort()).toEqual(state.tasks.map((t) => t.id).sort());
+    const done = (await client.runs.wait(thread.thread_id, agentId, { input: null })) as { messages: { type: string }[] };
+    expect(done.messages.map((m) => m.type)).toEqual(['human', 'ai', 'tool', 'tool', 'ai']);
+    expect((await client.threads.getState(thread.thread_id)).next).toEqual([]);
+  });
+
+  it('config.recursion_limit bounds a run’s steps (a run needing more fails, GraphRecursionError); one that is not a positive integer is a 422', async () => {
+    const thread = await client.threads.create();
+    const run = await client.runs.create(thread.thread_id, agentId, { ...human('/call ls {"path": "/"}'), config: { recursion_limit: 3 } });
+    await client.runs.join(thread.thread_id, run.run_id);
+    const ended = (await api('GET', `/threads/${thread.thread_id}/runs/${run.run_id}`)).body;
+    expect(ended).toMatchObject({ status: 'error', error: { code: 'run_failed', error: 'GraphRecursionError' } });
+    const roomy = await client.threads.create();
+    expect(((await client.runs.wait(roomy.thread_id, agentId, { ...human('/call ls {"path": "/"}'), config: { recursion_limit: 50 } })) as { messages: unknown[] }).messages).toHaveLength(4);
+    for (const bad of [0, 2.5, 'ten']) {
+      const result = await failure(client.runs.create(roomy.thread_id, agentId, { ...human('hi'), config: { recursion_limit: bad as number } }));
+      expect({ bad, ...result }).toMatchObject({ bad, status: 422, message: expect.stringContaining('recursion_limit') });
+    }
+  });
+
+  it('assistants.search and count filter by metadata (revision, model_id), as containment: another key matches none', async () => {
+    const assistant = await client.assistants.get(agentId);
+    const { revision, model_id } = assistant.metadata as { revision: string; model_id: string };
+    const ids = async (metadata: Record<string, unknown>) => (await client.assistants.search({ metadata, limit: 100 })).map((a) => a.assistant_id);
+    expect(await ids({ revision })).toEqual([agentId]);
+    expect(await ids({ revision, model_id })).toEqual([agentId]);
+    expect(await ids({ model_id: 'scripted:demo' })).toEqual(expect.arrayContaining([agentId, otherAgentId]));
+    expect(await ids({ model_id: 'slow' })).toEqual([slowAgentId]);
+    expect(await ids({ revision, model_id: 'slow' })).toEqual([]);
+    expect(await ids({ created_by: 'system' })).toEqual([]);
+    expect(await ids({ revision: 5 })).toEqual([]);
+    expect(await client.assistants.count({ metadata: { model_id: 'slow' } })).toBe(1);
+    expect(await client.assistants.count({ metadata: { nope: 'x' } })).toBe(0);
+  });
 });

@@ -33,7 +33,10 @@ const SearchRequest = z
   .object({
     graph_id: z.string().optional().openapi({ description: 'Only this agent (graph id = agent id).' }),
     name: z.string().optional().openapi({ description: 'Only agents with exactly this name.' }),
-    metadata: z.record(z.string(), z.unknown()).optional().openapi({ description: 'Not supported unless empty (agents carry no assistant metadata).' }),
+    metadata: z
+      .record(z.string(), z.unknown())
+      .optional()
+      .openapi({ description: 'Agents whose assistant metadata holds these keys and values: `revision` (the head commit) and `model_id`; any other key matches no agent.' }),
     limit: z.number().int().min(1).max(1000).default(10),
     offset: z.number().int().min(0).default(0),
     sort_by: z.enum(['assistant_id', 'graph_id', 'name', 'created_at', 'updated_at']).optional(),
@@ -182,8 +185,12 @@ const STATE_SCHEMA = {
 export function assistantRoutes({ services }: AppDeps) {
   const sortColumn = (s: string | undefined) => (s === 'name' ? 'name' : s === 'updated_at' ? 'updated_at' : 'created_at');
   const filterOf = async (caller: Caller, body: { graph_id?: string | undefined; name?: string | undefined; metadata?: Record<string, unknown> | undefined }) => {
-    if (body.metadata && Object.keys(body.metadata).length > 0) throw invalidField(['metadata'], 'agents carry no assistant metadata to filter by; filter by name or graph_id');
-    return { name: body.name, ids: body.graph_id === undefined ? undefined : UUID.test(body.graph_id) ? [body.graph_id] : [] };
+    // LangGraph's metadata filter is containment: an assistant matches when its metadata holds every
+    // key with that value. An agent's assistant metadata is `{revision, model_id}`.
+    const metadata = body.metadata ?? {};
+    const text = (key: string) => (typeof metadata[key] === 'string' ? (metadata[key] as string) : undefined);
+    const none = Object.entries(metadata).some(([key, value]) => !['revision', 'model_id'].includes(key) || typeof value !== 'string');
+    return { name: body.name, ids: body.graph_id === undefined ? undefined : UUID.test(body.graph_id) ? [body.graph_id] : [], revision: text('revision'), modelId: text('model_id'), none };
   };
   return newRouter()
     .openapi(search, async (c) => {

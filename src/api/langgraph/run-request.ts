@@ -106,11 +106,17 @@ export const RunRequest = z
     interrupt_after: interruptNodes.optional().openapi({ description: 'LangGraph: pause after these nodes (`*`: all).' }),
     metadata: z.record(z.string(), z.unknown()).optional().openapi({ description: 'Your own metadata of the run (kept in the run’s `metadata`).' }),
     config: z
-      .object({ configurable: z.record(z.string(), z.unknown()).optional() })
+      .object({
+        configurable: z.record(z.string(), z.unknown()).optional(),
+        recursion_limit: z.number().int().min(1).optional(),
+      })
       .catchall(z.unknown())
       .nullable()
       .optional()
-      .openapi({ description: 'LangGraph: `configurable.user_timezone` is read; other keys are accepted and ignored (the agent is configured by its files).' }),
+      .openapi({
+        description:
+          'LangGraph: `configurable.user_timezone` is read; `recursion_limit` bounds the graph steps of the run (at most the server’s `HANGAR_RECURSION_LIMIT`; more steps fail the run: `run_failed`, `GraphRecursionError`); other keys are accepted and ignored (the agent is configured by its files).',
+      }),
     context: z.unknown().optional().openapi({ description: 'LangGraph: accepted and ignored (the agent is configured by its files).' }),
     if_not_exists: z.enum(['create', 'reject']).optional().openapi({ description: 'LangGraph: `create` makes the thread (with this id) when it does not exist. Default `reject` (404).' }),
     checkpoint: z.unknown().optional().openapi({ description: 'LangGraph: running from a past checkpoint is not supported (422).' }),
@@ -209,6 +215,7 @@ export async function startRunInput(services: Services, caller: Caller, threadId
     ...(body.interrupt_before ? { interrupt_before: body.interrupt_before } : {}),
     ...(body.interrupt_after ? { interrupt_after: body.interrupt_after } : {}),
     ...(body.metadata ? { metadata: body.metadata } : {}),
+    ...(body.config?.recursion_limit !== undefined ? { recursion_limit: body.config.recursion_limit } : {}),
   };
 }
 

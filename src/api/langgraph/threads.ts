@@ -30,13 +30,59 @@ export async function threadCreateInput(services: Services, caller: Caller, body
   return input;
 }
 
+/** A checkpoint id (LangGraph's are UUID-like, but not always valid UUIDs). */
+const CheckpointId = z.string().min(1).max(100);
+/** A checkpoint filter's namespace must be the top level's: subagents run inside the `task` tool, and Hangar keeps no subgraph checkpoints. */
+function topLevelOnly(checkpoint: { checkpoint_ns?: string | null | undefined } | null | undefined): void {
+  if (checkpoint?.checkpoint_ns) throw invalidField(['checkpoint', 'checkpoint_ns'], 'Hangar keeps no checkpoints of subgraphs (subagents run inside the `task` tool); only "" is served');
+}
+
+/** LangGraph's `Checkpoint` as a filter: the top-level namespace only. */
+const CheckpointFilter = z
+  .object({
+    checkpoint_id: CheckpointId.nullish(),
+    checkpoint_ns: z.string().nullish().openapi({ description: 'Only `""` (the top level): Hangar keeps no checkpoints of subgraphs.' }),
+    checkpoint_map: z.unknown().optional(),
+    thread_id: z.string().optional(),
+  })
+  .openapi('CheckpointFilter');
+
+const stateAt = createRoute({
+  method: 'get',
+  path: `${BASE}/state/{checkpoint_id}`,
+  operationId: 'getThreadStateAtCheckpoint',
+  tags,
+  summary: 'Get the state of a thread at a checkpoint',
+  description: 'The state at one checkpoint of the thread’s history (`threads.getState(threadId, checkpointId)`); a checkpoint the thread does not have is a 404 (`checkpoint_not_found`).',
+  security: apiKeySecurity,
+  request: { params: params.extend({ checkpoint_id: CheckpointId.openapi({ param: { name: 'checkpoint_id', in: 'path' }, description: 'A checkpoint id of the thread.' }) }) },
+  responses: { 200: jsonResponse(ThreadStateSchema, 'The state at that checkpoint.'), ...errorResponses('deepagents', [404, 422]) },
+});
+
+const stateAtCheckpoint = createRoute({
+  method: 'post',
+  path: `${BASE}/state/checkpoint`,
+  operationId: 'postThreadStateAtCheckpoint',
+  tags,
+  summary: 'Get the state of a thread at a checkpoint (LangGraph form)',
+  description: 'As `GET …/state/{checkpoint_id}`, the checkpoint in the body (`threads.getState(threadId, {checkpoint_id})`); without a `checkpoint_id`, the current state.',
+  security: apiKeySecurity,
+  request: {
+    params,
+    body: jsonBody(z.object({ checkpoint: CheckpointFilter, subgraphs: z.boolean().optional(), select: z.array(z.string()).optional() }).openapi('ThreadStateAtCheckpointRequest')),
+  },
+  responses: { 200: jsonResponse(ThreadStateSchema, 'The state at that checkpoint.'), ...errorResponses('deepagents', [404, 415, 422]) },
+});
+
 const history = createRoute({
   method: 'post',
   path: `${BASE}/history`,
   operationId: 'searchThreadHistory',
   tags,
   summary: 'Get the history of a thread (LangGraph form)',
-  description: 'As `GET …/history`, with the limit in the body. `before`, `checkpoint` and `metadata` filters are not supported (422).',
+  description:
+    'As `GET …/history`, with LangGraph’s filters in the body: `before` (a checkpoint id, or a config naming one in `configurable.checkpoint_id`: only older states), `checkpoint` (`{checkpoint_id}`: that state only) and `metadata` (states whose checkpoint metadata holds these keys and values). ' +
+    'Hangar keeps no checkpoints of subgraphs: a `checkpoint_ns` other than `""` is a 422.',
   security: apiKeySecurity,
   request: {
     params,
@@ -47,9 +93,9 @@ const history = createRoute({
           schema: z
             .object({
               limit: z.number().int().min(1).max(1000).default(10),
-              before: z.unknown().optional(),
-              checkpoint: z.unknown().optional(),
-              metadata: z.record(z.string(), z.unknown()).optional(),
+              before: z.union([CheckpointId, z.object({ configurable: z.object({ checkpoint_id: CheckpointId }).passthrough() }).passthrough()]).nullish(),
+              checkpoint: CheckpointFilter.nullish(),
+              metadata: z.record(z.string(), z.unknown()).nullish(),
               select: z.array(z.string()).optional(),
             })
             .openapi('ThreadHistoryRequest'),
@@ -118,12 +164,23 @@ export function langGraphThreadRoutes({ services }: AppDeps) {
   return newRouter()
     .openapi(history, async (c) => {
       const body = c.req.valid('json') ?? { limit: 10 };
-      for (const key of ['before', 'checkpoint'] as const) {
-        if (body[key] !== undefined && body[key] !== null) throw invalidField([key], 'history filters are not supported; page with limit');
-      }
-      if (body.metadata && Object.keys(body.metadata).length > 0) throw invalidField(['metadata'], 'history filters are not supported; page with limit');
-      const states = await services.threads.history(c.get('caller'), c.req.valid('param').thread_id, body.limit ?? 10);
+      topLevelOnly(body.checkpoint);
+      const before = typeof body.before === 'string' ? body.before : body.before?.configurable.checkpoint_id;
+      const filter = { before, checkpointId: body.checkpoint?.checkpoint_id ?? undefined, metadata: body.metadata ?? undefined };
+      const states = await services.threads.history(c.get('caller'), c.req.valid('param').thread_id, body.limit ?? 10, filter);
       return c.json(states.map(presentState), 200);
+    })
+    .openapi(stateAt, async (c) => {
+      const { thread_id, checkpoint_id } = c.req.valid('param');
+      return c.json(presentState(await services.threads.stateAt(c.get('caller'), thread_id, checkpoint_id)), 200);
+    })
+    .openapi(stateAtCheckpoint, async (c) => {
+      const threadId = c.req.valid('param').thread_id;
+      const { checkpoint } = c.req.valid('json');
+      topLevelOnly(checkpoint);
+      const checkpointId = checkpoint.checkpoint_id;
+      const state = checkpointId ? await services.threads.stateAt(c.get('caller'), threadId, checkpointId) : await services.threads.currentState(c.get('caller'), threadId);
+      return c.json(presentState(state), 200);
     })
     .openapi(update, async (c) => {
       const thread = await services.threads.updateMetadata(c.get('caller'), c.req.valid('param').thread_id, c.req.valid('json').metadata);

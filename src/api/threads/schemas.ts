@@ -1,6 +1,7 @@
 // Wire shapes of threads, their state and their runs (SPEC "Thread", "Run request"; where SPEC is
 // silent, the hosted API reference and LangGraph Platform conventions).
 import { z } from '@hono/zod-openapi';
+import { MULTITASK_STRATEGIES } from '../../core/runs/service.js';
 import { RUN_STATUSES, THREAD_STATUSES } from '../../core/runs/status.js';
 import type { Run, Thread } from '../../core/threads/service.js';
 import type { ThreadState } from '../../core/threads/state.js';
@@ -83,7 +84,7 @@ export const SearchThreadsRequest = z
 
 export const CountThreadsRequest = z.object(filterFields).openapi('CountThreadsRequest');
 
-const CheckpointRef = z.object({ thread_id: z.string(), checkpoint_ns: z.string(), checkpoint_id: z.string() }).openapi('CheckpointRef');
+const CheckpointRef = z.object({ thread_id: z.string(), checkpoint_ns: z.string(), checkpoint_id: z.string(), checkpoint_map: z.null() }).openapi('CheckpointRef');
 
 export const ThreadStateSchema = z
   .object({
@@ -119,6 +120,7 @@ export const RunSchema = z
       })
       .nullable(),
     metadata: metadata,
+    multitask_strategy: z.enum(MULTITASK_STRATEGIES).nullable().openapi({ description: 'What the run asked for if the thread was busy (LangGraph’s field; also in `metadata`).' }),
     created_at: z.iso.datetime(),
     updated_at: z.iso.datetime(),
     started_at: z.iso.datetime().nullable(),
@@ -159,6 +161,7 @@ export function presentRun(r: Run): z.infer<typeof RunSchema> {
     attempt: r.attempt,
     error: r.error,
     metadata: r.metadata,
+    multitask_strategy: (MULTITASK_STRATEGIES as readonly unknown[]).includes(r.metadata.multitask_strategy) ? (r.metadata.multitask_strategy as (typeof MULTITASK_STRATEGIES)[number]) : null,
     created_at: r.createdAt.toISOString(),
     updated_at: r.updatedAt.toISOString(),
     started_at: r.startedAt?.toISOString() ?? null,

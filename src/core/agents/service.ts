@@ -1,6 +1,6 @@
 // Agents: each one a git repository whose commits are stored in PostgreSQL. Every create and update
 // writes a commit; updates of one agent are serialised by a row lock on its head, so history is a line.
-import type { Selectable } from 'kysely';
+import { sql, type Selectable } from 'kysely';
 import type { Db } from '../../db/index.js';
 import type { AgentsTable } from '../../db/tables/agents.js';
 import { buildTree, commit, PathClashError } from '../../repo/objects.js';
@@ -125,21 +125,25 @@ export class AgentService {
   }
 
   /** Agents by offset (LangGraph's assistant search): `name` exact, or all; `ids` narrows. */
-  async search(caller: Caller, query: { name?: string | undefined; ids?: string[] | undefined; limit: number; offset: number; sortBy: 'created_at' | 'updated_at' | 'name'; sortOrder: 'asc' | 'desc' }): Promise<AgentSummary[]> {
-    let q = this.db.selectFrom('agents').selectAll().where('workspace_id', '=', caller.workspaceId).where('deleted_at', 'is', null);
-    if (query.name !== undefined) q = q.where('name', '=', query.name);
-    if (query.ids) q = q.where('id', 'in', query.ids.length > 0 ? query.ids : ['00000000-0000-0000-0000-000000000000']);
-    const rows = await q.orderBy(query.sortBy, query.sortOrder).orderBy('id').limit(query.limit).offset(query.offset).execute();
+  async search(caller: Caller, query: AgentSearch & { limit: number; offset: number; sortBy: 'created_at' | 'updated_at' | 'name'; sortOrder: 'asc' | 'desc' }): Promise<AgentSummary[]> {
+    const rows = await this.searched(caller, query).selectAll().orderBy(query.sortBy, query.sortOrder).orderBy('id').limit(query.limit).offset(query.offset).execute();
     return rows.map(toSummary);
   }
 
   /** How many agents `search` would find without paging. */
-  async count(caller: Caller, query: { name?: string | undefined; ids?: string[] | undefined }): Promise<number> {
+  async count(caller: Caller, query: AgentSearch): Promise<number> {
+    const row = await this.searched(caller, query).select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
+    return Number(row.n);
+  }
+
+  private searched(caller: Caller, query: AgentSearch) {
     let q = this.db.selectFrom('agents').where('workspace_id', '=', caller.workspaceId).where('deleted_at', 'is', null);
     if (query.name !== undefined) q = q.where('name', '=', query.name);
     if (query.ids) q = q.where('id', 'in', query.ids.length > 0 ? query.ids : ['00000000-0000-0000-0000-000000000000']);
-    const row = await q.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
-    return Number(row.n);
+    if (query.revision !== undefined) q = q.where('head', '=', query.revision);
+    if (query.modelId !== undefined) q = q.where(sql<string>`runtime->'model'->>'model_id'`, '=', query.modelId);
+    if (query.none) q = q.where(sql<boolean>`false`);
+    return q;
   }
 
   /** A page of the workspace's agents. */
@@ -368,6 +372,15 @@ export function toSummary(row: Selectable<AgentsTable>): AgentSummary {
     createdAt: row.created_at,
     updatedAt: row.updated_at,
   };
+}
+
+/** Which agents an assistant search finds: by name, ids, head revision, model id; `none`: no agent (a filter no agent can match). */
+export interface AgentSearch {
+  name?: string | undefined;
+  ids?: string[] | undefined;
+  revision?: string | undefined;
+  modelId?: string | undefined;
+  none?: boolean | undefined;
 }
 
 function notFound(id: string): HangarError {

@@ -8,7 +8,7 @@ import type { AgentService } from '../agents/service.js';
 import { type Caller, requireWrite } from '../caller.js';
 import { HangarError, invalidField } from '../errors.js';
 import type { RunStatus, ThreadStatus } from '../runs/status.js';
-import type { ThreadStateReader, ThreadState } from './state.js';
+import type { HistoryFilter, ThreadStateReader, ThreadState } from './state.js';
 import { listThreads, type ListThreadsQuery } from './list.js';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -316,10 +316,18 @@ export class ThreadService {
     return (await this.withRunErrors(caller, [await this.state.current(threadId)]))[0]!;
   }
 
-  /** Past states, newest first. */
-  async history(caller: Caller, threadId: string, limit: number): Promise<ThreadState[]> {
+  /** The state at one of the thread's checkpoints (a 404 `checkpoint_not_found` when it has no such checkpoint). */
+  async stateAt(caller: Caller, threadId: string, checkpointId: string): Promise<ThreadState> {
     await this.row(caller, threadId);
-    return this.withRunErrors(caller, await this.state.history(threadId, limit));
+    const state = await this.state.at(threadId, checkpointId);
+    if (!state) throw new HangarError('checkpoint_not_found', `thread ${threadId} has no checkpoint ${checkpointId}`);
+    return (await this.withRunErrors(caller, [state]))[0]!;
+  }
+
+  /** Past states, newest first (only those `filter` picks). */
+  async history(caller: Caller, threadId: string, limit: number, filter?: HistoryFilter): Promise<ThreadState[]> {
+    await this.row(caller, threadId);
+    return this.withRunErrors(caller, await this.state.history(threadId, limit, filter));
   }
 
   async runs(caller: Caller, threadId: string, page: { limit: number; offset: number; status?: RunStatus | undefined }): Promise<Run[]> {

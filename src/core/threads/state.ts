@@ -13,16 +13,36 @@ export interface ThreadState {
    * (LangGraph's `tasks`; `error` is JSON, the failed run's `{code, error, message}`).
    */
   tasks: { id: string; name: string; interrupts: { id: string | null; value: unknown }[]; error: string | null }[];
-  checkpoint: { thread_id: string; checkpoint_ns: string; checkpoint_id: string } | null;
-  parent_checkpoint: { thread_id: string; checkpoint_ns: string; checkpoint_id: string } | null;
+  checkpoint: CheckpointRef | null;
+  parent_checkpoint: CheckpointRef | null;
   metadata: Record<string, unknown>;
   created_at: string | null;
+}
+
+/** Where a state is in a thread's checkpoints (LangGraph's `Checkpoint`; `checkpoint_map` always null). */
+export interface CheckpointRef {
+  thread_id: string;
+  checkpoint_ns: string;
+  checkpoint_id: string;
+  checkpoint_map: null;
+}
+
+/** Which past states to read (LangGraph's history filters). */
+export interface HistoryFilter {
+  /** Only states older than this checkpoint. */
+  before?: string | undefined;
+  /** Only this checkpoint. */
+  checkpointId?: string | undefined;
+  /** Only states whose checkpoint metadata contains these keys and values. */
+  metadata?: Record<string, unknown> | undefined;
 }
 
 /** Reads (and forgets) the checkpoints of threads. */
 export interface ThreadStateReader {
   current(threadId: string): Promise<ThreadState>;
-  history(threadId: string, limit: number): Promise<ThreadState[]>;
+  /** The state at one checkpoint of the thread; undefined when the thread has no such checkpoint. */
+  at(threadId: string, checkpointId: string): Promise<ThreadState | undefined>;
+  history(threadId: string, limit: number, filter?: HistoryFilter): Promise<ThreadState[]>;
   forget(threadId: string): Promise<void>;
   /** Delete the checkpoints run `runId` wrote into the thread (a rollback: as if it never started). */
   rollback(threadId: string, runId: string): Promise<void>;
