@@ -155,7 +155,7 @@ export class WorkerPool implements BackgroundTask {
         // in the queue at once, for any worker, rather than held here until its lease expires. The
         // stop waits for this (its slot stays held until then).
         const putBack = this.runtime.queue
-          .unclaim(run, this.runtime.hub.pokeNotice(run.id))
+          .unclaim(run, this.runtime.hub.notice(run.id))
           .then((queued) => {
             if (queued) this.logger.info({ run_id: run.id, thread_id: run.threadId }, 'run accepted as the server began stopping: put back in the queue for another worker');
           })
@@ -325,7 +325,7 @@ export class WorkerPool implements BackgroundTask {
       // When the log could not be written, it also ends the log with the run's error, so that every
       // stream of the run says how it ended.
       const lastEvent = opened.failure && final.status === 'error' && final.error ? { event: 'error', json: JSON.stringify(final.error) } : undefined;
-      const { settled, threadHeld } = await this.runtime.queue.settle(run, final, this.runtime.hub.endNotice(run.id), lastEvent);
+      const { settled, threadHeld } = await this.runtime.queue.settle(run, final, this.runtime.hub.notice(run.id), lastEvent);
       const entry = this.active.get(run.id);
       if (entry) entry.settled = true;
       // Rolled back while it ran (its row deleted): a step it was still writing is deleted too.

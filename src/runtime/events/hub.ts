@@ -287,18 +287,11 @@ export class RunEventHub {
   }
 
   /**
-   * The NOTIFY that tells subscribers in other processes that `runId` ended, for a statement that
-   * settles the run to carry (then `end({ notified: true })` sends none of its own).
+   * The NOTIFY that tells the run's subscribers in every process to read its log and status again,
+   * for a statement that wrote them outside a writer to carry: the settle (then `end({ notified: true
+   * })` sends none of its own) and a run put back in the queue.
    */
-  endNotice(runId: string): { channel: string; payload: string } {
-    return { channel: CHANNEL, payload: runId };
-  }
-
-  /**
-   * The NOTIFY that tells the run's subscribers in every process (this one's too, through its bus) to
-   * read its log and status again, for a statement that wrote to them outside a writer to carry.
-   */
-  pokeNotice(runId: string): { channel: string; payload: string } {
+  notice(runId: string): { channel: string; payload: string } {
     return { channel: CHANNEL, payload: runId };
   }
 
