@@ -134,7 +134,7 @@ export class RunEventWriter {
 
   /**
    * Flush, then tell every subscriber the run's stream is over. `notified`: the run's end was
-   * already announced to other processes (its settling statement carried the NOTIFY of `endNotice`).
+   * already announced to other processes (its settling statement carried the NOTIFY of `notice`).
    */
   async end(options: { notified?: boolean } = {}): Promise<void> {
     try {
