@@ -81,11 +81,12 @@ export class RunQueue {
 
   /**
    * Hand back a run this worker stopped without finishing it (its process is stopping), as a sweep
-   * hands back a run whose worker died; see RunLifecycle.handBack.
+   * hands back a run whose worker died; see RunLifecycle.handBack. `streamsNotice`: the NOTIFY that
+   * tells the run's streams to read on (the event saying it is pending again).
    */
-  handBack(run: ClaimedRun, maxAttempts: number): Promise<{ handedBack: boolean; failed: boolean }> {
+  handBack(run: ClaimedRun, maxAttempts: number, streamsNotice: { channel: string; payload: string }): Promise<{ handedBack: boolean; failed: boolean }> {
     // Other processes' workers are woken by the statement itself: this process's bus is closing.
-    return reconnecting(() => this.lifecycle.handBack(this.workerId, run.id, run.attempt, maxAttempts, { channel: QUEUE_CHANNEL, payload: '' }));
+    return reconnecting(() => this.lifecycle.handBack(this.workerId, run.id, run.attempt, maxAttempts, [{ channel: QUEUE_CHANNEL, payload: '' }, streamsNotice]));
   }
 
   /**

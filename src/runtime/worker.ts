@@ -370,7 +370,7 @@ export class WorkerPool implements BackgroundTask {
   private async handBack(run: ClaimedRun, log: RunEventWriter, logger: Logger): Promise<boolean> {
     const entry = this.active.get(run.id);
     if (entry) entry.settled = true;
-    const { handedBack, failed } = await this.runtime.queue.handBack(run, this.settings.maxAttempts ?? 3);
+    const { handedBack, failed } = await this.runtime.queue.handBack(run, this.settings.maxAttempts ?? 3, this.runtime.hub.notice(run.id));
     if (!handedBack && !failed) {
       if (entry) entry.settled = false;
       return false;

@@ -21,7 +21,7 @@ const runParams = z.object({ thread_id: threadParam, run_id: uuidParam('run_id',
 const sse = {
   description: [
     'Server-sent events: `event: <name>`, `data: <json>`, `id: <n>` (increasing per run) per event.',
-    'First `metadata` `{run_id, attempt, status, queue_position}` at once: `status: "running"` when a worker took the run at its start, `"pending"` while it waits for one (`queue_position`: runs waiting before it; a run its worker put back in the queue because its process began stopping sends a second `metadata` saying `"pending"`); then, per requested mode, `values` (full state with `messages`, `files`, `tools`),',
+    'First `metadata` `{run_id, attempt, status, queue_position}` at once: `status: "running"` when a worker took the run at its start, `"pending"` while it waits for one (`queue_position`: runs waiting before it; a run its worker put back in the queue, or handed back, because its process was stopping sends another `metadata` saying `"pending"`); then, per requested mode, `values` (full state with `messages`, `files`, `tools`),',
     '`updates` (keyed by node or middleware; `null` when a node changed nothing) and `messages` (`[chunk, metadata]`).',
     'With `stream_subgraphs`, subagent events are named `<mode>|<namespace>`. A failed run sends `error` `{error, message}`.',
     '`: heartbeat` comments keep an idle stream open. `Content-Location` names the run; `Location` is where to join its stream again (with `Last-Event-ID`), relative to the API base `/v1/deepagents`, as the LangGraph SDK expects.',

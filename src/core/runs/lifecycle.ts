@@ -503,16 +503,28 @@ export class RunLifecycle {
    * lease had expired now — `pending` again (`metadata.handed_back`), retried from its last checkpoint
    * by the next worker to claim it, or failed like the sweep fails it once it used `maxAttempts`.
    * Only the attempt that holds the lease is handed back; `failed` when it was failed instead.
-   * `notify` is sent with the same statement when the run was handed back (wakes other workers).
+   * A run handed back gets a `metadata` event saying `pending` (with its next attempt and its place in
+   * the queue), so a stream that follows it on another server says it waits for a worker. Its worker
+   * flushed its events before this statement, so nothing else is writing the log. Each of `notify` is
+   * sent with the same statement when the run was handed back (wakes other workers, tells the run's
+   * streams to read on).
    */
-  async handBack(workerId: string, runId: string, attempt: number, maxAttempts: number, notify?: { channel: string; payload: string }): Promise<{ handedBack: boolean; failed: boolean }> {
+  async handBack(workerId: string, runId: string, attempt: number, maxAttempts: number, notify: readonly { channel: string; payload: string }[] = []): Promise<{ handedBack: boolean; failed: boolean }> {
     const { rows } = await sql<{ retried: number; failed: number }>`
       WITH expired AS (
         SELECT id FROM runs WHERE id = ${runId} AND status = 'running' AND lease_owner = ${workerId} AND attempt = ${attempt}
         FOR UPDATE
-      ), ${retryOrFail('handed_back', maxAttempts)}
+      ), ${retryOrFail('handed_back', maxAttempts)}, ahead AS (
+        -- (The statement sees the table as it was: the run itself is not counted.)
+        SELECT count(*)::int AS n FROM runs WHERE status = 'pending'
+      ), told AS (
+        INSERT INTO run_events (run_id, seq, event, data)
+        SELECT r.id, (SELECT coalesce(max(seq), 0) + 1 FROM run_events e WHERE e.run_id = r.id), 'metadata',
+          jsonb_build_object('run_id', r.id, 'attempt', ${attempt + 1}::int, 'status', 'pending', 'queue_position', a.n)::text
+        FROM retried r, ahead a
+      )
       SELECT (SELECT count(*) FROM retried)::int AS retried, (SELECT count(*) FROM failed)::int AS failed
-        ${notify ? sql`, (SELECT pg_notify(${notify.channel}, ${notify.payload}) FROM retried) IS NULL AS notified` : sql``}`.execute(this.db);
+        ${notify.length > 0 ? sql`, ${sql.join(notify.map((n) => sql`(SELECT pg_notify(${n.channel}, ${n.payload}) FROM retried) IS NULL`))}` : sql``}`.execute(this.db);
     return { handedBack: (rows[0]?.retried ?? 0) > 0, failed: (rows[0]?.failed ?? 0) > 0 };
   }
 
