@@ -71,7 +71,7 @@ const JSON_TYPE = /^application\/([a-z0-9.+-]+\+)?json\s*(;|$)/i;
 const VIEWER_POSTS = [
   /^\/v1\/deepagents\/threads\/(search|count)$/,
   /^\/v1\/deepagents\/assistants\/(search|count)$/,
-  /^\/v1\/deepagents\/threads\/[^/]+\/history$/,
+  /^\/v1\/deepagents\/threads\/[^/]+\/(history|state\/checkpoint)$/,
   // Memories: viewers read them (the store service refuses them only put and delete).
   /^\/v1\/deepagents\/store\/(items\/search|namespaces)$/,
   /^\/v1\/deepagents\/agents\/[0-9a-fA-F-]{36}\.git\/git-upload-pack$/,

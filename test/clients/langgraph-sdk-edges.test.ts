@@ -330,6 +330,10 @@ describe('LangGraph SDK edges', () => {
     expect(humans(past)).toEqual(['first']);
     expect(humans(await client.threads.getState(thread.thread_id, { checkpoint_id: ids[1] } as never))).toEqual(['first']);
     expect(humans(await client.threads.getState(thread.thread_id))).toEqual(['first', 'second']);
+    // Reads, so a viewer makes them too (the checkpoint form is a POST).
+    const viewer = new Client({ apiUrl: `${server.url}/v1/deepagents`, defaultHeaders: { 'X-Api-Key': await server.createKey({ role: 'viewer' }) }, callerOptions: { maxRetries: 0 } });
+    expect(humans(await viewer.threads.getState(thread.thread_id, { checkpoint_id: ids[1] } as never))).toEqual(['first']);
+    expect(humans(await viewer.threads.getState(thread.thread_id, ids[1]))).toEqual(['first']);
     // A checkpoint the thread does not have, another thread's, or a subgraph's namespace.
     const other = await client.threads.create();
     await client.runs.wait(other.thread_id, agentId, human('elsewhere'));

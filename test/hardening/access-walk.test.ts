@@ -108,6 +108,8 @@ beforeAll(async () => {
   await ok('POST', `/v1/deepagents/threads/${ids.thread_id}/runs/wait`, { agent_id: ids.agent_id, messages: [{ role: 'user', content: `${MARK} hello` }] });
   const runs = (await ok('GET', `/v1/deepagents/threads/${ids.thread_id}/runs`)) as unknown as { run_id: string }[];
   ids.run_id = runs[0]!.run_id;
+  const state = await ok('GET', `/v1/deepagents/threads/${ids.thread_id}/state`);
+  ids.checkpoint_id = (state.checkpoint as { checkpoint_id: string }).checkpoint_id;
   const schedule = await ok('POST', '/v1/deepagents/schedules', { agent_id: ids.agent_id, schedule: '0 0 1 1 *', enabled: false, metadata: { owner: MARK }, input: { messages: [{ role: 'user', content: 'hi' }] } });
   ids.schedule_id = schedule.id as string;
   const cron = await ok('POST', '/v1/deepagents/runs/crons', { assistant_id: ids.agent_id, schedule: '0 0 1 1 *', enabled: false, metadata: { owner: MARK }, input: { messages: [{ role: 'user', content: 'hi' }] } });
@@ -193,6 +195,7 @@ function request(method: string, p: string): { query?: string; body?: unknown; c
     'POST /v1/deepagents/threads/{thread_id}/resolve-interrupt': { body: { decisions: [{ type: 'approve' }] } },
     'POST /v1/deepagents/threads/{thread_id}/state': { body: { values: { messages: [] } } },
     'POST /v1/deepagents/threads/{thread_id}/history': { body: { limit: 5 } },
+    'POST /v1/deepagents/threads/{thread_id}/state/checkpoint': { body: { checkpoint: { checkpoint_id: ids.checkpoint_id } } },
     'POST /v1/deepagents/threads/{thread_id}/runs/stream': { body: { agent_id: agent, messages: [{ role: 'user', content: 'hi' }] } },
     'POST /v1/deepagents/threads/{thread_id}/runs': { body: { agent_id: agent, messages: [{ role: 'user', content: 'hi' }] } },
     'POST /v1/deepagents/threads/{thread_id}/runs/wait': { body: { agent_id: agent, messages: [{ role: 'user', content: 'hi' }] } },
@@ -252,6 +255,7 @@ const isSafe = (method: string, p: string) =>
     'POST /v1/deepagents/threads/search',
     'POST /v1/deepagents/threads/count',
     'POST /v1/deepagents/threads/{thread_id}/history',
+    'POST /v1/deepagents/threads/{thread_id}/state/checkpoint',
     'POST /v1/deepagents/assistants/search',
     'POST /v1/deepagents/assistants/count',
     'POST /v1/deepagents/runs/crons/search',
