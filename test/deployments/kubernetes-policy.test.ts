@@ -151,13 +151,13 @@ describe('HANGAR_DEPLOY_K8S_POD_POLICY', () => {
     ]);
     expect(res.error!.detail![0]!.msg).toMatch(/HANGAR_DEPLOY_K8S_POD_POLICY=restricted/);
 
-    const tame = { volumes: risky.volumes.slice(0, 3), volume_mounts: risky.volume_mounts, sidecars: [risky.sidecars[1]] };
+    const tame: Record<string, unknown> = { volumes: risky.volumes.slice(0, 3), volume_mounts: risky.volume_mounts, sidecars: [risky.sidecars[1]] };
     const ok = await post(bounded, docker('pod-app', 'agents', { source_config: { resource_spec: tame } }));
     expect(ok.status).toBe(201);
     // A patch is held to the same policy.
     const patched = await bounded.client.PATCH('/v2/deployments/{deployment_id}', {
       params: { path: { deployment_id: ok.data!.id } },
-      body: { source_config: { resource_spec: { ...tame, service_account_name: 'cluster-admin-sa' } } },
+      body: { source_config: { resource_spec: { ...tame, service_account_name: 'cluster-admin-sa' } } } as never,
     });
     expect(patched.response.status).toBe(422);
     expect((patched.error as { detail: { loc: unknown[] }[] }).detail.map((d) => d.loc)).toEqual([[...spec, 'service_account_name']]);
