@@ -49,6 +49,7 @@ describe("another deployment's Secrets", () => {
       volumes: [
         { name: 'db', secret: { secretName: 'payments-postgres' } },
         { name: 'p', projected: { sources: [{ secret: { name: 'payments-secrets' } }] } },
+        { name: 'data', persistentVolumeClaim: { claimName: 'data-payments-postgres-0' } },
       ],
       init_containers: [{ name: 'grab', image: 'busybox', env: [{ name: 'K', valueFrom: { secretKeyRef: { name: 'payments-secrets', key: 'STRIPE_KEY' } } }], envFrom: [{ secretRef: { name: 'payments-postgres' } }] }],
     };
@@ -57,6 +58,7 @@ describe("another deployment's Secrets", () => {
     expect(vols.error!.detail!.map((d) => d.loc)).toEqual([
       ['body', 'source_config', 'resource_spec', 'volumes', 0, 'secret', 'secretName'],
       ['body', 'source_config', 'resource_spec', 'volumes', 1, 'projected', 'sources', 0, 'secret', 'name'],
+      ['body', 'source_config', 'resource_spec', 'volumes', 2, 'persistentVolumeClaim', 'claimName'],
       ['body', 'source_config', 'resource_spec', 'init_containers', 0, 'env', 0, 'valueFrom', 'secretKeyRef', 'name'],
       ['body', 'source_config', 'resource_spec', 'init_containers', 0, 'envFrom', 0, 'secretRef', 'name'],
     ]);
@@ -86,6 +88,12 @@ describe("another deployment's Secrets", () => {
     expect(billing.error).toMatchObject({ detail: expect.stringMatching(/another deployment in namespace "prod" names the Secret "billing-secrets"/) });
     // In another namespace it is free.
     expect((await post(open, docker('billing', 'billing-ns'), other)).status).toBe(201);
+    // Likewise for the claim a deployment's database would use.
+    const claim = { resource_spec: { volumes: [{ name: 'd', persistentVolumeClaim: { claimName: 'data-ledger-postgres-0' } }] } };
+    expect((await post(open, docker('early-claim', 'prod', { source_config: claim }))).status).toBe(201);
+    const ledger = await post(open, docker('ledger', 'prod'), other);
+    expect(ledger.status).toBe(409);
+    expect(ledger.error).toMatchObject({ detail: expect.stringMatching(/names the volume claim "data-ledger-postgres-0"/) });
   });
 });
 

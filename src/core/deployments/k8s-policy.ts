@@ -1,6 +1,6 @@
 // The operator's bounds on what a kubernetes-driven deployment may ask of the cluster
-// (HANGAR_DEPLOY_K8S_NAMESPACES, HANGAR_DEPLOY_K8S_POD_POLICY), and the Secrets a deployment names,
-// so that one naming a Secret Hangar manages for another deployment is refused.
+// (HANGAR_DEPLOY_K8S_NAMESPACES, HANGAR_DEPLOY_K8S_POD_POLICY), and the Secrets and claims a
+// deployment names, so that one naming what Hangar manages for another deployment is refused.
 import type { FieldIssue } from '../errors.js';
 import type { SecretReference, SourceConfig } from './types.js';
 
@@ -29,37 +29,42 @@ const obj = (v: unknown): Obj | undefined => (v && typeof v === 'object' && !Arr
 const arr = (v: unknown): unknown[] => (Array.isArray(v) ? v : []);
 const SPEC = ['body', 'source_config', 'resource_spec'];
 
-/** A Secret a deployment names, and the field that names it. */
-export interface NamedSecret {
+/** A Secret or volume claim a deployment names, and the field that names it. */
+export interface NamedObject {
+  kind: 'Secret' | 'PersistentVolumeClaim';
   name: string;
   loc: (string | number)[];
 }
 
 /**
- * Every Secret the deployment's pods would read: `secret_references`, Secret volumes (and Secrets
- * projected into volumes), and the Secrets its init containers and sidecars take environment from.
+ * Every Secret and claim the deployment's pods would read: `secret_references`, Secret and claim
+ * volumes (and Secrets projected into volumes), and the Secrets its init containers and sidecars take
+ * environment from.
  */
-export function secretsNamed(sourceConfig: SourceConfig, refs: SecretReference[] | null | undefined): NamedSecret[] {
-  const out: NamedSecret[] = [];
-  (refs ?? []).forEach((r, i) => out.push({ name: r.secret_name, loc: ['body', 'secret_references', i, 'secret_name'] }));
+export function objectsNamed(sourceConfig: SourceConfig, refs: SecretReference[] | null | undefined): NamedObject[] {
+  const out: NamedObject[] = [];
+  const secret = (name: string, loc: (string | number)[]) => out.push({ kind: 'Secret', name, loc });
+  (refs ?? []).forEach((r, i) => secret(r.secret_name, ['body', 'secret_references', i, 'secret_name']));
   const spec = obj(sourceConfig.resource_spec) ?? {};
   arr(spec.volumes).forEach((v, i) => {
-    const secret = obj(obj(v)?.secret);
-    if (typeof secret?.secretName === 'string') out.push({ name: secret.secretName, loc: [...SPEC, 'volumes', i, 'secret', 'secretName'] });
+    const volume = obj(obj(v)?.secret);
+    if (typeof volume?.secretName === 'string') secret(volume.secretName, [...SPEC, 'volumes', i, 'secret', 'secretName']);
+    const claim = obj(obj(v)?.persistentVolumeClaim)?.claimName;
+    if (typeof claim === 'string') out.push({ kind: 'PersistentVolumeClaim', name: claim, loc: [...SPEC, 'volumes', i, 'persistentVolumeClaim', 'claimName'] });
     arr(obj(obj(v)?.projected)?.sources).forEach((s, j) => {
       const name = obj(obj(s)?.secret)?.name;
-      if (typeof name === 'string') out.push({ name, loc: [...SPEC, 'volumes', i, 'projected', 'sources', j, 'secret', 'name'] });
+      if (typeof name === 'string') secret(name, [...SPEC, 'volumes', i, 'projected', 'sources', j, 'secret', 'name']);
     });
   });
   for (const group of ['init_containers', 'sidecars'] as const) {
     arr(spec[group]).forEach((c, i) => {
       arr(obj(c)?.env).forEach((e, j) => {
         const name = obj(obj(obj(e)?.valueFrom)?.secretKeyRef)?.name;
-        if (typeof name === 'string') out.push({ name, loc: [...SPEC, group, i, 'env', j, 'valueFrom', 'secretKeyRef', 'name'] });
+        if (typeof name === 'string') secret(name, [...SPEC, group, i, 'env', j, 'valueFrom', 'secretKeyRef', 'name']);
       });
       arr(obj(c)?.envFrom).forEach((e, j) => {
         const name = obj(obj(e)?.secretRef)?.name;
-        if (typeof name === 'string') out.push({ name, loc: [...SPEC, group, i, 'envFrom', j, 'secretRef', 'name'] });
+        if (typeof name === 'string') secret(name, [...SPEC, group, i, 'envFrom', j, 'secretRef', 'name']);
       });
     });
   }

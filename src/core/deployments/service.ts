@@ -19,7 +19,7 @@ import { mergeSecrets } from './secrets.js';
 import { SKIPPABLE_REVISION_STATUSES, type DeploymentStatus } from './status.js';
 import type { Deployment, DeploymentSecret, DeploymentType, Revision, SecretReference, Source, SourceConfig, SourceRevisionConfig } from './types.js';
 import { checkDeployment, DEPLOYMENT_NAME } from './validate.js';
-import { checkK8sPolicy, type K8sPolicy, OPEN_K8S_POLICY, secretsNamed } from './k8s-policy.js';
+import { checkK8sPolicy, type K8sPolicy, OPEN_K8S_POLICY, objectsNamed } from './k8s-policy.js';
 
 /** Body of a create, as parsed by the HTTP layer. */
 export interface CreateDeploymentInput {
@@ -432,9 +432,10 @@ function namespaceOf(sourceConfig: SourceConfig): string {
 }
 
 /**
- * A deployment's pods must not read the Secrets Hangar manages for another deployment (of any
- * workspace) in the same namespace: its `<name>-secrets` (the other's `secrets`) and `<name>-postgres`
- * (its database password). Refused with 422 naming each field that names one.
+ * A deployment's pods must not read what Hangar manages for another deployment (of any workspace) in
+ * the same namespace: its Secrets `<name>-secrets` (the other's `secrets`) and `<name>-postgres` (its
+ * database password), and its database's volume claim `data-<name>-postgres-0`. Refused with 422
+ * naming each field that names one.
  */
 async function noOtherDeploymentsSecrets(
   trx: Transaction<Database>,
@@ -442,8 +443,8 @@ async function noOtherDeploymentsSecrets(
   sourceConfig: SourceConfig,
   refs: SecretReference[] | null | undefined,
 ): Promise<void> {
-  const named = secretsNamed(sourceConfig, refs)
-    .map((s) => ({ ...s, owner: /^(.+)-(secrets|postgres)$/.exec(s.name)?.[1] }))
+  const named = objectsNamed(sourceConfig, refs)
+    .map((s) => ({ ...s, owner: (s.kind === 'Secret' ? /^(.+)-(secrets|postgres)$/ : /^data-(.+)-postgres-0$/).exec(s.name)?.[1] }))
     .filter((s): s is typeof s & { owner: string } => s.owner !== undefined && DEPLOYMENT_NAME.test(s.owner));
   if (named.length === 0) return;
   // Ordered with creates of deployments (kubernetesNameFree), which check the converse.
@@ -458,7 +459,7 @@ async function noOtherDeploymentsSecrets(
   const others = new Set((await q.execute()).map((r) => r.name));
   const issues: FieldIssue[] = named
     .filter((s) => others.has(s.owner))
-    .map((s) => ({ loc: s.loc, msg: `names the Secret "${s.name}" that Hangar manages for another deployment ("${s.owner}"); a deployment may not read it`, type: 'value_error' }));
+    .map((s) => ({ loc: s.loc, msg: `names the ${s.kind === 'Secret' ? 'Secret' : 'volume claim'} "${s.name}" that Hangar manages for another deployment ("${s.owner}"); a deployment may not read it`, type: 'value_error' }));
   if (issues.length > 0) throw invalid(issues);
 }
 
@@ -485,8 +486,9 @@ async function kubernetesNameFree(trx: Transaction<Database>, workspaceId: strin
       `the Kubernetes objects of a deployment named "${name}" in namespace "${namespace}" belong to another workspace's deployment; choose another name or namespace`,
     );
   }
-  // Nor may another deployment there already name the Secrets this one's would be: its pods would read them.
-  const managed = [`${name}-secrets`, `${name}-postgres`]; // objectNames() of the kubernetes driver
+  // Nor may another deployment there already name the Secrets (or the database claim) this one's
+  // would be: its pods would read them. Names as objectNames() and databaseClaimName() of the kubernetes driver.
+  const managed = [`${name}-secrets`, `${name}-postgres`, `data-${name}-postgres-0`];
   let readers = trx
     .selectFrom('deployments')
     .select(['id', 'source_config', 'secret_references'])
@@ -496,11 +498,11 @@ async function kubernetesNameFree(trx: Transaction<Database>, workspaceId: strin
   for (const r of await readers.execute()) {
     const refs = (typeof r.secret_references === 'string' ? JSON.parse(r.secret_references) : r.secret_references) as SecretReference[] | null;
     const sc = (typeof r.source_config === 'string' ? JSON.parse(r.source_config) : r.source_config) as SourceConfig;
-    const hit = secretsNamed(sc, refs).find((s) => managed.includes(s.name));
+    const hit = objectsNamed(sc, refs).find((s) => (s.kind === 'Secret' ? managed.slice(0, 2) : managed.slice(2)).includes(s.name));
     if (hit) {
       throw new HangarError(
         'deployment_kubernetes_name_taken',
-        `another deployment in namespace "${namespace}" names the Secret "${hit.name}", which a deployment named "${name}" would keep its secrets in; choose another name or namespace`,
+        `another deployment in namespace "${namespace}" names the ${hit.kind === 'Secret' ? 'Secret' : 'volume claim'} "${hit.name}", which a deployment named "${name}" would keep its ${hit.kind === 'Secret' ? 'secrets' : 'database'} in; choose another name or namespace`,
       );
     }
   }
