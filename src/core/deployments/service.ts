@@ -111,7 +111,7 @@ export class DeploymentService {
     try {
       id = await this.deps.db.transaction().execute(async (trx) => {
         if (driver === 'kubernetes') await kubernetesNameFree(trx, caller.workspaceId, input.name, namespaceOf(input.source_config));
-        await noOtherDeploymentsSecrets(trx, undefined, input.source_config, input.secret_references);
+        if (driver === 'kubernetes') await noOtherDeploymentsSecrets(trx, undefined, input.source_config, input.secret_references);
         const d = await trx
           .insertInto('deployments')
           .values({
@@ -184,7 +184,7 @@ export class DeploymentService {
       if (current.driver === 'kubernetes' && namespaceOf(sourceConfig) !== namespaceOf(current.sourceConfig)) {
         await kubernetesNameFree(trx, caller.workspaceId, current.name, namespaceOf(sourceConfig), id);
       }
-      await noOtherDeploymentsSecrets(trx, id, sourceConfig, secretReferences);
+      if (current.driver === 'kubernetes') await noOtherDeploymentsSecrets(trx, id, sourceConfig, secretReferences);
       const locked = await trx
         .updateTable('deployments')
         .set({
@@ -492,6 +492,7 @@ async function kubernetesNameFree(trx: Transaction<Database>, workspaceId: strin
   let readers = trx
     .selectFrom('deployments')
     .select(['id', 'source_config', 'secret_references'])
+    .where('driver', '=', 'kubernetes')
     .where(sql<string>`coalesce(source_config->'listener_config'->>'k8s_namespace', 'default')`, '=', namespace)
     .where((eb) => eb.or(managed.flatMap((m) => [eb(sql<string>`source_config::text`, 'like', `%"${m}"%`), eb(sql<string>`coalesce(secret_references::text, '')`, 'like', `%"${m}"%`)])));
   if (ownId) readers = readers.where('id', '<>', ownId);
