@@ -39,6 +39,7 @@ import { EgressGuard, installEgressScopes } from './net/egress.js';
 import { VERSION } from './version.js';
 import { startExecutorThread, type ExecutorThread } from './executor-thread.js';
 import { idleReclaimer } from './reclaim.js';
+import { parseNamespaces } from './core/deployments/k8s-policy.js';
 import { type LocalRepoPolicy, parseRoots } from './core/local-repos.js';
 
 export { VERSION };
@@ -154,7 +155,7 @@ export async function startHangar(config: Config, options: StartOptions = {}): P
     // The services are built once; the runtime is built from them and bound to them afterwards, so
     // HTTP, workers and background tasks share every instance (and its caches).
     const runtimePorts = deferredRuntime();
-    const services = createServices({ db: database.db, controlDb: control.db, cipher, logger, publicUrl, keyCache, traceExporters, egress, localRepos, runtime: runtimePorts.ports, deploy: { routing }, sandboxes });
+    const services = createServices({ db: database.db, controlDb: control.db, cipher, logger, publicUrl, keyCache, traceExporters, egress, localRepos, runtime: runtimePorts.ports, deploy: { routing, k8sPolicy: { namespaces: parseNamespaces(config.deployK8sNamespaces), pod: config.deployK8sPodPolicy } }, sandboxes });
     const base = services;
     // Trace redaction keeps each workspace's tool server secrets while the bus reports their changes.
     cleanup.push(await services.tracing.watchToolServers(bus));

@@ -3172,6 +3172,7 @@ export interface components {
             redis_memory_limit_mb?: number | null;
             /** @description Redis memory request, MiB. */
             redis_memory_mb?: number | null;
+            /** @description Refused when the server sets `HANGAR_DEPLOY_K8S_POD_POLICY=restricted`. */
             service_account_name?: string | null;
             sidecars?: components["schemas"]["Container"][] | null;
             /** @description Mounted into the application containers. */
@@ -3384,7 +3385,7 @@ export interface components {
                 [key: string]: unknown;
             };
         };
-        /** @description Environment variable `name` from key `secret_key` of the Kubernetes Secret `secret_name`. */
+        /** @description Environment variable `name` from key `secret_key` of the Kubernetes Secret `secret_name` (not one Hangar manages for another deployment: `<name>-secrets`, `<name>-postgres`). */
         SecretReference: {
             name: string;
             secret_key: string;
@@ -3420,7 +3421,7 @@ export interface components {
              * @description `vcshost`: the code-host integration whose credentials fetch `repo_url`.
              */
             integration_id?: string | null;
-            /** @description Docker sources: `k8s_namespace`, the namespace the objects go to. */
+            /** @description Docker sources: `k8s_namespace`, the namespace the objects go to (default `default`; one of `HANGAR_DEPLOY_K8S_NAMESPACES` when the server sets it). */
             listener_config?: {
                 k8s_namespace?: string | null;
             } | null;
@@ -4182,7 +4183,7 @@ export interface components {
             /** @description Use as `source_config.repo_url` of a deployment. */
             url: string;
         };
-        /** @description `name` and exactly one of `configMap`, `secret`, `emptyDir`, `persistentVolumeClaim`, `nfs`, `projected`, `downwardAPI`, `csi`. */
+        /** @description `name` and exactly one of `configMap`, `secret`, `emptyDir`, `persistentVolumeClaim`, `nfs`, `projected`, `downwardAPI`, `csi`; only `emptyDir`, `configMap` and `downwardAPI` when the server sets `HANGAR_DEPLOY_K8S_POD_POLICY=restricted`. */
         Volume: {
             configMap?: {
                 [key: string]: unknown;

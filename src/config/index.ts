@@ -223,6 +223,21 @@ export const settings = withLimits({
     description:
       'Which deployment driver serves which source: comma-separated source=driver (drivers: local, kubernetes). A source not listed is refused at create.',
   },
+  deployK8sNamespaces: {
+    env: 'HANGAR_DEPLOY_K8S_NAMESPACES',
+    schema: z
+      .string()
+      .regex(/^\s*([a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?\s*(,\s*[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?\s*)*)?$/, 'must be a comma-separated list of Kubernetes namespace names')
+      .optional(),
+    description:
+      'Comma-separated Kubernetes namespaces kubernetes-driven deployments may use (`source_config.listener_config.k8s_namespace`, default `default`); another is refused with 422. Empty: any namespace Hangar’s own account may write to.',
+  },
+  deployK8sPodPolicy: {
+    env: 'HANGAR_DEPLOY_K8S_POD_POLICY',
+    schema: z.enum(['open', 'restricted']).default('open'),
+    description:
+      'How much of the pod a kubernetes-driven deployment may shape. `open`: as given. `restricted`: refuses (422) `service_account_name`, volumes other than emptyDir, configMap and downwardAPI, and init containers or sidecars with privileged, allowPrivilegeEscalation, added capabilities or runAsUser 0.',
+  },
   deployPollMs: {
     env: 'HANGAR_DEPLOY_POLL_MS',
     schema: positiveInt.default(2_000),

@@ -172,7 +172,8 @@ export const errorCatalogue = {
   deployment_kubernetes_name_taken: {
     status: 409,
     type: 'conflict',
-    meaning: 'Another workspace has a kubernetes deployment of this name in the same namespace: their Kubernetes objects would be the same ones.',
+    meaning:
+      'Another workspace has a kubernetes deployment of this name in the same namespace (their Kubernetes objects would be the same ones), or another deployment there names the Secret or volume claim this one would keep its secrets or database in.',
   },
   deployment_being_deleted: { status: 409, type: 'conflict', meaning: 'The deployment is being deleted and can no longer change.' },
   deployment_not_serving: { status: 503, type: 'upstream', meaning: 'The deployment has no running revision to forward the request to.' },

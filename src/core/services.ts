@@ -31,6 +31,7 @@ import { WorkspaceService } from './workspaces/service.js';
 import type { EgressGuard } from '../net/egress.js';
 import { laptopEgress } from './egress.js';
 import { type LocalRepoPolicy, NO_LOCAL_REPOS } from './local-repos.js';
+import type { K8sPolicy } from './deployments/k8s-policy.js';
 import { ConsoleSessionService } from './console/sessions.js';
 import { StoreService, type StorePort } from './store/service.js';
 
@@ -88,7 +89,7 @@ export interface ServiceDeps {
   /** The running agent runtime; without it (operator commands) threads and runs refuse to work. */
   runtime?: RuntimePorts | undefined;
   /** Deployments: which driver serves which source, and the other domains they use when present. */
-  deploy?: { routing: DriverRouting; codeHosts?: CodeHosts; tracing?: TracingProjects };
+  deploy?: { routing: DriverRouting; codeHosts?: CodeHosts; tracing?: TracingProjects; k8sPolicy?: K8sPolicy };
   /** Where traces go besides Hangar's own store (OTLP, LangSmith-compatible); none by default. */
   traceExporters?: TraceExporter[];
   /** The sandbox service (src/sandbox); without it the sandbox endpoints answer 503. */
@@ -145,6 +146,7 @@ export function createServices(deps: ServiceDeps): Services {
       tracing: deps.deploy?.tracing ?? tracing,
       egress,
       localRepos,
+      k8sPolicy: deps.deploy?.k8sPolicy,
     }),
     deploymentUploads: new UploadService(deps.db),
     tracing,

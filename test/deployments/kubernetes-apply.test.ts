@@ -206,4 +206,35 @@ describe('kubernetes driver against a stand-in Kubernetes API server', () => {
     expect(after.active_revision_id).toBeNull();
     expect(after.status).toBe('UNUSED');
   });
+
+  it("refuses, at apply, a Secret Hangar manages for another deployment: here one of another Hangar server sharing the namespace", async () => {
+    // This server deploys "vault"; its vault-secrets is then in the cluster, labelled as its own.
+    const vault = await create('vault', 'shared');
+    await waitFor('vault to serve', async () => ((await deployment(vault.id)).data!.active_revision_id ? true : undefined));
+    // A second Hangar server on the same cluster knows nothing of "vault": its API lets the name pass.
+    const other = await startTestServer({ env: { HANGAR_DEPLOY_POLL_MS: '300', HANGAR_DEPLOY_DRIVERS: 'external_docker=kubernetes', HANGAR_KUBECONFIG: join(dir, 'kubeconfig.json') } });
+    try {
+      const res = await other.client.POST('/v2/deployments', {
+        body: {
+          name: 'reader',
+          source: 'external_docker',
+          source_config: { listener_config: { k8s_namespace: 'shared' } },
+          source_revision_config: { image_uri: 'registry.example.com/acme/reader:1.0' },
+          secrets: [],
+          secret_references: [{ name: 'OWN', secret_name: 'reader-secrets', secret_key: 'X' }, { name: 'STOLEN', secret_name: 'vault-secrets', secret_key: 'OPENAI_API_KEY' }],
+        },
+      });
+      expect(res.response.status).toBe(201);
+      const rev = await waitFor('the revision to fail', async () => {
+        const r = await other.client.GET('/v2/deployments/{deployment_id}/revisions/{revision_id}', { params: { path: { deployment_id: res.data!.id, revision_id: res.data!.latest_revision_id! } } });
+        return ['DEPLOYED', 'DEPLOY_FAILED'].includes(r.data!.status) ? r.data! : undefined;
+      });
+      expect(rev.status).toBe('DEPLOY_FAILED');
+      expect(rev.status_message).toBe(`the Secret shared/vault-secrets is one Hangar manages for another deployment (${vault.id}): this deployment may not read it`);
+      // Nothing of the revision was applied.
+      expect(k8s.requests.some((r) => r.method === 'PATCH' && r.path.includes('/namespaces/shared/deployments/reader-api'))).toBe(false);
+    } finally {
+      await other.close();
+    }
+  });
 });

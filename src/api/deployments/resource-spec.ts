@@ -46,7 +46,9 @@ export const VolumeSchema = z
     name: z.string().min(1),
     ...Object.fromEntries(VOLUME_SOURCES.map((s) => [s, z.record(z.string(), z.unknown()).optional()])),
   })
-  .openapi('Volume', { description: `\`name\` and exactly one of ${VOLUME_SOURCES.map((s) => `\`${s}\``).join(', ')}.` });
+  .openapi('Volume', {
+    description: `\`name\` and exactly one of ${VOLUME_SOURCES.map((s) => `\`${s}\``).join(', ')}; only \`emptyDir\`, \`configMap\` and \`downwardAPI\` when the server sets \`HANGAR_DEPLOY_K8S_POD_POLICY=restricted\`.`,
+  });
 
 /** `resource_spec`. Numbers: CPU in cores, memory in MiB, storage in GiB. */
 export const ResourceSpecSchema = z
@@ -85,7 +87,7 @@ export const ResourceSpecSchema = z
     db_max_connections: scale('PostgreSQL max_connections.'),
     labels: z.record(z.string(), z.string()).nullable().optional().openapi({ description: 'Added to every object and pod.' }),
     annotations: z.record(z.string(), z.string()).nullable().optional().openapi({ description: 'Added to every object and pod.' }),
-    service_account_name: z.string().nullable().optional(),
+    service_account_name: z.string().nullable().optional().openapi({ description: 'Refused when the server sets `HANGAR_DEPLOY_K8S_POD_POLICY=restricted`.' }),
     image_pull_secrets: z.array(z.object({ name: z.string().min(1) })).nullable().optional(),
     volumes: z.array(VolumeSchema).nullable().optional(),
     volume_mounts: z.array(MountSchema).nullable().optional().openapi({ description: 'Mounted into the application containers.' }),

@@ -32,7 +32,7 @@ export const SourceConfigSchema = z
       .object({ k8s_namespace: z.string().nullable().optional() })
       .nullable()
       .optional()
-      .openapi({ description: 'Docker sources: `k8s_namespace`, the namespace the objects go to.' }),
+      .openapi({ description: 'Docker sources: `k8s_namespace`, the namespace the objects go to (default `default`; one of `HANGAR_DEPLOY_K8S_NAMESPACES` when the server sets it).' }),
     install_command: z.string().nullable().optional().openapi({ description: 'Source builds: install command (default `npm ci` with a lockfile, else `npm install`; skipped without dependencies).' }),
     build_command: z.string().nullable().optional().openapi({ description: 'Source builds: build command (default: `npm run build` when package.json has a build script).' }),
   })
@@ -60,7 +60,7 @@ const SourceRevisionConfigSchema = z
 const SecretSchema = z.object({ name: z.string(), value: z.string() }).openapi('DeploymentSecret');
 const SecretReferenceSchema = z
   .object({ name: z.string(), secret_name: z.string(), secret_key: z.string() })
-  .openapi('SecretReference', { description: 'Environment variable `name` from key `secret_key` of the Kubernetes Secret `secret_name`.' });
+  .openapi('SecretReference', { description: 'Environment variable `name` from key `secret_key` of the Kubernetes Secret `secret_name` (not one Hangar manages for another deployment: `<name>-secrets`, `<name>-postgres`).' });
 
 /** Body of POST /v2/deployments. */
 export const CreateDeploymentRequest = z

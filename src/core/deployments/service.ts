@@ -19,6 +19,7 @@ import { mergeSecrets } from './secrets.js';
 import { SKIPPABLE_REVISION_STATUSES, type DeploymentStatus } from './status.js';
 import type { Deployment, DeploymentSecret, DeploymentType, Revision, SecretReference, Source, SourceConfig, SourceRevisionConfig } from './types.js';
 import { checkDeployment, DEPLOYMENT_NAME } from './validate.js';
+import { checkK8sPolicy, type K8sPolicy, OPEN_K8S_POLICY, objectsNamed } from './k8s-policy.js';
 
 /** Body of a create, as parsed by the HTTP layer. */
 export interface CreateDeploymentInput {
@@ -72,6 +73,8 @@ export interface DeploymentServiceDeps {
   /** Outbound policy for repository URLs, and which host directories may be cloned (file://). */
   egress?: EgressGuard | undefined;
   localRepos?: LocalRepoPolicy | undefined;
+  /** The operator's bounds on kubernetes-driven deployments (namespaces, pod); open by default. */
+  k8sPolicy?: K8sPolicy | undefined;
 }
 
 const FROM_SOURCE: readonly Source[] = ['vcshost', 'internal_source', 'internal_template'];
@@ -100,6 +103,7 @@ export class DeploymentService {
     const driver = this.deps.routing.driverFor(input.source);
     if (!driver) issues.push({ loc: ['body', 'source'], msg: `no configured driver serves source "${input.source}" on this server (see HANGAR_DEPLOY_DRIVERS)`, type: 'value_error' });
     issues.push(...checkDeployment({ source: input.source, sourceConfig: input.source_config, sourceRevisionConfig: input.source_revision_config, secrets: input.secrets, secretReferences: input.secret_references }));
+    if (driver === 'kubernetes') issues.push(...checkK8sPolicy(this.deps.k8sPolicy ?? OPEN_K8S_POLICY, input.source_config));
     if (issues.length === 0) issues.push(...(await this.checkReferences(caller.workspaceId, input.source, input.source_config, revConfig)));
     if (issues.length > 0) throw invalid(issues);
 
@@ -107,6 +111,7 @@ export class DeploymentService {
     try {
       id = await this.deps.db.transaction().execute(async (trx) => {
         if (driver === 'kubernetes') await kubernetesNameFree(trx, caller.workspaceId, input.name, namespaceOf(input.source_config));
+        if (driver === 'kubernetes') await noOtherDeploymentsSecrets(trx, undefined, input.source_config, input.secret_references);
         const d = await trx
           .insertInto('deployments')
           .values({
@@ -167,6 +172,7 @@ export class DeploymentService {
     const secrets = input.secrets ? mergeSecrets(input.secrets, current.secrets) : current.secrets;
     const secretReferences = input.secret_references !== undefined ? input.secret_references : current.secretReferences;
     const issues = checkDeployment({ source: current.source, sourceConfig, sourceRevisionConfig: revConfig, secrets, secretReferences });
+    if (current.driver === 'kubernetes') issues.push(...checkK8sPolicy(this.deps.k8sPolicy ?? OPEN_K8S_POLICY, sourceConfig));
     if (issues.length === 0 && (input.source_revision_config || input.source_config)) {
       issues.push(...(await this.checkReferences(caller.workspaceId, current.source, sourceConfig, revConfig)));
     }
@@ -176,8 +182,9 @@ export class DeploymentService {
     const newRevision = input.source_revision_config !== undefined || input.secrets !== undefined || specChanged;
     await this.deps.db.transaction().execute(async (trx) => {
       if (current.driver === 'kubernetes' && namespaceOf(sourceConfig) !== namespaceOf(current.sourceConfig)) {
-        await kubernetesNameFree(trx, caller.workspaceId, current.name, namespaceOf(sourceConfig));
+        await kubernetesNameFree(trx, caller.workspaceId, current.name, namespaceOf(sourceConfig), id);
       }
+      if (current.driver === 'kubernetes') await noOtherDeploymentsSecrets(trx, id, sourceConfig, secretReferences);
       const locked = await trx
         .updateTable('deployments')
         .set({
@@ -425,13 +432,45 @@ function namespaceOf(sourceConfig: SourceConfig): string {
 }
 
 /**
+ * A deployment's pods must not read what Hangar manages for another deployment (of any workspace) in
+ * the same namespace: its Secrets `<name>-secrets` (the other's `secrets`) and `<name>-postgres` (its
+ * database password), and its database's volume claim `data-<name>-postgres-0`. Refused with 422
+ * naming each field that names one.
+ */
+async function noOtherDeploymentsSecrets(
+  trx: Transaction<Database>,
+  ownId: string | undefined,
+  sourceConfig: SourceConfig,
+  refs: SecretReference[] | null | undefined,
+): Promise<void> {
+  const named = objectsNamed(sourceConfig, refs)
+    .map((s) => ({ ...s, owner: (s.kind === 'Secret' ? /^(.+)-(secrets|postgres)$/ : /^data-(.+)-postgres-0$/).exec(s.name)?.[1] }))
+    .filter((s): s is typeof s & { owner: string } => s.owner !== undefined && DEPLOYMENT_NAME.test(s.owner));
+  if (named.length === 0) return;
+  // Ordered with creates of deployments (kubernetesNameFree), which check the converse.
+  await sql`SELECT pg_advisory_xact_lock(hashtext('hangar.deployments.kubernetes-names'))`.execute(trx);
+  let q = trx
+    .selectFrom('deployments')
+    .select('name')
+    .where('driver', '=', 'kubernetes')
+    .where('name', 'in', [...new Set(named.map((s) => s.owner))])
+    .where(sql<string>`coalesce(source_config->'listener_config'->>'k8s_namespace', 'default')`, '=', namespaceOf(sourceConfig));
+  if (ownId) q = q.where('id', '<>', ownId);
+  const others = new Set((await q.execute()).map((r) => r.name));
+  const issues: FieldIssue[] = named
+    .filter((s) => others.has(s.owner))
+    .map((s) => ({ loc: s.loc, msg: `names the ${s.kind === 'Secret' ? 'Secret' : 'volume claim'} "${s.name}" that Hangar manages for another deployment ("${s.owner}"); a deployment may not read it`, type: 'value_error' }));
+  if (issues.length > 0) throw invalid(issues);
+}
+
+/**
  * The kubernetes driver names a deployment's objects after the deployment (`<name>-api`,
  * `<name>-secrets`, `<name>-postgres`…) in its namespace, and names are unique per workspace only:
  * a second workspace's deployment of the same name in the same namespace would take over (and, on
  * delete, remove) the first one's objects, its secrets and database included. Refused, under a lock
  * that orders concurrent creates.
  */
-async function kubernetesNameFree(trx: Transaction<Database>, workspaceId: string, name: string, namespace: string): Promise<void> {
+async function kubernetesNameFree(trx: Transaction<Database>, workspaceId: string, name: string, namespace: string, ownId?: string): Promise<void> {
   await sql`SELECT pg_advisory_xact_lock(hashtext('hangar.deployments.kubernetes-names'))`.execute(trx);
   const taken = await trx
     .selectFrom('deployments')
@@ -446,5 +485,26 @@ async function kubernetesNameFree(trx: Transaction<Database>, workspaceId: strin
       'deployment_kubernetes_name_taken',
       `the Kubernetes objects of a deployment named "${name}" in namespace "${namespace}" belong to another workspace's deployment; choose another name or namespace`,
     );
+  }
+  // Nor may another deployment there already name the Secrets (or the database claim) this one's
+  // would be: its pods would read them. Names as objectNames() and databaseClaimName() of the kubernetes driver.
+  const managed = [`${name}-secrets`, `${name}-postgres`, `data-${name}-postgres-0`];
+  let readers = trx
+    .selectFrom('deployments')
+    .select(['id', 'source_config', 'secret_references'])
+    .where('driver', '=', 'kubernetes')
+    .where(sql<string>`coalesce(source_config->'listener_config'->>'k8s_namespace', 'default')`, '=', namespace)
+    .where((eb) => eb.or(managed.flatMap((m) => [eb(sql<string>`source_config::text`, 'like', `%"${m}"%`), eb(sql<string>`coalesce(secret_references::text, '')`, 'like', `%"${m}"%`)])));
+  if (ownId) readers = readers.where('id', '<>', ownId);
+  for (const r of await readers.execute()) {
+    const refs = (typeof r.secret_references === 'string' ? JSON.parse(r.secret_references) : r.secret_references) as SecretReference[] | null;
+    const sc = (typeof r.source_config === 'string' ? JSON.parse(r.source_config) : r.source_config) as SourceConfig;
+    const hit = objectsNamed(sc, refs).find((s) => (s.kind === 'Secret' ? managed.slice(0, 2) : managed.slice(2)).includes(s.name));
+    if (hit) {
+      throw new HangarError(
+        'deployment_kubernetes_name_taken',
+        `another deployment in namespace "${namespace}" names the ${hit.kind === 'Secret' ? 'Secret' : 'volume claim'} "${hit.name}", which a deployment named "${name}" would keep its ${hit.kind === 'Secret' ? 'secrets' : 'database'} in; choose another name or namespace`,
+      );
+    }
   }
 }

@@ -6,6 +6,7 @@ import { createHmac } from 'node:crypto';
 import type * as k8s from '@kubernetes/client-node';
 import type { Logger } from '../../logging.js';
 import { DriverFailure, type BuildResult, type DeployResult, type Driver, type DriverContext, type DriverTarget } from '../driver.js';
+import { objectsNamed } from '../../core/deployments/k8s-policy.js';
 import { loadKubeConnection, type KubeConnection } from './kubeconfig.js';
 import { databaseClaimName, objectNames, renderDatabase, renderObjects, type K8sObject } from './render.js';
 
@@ -120,7 +121,32 @@ export class KubernetesDriver implements Driver {
     throw new DriverFailure(`the database StatefulSet ${name} did not become ready in time`);
   }
 
+  /**
+   * The Secrets the revision's pods would read must not be ones Hangar manages for another deployment
+   * (labelled managed-by hangar, another instance): the API refuses naming them, but a deployment
+   * made before that check, or one of another Hangar server sharing the namespace, could still.
+   */
+  private async refuseForeignSecrets(ctx: DriverContext): Promise<void> {
+    const ns = ctx.deployment.sourceConfig.listener_config?.k8s_namespace ?? 'default';
+    const named = objectsNamed({ resource_spec: ctx.revision.resourceSpec }, ctx.deployment.secretReferences).filter((o) => o.kind === 'Secret');
+    for (const name of new Set(named.map((o) => o.name))) {
+      let secret: k8s.V1Secret;
+      try {
+        secret = (await (await this.api()).read({ apiVersion: 'v1', kind: 'Secret', metadata: { name, namespace: ns } })) as k8s.V1Secret;
+      } catch (error) {
+        if ((error as { code?: unknown }).code === 404) continue;
+        throw new DriverFailure(`reading Secret ${name} failed: ${apiErrorMessage(error)}`);
+      }
+      const labels = secret.metadata?.labels ?? {};
+      const owner = labels['app.kubernetes.io/instance'];
+      if (labels['app.kubernetes.io/managed-by'] === 'hangar' && owner !== ctx.deployment.id) {
+        throw new DriverFailure(`the Secret ${ns}/${name} is one Hangar manages for another deployment (${owner ?? 'unknown'}): this deployment may not read it`);
+      }
+    }
+  }
+
   async deploy(ctx: DriverContext): Promise<DeployResult> {
+    await this.refuseForeignSecrets(ctx);
     await this.apply(ctx, this.render(ctx));
     await this.waitReady(ctx);
     const image = ctx.revision.sourceRevisionConfig.image_uri ?? '';
