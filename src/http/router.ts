@@ -16,7 +16,18 @@ export function newRouter(): OpenAPIHono<AppEnv> {
         const problem = paramProblem(raw, result.target === 'param' ? 'path' : 'query');
         if (problem) throw invalid([problem]);
       }
-      if (!result.success) throw fromZodError(result.error, result.target);
+      if (!result.success) {
+        // A parameter sent more than once (`?limit=1&limit=2`) reaches zod as a list; where the
+        // route wants one value, say so instead of zod's "expected number, received NaN".
+        if (result.target === 'query') {
+          const raw = c.req.queries();
+          const repeated = result.error.issues
+            .map((issue) => String(issue.path[0]))
+            .find((name) => (raw[name]?.length ?? 0) > 1);
+          if (repeated !== undefined) throw invalid([{ loc: ['query', repeated], msg: `was given ${raw[repeated]!.length} times; give it once`, type: 'value_error' }]);
+        }
+        throw fromZodError(result.error, result.target);
+      }
     },
   });
 }

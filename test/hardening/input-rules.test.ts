@@ -68,6 +68,18 @@ describe('path and query parameters', () => {
     expect(res.status).toBe(422);
     expect(await res.json()).toMatchObject({ code: 'validation_failed', errors: [{ loc: ['query', 'name'] }] });
   });
+  it('a query parameter given twice where one value is expected → 422 saying so, not "received NaN"', async () => {
+    for (const path of ['/v2/deployments?limit=1&limit=2', '/v1/deepagents/agents?name=a&name=b']) {
+      const res = await call('GET', path);
+      // Each surface in its own shape: `detail` on /v2, `errors` on /v1.
+      const body = (await res.json()) as { errors?: { loc: string[]; msg: string }[]; detail?: { loc: string[]; msg: string }[] };
+      const issue = (body.errors ?? body.detail)![0]!;
+      expect(res.status, path).toBe(422);
+      expect(issue.msg, path).toBe('was given 2 times; give it once');
+      expect(issue.loc).toEqual(['query', path.includes('limit') ? 'limit' : 'name']);
+    }
+  });
+
   it('%00 in a path parameter → 422 naming it, on each surface in its own shape', async () => {
     const a = await call('GET', '/v2/auth/providers/a%00b');
     expect(a.status).toBe(422);
