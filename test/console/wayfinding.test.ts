@@ -169,4 +169,22 @@ describe('a new workspace', { timeout: 180_000 }, () => {
     expect(errors).toEqual([]);
     await context.close();
   });
+
+  it('the charts’ placeholder, shown while their chunk loads, passes axe too (it once had an aria-label on a plain div)', async () => {
+    const fresh = await server.createWorkspace('charts-placeholder');
+    const { context, page } = await open(1280);
+    // Hold the charts' chunk back, so the placeholder stays on the page while axe looks.
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    await page.route(/\/assets\/UsageCharts-[^/]+\.js$/, async (route) => {
+      await held;
+      await route.continue();
+    });
+    await signIn(page, fresh.adminKey, '/usage');
+    await page.getByText('No runs in the last 7 days: usage shows here once an agent has run.').waitFor();
+    await page.getByLabel('Loading charts').waitFor();
+    expect(await axeViolations(page)).toEqual([]);
+    release();
+    await context.close();
+  });
 });

@@ -12,8 +12,8 @@ export const CHARTS_HEIGHT = 577; // the two chart cards and the gap between the
 /** Where the charts go until their chunk and data are there (their height: the table does not jump). */
 export function ChartsPlaceholder() {
   return (
-    <Center h={CHARTS_HEIGHT} aria-label="Loading charts">
-      <Loader />
+    <Center h={CHARTS_HEIGHT}>
+      <Loader aria-label="Loading charts" />
     </Center>
   );
 }
