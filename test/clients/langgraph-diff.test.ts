@@ -318,7 +318,11 @@ describe('the LangGraph SDK against the LangGraph server and Hangar', () => {
     // server drops the `values` events sent while no client was joined; Hangar resends them).
     expect(r.peer.afterLast.slice(-2)).toEqual(['messages', 'values']);
     expect(r.hangar.afterLast.slice(-2)).toEqual(['messages', 'values']);
-    const pick = (x: typeof r.peer) => ({ events: x.events, count: x.count, running: x.running.length, succeeded: x.succeeded, cancelled: x.cancelled, afterCancel: x.afterCancel, created: x.created, unknownRun: x.unknownRun, strategy: x.run.multitask_strategy });
+    // The first events of a join depend on how far the live run had got when the join began (a
+    // join before its first token sees `metadata` and `values` first on Hangar): each side's are
+    // events of the run, not compared to the other's (a CI run under load saw them differ).
+    for (const side of [r.peer, r.hangar]) expect(side.events.every((e) => ['metadata', 'values', 'messages'].includes(e))).toBe(true);
+    const pick = (x: typeof r.peer) => ({ count: x.count, running: x.running.length, succeeded: x.succeeded, cancelled: x.cancelled, afterCancel: x.afterCancel, created: x.created, unknownRun: x.unknownRun, strategy: x.run.multitask_strategy });
     expect(pick(r.hangar)).toEqual(pick(r.peer));
   });
 
