@@ -514,15 +514,7 @@ export class RunLifecycle {
       WITH expired AS (
         SELECT id FROM runs WHERE id = ${runId} AND status = 'running' AND lease_owner = ${workerId} AND attempt = ${attempt}
         FOR UPDATE
-      ), ${retryOrFail('handed_back', maxAttempts)}, ahead AS (
-        -- (The statement sees the table as it was: the run itself is not counted.)
-        SELECT count(*)::int AS n FROM runs WHERE status = 'pending'
-      ), told AS (
-        INSERT INTO run_events (run_id, seq, event, data)
-        SELECT r.id, (SELECT coalesce(max(seq), 0) + 1 FROM run_events e WHERE e.run_id = r.id), 'metadata',
-          jsonb_build_object('run_id', r.id, 'attempt', ${attempt + 1}::int, 'status', 'pending', 'queue_position', a.n)::text
-        FROM retried r, ahead a
-      )
+      ), ${retryOrFail('handed_back', maxAttempts)}, ${toldPending('retried', attempt + 1)}
       SELECT (SELECT count(*) FROM retried)::int AS retried, (SELECT count(*) FROM failed)::int AS failed
         ${notify.length > 0 ? sql`, ${sql.join(notify.map((n) => sql`(SELECT pg_notify(${n.channel}, ${n.payload}) FROM retried) IS NULL`))}` : sql``}`.execute(this.db);
     return { handedBack: (rows[0]?.retried ?? 0) > 0, failed: (rows[0]?.failed ?? 0) > 0 };
@@ -546,15 +538,7 @@ export class RunLifecycle {
           metadata = metadata - 'attempt' - 'worker'
         WHERE id = ${runId} AND status = 'running' AND lease_owner = ${workerId} AND attempt = 1 AND ${runFrom('pending')}
         RETURNING id
-      ), ahead AS (
-        -- (The statement sees the table as it was: the run itself is not counted.)
-        SELECT count(*)::int AS n FROM runs WHERE status = 'pending'
-      ), told AS (
-        INSERT INTO run_events (run_id, seq, event, data)
-        SELECT b.id, (SELECT coalesce(max(seq), 0) + 1 FROM run_events e WHERE e.run_id = b.id), 'metadata',
-          '{"run_id":"' || b.id || '","attempt":1,"status":"pending","queue_position":' || a.n || '}'
-        FROM back b, ahead a
-      )
+      ), ${toldPending('back', 1)}
       SELECT id ${notify.length > 0 ? sql`, ${sql.join(notify.map((n) => sql`pg_notify(${n.channel}, ${n.payload}) IS NULL`))}` : sql``} FROM back`.execute(this.db);
     return rows.length > 0;
   }
@@ -625,6 +609,22 @@ function retryOrFail(marker: 'retried_after_lease_expiry' | 'handed_back', maxAt
         WHERE id IN (SELECT id FROM expired) AND attempt >= ${maxAttempts} AND ${runFrom('error', ['running'])}
         RETURNING id, thread_id
       ), freed AS (${freeThreads('failed', 'error')})`;
+}
+
+/**
+ * CTEs appending to the log of each run in `source` (a CTE returning `id`) a `metadata` event saying
+ * it waits for a worker again: the attempt to come and its place in the queue, as a run recorded
+ * pending starts. (The statement sees the table as it was: the run itself is not counted ahead.)
+ */
+function toldPending(source: 'retried' | 'back', attempt: number): RawBuilder<unknown> {
+  return sql`ahead AS (
+        SELECT count(*)::int AS n FROM runs WHERE status = 'pending'
+      ), told AS (
+        INSERT INTO run_events (run_id, seq, event, data)
+        SELECT r.id, (SELECT coalesce(max(seq), 0) + 1 FROM run_events e WHERE e.run_id = r.id), 'metadata',
+          jsonb_build_object('run_id', r.id, 'attempt', ${attempt}::int, 'status', 'pending', 'queue_position', a.n)::text
+        FROM ${sql.raw(source)} r, ahead a
+      )`;
 }
 
 /** The error of a run failed because its worker stopped and it used its `maxAttempts` attempts. */
