@@ -30,11 +30,12 @@
 // exactly this, packaged by every distribution; Node has no namespace API of its own.
 import { CappedOutput } from '../output.js';
 import { canForbidUserNamespaces, dropRoot, noUserNamespaces } from '../drop-root.js';
-import { spawn, execFile } from 'node:child_process';
+import { stdioWithoutInherited } from '../inherited-fds.js';
+import { spawn, execFile, type ChildProcessByStdio } from 'node:child_process';
 import { constants as fsConstants } from 'node:fs';
 import { access, chown, lstat, mkdir, readdir, readlink, rm } from 'node:fs/promises';
 import path from 'node:path';
-import type { Writable } from 'node:stream';
+import type { Readable, Writable } from 'node:stream';
 import { promisify } from 'node:util';
 import type { Logger } from '../../logging.js';
 import type { ExecRequest, ExecResult, SandboxDriver, SandboxLimits, SandboxRef } from '../driver.js';
@@ -262,7 +263,11 @@ export class LocalSandboxDriver implements SandboxDriver {
       // The set-up goes to bwrap on a pipe (`--args 3`), not on its command line: bwrap's command line
       // is what the sandbox reads in /proc/1/cmdline, and the set-up names host paths (the work
       // directory under Hangar's data directory) that are none of the sandbox's business.
-      const child = spawn(this.o.bwrap ?? 'bwrap', ['--args', '3', '--', ...command], { stdio: ['pipe', 'pipe', 'pipe', 'pipe'], env: {} });
+      // None of the descriptors Hangar itself inherited reaches the sandbox (see inherited-fds.ts).
+      const child = spawn(this.o.bwrap ?? 'bwrap', ['--args', '3', '--', ...command], {
+        stdio: stdioWithoutInherited(['pipe', 'pipe', 'pipe', 'pipe']),
+        env: {},
+      }) as ChildProcessByStdio<Writable, Readable, Readable>;
       const setup = child.stdio[3] as Writable;
       setup.on('error', () => {}); // bwrap gone before reading it: its exit says why
       setup.end(`${args.join('\0')}\0`);
