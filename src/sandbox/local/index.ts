@@ -52,10 +52,11 @@ export interface LocalSandboxOptions {
   limits: SandboxLimits;
   /** When Hangar runs as root: sandbox commands run as user and group `uidBase + slot`. */
   uidBase: number;
-  /** The bwrap, prlimit and setpriv executables (found on PATH by default). */
+  /** The bwrap, prlimit, setpriv and choom executables (found on PATH by default). */
   bwrap?: string | undefined;
   prlimit?: string | undefined;
   setpriv?: string | undefined;
+  choom?: string | undefined;
   /** Where to say that this bwrap cannot forbid nested user namespaces. */
   logger?: Pick<Logger, 'warn'> | undefined;
 }
@@ -68,6 +69,7 @@ export class LocalSandboxDriver implements SandboxDriver {
   private readonly running = new Map<string, Set<() => void>>();
   private systemBinds?: Promise<string[]>;
   private userns?: Promise<{ flags: string[]; nested: boolean }>;
+  private hasChoom?: Promise<boolean>;
 
   constructor(private readonly o: LocalSandboxOptions) {}
 
@@ -141,6 +143,12 @@ export class LocalSandboxDriver implements SandboxDriver {
   async list(): Promise<string[]> {
     const names = await readdir(this.o.dir).catch(() => [] as string[]);
     return names.filter((n) => ID.test(n));
+  }
+
+  /** Whether util-linux's `choom` is here (2.33 and later; without it the OOM score is left as it is). */
+  private choom(): Promise<boolean> {
+    this.hasChoom ??= onPath(this.o.choom ?? 'choom');
+    return this.hasChoom;
   }
 
   /** The bwrap arguments that show the host's system read-only (mirroring /bin → usr/bin links). */
@@ -240,6 +248,14 @@ export class LocalSandboxDriver implements SandboxDriver {
         'sandbox',
     ];
     const command = [
+        // The host's own processes first: under memory pressure the kernel's OOM killer ends a
+        // sandbox's processes before Hangar or PostgreSQL (score 1000, the most likely; set as root,
+        // a command cannot lower it), and they get CPU time only when the host's processes leave it
+        // (nice 19; RLIMIT_NICE 0 below keeps a command from raising its priority again).
+        ...((await this.choom()) ? [this.o.choom ?? 'choom', '-n', '1000', '--'] : []),
+        'nice',
+        '-n',
+        '19',
         // Root: drop to the sandbox's own user, every capability gone, set-uid programs powerless.
         ...(root
           ? [
@@ -254,6 +270,7 @@ export class LocalSandboxDriver implements SandboxDriver {
         `--nproc=${limits.maxProcesses}`,
         `--fsize=${limits.maxFileBytes}`,
         '--core=0',
+        '--nice=0',
         '--',
         '/bin/sh',
         '-c',
