@@ -57,12 +57,12 @@ export function spawnHangar(args: string[], env: Record<string, string> = {}, ex
       }
     }
   };
-  child.stdout.on('data', (d) => {
+  child.stdout!.on('data', (d) => {
     out += String(d);
     stdout += String(d);
     check();
   });
-  child.stderr.on('data', (d) => {
+  child.stderr!.on('data', (d) => {
     out += String(d);
     check();
   });
