@@ -148,7 +148,8 @@ export class SandboxService {
       .returning(sql<boolean>`EXISTS (SELECT 1 FROM sandboxes s WHERE s.id = sandbox_commands.sandbox_id)`.as('live'))
       .executeTakeFirst();
     let live = renewed?.live ?? false;
-    if (!renewed) {
+    // (Not for a command that has ended meanwhile: its lease is gone on purpose.)
+    if (!renewed && this.leases.has(lease.id)) {
       // The lease expired and was swept (the database unreachable for longer than a lease): take it
       // again while the sandbox still exists.
       const again = await sql<{ id: string }>`
@@ -157,7 +158,7 @@ export class SandboxService {
         ON CONFLICT (id) DO NOTHING RETURNING id`.execute(this.o.db);
       live = again.rows.length > 0;
     }
-    if (!live && !lease.removed) {
+    if (!live && !lease.removed && this.leases.has(lease.id)) {
       this.o.logger.info({ sandbox_id: lease.sandboxId }, 'sandbox removed while a command ran in it; the command is stopped');
       lease.stop();
     }
