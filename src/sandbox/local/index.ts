@@ -6,7 +6,8 @@
 // /workspace (the only place that persists). Nothing else of the host: not Hangar's data directory,
 // not other sandboxes, not any home directory. It has its own network namespace with only a loopback
 // device, so nothing outside is reachable (not even Hangar or PostgreSQL on the host's 127.0.0.1),
-// and its own PID, IPC and UTS namespaces.
+// and its own PID, IPC and UTS namespaces. It inherits none of the descriptors Hangar inherited
+// (inherited-fds.ts), runs at nice 19 and is the first the OOM killer ends (score 1000).
 //
 // Two ways to get there, by who runs Hangar:
 // - root: bwrap sets the namespaces up as root, then `setpriv` drops to a user of the sandbox's own
