@@ -5,7 +5,7 @@
 --
 -- - The sweepers (idle stop, expiry, the sandbox of a deleted agent, orphans) leave alone a sandbox
 --   with a live lease: its removal waits until its commands have ended.
--- - A sandbox removed on purpose (`DELETE …/sandbox`, its thread deleted) while commands run in it:
+-- - A sandbox removed on purpose (`DELETE …/sandbox`, its workspace deleted) while commands run in it:
 --   deleting its row announces the id on the channel `hangar_sandboxes`; each process stops its own
 --   commands in that sandbox at once (and at its next renewal, should the notification be lost), and
 --   the last one to end removes the sandbox's files or pod.

@@ -64,7 +64,7 @@ export function describeResult(r: ExecResult, timeoutSeconds: number, maxOutputB
   if (r.stoppedBy === 'timeout') output += `\n[Command stopped: it ran longer than the sandbox's limit of ${timeoutSeconds} s]`;
   else if (r.stoppedBy === 'output_limit') output += `\n[Command stopped: its output went beyond the sandbox's limit of ${maxOutputBytes} bytes]`;
   else if (r.stoppedBy === 'aborted') output += '\n[Command stopped: the run was cancelled]';
-  else if (r.stoppedBy === 'removed') output += '\n[Command stopped: its sandbox was removed while it ran (reset, or its thread deleted); the next command starts in a fresh one]';
+  else if (r.stoppedBy === 'removed') output += '\n[Command stopped: its sandbox was removed while it ran (it was reset); the next command starts in a fresh one]';
   else if (r.exitCode === null && r.signal) output += `\n[Command killed by ${r.signal}]`;
   return { output, exitCode: r.exitCode, truncated: r.truncated };
 }
