@@ -132,7 +132,8 @@ export class SandboxService {
       try {
         if (!lease.removed) await this.touch(ref.id);
       } finally {
-        await this.release(lease);
+        // A lease that cannot be released now (the database unreachable) lapses by itself.
+        await this.release(lease).catch((err: unknown) => this.o.logger.warn({ err, sandbox_id: ref.id }, 'releasing a sandbox command’s lease failed; it lapses'));
       }
     }
   }
