@@ -10,9 +10,9 @@
 // - the sweepers never stop or remove a sandbox with a live lease: the removal of a deleted agent's
 //   sandbox, say, waits until its commands have ended. Each decision is taken holding the sandbox's
 //   row lock, which a command's claim takes too, so a claim and a sweep never cross;
-// - a sandbox removed on purpose (reset; or its workspace deleted) while a command runs in it: the row's
-//   deletion is announced on the bus (`hangar_sandboxes`), the process running the command stops it
-//   (`stoppedBy: 'removed'`), and the last command to end removes the sandbox's files or pod.
+// - a sandbox removed on purpose (reset, or its workspace deleted) while a command runs in it: the
+//   row's deletion is announced on the bus (`hangar_sandboxes`), the process running the command
+//   stops it (`stoppedBy: 'removed'`), and the last command to end removes the sandbox's files or pod.
 import { randomUUID } from 'node:crypto';
 import os from 'node:os';
 import { sql, type Transaction } from 'kysely';
