@@ -152,6 +152,8 @@ export async function startHangar(config: Config, options: StartOptions = {}): P
     });
     await bus.start();
     cleanup.push(() => bus.stop());
+    // A sandbox removed (reset, its thread deleted) while this process runs a command in it: the command stops.
+    cleanup.push(await sandboxes.watch(bus));
     // The services are built once; the runtime is built from them and bound to them afterwards, so
     // HTTP, workers and background tasks share every instance (and its caches).
     const runtimePorts = deferredRuntime();

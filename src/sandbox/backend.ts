@@ -8,6 +8,7 @@
 // `custom` stream events where the client asked for them.
 import { RunnableLambda } from '@langchain/core/runnables';
 import { AsyncLocalStorage } from 'node:async_hooks';
+import { StringDecoder } from 'node:string_decoder';
 import { getConfig } from '@langchain/langgraph';
 import {
   BaseSandbox,
@@ -63,6 +64,7 @@ export function describeResult(r: ExecResult, timeoutSeconds: number, maxOutputB
   if (r.stoppedBy === 'timeout') output += `\n[Command stopped: it ran longer than the sandbox's limit of ${timeoutSeconds} s]`;
   else if (r.stoppedBy === 'output_limit') output += `\n[Command stopped: its output went beyond the sandbox's limit of ${maxOutputBytes} bytes]`;
   else if (r.stoppedBy === 'aborted') output += '\n[Command stopped: the run was cancelled]';
+  else if (r.stoppedBy === 'removed') output += '\n[Command stopped: its sandbox was removed while it ran (it was reset); the next command starts in a fresh one]';
   else if (r.exitCode === null && r.signal) output += `\n[Command killed by ${r.signal}]`;
   return { output, exitCode: r.exitCode, truncated: r.truncated };
 }
@@ -130,6 +132,45 @@ class SandboxFiles extends BaseSandbox {
   }
 }
 
+/** Longest a streamed piece of output waits for more, and the most one `custom` event carries. */
+const STREAM_FLUSH_MS = 200;
+const STREAM_FLUSH_BYTES = 16 * 1024;
+
+/**
+ * A command's output as `custom` stream events: gathered, one event per 200 ms (or 16 KiB) at most
+ * rather than one per write. Every event is a row of the run's event log: a command writing a byte
+ * at a time would otherwise write a row per byte (its command line repeated in each), up to its
+ * output limit. Characters split between two reads are kept whole.
+ */
+export class OutputStreamer {
+  private readonly decoder = new StringDecoder('utf8');
+  private text = '';
+  private timer: NodeJS.Timeout | undefined;
+
+  constructor(private readonly emit: (text: string) => void) {}
+
+  readonly push = (chunk: Buffer): void => {
+    this.text += this.decoder.write(chunk);
+    if (Buffer.byteLength(this.text) >= STREAM_FLUSH_BYTES) this.flush();
+    else if (this.text !== '') this.timer ??= setTimeout(() => this.flush(), STREAM_FLUSH_MS);
+  };
+
+  /** The command has ended: what is left goes now. */
+  end(): void {
+    this.text += this.decoder.end();
+    this.flush();
+  }
+
+  private flush(): void {
+    clearTimeout(this.timer);
+    this.timer = undefined;
+    if (this.text === '') return;
+    const text = this.text;
+    this.text = '';
+    this.emit(text);
+  }
+}
+
 /**
  * The sandbox backend of one agent. File operations go through `SandboxFiles`; `execute` (the
  * model's own commands) is traced and streamed.
@@ -138,11 +179,13 @@ export function sandboxBackend(service: SandboxService, owner: SandboxOwner, lim
   const files = new SandboxFiles(service, owner, limits);
   // The traced run records what the trace should keep; the model gets the whole (capped) output.
   const run = async (command: string, into: { result?: ExecuteResponse }, writer: ((chunk: unknown) => void) | undefined) => {
-    const r = await service.exec(files.target(), {
-      command,
-      signal: signalOfCurrentRun(),
-      onOutput: writer ? (chunk) => writer({ sandbox_output: { command, text: chunk.toString('utf8') } }) : undefined,
-    });
+    const streamer = writer ? new OutputStreamer((text) => writer({ sandbox_output: { command, text } })) : undefined;
+    let r: ExecResult;
+    try {
+      r = await service.exec(files.target(), { command, signal: signalOfCurrentRun(), onOutput: streamer?.push });
+    } finally {
+      streamer?.end(); // before the tool's result
+    }
     into.result = describeResult(r, limits.timeoutSeconds, limits.maxOutputBytes);
     const text = r.output.toString('utf8');
     return {

@@ -44,8 +44,11 @@ export interface ExecResult {
   signal: string | null;
   /** The output went beyond the cap: what is kept is the beginning. */
   truncated: boolean;
-  /** Why Hangar stopped the command, if it did. */
-  stoppedBy: 'timeout' | 'output_limit' | 'aborted' | null;
+  /**
+   * Why Hangar stopped the command, if it did: `aborted` by its run (cancelled, …), `removed` with its
+   * sandbox (the sandbox service sets it; drivers say `aborted`).
+   */
+  stoppedBy: 'timeout' | 'output_limit' | 'aborted' | 'removed' | null;
   durationMs: number;
 }
 

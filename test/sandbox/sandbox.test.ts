@@ -137,6 +137,19 @@ describe('an agent in a sandbox', () => {
     expect(firstCustom).toBeLessThan(toolUpdate);
   });
 
+  it('streams output written a byte at a time as a few events, not one per write (each is a row of the run’s log)', async () => {
+    const agentId = await createAgent(server, { backend: { type: 'sandbox' } });
+    const threadId = await createThread(server, agentId);
+    // 300 writes of one byte, each after a pause (a process of its own): 300 reads on Hangar's side.
+    const command = 'i=0; while [ $i -lt 300 ]; do printf x; sleep 0.01; i=$((i+1)); done';
+    const { events } = await run(server, threadId, { agent_id: agentId, messages: [{ role: 'user', content: call('execute', { command }) }], stream_mode: ['custom', 'values'] });
+    const custom = events.filter((e) => e.event === 'custom').map((e) => e.data as { sandbox_output: { text: string } });
+    expect(custom.map((c) => c.sandbox_output.text).join('')).toBe('x'.repeat(300));
+    expect(custom.length).toBeGreaterThanOrEqual(2);
+    expect(custom.length).toBeLessThan(100);
+    expect(lastAiText(lastValues(events))).toContain('[Command succeeded with exit code 0]');
+  });
+
   it('cancelling a run kills the command it is running, with everything the command started', async () => {
     const agentId = await createAgent(server, { backend: { type: 'sandbox' } });
     const threadId = await createThread(server, agentId);

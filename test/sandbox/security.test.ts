@@ -194,6 +194,12 @@ describe('a runaway command is contained and the run goes on', () => {
     expect(await execute(threadId, 'echo next-run')).toContain('next-run');
   });
 
+  it('runs at the lowest CPU priority, which it cannot raise, and is the first the OOM killer ends', async () => {
+    const threadId = await createThread(server, agentId);
+    const answer = await execute(threadId, 'nice; cat /proc/self/oom_score_adj; renice -n 0 $$ >/dev/null 2>&1 || echo renice-refused; nice');
+    expect(answer).toBe('Done.\nexecute: 19\n1000\nrenice-refused\n19\n\n[Command succeeded with exit code 0]');
+  });
+
   it('a file beyond the size limit is cut off', async () => {
     const threadId = await createThread(server, agentId);
     const answer = await execute(threadId, 'head -c 300000000 /dev/zero > big; ls -l big | cut -d" " -f5');

@@ -1,6 +1,6 @@
 // Runs the `hangar` CLI as a child process, as a user runs the installed command: the package's built
 // entry point, dist/cli/main.js (the test run's global set-up rebuilds it when the sources changed).
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn, type ChildProcess, type StdioOptions } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
@@ -39,9 +39,12 @@ export interface RunningHangar {
   exited: Promise<number | null>;
 }
 
-/** Start a CLI command that keeps running. */
-export function spawnHangar(args: string[], env: Record<string, string> = {}): RunningHangar {
-  const child = spawn(process.execPath, [...ENTRY, ...args], { cwd: ROOT, env: childEnv(env) });
+/**
+ * Start a CLI command that keeps running. `extraStdio`: descriptors the process inherits from 3 on, as
+ * from a supervisor that leaves descriptors open (`'ignore'` for none at a position).
+ */
+export function spawnHangar(args: string[], env: Record<string, string> = {}, extraStdio: Exclude<StdioOptions, string> = []): RunningHangar {
+  const child = spawn(process.execPath, [...ENTRY, ...args], { cwd: ROOT, env: childEnv(env), stdio: ['pipe', 'pipe', 'pipe', ...extraStdio] });
   let out = '';
   let stdout = '';
   const waiters: { pattern: RegExp; resolve: (m: RegExpMatchArray) => void }[] = [];
@@ -54,12 +57,12 @@ export function spawnHangar(args: string[], env: Record<string, string> = {}): R
       }
     }
   };
-  child.stdout.on('data', (d) => {
+  child.stdout!.on('data', (d) => {
     out += String(d);
     stdout += String(d);
     check();
   });
-  child.stderr.on('data', (d) => {
+  child.stderr!.on('data', (d) => {
     out += String(d);
     check();
   });

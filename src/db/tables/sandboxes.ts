@@ -1,4 +1,4 @@
-// Row types of the sandbox table (migrations/1500_sandboxes.sql).
+// Row types of the sandbox tables (migrations/1500_sandboxes.sql, 2000_sandbox_commands.sql).
 import type { ColumnType, Generated } from 'kysely';
 
 export interface SandboxesTable {
@@ -20,6 +20,16 @@ export interface SandboxesTable {
   stopped_at: Date | null;
 }
 
+/** A running command's lease on its sandbox (see migrations/2000_sandbox_commands.sql). */
+export interface SandboxCommandsTable {
+  id: Generated<string>;
+  sandbox_id: string;
+  holder: string;
+  started_at: Generated<Date>;
+  expires_at: Date;
+}
+
 export interface SandboxTables {
   sandboxes: SandboxesTable;
+  sandbox_commands: SandboxCommandsTable;
 }

@@ -6,7 +6,8 @@
 // /workspace (the only place that persists). Nothing else of the host: not Hangar's data directory,
 // not other sandboxes, not any home directory. It has its own network namespace with only a loopback
 // device, so nothing outside is reachable (not even Hangar or PostgreSQL on the host's 127.0.0.1),
-// and its own PID, IPC and UTS namespaces.
+// and its own PID, IPC and UTS namespaces. It inherits none of the descriptors Hangar inherited
+// (inherited-fds.ts), runs at nice 19 and is the first the OOM killer ends (score 1000).
 //
 // Two ways to get there, by who runs Hangar:
 // - root: bwrap sets the namespaces up as root, then `setpriv` drops to a user of the sandbox's own
@@ -30,11 +31,12 @@
 // exactly this, packaged by every distribution; Node has no namespace API of its own.
 import { CappedOutput } from '../output.js';
 import { canForbidUserNamespaces, dropRoot, noUserNamespaces } from '../drop-root.js';
-import { spawn, execFile } from 'node:child_process';
+import { stdioWithoutInherited } from '../inherited-fds.js';
+import { spawn, execFile, type ChildProcessByStdio } from 'node:child_process';
 import { constants as fsConstants } from 'node:fs';
 import { access, chown, lstat, mkdir, readdir, readlink, rm } from 'node:fs/promises';
 import path from 'node:path';
-import type { Writable } from 'node:stream';
+import type { Readable, Writable } from 'node:stream';
 import { promisify } from 'node:util';
 import type { Logger } from '../../logging.js';
 import type { ExecRequest, ExecResult, SandboxDriver, SandboxLimits, SandboxRef } from '../driver.js';
@@ -51,10 +53,11 @@ export interface LocalSandboxOptions {
   limits: SandboxLimits;
   /** When Hangar runs as root: sandbox commands run as user and group `uidBase + slot`. */
   uidBase: number;
-  /** The bwrap, prlimit and setpriv executables (found on PATH by default). */
+  /** The bwrap, prlimit, setpriv and choom executables (found on PATH by default). */
   bwrap?: string | undefined;
   prlimit?: string | undefined;
   setpriv?: string | undefined;
+  choom?: string | undefined;
   /** Where to say that this bwrap cannot forbid nested user namespaces. */
   logger?: Pick<Logger, 'warn'> | undefined;
 }
@@ -67,6 +70,7 @@ export class LocalSandboxDriver implements SandboxDriver {
   private readonly running = new Map<string, Set<() => void>>();
   private systemBinds?: Promise<string[]>;
   private userns?: Promise<{ flags: string[]; nested: boolean }>;
+  private hasChoom?: Promise<boolean>;
 
   constructor(private readonly o: LocalSandboxOptions) {}
 
@@ -140,6 +144,12 @@ export class LocalSandboxDriver implements SandboxDriver {
   async list(): Promise<string[]> {
     const names = await readdir(this.o.dir).catch(() => [] as string[]);
     return names.filter((n) => ID.test(n));
+  }
+
+  /** Whether util-linux's `choom` is here (2.33 and later; without it the OOM score is left as it is). */
+  private choom(): Promise<boolean> {
+    this.hasChoom ??= onPath(this.o.choom ?? 'choom');
+    return this.hasChoom;
   }
 
   /** The bwrap arguments that show the host's system read-only (mirroring /bin → usr/bin links). */
@@ -239,6 +249,14 @@ export class LocalSandboxDriver implements SandboxDriver {
         'sandbox',
     ];
     const command = [
+        // The host's own processes first: under memory pressure the kernel's OOM killer ends a
+        // sandbox's processes before Hangar or PostgreSQL (score 1000, the most likely; set as root,
+        // a command cannot lower it), and they get CPU time only when the host's processes leave it
+        // (nice 19; RLIMIT_NICE 0 below keeps a command from raising its priority again).
+        ...((await this.choom()) ? [this.o.choom ?? 'choom', '-n', '1000', '--'] : []),
+        'nice',
+        '-n',
+        '19',
         // Root: drop to the sandbox's own user, every capability gone, set-uid programs powerless.
         ...(root
           ? [
@@ -253,6 +271,7 @@ export class LocalSandboxDriver implements SandboxDriver {
         `--nproc=${limits.maxProcesses}`,
         `--fsize=${limits.maxFileBytes}`,
         '--core=0',
+        '--nice=0',
         '--',
         '/bin/sh',
         '-c',
@@ -262,7 +281,11 @@ export class LocalSandboxDriver implements SandboxDriver {
       // The set-up goes to bwrap on a pipe (`--args 3`), not on its command line: bwrap's command line
       // is what the sandbox reads in /proc/1/cmdline, and the set-up names host paths (the work
       // directory under Hangar's data directory) that are none of the sandbox's business.
-      const child = spawn(this.o.bwrap ?? 'bwrap', ['--args', '3', '--', ...command], { stdio: ['pipe', 'pipe', 'pipe', 'pipe'], env: {} });
+      // None of the descriptors Hangar itself inherited reaches the sandbox (see inherited-fds.ts).
+      const child = spawn(this.o.bwrap ?? 'bwrap', ['--args', '3', '--', ...command], {
+        stdio: stdioWithoutInherited(['pipe', 'pipe', 'pipe', 'pipe']),
+        env: {},
+      }) as ChildProcessByStdio<Writable, Readable, Readable>;
       const setup = child.stdio[3] as Writable;
       setup.on('error', () => {}); // bwrap gone before reading it: its exit says why
       setup.end(`${args.join('\0')}\0`);
