@@ -253,6 +253,11 @@ async function walk(opId: string, o: { pathValues?: Record<string, string>; quer
     if (prm.in === 'path' && s.format === 'uuid' && !(method === 'DELETE')) {
       judge(opId, `invalid: path ${prm.name} not a uuid`, await call(method, fill(p, { ...o.pathValues, [prm.name]: 'not-a-uuid' }), { body: hasBody ? valid[0]?.body : undefined }), '4xx');
     }
+    // an id that names nothing: 404 (a delete is idempotent: 204)
+    if (prm.in === 'path') {
+      const a = await call(method, fill(p, { ...o.pathValues, [prm.name]: '0badc0de-0000-4000-8000-000000000000' }), { body: hasBody ? valid[0]?.body : undefined });
+      judge(opId, `unknown ${prm.name}`, a, method === 'DELETE' ? 'ok' : 404);
+    }
   }
   judge(opId, 'no key', await call(method, url, { key: null, body: hasBody ? valid[0]?.body : undefined }), '4xx');
   judge(opId, 'wrong key', await call(method, url, { key: 'not-a-real-key-0000', body: hasBody ? valid[0]?.body : undefined }), '4xx');
@@ -316,7 +321,10 @@ await walk('createManagedDeepAgent', {
   after: (a, v) => { if (a.status === 201 && v.startsWith('example')) ids.agent = a.json.id; },
 });
 if (!ids.agent) ids.agent = (await call('POST', '/agents', { body: { name: 'walk-agent', runtime: { model: { model_id: 'scripted:demo' } }, instructions: 'Be brief.' } })).json.id;
+// the reference lets a zone it does not know fall back to UTC; Hangar names it (docs/clients.md)
+judge('createManagedDeepAgent', 'X-User-Timezone not a zone', await call('POST', '/agents', { body: { name: 'tz', runtime: { model: { model_id: 'scripted:demo' } } }, headers: { 'x-user-timezone': 'Mars/Olympus_Mons' } }), 'ok');
 await walk('listManagedDeepAgents');
+judge('listManagedDeepAgents', 'invalid: a cursor no answer gave', await call('GET', '/agents', { query: { cursor: 'not-a-cursor' } }), '4xx');
 await walk('getManagedDeepAgent', { pathValues: { agent_id: ids.agent }, query: { include_files: 'true' } });
 await walk('updateManagedDeepAgent', { pathValues: { agent_id: ids.agent }, adapt: useTools, ctx: { url: tools.url } });
 // A tool-calling agent with approval on `add`, for an interrupt
@@ -345,6 +353,7 @@ await walk('streamManagedDeepAgentThreadRun', {
     if (a.status === 200 && (first?.[1] !== 'metadata' || typeof data?.run_id !== 'string' || !Number.isInteger(data?.attempt))) rows.push({ op: 'streamManagedDeepAgentThreadRun', variant: `${v} (first event)`, status: a.status, verdict: 'FAIL', note: `first event not metadata {run_id, attempt}: ${a.text.slice(0, 200)}` });
   },
 });
+judge('streamManagedDeepAgentThreadRun', 'user_timezone not a zone', await call('POST', `/threads/${await newThread(ids.agent)}/runs/stream`, { body: { agent_id: ids.agent, messages: [{ role: 'user', content: 'hi' }], user_timezone: 'Mars/Olympus_Mons' } }), 'ok');
 const runThread = await newThread(ids.agent);
 await walk('createManagedDeepAgentThreadRun', {
   pathValues: { threadID: runThread },
@@ -378,6 +387,7 @@ judge('deleteMcpServer', 'again (idempotent)', await call('DELETE', `/mcp-server
 // ---------- report
 // Differences decided on purpose (docs/clients.md, "Where Hangar differs from the hosted reference"); each names its reason.
 const KNOWN: [RegExp, string][] = [
+  [/FAIL \w+ \[(X-User-Timezone|user_timezone) not a zone\] 422/, 'a time zone that is not an IANA name is a 422, where the reference falls back to UTC'],
   [/UNDECLARED .* 422 /, 'validation failures are 422 with the field named, where the reference declares only 400 on some operations'],
   [/UNDECLARED (createManagedDeepAgent|updateManagedDeepAgent) \[(no|wrong) key\] 401/, 'a missing or unknown key is 401 on every operation; the reference leaves 401 out of these two'],
   [/FAIL createMcpServer \[example oauth\] 422/, 'per_user_dynamic_client (dynamic OAuth client registration) is not offered'],
