@@ -377,6 +377,26 @@ await walk('startAuthSession', {
 });
 await walk('getAuthSession', { pathValues: { session_id: ids.session }, query: { wait_seconds: '1' } });
 
+// A viewer (no invoke permission): reads answer without credential headers, in the reference's shapes; writes are 403
+const viewer = (await hangar.services.workspaces.createKey({ workspace: 'default', role: 'viewer' })).key;
+const asViewer = (m: string, p: string, body?: Json) => call(m, p, { key: viewer, ...(body === undefined ? {} : { body }) });
+const seen = judge('listMcpServers', 'viewer', await asViewer('GET', '/mcp-servers'), 'ok');
+if (Array.isArray(seen.json) && seen.json.some((s: Json) => 'headers' in s)) rows.push({ op: 'listMcpServers', variant: 'viewer (headers)', status: seen.status, verdict: 'FAIL', note: 'credential headers shown to a caller without invoke permission' });
+judge('getMcpServer', 'viewer', await asViewer('GET', `/mcp-servers/${ids.calc}`), 'ok');
+judge('listManagedDeepAgents', 'viewer', await asViewer('GET', '/agents'), 'ok');
+judge('getManagedDeepAgent', 'viewer', await asViewer('GET', `/agents/${ids.agent}`), 'ok');
+judge('getManagedDeepAgentThread', 'viewer', await asViewer('GET', `/threads/${ids.thread}`), 'ok');
+judge('searchManagedDeepAgentThreads', 'viewer', await asViewer('POST', '/threads/search', {}), 'ok');
+judge('countManagedDeepAgentThreads', 'viewer', await asViewer('POST', '/threads/count', {}), 'ok');
+judge('createMcpServer', 'viewer write', await asViewer('POST', '/mcp-servers', { name: 'v', url: toolUrl(700) }), 403);
+judge('updateMcpServer', 'viewer write', await asViewer('PATCH', `/mcp-servers/${ids.calc}`, { headers: [] }), 403);
+judge('createManagedDeepAgent', 'viewer write', await asViewer('POST', '/agents', { name: 'v', runtime: { model: { model_id: 'scripted:demo' } } }), 403);
+judge('updateManagedDeepAgent', 'viewer write', await asViewer('PATCH', `/agents/${ids.agent}`, { description: 'v' }), 403);
+judge('deleteManagedDeepAgent', 'viewer write', await asViewer('DELETE', `/agents/${ids.agent}`), 403);
+judge('deleteMcpServer', 'viewer write', await asViewer('DELETE', `/mcp-servers/${ids.calc}`), 403);
+judge('createManagedDeepAgentThread', 'viewer write', await asViewer('POST', '/threads', { agent_id: ids.agent }), 403);
+judge('streamManagedDeepAgentThreadRun', 'viewer write', await asViewer('POST', `/threads/${ids.thread}/runs/stream`, { agent_id: ids.agent, messages: [{ role: 'user', content: 'x' }] }), 403);
+
 // Deletes last; idempotent per the reference: a second delete (or an unknown id) is 204 too
 await walk('deleteManagedDeepAgent', { pathValues: { agent_id: ids.agent } });
 judge('deleteManagedDeepAgent', 'again (idempotent)', await call('DELETE', `/agents/${ids.agent}`), 'ok');
