@@ -670,7 +670,7 @@ export interface paths {
         post?: never;
         /**
          * Delete a tool server
-         * @description A server that does not exist (or is already deleted) is a 404, as the reference documents.
+         * @description Idempotent: deleting a server that does not exist (or is already deleted) is a 204 too. Agents that name its URL keep their tools, which fail at run time until a server with that URL is registered again.
          */
         delete: operations["deleteMcpServer"];
         options?: never;
@@ -1970,7 +1970,7 @@ export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
         Agent: components["schemas"]["AgentSummary"] & {
-            files?: components["schemas"]["FileMap"];
+            files?: components["schemas"]["AgentFiles"];
             instructions: string;
             skills: components["schemas"]["SkillSpec"][];
             subagents: components["schemas"]["SubagentSpec"][];
@@ -1992,6 +1992,13 @@ export interface components {
         } & {
             [key: string]: unknown;
         };
+        /** @description Every file of the tree; only with `include_files=true`. */
+        AgentFiles: {
+            [key: string]: {
+                /** @description UTF-8 content. */
+                content: string;
+            };
+        };
         AgentHealth: {
             /** Format: uuid */
             agent_id: string;
@@ -2006,6 +2013,7 @@ export interface components {
         AgentPermissions: {
             /** @enum {string} */
             identity?: "personal" | "shared";
+            shared_users?: components["schemas"]["SharedUsers"];
             /** @enum {string} */
             tenant_access_level?: "read" | "run" | "write";
             /** @enum {string} */
@@ -2236,7 +2244,7 @@ export interface components {
             extras?: {
                 [key: string]: unknown;
             };
-            files?: components["schemas"]["FileMap"] & unknown;
+            files?: components["schemas"]["FileMap"];
             /** @description The agent’s instructions; `AGENTS.md`. */
             instructions?: string;
             name: string;
@@ -2718,7 +2726,7 @@ export interface components {
             /** @description UTF-8 content. On update, `null` deletes the file (Hangar addition). */
             content?: string | null;
         };
-        /** @description Every file of the tree; only with `include_files=true`. */
+        /** @description Raw files by relative path (no leading `/`, no `.` or `..` segments, no NUL). Setting a typed field and a file it owns (`AGENTS.md`, `tools.json`, `agent.json`, `skills/…`, `subagents/…`) in one request is a 422. Limits: 1 MiB per file (413 `agent_file_too_large`), 16 MiB and 5,000 files per agent (413 `agent_too_large`). */
         FileMap: {
             [key: string]: components["schemas"]["FileEntry"];
         };
@@ -2919,8 +2927,7 @@ export interface components {
             id: string;
             mcp_vendor_id: string | null;
             name: string;
-            /** @description `legacy_shared_provider` for an OAuth-backed server; null otherwise. */
-            oauth_mode: components["schemas"]["OAuthMode"] | null;
+            oauth_mode?: components["schemas"]["OAuthMode"];
             /** Format: uuid */
             oauth_provider_id: string | null;
             /**
@@ -3007,7 +3014,7 @@ export interface components {
             temperature?: number;
         };
         /**
-         * @description `legacy_shared_provider`: the OAuth provider named by `oauth_provider_id` (the only mode Hangar offers; `per_user_dynamic_client` is a 422).
+         * @description `legacy_shared_provider`: the OAuth provider named by `oauth_provider_id` (the only mode Hangar offers; `per_user_dynamic_client` is a 422). A tool server without OAuth has no `oauth_mode` in its answers.
          * @enum {string}
          */
         OAuthMode: "legacy_shared_provider";
@@ -3390,6 +3397,17 @@ export interface components {
             name: string;
             secret_key: string;
             secret_name: string;
+        };
+        /** @description Stored and returned as sent, like the rest of `permissions`. */
+        SharedUsers: {
+            /** @description Users who may read the agent. */
+            read?: string[];
+            /** @description Users who may run the agent. */
+            run?: string[];
+            /** @description Users who may change the agent. */
+            update?: string[];
+        } & {
+            [key: string]: unknown;
         };
         SkillSpec: {
             description?: string;
@@ -3923,7 +3941,7 @@ export interface components {
             extras?: {
                 [key: string]: unknown;
             };
-            files?: components["schemas"]["FileMap"] & unknown;
+            files?: components["schemas"]["FileMap"];
             /** @description The agent’s instructions; `AGENTS.md`. */
             instructions?: string;
             /** @description The new revision’s message (one line, at most 200 characters), e.g. `Restore revision #3`. Default: `Update` and the fields that changed. */
@@ -6655,7 +6673,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Deleted. */
+            /** @description Deleted, or there was nothing to delete. */
             204: {
                 headers: {
                     [name: string]: unknown;
@@ -6678,15 +6696,6 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["AuthError"];
-                };
-            };
-            /** @description Not found in the caller’s workspace. */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description A field is missing or invalid. */

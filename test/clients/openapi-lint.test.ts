@@ -53,9 +53,10 @@ describe('the OpenAPI document', () => {
     };
     walk(document, '#');
     expect(broken).toEqual([]);
-    // The tool server's oauth_mode is null for servers without OAuth; requests may not send null.
-    const schemas = (document as unknown as { components: { schemas: Record<string, { properties?: Record<string, unknown>; type?: unknown }> } }).components.schemas;
-    expect(schemas.McpServer!.properties!.oauth_mode).toMatchObject({ anyOf: [{ $ref: '#/components/schemas/OAuthMode' }, { type: 'null' }] });
+    // The tool server's oauth_mode is absent (never null) for servers without OAuth, as the reference types it.
+    const schemas = (document as unknown as { components: { schemas: Record<string, { properties?: Record<string, unknown>; type?: unknown; required?: string[] }> } }).components.schemas;
+    expect(schemas.McpServer!.properties!.oauth_mode).toEqual({ $ref: '#/components/schemas/OAuthMode' });
+    expect(schemas.McpServer!.required).not.toContain('oauth_mode');
     expect(schemas.OAuthMode!.type).toBe('string');
   });
 

@@ -504,7 +504,7 @@ describe('memories and keys in the browser', { timeout: 180_000 }, () => {
 });
 
 describe('destructive actions ask first', { timeout: 180_000 }, () => {
-  it('deletes a model configuration and a tool server only once confirmed, naming the agents that use them, and shows a failed delete', async () => {
+  it('deletes a model configuration and a tool server only once confirmed, naming the agents that use them (a tool server deleted meanwhile is simply gone)', async () => {
     const mcp = await startBearerToolServer('confirm-token');
     try {
       await server.client.POST('/v1/deepagents/model-configs', { body: { name: 'confirm-model', model_id: 'scripted:demo' } });
@@ -540,7 +540,8 @@ describe('destructive actions ask first', { timeout: 180_000 }, () => {
       await dialog.getByRole('button', { name: 'Cancel' }).click();
       await dialog.waitFor({ state: 'detached' });
 
-      // Tool server: the dialog names the agent using its tools; a delete that fails says why.
+      // Tool server: the dialog names the agent using its tools. One deleted meanwhile (in another tab)
+      // is simply gone when this delete is confirmed: tool-server deletes are idempotent.
       await page.getByRole('link', { name: 'Tool servers' }).click();
       await page.getByRole('button', { name: 'Delete tool server Confirm tools' }).click();
       dialog = page.getByRole('dialog', { name: 'Delete tool server' });
@@ -548,9 +549,9 @@ describe('destructive actions ask first', { timeout: 180_000 }, () => {
       const [registered] = (await server.client.GET('/v1/deepagents/mcp-servers')).data!.filter((m) => m.name === 'Confirm tools');
       await server.client.DELETE('/v1/deepagents/mcp-servers/{mcp_server_id}', { params: { path: { mcp_server_id: registered!.id } } }); // gone meanwhile
       await dialog.getByRole('button', { name: 'Delete tool server' }).click();
-      await dialog.getByRole('alert').getByText(/no tool server with id/).waitFor();
+      await dialog.waitFor({ state: 'detached' });
+      await page.getByRole('button', { name: 'Delete tool server Confirm tools' }).waitFor({ state: 'detached' });
       await expectAccessible(page);
-      await screenshot(page, 'confirm-delete-tool-server-failed');
       expect(errors.filter((e) => !/404/.test(e))).toEqual([]);
       await context.close();
     } finally {

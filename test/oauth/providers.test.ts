@@ -132,7 +132,8 @@ describe('OAuth providers', () => {
 
     // Back to headers, then to OAuth again with the provider it still names.
     const headers = await server.client.PATCH('/v1/deepagents/mcp-servers/{mcp_server_id}', { params: { path }, body: { auth_type: 'headers' } });
-    expect(headers.data).toMatchObject({ auth_type: 'headers', oauth_provider_id: id, oauth_mode: null });
+    expect(headers.data).toMatchObject({ auth_type: 'headers', oauth_provider_id: id });
+    expect(headers.data).not.toHaveProperty('oauth_mode');
     const oauth = await server.client.PATCH('/v1/deepagents/mcp-servers/{mcp_server_id}', { params: { path }, body: { auth_type: 'oauth' } });
     expect(oauth.response.status).toBe(200);
     expect(oauth.data).toMatchObject({ auth_type: 'oauth', oauth_provider_id: id, oauth_mode: 'legacy_shared_provider' });

@@ -99,11 +99,21 @@ const FileMap = z
       'Raw files by relative path (no leading `/`, no `.` or `..` segments, no NUL). Setting a typed field and a file it owns (`AGENTS.md`, `tools.json`, `agent.json`, `skills/…`, `subagents/…`) in one request is a 422. Limits: 1 MiB per file (413 `agent_file_too_large`), 16 MiB and 5,000 files per agent (413 `agent_too_large`).',
   });
 
+const SharedUsers = z
+  .object({
+    read: z.array(z.string()).optional().openapi({ description: 'Users who may read the agent.' }),
+    run: z.array(z.string()).optional().openapi({ description: 'Users who may run the agent.' }),
+    update: z.array(z.string()).optional().openapi({ description: 'Users who may change the agent.' }),
+  })
+  .passthrough()
+  .openapi('SharedUsers', { description: 'Stored and returned as sent, like the rest of `permissions`.' });
+
 const Permissions = z
   .object({
     identity: z.enum(['personal', 'shared']).optional(),
     visibility: z.enum(['tenant', 'user']).optional(),
     tenant_access_level: z.enum(['read', 'run', 'write']).optional(),
+    shared_users: SharedUsers.optional(),
   })
   .passthrough()
   .openapi('AgentPermissions', {
@@ -187,12 +197,17 @@ export const AgentSummarySchema = z
   })
   .openapi('AgentSummary');
 
+/** The files of an answer: always with their content (the request's FileMap takes `null` to delete one). */
+const AgentFiles = z
+  .record(z.string(), z.object({ content: z.string().openapi({ description: 'UTF-8 content.' }) }))
+  .openapi('AgentFiles', { description: 'Every file of the agent at this revision, by relative path.' });
+
 export const AgentSchema = AgentSummarySchema.extend({
   instructions: z.string(),
   tools: ToolsConfig,
   subagents: z.array(SubagentSpec),
   skills: z.array(SkillSpec),
-  files: FileMap.optional().openapi({ description: 'Every file of the tree; only with `include_files=true`.' }),
+  files: AgentFiles.optional().openapi({ description: 'Every file of the tree; only with `include_files=true`.' }),
 }).openapi('Agent');
 
 export const ListAgentsResponse = z

@@ -56,10 +56,10 @@ const remove = createRoute({
   path: `${BASE}/{mcp_server_id}`,
   tags,
   summary: 'Delete a tool server',
-  description: 'A server that does not exist (or is already deleted) is a 404, as the reference documents.',
+  description: 'Idempotent: deleting a server that does not exist (or is already deleted) is a 204 too. Agents that name its URL keep their tools, which fail at run time until a server with that URL is registered again.',
   security: apiKeySecurity,
   request: { params },
-  responses: { 204: { description: 'Deleted.' }, ...errorResponses('deepagents', [404, 422]) },
+  responses: { 204: { description: 'Deleted, or there was nothing to delete.' }, ...errorResponses('deepagents', [422]) },
 });
 
 /** Routes of tool servers. */

@@ -18,7 +18,7 @@ const AuthType = z.enum(['headers', 'oauth']).openapi('AuthType', {
 
 /** Only the shared-provider mode exists: Hangar does not register OAuth clients per user dynamically. */
 const OAuthMode = z.literal('legacy_shared_provider', { message: 'only legacy_shared_provider is supported: Hangar does not register OAuth clients dynamically (per_user_dynamic_client); register an OAuth provider and send its oauth_provider_id' }).openapi('OAuthMode', {
-  description: '`legacy_shared_provider`: the OAuth provider named by `oauth_provider_id` (the only mode Hangar offers; `per_user_dynamic_client` is a 422).',
+  description: '`legacy_shared_provider`: the OAuth provider named by `oauth_provider_id` (the only mode Hangar offers; `per_user_dynamic_client` is a 422). A tool server without OAuth has no `oauth_mode` in its answers.',
 });
 
 export const CreateMcpServerRequest = z
@@ -56,9 +56,10 @@ export const McpServerSchema = z
     headers: z.array(McpHeaderSchema).optional().openapi({ description: 'Present only for callers with invoke permission (roles admin and member).' }),
     auth_type: AuthType,
     oauth_provider_id: z.uuid().nullable(),
-    // A union, not OAuthMode.nullable(): the generator would make the shared OAuthMode component (used by
-    // the request bodies too) nullable, and leave null out of its enum.
-    oauth_mode: z.union([OAuthMode, z.null()]).openapi({ description: '`legacy_shared_provider` for an OAuth-backed server; null otherwise.' }),
+    // Absent, not null, for a server without OAuth: the reference types it as its enum, not nullable, so a
+    // client generated from that schema refuses a null. (No description here: it would replace the shared
+    // OAuthMode component's, which the request bodies use too.)
+    oauth_mode: OAuthMode.optional(),
     mcp_vendor_id: z.string().nullable(),
     vendor_id: z.string().nullable(),
     external_system_id: z.string().nullable(),
@@ -82,7 +83,7 @@ export function presentMcpServer(server: McpServer, caller: Caller): McpServerBo
     ...(invoke ? { headers: server.headers } : {}),
     auth_type: server.authType,
     oauth_provider_id: server.oauthProviderId,
-    oauth_mode: server.authType === 'oauth' ? 'legacy_shared_provider' : null,
+    ...(server.authType === 'oauth' ? { oauth_mode: 'legacy_shared_provider' as const } : {}),
     mcp_vendor_id: null,
     vendor_id: server.vendorId,
     external_system_id: server.externalSystemId,

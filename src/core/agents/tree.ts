@@ -158,6 +158,10 @@ export const AgentPermissionsSchema = z
     identity: z.enum(['personal', 'shared']).optional(),
     visibility: z.enum(['tenant', 'user']).optional(),
     tenant_access_level: z.enum(['read', 'run', 'write']).optional(),
+    shared_users: z
+      .object({ read: z.array(z.string()).optional(), run: z.array(z.string()).optional(), update: z.array(z.string()).optional() })
+      .passthrough()
+      .optional(),
   })
   .passthrough();
 

@@ -201,9 +201,9 @@ export class McpServerService {
   async delete(caller: Caller, id: string): Promise<void> {
     requireWrite(caller);
     const deleted = await this.db.deleteFrom('mcp_servers').where('workspace_id', '=', caller.workspaceId).where('id', '=', id).executeTakeFirst();
-    // As the reference documents it: an unknown (or already deleted) server is a 404.
-    if (Number(deleted.numDeletedRows) === 0) throw new HangarError('mcp_server_not_found', `no tool server with id ${id} in this workspace`);
-    this.changed(caller.workspaceId);
+    // Idempotent, as the reference's operation says and as agent deletes are: a retried delete (or
+    // another workspace's id) is a 204 that changes nothing, so a client can retry without a 404 branch.
+    if (Number(deleted.numDeletedRows) > 0) this.changed(caller.workspaceId);
   }
 
   /** An `oauth_provider_id` must name a provider (its `id`) of the same workspace. */
