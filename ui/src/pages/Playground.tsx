@@ -50,6 +50,9 @@ interface AgentState extends Record<string, unknown> {
   files?: Record<string, { content?: string[] | string } | string>;
 }
 
+/** How often an open thread's page asks whether a run started elsewhere, while it is in view. */
+const RUNS_POLL_MS = 3000;
+
 const timeZone = Intl.DateTimeFormat().resolvedOptions().timeZone;
 
 /**
@@ -112,9 +115,7 @@ function Chat({ agentId, threadId, onThread }: { agentId: string; threadId: stri
   // 20; the thread's latest runs (the first page) are the ones to cancel and to time tool calls by.
   const threadPages = usePages<number>(statusFilter);
   const threads = useQuery(threadsQuery(agentId, statusFilter, threadPages.page));
-  const runs = useQuery(runsQuery(threadId));
   const runPages = usePages<number>(threadId);
-  const shownRuns = useQuery(runsQuery(threadId, runPages.page));
   const refresh = () => {
     void client.invalidateQueries({ queryKey: ['threads', agentId] });
     void client.invalidateQueries({ queryKey: ['runs'] });
@@ -143,6 +144,13 @@ function Chat({ agentId, threadId, onThread }: { agentId: string; threadId: stri
     fetchStateHistory: false,
     ...SUBAGENT_OPTIONS,
   }) as unknown as UseStream<AgentState>; // the non-deep-agent overload's type omits the tool-call and subagent helpers it returns
+  const streaming = stream.isLoading;
+  // The thread's latest runs, read again every few seconds while the page is in view (TanStack Query
+  // pauses the interval in a hidden tab) and shows no run: a run started elsewhere (another tab, a
+  // schedule, the API) is noticed within seconds and joined below. The page once noticed it only when
+  // it regained focus. Hangar has no thread-level stream to wait on, and this is one small read.
+  const runs = useQuery({ ...runsQuery(threadId), refetchInterval: threadId && !streaming ? RUNS_POLL_MS : false });
+  const shownRuns = useQuery(runsQuery(threadId, runPages.page));
   const [input, setInput] = useState('');
   useEffect(() => void loadMarkdown(), []); // after the first paint, before the first message
   const send = (e?: FormEvent) => {
@@ -180,18 +188,26 @@ function Chat({ agentId, threadId, onThread }: { agentId: string; threadId: stri
   // the page showed nothing of a busy thread's first run until then. (A run this tab started before
   // a reload is joined again by useStream itself, from the id it keeps in sessionStorage.)
   // The oldest first: a run queued behind another (multitask `enqueue`) is joined once that one ends.
+  // A run that started and ended elsewhere between two reads is joined too: its stream, replayed from
+  // the run's log, brings the conversation up to date (the runs the page saw on its first read are
+  // already in the thread's state it read).
   const activeRunId = runs.data?.findLast((r) => r.status === 'pending' || r.status === 'running')?.run_id;
-  const streaming = stream.isLoading;
+  const seen = useRef<{ threadId: string; runs: Set<string> } | null>(null);
+  if (threadId && runs.data && seen.current?.threadId !== threadId) seen.current = { threadId, runs: new Set(runs.data.map((r) => r.run_id)) };
+  const endedElsewhere = runs.data?.find((r) => !seen.current?.runs.has(r.run_id) && !followed.current.has(r.run_id))?.run_id;
   const joinStream = stream.joinStream;
   useEffect(() => {
-    if (!threadId || !activeRunId || streaming) return;
+    const runId = activeRunId ?? endedElsewhere;
+    if (!threadId || !runId || streaming) return;
+    for (const r of runs.data ?? []) seen.current?.runs.add(r.run_id);
     const kept = window.sessionStorage.getItem(`lg:stream:${threadId}`);
     if (kept) followed.current.add(kept);
-    if (followed.current.has(activeRunId)) return;
-    followed.current.add(activeRunId);
-    shown.current = activeRunId;
-    void joinStream(activeRunId);
-  }, [threadId, activeRunId, streaming, joinStream]);
+    if (followed.current.has(runId)) return;
+    followed.current.add(runId);
+    shown.current = runId;
+    void client.invalidateQueries({ queryKey: ['threads', agentId] }); // its status in the threads list
+    void joinStream(runId);
+  }, [threadId, activeRunId, endedElsewhere, streaming, joinStream, runs.data, client, agentId]);
   const traced = useTraceFacts(threadId, runs.data);
   const [cancelling, setCancelling] = useState(false);
   const cancel = async () => {
