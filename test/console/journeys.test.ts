@@ -200,6 +200,73 @@ describe('subagents in the playground after a reload', { timeout: 180_000 }, () 
 
 });
 
+describe('subagents in the playground after a reload, with tracing off', { timeout: 240_000 }, () => {
+  let untraced: TestServer;
+  beforeAll(async () => {
+    untraced = await startTestServer({ env: { HANGAR_TRACING: 'false' } });
+  });
+  afterAll(async () => {
+    await untraced?.close();
+  });
+  const sessions = consoleSessions(() => browser, () => untraced.url);
+
+  it("shows a subagent's steps from the run's event log, and says so when the run kept none (it once showed only the question and the answer, pointing at a trace that did not exist)", async () => {
+    const created = await untraced.client.POST('/v1/deepagents/agents', {
+      body: { name: 'Untraced delegator', runtime: { model: { model_id: 'scripted:demo' } }, subagents: [{ name: 'researcher', description: 'Looks things up', instructions: 'Research.' }] },
+    });
+    const agentId = created.data!.id;
+    const lookup = '/call ls {"path": "/memories/"}';
+    const { context, page, errors } = await sessions.open();
+    await sessions.signIn(page, untraced.adminKey, `/agents/${agentId}/playground`);
+    await page.getByLabel('Message', { exact: true }).fill(`/call task ${JSON.stringify({ description: lookup, subagent_type: 'researcher' })}`);
+    await page.getByRole('button', { name: 'Send' }).click();
+    await expect.poll(() => page.url(), { timeout: 60_000 }).toMatch(/\/threads\/[0-9a-f-]+$/);
+    const threadId = page.url().split('/').pop()!;
+    await expect
+      .poll(async () => (await untraced.client.GET('/v1/deepagents/threads/{thread_id}', { params: { path: { thread_id: threadId } } })).data!.status, { timeout: 60_000 })
+      .toBe('idle');
+    const runsOf = async (thread: string) => (await untraced.client.GET('/v1/deepagents/threads/{thread_id}/runs', { params: { path: { thread_id: thread } } })).data!;
+    await expect.poll(async () => (await runsOf(threadId))[0]?.status, { timeout: 60_000 }).toBe('success');
+    const [runRow] = await runsOf(threadId);
+    expect((await untraced.client.GET('/v1/deepagents/threads/{thread_id}/runs/{run_id}/trace', { params: { path: { thread_id: threadId, run_id: runRow!.run_id } } })).response.status).toBe(404);
+
+    await page.reload();
+    await page.getByLabel('Agent message').getByText(/^Done\./).last().waitFor();
+    const looked = page.getByLabel('Tool call task', { exact: true }).getByLabel('Subagent researcher', { exact: true });
+    await looked.getByLabel('Asked').getByText(lookup, { exact: true }).waitFor();
+    const step = looked.getByLabel('Steps').getByLabel('Subagent tool call ls');
+    await step.waitFor();
+    expect(await step.textContent()).toBe('ls {"path":"/memories/"} · completed');
+    await looked.getByLabel('Answered').getByText(/^Done\.\s+ls:/).waitFor();
+    await looked.getByText("Its steps are read from the run's event log.", { exact: true }).waitFor();
+    // No link to a trace that does not exist: the run is named without one.
+    expect(await page.getByRole('link', { name: /^(View trace|Trace of run)/ }).count()).toBe(0);
+    await page.getByLabel('Runs').getByText(`Run ${runRow!.run_id.slice(0, 8)}`, { exact: true }).waitFor();
+    expect(await axeViolations(page)).toEqual([]);
+    await screenshot(page, 'journeys-subagents-untraced-after-reload');
+
+    // A run of the API streamed without its subagents' events kept no step of them: the panel says so.
+    const other = (await untraced.client.POST('/v1/deepagents/threads', { body: { agent_id: agentId } })).data!.id;
+    const res = await fetch(`${untraced.url}/v1/deepagents/threads/${other}/runs/wait`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-api-key': untraced.adminKey },
+      body: JSON.stringify({ assistant_id: agentId, input: { messages: [{ role: 'user', content: `/call task ${JSON.stringify({ description: 'Find the tallest tower', subagent_type: 'researcher' })}` }] }, stream_mode: ['values'] }),
+    });
+    expect(res.status).toBe(200);
+    await page.goto(`${untraced.url}/threads/${other}`);
+    const tower = page.getByLabel('Tool call task', { exact: true }).getByLabel('Subagent researcher', { exact: true });
+    await tower.getByLabel('Answered').getByText('You said: Find the tallest tower', { exact: true }).waitFor();
+    await tower.getByText(/^Its own steps were not kept: the run has no trace \(tracing is off\)/).waitFor();
+    expect(await tower.getByLabel('Steps').count()).toBe(0);
+    // The Traces page says why this server's runs are not there.
+    await page.getByRole('link', { name: 'Traces', exact: true }).click();
+    await page.getByRole('alert').filter({ hasText: 'Tracing is off' }).getByText(/HANGAR_TRACING=false/).waitFor();
+    expect(await axeViolations(page)).toEqual([]);
+    expect(errors).toEqual([]);
+    await context.close();
+  });
+});
+
 describe("editing an agent's files", { timeout: 180_000 }, () => {
   const getAgent = async (id: string) => (await server.client.GET('/v1/deepagents/agents/{agent_id}', { params: { path: { agent_id: id } } })).data!;
 
