@@ -491,6 +491,73 @@ describe('the playground on a phone', { timeout: 180_000 }, () => {
   });
 });
 
+describe('the Console on a phone (390 px)', { timeout: 180_000 }, () => {
+  /** Whether every element `selector` finds under `scope` shows its whole text, neither cut nor run out of the page. */
+  async function whole(page: Page, selector: string): Promise<string[]> {
+    return page.evaluate(`[...document.querySelectorAll(${JSON.stringify(selector)})].filter((el) => {
+      const r = el.getBoundingClientRect();
+      return el.scrollWidth > el.clientWidth + 1 || r.right > document.documentElement.clientWidth + 1;
+    }).map((el) => el.textContent)`);
+  }
+
+  it('keeps status words whole, wraps long errors and labels, and names people as the header does', async () => {
+    const name = 'An agent with a name long enough to fill the first column of a table on a phone';
+    const agentId = await agentWith(name);
+    await server.client.POST('/v1/deepagents/mcp-servers', { body: { name: 'Gone away', url: 'http://127.0.0.1:9/mcp/a/rather/long/path/that/keeps/going/past/the/edge' } });
+    const { context, page, errors } = await open(390);
+    await signIn(page, server.adminKey, '/agents');
+    const threadId = (await server.client.POST('/v1/deepagents/threads', { body: { agent_id: agentId } })).data!.id;
+    const res = await fetch(`${server.url}/v1/deepagents/threads/${threadId}/runs/wait`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-api-key': server.adminKey },
+      body: JSON.stringify({ assistant_id: agentId, input: { messages: [{ role: 'user', content: 'hello' }] } }),
+    });
+    expect(res.status).toBe(200);
+
+    // Traces: the status of a run with a long name once read "SU…"; the waterfall's run types "C…".
+    await page.goto(`${server.url}/traces`);
+    await page.getByRole('table').getByRole('link', { name }).first().waitFor();
+    expect(await whole(page, 'td .mantine-Badge-label')).toEqual([]);
+    await page.getByRole('table').getByRole('link', { name }).first().click();
+    await page.getByLabel('Waterfall').waitFor();
+    expect(await whole(page, '[aria-label="Waterfall"] .mantine-Badge-label')).toEqual([]);
+    await screenshot(page, 'journeys-phone-trace');
+
+    // A tool server's error names its long URL in full, wrapped inside its box.
+    await page.goto(`${server.url}/agents/${agentId}`);
+    await page.getByRole('tab', { name: 'Tools' }).click();
+    await page.getByText(/could not list the tools of http:\/\/127\.0\.0\.1:9/).waitFor();
+    expect(await whole(page, '.mantine-Alert-message')).toEqual([]);
+    await screenshot(page, 'journeys-phone-tool-error');
+
+    // The new-schedule form's "More options" wraps inside its dialog.
+    await page.goto(`${server.url}/schedules`);
+    await page.getByRole('button', { name: 'New schedule' }).click();
+    const more = page.getByRole('dialog', { name: 'New schedule' }).getByRole('button', { name: /^More options/ });
+    await more.waitFor();
+    expect(await whole(page, '[role="dialog"] button')).toEqual([]);
+    // Escape closes the agent's open list first, then the dialog.
+    await page.keyboard.press('Escape');
+    await page.getByRole('listbox').waitFor({ state: 'hidden' });
+    await page.keyboard.press('Escape');
+    await page.getByRole('dialog').waitFor({ state: 'detached' });
+
+    // The bootstrap key has no principal of its own: it acts for itself (its id). Memories once
+    // titled "Your memories (<uuid>)", and Settings listed the uuid as its principal.
+    await page.goto(`${server.url}/agents/${agentId}/memories`);
+    const yours = page.getByRole('heading', { name: /^Your memories/ });
+    await yours.waitFor();
+    expect(await yours.textContent()).toMatch(/^Your memories \(HANGAR_BOOTSTRAP_API_KEY \(test_admin_[^)]*…\)\)$/);
+    await page.goto(`${server.url}/settings`);
+    const own = page.getByRole('row').filter({ hasText: 'this session' });
+    await own.getByText('the key itself', { exact: true }).waitFor();
+    expect(await own.textContent()).not.toMatch(/[0-9a-f]{8}-[0-9a-f]{4}-/);
+    expect(await axeViolations(page)).toEqual([]);
+    expect(errors.filter((e) => !/502/.test(e))).toEqual([]); // the unreachable tool server's listing
+    await context.close();
+  });
+});
+
 describe('an agent deleted under the playground', { timeout: 180_000 }, () => {
   it('says in words why a message cannot run (no JSON), and its threads stay readable without a message box', async () => {
     const agentId = await agentWith('Soon deleted');
