@@ -558,6 +558,56 @@ describe('the Console on a phone (390 px)', { timeout: 180_000 }, () => {
   });
 });
 
+describe('the server stopped and started again under an open page', { timeout: 240_000 }, () => {
+  let own: TestServer;
+  afterAll(async () => {
+    await own?.close();
+  });
+  const sessions = consoleSessions(() => browser, () => own.url);
+
+  it('says Hangar cannot be reached (not that a run failed, or that the server was updated), gives the message back, and says when the server is back', async () => {
+    own = await startTestServer();
+    const agentId = (await own.client.POST('/v1/deepagents/agents', { body: { name: 'Restart probe', runtime: { model: { model_id: 'scripted:demo' } } } })).data!.id;
+    const { context, page, errors } = await sessions.open();
+    await sessions.signIn(page, own.adminKey, `/agents/${agentId}/playground`);
+    const message = page.getByLabel('Message', { exact: true });
+    await message.fill('before');
+    await page.getByRole('button', { name: 'Send' }).click();
+    await page.getByLabel('Conversation').getByText('You said: before', { exact: true }).waitFor();
+    await expect.poll(async () => (await own.client.GET('/v1/deepagents/threads/{thread_id}', { params: { path: { thread_id: page.url().split('/').pop()! } } })).data?.status, { timeout: 30_000 }).toBe('idle');
+    const port = Number(new URL(own.url).port);
+    const { databaseUrl, dataDir, adminKey } = own;
+    await own.close();
+
+    // A message sent meanwhile: it once said "Run failed: Unable to connect to LangGraph server", and the message was gone.
+    await message.fill('while it was down');
+    await page.getByRole('button', { name: 'Send' }).click();
+    const notSent = page.getByRole('alert').filter({ hasText: 'Not sent' });
+    await notSent.getByText(/^Hangar could not be reached: the server may be stopped or restarting\./).waitFor();
+    expect(await notSent.textContent()).not.toMatch(/LangGraph/);
+    await expect.poll(() => message.inputValue()).toBe('while it was down');
+    await screenshot(page, 'journeys-server-down-send');
+
+    // Another page, whose code cannot be fetched: it once blamed an update of the server.
+    await page.getByRole('link', { name: 'Schedules', exact: true }).click();
+    await page.getByText(/^Hangar cannot be reached: the server may be stopped or restarting/).waitFor();
+    await screenshot(page, 'journeys-server-down-page');
+
+    own = await startTestServer({ databaseUrl, dataDir, adminKey, port });
+    await page.getByText('Hangar is back: reload the Console to show this page.', { exact: true }).waitFor({ timeout: 60_000 });
+    await page.getByRole('button', { name: 'Reload the Console' }).click();
+    await page.getByRole('heading', { name: 'Schedules' }).waitFor();
+    // Still signed in (sessions live in the database); the thread's page sends the message again.
+    await page.goBack();
+    await page.getByLabel('Conversation').getByText('You said: before', { exact: true }).waitFor();
+    await message.fill('while it was down');
+    await page.getByRole('button', { name: 'Send' }).click();
+    await page.getByLabel('Conversation').getByText('You said: while it was down', { exact: true }).waitFor();
+    expect(errors.filter((e) => !/ERR_CONNECTION_REFUSED|Failed to fetch|ConnectionError|dynamically imported module|^\s+at /.test(e))).toEqual([]);
+    await context.close();
+  });
+});
+
 describe('an agent deleted under the playground', { timeout: 180_000 }, () => {
   it('says in words why a message cannot run (no JSON), and its threads stay readable without a message box', async () => {
     const agentId = await agentWith('Soon deleted');

@@ -61,6 +61,7 @@ const timeZone = Intl.DateTimeFormat().resolvedOptions().timeZone;
  */
 function streamError(error: unknown): string {
   if (!(error instanceof Error)) return String(error);
+  if (unreachable(error)) return 'Hangar could not be reached: the server may be stopped or restarting.';
   const { status, text: body } = error as Error & { status?: unknown; text?: unknown };
   if (typeof status !== 'number' || typeof body !== 'string') return error.message;
   try {
@@ -68,6 +69,14 @@ function streamError(error: unknown): string {
   } catch {
     return body.trim() || `request failed (${status})`;
   }
+}
+
+/**
+ * Whether the stream's request never reached Hangar (the SDK's "Unable to connect to LangGraph
+ * server", which named a server the person never heard of, as if a run had failed).
+ */
+function unreachable(error: unknown): boolean {
+  return error instanceof Error && (error.name === 'ConnectionError' || (error instanceof TypeError && /fetch/i.test(error.message)));
 }
 
 function text(content: Message['content']): string {
@@ -123,6 +132,10 @@ function Chat({ agentId, threadId, onThread }: { agentId: string; threadId: stri
   const csrf = getCsrfToken();
   // The runs this page's stream started or joined (see the join below).
   const followed = useRef(new Set<string>());
+  const [input, setInput] = useState('');
+  // The message being sent, until its run is created.
+  const unsent = useRef<string | null>(null);
+  const [notSent, setNotSent] = useState(false);
   // The run whose stream the page shows now, the one its Cancel button stops.
   const shown = useRef<string | null>(null);
   const stream = useStream<AgentState>({
@@ -135,12 +148,22 @@ function Chat({ agentId, threadId, onThread }: { agentId: string; threadId: stri
     defaultHeaders: csrf ? { 'X-CSRF-Token': csrf } : {},
     messagesKey: 'messages',
     onCreated: (run) => {
+      unsent.current = null;
       followed.current.add(run.run_id);
       shown.current = run.run_id;
       refresh();
     },
     onFinish: refresh,
-    onError: refresh,
+    onError: (error) => {
+      // A message that never reached the server goes back into the message box, to send again.
+      if (unreachable(error) && unsent.current) {
+        const content = unsent.current;
+        setInput((now) => (now.trim() ? now : content));
+        setNotSent(true);
+      }
+      unsent.current = null;
+      refresh();
+    },
     fetchStateHistory: false,
     ...SUBAGENT_OPTIONS,
   }) as unknown as UseStream<AgentState>; // the non-deep-agent overload's type omits the tool-call and subagent helpers it returns
@@ -151,13 +174,14 @@ function Chat({ agentId, threadId, onThread }: { agentId: string; threadId: stri
   // it regained focus. Hangar has no thread-level stream to wait on, and this is one small read.
   const runs = useQuery({ ...runsQuery(threadId), refetchInterval: threadId && !streaming ? RUNS_POLL_MS : false });
   const shownRuns = useQuery(runsQuery(threadId, runPages.page));
-  const [input, setInput] = useState('');
   useEffect(() => void loadMarkdown(), []); // after the first paint, before the first message
   const send = (e?: FormEvent) => {
     e?.preventDefault();
     const content = input.trim();
     if (!content) return;
     setInput('');
+    unsent.current = content;
+    setNotSent(false);
     void stream.submit(
       { messages: [{ type: 'human', content }] },
       {
@@ -364,8 +388,9 @@ function Chat({ agentId, threadId, onThread }: { agentId: string; threadId: stri
             />
           ))}
           {stream.error != null && (
-            <Alert color="red" title="Run failed">
+            <Alert color="red" title={notSent ? 'Not sent' : unreachable(stream.error) ? 'Hangar could not be reached' : 'Run failed'}>
               {streamError(stream.error)}
+              {notSent && ' Your message is back in the message box: send it again once the server is back.'}
             </Alert>
           )}
           {agent.error && (
