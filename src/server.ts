@@ -278,7 +278,7 @@ export async function startHangar(config: Config, options: StartOptions = {}): P
     const app = createApp({
       services,
       logger,
-      info: { version: VERSION, storage: embedded ? 'embedded' : 'external', role: config.role },
+      info: { version: VERSION, storage: embedded ? 'embedded' : 'external', role: config.role, tracing: config.tracing },
       bodyLimitBytes: config.bodyLimitBytes,
       heartbeatMs: config.heartbeatMs,
       streams: new StreamSlots(config.streamCapacity),

@@ -11,7 +11,7 @@ export async function generateClientSchema(version: string): Promise<string> {
   const deps = {
     services: {} as AppDeps['services'],
     logger: createLogger({ level: 'silent' }),
-    info: { version, storage: 'embedded', role: 'all' },
+    info: { version, storage: 'embedded', role: 'all', tracing: true },
     bodyLimitBytes: 1,
     heartbeatMs: 1,
   } satisfies AppDeps;

@@ -2756,6 +2756,8 @@ export interface components {
              * @enum {string}
              */
             storage: "embedded" | "external";
+            /** @description Whether agent runs are traced (`HANGAR_TRACING`): when `false`, runs have no trace to read. */
+            tracing: boolean;
             /** @example 0.1.0 */
             version: string;
         };

@@ -10,6 +10,8 @@ export interface ServerInfo {
   version: string;
   storage: 'embedded' | 'external';
   role: 'all' | 'api' | 'worker';
+  /** Whether agent runs are traced (HANGAR_TRACING). */
+  tracing: boolean;
 }
 
 /** Dependencies of createApp. */

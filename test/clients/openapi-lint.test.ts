@@ -13,7 +13,7 @@ type Operation = { operationId?: string; security?: unknown[]; responses?: Recor
 const deps = {
   services: {} as AppDeps['services'],
   logger: createLogger({ level: 'silent' }),
-  info: { version: '0.0.0', storage: 'embedded', role: 'all' },
+  info: { version: '0.0.0', storage: 'embedded', role: 'all', tracing: true },
   bodyLimitBytes: 1,
   heartbeatMs: 1,
 } satisfies AppDeps;

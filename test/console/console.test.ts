@@ -1115,6 +1115,41 @@ describe('playground (useStream over the LangGraph protocol)', { timeout: 180_00
     await context.close();
   });
 
+  it('notices, on a thread left open and idle, a run started elsewhere: one that ended between two looks, and one still going', async () => {
+    await server.client.POST('/v1/deepagents/model-configs', { body: { name: 'slow-for-idle-tab', model_id: 'scripted:slow', parameters: { delay_ms: 250 } } });
+    const agentId = await scriptedAgent('Left open', 'slow-for-idle-tab');
+    const threadId = await createThread(server, agentId);
+    await run(server, threadId, { agent_id: agentId, messages: [{ role: 'user', content: 'first' }] });
+    const { context, page, errors } = await open();
+    await signIn(page, server.adminKey, `/threads/${threadId}`);
+    const conversation = page.getByLabel('Conversation');
+    await conversation.getByText('You said: first', { exact: true }).waitFor();
+    // Nothing on the page is touched from here on, and it keeps its focus: it once noticed another
+    // client's run only when it regained focus (or was reloaded).
+    // A run of another client that starts and ends before the page looks again.
+    await run(server, threadId, { agent_id: agentId, messages: [{ role: 'user', content: 'second' }] });
+    await conversation.getByText('You said: second', { exact: true }).waitFor({ timeout: 30_000 });
+    // A run still going when the page looks: followed as it streams.
+    const words = Array.from({ length: 40 }, (_, i) => `w${i}`).join(' ');
+    const res = await fetch(`${server.url}/v1/deepagents/threads/${threadId}/runs`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-api-key': server.adminKey },
+      body: JSON.stringify({ assistant_id: agentId, input: { messages: [{ role: 'user', content: words }] }, stream_mode: ['values', 'messages-tuple'] }),
+    });
+    expect(res.status).toBe(200);
+    const runId = ((await res.json()) as { run_id: string }).run_id;
+    await page.getByRole('status', { name: 'Agent is working' }).waitFor({ timeout: 30_000 });
+    await conversation.getByText(/You said: w0 w1/).waitFor();
+    const status = (await server.client.GET('/v1/deepagents/threads/{thread_id}/runs/{run_id}', { params: { path: { thread_id: threadId, run_id: runId } } })).data!.status;
+    expect(status).toMatch(/^(pending|running)$/); // seen mid-run
+    await conversation.getByText(`You said: ${words}`, { exact: true }).waitFor({ timeout: 120_000 });
+    await page.getByRole('status', { name: 'Agent is working' }).waitFor({ state: 'detached' });
+    expect(await conversation.getByLabel('You message').count()).toBe(3);
+    expect(await conversation.getByLabel('Agent message').count()).toBe(3);
+    expect(errors).toEqual([]);
+    await context.close();
+  });
+
   it('follows the running run of a thread, cancels that one from its Cancel button, then follows the one queued behind it', async () => {
     await server.client.POST('/v1/deepagents/model-configs', { body: { name: 'slow-for-queue', model_id: 'scripted:slow', parameters: { delay_ms: 250 } } });
     const agentId = await scriptedAgent('Queued talker', 'slow-for-queue');

@@ -200,6 +200,73 @@ describe('subagents in the playground after a reload', { timeout: 180_000 }, () 
 
 });
 
+describe('subagents in the playground after a reload, with tracing off', { timeout: 240_000 }, () => {
+  let untraced: TestServer;
+  beforeAll(async () => {
+    untraced = await startTestServer({ env: { HANGAR_TRACING: 'false' } });
+  });
+  afterAll(async () => {
+    await untraced?.close();
+  });
+  const sessions = consoleSessions(() => browser, () => untraced.url);
+
+  it("shows a subagent's steps from the run's event log, and says so when the run kept none (it once showed only the question and the answer, pointing at a trace that did not exist)", async () => {
+    const created = await untraced.client.POST('/v1/deepagents/agents', {
+      body: { name: 'Untraced delegator', runtime: { model: { model_id: 'scripted:demo' } }, subagents: [{ name: 'researcher', description: 'Looks things up', instructions: 'Research.' }] },
+    });
+    const agentId = created.data!.id;
+    const lookup = '/call ls {"path": "/memories/"}';
+    const { context, page, errors } = await sessions.open();
+    await sessions.signIn(page, untraced.adminKey, `/agents/${agentId}/playground`);
+    await page.getByLabel('Message', { exact: true }).fill(`/call task ${JSON.stringify({ description: lookup, subagent_type: 'researcher' })}`);
+    await page.getByRole('button', { name: 'Send' }).click();
+    await expect.poll(() => page.url(), { timeout: 60_000 }).toMatch(/\/threads\/[0-9a-f-]+$/);
+    const threadId = page.url().split('/').pop()!;
+    await expect
+      .poll(async () => (await untraced.client.GET('/v1/deepagents/threads/{thread_id}', { params: { path: { thread_id: threadId } } })).data!.status, { timeout: 60_000 })
+      .toBe('idle');
+    const runsOf = async (thread: string) => (await untraced.client.GET('/v1/deepagents/threads/{thread_id}/runs', { params: { path: { thread_id: thread } } })).data!;
+    await expect.poll(async () => (await runsOf(threadId))[0]?.status, { timeout: 60_000 }).toBe('success');
+    const [runRow] = await runsOf(threadId);
+    expect((await untraced.client.GET('/v1/deepagents/threads/{thread_id}/runs/{run_id}/trace', { params: { path: { thread_id: threadId, run_id: runRow!.run_id } } })).response.status).toBe(404);
+
+    await page.reload();
+    await page.getByLabel('Agent message').getByText(/^Done\./).last().waitFor();
+    const looked = page.getByLabel('Tool call task', { exact: true }).getByLabel('Subagent researcher', { exact: true });
+    await looked.getByLabel('Asked').getByText(lookup, { exact: true }).waitFor();
+    const step = looked.getByLabel('Steps').getByLabel('Subagent tool call ls');
+    await step.waitFor();
+    expect(await step.textContent()).toBe('ls {"path":"/memories/"} · completed');
+    await looked.getByLabel('Answered').getByText(/^Done\.\s+ls:/).waitFor();
+    await looked.getByText("Its steps are read from the run's event log.", { exact: true }).waitFor();
+    // No link to a trace that does not exist: the run is named without one.
+    expect(await page.getByRole('link', { name: /^(View trace|Trace of run)/ }).count()).toBe(0);
+    await page.getByLabel('Runs').getByText(`Run ${runRow!.run_id.slice(0, 8)}`, { exact: true }).waitFor();
+    expect(await axeViolations(page)).toEqual([]);
+    await screenshot(page, 'journeys-subagents-untraced-after-reload');
+
+    // A run of the API streamed without its subagents' events kept no step of them: the panel says so.
+    const other = (await untraced.client.POST('/v1/deepagents/threads', { body: { agent_id: agentId } })).data!.id;
+    const res = await fetch(`${untraced.url}/v1/deepagents/threads/${other}/runs/wait`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-api-key': untraced.adminKey },
+      body: JSON.stringify({ assistant_id: agentId, input: { messages: [{ role: 'user', content: `/call task ${JSON.stringify({ description: 'Find the tallest tower', subagent_type: 'researcher' })}` }] }, stream_mode: ['values'] }),
+    });
+    expect(res.status).toBe(200);
+    await page.goto(`${untraced.url}/threads/${other}`);
+    const tower = page.getByLabel('Tool call task', { exact: true }).getByLabel('Subagent researcher', { exact: true });
+    await tower.getByLabel('Answered').getByText('You said: Find the tallest tower', { exact: true }).waitFor();
+    await tower.getByText(/^Its own steps were not kept: the run has no trace \(tracing is off\)/).waitFor();
+    expect(await tower.getByLabel('Steps').count()).toBe(0);
+    // The Traces page says why this server's runs are not there.
+    await page.getByRole('link', { name: 'Traces', exact: true }).click();
+    await page.getByRole('alert').filter({ hasText: 'Tracing is off' }).getByText(/HANGAR_TRACING=false/).waitFor();
+    expect(await axeViolations(page)).toEqual([]);
+    expect(errors).toEqual([]);
+    await context.close();
+  });
+});
+
 describe("editing an agent's files", { timeout: 180_000 }, () => {
   const getAgent = async (id: string) => (await server.client.GET('/v1/deepagents/agents/{agent_id}', { params: { path: { agent_id: id } } })).data!;
 
@@ -420,6 +487,123 @@ describe('the playground on a phone', { timeout: 180_000 }, () => {
     await page.setViewportSize({ width: 1280, height: 900 });
     await expect.poll(async () => Math.round((await conversation.boundingBox())!.width / (await threads.boundingBox())!.width)).toBe(2);
     expect(errors).toEqual([]);
+    await context.close();
+  });
+});
+
+describe('the Console on a phone (390 px)', { timeout: 180_000 }, () => {
+  /** Whether every element `selector` finds under `scope` shows its whole text, neither cut nor run out of the page. */
+  async function whole(page: Page, selector: string): Promise<string[]> {
+    return page.evaluate(`[...document.querySelectorAll(${JSON.stringify(selector)})].filter((el) => {
+      const r = el.getBoundingClientRect();
+      return el.scrollWidth > el.clientWidth + 1 || r.right > document.documentElement.clientWidth + 1;
+    }).map((el) => el.textContent)`);
+  }
+
+  it('keeps status words whole, wraps long errors and labels, and names people as the header does', async () => {
+    const name = 'An agent with a name long enough to fill the first column of a table on a phone';
+    const agentId = await agentWith(name);
+    await server.client.POST('/v1/deepagents/mcp-servers', { body: { name: 'Gone away', url: 'http://127.0.0.1:9/mcp/a/rather/long/path/that/keeps/going/past/the/edge' } });
+    const { context, page, errors } = await open(390);
+    await signIn(page, server.adminKey, '/agents');
+    const threadId = (await server.client.POST('/v1/deepagents/threads', { body: { agent_id: agentId } })).data!.id;
+    const res = await fetch(`${server.url}/v1/deepagents/threads/${threadId}/runs/wait`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-api-key': server.adminKey },
+      body: JSON.stringify({ assistant_id: agentId, input: { messages: [{ role: 'user', content: 'hello' }] } }),
+    });
+    expect(res.status).toBe(200);
+
+    // Traces: the status of a run with a long name once read "SU…"; the waterfall's run types "C…".
+    await page.goto(`${server.url}/traces`);
+    await page.getByRole('table').getByRole('link', { name }).first().waitFor();
+    expect(await whole(page, 'td .mantine-Badge-label')).toEqual([]);
+    await page.getByRole('table').getByRole('link', { name }).first().click();
+    await page.getByLabel('Waterfall').waitFor();
+    expect(await whole(page, '[aria-label="Waterfall"] .mantine-Badge-label')).toEqual([]);
+    await screenshot(page, 'journeys-phone-trace');
+
+    // A tool server's error names its long URL in full, wrapped inside its box.
+    await page.goto(`${server.url}/agents/${agentId}`);
+    await page.getByRole('tab', { name: 'Tools' }).click();
+    await page.getByText(/could not list the tools of http:\/\/127\.0\.0\.1:9/).waitFor();
+    expect(await whole(page, '.mantine-Alert-message')).toEqual([]);
+    await screenshot(page, 'journeys-phone-tool-error');
+
+    // The new-schedule form's "More options" wraps inside its dialog.
+    await page.goto(`${server.url}/schedules`);
+    await page.getByRole('button', { name: 'New schedule' }).click();
+    const more = page.getByRole('dialog', { name: 'New schedule' }).getByRole('button', { name: /^More options/ });
+    await more.waitFor();
+    expect(await whole(page, '[role="dialog"] button')).toEqual([]);
+    // Escape closes the agent's open list first, then the dialog.
+    await page.keyboard.press('Escape');
+    await page.getByRole('listbox').waitFor({ state: 'hidden' });
+    await page.keyboard.press('Escape');
+    await page.getByRole('dialog').waitFor({ state: 'detached' });
+
+    // The bootstrap key has no principal of its own: it acts for itself (its id). Memories once
+    // titled "Your memories (<uuid>)", and Settings listed the uuid as its principal.
+    await page.goto(`${server.url}/agents/${agentId}/memories`);
+    const yours = page.getByRole('heading', { name: /^Your memories/ });
+    await yours.waitFor();
+    expect(await yours.textContent()).toMatch(/^Your memories \(HANGAR_BOOTSTRAP_API_KEY \(test_admin_[^)]*…\)\)$/);
+    await page.goto(`${server.url}/settings`);
+    const own = page.getByRole('row').filter({ hasText: 'this session' });
+    await own.getByText('the key itself', { exact: true }).waitFor();
+    expect(await own.textContent()).not.toMatch(/[0-9a-f]{8}-[0-9a-f]{4}-/);
+    expect(await axeViolations(page)).toEqual([]);
+    expect(errors.filter((e) => !/502/.test(e))).toEqual([]); // the unreachable tool server's listing
+    await context.close();
+  });
+});
+
+describe('the server stopped and started again under an open page', { timeout: 240_000 }, () => {
+  let own: TestServer;
+  afterAll(async () => {
+    await own?.close();
+  });
+  const sessions = consoleSessions(() => browser, () => own.url);
+
+  it('says Hangar cannot be reached (not that a run failed, or that the server was updated), gives the message back, and says when the server is back', async () => {
+    own = await startTestServer();
+    const agentId = (await own.client.POST('/v1/deepagents/agents', { body: { name: 'Restart probe', runtime: { model: { model_id: 'scripted:demo' } } } })).data!.id;
+    const { context, page, errors } = await sessions.open();
+    await sessions.signIn(page, own.adminKey, `/agents/${agentId}/playground`);
+    const message = page.getByLabel('Message', { exact: true });
+    await message.fill('before');
+    await page.getByRole('button', { name: 'Send' }).click();
+    await page.getByLabel('Conversation').getByText('You said: before', { exact: true }).waitFor();
+    await expect.poll(async () => (await own.client.GET('/v1/deepagents/threads/{thread_id}', { params: { path: { thread_id: page.url().split('/').pop()! } } })).data?.status, { timeout: 30_000 }).toBe('idle');
+    const port = Number(new URL(own.url).port);
+    const { databaseUrl, dataDir, adminKey } = own;
+    await own.close();
+
+    // A message sent meanwhile: it once said "Run failed: Unable to connect to LangGraph server", and the message was gone.
+    await message.fill('while it was down');
+    await page.getByRole('button', { name: 'Send' }).click();
+    const notSent = page.getByRole('alert').filter({ hasText: 'Not sent' });
+    await notSent.getByText(/^Hangar could not be reached: the server may be stopped or restarting\./).waitFor();
+    expect(await notSent.textContent()).not.toMatch(/LangGraph/);
+    await expect.poll(() => message.inputValue()).toBe('while it was down');
+    await screenshot(page, 'journeys-server-down-send');
+
+    // Another page, whose code cannot be fetched: it once blamed an update of the server.
+    await page.getByRole('link', { name: 'Schedules', exact: true }).click();
+    await page.getByText(/^Hangar cannot be reached: the server may be stopped or restarting/).waitFor();
+    await screenshot(page, 'journeys-server-down-page');
+
+    own = await startTestServer({ databaseUrl, dataDir, adminKey, port });
+    await page.getByText('Hangar is back: reload the Console to show this page.', { exact: true }).waitFor({ timeout: 60_000 });
+    await page.getByRole('button', { name: 'Reload the Console' }).click();
+    await page.getByRole('heading', { name: 'Schedules' }).waitFor();
+    // Still signed in (sessions live in the database); the thread's page sends the message again.
+    await page.goBack();
+    await page.getByLabel('Conversation').getByText('You said: before', { exact: true }).waitFor();
+    await message.fill('while it was down');
+    await page.getByRole('button', { name: 'Send' }).click();
+    await page.getByLabel('Conversation').getByText('You said: while it was down', { exact: true }).waitFor();
+    expect(errors.filter((e) => !/ERR_CONNECTION_REFUSED|Failed to fetch|ConnectionError|dynamically imported module|^\s+at /.test(e))).toEqual([]);
     await context.close();
   });
 });

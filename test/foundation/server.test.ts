@@ -18,7 +18,7 @@ describe('service endpoints', () => {
   it('GET /ok and /info need no key', async () => {
     expect(await (await fetch(`${server.url}/ok`)).json()).toEqual({ ok: true });
     const info = await server.client.GET('/info');
-    expect(info.data).toEqual({ name: 'hangar', version: VERSION, storage: 'external', role: 'all' });
+    expect(info.data).toEqual({ name: 'hangar', version: VERSION, storage: 'external', role: 'all', tracing: true });
   });
 
   it('/docs is a readable page whose assets are served locally', async () => {

@@ -33,14 +33,15 @@ export interface TestServer {
 
 /** Start a server; `env` adds settings as environment variables would. */
 export async function startTestServer(
-  options: { env?: Record<string, string>; databaseUrl?: string; dataDir?: string; adminKey?: string } = {},
+  options: { env?: Record<string, string>; databaseUrl?: string; dataDir?: string; adminKey?: string; port?: number } = {},
 ): Promise<TestServer> {
   // Reusing a database and data directory is how a test restarts Hangar or runs a second replica.
   const databaseUrl = options.databaseUrl ?? (await freshDatabaseUrl());
   const dataDir = options.dataDir ?? (await mkdtemp(path.join(os.tmpdir(), 'hangar-test-data-')));
   const adminKey = options.adminKey ?? `test_admin_${randomBytes(16).toString('hex')}`;
   const config = loadConfig({
-    flags: { port: 0, databaseUrl, dataDir },
+    // A restart may take the port it had (an open page keeps its address); otherwise port 0.
+    flags: { port: options.port ?? 0, databaseUrl, dataDir },
     env: { HANGAR_BOOTSTRAP_API_KEY: adminKey, LOG_LEVEL: 'debug', ...options.env },
   });
   const lines: string[] = [];

@@ -42,19 +42,47 @@ class PageError extends Component<{ children: ReactNode; path: string }, { error
     const { error } = this.state;
     if (!error) return this.props.children;
     const chunk = /dynamically imported module|Importing a module script failed|error loading dynamically imported module/i.test(error.message);
-    return (
-      <Alert color="red" title="This page could not be shown">
-        <Stack gap="xs" align="flex-start">
-          <Text size="sm" className="wrap-anywhere">
-            {chunk ? 'Its code could not be loaded: the server may have been updated since this tab was opened.' : error.message}
-          </Text>
-          <Button size="compact-sm" variant="default" onClick={() => window.location.reload()}>
-            Reload the Console
-          </Button>
-        </Stack>
-      </Alert>
-    );
+    return <PageFailed chunk={chunk} message={error.message} />;
   }
+}
+
+/**
+ * What a page that failed says. A chunk that could not be loaded is either gone (the server was
+ * updated since the tab opened) or unreachable (the server is stopped or restarting): the server's
+ * `/ok` tells which, and is asked again every few seconds while it does not answer, so the page says
+ * when the server is back. The browser keeps a failed chunk failed: only a reload loads it again.
+ */
+function PageFailed({ chunk, message }: { chunk: boolean; message: string }) {
+  const up = useQuery({
+    queryKey: ['server-up'],
+    enabled: chunk,
+    retry: false,
+    gcTime: 0,
+    queryFn: async () => (await fetch('/ok', { cache: 'no-store' })).ok,
+    refetchInterval: (q) => (q.state.status === 'error' || q.state.data === false ? 3000 : false),
+  });
+  const down = up.isError || up.data === false;
+  const back = !down && up.failureCount === 0 && up.errorUpdateCount > 0;
+  return (
+    <Alert color="red" title="This page could not be shown">
+      <Stack gap="xs" align="flex-start">
+        <Text size="sm" className="wrap-anywhere" role="status">
+          {!chunk
+            ? message
+            : down
+              ? 'Hangar cannot be reached: the server may be stopped or restarting. This says so here once it is back.'
+              : back
+                ? 'Hangar is back: reload the Console to show this page.'
+                : up.isPending
+                  ? 'Its code could not be loaded.'
+                  : 'Its code could not be loaded: the server may have been updated since this tab was opened.'}
+        </Text>
+        <Button size="compact-sm" variant="default" onClick={() => window.location.reload()}>
+          Reload the Console
+        </Button>
+      </Stack>
+    </Alert>
+  );
 }
 
 export function useSession() {

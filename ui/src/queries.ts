@@ -21,6 +21,13 @@ export const agentsQuery = (name = '', cursor?: string) =>
     queryFn: async () => ok(await api.GET('/v1/deepagents/agents', { params: { query: { page_size: 100, ...(name ? { name } : {}), ...(cursor ? { cursor } : {}) } } })),
   });
 
+/** The server's facts (`/info`): whether runs are traced, among others. */
+export const infoQuery = queryOptions({
+  queryKey: ['info'],
+  queryFn: async () => ok(await api.GET('/info')),
+  staleTime: Infinity,
+});
+
 export const agentQuery = (agentId: string) =>
   queryOptions({
     queryKey: ['agent', agentId],

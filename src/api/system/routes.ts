@@ -20,6 +20,7 @@ const InfoSchema = z
     version: z.string().openapi({ example: '0.1.0' }),
     storage: z.enum(['embedded', 'external']).openapi({ description: '`embedded`: PostgreSQL started by Hangar in its data directory. `external`: `DATABASE_URL`.' }),
     role: z.enum(['all', 'api', 'worker']).openapi({ description: 'What this process runs.' }),
+    tracing: z.boolean().openapi({ description: 'Whether agent runs are traced (`HANGAR_TRACING`): when `false`, runs have no trace to read.' }),
   })
   .openapi('Info');
 

@@ -10,6 +10,7 @@ import { useSession } from '../App';
 import { ConfirmDialog } from '../Confirm';
 import { allRows, PageButtons, usePages } from '../Pager';
 import { agentQuery } from '../queries';
+import { signedInAs } from '../Shell';
 
 type Item = Schemas['StoreItem'];
 
@@ -248,7 +249,7 @@ export default function Memories() {
         </Text>
       </div>
       <MemoryFolder title="Agent memories" root="/memories/" namespace={[agentId, 'memories']} writable={writable} />
-      <MemoryFolder title={`Your memories (${session.principal})`} root="/memories/user/" namespace={[agentId, 'memories', 'user', principalLabel(session.principal)]} writable={writable} />
+      <MemoryFolder title={`Your memories (${signedInAs(session)})`} root="/memories/user/" namespace={[agentId, 'memories', 'user', principalLabel(session.principal)]} writable={writable} />
       {session.role === 'admin' && <OtherPrincipals agentId={agentId} own={principalLabel(session.principal)} />}
     </Stack>
   );

@@ -9,7 +9,7 @@ import { Link, useLocation, useNavigate, useParams } from 'react-router';
 import { api, ApiError, canWrite, describe, getCsrfToken, type Schemas } from '../api';
 import { useSession } from '../App';
 import { nextOffset, PageButtons, usePages } from '../Pager';
-import { agentQuery, RUNS_PAGE, runsQuery, threadQuery, THREADS_PAGE, threadsQuery } from '../queries';
+import { agentQuery, infoQuery, RUNS_PAGE, runsQuery, threadQuery, THREADS_PAGE, threadsQuery } from '../queries';
 import { LoadError } from '../NotFound';
 
 // Messages are drawn as markdown once react-markdown has loaded (as plain text until then): the page
@@ -50,6 +50,9 @@ interface AgentState extends Record<string, unknown> {
   files?: Record<string, { content?: string[] | string } | string>;
 }
 
+/** How often an open thread's page asks whether a run started elsewhere, while it is in view. */
+const RUNS_POLL_MS = 3000;
+
 const timeZone = Intl.DateTimeFormat().resolvedOptions().timeZone;
 
 /**
@@ -58,6 +61,7 @@ const timeZone = Intl.DateTimeFormat().resolvedOptions().timeZone;
  */
 function streamError(error: unknown): string {
   if (!(error instanceof Error)) return String(error);
+  if (unreachable(error)) return 'Hangar could not be reached: the server may be stopped or restarting.';
   const { status, text: body } = error as Error & { status?: unknown; text?: unknown };
   if (typeof status !== 'number' || typeof body !== 'string') return error.message;
   try {
@@ -65,6 +69,14 @@ function streamError(error: unknown): string {
   } catch {
     return body.trim() || `request failed (${status})`;
   }
+}
+
+/**
+ * Whether the stream's request never reached Hangar (the SDK's "Unable to connect to LangGraph
+ * server", which named a server the person never heard of, as if a run had failed).
+ */
+function unreachable(error: unknown): boolean {
+  return error instanceof Error && (error.name === 'ConnectionError' || (error instanceof TypeError && /fetch/i.test(error.message)));
 }
 
 function text(content: Message['content']): string {
@@ -112,9 +124,7 @@ function Chat({ agentId, threadId, onThread }: { agentId: string; threadId: stri
   // 20; the thread's latest runs (the first page) are the ones to cancel and to time tool calls by.
   const threadPages = usePages<number>(statusFilter);
   const threads = useQuery(threadsQuery(agentId, statusFilter, threadPages.page));
-  const runs = useQuery(runsQuery(threadId));
   const runPages = usePages<number>(threadId);
-  const shownRuns = useQuery(runsQuery(threadId, runPages.page));
   const refresh = () => {
     void client.invalidateQueries({ queryKey: ['threads', agentId] });
     void client.invalidateQueries({ queryKey: ['runs'] });
@@ -122,6 +132,10 @@ function Chat({ agentId, threadId, onThread }: { agentId: string; threadId: stri
   const csrf = getCsrfToken();
   // The runs this page's stream started or joined (see the join below).
   const followed = useRef(new Set<string>());
+  const [input, setInput] = useState('');
+  // The message being sent, until its run is created.
+  const unsent = useRef<string | null>(null);
+  const [notSent, setNotSent] = useState(false);
   // The run whose stream the page shows now, the one its Cancel button stops.
   const shown = useRef<string | null>(null);
   const stream = useStream<AgentState>({
@@ -134,22 +148,40 @@ function Chat({ agentId, threadId, onThread }: { agentId: string; threadId: stri
     defaultHeaders: csrf ? { 'X-CSRF-Token': csrf } : {},
     messagesKey: 'messages',
     onCreated: (run) => {
+      unsent.current = null;
       followed.current.add(run.run_id);
       shown.current = run.run_id;
       refresh();
     },
     onFinish: refresh,
-    onError: refresh,
+    onError: (error) => {
+      // A message that never reached the server goes back into the message box, to send again.
+      if (unreachable(error) && unsent.current) {
+        const content = unsent.current;
+        setInput((now) => (now.trim() ? now : content));
+        setNotSent(true);
+      }
+      unsent.current = null;
+      refresh();
+    },
     fetchStateHistory: false,
     ...SUBAGENT_OPTIONS,
   }) as unknown as UseStream<AgentState>; // the non-deep-agent overload's type omits the tool-call and subagent helpers it returns
-  const [input, setInput] = useState('');
+  const streaming = stream.isLoading;
+  // The thread's latest runs, read again every few seconds while the page is in view (TanStack Query
+  // pauses the interval in a hidden tab) and shows no run: a run started elsewhere (another tab, a
+  // schedule, the API) is noticed within seconds and joined below. The page once noticed it only when
+  // it regained focus. Hangar has no thread-level stream to wait on, and this is one small read.
+  const runs = useQuery({ ...runsQuery(threadId), refetchInterval: threadId && !streaming ? RUNS_POLL_MS : false });
+  const shownRuns = useQuery(runsQuery(threadId, runPages.page));
   useEffect(() => void loadMarkdown(), []); // after the first paint, before the first message
   const send = (e?: FormEvent) => {
     e?.preventDefault();
     const content = input.trim();
     if (!content) return;
     setInput('');
+    unsent.current = content;
+    setNotSent(false);
     void stream.submit(
       { messages: [{ type: 'human', content }] },
       {
@@ -180,19 +212,35 @@ function Chat({ agentId, threadId, onThread }: { agentId: string; threadId: stri
   // the page showed nothing of a busy thread's first run until then. (A run this tab started before
   // a reload is joined again by useStream itself, from the id it keeps in sessionStorage.)
   // The oldest first: a run queued behind another (multitask `enqueue`) is joined once that one ends.
+  // A run that started and ended elsewhere between two reads is joined too: its stream, replayed from
+  // the run's log, brings the conversation up to date (the runs the page saw on its first read are
+  // already in the thread's state it read).
   const activeRunId = runs.data?.findLast((r) => r.status === 'pending' || r.status === 'running')?.run_id;
-  const streaming = stream.isLoading;
+  const seen = useRef<{ threadId: string; runs: Set<string> } | null>(null);
+  if (threadId && runs.data && seen.current?.threadId !== threadId) seen.current = { threadId, runs: new Set(runs.data.map((r) => r.run_id)) };
+  const endedElsewhere = runs.data?.find((r) => !seen.current?.runs.has(r.run_id) && !followed.current.has(r.run_id))?.run_id;
   const joinStream = stream.joinStream;
   useEffect(() => {
-    if (!threadId || !activeRunId || streaming) return;
+    const runId = activeRunId ?? endedElsewhere;
+    if (!threadId || !runId || streaming) return;
+    for (const r of runs.data ?? []) seen.current?.runs.add(r.run_id);
     const kept = window.sessionStorage.getItem(`lg:stream:${threadId}`);
     if (kept) followed.current.add(kept);
-    if (followed.current.has(activeRunId)) return;
-    followed.current.add(activeRunId);
-    shown.current = activeRunId;
-    void joinStream(activeRunId);
-  }, [threadId, activeRunId, streaming, joinStream]);
-  const traced = useTraceFacts(threadId, runs.data);
+    if (followed.current.has(runId)) return;
+    followed.current.add(runId);
+    shown.current = runId;
+    void client.invalidateQueries({ queryKey: ['threads', agentId] }); // its status in the threads list
+    void joinStream(runId);
+  }, [threadId, activeRunId, endedElsewhere, streaming, joinStream, runs.data, client, agentId]);
+  // Whether runs have traces to read and link to (HANGAR_TRACING).
+  const tracing = useQuery(infoQuery).data?.tracing;
+  const traced = useTraceFacts(threadId, runs.data, tracing);
+  // The `task` calls whose subagent's steps neither the stream nor a trace shows (tracing is off, or
+  // the run's trace is gone): those are read from the runs' event logs.
+  const unexplained = streaming || !traced.settled ? [] : stream.messages.flatMap((m) =>
+    m.type === 'ai' ? (m.tool_calls ?? []).flatMap((c) => (c.name === 'task' && c.id && !traced.subagents[c.id] && !shownLive(stream, c.id) ? [c.id] : [])) : [],
+  );
+  const logged = useLoggedSubagents(stream, threadId, runs.data, unexplained);
   const [cancelling, setCancelling] = useState(false);
   const cancel = async () => {
     // The run is cancelled on the server and its stream, which the server ends once the run is
@@ -314,7 +362,7 @@ function Chat({ agentId, threadId, onThread }: { agentId: string; threadId: stri
                 </Text>
               )}
               {stream.messages.map((m, i) => (
-                <MessageView key={m.id ?? i} message={m} stream={stream} traced={traced} />
+                <MessageView key={m.id ?? i} message={m} stream={stream} traced={traced} logged={logged} />
               ))}
               {stream.isLoading && cards.length === 0 && (
                 <Group gap="xs">
@@ -340,8 +388,9 @@ function Chat({ agentId, threadId, onThread }: { agentId: string; threadId: stri
             />
           ))}
           {stream.error != null && (
-            <Alert color="red" title="Run failed">
+            <Alert color="red" title={notSent ? 'Not sent' : unreachable(stream.error) ? 'Hangar could not be reached' : 'Run failed'}>
               {streamError(stream.error)}
+              {notSent && ' Your message is back in the message box: send it again once the server is back.'}
             </Alert>
           )}
           {agent.error && (
@@ -363,7 +412,7 @@ function Chat({ agentId, threadId, onThread }: { agentId: string; threadId: stri
                       Cancel run
                     </Button>
                   )}
-                  {latestRun && threadId && (
+                  {latestRun && threadId && tracing !== false && (
                     <Anchor component={Link} to={`/traces/${latestRun.run_id}?thread_id=${threadId}`} size="sm">
                       View trace of the last run
                     </Anchor>
@@ -426,9 +475,13 @@ function Chat({ agentId, threadId, onThread }: { agentId: string; threadId: stri
                   <Badge size="xs" color={r.status === 'success' ? 'green' : r.status === 'error' ? 'red' : 'gray'}>
                     {r.status}
                   </Badge>
-                  <Anchor component={Link} to={`/traces/${r.run_id}?thread_id=${r.thread_id}`} size="sm">
-                    Trace of run {r.run_id.slice(0, 8)}
-                  </Anchor>
+                  {tracing === false ? (
+                    <Text size="sm">Run {r.run_id.slice(0, 8)}</Text>
+                  ) : (
+                    <Anchor component={Link} to={`/traces/${r.run_id}?thread_id=${r.thread_id}`} size="sm">
+                      Trace of run {r.run_id.slice(0, 8)}
+                    </Anchor>
+                  )}
                 </Group>
               ))}
               <PageButtons pages={runPages} next={nextOffset(runPages.page, RUNS_PAGE, shownRuns.data.length)} size="xs" />
@@ -473,20 +526,22 @@ interface TraceFacts {
   durations: Record<string, number>;
   /** A `task` call's subagent's own messages (its question first), from its chain's outputs. */
   subagents: Record<string, TracedMessage[]>;
+  /** Whether every finished run's trace has been read (or found missing). */
+  settled: boolean;
 }
 
 /**
  * How long each tool call took and what each `task` call's subagent said and did, from the traces of
  * the thread's finished runs: the trace is written when a run ends, so these show once it is over.
  */
-function useTraceFacts(threadId: string | null, runs: { run_id: string; status: string }[] | undefined): TraceFacts {
+function useTraceFacts(threadId: string | null, runs: { run_id: string; status: string }[] | undefined, tracing: boolean | undefined): TraceFacts {
   const finished = (runs ?? []).filter((r) => r.status !== 'pending' && r.status !== 'running').map((r) => r.run_id);
   const query = useQuery({
     queryKey: ['trace-facts', threadId, finished.join(',')],
-    enabled: Boolean(threadId) && finished.length > 0,
+    enabled: Boolean(threadId) && finished.length > 0 && tracing === true,
     staleTime: Infinity,
     queryFn: async () => {
-      const out: TraceFacts = { durations: {}, subagents: {} };
+      const out: TraceFacts = { durations: {}, subagents: {}, settled: true };
       const visit = (node: Tree) => {
         if (node.run_type === 'tool') {
           const id = toolCallIdIn(node.outputs);
@@ -506,15 +561,80 @@ function useTraceFacts(threadId: string | null, runs: { run_id: string; status: 
       return out;
     },
   });
-  return query.data ?? NO_FACTS;
+  return query.data ?? (finished.length === 0 || !threadId || tracing === false ? NO_FACTS : UNSETTLED);
 }
-const NO_FACTS: TraceFacts = { durations: {}, subagents: {} };
+const NO_FACTS: TraceFacts = { durations: {}, subagents: {}, settled: true };
+const UNSETTLED: TraceFacts = { ...NO_FACTS, settled: false };
+
+/** Whether the stream itself shows a `task` call's subagent at work (it did, or does, stream it). */
+function shownLive(stream: Stream, toolCallId: string): boolean {
+  const sub = stream.getSubagent(toolCallId);
+  return !!sub && (sub.messages.length > 0 || sub.toolCalls.length > 0);
+}
+
+/** What the runs' event logs tell of subagents' steps: each `task` call's subagent's messages, by call id. */
+interface LoggedSubagents {
+  subagents: Record<string, TracedMessage[]>;
+  /** Whether the logs of the calls asked about have been read. */
+  settled: boolean;
+}
+
+/**
+ * The steps of the subagents of `taskCallIds`, from the event logs Hangar keeps of a thread's ended
+ * runs (`HANGAR_RUN_EVENT_RETENTION_DAYS`), whether tracing is on or not: each run's stream is
+ * replayed (its `values` events only), newest run first, until every call is found. A subagent's
+ * last `values|tools:<task>` state holds its messages, its question first; that question is the
+ * description of the `task` call that started it (as useStream matches them while streaming). A run
+ * streamed without its subagents' events (`stream_subgraphs` off) has none to give.
+ */
+function useLoggedSubagents(stream: Stream, threadId: string | null, runs: { run_id: string; status: string }[] | undefined, taskCallIds: string[]): LoggedSubagents {
+  const finished = (runs ?? []).filter((r) => r.status !== 'pending' && r.status !== 'running').map((r) => r.run_id);
+  const wanted = [...taskCallIds].sort().join(',');
+  const lg = stream.client;
+  const query = useQuery({
+    queryKey: ['logged-subagents', threadId, finished.join(','), wanted],
+    enabled: Boolean(threadId) && finished.length > 0 && wanted.length > 0,
+    staleTime: Infinity,
+    queryFn: async ({ signal }) => {
+      const found: Record<string, TracedMessage[]> = {};
+      const missing = new Set(taskCallIds);
+      for (const runId of finished) {
+        if (missing.size === 0) break;
+        let main: TracedMessage[] = [];
+        const subagents = new Map<string, TracedMessage[]>();
+        try {
+          for await (const part of lg.runs.joinStream(threadId!, runId, { signal, lastEventId: '-1', streamMode: 'values' })) {
+            const messages = (part.data as { messages?: unknown } | null)?.messages;
+            if (!Array.isArray(messages)) continue;
+            const [mode, ...namespace] = String(part.event).split('|');
+            if (mode !== 'values') continue;
+            if (namespace.length === 0) main = messages as TracedMessage[];
+            else if (namespace.length === 1 && namespace[0]!.startsWith('tools:')) subagents.set(namespace[0]!, messages as TracedMessage[]);
+          }
+        } catch {
+          continue; // a run whose log cannot be read shows no steps
+        }
+        const calls = main.flatMap((m) => (m.type === 'ai' ? (m.tool_calls ?? []) : [])).filter((c) => c.name === 'task' && c.id && missing.has(c.id));
+        for (const messages of subagents.values()) {
+          const asked = messages[0]?.type === 'human' ? text(messages[0].content ?? '') : null;
+          const call = calls.find((c) => missing.has(c.id!) && asked !== null && c.args?.description === asked);
+          if (!call) continue;
+          found[call.id!] = messages;
+          missing.delete(call.id!);
+        }
+      }
+      return { subagents: found, settled: true };
+    },
+  });
+  return query.data ?? (wanted.length === 0 ? NO_LOGS : { subagents: {}, settled: false });
+}
+const NO_LOGS: LoggedSubagents = { subagents: {}, settled: true };
 
 function formatMs(ms: number): string {
   return ms < 1000 ? `${Math.round(ms)} ms` : `${(ms / 1000).toFixed(ms < 10_000 ? 2 : 1)} s`;
 }
 
-function MessageView({ message: m, stream, traced }: { message: Message; stream: Stream; traced: TraceFacts }) {
+function MessageView({ message: m, stream, traced, logged }: { message: Message; stream: Stream; traced: TraceFacts; logged: LoggedSubagents }) {
   const { durations } = traced;
   if (m.type === 'tool') return null; // shown inside the tool-call card of the AI message that asked
   const who = m.type === 'human' ? 'You' : m.type === 'ai' ? 'Agent' : m.type;
@@ -593,7 +713,7 @@ function MessageView({ message: m, stream, traced }: { message: Message; stream:
               </Paper>
             ) : (
               c.call.name === 'task' && (
-                <SubagentSummary args={c.call.args} status={sub?.status ?? c.state} answer={c.result ? text(c.result.content) : (sub?.result ?? null)} steps={c.call.id ? traced.subagents[c.call.id] : undefined} />
+                <SubagentSummary args={c.call.args} status={sub?.status ?? c.state} answer={c.result ? text(c.result.content) : (sub?.result ?? null)} {...stepsOf(c.call.id, traced, logged)} />
               )
             )}
           </Card>
@@ -603,13 +723,21 @@ function MessageView({ message: m, stream, traced }: { message: Message; stream:
   );
 }
 
+/** Where a `task` call's subagent's steps come from, once known: its run's trace, else its run's event log. */
+function stepsOf(id: string | undefined, traced: TraceFacts, logged: LoggedSubagents): { steps: TracedMessage[] | undefined; source: 'trace' | 'log' | null } {
+  if (id && traced.subagents[id]) return { steps: traced.subagents[id], source: 'trace' };
+  if (id && logged.subagents[id]) return { steps: logged.subagents[id], source: 'log' };
+  return { steps: undefined, source: traced.settled && logged.settled ? null : 'trace' };
+}
+
 /**
  * A subagent whose own messages are not in the stream: after a reload, Hangar keeps no step of a run
  * but its last (one checkpoint per run), so useStream cannot rebuild a subagent's conversation. What
  * it was asked (its `task` call's description) and what it answered (the call's result) are in the
- * parent's messages; its own steps (`steps`) come from the run's trace, once the run has ended.
+ * parent's messages; its own steps (`steps`) come from the run's trace once the run has ended, else
+ * (tracing off) from the run's event log. A run that kept neither says so.
  */
-function SubagentSummary({ args, status, answer, steps }: { args: Record<string, unknown>; status: string; answer: string | null; steps: TracedMessage[] | undefined }) {
+function SubagentSummary({ args, status, answer, steps, source }: { args: Record<string, unknown>; status: string; answer: string | null; steps: TracedMessage[] | undefined; source: 'trace' | 'log' | null }) {
   const type = String(args.subagent_type ?? '');
   const asked = typeof args.description === 'string' ? args.description : JSON.stringify(args);
   // Its question is "Asked" and its last word "Answered": the steps are what came between.
@@ -650,7 +778,11 @@ function SubagentSummary({ args, status, answer, steps }: { args: Record<string,
       )}
       {answer !== null && <Labelled label="Answered" text={answer} />}
       <Text size="xs" c="dimmed" mt={4}>
-        {!steps ? "Shown from the main agent's call: its own steps are in the run's trace." : between.length > 0 ? "Its steps are read from the run's trace." : "It answered with no other step (read from the run's trace)."}
+        {!steps
+          ? source === null
+            ? "Its own steps were not kept: the run has no trace (tracing is off) and its event log holds none of its subagents' events."
+            : 'Reading its steps…'
+          : `${between.length > 0 ? 'Its steps are read from' : 'It answered with no other step (read from'} the run's ${source === 'log' ? 'event log' : 'trace'}${between.length > 0 ? '.' : ').'}`}
       </Text>
     </Paper>
   );

@@ -193,7 +193,7 @@ export function CreateSchedule({ agentId, agentName, onDone }: { agentId: string
           edited={edited}
           autofocus={agent !== null}
         />
-        <Button variant="subtle" size="compact-sm" onClick={() => setMore((m) => !m)} aria-expanded={more} style={{ alignSelf: 'flex-start' }}>
+        <Button variant="subtle" size="compact-sm" onClick={() => setMore((m) => !m)} aria-expanded={more} className="wrapping-button" style={{ alignSelf: 'flex-start' }}>
           {more ? 'Fewer options' : 'More options: paused, one thread, end, webhook'}
         </Button>
         {more && <OptionFields options={opts} set={(patch) => setOpts((o) => ({ ...o, ...patch }))} errors={errors} edited={edited} />}

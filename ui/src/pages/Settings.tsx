@@ -187,7 +187,16 @@ function ApiKeys({ session }: { session: Session }) {
                   <Code>{k.prefix}…</Code> {k.id === session.key_id && <Badge variant="light">this session</Badge>}
                 </Table.Td>
                 <Table.Td>{k.role}</Table.Td>
-                <Table.Td className="wrap-anywhere">{k.principal}</Table.Td>
+                <Table.Td className="wrap-anywhere">
+                  {/* A key made without a principal acts for itself: its principal is its id, which nobody recognises. */}
+                  {k.principal === k.id ? (
+                    <Text size="sm" c="dimmed">
+                      the key itself
+                    </Text>
+                  ) : (
+                    k.principal
+                  )}
+                </Table.Td>
                 <Table.Td>{k.description ?? ''}</Table.Td>
                 <Table.Td>{new Date(k.created_at).toLocaleDateString()}</Table.Td>
                 <Table.Td>

@@ -68,7 +68,7 @@ export default function TraceRun() {
               >
                 <SimpleGrid cols={2} spacing="xs">
                   <Group gap={4} wrap="nowrap" style={{ paddingLeft: depth * 12 }}>
-                    <Badge size="xs" variant="outline">
+                    <Badge size="xs" variant="outline" className="no-shrink">
                       {node.run_type}
                     </Badge>
                     <Text size="sm" truncate>

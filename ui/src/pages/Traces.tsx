@@ -1,10 +1,10 @@
-import { Alert, Anchor, Badge, NumberInput, Select, SimpleGrid, Stack, Table, Text, TextInput, Title } from '@mantine/core';
+import { Alert, Anchor, Badge, Code, NumberInput, Select, SimpleGrid, Stack, Table, Text, TextInput, Title } from '@mantine/core';
 import { useDebouncedValue } from '@mantine/hooks';
 import { useQuery } from '@tanstack/react-query';
 import { useState } from 'react';
 import { Link } from 'react-router';
 import { PageButtons, usePages } from '../Pager';
-import { defaultProject, SINCE, traceRunsQuery, tracingProjectsQuery } from '../queries';
+import { defaultProject, infoQuery, SINCE, traceRunsQuery, tracingProjectsQuery } from '../queries';
 
 export function statusColor(status: string): string {
   return status === 'error' ? 'red' : status === 'success' ? 'green' : 'gray';
@@ -12,6 +12,7 @@ export function statusColor(status: string): string {
 
 export default function Traces() {
   const projects = useQuery(tracingProjectsQuery);
+  const tracing = useQuery(infoQuery).data?.tracing;
   const [chosen, setProject] = useState<string | null>(null);
   // The default project until one is chosen (its runs may already be cached: routes.ts asks for them).
   const project = chosen ?? defaultProject(projects.data);
@@ -26,6 +27,11 @@ export default function Traces() {
   return (
     <Stack>
       <Title order={2}>Traces</Title>
+      {tracing === false && (
+        <Alert color="yellow" title="Tracing is off">
+          This server does not trace agent runs (<Code>HANGAR_TRACING=false</Code>): their runs are not listed here. Traces sent by other tools still are.
+        </Alert>
+      )}
       {projects.error && <Alert color="red">{projects.error.message}</Alert>}
       <SimpleGrid cols={{ base: 1, xs: 2, md: 5 }}>
         <Select label="Project" data={(projects.data?.items ?? []).map((p) => ({ value: p.id, label: p.name }))} value={project} onChange={setProject} allowDeselect={false} />
