@@ -280,8 +280,9 @@ export class WorkerPool implements BackgroundTask {
       // Starts go before executions (src/runtime/admissions.ts), as for runs the loop claims.
       if (afterStarts) await this.runtime.queue.admissions.idle();
       // The log holds the run's `metadata` (written when it was accepted) and, for a retried run,
-      // what earlier attempts stored.
-      const opened = this.runtime.hub.openWriter(run.id, run.lastSeq);
+      // what earlier attempts stored. Written under this attempt's lease: once a sweep has handed the
+      // run on (this process stalled past its lease), its events are refused and the run stops here.
+      const opened = this.runtime.hub.openWriter(run.id, run.lastSeq, { workerId: this.runtime.queue.workerId, attempt: run.attempt });
       writer = opened;
       // The log cannot be written: stop the run (it fails with the reason) rather than go on unrecorded.
       opened.onFailure = (error) => abort.abort(error);
@@ -376,6 +377,8 @@ export class WorkerPool implements BackgroundTask {
       return false;
     }
     if (failed) {
+      // Failed by the statement above, which cleared the lease: nobody else writes its log now.
+      log.fence = undefined;
       log.append({ kind: 'error', data: { code: 'run_lease_expired', error: 'LeaseExpired', message: 'the worker running this run stopped and the run used its attempts; start a new run' } });
       logger.warn('run failed: its worker stopped and it used its attempts');
     } else {
@@ -403,7 +406,7 @@ export class WorkerPool implements BackgroundTask {
     try {
       // Not the runs executing here: a late renewal of our own (a busy event loop) is not a lost
       // worker, and handing such a run back would let this process claim it a second time.
-      const { retried, failed } = await this.runtime.queue.sweepExpired(this.settings.maxAttempts ?? 3, this.executingIds());
+      const { retried, failed } = await this.runtime.queue.sweepExpired(this.settings.maxAttempts ?? 3, this.executingIds(), this.runtime.hub.channel);
       if (retried > 0) {
         this.logger.warn({ retried }, 'runs of a lost worker were handed back to the queue');
         this.nudge();
