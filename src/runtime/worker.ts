@@ -276,14 +276,18 @@ export class WorkerPool implements BackgroundTask {
     if (run.attempt === 1 && run.waitedSeconds !== undefined) metrics?.queueWait.observe(run.waitedSeconds);
     const claimedAt = performance.now();
     let handlers: BaseCallbackHandler[] = [];
+    let unfence: (() => void) | undefined;
     const done = (async () => {
       // Starts go before executions (src/runtime/admissions.ts), as for runs the loop claims.
       if (afterStarts) await this.runtime.queue.admissions.idle();
       // The log holds the run's `metadata` (written when it was accepted) and, for a retried run,
       // what earlier attempts stored. Written under this attempt's lease: once a sweep has handed the
       // run on (this process stalled past its lease), its events are refused and the run stops here.
-      const opened = this.runtime.hub.openWriter(run.id, run.lastSeq, { workerId: this.runtime.queue.workerId, attempt: run.attempt });
+      const lease = { workerId: this.runtime.queue.workerId, attempt: run.attempt };
+      const opened = this.runtime.hub.openWriter(run.id, run.lastSeq, lease);
       writer = opened;
+      // Its checkpoints too: a stalled attempt must not fork the thread's state under the next one.
+      unfence = this.runtime.storage.checkpointer.fence(run.id, lease);
       // The log cannot be written: stop the run (it fails with the reason) rather than go on unrecorded.
       opened.onFailure = (error) => abort.abort(error);
       const egress = this.runtime.deps.egress;
@@ -351,6 +355,7 @@ export class WorkerPool implements BackgroundTask {
         return writer?.end().catch(() => {});
       })
       .finally(() => {
+        unfence?.();
         this.active.delete(run.id);
         if (this.mayHaveWaiting || !this.running) this.nudge();
         // The trace's last write, off the run's path: the run's stream has ended and its slot is

@@ -9,13 +9,17 @@
 // - The stalled worker writing after the sweep is refused (its writer fails; nothing reaches the log),
 //   so its late events never land between the sweep's `pending` and the next attempt's events.
 // - Joining again with Last-Event-ID reads on exactly; a full replay is the live stream, event for event.
+// - A checkpoint the stalled worker writes late (its graph's next step) is refused too: the thread's
+//   state stays the one the next attempt left, not forked under it.
 // Waits on events and statuses, never on time.
+import { uuid6 } from '@langchain/langgraph-checkpoint';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { collect, joinRun } from '../../src/client/stream.js';
 import { RunLifecycle } from '../../src/core/runs/lifecycle.js';
 import { openDatabase, type DatabaseHandle } from '../../src/db/index.js';
 import { createLogger } from '../../src/logging.js';
 import { RunEventHub } from '../../src/runtime/events/hub.js';
+import { LANGGRAPH_SCHEMA, SingleStatementSaver } from '../../src/runtime/storage.js';
 import type { Hangar } from '../../src/server.js';
 import { startTestServer, type TestServer } from '../support/server.js';
 import { createAgent, createThread, lastAiText, lastValues, start, startWorker, take } from './support.js';
@@ -87,5 +91,20 @@ describe('a run whose worker stalled past its lease', () => {
     expect(resumed.map((e) => [e.id, e.event, e.data])).toEqual(rest.map((e) => [e.id, e.event, e.data]));
     const replay = await collect(await joinRun({ baseUrl: api.url, apiKey: api.adminKey, threadId, runId }));
     expect(replay.map((e) => [e.id, e.event, e.data])).toEqual(live.map((e) => [e.id, e.event, e.data]));
+
+    // The stalled worker's graph finishes its step and checkpoints it, late: refused.
+    const state = async () => (await api.client.GET('/v1/deepagents/threads/{thread_id}/state', { params: { path: { thread_id: threadId } } })).data!;
+    const before = await state();
+    const saver = new SingleStatementSaver(stalled.pool, LANGGRAPH_SCHEMA);
+    saver.fence(runId, { workerId: 'stalled-worker', attempt: 1 });
+    const latest = (await saver.getTuple({ configurable: { thread_id: threadId, checkpoint_ns: '' } }))!;
+    const late = saver.put(
+      { configurable: { thread_id: threadId, checkpoint_ns: '', checkpoint_id: latest.checkpoint.id }, metadata: { run_id: runId } },
+      { ...latest.checkpoint, id: uuid6(-1) },
+      { source: 'loop', step: 99, parents: {} },
+      {},
+    );
+    await expect(late).rejects.toThrow(/no longer held by this worker/);
+    expect((await state()).checkpoint).toEqual(before.checkpoint);
   }, 60_000);
 });
