@@ -46,7 +46,10 @@ export class SingleStatementSaver extends PostgresSaver {
     // before anything is written, so a sweep handing the run on either waits for this statement or
     // has handed it on first, and then nothing is written.
     this.fencedSql = `WITH held AS MATERIALIZED (
-        SELECT id FROM runs WHERE id = $11::uuid AND lease_owner = $12 AND attempt = $13 FOR KEY SHARE
+        SELECT id FROM runs WHERE id = $11::uuid AND lease_owner = $12 AND attempt = $13
+          -- A cancelled run's lease holds its thread only until it expires: then the next run may execute.
+          AND (status = 'running' OR lease_expires_at > now())
+        FOR KEY SHARE
       ), blobs AS (
         INSERT INTO ${blobs} (thread_id, checkpoint_ns, channel, version, type, blob)
         SELECT $1, $2, c, v, t, b FROM unnest($3::text[], $4::text[], $5::text[], $6::bytea[]) AS x(c, v, t, b)
@@ -60,7 +63,8 @@ export class SingleStatementSaver extends PostgresSaver {
 
   /**
    * Write the checkpoints of run `runId` (its graph's, subagents' included: they carry its id) only
-   * while its lease is `lease`'s: a worker that stalled past its lease and was replaced by the next
+   * while its lease is `lease`'s (for a cancelled run, until that lease expires: the thread's next run
+   * may then start): a worker that stalled past its lease and was replaced by the next
    * attempt cannot fork the thread's state under it (its write fails, and so does its run there).
    * Returns what ends the fence (the run's execution here is over).
    */

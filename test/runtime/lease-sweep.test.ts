@@ -11,9 +11,12 @@
 // - Joining again with Last-Event-ID reads on exactly; a full replay is the live stream, event for event.
 // - A checkpoint the stalled worker writes late (its graph's next step) is refused too: the thread's
 //   state stays the one the next attempt left, not forked under it.
+// - A run cancelled while its worker is stalled holds its thread only until its lease expires; the
+//   thread's next run may then execute, so the stalled worker's late checkpoint and events are
+//   refused from then on, before any sweep has cleared the expired lease.
 // Waits on events and statuses, never on time.
 import { uuid6 } from '@langchain/langgraph-checkpoint';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { collect, joinRun } from '../../src/client/stream.js';
 import { RunLifecycle } from '../../src/core/runs/lifecycle.js';
 import { openDatabase, type DatabaseHandle } from '../../src/db/index.js';
@@ -33,8 +36,11 @@ beforeAll(async () => {
   api = await startTestServer({ env: { HANGAR_ROLE: 'api' } });
   stalled = openDatabase(api.databaseUrl, { max: 2 });
 });
-afterAll(async () => {
+afterEach(async () => {
   await worker?.close();
+  worker = undefined;
+});
+afterAll(async () => {
   await stalled?.close();
   await api?.close();
 });
@@ -106,5 +112,54 @@ describe('a run whose worker stalled past its lease', () => {
     );
     await expect(late).rejects.toThrow(/no longer held by this worker/);
     expect((await state()).checkpoint).toEqual(before.checkpoint);
+  }, 60_000);
+
+  it('a cancelled run whose worker stalled past its lease: the thread’s next run may execute, and the stalled worker’s late writes are refused', async () => {
+    const agentId = await createAgent(api);
+    const threadId = await createThread(api, agentId);
+    // A first run, to its end, so the thread has a state.
+    worker = await startWorker(api);
+    const done = await collect(await start(api, threadId, { agent_id: agentId, messages: [{ role: 'user', content: 'first' }], stream_mode: ['values'] }));
+    expect(lastAiText(lastValues(done))).toBe('You said: first');
+    await worker.close();
+    worker = undefined;
+
+    // The stalled worker takes the second run; no worker process runs from here on (so no sweep either).
+    const second = await start(api, threadId, { agent_id: agentId, messages: [{ role: 'user', content: 'second' }], stream_mode: ['values'] });
+    const runId = second.runId!;
+    await take(second, 1);
+    const [claimed] = await new RunLifecycle(stalled.db).claim('stalled-worker-2', 60_000, 1);
+    expect(claimed).toMatchObject({ id: runId, attempt: 1 });
+    const lease = { workerId: 'stalled-worker-2', attempt: 1 };
+    const writer = new RunEventHub(stalled.pool, undefined, createLogger({ level: 'silent' })).openWriter(runId, claimed!.lastSeq, lease);
+    const saver = new SingleStatementSaver(stalled.pool, LANGGRAPH_SCHEMA);
+    saver.fence(runId, lease);
+
+    const cancelled = await api.client.POST('/v1/deepagents/threads/{thread_id}/runs/{run_id}/cancel', { params: { path: { thread_id: threadId, run_id: runId } } });
+    expect(cancelled.response.status).toBeLessThan(300);
+    // The stalled worker never says it stopped; its lease runs out, and with it its hold on the thread:
+    // the thread's next run is claimed by another worker (the real claim statement, as a worker process sends it).
+    await stalled.pool.query(`UPDATE runs SET lease_expires_at = now() - interval '1 second' WHERE id = $1`, [runId]);
+    const third = await start(api, threadId, { agent_id: agentId, messages: [{ role: 'user', content: 'third' }], stream_mode: ['values'] });
+    expect(third.status).toBe(200);
+    const [next] = await new RunLifecycle(stalled.db).claim('next-worker', 60_000, 1);
+    expect(next).toMatchObject({ id: third.runId, threadId });
+
+    // The stalled worker wakes up: its step's checkpoint and its events are refused.
+    const state = async () => (await api.client.GET('/v1/deepagents/threads/{thread_id}/state', { params: { path: { thread_id: threadId } } })).data!;
+    const before = await state();
+    const latest = (await saver.getTuple({ configurable: { thread_id: threadId, checkpoint_ns: '' } }))!;
+    const late = saver.put(
+      { configurable: { thread_id: threadId, checkpoint_ns: '', checkpoint_id: latest.checkpoint.id }, metadata: { run_id: runId } },
+      { ...latest.checkpoint, id: uuid6(-1) },
+      { source: 'loop', step: 99, parents: {} },
+      {},
+    );
+    await expect(late).rejects.toThrow(/no longer held by this worker/);
+    expect((await state()).checkpoint).toEqual(before.checkpoint);
+    writer.append({ kind: 'values', ns: [], data: { from: 'cancelled attempt, late' } });
+    await expect(writer.flush()).rejects.toThrow(/no longer held by this worker/);
+    const stored = await stalled.pool.query<{ data: string }>('SELECT data FROM run_events WHERE run_id = $1', [runId]);
+    expect(stored.rows.map((r) => r.data).join()).not.toContain('late');
   }, 60_000);
 });

@@ -428,7 +428,7 @@ export class RunEventHub {
   /**
    * Insert `batch` (retrying with backoff), with the NOTIFY of its runs in the same statement. The
    * events of a fenced writer are inserted only while the run's row holds that worker's lease for
-   * that attempt, checked under a `FOR KEY SHARE` lock of the row taken before they are inserted: a
+   * that attempt (for a cancelled run, a lease not yet expired), checked under a `FOR KEY SHARE` lock of the row taken before they are inserted: a
    * sweep handing the run on (which locks it `FOR UPDATE SKIP LOCKED`) either skips the run until
    * this statement is done, or has handed it on first and this statement then refuses its events.
    * So no late event of a stalled worker follows the sweep's `pending` in the log. Returns the runs
@@ -465,6 +465,9 @@ export class RunEventHub {
           `WITH held AS MATERIALIZED (
              SELECT r.id FROM runs r
              JOIN unnest($6::uuid[], $7::text[], $8::int[]) AS f(id, owner, attempt) ON r.id = f.id AND r.lease_owner = f.owner AND r.attempt = f.attempt
+             -- A cancelled run's worker writes on only while its lease holds the thread (\`stopping\` in
+             -- src/core/runs/lifecycle.ts): once expired, the thread's next run may be executing.
+             WHERE r.status = 'running' OR r.lease_expires_at > now()
              FOR KEY SHARE OF r
            ), ins AS (
              INSERT INTO run_events (run_id, seq, event, data)
