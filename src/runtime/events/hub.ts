@@ -39,7 +39,7 @@ export interface HubLimits {
 export type MirrorOp =
   | { op: 'open'; runId: string; lastSeq: number }
   | { op: 'wrote'; runs: { runId: string; events: [seq: number, event: string, json: string][] }[] }
-  | { op: 'close'; runId: string; lastSeq: number; failed?: boolean };
+  | { op: 'close'; runId: string; lastSeq: number; failed?: boolean; lost?: boolean };
 
 /**
  * A watch on a run about to be created (`RunEventHub.watch`): whether anything about it reached this
@@ -284,7 +284,7 @@ export class RunEventHub {
       }
     } else {
       const writer = this.writers.get(op.runId);
-      if (writer?.mirrored) this.closeWriter(writer, false, op.failed === true);
+      if (writer?.mirrored) this.closeWriter(writer, false, op.failed === true, op.lost === true);
     }
   }
 
@@ -341,12 +341,18 @@ export class RunEventHub {
     for (const set of this.listeners.values()) for (const l of [...set]) l.onEnd(undefined);
   }
 
-  /** @internal `failed`: the writer could not finish the log (for a mirror, its thread's writer could not). */
-  closeWriter(writer: RunEventWriter, notify = true, failed = writer.failure !== undefined): void {
+  /**
+   * @internal `failed`: the writer could not finish the log (for a mirror, its thread's writer could
+   * not). `lost`: it lost the run's lease (the run was handed on and goes on elsewhere).
+   */
+  closeWriter(writer: RunEventWriter, notify = true, failed = writer.failure !== undefined, lost = writer.failure instanceof RunLeaseLost): void {
     if (this.writers.get(writer.runId) === writer) this.writers.delete(writer.runId);
-    if (!writer.mirrored) this.mirrorTo?.({ op: 'close', runId: writer.runId, lastSeq: writer.lastWritten, ...(failed ? { failed } : {}) });
+    if (!writer.mirrored) this.mirrorTo?.({ op: 'close', runId: writer.runId, lastSeq: writer.lastWritten, ...(failed ? { failed } : {}), ...(lost ? { lost } : {}) });
+    // The run goes on elsewhere (its lease was handed on): its subscribers here follow it there,
+    // through the table and the bus, as when the run executes in another process.
+    if (lost) for (const l of this.listenersOf(writer.runId)) l.onPoke();
     // A log this writer could not finish is finished by the run's settle: subscribers read the table.
-    for (const l of this.listenersOf(writer.runId)) l.onEnd(failed ? undefined : writer.lastWritten);
+    else for (const l of this.listenersOf(writer.runId)) l.onEnd(failed ? undefined : writer.lastWritten);
     if (notify) this.bus?.notify(CHANNEL, writer.runId).catch((error: unknown) => this.logger.warn({ err: error }, 'notify failed'));
   }
 
