@@ -14,6 +14,8 @@
 // - A run cancelled while its worker is stalled holds its thread only until its lease expires; the
 //   thread's next run may then execute, so the stalled worker's late checkpoint and events are
 //   refused from then on, before any sweep has cleared the expired lease.
+// - A thread deleted while the worker of its cancelled run is still stopping it: the worker's late
+//   checkpoint is refused, so nothing of the deleted thread is written back.
 // Waits on events and statuses, never on time.
 import { uuid6 } from '@langchain/langgraph-checkpoint';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -161,5 +163,36 @@ describe('a run whose worker stalled past its lease', () => {
     await expect(writer.flush()).rejects.toThrow(/no longer held by this worker/);
     const stored = await stalled.pool.query<{ data: string }>('SELECT data FROM run_events WHERE run_id = $1', [runId]);
     expect(stored.rows.map((r) => r.data).join()).not.toContain('late');
+  }, 60_000);
+
+  it('a thread deleted while its cancelled run’s worker is still stopping: the worker’s late checkpoint writes nothing back', async () => {
+    const agentId = await createAgent(api);
+    const threadId = await createThread(api, agentId);
+    worker = await startWorker(api);
+    await collect(await start(api, threadId, { agent_id: agentId, messages: [{ role: 'user', content: 'first' }], stream_mode: ['values'] }));
+    await worker.close();
+    worker = undefined;
+    const second = await start(api, threadId, { agent_id: agentId, messages: [{ role: 'user', content: 'second' }], stream_mode: ['values'] });
+    const runId = second.runId!;
+    await take(second, 1);
+    const [claimed] = await new RunLifecycle(stalled.db).claim('stalled-worker-3', 60_000, 1);
+    expect(claimed).toMatchObject({ id: runId });
+    const saver = new SingleStatementSaver(stalled.pool, LANGGRAPH_SCHEMA);
+    saver.fence(runId, { workerId: 'stalled-worker-3', attempt: 1 });
+    const latest = (await saver.getTuple({ configurable: { thread_id: threadId, checkpoint_ns: '' } }))!;
+
+    // Cancelled (the thread is free again at once), then deleted while the worker is still stopping.
+    expect((await api.client.POST('/v1/deepagents/threads/{thread_id}/runs/{run_id}/cancel', { params: { path: { thread_id: threadId, run_id: runId } } })).response.status).toBeLessThan(300);
+    expect((await api.client.DELETE('/v1/deepagents/threads/{thread_id}', { params: { path: { thread_id: threadId } } })).response.status).toBe(204);
+
+    const late = saver.put(
+      { configurable: { thread_id: threadId, checkpoint_ns: '', checkpoint_id: latest.checkpoint.id }, metadata: { run_id: runId } },
+      { ...latest.checkpoint, id: uuid6(-1) },
+      { source: 'loop', step: 99, parents: {} },
+      {},
+    );
+    await expect(late).rejects.toThrow(/no longer held by this worker/);
+    const left = await stalled.pool.query(`SELECT 1 FROM ${LANGGRAPH_SCHEMA}.checkpoints WHERE thread_id = $1`, [threadId]);
+    expect(left.rowCount).toBe(0);
   }, 60_000);
 });
