@@ -1557,7 +1557,7 @@ export interface paths {
         };
         /**
          * Export counters
-         * @description One item per configured exporter (`otlp`, `langsmith`) of this server process: run reports queued, sent, and dropped (queue full or destination failing). Export never slows or fails runs; what it cannot deliver is counted here.
+         * @description One item per configured exporter (`otlp`, `langsmith`) of this server process: the run reports of the caller's workspace queued, sent, and dropped (queue full or destination failing). Other workspaces' reports are not counted here; the process's totals are on `/metrics`. Export never slows or fails runs; what it cannot deliver is counted here.
          */
         get: operations["exportCounters"];
         put?: never;

@@ -74,9 +74,10 @@ export class RunQueue {
   /**
    * Hand back (or fail) runs whose lease expired, except `executingHere` (this process renews those
    * itself; other processes' sweeps still take them if it stalls); see RunLifecycle.sweepExpired.
+   * `streamsChannel`: where the streams of a run handed back are told to read on (its `pending` event).
    */
-  sweepExpired(maxAttempts: number, executingHere: readonly string[] = []): Promise<{ retried: number; failed: { id: string; threadId: string }[] }> {
-    return this.lifecycle.sweepExpired(this.leaseMs, maxAttempts, executingHere);
+  sweepExpired(maxAttempts: number, executingHere: readonly string[] = [], streamsChannel?: string): Promise<{ retried: number; failed: { id: string; threadId: string }[] }> {
+    return this.lifecycle.sweepExpired(this.leaseMs, maxAttempts, executingHere, streamsChannel);
   }
 
   /**

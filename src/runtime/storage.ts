@@ -22,6 +22,10 @@ const SETUP_LOCK = 7_246_004; // arbitrary, constant: "hangar langgraph setup"
  */
 export class SingleStatementSaver extends PostgresSaver {
   private readonly sql: string;
+  /** The same, written only while the run's lease is the writer's (`fence`). */
+  private readonly fencedSql: string;
+  /** Runs executing in this process, and the lease each executes under (`fence`). */
+  private readonly leases = new Map<string, CheckpointLease>();
 
   constructor(
     private readonly db: pg.Pool,
@@ -38,6 +42,37 @@ export class SingleStatementSaver extends PostgresSaver {
       INSERT INTO ${checkpoints} (thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, checkpoint, metadata)
       VALUES ($1, $2, $7, $8, $9, $10)
       ON CONFLICT (thread_id, checkpoint_ns, checkpoint_id) DO UPDATE SET checkpoint = EXCLUDED.checkpoint, metadata = EXCLUDED.metadata`;
+    // As RunEventHub.write fences a run's events: the run's row is locked (FOR KEY SHARE) and checked
+    // before anything is written, so a sweep handing the run on either waits for this statement or
+    // has handed it on first, and then nothing is written.
+    this.fencedSql = `WITH held AS MATERIALIZED (
+        SELECT id FROM runs WHERE id = $11::uuid AND lease_owner = $12 AND attempt = $13
+          -- A cancelled run's lease holds its thread only until it expires: then the next run may execute.
+          AND (status = 'running' OR lease_expires_at > now())
+        FOR KEY SHARE
+      ), blobs AS (
+        INSERT INTO ${blobs} (thread_id, checkpoint_ns, channel, version, type, blob)
+        SELECT $1, $2, c, v, t, b FROM unnest($3::text[], $4::text[], $5::text[], $6::bytea[]) AS x(c, v, t, b)
+        WHERE EXISTS (SELECT 1 FROM held)
+        ON CONFLICT (thread_id, checkpoint_ns, channel, version) DO NOTHING
+      )
+      INSERT INTO ${checkpoints} (thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, checkpoint, metadata)
+      SELECT $1, $2, $7, $8, $9, $10 WHERE EXISTS (SELECT 1 FROM held)
+      ON CONFLICT (thread_id, checkpoint_ns, checkpoint_id) DO UPDATE SET checkpoint = EXCLUDED.checkpoint, metadata = EXCLUDED.metadata`;
+  }
+
+  /**
+   * Write the checkpoints of run `runId` (its graph's, subagents' included: they carry its id) only
+   * while its lease is `lease`'s (for a cancelled run, until that lease expires: the thread's next run
+   * may then start): a worker that stalled past its lease and was replaced by the next
+   * attempt cannot fork the thread's state under it (its write fails, and so does its run there).
+   * Returns what ends the fence (the run's execution here is over).
+   */
+  fence(runId: string, lease: CheckpointLease): () => void {
+    this.leases.set(runId, lease);
+    return () => {
+      if (this.leases.get(runId) === lease) this.leases.delete(runId);
+    };
   }
 
   // Every statement of the saver is safe to repeat (reads and upserts): a connection lost under one
@@ -72,8 +107,27 @@ export class SingleStatementSaver extends PostgresSaver {
       this._dumpCheckpoint(checkpoint),
       serializedMetadata,
     ];
-    await reconnecting(() => this.db.query(this.sql, values));
+    const lease = typeof runId === 'string' ? this.leases.get(runId) : undefined;
+    if (!lease) await reconnecting(() => this.db.query(this.sql, values));
+    else {
+      const { rowCount } = await reconnecting(() => this.db.query(this.fencedSql, [...values, runId, lease.workerId, lease.attempt]));
+      if (rowCount === 0) throw new CheckpointRefused(runId as string);
+    }
     return { configurable: { thread_id, checkpoint_ns, checkpoint_id: checkpoint.id } };
+  }
+}
+
+/** The lease a run executes under here: its worker and attempt. */
+export interface CheckpointLease {
+  workerId: string;
+  attempt: number;
+}
+
+/** A checkpoint of a run whose lease is no longer this worker's (it was handed on): not written. */
+export class CheckpointRefused extends Error {
+  constructor(runId: string) {
+    super(`the checkpoint of run ${runId} was not written: the run is no longer held by this worker (its lease expired and it was handed on)`);
+    this.name = 'CheckpointRefused';
   }
 }
 
@@ -85,7 +139,7 @@ interface StoreCore {
 
 /** Checkpointer and store, ready to use. */
 export interface LangGraphStorage {
-  checkpointer: PostgresSaver;
+  checkpointer: SingleStatementSaver;
   store: PostgresStore;
   close(): Promise<void>;
 }

@@ -276,13 +276,18 @@ export class WorkerPool implements BackgroundTask {
     if (run.attempt === 1 && run.waitedSeconds !== undefined) metrics?.queueWait.observe(run.waitedSeconds);
     const claimedAt = performance.now();
     let handlers: BaseCallbackHandler[] = [];
+    let unfence: (() => void) | undefined;
     const done = (async () => {
       // Starts go before executions (src/runtime/admissions.ts), as for runs the loop claims.
       if (afterStarts) await this.runtime.queue.admissions.idle();
       // The log holds the run's `metadata` (written when it was accepted) and, for a retried run,
-      // what earlier attempts stored.
-      const opened = this.runtime.hub.openWriter(run.id, run.lastSeq);
+      // what earlier attempts stored. Written under this attempt's lease: once a sweep has handed the
+      // run on (this process stalled past its lease), its events are refused and the run stops here.
+      const lease = { workerId: this.runtime.queue.workerId, attempt: run.attempt };
+      const opened = this.runtime.hub.openWriter(run.id, run.lastSeq, lease);
       writer = opened;
+      // Its checkpoints too: a stalled attempt must not fork the thread's state under the next one.
+      unfence = this.runtime.storage.checkpointer.fence(run.id, lease);
       // The log cannot be written: stop the run (it fails with the reason) rather than go on unrecorded.
       opened.onFailure = (error) => abort.abort(error);
       const egress = this.runtime.deps.egress;
@@ -350,6 +355,7 @@ export class WorkerPool implements BackgroundTask {
         return writer?.end().catch(() => {});
       })
       .finally(() => {
+        unfence?.();
         this.active.delete(run.id);
         if (this.mayHaveWaiting || !this.running) this.nudge();
         // The trace's last write, off the run's path: the run's stream has ended and its slot is
@@ -376,6 +382,8 @@ export class WorkerPool implements BackgroundTask {
       return false;
     }
     if (failed) {
+      // Failed by the statement above, which cleared the lease: nobody else writes its log now.
+      log.fence = undefined;
       log.append({ kind: 'error', data: { code: 'run_lease_expired', error: 'LeaseExpired', message: 'the worker running this run stopped and the run used its attempts; start a new run' } });
       logger.warn('run failed: its worker stopped and it used its attempts');
     } else {
@@ -403,7 +411,7 @@ export class WorkerPool implements BackgroundTask {
     try {
       // Not the runs executing here: a late renewal of our own (a busy event loop) is not a lost
       // worker, and handing such a run back would let this process claim it a second time.
-      const { retried, failed } = await this.runtime.queue.sweepExpired(this.settings.maxAttempts ?? 3, this.executingIds());
+      const { retried, failed } = await this.runtime.queue.sweepExpired(this.settings.maxAttempts ?? 3, this.executingIds(), this.runtime.hub.channel);
       if (retried > 0) {
         this.logger.warn({ retried }, 'runs of a lost worker were handed back to the queue');
         this.nudge();

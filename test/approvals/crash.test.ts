@@ -112,7 +112,10 @@ describe('crash safety', () => {
         const replay = await collect(await joinRun({ baseUrl: second.url, apiKey: setup.adminKey, threadId: r.threadId, runId: r.stream.runId! }));
         expect(replay.slice(0, seen[i]!.length)).toEqual(seen[i]);
         expect(replay.map((e) => Number(e.id))).toEqual(replay.map((_, k) => k + 1));
-        expect(replay.filter((e) => e.event === 'metadata').length).toBe(record.attempt);
+        // Each attempt announced itself; each retry was first said to wait for a worker (the sweep's `pending`).
+        const metadata = replay.filter((e) => e.event === 'metadata').map((e) => e.data as { attempt: number; status?: string });
+        expect(metadata.filter((m) => m.status !== 'pending').length).toBe(record.attempt);
+        expect(metadata.filter((m) => m.status === 'pending').map((m) => m.attempt)).toEqual(Array.from({ length: record.attempt - 1 }, (_, k) => k + 2));
         if (record.status === 'success') {
           const state = (await client.GET('/v1/deepagents/threads/{thread_id}/state', { params: { path: { thread_id: r.threadId } } })).data!;
           const humans = (state.values.messages as { type: string; content: string }[]).filter((m) => m.type === 'human');

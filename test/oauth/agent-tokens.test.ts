@@ -107,6 +107,44 @@ describe('auth sessions with agent_id make a token for that agent', () => {
     expect((await tokenList(member)).map((t) => t.agent_id)).toEqual([null]);
   });
 
+  it('a run that pauses for a token asks for its agent’s token; the resumed run sends it, and other agents are not given it', async () => {
+    const tool = { tools: { tools: [{ name: 'bearer', mcp_server_url: tools.url }] } };
+    const agentId = await createAgent(server, tool);
+    const otherAgent = await createAgent(server, tool);
+    const newcomer = 'ines@example.com'; // no token of any kind yet
+    const key = await server.createKey({ role: 'member', principal: newcomer });
+
+    const threadId = await createThread(server, agentId);
+    const paused = await collect(await start(server, threadId, { agent_id: agentId, messages: [{ role: 'user', content: '/call bearer {}' }], stream_mode: ['updates', 'values'] }, key));
+    const asked = paused
+      .filter((e) => e.event === 'updates')
+      .flatMap((e) => ((e.data as { __interrupt__?: { value: Record<string, unknown> }[] }).__interrupt__ ?? []).map((i) => i.value));
+    expect(asked).toEqual([expect.objectContaining({ type: 'oauth_authorization_required', provider_id: providerId, agent_id: agentId, tool_name: 'bearer' })]);
+    const sessionId = asked[0]!.session_id as string;
+    const pending = await server.client.GET('/v1/deepagents/auth-sessions/{session_id}', { params: { path: { session_id: sessionId }, query: { wait_seconds: 0 } }, headers: headers(key) });
+    expect(pending.data).toMatchObject({ status: 'PENDING', agent_id: agentId });
+
+    const page = await oidc.authorizeInBrowser(asked[0]!.authorization_url as string, `${server.url}/oauth/callback`);
+    expect(page.status).toBe(200);
+    // The token made is the agent's, not a default every agent of the principal would send.
+    expect((await tokenList(key)).map((t) => ({ token_id: t.token_id, agent_id: t.agent_id }))).toEqual([{ token_id: `${providerId}:${newcomer}:${agentId}`, agent_id: agentId }]);
+
+    // The paused run resumes and its call carries that token.
+    const resumed = await collect(await start(server, threadId, { agent_id: agentId, command: { resume: 'authorized' }, stream_mode: ['values'] } as never, key));
+    const seen = /bearer=(\S+)/.exec(lastAiText(lastValues(resumed)))?.[1];
+    expect(seen).toBeDefined();
+    expect(tools.bearers.at(-1)).toBe(seen);
+    expect(await oidc.introspect(seen!)).toMatchObject({ active: true });
+    const workspaceId = (await server.hangar.services.workspaces.authenticate(key))!.workspaceId;
+    expect(await server.hangar.services.oauth.bearerFor({ workspaceId, principal: newcomer, providerId, agentId })).toBe(seen);
+
+    // Another agent's run is asked for its own authorization: it was given nothing.
+    const otherThread = await createThread(server, otherAgent);
+    const other = JSON.stringify(await collect(await start(server, otherThread, { agent_id: otherAgent, messages: [{ role: 'user', content: '/call bearer {}' }], stream_mode: ['updates'] }, key)));
+    expect(other).toContain('oauth_authorization_required');
+    expect(other).toContain(`"agent_id":"${otherAgent}"`);
+  });
+
   it('deleting the agent deletes its tokens; token_id and is_default name the scope, and contradictions are 422s', async () => {
     const agentId = await createAgent(server);
     const scoped = await authorize(member, { agent_id: agentId, is_default: false });

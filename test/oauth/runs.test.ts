@@ -68,6 +68,8 @@ describe('runs with an OAuth-backed tool server', () => {
       workspaceId: provider.data!.organization_id,
       principal: 'gina@example.com',
       providerId: 'tools-login',
+      // The run that asked was the agent's: the authorization made the agent's token.
+      agentId,
     });
     expect(tools.bearers.at(-1)).toBe(token);
   });

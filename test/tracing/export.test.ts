@@ -117,8 +117,8 @@ function agentTrace() {
   };
 }
 
-async function send(server: TestServer, body: unknown): Promise<number> {
-  const res = await fetch(`${server.url}/langsmith/runs/batch`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-api-key': server.adminKey }, body: JSON.stringify(body) });
+async function send(server: TestServer, body: unknown, apiKey = server.adminKey): Promise<number> {
+  const res = await fetch(`${server.url}/langsmith/runs/batch`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-api-key': apiKey }, body: JSON.stringify(body) });
   await res.body?.cancel();
   return res.status;
 }
@@ -198,6 +198,25 @@ describe('trace export', () => {
     expect(hexId(receiver.spans[0]!.traceId)).toBe(t.root.replace(/-/g, ''));
     const [otlp] = (await server.client.GET('/v1/tracing/exporters')).data!.items;
     expect(otlp).toEqual({ name: 'otlp', queued: 0, sent: 1, dropped: 2 });
+  });
+
+  it('counts each workspace’s run reports for its own keys only: another workspace sees none of them', async () => {
+    const hung = await otlpReceiver({ hang: true });
+    const server = await started({ HANGAR_OTLP_TRACES_ENDPOINT: hung.url, HANGAR_TRACE_EXPORT_QUEUE: '4' });
+    const other = await server.createWorkspace('exporters-other');
+    const firstRequest = once(hung.server, 'export-request');
+    expect(await send(server, { post: agentTrace().post.slice(1) })).toBe(202); // two completed spans
+    await firstRequest; // sent, and stuck on a request that never ends
+    // The other workspace fills the queue (bound 4) and has two dropped; then two more of ours are dropped.
+    for (let i = 0; i < 3; i++) expect(await send(server, { post: agentTrace().post.slice(1) }, other.adminKey)).toBe(202);
+    expect(await send(server, { post: agentTrace().post.slice(1) })).toBe(202);
+    const [mine] = (await server.client.GET('/v1/tracing/exporters')).data!.items;
+    const [theirs] = (await other.client.GET('/v1/tracing/exporters')).data!.items;
+    expect(mine).toEqual({ name: 'otlp', queued: 0, sent: 0, dropped: 2 });
+    expect(theirs).toEqual({ name: 'otlp', queued: 4, sent: 0, dropped: 2 });
+    // The process's totals stay on /metrics, for its operator.
+    const metrics = await (await fetch(`${server.url}/metrics`)).text();
+    expect(metrics).toMatch(/exporter="otlp"\} 4\b/);
   });
 
   it('drops and counts spans for a collector on a closed port, while ingestion succeeds', async () => {

@@ -105,8 +105,9 @@ const exporters = createRoute({
   tags,
   summary: 'Export counters',
   description:
-    'One item per configured exporter (`otlp`, `langsmith`) of this server process: run reports queued, sent, and dropped ' +
-    '(queue full or destination failing). Export never slows or fails runs; what it cannot deliver is counted here.',
+    'One item per configured exporter (`otlp`, `langsmith`) of this server process: the run reports of the caller\'s workspace ' +
+    'queued, sent, and dropped (queue full or destination failing). Other workspaces\' reports are not counted here; the ' +
+    'process\'s totals are on `/metrics`. Export never slows or fails runs; what it cannot deliver is counted here.',
   security: apiKeySecurity,
   responses: { 200: jsonResponse(ExporterList, 'Counters since start.'), ...errorResponses('hangar', []) },
 });
@@ -138,6 +139,6 @@ export function tracingRoutes({ services }: AppDeps) {
       const figures = await services.tracing.stats(c.get('caller'), c.req.valid('param').project_id, { startAfter: date(q.start_time_gte), startBefore: date(q.start_time_lt) });
       return c.json(presentStats(figures), 200);
     })
-    .openapi(exporters, (c) => c.json({ items: services.tracing.exporterStats() }, 200))
+    .openapi(exporters, (c) => c.json({ items: services.tracing.exporterStats(c.get('caller')) }, 200))
     .openapi(getRun, async (c) => c.json(presentTree(await services.tracing.getRun(c.get('caller'), c.req.valid('param').run_id)), 200));
 }

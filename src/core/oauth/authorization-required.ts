@@ -1,16 +1,20 @@
 // The error a caller (the runtime, a tool call) gets when a principal must first authorize a provider.
 import { HangarError } from '../errors.js';
 
-/** The principal has no usable token for the provider; `authorizationUrl` starts the flow. */
+/**
+ * The principal has no usable token for the provider; `authorizationUrl` starts the flow, which makes
+ * the token of agent `agentId` (null: the principal's default token).
+ */
 export class OAuthAuthorizationRequired extends HangarError {
   constructor(
     readonly providerId: string,
     readonly sessionId: string,
     readonly authorizationUrl: string,
+    readonly agentId: string | null = null,
   ) {
     super(
       'oauth_authorization_required',
-      `authorize OAuth provider "${providerId}" first: open ${authorizationUrl} (authorization session ${sessionId})`,
+      `authorize OAuth provider "${providerId}"${agentId ? ` for agent ${agentId}` : ''} first: open ${authorizationUrl} (authorization session ${sessionId})`,
     );
   }
 }
@@ -21,6 +25,11 @@ export interface OAuthInterruptValue {
   provider_id: string;
   session_id: string;
   authorization_url: string;
+  /**
+   * The agent whose token the authorization makes (the run's agent: its token is the first its runs
+   * look for), or null for the principal's default token.
+   */
+  agent_id: string | null;
   /** The tool whose call needs the authorization. */
   tool_name: string;
 }
@@ -32,6 +41,7 @@ export function oauthInterruptValue(error: OAuthAuthorizationRequired, toolName:
     provider_id: error.providerId,
     session_id: error.sessionId,
     authorization_url: error.authorizationUrl,
+    agent_id: error.agentId,
     tool_name: toolName,
   };
 }

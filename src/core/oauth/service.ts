@@ -163,10 +163,15 @@ export class OAuthService {
   }
 
   private async requireAgent(workspaceId: string, agentId: string): Promise<void> {
-    const found =
+    if (!(await this.isAgent(workspaceId, agentId))) throw new HangarError('agent_not_found', `no agent with id ${agentId} in this workspace`);
+  }
+
+  /** Whether `agentId` is an agent of the workspace (not deleted). */
+  private async isAgent(workspaceId: string, agentId: string): Promise<boolean> {
+    return (
       UUID.test(agentId) &&
-      (await this.db.selectFrom('agents').select('id').where('workspace_id', '=', workspaceId).where('id', '=', agentId).where('deleted_at', 'is', null).executeTakeFirst()) !== undefined;
-    if (!found) throw new HangarError('agent_not_found', `no agent with id ${agentId} in this workspace`);
+      (await this.db.selectFrom('agents').select('id').where('workspace_id', '=', workspaceId).where('id', '=', agentId).where('deleted_at', 'is', null).executeTakeFirst()) !== undefined
+    );
   }
 
   /** The caller's tokens for a provider: the default one and each agent's, default first. */
@@ -264,15 +269,18 @@ export class OAuthService {
    * The access token to send as `Authorization: Bearer` for `principal` with the provider `providerId`
    * (its `id` or `provider_id`), refreshed when it expires within a minute. With `agentId` (a run of
    * that agent), the principal's token scoped to the agent is used when there is one, else the default.
-   * Throws OAuthAuthorizationRequired (carrying a fresh authorization URL for the default token) when
-   * the principal has neither.
+   * Throws OAuthAuthorizationRequired, carrying a fresh authorization URL, when the principal has
+   * neither. With `agentId` (an agent of the workspace) the authorization makes that agent's token:
+   * the first one its runs look for, so the run that asked uses it, and completing it in one agent's
+   * run does not hand a token to every other agent of the principal. Without, the default token.
    */
   async bearerFor(input: { workspaceId: string; principal: string; providerId: string; agentId?: string | undefined; scopes?: string[] | undefined }): Promise<string> {
     const provider = await this.providers.find(input.workspaceId, input.providerId);
     const result = await this.usableToken(input.workspaceId, input.principal, provider, input.agentId);
     if (result.kind === 'ok') return result.accessToken;
-    const session = await this.createSession(provider, input.principal, input.scopes?.length ? input.scopes : provider.scopes);
-    throw new OAuthAuthorizationRequired(provider.providerId, session.id, session.url);
+    const agentId = input.agentId !== undefined && (await this.isAgent(input.workspaceId, input.agentId)) ? input.agentId : null;
+    const session = await this.createSession(provider, input.principal, input.scopes?.length ? input.scopes : provider.scopes, agentId);
+    throw new OAuthAuthorizationRequired(provider.providerId, session.id, session.url, agentId);
   }
 
   /**
@@ -307,19 +315,21 @@ export class OAuthService {
    * An access token of ANY principal of the workspace for the provider, or undefined: used only to
    * list a tool server's tools (their names and schemas are server metadata, not user data) when an
    * agent is built, before any run's principal is known. Tool calls always use the run's principal.
+   * A token scoped to an agent counts too (a run's pause makes its agent's token, so a workspace may
+   * hold no default token at all).
    */
   async listingBearer(workspaceId: string, providerId: string): Promise<string | undefined> {
     const provider = await this.providers.find(workspaceId, providerId);
     const holders = await this.db
       .selectFrom('oauth_tokens')
-      .select('principal')
+      .select(['principal', 'agent_id'])
       .where('workspace_id', '=', workspaceId)
       .where('provider_ref', '=', provider.id)
       .orderBy('updated_at', 'desc')
       .limit(5)
       .execute();
-    for (const { principal } of holders) {
-      const result = await this.tokens.accessToken({ workspaceId, principal, provider });
+    for (const { principal, agent_id: agentId } of holders) {
+      const result = await this.tokens.accessToken({ workspaceId, principal, provider, agentId });
       if (result.kind === 'ok') return result.accessToken;
     }
     return undefined;

@@ -473,14 +473,26 @@ export class RunLifecycle {
    * Runs whose lease expired (their worker died or lost the database): handed back to the queue to
    * be retried from their last checkpoint, or failed once they used `maxAttempts` (their threads then
    * go to `error`). Threads left `busy` with no active run for a lease are freed.
+   *
+   * A run handed back gets a `metadata` event saying `pending` (its next attempt and its place in the
+   * queue), as a put-back and a hand-back do, so its streams say it waits for a worker again; with
+   * `streamsChannel`, the same statement tells them to read on (a NOTIFY per run, payload its id).
+   * Its worker may only have stalled and still write: the runs are first locked (`FOR UPDATE SKIP
+   * LOCKED`, skipping a run whose events are being written, see RunEventHub.write), then handed back
+   * by a second statement of the same transaction, whose snapshot sees every event written before the
+   * lock, so the `pending` event takes the next number. After it, the old attempt's writes are refused
+   * (its lease is gone) and the next attempt appends after it.
    */
-  async sweepExpired(leaseMs: number, maxAttempts: number, exclude: readonly string[] = []): Promise<{ retried: number; failed: { id: string; threadId: string }[] }> {
-    const { rows } = await sql<{ retried: number; failed: { id: string; thread_id: string }[] | null }>`
+  async sweepExpired(
+    leaseMs: number,
+    maxAttempts: number,
+    exclude: readonly string[] = [],
+    streamsChannel?: string,
+  ): Promise<{ retried: number; failed: { id: string; threadId: string }[] }> {
+    const sweep = (db: Db, expired: readonly string[]) => sql<{ retried: number; failed: { id: string; thread_id: string }[] | null }>`
       WITH expired AS (
-        SELECT id FROM runs WHERE status = 'running' AND lease_expires_at < now()
-          ${exclude.length > 0 ? sql`AND id NOT IN (${sql.join(exclude)})` : sql``}
-        FOR UPDATE SKIP LOCKED
-      ), ${retryOrFail('retried_after_lease_expiry', maxAttempts)}, stranded AS (
+        SELECT id FROM runs WHERE id IN (${expired.length > 0 ? sql.join(expired) : sql`NULL`}) AND status = 'running' AND lease_expires_at < now()
+      ), ${retryOrFail('retried_after_lease_expiry', maxAttempts)}, ${toldPending('retried')}, stranded AS (
         -- A thread left busy with no active run (a process died between taking a thread and
         -- starting or settling its work, e.g. while resolving an interrupt) is freed after a lease.
         UPDATE threads t SET status = 'idle', updated_at = now()
@@ -492,7 +504,16 @@ export class RunLifecycle {
         UPDATE runs SET lease_owner = NULL, lease_expires_at = NULL
         WHERE lease_owner IS NOT NULL AND status <> 'running' AND lease_expires_at < now()
       )
-      SELECT (SELECT count(*) FROM retried)::int AS retried, (SELECT json_agg(json_build_object('id', id, 'thread_id', thread_id)) FROM failed) AS failed`.execute(this.db);
+      SELECT (SELECT count(*) FROM retried)::int AS retried, (SELECT json_agg(json_build_object('id', id, 'thread_id', thread_id)) FROM failed) AS failed
+        ${streamsChannel ? sql`, (SELECT count(pg_notify(${streamsChannel}, id::text)) FROM retried) AS told` : sql``}`.execute(db);
+    const lock = (db: Db) => sql<{ id: string }>`
+      SELECT id FROM runs WHERE status = 'running' AND lease_expires_at < now()
+        ${exclude.length > 0 ? sql`AND id NOT IN (${sql.join(exclude)})` : sql``}
+      FOR UPDATE SKIP LOCKED`.execute(db);
+    const { rows } = await this.db.transaction().execute(async (trx) => {
+      const expired = (await lock(trx)).rows.map((r) => r.id);
+      return sweep(trx, expired);
+    });
     const row = rows[0];
     return { retried: row?.retried ?? 0, failed: (row?.failed ?? []).map((f) => ({ id: f.id, threadId: f.thread_id })) };
   }
@@ -514,7 +535,7 @@ export class RunLifecycle {
       WITH expired AS (
         SELECT id FROM runs WHERE id = ${runId} AND status = 'running' AND lease_owner = ${workerId} AND attempt = ${attempt}
         FOR UPDATE
-      ), ${retryOrFail('handed_back', maxAttempts)}, ${toldPending('retried', attempt + 1)}
+      ), ${retryOrFail('handed_back', maxAttempts)}, ${toldPending('retried')}
       SELECT (SELECT count(*) FROM retried)::int AS retried, (SELECT count(*) FROM failed)::int AS failed
         ${notify.length > 0 ? sql`, ${sql.join(notify.map((n) => sql`(SELECT pg_notify(${n.channel}, ${n.payload}) FROM retried) IS NULL`))}` : sql``}`.execute(this.db);
     return { handedBack: (rows[0]?.retried ?? 0) > 0, failed: (rows[0]?.failed ?? 0) > 0 };
@@ -537,8 +558,8 @@ export class RunLifecycle {
         UPDATE runs SET status = 'pending', attempt = 0, lease_owner = NULL, lease_expires_at = NULL, started_at = NULL, updated_at = now(),
           metadata = metadata - 'attempt' - 'worker'
         WHERE id = ${runId} AND status = 'running' AND lease_owner = ${workerId} AND attempt = 1 AND ${runFrom('pending')}
-        RETURNING id
-      ), ${toldPending('back', 1)}
+        RETURNING id, attempt
+      ), ${toldPending('back')}
       SELECT id ${notify.length > 0 ? sql`, ${sql.join(notify.map((n) => sql`pg_notify(${n.channel}, ${n.payload}) IS NULL`))}` : sql``} FROM back`.execute(this.db);
     return rows.length > 0;
   }
@@ -602,7 +623,7 @@ function retryOrFail(marker: 'retried_after_lease_expiry' | 'handed_back', maxAt
         UPDATE runs SET status = 'pending', lease_owner = NULL, lease_expires_at = NULL, updated_at = now(),
           metadata = metadata || jsonb_build_object(${sql.lit(marker)}::text, true)
         WHERE id IN (SELECT id FROM expired) AND attempt < ${maxAttempts} AND ${runFrom('pending')}
-        RETURNING id
+        RETURNING id, attempt
       ), failed AS (
         UPDATE runs SET status = 'error', error = ${leaseExpiredError(maxAttempts)}::jsonb, ended_at = now(), updated_at = now(),
           lease_owner = NULL, lease_expires_at = NULL
@@ -612,17 +633,19 @@ function retryOrFail(marker: 'retried_after_lease_expiry' | 'handed_back', maxAt
 }
 
 /**
- * CTEs appending to the log of each run in `source` (a CTE returning `id`) a `metadata` event saying
- * it waits for a worker again: the attempt to come and its place in the queue, as a run recorded
- * pending starts. (The statement sees the table as it was: the run itself is not counted ahead.)
+ * CTEs appending to the log of each run in `source` (a CTE returning `id` and the run's `attempt` as
+ * the statement leaves it) a `metadata` event saying it waits for a worker again: the attempt to come
+ * and its place in the queue, as a run recorded pending starts. (The statement sees the table as it
+ * was: the run itself is not counted ahead.) The event takes the number after the last one stored:
+ * the run's lease is gone with this statement, so no other writer appends to its log meanwhile.
  */
-function toldPending(source: 'retried' | 'back', attempt: number): RawBuilder<unknown> {
+function toldPending(source: 'retried' | 'back'): RawBuilder<unknown> {
   return sql`ahead AS (
         SELECT count(*)::int AS n FROM runs WHERE status = 'pending'
       ), told AS (
         INSERT INTO run_events (run_id, seq, event, data)
         SELECT r.id, (SELECT coalesce(max(seq), 0) + 1 FROM run_events e WHERE e.run_id = r.id), 'metadata',
-          jsonb_build_object('run_id', r.id, 'attempt', ${attempt}::int, 'status', 'pending', 'queue_position', a.n)::text
+          jsonb_build_object('run_id', r.id, 'attempt', r.attempt + 1, 'status', 'pending', 'queue_position', a.n)::text
         FROM ${sql.raw(source)} r, ahead a
       )`;
 }

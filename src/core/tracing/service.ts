@@ -305,9 +305,12 @@ export class TracingService {
     return this.deps.store.projectStats(caller.workspaceId, projectId, range);
   }
 
-  /** Counters of each exporter: what is queued, sent and dropped. */
-  exporterStats(): ({ name: string } & ExporterStats)[] {
-    return this.deps.exporters.map((e) => ({ name: e.name, ...e.stats() }));
+  /**
+   * Counters of each exporter: what is queued, sent and dropped of the caller's workspace's run
+   * reports (another workspace's activity is not shown; the process's totals are on `/metrics`).
+   */
+  exporterStats(caller: Caller): ({ name: string } & ExporterStats)[] {
+    return this.deps.exporters.map((e) => ({ name: e.name, ...e.stats(caller.workspaceId) }));
   }
 
   /** Send everything the exporters hold now (shutdown, tests). */

@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freshDatabaseUrl } from '../../../test/support/database.js';
 import { BUS_APPLICATION_NAME, NotificationBus } from '../../db/bus.js';
 import { migrate } from '../../db/migrate.js';
-import { EventLogUnavailable, RunEventHub } from './hub.js';
+import { EventLogUnavailable, RunEventHub, RunLeaseLost } from './hub.js';
 import type { StoredEvent } from './types.js';
 
 const logger = pino({ level: 'silent' });
@@ -147,6 +147,30 @@ describe('RunEventHub', () => {
     expect(seen.map((e) => e.seq)).toEqual([1, 2, 3]);
     for (let i = 0; i < 500 && api.bus.connects === before; i++) await new Promise((r) => setTimeout(r, 10));
     expect(api.bus.connects).toBeGreaterThan(before);
+  });
+
+  it('a stream served where the worker lost the run’s lease follows the run to its end in the process it was handed to', async () => {
+    // The stalled process's subscriber polls nothing: only the bus brings the next attempt's events.
+    const stalled = await process({ pollIntervalMs: 3_600_000 });
+    const next = await process();
+    const runId = await newRun();
+    await pool.query("UPDATE runs SET lease_owner = 'stalled', attempt = 1, lease_expires_at = now() + interval '1 hour' WHERE id = $1", [runId]);
+    const writer = stalled.hub.openWriter(runId, 0, { workerId: 'stalled', attempt: 1 });
+    writer.append(values(1));
+    await writer.flush();
+    const stream = all(stalled.hub.subscribe(runId, 0, isOverFor(runId)));
+    // A sweep handed the run on and another worker claimed it (attempt 2).
+    await pool.query("UPDATE runs SET lease_owner = 'next', attempt = 2 WHERE id = $1", [runId]);
+    writer.append({ kind: 'values', ns: [], data: { late: true } });
+    await expect(writer.flush()).rejects.toBeInstanceOf(RunLeaseLost);
+    await writer.end().catch(() => {});
+    await finish(next.hub.openWriter(runId, 1, { workerId: 'next', attempt: 2 }), runId);
+    const events = await stream;
+    expect(events.map((e) => [e.seq, e.data])).toEqual([
+      [1, { i: 1 }],
+      [2, { i: 2 }],
+      [3, { i: 3 }],
+    ]);
   });
 
   it('a queued run cancelled in another process ends its streams here at once (no poll needed)', async () => {

@@ -39,7 +39,7 @@ export interface HubLimits {
 export type MirrorOp =
   | { op: 'open'; runId: string; lastSeq: number }
   | { op: 'wrote'; runs: { runId: string; events: [seq: number, event: string, json: string][] }[] }
-  | { op: 'close'; runId: string; lastSeq: number; failed?: boolean };
+  | { op: 'close'; runId: string; lastSeq: number; failed?: boolean; lost?: boolean };
 
 /**
  * A watch on a run about to be created (`RunEventHub.watch`): whether anything about it reached this
@@ -73,6 +73,24 @@ export class EventLogUnavailable extends Error {
   }
 }
 
+/**
+ * The run's lease no longer belongs to the writer's attempt (a sweep handed the run on after the
+ * lease expired, or it was settled): its events are refused, so that a stalled worker writing late
+ * never mixes its events into the log of the next attempt.
+ */
+export class RunLeaseLost extends EventLogUnavailable {
+  constructor(runId: string) {
+    super(runId, new Error('the run is no longer held by this worker (its lease expired and the run was handed on)'));
+    this.name = 'RunLeaseLost';
+  }
+}
+
+/** Whose lease a writer's events are written under: refused once the run's lease is another's. */
+export interface WriterFence {
+  workerId: string;
+  attempt: number;
+}
+
 /** Appends the events of one run being executed here. */
 export class RunEventWriter {
   /** Written events, the last `keepEvents` of them. */
@@ -95,6 +113,11 @@ export class RunEventWriter {
     private seq: number,
     /** A mirror of a writer on another thread: fed by `RunEventHub.applyMirror`, never appended to. */
     readonly mirrored = false,
+    /**
+     * The lease the events are written under (`RunEventHub.openWriter`); undefined for a log closed by
+     * whoever failed the run (no lease any more, and nobody else writes it).
+     */
+    public fence: WriterFence | undefined = undefined,
   ) {
     this.written = seq;
   }
@@ -234,9 +257,14 @@ export class RunEventHub {
     await this.stopBus?.();
   }
 
-  /** Open the log of a run this process is about to execute; `lastSeq` is the last id already stored. */
-  openWriter(runId: string, lastSeq: number): RunEventWriter {
-    const writer = new RunEventWriter(this, runId, lastSeq);
+  /**
+   * Open the log of a run this process is about to execute; `lastSeq` is the last id already stored.
+   * `fence`: the worker and attempt holding the run's lease; each batch is written only while the
+   * run's row still says so (else the writer fails with RunLeaseLost). Without it (a log closed by
+   * whoever failed the run), events are written unconditionally.
+   */
+  openWriter(runId: string, lastSeq: number, fence?: WriterFence): RunEventWriter {
+    const writer = new RunEventWriter(this, runId, lastSeq, false, fence);
     this.writers.set(runId, writer);
     this.mirrorTo?.({ op: 'open', runId, lastSeq });
     return writer;
@@ -256,7 +284,7 @@ export class RunEventHub {
       }
     } else {
       const writer = this.writers.get(op.runId);
-      if (writer?.mirrored) this.closeWriter(writer, false, op.failed === true);
+      if (writer?.mirrored) this.closeWriter(writer, false, op.failed === true, op.lost === true);
     }
   }
 
@@ -295,6 +323,11 @@ export class RunEventHub {
     return { channel: CHANNEL, payload: runId };
   }
 
+  /** The channel of `notice`: a run id on it tells the run's subscribers everywhere to read on. */
+  get channel(): string {
+    return CHANNEL;
+  }
+
   /** Set by `endStreams`: streams here end after what is stored. */
   private streamsEnded = false;
 
@@ -308,12 +341,18 @@ export class RunEventHub {
     for (const set of this.listeners.values()) for (const l of [...set]) l.onEnd(undefined);
   }
 
-  /** @internal `failed`: the writer could not finish the log (for a mirror, its thread's writer could not). */
-  closeWriter(writer: RunEventWriter, notify = true, failed = writer.failure !== undefined): void {
+  /**
+   * @internal `failed`: the writer could not finish the log (for a mirror, its thread's writer could
+   * not). `lost`: it lost the run's lease (the run was handed on and goes on elsewhere).
+   */
+  closeWriter(writer: RunEventWriter, notify = true, failed = writer.failure !== undefined, lost = writer.failure instanceof RunLeaseLost): void {
     if (this.writers.get(writer.runId) === writer) this.writers.delete(writer.runId);
-    if (!writer.mirrored) this.mirrorTo?.({ op: 'close', runId: writer.runId, lastSeq: writer.lastWritten, ...(failed ? { failed } : {}) });
+    if (!writer.mirrored) this.mirrorTo?.({ op: 'close', runId: writer.runId, lastSeq: writer.lastWritten, ...(failed ? { failed } : {}), ...(lost ? { lost } : {}) });
+    // The run goes on elsewhere (its lease was handed on): its subscribers here follow it there,
+    // through the table and the bus, as when the run executes in another process.
+    if (lost) for (const l of this.listenersOf(writer.runId)) l.onPoke();
     // A log this writer could not finish is finished by the run's settle: subscribers read the table.
-    for (const l of this.listenersOf(writer.runId)) l.onEnd(failed ? undefined : writer.lastWritten);
+    else for (const l of this.listenersOf(writer.runId)) l.onEnd(failed ? undefined : writer.lastWritten);
     if (notify) this.bus?.notify(CHANNEL, writer.runId).catch((error: unknown) => this.logger.warn({ err: error }, 'notify failed'));
   }
 
@@ -345,26 +384,40 @@ export class RunEventHub {
         }
         this.dirty.clear();
         if (batch.length === 0) continue;
-        if (await this.write(batch)) {
+        const refused = await this.write(batch);
+        if (refused) {
           this.metrics?.eventLogWriteLag.observe((performance.now() - oldest) / 1000);
-          for (const b of batch) b.writer.wrote(b.events, this.limits.keepEvents);
-          this.mirrorWrote(batch);
+          this.settleBatch(batch, refused);
           continue;
         }
         // One statement failed: write each run on its own, so one bad run (deleted, say) does not
         // fail the others.
         await Promise.all(
           batch.map(async (b) => {
-            if (batch.length > 1 && (await this.write([b]))) {
-              b.writer.wrote(b.events, this.limits.keepEvents);
-              this.mirrorWrote([b]);
-            } else this.giveUp(b.writer, b.events.length);
+            const alone = batch.length > 1 ? await this.write([b]) : undefined;
+            if (alone) this.settleBatch([b], alone);
+            else this.giveUp(b.writer, b.events.length);
           }),
         );
       }
     } finally {
       this.flushing = false;
       if (this.dirty.size > 0) this.schedule([...this.dirty][0]!);
+    }
+  }
+
+  /**
+   * A batch's statement returned: its runs' events are written and handed on, except those of the
+   * runs in `refused` (their lease is another's): nothing of theirs was written, and their writers fail.
+   */
+  private settleBatch(batch: { writer: RunEventWriter; events: StoredEvent[] }[], refused: ReadonlySet<string>): void {
+    const written = refused.size === 0 ? batch : batch.filter((b) => !refused.has(b.writer.runId));
+    for (const b of written) b.writer.wrote(b.events, this.limits.keepEvents);
+    if (written.length > 0) this.mirrorWrote(written);
+    for (const b of batch) {
+      if (!refused.has(b.writer.runId)) continue;
+      this.logger.warn({ run_id: b.writer.runId, events: b.events.length }, 'run events refused: the run is no longer held by this worker (its lease expired and it was handed on); the run is stopped here');
+      b.writer.failed(new RunLeaseLost(b.writer.runId));
     }
   }
 
@@ -378,13 +431,31 @@ export class RunEventHub {
 
   private lastError: unknown;
 
-  /** Insert `batch` (retrying with backoff), with the NOTIFY of its runs in the same statement. */
-  private async write(batch: { writer: RunEventWriter; events: StoredEvent[] }[]): Promise<boolean> {
+  /**
+   * Insert `batch` (retrying with backoff), with the NOTIFY of its runs in the same statement. The
+   * events of a fenced writer are inserted only while the run's row holds that worker's lease for
+   * that attempt (for a cancelled run, a lease not yet expired), checked under a `FOR KEY SHARE` lock of the row taken before they are inserted: a
+   * sweep handing the run on (which locks it `FOR UPDATE SKIP LOCKED`) either skips the run until
+   * this statement is done, or has handed it on first and this statement then refuses its events.
+   * So no late event of a stalled worker follows the sweep's `pending` in the log. Returns the runs
+   * whose events were refused, or undefined when the batch could not be written.
+   */
+  private async write(batch: { writer: RunEventWriter; events: StoredEvent[] }[]): Promise<Set<string> | undefined> {
     const runIds: string[] = [];
     const seqs: number[] = [];
     const names: string[] = [];
     const data: string[] = [];
+    const fenced: string[] = [];
+    const owners: string[] = [];
+    const attempts: number[] = [];
+    const open: string[] = [];
     for (const b of batch) {
+      const fence = b.writer.fence;
+      if (fence) {
+        fenced.push(b.writer.runId);
+        owners.push(fence.workerId);
+        attempts.push(fence.attempt);
+      } else open.push(b.writer.runId);
       for (const e of b.events) {
         runIds.push(b.writer.runId);
         seqs.push(e.seq);
@@ -395,25 +466,34 @@ export class RunEventHub {
     const notice = batch.map((b) => b.writer.runId).join(',');
     for (let attempt = 1; ; attempt++) {
       try {
-        // Four array parameters instead of four per row: one statement shape, cheap to bind.
-        await this.pool.query(
-          `WITH ins AS (
+        // Array parameters instead of four per row: one statement shape, cheap to bind.
+        const { rows } = await this.pool.query<{ held: string[] | null }>(
+          `WITH held AS MATERIALIZED (
+             SELECT r.id FROM runs r
+             JOIN unnest($6::uuid[], $7::text[], $8::int[]) AS f(id, owner, attempt) ON r.id = f.id AND r.lease_owner = f.owner AND r.attempt = f.attempt
+             -- A cancelled run's worker writes on only while its lease holds the thread (\`stopping\` in
+             -- src/core/runs/lifecycle.ts): once expired, the thread's next run may be executing.
+             WHERE r.status = 'running' OR r.lease_expires_at > now()
+             FOR KEY SHARE OF r
+           ), ins AS (
              INSERT INTO run_events (run_id, seq, event, data)
              SELECT r, s, e, d FROM unnest($1::uuid[], $2::bigint[], $3::text[], $4::text[]) AS t(r, s, e, d)
+             WHERE t.r = ANY($9::uuid[]) OR t.r IN (SELECT id FROM held)
              ON CONFLICT DO NOTHING
            )
-           SELECT pg_notify('${CHANNEL}', $5)`,
-          [runIds, seqs, names, data, notice.length < 7900 ? notice : ''],
+           SELECT pg_notify('${CHANNEL}', $5), (SELECT array_agg(id::text) FROM held) AS held`,
+          [runIds, seqs, names, data, notice.length < 7900 ? notice : '', fenced, owners, attempts, open],
         );
         this.stats.batches++;
         this.stats.events += seqs.length;
-        return true;
+        const held = new Set(rows[0]?.held ?? []);
+        return new Set(fenced.filter((id) => !held.has(id)));
       } catch (error) {
         this.lastError = error;
         this.stats.failures++;
         if (attempt >= this.limits.writeAttempts || isPermanent(error)) {
           this.logger.warn({ err: error, runs: batch.length, events: seqs.length, attempt }, 'could not write run events');
-          return false;
+          return undefined;
         }
         await new Promise((resolve) => setTimeout(resolve, Math.min(1_000, 50 * 4 ** (attempt - 1))));
       }

@@ -12,8 +12,11 @@ export interface ExportBatch extends RunBatch {
 export interface TraceExporter {
   readonly name: string;
   offer(batch: ExportBatch): void;
-  /** Counters: items accepted, sent, dropped (queue full or send failed). */
-  stats(): ExporterStats;
+  /**
+   * Counters: items queued, sent, dropped (queue full or send failed); with `workspaceId`, only
+   * that workspace's items (what its keys may see), else the whole process's (`/metrics`).
+   */
+  stats(workspaceId?: string): ExporterStats;
   /** Send what is queued now; resolves when the queue is empty (failed sends are dropped and counted). */
   flush(): Promise<void>;
   /** Send what is queued (bounded by a timeout), then stop. */

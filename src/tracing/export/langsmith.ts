@@ -35,13 +35,14 @@ export class LangSmithForwarder implements TraceExporter {
   }
 
   offer(batch: ExportBatch): void {
-    this.queue.push(
+    this.queue.pushFor(batch.workspaceId, [
       ...batch.post.map((run): Item => ({ op: 'post', run: createToWire(run, batch.projectNames[run.id]) })),
       ...batch.patch.map((run): Item => ({ op: 'patch', run: updateToWire(run) })),
-    );
+    ]);
   }
 
-  stats(): ExporterStats {
+  stats(workspaceId?: string): ExporterStats {
+    if (workspaceId !== undefined) return this.queue.countsOf(workspaceId);
     return { queued: this.queue.length, sent: this.queue.sent, dropped: this.queue.dropped };
   }
 

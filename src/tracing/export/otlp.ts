@@ -75,7 +75,11 @@ export class OtlpRunExporter implements TraceExporter {
         // Runs that never end (a crashed client) must not fill the map for good: the oldest gives way.
         if (!this.open.has(run.id) && this.open.size >= this.options.maxQueue) {
           const oldest = this.open.keys().next().value;
-          if (oldest !== undefined) this.open.delete(oldest);
+          if (oldest !== undefined) {
+            // Counted for the workspace whose run gave way.
+            this.queue.count(this.open.get(oldest)?.workspaceId, 'dropped', 1, false);
+            this.open.delete(oldest);
+          }
           this.droppedOpen++;
         }
         this.open.set(run.id, full);
@@ -95,10 +99,11 @@ export class OtlpRunExporter implements TraceExporter {
       };
       spans.push(this.toSpan(merged));
     }
-    if (spans.length > 0) this.queue.push(...spans);
+    if (spans.length > 0) this.queue.pushFor(batch.workspaceId, spans);
   }
 
-  stats(): ExporterStats {
+  stats(workspaceId?: string): ExporterStats {
+    if (workspaceId !== undefined) return this.queue.countsOf(workspaceId);
     return { queued: this.queue.length, sent: this.queue.sent, dropped: this.queue.dropped + this.droppedOpen };
   }
 

@@ -15,9 +15,26 @@ export interface BatchQueueOptions<T> {
   onError?: (error: unknown, dropped: number) => void;
 }
 
-/** Bounded batching queue with counters. */
+/** What a queue counted, in all or for one key. */
+export interface QueueCounts {
+  queued: number;
+  sent: number;
+  dropped: number;
+}
+
+/** An item and whose it is (a workspace), for the counters of each. */
+interface Entry<T> {
+  item: T;
+  key: string | undefined;
+}
+
+/**
+ * Bounded batching queue with counters, in all and per key (items pushed with `pushFor`): a
+ * workspace is shown its own figures, never another's.
+ */
 export class BatchQueue<T> {
-  private items: T[] = [];
+  private items: Entry<T>[] = [];
+  private readonly byKey = new Map<string, QueueCounts>();
   private timer: NodeJS.Timeout | undefined;
   private inFlight: Promise<void> | undefined;
   private closed = false;
@@ -35,14 +52,20 @@ export class BatchQueue<T> {
 
   /** Queue items; returns how many were accepted. */
   push(...items: T[]): number {
+    return this.pushFor(undefined, items);
+  }
+
+  /** Queue items of `key` (counted for it too); returns how many were accepted. */
+  pushFor(key: string | undefined, items: T[]): number {
     if (this.closed) {
-      this.dropped += items.length;
+      this.count(key, 'dropped', items.length);
       return 0;
     }
     const room = Math.max(0, this.options.maxQueue - this.items.length);
     const accepted = items.slice(0, room);
-    this.dropped += items.length - accepted.length;
-    this.items.push(...accepted);
+    this.count(key, 'dropped', items.length - accepted.length);
+    this.count(key, 'queued', accepted.length, false);
+    for (const item of accepted) this.items.push({ item, key });
     if (this.items.length >= this.options.maxBatch) this.kick();
     else this.schedule();
     return accepted.length;
@@ -63,8 +86,30 @@ export class BatchQueue<T> {
     let timer: NodeJS.Timeout | undefined;
     await Promise.race([this.flush(), new Promise<void>((resolve) => (timer = setTimeout(resolve, timeoutMs).unref()))]);
     clearTimeout(timer);
-    this.dropped += this.items.length;
-    this.items = [];
+    this.leave(this.items.splice(0), 'dropped');
+  }
+
+  /** What was counted for `key` (items pushed with it). */
+  countsOf(key: string): QueueCounts {
+    return { ...(this.byKey.get(key) ?? { queued: 0, sent: 0, dropped: 0 }) };
+  }
+
+  /** Add `n` to a counter of `key` (and to the queue's own `sent`/`dropped` unless `total` is false). */
+  count(key: string | undefined, counter: keyof QueueCounts, n: number, total = true): void {
+    if (n === 0) return;
+    if (total && counter !== 'queued') this[counter] += n;
+    if (key === undefined) return;
+    let counts = this.byKey.get(key);
+    if (!counts) this.byKey.set(key, (counts = { queued: 0, sent: 0, dropped: 0 }));
+    counts[counter] += n;
+  }
+
+  /** Entries that left the queue (sent, or dropped at close). */
+  private leave(entries: Entry<T>[], how?: 'sent' | 'dropped'): void {
+    for (const e of entries) {
+      this.count(e.key, 'queued', -1, false);
+      if (how) this.count(e.key, how, 1);
+    }
   }
 
   private schedule(): void {
@@ -83,13 +128,14 @@ export class BatchQueue<T> {
     }
     if (this.inFlight || this.items.length === 0) return;
     const batch = this.items.splice(0, this.options.maxBatch);
+    this.leave(batch); // in flight: no longer queued
     this.inFlight = this.options
-      .send(batch)
+      .send(batch.map((e) => e.item))
       .then(() => {
-        this.sent += batch.length;
+        for (const e of batch) this.count(e.key, 'sent', 1);
       })
       .catch((error: unknown) => {
-        this.dropped += batch.length;
+        for (const e of batch) this.count(e.key, 'dropped', 1);
         this.options.onError?.(error, batch.length);
       })
       .finally(() => {
