@@ -265,15 +265,26 @@ export class DeploymentService {
     const current = await this.get(caller, id);
     if (current.status === 'AWAITING_DELETE') throw beingDeleted(id);
     const config = { ...(row.source_revision_config as SourceRevisionConfig) };
-    const newId = await this.deps.db.transaction().execute((trx) =>
-      this.addRevision(trx, {
+    const resourceSpec = (row.resource_spec as SourceConfig['resource_spec']) ?? null;
+    // The revision's pod goes through today's bounds, as a PATCH to it would: a rollback must not
+    // bring back what the operator has since forbidden, nor another deployment's Secrets.
+    const sourceConfig = { ...current.sourceConfig, resource_spec: resourceSpec };
+    if (current.driver === 'kubernetes') {
+      const issues = checkK8sPolicy(this.deps.k8sPolicy ?? OPEN_K8S_POLICY, sourceConfig);
+      if (issues.length > 0) throw invalid(issues.map((i) => ({ ...i, msg: `revision ${row.seq}: ${i.msg}` })));
+    }
+    const newId = await this.deps.db.transaction().execute(async (trx) => {
+      if (current.driver === 'kubernetes') await noOtherDeploymentsSecrets(trx, id, sourceConfig, current.secretReferences);
+      return this.addRevision(trx, {
         deploymentId: id,
         workspaceId: caller.workspaceId,
         config,
-        secrets: this.deps.cipher.decryptJson<DeploymentSecret[]>(row.secrets_encrypted),
-        resourceSpec: (row.resource_spec as SourceConfig['resource_spec']) ?? null,
-      }),
-    );
+        // The deployment's secrets as they are now (its latest revision's), not the old revision's:
+        // a rollback brings back code and resources, never a value rotated out since.
+        secrets: current.secrets,
+        resourceSpec,
+      });
+    });
     this.deps.nudge?.();
     return this.getRevision(caller, id, newId);
   }
