@@ -64,6 +64,8 @@ export class Reconciler {
   private stopped = false;
   private renewing = false;
   private readonly work = new Set<Promise<void>>();
+  /** Per deployment: revisions let go of whose work has not stopped yet. */
+  private readonly stopping = new Map<string, Set<Promise<void>>>();
 
   constructor(private readonly o: ReconcilerOptions) {
     this.store = new ReconcilerStore(o.db, `reconciler-${randomUUID()}`, o.leaseMs);
@@ -113,6 +115,7 @@ export class Reconciler {
     await this.ticking;
     for (const h of this.held.values()) h.abort.abort(new Error('server stopping'));
     await Promise.allSettled([...this.work]);
+    await Promise.allSettled([...this.stopping.values()].flatMap((set) => [...set]));
     // The revisions this process hosts stop answering now: their deployments are not READY until
     // another process (or this one, restarted) starts them again.
     const hosted = [...this.held.values()].filter((h) => h.hosting).map((h) => h.row.deployment_id);
@@ -158,8 +161,17 @@ export class Reconciler {
         h.abort.abort(new LostRevision(why));
         this.held.delete(id);
         const driver = await this.driverOf(h.row.deployment_id);
-        await driver?.stop(h.row.deployment_id, id);
-        await this.store.release([id]);
+        // The claim is given up once the work has stopped (a request to the cluster in flight ends
+        // first), without holding up the renewal of the others: a deletion, here or in another
+        // process, tears down only after that.
+        this.whileStopping(
+          h.row.deployment_id,
+          (async () => {
+            await h.done?.catch(() => {});
+            await driver?.stop(h.row.deployment_id, id);
+            await this.store.release([id]);
+          })(),
+        );
         // If its deployment was deleted (through another process too), the next tick removes its
         // front and directory here (forgetDeleted).
         lost = true;
@@ -170,6 +182,19 @@ export class Reconciler {
     } finally {
       this.renewing = false;
     }
+  }
+
+  /** Work on a deployment's revision that is stopping; a deletion of the deployment waits for it. */
+  private whileStopping(deploymentId: string, p: Promise<void>): void {
+    const set = this.stopping.get(deploymentId) ?? new Set();
+    this.stopping.set(deploymentId, set);
+    const tracked = p
+      .catch((error: unknown) => this.o.logger.warn({ err: error, deployment_id: deploymentId }, 'stopping a revision that is no longer ours failed'))
+      .finally(() => {
+        set.delete(tracked);
+        if (set.size === 0 && this.stopping.get(deploymentId) === set) this.stopping.delete(deploymentId);
+      });
+    set.add(tracked);
   }
 
   /**
@@ -292,6 +317,8 @@ export class Reconciler {
         await driver?.stop(d.id, id);
         await this.store.release([id]);
       }
+      // And the revisions a lease renewal let go of (it saw the deletion first).
+      await Promise.all([...(this.stopping.get(d.id) ?? [])]);
       if (await this.store.heldElsewhere(d.id)) {
         // Another process still runs a revision; it notices at its next lease renewal and lets go.
         await this.store.releaseDeletion(d.id);
