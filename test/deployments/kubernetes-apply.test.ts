@@ -251,7 +251,7 @@ describe('kubernetes driver: data and secrets across rollouts (stand-in API serv
     });
   const applied = (path: string) => k8s.requests.filter((r) => r.method === 'PATCH' && r.path === path).map((r) => r.body as Record<string, unknown>);
 
-  it('a rollback brings back the revision\'s image, not a secret value rotated out since', async () => {
+  it('a rollback brings back the revision\'s image, not a secret value rotated out since; a deployment that served keeps its namespace', async () => {
     const d = (
       await server.client.POST('/v2/deployments', {
         body: {
@@ -280,6 +280,13 @@ describe('kubernetes driver: data and secrets across rollouts (stand-in API serv
     expect(api.spec.template.spec.containers[0]!.image).toBe('registry.example.com/acme/rotating:1.0');
     const secret = k8s.objects.get('secrets/rot/rotating-secrets') as { stringData: Record<string, string> };
     expect(secret.stringData).toEqual({ PROVIDER_KEY: 'new-value-current-2' });
+    // Its data is in the database in namespace rot: once it has served, it cannot move namespaces.
+    const move = await server.client.PATCH('/v2/deployments/{deployment_id}', { params: { path: { deployment_id: d.id } }, body: { source_config: { listener_config: { k8s_namespace: 'elsewhere' } } } });
+    expect(move.response.status).toBe(422);
+    expect((move.error as { detail: unknown[] }).detail).toEqual([
+      { loc: ['body', 'source_config', 'listener_config', 'k8s_namespace'], msg: expect.stringMatching(/^cannot change once the deployment has served: its database and objects are in namespace "rot"/), type: 'immutable' },
+    ]);
+    expect((await deployment(d.id)).data!.source_config.listener_config).toEqual({ k8s_namespace: 'rot' });
     // The deployment's secrets stay the rotated ones too.
     const stored = await server.hangar.services.deployments.get({ workspaceId: d.tenant_id, keyId: 'x', role: 'admin', principal: 'x', previewAccess: true }, d.id);
     expect(stored.secrets).toEqual([{ name: 'PROVIDER_KEY', value: 'new-value-current-2' }]);

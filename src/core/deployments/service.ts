@@ -173,6 +173,15 @@ export class DeploymentService {
     const secretReferences = input.secret_references !== undefined ? input.secret_references : current.secretReferences;
     const issues = checkDeployment({ source: current.source, sourceConfig, sourceRevisionConfig: revConfig, secrets, secretReferences });
     if (current.driver === 'kubernetes') issues.push(...checkK8sPolicy(this.deps.k8sPolicy ?? OPEN_K8S_POLICY, sourceConfig));
+    if (current.driver === 'kubernetes' && current.activeRevisionId && namespaceOf(sourceConfig) !== namespaceOf(current.sourceConfig)) {
+      // Its database (threads, runs, memory) is a volume in the namespace it serves from: moving
+      // would start an empty one elsewhere and leave this one, and the running objects, behind.
+      issues.push({
+        loc: ['body', 'source_config', 'listener_config', 'k8s_namespace'],
+        msg: `cannot change once the deployment has served: its database and objects are in namespace "${namespaceOf(current.sourceConfig)}"; create a new deployment in "${namespaceOf(sourceConfig)}" instead`,
+        type: 'immutable',
+      });
+    }
     if (issues.length === 0 && (input.source_revision_config || input.source_config)) {
       issues.push(...(await this.checkReferences(caller.workspaceId, current.source, sourceConfig, revConfig)));
     }
