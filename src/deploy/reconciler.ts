@@ -400,7 +400,13 @@ class RevisionRun {
     const { store, row, driver, ctx } = this.r;
     // The deployment's database comes first (AWAITING_DATABASE until its first revision serves).
     await store.markAwaitingDatabase(row.deployment_id);
-    await store.transition(row.id, 'AWAITING_DEPLOY', 'DEPLOYING');
+    // A revision claimed before its build goes on to deploy in the same pass: it too waits for an
+    // older revision still deploying (let go of now, it is claimed again once that one is done).
+    const deploying = await store.startDeploying(row.id, row.deployment_id);
+    if (deploying !== undefined) {
+      ctx.log('deploy', `[hangar] revision ${deploying} of this deployment is deploying; this one deploys after it\n`);
+      return false;
+    }
     let result;
     try {
       try {

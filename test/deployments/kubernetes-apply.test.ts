@@ -344,6 +344,35 @@ describe('kubernetes driver: data and secrets across rollouts (stand-in API serv
     expect(left).toEqual([]);
   });
 
+  it('two revisions in a row: the newer waits for the older to finish applying, so the cluster runs the revision that is active', async () => {
+    const hold = k8s.holdApply('Deployment');
+    const d = (
+      await server.client.POST('/v2/deployments', {
+        body: { name: 'racer', source: 'external_docker', source_config: { listener_config: { k8s_namespace: 'race' } }, source_revision_config: { image_uri: 'registry.example.com/acme/racer:1.0' }, secrets: [] },
+      })
+    ).data!;
+    // Revision 1 is applying its API Deployment (held) when revision 2 arrives.
+    await hold.arrived;
+    const rev2 = (
+      await server.client.PATCH('/v2/deployments/{deployment_id}', { params: { path: { deployment_id: d.id } }, body: { source_revision_config: { image_uri: 'registry.example.com/acme/racer:2.0' } } })
+    ).data!.latest_revision_id!;
+    const deployLog = async (rev: string) => ((await server.client.GET('/v2/deployments/{deployment_id}/revisions/{revision_id}/deploy-logs', { params: { path: { deployment_id: d.id, revision_id: rev } } })).data as { logs: string }).logs;
+    // Either revision 2 says it waits, or (as before) it went ahead and is already serving.
+    await waitFor('revision 2 to wait or serve', async () => ((await deployLog(rev2)).includes('deploys after it') || (await revision(d.id, rev2)).data!.status === 'DEPLOYED' ? true : undefined));
+    hold.release();
+    const after = await waitFor('revision 2 to serve', async () => {
+      const x = (await deployment(d.id)).data!;
+      return x.active_revision_id === rev2 && (await revision(d.id, d.latest_revision_id!)).data!.status !== 'DEPLOYING' ? x : undefined;
+    });
+    expect(after.status).toBe('READY');
+    // What runs in the cluster is revision 2, the active one.
+    const api = k8s.objects.get('deployments/race/racer-api') as { metadata: { labels: Record<string, string> }; spec: { template: { spec: { containers: { image: string }[] } } } };
+    expect(api.spec.template.spec.containers[0]!.image).toBe('registry.example.com/acme/racer:2.0');
+    expect(api.metadata.labels['hangar.dev/revision']).toBe('2');
+    expect(await deployLog(rev2)).toContain('[hangar] revision 1 of this deployment is deploying; this one deploys after it');
+    expect((await revision(d.id, d.latest_revision_id!)).data!.status).toBe('INTERRUPTED');
+  });
+
   it("refuses, at apply, another deployment's database claim: here one of another Hangar server sharing the namespace", async () => {
     const keeper = (
       await server.client.POST('/v2/deployments', {
