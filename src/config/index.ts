@@ -236,7 +236,12 @@ export const settings = withLimits({
     env: 'HANGAR_DEPLOY_K8S_POD_POLICY',
     schema: z.enum(['open', 'restricted']).default('open'),
     description:
-      'How much of the pod a kubernetes-driven deployment may shape. `open`: as given. `restricted`: refuses (422) `service_account_name`, volumes other than emptyDir, configMap and downwardAPI, and init containers or sidecars with privileged, allowPrivilegeEscalation, added capabilities or runAsUser 0.',
+      'How much of the pod a kubernetes-driven deployment may shape. `open`: as given. `restricted`: refuses (422) `service_account_name`, volumes other than emptyDir, configMap and downwardAPI, and init containers or sidecars with privileged, allowPrivilegeEscalation, added capabilities or runAsUser 0; and runs the application containers as HANGAR_DEPLOY_K8S_RUN_AS_USER, non-root, without privilege escalation or capabilities, under the RuntimeDefault seccomp profile.',
+  },
+  deployK8sRunAsUser: {
+    env: 'HANGAR_DEPLOY_K8S_RUN_AS_USER',
+    schema: z.coerce.number().int().min(1).max(2 ** 31 - 1).default(1000),
+    description: 'User and group (non-root) the application containers of kubernetes-driven deployments run as under HANGAR_DEPLOY_K8S_POD_POLICY=restricted (1000 is `node` in Node.js images).',
   },
   deployPollMs: {
     env: 'HANGAR_DEPLOY_POLL_MS',

@@ -14,6 +14,8 @@ import { hangarAppTracing } from './app-tracing.js';
 import { KubernetesDriver } from './kubernetes/index.js';
 import { DEPLOYMENT_UID_OFFSET, LocalDriver } from './local/index.js';
 import { Reconciler } from './reconciler.js';
+import { reportPolicyDrift } from './policy-drift.js';
+import { parseNamespaces } from '../core/deployments/k8s-policy.js';
 
 /** The reconciler with the drivers named in HANGAR_DEPLOY_DRIVERS. */
 export function createReconciler(o: { config: Config; db: Db; cipher: Cipher; logger: Logger; services: Services; drivers: Set<string>; secretKey: Buffer; publicUrl: () => string; egress?: EgressGuard }): Reconciler {
@@ -37,6 +39,9 @@ export function createReconciler(o: { config: Config; db: Db; cipher: Cipher; lo
       }),
     );
   }
-  if (o.drivers.has('kubernetes')) drivers.push(new KubernetesDriver({ kubeconfig: o.config.kubeconfig, logger, readyTimeoutMs: o.config.deployHealthTimeoutMs, derive: (label) => createHmac('sha256', o.secretKey).update(label).digest('hex') }));
-  return new Reconciler({ db: o.db, cipher: o.cipher, logger, drivers, leaseMs: o.config.deployLeaseMs, pollMs: o.config.deployPollMs, publicUrl: o.publicUrl });
+  if (o.drivers.has('kubernetes')) drivers.push(new KubernetesDriver({ kubeconfig: o.config.kubeconfig, logger, readyTimeoutMs: o.config.deployHealthTimeoutMs, podPolicy: o.config.deployK8sPodPolicy, runAsUser: o.config.deployK8sRunAsUser, derive: (label) => createHmac('sha256', o.secretKey).update(label).digest('hex') }));
+  const policy = { namespaces: parseNamespaces(o.config.deployK8sNamespaces), pod: o.config.deployK8sPodPolicy };
+  // Deployments made before the policy changed keep running; the start says which are out of it.
+  const onStart = o.drivers.has('kubernetes') && (policy.namespaces.length > 0 || policy.pod !== 'open') ? () => reportPolicyDrift({ db: o.db, policy, logger }) : undefined;
+  return new Reconciler({ db: o.db, cipher: o.cipher, logger, drivers, leaseMs: o.config.deployLeaseMs, pollMs: o.config.deployPollMs, publicUrl: o.publicUrl, onStart });
 }

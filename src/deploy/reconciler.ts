@@ -8,7 +8,7 @@ import type { DeploymentSecret, ResourceSpec, SecretReference, Source, SourceCon
 import type { Cipher } from '../core/secrets/cipher.js';
 import type { Db } from '../db/index.js';
 import type { Logger } from '../logging.js';
-import { Redactor } from '../tracing/redact.js';
+import { RedactingStream, Redactor } from '../tracing/redact.js';
 import type { RevisionStatus } from '../core/deployments/status.js';
 import { abortReason, NothingServes, type Driver, type DriverContext, type DriverTarget } from './driver.js';
 import { LostRevision, ReconcilerStore, type DeploymentRowT, type RevisionRow } from './store.js';
@@ -25,6 +25,8 @@ export interface ReconcilerOptions {
   concurrency?: number;
   /** Base URL clients reach this server at (for the stable URL of locally run deployments). */
   publicUrl: () => string;
+  /** Run once when the reconciler starts (the Kubernetes policy check of running deployments). */
+  onStart?: () => Promise<unknown>;
 }
 
 /** Claims of one revision before the reconciler gives up on it (each lost process or unexpected error is one). */
@@ -45,6 +47,8 @@ interface Held {
   abort: AbortController;
   /** Hosting a running revision (not working on it). */
   hosting: boolean;
+  /** The work on it, settled once it has stopped (a deletion waits for it before tearing down). */
+  done?: Promise<void>;
 }
 
 /** Drives deployment revisions; a BackgroundTask of the server. */
@@ -60,6 +64,8 @@ export class Reconciler {
   private stopped = false;
   private renewing = false;
   private readonly work = new Set<Promise<void>>();
+  /** Per deployment: revisions let go of whose work has not stopped yet. */
+  private readonly stopping = new Map<string, Set<Promise<void>>>();
 
   constructor(private readonly o: ReconcilerOptions) {
     this.store = new ReconcilerStore(o.db, `reconciler-${randomUUID()}`, o.leaseMs);
@@ -70,6 +76,7 @@ export class Reconciler {
     this.timer = setInterval(() => this.nudge(), this.o.pollMs);
     this.renewTimer = setInterval(() => void this.renewLeases(), Math.max(200, Math.floor(this.o.leaseMs / 3)));
     this.nudge();
+    void this.o.onStart?.().catch((error: unknown) => this.o.logger.warn({ err: error }, 'the start-up check of deployments failed'));
   }
 
   /**
@@ -108,6 +115,7 @@ export class Reconciler {
     await this.ticking;
     for (const h of this.held.values()) h.abort.abort(new Error('server stopping'));
     await Promise.allSettled([...this.work]);
+    await Promise.allSettled([...this.stopping.values()].flatMap((set) => [...set]));
     // The revisions this process hosts stop answering now: their deployments are not READY until
     // another process (or this one, restarted) starts them again.
     const hosted = [...this.held.values()].filter((h) => h.hosting).map((h) => h.row.deployment_id);
@@ -129,6 +137,7 @@ export class Reconciler {
       const held: Held = { row, abort: new AbortController(), hosting: row.status === 'DEPLOYED' };
       this.held.set(row.id, held);
       const p = this.drive(held).finally(() => this.work.delete(p));
+      held.done = p;
       this.work.add(p);
     }
   }
@@ -152,8 +161,17 @@ export class Reconciler {
         h.abort.abort(new LostRevision(why));
         this.held.delete(id);
         const driver = await this.driverOf(h.row.deployment_id);
-        await driver?.stop(h.row.deployment_id, id);
-        await this.store.release([id]);
+        // The claim is given up once the work has stopped (a request to the cluster in flight ends
+        // first), without holding up the renewal of the others: a deletion, here or in another
+        // process, tears down only after that.
+        this.whileStopping(
+          h.row.deployment_id,
+          (async () => {
+            await h.done?.catch(() => {});
+            await driver?.stop(h.row.deployment_id, id);
+            await this.store.release([id]);
+          })(),
+        );
         // If its deployment was deleted (through another process too), the next tick removes its
         // front and directory here (forgetDeleted).
         lost = true;
@@ -164,6 +182,19 @@ export class Reconciler {
     } finally {
       this.renewing = false;
     }
+  }
+
+  /** Work on a deployment's revision that is stopping; a deletion of the deployment waits for it. */
+  private whileStopping(deploymentId: string, p: Promise<void>): void {
+    const set = this.stopping.get(deploymentId) ?? new Set();
+    this.stopping.set(deploymentId, set);
+    const tracked = p
+      .catch((error: unknown) => this.o.logger.warn({ err: error, deployment_id: deploymentId }, 'stopping a revision that is no longer ours failed'))
+      .finally(() => {
+        set.delete(tracked);
+        if (set.size === 0 && this.stopping.get(deploymentId) === set) this.stopping.delete(deploymentId);
+      });
+    set.add(tracked);
   }
 
   /**
@@ -206,7 +237,12 @@ export class Reconciler {
       if (!d) return;
       const driver = this.drivers.get(d.driver)!;
       const ctx = this.context(d, row, held.abort.signal);
-      keepHosting = await new RevisionRun({ store: this.store, driver, ctx, row, deployment: d, logger: log, publicUrl: this.o.publicUrl }).run();
+      try {
+        keepHosting = await new RevisionRun({ store: this.store, driver, ctx, row, deployment: d, logger: log, publicUrl: this.o.publicUrl }).run();
+      } finally {
+        ctx.flushLog('build');
+        ctx.flushLog('deploy');
+      }
     } catch (error) {
       if (!(error instanceof LostRevision) && !held.abort.signal.aborted) {
         log.error({ err: error, attempt: row.attempts }, 'reconciling a revision failed; it is retried when its lease expires');
@@ -225,7 +261,7 @@ export class Reconciler {
     if (!this.stopped) this.nudge();
   }
 
-  private context(d: DeploymentRowT, row: RevisionRow, signal: AbortSignal): DriverContext {
+  private context(d: DeploymentRowT, row: RevisionRow, signal: AbortSignal): RunContext {
     const target: DriverTarget = {
       deployment: {
         id: d.id,
@@ -248,12 +284,20 @@ export class Reconciler {
     const lines = { build: new LogLines(), deploy: new LogLines() };
     // The logs are read by viewers, and the API masks secrets everywhere else: an application
     // printing its environment must not show them here either.
-    const hide = new Redactor(target.revision.secrets.map((s) => s.value));
-    const logFn = (kind: 'build' | 'deploy', text: string) => {
-      const out = lines[kind].format(hide.string(text));
+    // Output comes in pieces: a secret split across two of them is redacted too (the end of a piece
+    // that could begin one waits for the next piece, or for the phase to end).
+    const values = target.revision.secrets.map((s) => s.value);
+    const hide = { build: new RedactingStream(new Redactor(values), values), deploy: new RedactingStream(new Redactor(values), values) };
+    const append = (kind: 'build' | 'deploy', text: string) => {
+      const out = lines[kind].format(text);
       if (out) chain = chain.then(() => this.store.appendLog(row.id, kind, out)).catch(() => {});
     };
-    return { ...target, log: logFn, signal };
+    return {
+      ...target,
+      log: (kind, text) => append(kind, hide[kind].write(text)),
+      flushLog: (kind) => append(kind, hide[kind].end()),
+      signal,
+    };
   }
 
   /** Tear down deployments awaiting deletion, once no other process still runs one of their revisions. */
@@ -267,9 +311,14 @@ export class Reconciler {
         if (h.row.deployment_id !== d.id) continue;
         h.abort.abort(new LostRevision('its deployment was deleted'));
         this.held.delete(id);
+        // Let the work on it stop first: a deploy that was mid-apply must not apply more objects
+        // after the teardown has removed them.
+        await h.done?.catch(() => {});
         await driver?.stop(d.id, id);
         await this.store.release([id]);
       }
+      // And the revisions a lease renewal let go of (it saw the deletion first).
+      await Promise.all([...(this.stopping.get(d.id) ?? [])]);
       if (await this.store.heldElsewhere(d.id)) {
         // Another process still runs a revision; it notices at its next lease renewal and lets go.
         await this.store.releaseDeletion(d.id);
@@ -283,10 +332,13 @@ export class Reconciler {
   }
 }
 
+/** A driver's context, and the end of a phase's output (what the redaction held back is written). */
+type RunContext = DriverContext & { flushLog(kind: 'build' | 'deploy'): void };
+
 /** One pass of a revision through the state machine, from whatever status it was claimed in. */
 class RevisionRun {
   constructor(
-    private readonly r: { store: ReconcilerStore; driver: Driver; ctx: DriverContext; row: RevisionRow; deployment: DeploymentRowT; logger: Logger; publicUrl: () => string },
+    private readonly r: { store: ReconcilerStore; driver: Driver; ctx: RunContext; row: RevisionRow; deployment: DeploymentRowT; logger: Logger; publicUrl: () => string },
   ) {}
 
   /** Returns true when this process now hosts the revision (it keeps the claim). */
@@ -328,7 +380,9 @@ class RevisionRun {
     let sha: string | null = null;
     try {
       sha = (await driver.build(ctx)).commitSha ?? null;
+      ctx.flushLog('build');
     } catch (error) {
+      ctx.flushLog('build');
       if (ctx.signal.aborted) {
         // The step running was stopped (its process group: SIGTERM, then SIGKILL) and no later one started.
         ctx.log('build', `\n[hangar] build stopped: ${abortReason(ctx.signal)}\n`);
@@ -346,7 +400,13 @@ class RevisionRun {
     const { store, row, driver, ctx } = this.r;
     // The deployment's database comes first (AWAITING_DATABASE until its first revision serves).
     await store.markAwaitingDatabase(row.deployment_id);
-    await store.transition(row.id, 'AWAITING_DEPLOY', 'DEPLOYING');
+    // A revision claimed before its build goes on to deploy in the same pass: it too waits for an
+    // older revision still deploying (let go of now, it is claimed again once that one is done).
+    const deploying = await store.startDeploying(row.id, row.deployment_id);
+    if (deploying !== undefined) {
+      ctx.log('deploy', `[hangar] revision ${deploying} of this deployment is deploying; this one deploys after it\n`);
+      return false;
+    }
     let result;
     try {
       try {

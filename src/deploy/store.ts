@@ -71,6 +71,31 @@ export class ReconcilerStore {
     if (!row) throw new LostRevision(`revision ${id} is no longer ${from} under this reconciler`);
   }
 
+  /**
+   * AWAITING_DEPLOY → DEPLOYING, unless another revision of the deployment is DEPLOYING: one deploy
+   * at a time per deployment (two would apply their objects over each other, and the one applied
+   * last would run whichever became active). Checked under the deployment's row lock, so two
+   * processes cannot both start. Returns the number of the revision deploying instead, or undefined
+   * once this one is DEPLOYING; throws LostRevision when it is no longer ours.
+   */
+  async startDeploying(id: string, deploymentId: string): Promise<number | undefined> {
+    return this.db.transaction().execute(async (trx) => {
+      await trx.selectFrom('deployments').select('id').where('id', '=', deploymentId).forUpdate().executeTakeFirst();
+      const other = await trx.selectFrom('deployment_revisions').select('seq').where('deployment_id', '=', deploymentId).where('status', '=', 'DEPLOYING').where('id', '<>', id).executeTakeFirst();
+      if (other) return other.seq;
+      const row = await trx
+        .updateTable('deployment_revisions')
+        .set({ status: 'DEPLOYING', updated_at: new Date() })
+        .where('id', '=', id)
+        .where('status', '=', 'AWAITING_DEPLOY')
+        .where('claimed_by', '=', this.owner)
+        .returning('id')
+        .executeTakeFirst();
+      if (!row) throw new LostRevision(`revision ${id} is no longer AWAITING_DEPLOY under this reconciler`);
+      return undefined;
+    });
+  }
+
   /** Move every revision of a deployment that can become `to` (used for INTERRUPTED on deletion). */
   async transitionAll(deploymentId: string, to: RevisionStatus, reason: string): Promise<string[]> {
     const rows = await this.db

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { isSecretKey, REDACTED, Redactor } from './redact.js';
+import { isSecretKey, REDACTED, RedactingStream, Redactor } from './redact.js';
 
 describe('redaction', () => {
   it('recognises secret keys but not token counts', () => {
@@ -25,5 +25,35 @@ describe('redaction', () => {
       text: `call with Bearer ${REDACTED} and ${REDACTED} then ${REDACTED}.`,
       list: [REDACTED],
     });
+  });
+});
+
+describe('RedactingStream: text that arrives in pieces', () => {
+  const SECRET = 'deploy-value-5c2e8a1f7b';
+  const through = (pieces: string[], known = [SECRET]) => {
+    const s = new RedactingStream(new Redactor(known), known);
+    return pieces.map((p) => s.write(p)).join('') + s.end();
+  };
+
+  it('redacts a known secret written in two pieces, wherever it is cut', () => {
+    const line = `starting with API_KEY=${SECRET} and more\n`;
+    for (let i = 1; i < line.length; i++) {
+      const out = through([line.slice(0, i), line.slice(i)]);
+      expect(out, `cut at ${i}`).toBe('starting with API_KEY=[redacted] and more\n');
+    }
+  });
+
+  it('redacts a known secret written a character at a time, and a secret-looking key cut in two', () => {
+    expect(through([...`x=${SECRET};\n`])).toBe('x=[redacted];\n');
+    const key = 'sk-abcdefghijklmnopqrstuvwx';
+    for (let i = 1; i < key.length; i++) expect(through(['key ', key.slice(0, i), `${key.slice(i)}\n`])).toBe('key [redacted]\n');
+    expect(through(['Authorization: Bear', 'er abcdefgh', 'ijklmnop\n'])).toBe('Authorization: Bearer [redacted]\n');
+  });
+
+  it('gives out at once what cannot begin a secret, and the rest at the end', () => {
+    const s = new RedactingStream(new Redactor([SECRET]), [SECRET]);
+    expect(s.write('listening on :8000\n')).toBe('listening on :8000\n');
+    expect(s.write('ready; deploy-val')).toBe('ready; ');
+    expect(s.end()).toBe('deploy-val');
   });
 });

@@ -77,3 +77,73 @@ export class Redactor {
     return out;
   }
 }
+
+/** Characters of the tokens SECRET_PATTERNS match. */
+const TOKEN_CHAR = /[A-Za-z0-9._~+/=-]/;
+/** Longest trailing token held back for the next piece (a longer run is no key of a known shape). */
+const MAX_HELD_TOKEN = 1024;
+
+/**
+ * Redaction of text that arrives in pieces (a process's output): a secret written in two pieces is
+ * redacted as if written in one. Each piece is redacted with what was held back from the previous
+ * one, and what could still be the start of a secret is held back in turn: the longest end that
+ * begins a known secret, and a trailing token (with a `Bearer `-like scheme before it) that a
+ * secret-looking pattern could still grow into. `end()` gives out what is held.
+ */
+export class RedactingStream {
+  private held = '';
+  private readonly known: string[];
+
+  constructor(private readonly redactor: Redactor, knownSecrets: Iterable<string> = []) {
+    this.known = [...new Set([...knownSecrets].filter((s) => s.length >= 6))];
+  }
+
+  /** The redacted text that can be given out now. */
+  write(text: string): string {
+    const buf = this.held + text;
+    const cut = this.holdFrom(buf);
+    this.held = buf.slice(cut);
+    return cut > 0 ? this.redactor.string(buf.slice(0, cut)) : '';
+  }
+
+  /** What is still held, redacted (the output ended). */
+  end(): string {
+    const rest = this.held;
+    this.held = '';
+    return rest ? this.redactor.string(rest) : '';
+  }
+
+  /** Where the part of `buf` that could still be the start of a secret begins (buf.length: none). */
+  private holdFrom(buf: string): number {
+    let cut = buf.length;
+    // The longest end of buf that is a proper beginning of a known secret.
+    for (const secret of this.known) {
+      const from = Math.max(0, buf.length - secret.length + 1);
+      for (let i = from; i < cut; i++) {
+        if (buf.charCodeAt(i) === secret.charCodeAt(0) && secret.startsWith(buf.slice(i))) {
+          cut = i;
+          break;
+        }
+      }
+    }
+    // A trailing token (and the scheme before it): a pattern could still match more of it.
+    let start = buf.length;
+    while (start > 0 && buf.length - start < MAX_HELD_TOKEN && TOKEN_CHAR.test(buf[start - 1]!)) start--;
+    if (start < buf.length && buf.length - start < MAX_HELD_TOKEN) cut = Math.min(cut, start);
+    const scheme = /\b(Bearer|Basic|Token)\s+$/.exec(buf.slice(Math.max(0, start - 16), start));
+    if (scheme) cut = Math.min(cut, start - scheme[0].length);
+    // Never cut through a secret that is whole in buf: start the held part where it starts.
+    for (let moved = true; moved; ) {
+      moved = false;
+      for (const secret of this.known) {
+        for (let at = buf.indexOf(secret, Math.max(0, cut - secret.length + 1)); at !== -1 && at < cut; at = buf.indexOf(secret, at + 1)) {
+          if (at + secret.length > cut) {
+            cut = at;
+            moved = true;
+          }
+        }
+      }
+    }
+    return cut;
+  }
+}

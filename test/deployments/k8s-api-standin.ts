@@ -3,7 +3,9 @@
 // way the real API server does: API discovery (`GET /api/v1`, `GET /apis/<group>/<version>`),
 // server-side apply (`PATCH .../namespaces/<ns>/<resource>/<name>` with
 // `application/apply-patch+yaml`, echoing the object back with uid/resourceVersion/generation),
-// GET of an applied object (Deployments carry a status the test controls) and DELETE. It records
+// GET of an applied object (Deployments carry a status the test controls) and DELETE. As a cluster
+// would, it refuses a change to a StatefulSet's claim templates, selector or serviceName, and makes
+// a StatefulSet's claims (labelled with its selector) as the StatefulSet controller does. It records
 // every request so tests can assert exactly what the driver sent. Like a real API server it serves
 // HTTPS (a self-signed certificate made with `openssl`, trusted through the kubeconfig's
 // certificate-authority-data) and wants a bearer token.
@@ -72,6 +74,11 @@ export interface K8sApiStandIn {
   execProtocols: string[];
   /** When set, pods stay Pending with this reason on their container (an image that cannot be pulled, say). */
   podWaiting: { reason: string; message: string } | null;
+  /**
+   * Hold the next apply of an object of this kind until `release` is called; `arrived` resolves when
+   * that apply has reached the stand-in (it is stored only once released, as a slow API server would).
+   */
+  holdApply(kind: string): { arrived: Promise<void>; release: () => void };
   /** The local directory standing for a claim's volume (`<namespace>/<claim name>`). */
   volumeDir(namespace: string, claim: string): string;
   /** Resolves once a GET of the named Deployment has been answered while not ready. */
@@ -108,7 +115,8 @@ async function selfSigned(): Promise<{ key: string; cert: string }> {
 export async function startK8sApiStandIn(): Promise<K8sApiStandIn> {
   const tls = await selfSigned();
   const waiters: { name: string; resolve: () => void }[] = [];
-  const state: Omit<K8sApiStandIn, 'url' | 'close' | 'writeKubeconfig' | 'polledNotReady' | 'volumeDir'> = {
+  const holds: { kind: string; arrived: () => void; released: Promise<void> }[] = [];
+  const state: Omit<K8sApiStandIn, 'url' | 'close' | 'writeKubeconfig' | 'polledNotReady' | 'volumeDir' | 'holdApply'> = {
     requests: [],
     objects: new Map(),
     readiness: 'ready',
@@ -180,7 +188,22 @@ export async function startK8sApiStandIn(): Promise<K8sApiStandIn> {
       if (state.rejectKinds.has(obj.kind)) {
         return json(res, 422, statusBody(422, 'Invalid', `${obj.kind}.${resource} "${name}" is invalid: spec: Invalid value: rejected by the stand-in`));
       }
-      const prev = state.objects.get(key) as { metadata: Record<string, unknown> } | undefined;
+      const hold = holds.findIndex((h) => h.kind === obj.kind);
+      if (hold >= 0) {
+        const [h] = holds.splice(hold, 1);
+        h!.arrived();
+        await h!.released;
+      }
+      const prev = state.objects.get(key) as { metadata: Record<string, unknown>; spec?: Record<string, unknown> } | undefined;
+      // As the API server: a StatefulSet's claim templates (like its selector and serviceName) cannot change.
+      if (resource === 'statefulsets' && prev) {
+        const spec = (obj as { spec?: Record<string, unknown> }).spec ?? {};
+        for (const field of ['volumeClaimTemplates', 'selector', 'serviceName']) {
+          if (JSON.stringify(spec[field] ?? null) !== JSON.stringify(prev.spec?.[field] ?? null)) {
+            return json(res, 422, statusBody(422, 'Invalid', `StatefulSet.apps "${name}" is invalid: spec: Forbidden: updates to statefulset spec for fields other than 'replicas', 'ordinals', 'template', 'updateStrategy', 'persistentVolumeClaimRetentionPolicy' and 'minReadySeconds' are forbidden`));
+          }
+        }
+      }
       const generation = ((prev?.metadata.generation as number | undefined) ?? 0) + 1;
       const stored = {
         ...obj,
@@ -188,6 +211,23 @@ export async function startK8sApiStandIn(): Promise<K8sApiStandIn> {
       };
       state.objects.set(key, stored);
       if (resource === 'persistentvolumeclaims') await mkdir(volumeDir(ns, name), { recursive: true });
+      if (resource === 'statefulsets') {
+        // As the StatefulSet controller: a claim per template for its one replica, named
+        // <template>-<statefulset>-0 and labelled with the StatefulSet's selector; made once, kept.
+        const spec = (obj as unknown as { spec: { selector?: { matchLabels?: Record<string, string> }; volumeClaimTemplates?: { metadata: { name: string; labels?: Record<string, string> }; spec: unknown }[] } }).spec;
+        for (const t of spec.volumeClaimTemplates ?? []) {
+          const claim = `${t.metadata.name}-${name}-0`;
+          const claimKey = `persistentvolumeclaims/${ns}/${claim}`;
+          if (state.objects.has(claimKey)) continue;
+          state.objects.set(claimKey, {
+            apiVersion: 'v1',
+            kind: 'PersistentVolumeClaim',
+            metadata: { name: claim, namespace: ns, labels: { ...(t.metadata.labels ?? {}), ...(spec.selector?.matchLabels ?? {}) }, uid: randomUUID(), generation: 1 },
+            spec: t.spec,
+          });
+          await mkdir(volumeDir(ns, claim), { recursive: true });
+        }
+      }
       if (resource === 'pods') {
         for (const v of (stored as unknown as PodObject).spec.volumes ?? []) if (v.emptyDir) await mkdir(emptyDir(key, v.name), { recursive: true, mode: 0o1777 });
       }
@@ -332,6 +372,14 @@ export async function startK8sApiStandIn(): Promise<K8sApiStandIn> {
   return Object.assign(state, {
     url,
     polledNotReady: (name: string) => new Promise<void>((resolve) => waiters.push({ name, resolve })),
+    holdApply(kind: string) {
+      let arrived!: () => void;
+      let release!: () => void;
+      const a = new Promise<void>((r) => (arrived = r));
+      const released = new Promise<void>((r) => (release = r));
+      holds.push({ kind, arrived, released });
+      return { arrived: a, release };
+    },
     async writeKubeconfig(dir: string) {
       const file = join(dir, 'kubeconfig.json');
       const kc = {

@@ -238,3 +238,249 @@ describe('kubernetes driver against a stand-in Kubernetes API server', () => {
     }
   });
 });
+
+// A deployment's data lives in its database (a StatefulSet's volume claim in the cluster), which
+// every revision shares: these follow it through rollouts, rollbacks and deletion, still against the
+// STAND-IN API server (no cluster here), which refuses what a real one refuses on a StatefulSet and
+// makes its claims as the StatefulSet controller would.
+describe('kubernetes driver: data and secrets across rollouts (stand-in API server)', () => {
+  const settle = async (id: string, rev: string) =>
+    waitFor(`revision ${rev} to settle`, async () => {
+      const r = (await revision(id, rev)).data!;
+      return ['DEPLOYED', 'DEPLOY_FAILED', 'INTERRUPTED'].includes(r.status) ? r : undefined;
+    });
+  const applied = (path: string) => k8s.requests.filter((r) => r.method === 'PATCH' && r.path === path).map((r) => r.body as Record<string, unknown>);
+
+  it('a rollback brings back the revision\'s image, not a secret value rotated out since; a deployment that served keeps its namespace', async () => {
+    const d = (
+      await server.client.POST('/v2/deployments', {
+        body: {
+          name: 'rotating',
+          source: 'external_docker',
+          source_config: { listener_config: { k8s_namespace: 'rot' } },
+          source_revision_config: { image_uri: 'registry.example.com/acme/rotating:1.0' },
+          secrets: [{ name: 'PROVIDER_KEY', value: 'old-value-revoked-1' }],
+        },
+      })
+    ).data!;
+    expect((await settle(d.id, d.latest_revision_id!)).status).toBe('DEPLOYED');
+    // Revision 2: a new image and the key rotated.
+    const rev2 = (
+      await server.client.PATCH('/v2/deployments/{deployment_id}', {
+        params: { path: { deployment_id: d.id } },
+        body: { source_revision_config: { image_uri: 'registry.example.com/acme/rotating:2.0' }, secrets: [{ name: 'PROVIDER_KEY', value: 'new-value-current-2' }] },
+      })
+    ).data!.latest_revision_id!;
+    expect((await settle(d.id, rev2)).status).toBe('DEPLOYED');
+    // Roll back to revision 1's image.
+    const back = await server.client.POST('/v2/deployments/{deployment_id}/revisions/{revision_id}/redeploy', { params: { path: { deployment_id: d.id, revision_id: d.latest_revision_id! } } });
+    expect(back.response.status).toBe(201);
+    expect((await settle(d.id, back.data!.id)).status).toBe('DEPLOYED');
+    const api = k8s.objects.get('deployments/rot/rotating-api') as { spec: { template: { spec: { containers: { image: string }[] } } } };
+    expect(api.spec.template.spec.containers[0]!.image).toBe('registry.example.com/acme/rotating:1.0');
+    const secret = k8s.objects.get('secrets/rot/rotating-secrets') as { stringData: Record<string, string> };
+    expect(secret.stringData).toEqual({ PROVIDER_KEY: 'new-value-current-2' });
+    // Its data is in the database in namespace rot: once it has served, it cannot move namespaces.
+    const move = await server.client.PATCH('/v2/deployments/{deployment_id}', { params: { path: { deployment_id: d.id } }, body: { source_config: { listener_config: { k8s_namespace: 'elsewhere' } } } });
+    expect(move.response.status).toBe(422);
+    expect((move.error as { detail: unknown[] }).detail).toEqual([
+      { loc: ['body', 'source_config', 'listener_config', 'k8s_namespace'], msg: expect.stringMatching(/^cannot change once the deployment has served: its database and objects are in namespace "rot"/), type: 'immutable' },
+    ]);
+    expect((await deployment(d.id)).data!.source_config.listener_config).toEqual({ k8s_namespace: 'rot' });
+    // The deployment's secrets stay the rotated ones too.
+    const stored = await server.hangar.services.deployments.get({ workspaceId: d.tenant_id, keyId: 'x', role: 'admin', principal: 'x', previewAccess: true }, d.id);
+    expect(stored.secrets).toEqual([{ name: 'PROVIDER_KEY', value: 'new-value-current-2' }]);
+  });
+
+  it('keeps the database and its volume claim across a new db_storage_gi: the revision deploys, the volume keeps its size, the log says so', async () => {
+    const d = (
+      await server.client.POST('/v2/deployments', {
+        body: {
+          name: 'growing',
+          source: 'external_docker',
+          source_config: { listener_config: { k8s_namespace: 'grow' }, resource_spec: { db_storage_gi: 1 } },
+          source_revision_config: { image_uri: 'registry.example.com/acme/growing:1.0' },
+          secrets: [],
+        },
+      })
+    ).data!;
+    expect((await settle(d.id, d.latest_revision_id!)).status).toBe('DEPLOYED');
+    const claim = structuredClone(k8s.objects.get('persistentvolumeclaims/grow/data-growing-postgres-0')) as { metadata: { uid: string } };
+    expect(claim.metadata.uid).toBeTruthy();
+    const patched = await server.client.PATCH('/v2/deployments/{deployment_id}', {
+      params: { path: { deployment_id: d.id } },
+      body: { source_config: { resource_spec: { db_storage_gi: 5, db_max_connections: 200 } } },
+    });
+    const rev2 = patched.data!.latest_revision_id!;
+    const done = await settle(d.id, rev2);
+    expect(done.status_message).toBeNull();
+    expect(done.status).toBe('DEPLOYED');
+    // The same claim (not a new, empty database); the template change that may be made was made.
+    expect((k8s.objects.get('persistentvolumeclaims/grow/data-growing-postgres-0') as typeof claim).metadata.uid).toBe(claim.metadata.uid);
+    const sts = applied('/apis/apps/v1/namespaces/grow/statefulsets/growing-postgres').at(-1) as { spec: { volumeClaimTemplates: { spec: { resources: { requests: { storage: string } } } }[]; template: { spec: { containers: { args: string[] }[] } } } };
+    expect(sts.spec.volumeClaimTemplates[0]!.spec.resources.requests.storage).toBe('1Gi');
+    expect(sts.spec.template.spec.containers[0]!.args).toEqual(['-c', 'max_connections=200']);
+    const logs = await server.client.GET('/v2/deployments/{deployment_id}/revisions/{revision_id}/deploy-logs', { params: { path: { deployment_id: d.id, revision_id: rev2 } } });
+    expect((logs.data as { logs: string }).logs).toContain('db_storage_gi asks for 5Gi, but the database volume keeps its 1Gi');
+  });
+
+  it('deleting a deployment in the middle of applying a revision leaves nothing of it in the cluster', async () => {
+    const hold = k8s.holdApply('HorizontalPodAutoscaler');
+    const d = (
+      await server.client.POST('/v2/deployments', {
+        body: { name: 'leaving', source: 'external_docker', source_config: { listener_config: { k8s_namespace: 'leave' } }, source_revision_config: { image_uri: 'registry.example.com/acme/leaving:1.0' }, secrets: [] },
+      })
+    ).data!;
+    await hold.arrived;
+    // The API Deployment is applied, its autoscaler is on its way: delete now.
+    expect((await server.client.DELETE('/v2/deployments/{deployment_id}', { params: { path: { deployment_id: d.id } } })).response.status).toBe(204);
+    await waitFor('the deletion to begin', async () => {
+      const r = await revision(d.id, d.latest_revision_id!);
+      return r.response.status === 404 || r.data?.status === 'INTERRUPTED' ? true : undefined;
+    });
+    hold.release();
+    await waitFor('the deployment to disappear', async () => ((await deployment(d.id)).response.status === 404 ? true : undefined));
+    const left = [...k8s.objects.keys()].filter((k) => k.split('/')[1] === 'leave');
+    expect(left).toEqual([]);
+  });
+
+  it('two revisions in a row: the newer waits for the older to finish applying, so the cluster runs the revision that is active', async () => {
+    const hold = k8s.holdApply('Deployment');
+    const d = (
+      await server.client.POST('/v2/deployments', {
+        body: { name: 'racer', source: 'external_docker', source_config: { listener_config: { k8s_namespace: 'race' } }, source_revision_config: { image_uri: 'registry.example.com/acme/racer:1.0' }, secrets: [] },
+      })
+    ).data!;
+    // Revision 1 is applying its API Deployment (held) when revision 2 arrives.
+    await hold.arrived;
+    const rev2 = (
+      await server.client.PATCH('/v2/deployments/{deployment_id}', { params: { path: { deployment_id: d.id } }, body: { source_revision_config: { image_uri: 'registry.example.com/acme/racer:2.0' } } })
+    ).data!.latest_revision_id!;
+    const deployLog = async (rev: string) => ((await server.client.GET('/v2/deployments/{deployment_id}/revisions/{revision_id}/deploy-logs', { params: { path: { deployment_id: d.id, revision_id: rev } } })).data as { logs: string }).logs;
+    // Either revision 2 says it waits, or (as before) it went ahead and is already serving.
+    await waitFor('revision 2 to wait or serve', async () => ((await deployLog(rev2)).includes('deploys after it') || (await revision(d.id, rev2)).data!.status === 'DEPLOYED' ? true : undefined));
+    hold.release();
+    const after = await waitFor('revision 2 to serve', async () => {
+      const x = (await deployment(d.id)).data!;
+      return x.active_revision_id === rev2 && (await revision(d.id, d.latest_revision_id!)).data!.status !== 'DEPLOYING' ? x : undefined;
+    });
+    expect(after.status).toBe('READY');
+    // What runs in the cluster is revision 2, the active one.
+    const api = k8s.objects.get('deployments/race/racer-api') as { metadata: { labels: Record<string, string> }; spec: { template: { spec: { containers: { image: string }[] } } } };
+    expect(api.spec.template.spec.containers[0]!.image).toBe('registry.example.com/acme/racer:2.0');
+    expect(api.metadata.labels['hangar.dev/revision']).toBe('2');
+    expect(await deployLog(rev2)).toContain('[hangar] revision 1 of this deployment is deploying; this one deploys after it');
+    expect((await revision(d.id, d.latest_revision_id!)).data!.status).toBe('INTERRUPTED');
+  });
+
+  it("refuses, at apply, another deployment's database claim: here one of another Hangar server sharing the namespace", async () => {
+    const keeper = (
+      await server.client.POST('/v2/deployments', {
+        body: { name: 'keeper', source: 'external_docker', source_config: { listener_config: { k8s_namespace: 'claims' } }, source_revision_config: { image_uri: 'registry.example.com/acme/keeper:1.0' }, secrets: [] },
+      })
+    ).data!;
+    expect((await settle(keeper.id, keeper.latest_revision_id!)).status).toBe('DEPLOYED');
+    const other = await startTestServer({ env: { HANGAR_DEPLOY_POLL_MS: '300', HANGAR_DEPLOY_DRIVERS: 'external_docker=kubernetes', HANGAR_KUBECONFIG: join(dir, 'kubeconfig.json') } });
+    try {
+      const res = await other.client.POST('/v2/deployments', {
+        body: {
+          name: 'borrower',
+          source: 'external_docker',
+          source_config: {
+            listener_config: { k8s_namespace: 'claims' },
+            resource_spec: { volumes: [{ name: 'theirs', persistentVolumeClaim: { claimName: 'data-keeper-postgres-0' } }], volume_mounts: [{ name: 'theirs', mountPath: '/data' }] },
+          },
+          source_revision_config: { image_uri: 'registry.example.com/acme/borrower:1.0' },
+          secrets: [],
+        },
+      });
+      expect(res.response.status).toBe(201);
+      const rev = await waitFor('the revision to settle', async () => {
+        const r = await other.client.GET('/v2/deployments/{deployment_id}/revisions/{revision_id}', { params: { path: { deployment_id: res.data!.id, revision_id: res.data!.latest_revision_id! } } });
+        return ['DEPLOYED', 'DEPLOY_FAILED'].includes(r.data!.status) ? r.data! : undefined;
+      });
+      expect(rev.status).toBe('DEPLOY_FAILED');
+      expect(rev.status_message).toBe(`the volume claim claims/data-keeper-postgres-0 is the database volume Hangar manages for another deployment (${keeper.id}): this deployment may not read it`);
+      expect(k8s.requests.some((r) => r.method === 'PATCH' && r.path.includes('/namespaces/claims/deployments/borrower-api'))).toBe(false);
+    } finally {
+      await other.close();
+    }
+  });
+});
+
+describe('HANGAR_DEPLOY_K8S_POD_POLICY=restricted (stand-in API server)', () => {
+  const strictEnv = () => ({ HANGAR_DEPLOY_POLL_MS: '300', HANGAR_DEPLOY_DRIVERS: 'external_docker=kubernetes', HANGAR_KUBECONFIG: join(dir, 'kubeconfig.json'), HANGAR_DEPLOY_K8S_POD_POLICY: 'restricted' });
+
+  it('runs the application containers non-root, without privilege escalation or capabilities, under RuntimeDefault seccomp', async () => {
+    const strict = await startTestServer({ env: { ...strictEnv(), HANGAR_DEPLOY_K8S_RUN_AS_USER: '10001' } });
+    try {
+      const res = await strict.client.POST('/v2/deployments', {
+        body: {
+          name: 'tame',
+          source: 'external_docker',
+          source_config: { listener_config: { k8s_namespace: 'tame' }, resource_spec: { queue_min_scale: 1, sidecars: [{ name: 'shipper', image: 'fluent/fluent-bit:3' }] } },
+          source_revision_config: { image_uri: 'registry.example.com/acme/tame:1.0' },
+          secrets: [],
+        },
+      });
+      expect(res.response.status).toBe(201);
+      await waitFor('tame to serve', async () => ((await strict.client.GET('/v2/deployments/{deployment_id}', { params: { path: { deployment_id: res.data!.id } } })).data!.active_revision_id ? true : undefined));
+      const expected = { runAsNonRoot: true, runAsUser: 10001, runAsGroup: 10001, allowPrivilegeEscalation: false, capabilities: { drop: ['ALL'] }, seccompProfile: { type: 'RuntimeDefault' } };
+      for (const [name, component] of [['tame-api', 'api'], ['tame-queue', 'queue']]) {
+        const containers = (k8s.objects.get(`deployments/tame/${name}`) as { spec: { template: { spec: { containers: { name: string; securityContext?: unknown }[] } } } }).spec.template.spec.containers;
+        expect(containers.find((c) => c.name === component)!.securityContext).toEqual(expected);
+        // The sidecar is the deployment's own, as given (the policy refuses its risky fields instead).
+        expect(containers.find((c) => c.name === 'shipper')!.securityContext).toBeUndefined();
+      }
+    } finally {
+      await strict.close();
+    }
+  });
+
+  it('a deployment made before the policy keeps running, is reported at start, and cannot be rolled back to what the policy forbids', async () => {
+    // Made on the open server: a service account, which `restricted` refuses.
+    const d = (
+      await server.client.POST('/v2/deployments', {
+        body: {
+          name: 'legacy',
+          source: 'external_docker',
+          source_config: { listener_config: { k8s_namespace: 'legacy' }, resource_spec: { service_account_name: 'legacy-sa' } },
+          source_revision_config: { image_uri: 'registry.example.com/acme/legacy:1.0' },
+          secrets: [],
+        },
+      })
+    ).data!;
+    await waitFor('legacy to serve', async () => ((await deployment(d.id)).data!.active_revision_id ? true : undefined));
+    // Its pod is made tame, then the operator restarts Hangar with the restricted policy.
+    const tame = await server.client.PATCH('/v2/deployments/{deployment_id}', { params: { path: { deployment_id: d.id } }, body: { source_config: { resource_spec: { service_account_name: null } } } });
+    expect(tame.response.status).toBe(200);
+    await waitFor('revision 2 to serve', async () => ((await deployment(d.id)).data!.active_revision_id === tame.data!.latest_revision_id ? true : undefined));
+    // Back to revision 1 (with the service account), still on the open server.
+    const back = await server.client.POST('/v2/deployments/{deployment_id}/revisions/{revision_id}/redeploy', { params: { path: { deployment_id: d.id, revision_id: d.latest_revision_id! } } });
+    expect(back.response.status).toBe(201);
+    await waitFor('revision 3 to serve', async () => ((await deployment(d.id)).data!.active_revision_id === back.data!.id ? true : undefined));
+
+    const strict = await startTestServer({ databaseUrl: server.databaseUrl, dataDir: server.dataDir, adminKey: server.adminKey, env: strictEnv() });
+    try {
+      const logs = async () => ((await strict.client.GET('/v2/deployments/{deployment_id}/revisions/{revision_id}/deploy-logs', { params: { path: { deployment_id: d.id, revision_id: back.data!.id } } })).data as { logs: string }).logs;
+      const text = await waitFor('the report in the serving revision\'s deploy log', async () => ((await logs()).includes('no longer satisfies') ? logs() : undefined));
+      expect(text).toMatch(/\[hangar\] this deployment no longer satisfies the server's Kubernetes policy; it keeps running as it is, but a change or a redeploy must satisfy it: source_config\.resource_spec\.service_account_name is not allowed on this server/);
+      expect(strict.logs()).toContain('a deployment no longer satisfies the Kubernetes policy of this server');
+      // Not stopped: still serving revision 3.
+      expect((await strict.client.GET('/v2/deployments/{deployment_id}', { params: { path: { deployment_id: d.id } } })).data).toMatchObject({ status: 'READY', active_revision_id: back.data!.id });
+      // A redeploy of revision 1 goes through today's policy, as a PATCH would, and makes nothing.
+      const count = (await strict.client.GET('/v2/deployments/{deployment_id}/revisions', { params: { path: { deployment_id: d.id } } })).data!.resources.length;
+      const refused = await strict.client.POST('/v2/deployments/{deployment_id}/revisions/{revision_id}/redeploy', { params: { path: { deployment_id: d.id, revision_id: d.latest_revision_id! } } });
+      expect(refused.response.status).toBe(422);
+      expect((refused.error as { detail: { loc: unknown[]; msg: string; type: string }[] }).detail).toEqual([
+        { loc: ['body', 'source_config', 'resource_spec', 'service_account_name'], msg: expect.stringMatching(/^revision 1: is not allowed on this server/), type: 'policy_forbidden' },
+      ]);
+      expect((await strict.client.GET('/v2/deployments/{deployment_id}/revisions', { params: { path: { deployment_id: d.id } } })).data!.resources).toHaveLength(count);
+      // The tame revision 2 may be redeployed.
+      const ok = await strict.client.POST('/v2/deployments/{deployment_id}/revisions/{revision_id}/redeploy', { params: { path: { deployment_id: d.id, revision_id: tame.data!.latest_revision_id! } } });
+      expect(ok.response.status).toBe(201);
+    } finally {
+      await strict.close();
+    }
+  });
+});

@@ -1,6 +1,6 @@
 // A deployment's secrets are masked (`********`) wherever the API shows the deployment, but the
 // application gets them in its environment and may print them: its deploy log (which viewers read)
-// shows `[redacted]` in their place.
+// shows `[redacted]` in their place, also when it is printed in two pieces.
 import { mkdir, mkdtemp, readFile, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -32,6 +32,11 @@ async function upload(): Promise<string> {
     path.join(app, 'graph.mjs'),
     `import { Annotation, StateGraph, START, END } from '@langchain/langgraph';
 console.log('starting with API_KEY=' + process.env.API_KEY);
+// The same value in two writes, apart (nothing else of this thread is written in between): two
+// pieces of output for Hangar.
+process.stdout.write('split: ' + process.env.API_KEY.slice(0, 9));
+Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 300);
+process.stdout.write(process.env.API_KEY.slice(9) + ' end\\n');
 const S = Annotation.Root({ text: Annotation() });
 export const graph = new StateGraph(S).addNode('n', (s) => ({ text: s.text })).addEdge(START, 'n').addEdge('n', END).compile();
 `,
@@ -61,9 +66,13 @@ describe('a deployment printing its secret', () => {
     });
     expect(status).toBe('DEPLOYED');
     const viewer = await server.createKey({ role: 'viewer' });
-    const res = await fetch(`${server.url}/v2/deployments/${id}/revisions/${rev}/deploy-logs`, { headers: { 'X-Api-Key': viewer } });
-    const body = (await res.json()) as { logs: string };
-    expect(body.logs).toContain('starting with API_KEY=[redacted]');
-    expect(body.logs).not.toContain(SECRET);
+    const logs = async () => ((await (await fetch(`${server.url}/v2/deployments/${id}/revisions/${rev}/deploy-logs`, { headers: { 'X-Api-Key': viewer } })).json()) as { logs: string }).logs;
+    const text = await waitFor('the second write to reach the log', async () => ((await logs()).includes(' end') ? logs() : undefined));
+    expect(text).toContain('starting with API_KEY=[redacted]');
+    // Written in two pieces, redacted as one.
+    expect(text).toContain('split: [redacted] end');
+    expect(text).not.toContain(SECRET);
+    expect(text).not.toContain(SECRET.slice(0, 9));
+    expect(text).not.toContain(SECRET.slice(9));
   });
 });

@@ -173,6 +173,15 @@ export class DeploymentService {
     const secretReferences = input.secret_references !== undefined ? input.secret_references : current.secretReferences;
     const issues = checkDeployment({ source: current.source, sourceConfig, sourceRevisionConfig: revConfig, secrets, secretReferences });
     if (current.driver === 'kubernetes') issues.push(...checkK8sPolicy(this.deps.k8sPolicy ?? OPEN_K8S_POLICY, sourceConfig));
+    if (current.driver === 'kubernetes' && current.activeRevisionId && namespaceOf(sourceConfig) !== namespaceOf(current.sourceConfig)) {
+      // Its database (threads, runs, memory) is a volume in the namespace it serves from: moving
+      // would start an empty one elsewhere and leave this one, and the running objects, behind.
+      issues.push({
+        loc: ['body', 'source_config', 'listener_config', 'k8s_namespace'],
+        msg: `cannot change once the deployment has served: its database and objects are in namespace "${namespaceOf(current.sourceConfig)}"; create a new deployment in "${namespaceOf(sourceConfig)}" instead`,
+        type: 'immutable',
+      });
+    }
     if (issues.length === 0 && (input.source_revision_config || input.source_config)) {
       issues.push(...(await this.checkReferences(caller.workspaceId, current.source, sourceConfig, revConfig)));
     }
@@ -265,15 +274,26 @@ export class DeploymentService {
     const current = await this.get(caller, id);
     if (current.status === 'AWAITING_DELETE') throw beingDeleted(id);
     const config = { ...(row.source_revision_config as SourceRevisionConfig) };
-    const newId = await this.deps.db.transaction().execute((trx) =>
-      this.addRevision(trx, {
+    const resourceSpec = (row.resource_spec as SourceConfig['resource_spec']) ?? null;
+    // The revision's pod goes through today's bounds, as a PATCH to it would: a rollback must not
+    // bring back what the operator has since forbidden, nor another deployment's Secrets.
+    const sourceConfig = { ...current.sourceConfig, resource_spec: resourceSpec };
+    if (current.driver === 'kubernetes') {
+      const issues = checkK8sPolicy(this.deps.k8sPolicy ?? OPEN_K8S_POLICY, sourceConfig);
+      if (issues.length > 0) throw invalid(issues.map((i) => ({ ...i, msg: `revision ${row.seq}: ${i.msg}` })));
+    }
+    const newId = await this.deps.db.transaction().execute(async (trx) => {
+      if (current.driver === 'kubernetes') await noOtherDeploymentsSecrets(trx, id, sourceConfig, current.secretReferences);
+      return this.addRevision(trx, {
         deploymentId: id,
         workspaceId: caller.workspaceId,
         config,
-        secrets: this.deps.cipher.decryptJson<DeploymentSecret[]>(row.secrets_encrypted),
-        resourceSpec: (row.resource_spec as SourceConfig['resource_spec']) ?? null,
-      }),
-    );
+        // The deployment's secrets as they are now (its latest revision's), not the old revision's:
+        // a rollback brings back code and resources, never a value rotated out since.
+        secrets: current.secrets,
+        resourceSpec,
+      });
+    });
     this.deps.nudge?.();
     return this.getRevision(caller, id, newId);
   }

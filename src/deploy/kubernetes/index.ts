@@ -17,6 +17,10 @@ export interface KubernetesDriverOptions {
   /** Derives the per-deployment database password (HMAC under Hangar's secret key), so every replica renders the same one. */
   derive?: (label: string) => string;
   readyTimeoutMs?: number;
+  /** HANGAR_DEPLOY_K8S_POD_POLICY: `restricted` runs the application containers non-root, without privileges. */
+  podPolicy?: 'open' | 'restricted';
+  /** HANGAR_DEPLOY_K8S_RUN_AS_USER: the user (and group) of the application containers under `restricted`. */
+  runAsUser?: number;
 }
 
 const FIELD_MANAGER = 'hangar';
@@ -83,12 +87,15 @@ export class KubernetesDriver implements Driver {
 
   /** The objects of a revision (exported for tests and dry runs). */
   render(t: DriverTarget): K8sObject[] {
-    return renderObjects(t, { dbPassword: this.dbPassword(t) });
+    return renderObjects(t, { dbPassword: this.dbPassword(t), restricted: this.o.podPolicy === 'restricted' ? { runAsUser: this.o.runAsUser ?? 1000 } : undefined });
   }
 
   private async apply(ctx: DriverContext, objects: K8sObject[]): Promise<void> {
     const api = await this.api();
     for (const obj of objects) {
+      // Stopped (the deployment deleted, the revision superseded): apply nothing more, or the
+      // objects applied after the teardown would outlive the deployment.
+      if (ctx.signal.aborted) throw new DriverFailure('stopped');
       ctx.log('deploy', `[hangar] apply ${obj.kind} ${obj.metadata.namespace}/${obj.metadata.name}\n`);
       try {
         await api.patch(obj as k8s.KubernetesObject, undefined, undefined, FIELD_MANAGER, true, 'application/apply-patch+yaml');
@@ -100,9 +107,9 @@ export class KubernetesDriver implements Driver {
 
   /** Apply the deployment's PostgreSQL (idempotent) and wait until its StatefulSet has a ready replica. */
   async ensureDatabase(ctx: DriverContext): Promise<void> {
-    await this.apply(ctx, this.renderDatabase(ctx));
     const ns = ctx.deployment.sourceConfig.listener_config?.k8s_namespace ?? 'default';
     const name = objectNames(ctx.deployment.name).db;
+    await this.apply(ctx, await this.keepClaimSize(ctx, this.renderDatabase(ctx), ns, name));
     const deadline = Date.now() + (this.o.readyTimeoutMs ?? 600_000);
     while (Date.now() < deadline) {
       if (ctx.signal.aborted) throw new DriverFailure('stopped');
@@ -122,31 +129,67 @@ export class KubernetesDriver implements Driver {
   }
 
   /**
-   * The Secrets the revision's pods would read must not be ones Hangar manages for another deployment
-   * (labelled managed-by hangar, another instance): the API refuses naming them, but a deployment
-   * made before that check, or one of another Hangar server sharing the namespace, could still.
+   * A StatefulSet's claim templates cannot change once it exists (the API server refuses the apply):
+   * when `db_storage_gi` changed since the database was made, the volume keeps the size it has, the
+   * rest is applied, and the log says so. Every revision uses the same database and its claim.
    */
-  private async refuseForeignSecrets(ctx: DriverContext): Promise<void> {
+  private async keepClaimSize(ctx: DriverContext, objects: K8sObject[], ns: string, name: string): Promise<K8sObject[]> {
+    type Templates = { spec?: { volumeClaimTemplates?: { spec?: { resources?: { requests?: { storage?: string } } } }[] } };
+    let existing: Templates;
+    try {
+      existing = (await (await this.api()).read({ apiVersion: 'apps/v1', kind: 'StatefulSet', metadata: { name, namespace: ns } })) as Templates;
+    } catch (error) {
+      if ((error as { code?: unknown }).code === 404) return objects;
+      throw new DriverFailure(`reading StatefulSet ${name} failed: ${apiErrorMessage(error)}`);
+    }
+    const had = existing.spec?.volumeClaimTemplates?.[0]?.spec?.resources?.requests?.storage;
+    return objects.map((o) => {
+      if (o.kind !== 'StatefulSet' || !had) return o;
+      const copy = structuredClone(o) as K8sObject & Templates;
+      const request = copy.spec?.volumeClaimTemplates?.[0]?.spec?.resources?.requests;
+      if (!request || request.storage === had) return o;
+      ctx.log('deploy', `[hangar] db_storage_gi asks for ${request.storage}, but the database volume keeps its ${had}: a StatefulSet's claim template cannot change (resize the claim ${databaseClaimName(ctx.deployment.name)} itself, where its storage class allows)\n`);
+      request.storage = had;
+      return copy;
+    });
+  }
+
+  /**
+   * The Secrets and volume claims the revision's pods would read must not be ones Hangar manages for
+   * another deployment: the API refuses naming them, but a deployment made before that check, or one
+   * of another Hangar server sharing the namespace, could still. A Secret of Hangar's is labelled
+   * managed-by hangar with its deployment as instance; a database claim is made by its StatefulSet,
+   * which labels it with the StatefulSet's selector (instance: the deployment, component: postgres).
+   */
+  private async refuseForeignObjects(ctx: DriverContext): Promise<void> {
     const ns = ctx.deployment.sourceConfig.listener_config?.k8s_namespace ?? 'default';
-    const named = objectsNamed({ resource_spec: ctx.revision.resourceSpec }, ctx.deployment.secretReferences).filter((o) => o.kind === 'Secret');
-    for (const name of new Set(named.map((o) => o.name))) {
-      let secret: k8s.V1Secret;
+    const named = objectsNamed({ resource_spec: ctx.revision.resourceSpec }, ctx.deployment.secretReferences);
+    const seen = new Set<string>();
+    for (const { kind, name } of named) {
+      if (seen.has(`${kind}/${name}`)) continue;
+      seen.add(`${kind}/${name}`);
+      let found: k8s.KubernetesObject;
       try {
-        secret = (await (await this.api()).read({ apiVersion: 'v1', kind: 'Secret', metadata: { name, namespace: ns } })) as k8s.V1Secret;
+        found = await (await this.api()).read({ apiVersion: 'v1', kind, metadata: { name, namespace: ns } });
       } catch (error) {
         if ((error as { code?: unknown }).code === 404) continue;
-        throw new DriverFailure(`reading Secret ${name} failed: ${apiErrorMessage(error)}`);
+        throw new DriverFailure(`reading ${kind} ${name} failed: ${apiErrorMessage(error)}`);
       }
-      const labels = secret.metadata?.labels ?? {};
+      const labels = found.metadata?.labels ?? {};
       const owner = labels['app.kubernetes.io/instance'];
-      if (labels['app.kubernetes.io/managed-by'] === 'hangar' && owner !== ctx.deployment.id) {
-        throw new DriverFailure(`the Secret ${ns}/${name} is one Hangar manages for another deployment (${owner ?? 'unknown'}): this deployment may not read it`);
+      const hangars =
+        kind === 'Secret'
+          ? labels['app.kubernetes.io/managed-by'] === 'hangar'
+          : labels['app.kubernetes.io/component'] === 'postgres' && /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/.test(owner ?? '');
+      if (hangars && owner !== ctx.deployment.id) {
+        const what = kind === 'Secret' ? `the Secret ${ns}/${name} is one` : `the volume claim ${ns}/${name} is the database volume`;
+        throw new DriverFailure(`${what} Hangar manages for another deployment (${owner ?? 'unknown'}): this deployment may not read it`);
       }
     }
   }
 
   async deploy(ctx: DriverContext): Promise<DeployResult> {
-    await this.refuseForeignSecrets(ctx);
+    await this.refuseForeignObjects(ctx);
     await this.apply(ctx, this.render(ctx));
     await this.waitReady(ctx);
     const image = ctx.revision.sourceRevisionConfig.image_uri ?? '';

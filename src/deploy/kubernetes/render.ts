@@ -76,8 +76,31 @@ export function databaseClaimName(deploymentName: string): string {
   return `data-${objectNames(deploymentName).db}-0`;
 }
 
+/**
+ * The application container's securityContext under HANGAR_DEPLOY_K8S_POD_POLICY=restricted: a
+ * non-root user (given, since LangGraph images and Node.js images run as root or as a user named,
+ * not numbered, which the kubelet cannot check as non-root), no privilege escalation, no
+ * capabilities, the runtime's default seccomp profile — Pod Security Standards' `restricted` profile.
+ */
+export function restrictedSecurityContext(runAsUser: number): Record<string, unknown> {
+  return {
+    runAsNonRoot: true,
+    runAsUser,
+    runAsGroup: runAsUser,
+    allowPrivilegeEscalation: false,
+    capabilities: { drop: ['ALL'] },
+    seccompProfile: { type: 'RuntimeDefault' },
+  };
+}
+
+/** How the revision's own containers are rendered: `restricted` adds restrictedSecurityContext(runAsUser). */
+export interface RenderOptions {
+  dbPassword: string;
+  restricted?: { runAsUser: number } | undefined;
+}
+
 /** Every object of one revision, in apply order (the database is the deployment's: renderDatabase). */
-export function renderObjects(t: DriverTarget, _o: { dbPassword: string }): K8sObject[] {
+export function renderObjects(t: DriverTarget, o: RenderOptions): K8sObject[] {
   const { spec, ns, names, selector, labels, annotations, meta } = common(t, true);
   const withRedis = ['redis_cpu', 'redis_memory_mb', 'redis_cpu_limit', 'redis_memory_limit_mb'].some((k) => spec[k] != null);
   const withQueue = ['queue_min_scale', 'queue_max_scale', 'queue_cpu', 'queue_memory_mb'].some((k) => spec[k] != null);
@@ -105,6 +128,7 @@ export function renderObjects(t: DriverTarget, _o: { dbPassword: string }): K8sO
         resources: resources(spec, prefix),
         ...(spec.volume_mounts ? { volumeMounts: spec.volume_mounts } : {}),
         ...(component === 'api' ? { readinessProbe: { httpGet: { path: '/ok', port: APP_PORT } } } : {}),
+        ...(o.restricted ? { securityContext: restrictedSecurityContext(o.restricted.runAsUser) } : {}),
       },
       ...sidecars.filter((c) => !c.restartPolicy),
     ],

@@ -436,7 +436,7 @@ function appOutput(log: (text: string) => void): (text: string) => void {
       if (line.includes('┗') || !line.includes('┃')) dropping = line.includes('┏');
       return false;
     });
-    if (kept.join('').trim()) log(kept.join('\n'));
+    if (kept.join('\n')) log(kept.join('\n'));
   };
 }
 
