@@ -107,3 +107,76 @@ export async function startEverythingServer(): Promise<{ url: string; close(): P
     },
   };
 }
+
+/** A running stateful tool server (sessions, as most deployed MCP servers keep them). */
+export interface SessionToolServerFixture {
+  url: string;
+  /** Tool calls the server executed. */
+  calls: { name: string; args: unknown }[];
+  /** `initialize` requests the server answered (one per session opened). */
+  initializes: number;
+  /** Requests refused with 404 because their `Mcp-Session-Id` was unknown. */
+  unknownSessions: number;
+  /** Forget every session, as a restarted server (or one whose sessions expired) does. */
+  forgetSessions(): Promise<void>;
+  close(): Promise<void>;
+}
+
+/**
+ * A Streamable HTTP MCP server that keeps sessions (`Mcp-Session-Id`) with tool `add`, on `port` (0:
+ * any). A request naming a session it does not know gets 404, as the MCP specification asks; the
+ * client must then open a new session.
+ */
+export async function startSessionToolServer(port = 0): Promise<SessionToolServerFixture> {
+  const { randomUUID } = await import('node:crypto');
+  const sessions = new Map<string, { transport: StreamableHTTPServerTransport; mcp: McpServer }>();
+  const fixture = {
+    url: '',
+    calls: [] as { name: string; args: unknown }[],
+    initializes: 0,
+    unknownSessions: 0,
+    async forgetSessions() {
+      const open = [...sessions.values()];
+      sessions.clear();
+      await Promise.all(open.map(async (s) => { await s.transport.close(); await s.mcp.close(); }));
+    },
+    close: async () => {
+      await fixture.forgetSessions();
+      await new Promise<void>((resolve) => {
+        http.closeAllConnections();
+        http.close(() => resolve());
+      });
+    },
+  };
+  const http: Server = createServer(async (req, res) => {
+    const body = await readJson(req);
+    const id = req.headers['mcp-session-id'];
+    if (typeof id === 'string') {
+      const session = sessions.get(id);
+      if (!session) {
+        fixture.unknownSessions++;
+        res.writeHead(404, { 'content-type': 'application/json' }).end(JSON.stringify({ jsonrpc: '2.0', error: { code: -32001, message: 'Session not found' }, id: null }));
+        return;
+      }
+      await session.transport.handleRequest(req as IncomingMessage, res, body);
+      return;
+    }
+    const mcp = new McpServer({ name: 'session-test-server', version: '1.0.0' });
+    mcp.registerTool('add', { description: 'Add two numbers', inputSchema: { a: z.number(), b: z.number() } }, async (args) => {
+      fixture.calls.push({ name: 'add', args });
+      return { content: [{ type: 'text', text: String(args.a + args.b) }] };
+    });
+    const transport: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({
+      sessionIdGenerator: () => randomUUID(),
+      onsessioninitialized: (sid) => {
+        fixture.initializes++;
+        sessions.set(sid, { transport, mcp });
+      },
+    });
+    await mcp.connect(transport);
+    await transport.handleRequest(req as IncomingMessage, res, body);
+  });
+  await new Promise<void>((resolve) => http.listen(port, '127.0.0.1', resolve));
+  fixture.url = `http://127.0.0.1:${(http.address() as AddressInfo).port}/mcp`;
+  return fixture;
+}

@@ -1,9 +1,11 @@
 // Tools from registered tool servers, loaded with @langchain/mcp-adapters (Streamable HTTP, falling
 // back to SSE) with the server's stored headers on every call. A server that cannot be reached, or a
 // call that fails or times out, becomes an error message the model reads: the run goes on.
-import { type StructuredToolInterface, tool } from '@langchain/core/tools';
+import type { RunnableConfig } from '@langchain/core/runnables';
+import { DynamicStructuredTool, type StructuredToolInterface, tool } from '@langchain/core/tools';
 import { isGraphInterrupt } from '@langchain/langgraph';
 import { MultiServerMCPClient } from '@langchain/mcp-adapters';
+import { StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { z } from 'zod';
 import { scrubMessage } from '../../core/errors.js';
 import { normalizeServerUrl, redactServerUrl, urlScrubber } from '../../core/mcp-servers/url.js';
@@ -39,6 +41,12 @@ export interface LoadedTools {
   /** The tool of each ref that could be offered (dropped refs are absent). */
   tools: Map<ToolRef, StructuredToolInterface>;
   dropped: DroppedTool[];
+  /**
+   * Whether a tool server was unreachable, failing or could not be authorized, or lacked a tool the
+   * agent names: what was loaded reflects a passing state of the servers, so it is not worth keeping
+   * for later runs (they load again, and see the server once it is back or has the tool).
+   */
+  degraded: boolean;
   close(): Promise<void>;
 }
 
@@ -61,8 +69,10 @@ export async function loadMcpTools(options: {
     const url = normalizeServerUrl(ref.mcpServerUrl);
     byServer.set(url, [...(byServer.get(url) ?? []), ref]);
   }
-  const clients: MultiServerMCPClient[] = [];
+  const sessions: ServerSession[] = [];
   const dropped: DroppedTool[] = [];
+  /** Whether a server could not be used: a later build may fare better (see LoadedTools.degraded). */
+  let degraded = false;
   const loaded: { ref: ToolRef; tool: StructuredToolInterface }[] = [];
   // A URL may carry a credential in its query: messages name the server by its redacted form, and
   // what a server or the MCP client says (which may quote the URL) has the URL's secrets redacted.
@@ -106,40 +116,49 @@ export async function loadMcpTools(options: {
           headerSecrets.push(...token);
           headerRedactor = new Redactor([...own, ...token]);
         } catch (error) {
+          degraded = true;
           const why = `tool server ${shown} cannot be authorized: ${reason(error)}`;
           for (const ref of refs) loaded.push({ ref, tool: unavailableTool(ref, why) });
           return;
         }
       }
-      const client = new MultiServerMCPClient({
-        mcpServers: {
-          server: {
-            transport: 'http',
-            url: server.url,
-            headers,
-            automaticSSEFallback: true,
-            reconnect: { enabled: false },
-            defaultToolTimeout: options.limits.callTimeoutMs,
-          },
-        },
-        throwOnLoadError: true,
-        onConnectionError: 'throw',
-        prefixToolNameWithServerName: false,
-        useStandardContentBlocks: false,
-        // OAuth-backed servers: every call carries the run principal's fresh bearer token.
-        ...(oauth && oauthServer ? { beforeToolCall: oauth.beforeToolCall(oauthServer) } : {}),
-      });
+      const session = new ServerSession(
+        () =>
+          new MultiServerMCPClient({
+            mcpServers: {
+              server: {
+                transport: 'http',
+                url: server.url,
+                headers,
+                automaticSSEFallback: true,
+                reconnect: { enabled: false },
+                defaultToolTimeout: options.limits.callTimeoutMs,
+              },
+            },
+            throwOnLoadError: true,
+            onConnectionError: 'throw',
+            prefixToolNameWithServerName: false,
+            useStandardContentBlocks: false,
+            // OAuth-backed servers: every call carries the run principal's fresh bearer token.
+            ...(oauth && oauthServer ? { beforeToolCall: oauth.beforeToolCall(oauthServer) } : {}),
+          }),
+        options.limits.connectTimeoutMs,
+        shown,
+      );
       try {
-        const offered = await withTimeout(client.getTools(), options.limits.connectTimeoutMs, `tool server ${shown} did not answer`);
-        clients.push(client);
-        const byName = new Map(offered.map((t) => [t.name, t]));
+        const offered = await session.open();
+        sessions.push(session);
         for (const ref of refs) {
-          const found = byName.get(ref.name);
-          if (found) loaded.push({ ref, tool: oauth && oauthServer ? oauth.guard(found, oauthServer) : found });
-          else dropped.push({ name: ref.name, mcpServerUrl: shown, reason: `tool server ${shown} does not offer a tool named "${ref.name}"` });
+          const found = offered.get(ref.name);
+          if (!found) {
+            dropped.push({ name: ref.name, mcpServerUrl: shown, reason: `tool server ${shown} does not offer a tool named "${ref.name}"` });
+            continue;
+          }
+          const viaSession = session.tool(found);
+          loaded.push({ ref, tool: oauth && oauthServer ? oauth.guard(viaSession, oauthServer) : viaSession });
         }
       } catch (error) {
-        await client.close().catch(() => {});
+        degraded = true;
         const why = `tool server ${shown} is unreachable or failing: ${reason(error)}`;
         for (const ref of refs) loaded.push({ ref, tool: unavailableTool(ref, why) });
       }
@@ -151,10 +170,103 @@ export async function loadMcpTools(options: {
   return {
     tools: new Map(nameUniquely(loaded).map(({ ref, name, tool: t }) => [ref, errorsAsResults(t, name, options.limits.callTimeoutMs, hide)])),
     dropped,
+    degraded: degraded || dropped.length > 0,
     close: async () => {
-      await Promise.all(clients.map((c) => c.close().catch(() => {})));
+      await Promise.all(sessions.map((s) => s.close()));
     },
   };
+}
+
+/** One generation of a server's MCP client: its tools, and whether the server has forgotten its session. */
+interface Generation {
+  client: MultiServerMCPClient;
+  tools: Map<string, StructuredToolInterface>;
+  expired: boolean;
+}
+
+/**
+ * The MCP client of one tool server, kept across the runs of a built agent. A server that answers 404
+ * to a request carrying its `Mcp-Session-Id` has forgotten the session (it restarted, or the session
+ * expired): as the MCP specification asks, the client then opens a new session (a new `initialize`)
+ * and sends the refused call again, once. The refused request was not executed, so nothing runs twice.
+ */
+class ServerSession {
+  private current: Generation | undefined;
+  private reopening: Promise<Generation> | undefined;
+  private closed = false;
+
+  constructor(
+    private readonly connect: () => MultiServerMCPClient,
+    private readonly connectTimeoutMs: number,
+    private readonly shown: string,
+  ) {}
+
+  /** Connect (again) and list the tools, within the connect deadline; the previous client is closed. */
+  async open(): Promise<Map<string, StructuredToolInterface>> {
+    return (await this.openGeneration()).tools;
+  }
+
+  /** `found` (a tool of this server) called through the session's current client. */
+  tool(found: StructuredToolInterface): StructuredToolInterface {
+    return new DynamicStructuredTool({
+      name: found.name,
+      description: found.description,
+      schema: found.schema as DynamicStructuredTool['schema'],
+      // Invoked with plain arguments, the MCP tool returns content only.
+      responseFormat: 'content',
+      func: async (args, _runManager, config) => this.call(found.name, args, config),
+    });
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    await this.current?.client.close().catch(() => {});
+  }
+
+  private async call(name: string, args: unknown, config: RunnableConfig | undefined): Promise<unknown> {
+    const used = this.current!;
+    try {
+      return await used.tools.get(name)!.invoke(args as never, config);
+    } catch (error) {
+      if (!used.expired || this.closed) throw error;
+      const next = await this.reopen(used);
+      const again = next.tools.get(name);
+      if (!again) throw new Error(`tool server ${this.shown} started a new session and no longer offers a tool named "${name}"`);
+      return again.invoke(args as never, config);
+    }
+  }
+
+  /** One new session for every call that found `stale` expired. */
+  private reopen(stale: Generation): Promise<Generation> {
+    if (this.current !== stale) return Promise.resolve(this.current!);
+    this.reopening ??= this.openGeneration().finally(() => {
+      this.reopening = undefined;
+    });
+    return this.reopening;
+  }
+
+  private async openGeneration(): Promise<Generation> {
+    const client = this.connect();
+    try {
+      const offered = await withTimeout(client.getTools(), this.connectTimeoutMs, `tool server ${this.shown} did not answer`);
+      const generation: Generation = { client, tools: new Map(offered.map((t) => [t.name, t])), expired: false };
+      const sdk = await client.getClient('server');
+      if (sdk) {
+        sdk.onerror = (error) => {
+          const sessionId = (sdk.transport as { sessionId?: string } | undefined)?.sessionId;
+          if (error instanceof StreamableHTTPError && error.code === 404 && sessionId) generation.expired = true;
+        };
+      }
+      if (this.closed) throw new Error(`the agent using tool server ${this.shown} is no longer in use`);
+      const previous = this.current;
+      this.current = generation;
+      await previous?.client.close().catch(() => {});
+      return generation;
+    } catch (error) {
+      await client.close().catch(() => {});
+      throw error;
+    }
+  }
 }
 
 /** The credentials of headers: each value, and the part after an auth scheme (`Bearer <token>`). */
