@@ -180,3 +180,38 @@ export async function startSessionToolServer(port = 0): Promise<SessionToolServe
   fixture.url = `http://127.0.0.1:${(http.address() as AddressInfo).port}/mcp`;
   return fixture;
 }
+
+/**
+ * A stateless Streamable HTTP MCP server offering a tool of each of `names` (MCP allows dots and up
+ * to 128 characters); each answers `<name> <arguments as JSON>`. `calls` lists what ran.
+ */
+export async function startNamedToolServer(names: string[]): Promise<ToolServerFixture> {
+  const calls: { name: string; args: unknown }[] = [];
+  const http: Server = createServer(async (req, res) => {
+    const mcp = new McpServer({ name: 'named-tools', version: '1.0.0' });
+    for (const name of names) {
+      mcp.registerTool(name, { description: `The tool ${name}`, inputSchema: { a: z.number().optional(), b: z.number().optional() } }, async (args) => {
+        calls.push({ name, args });
+        return { content: [{ type: 'text', text: `${name} ${JSON.stringify(args)}` }] };
+      });
+    }
+    const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined });
+    res.on('close', () => {
+      void transport.close();
+      void mcp.close();
+    });
+    await mcp.connect(transport);
+    await transport.handleRequest(req as IncomingMessage, res, await readJson(req));
+  });
+  await new Promise<void>((resolve) => http.listen(0, '127.0.0.1', resolve));
+  return {
+    url: `http://127.0.0.1:${(http.address() as AddressInfo).port}/mcp`,
+    seenAuthorization: [],
+    calls,
+    close: () =>
+      new Promise<void>((resolve) => {
+        http.closeAllConnections();
+        http.close(() => resolve());
+      }),
+  };
+}

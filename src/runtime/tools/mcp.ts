@@ -1,6 +1,7 @@
 // Tools from registered tool servers, loaded with @langchain/mcp-adapters (Streamable HTTP, falling
 // back to SSE) with the server's stored headers on every call. A server that cannot be reached, or a
 // call that fails or times out, becomes an error message the model reads: the run goes on.
+import { createHash } from 'node:crypto';
 import type { RunnableConfig } from '@langchain/core/runnables';
 import { DynamicStructuredTool, type StructuredToolInterface, tool } from '@langchain/core/tools';
 import { isGraphInterrupt } from '@langchain/langgraph';
@@ -277,24 +278,64 @@ function credentialsOf(headers: { key: string; value: string }[]): string[] {
   });
 }
 
-/** Plain MCP names, unless two servers offer the same name: then both get their server's name in front. */
+/**
+ * The name each tool has in the agent: its MCP name, or with its server's name in front when two
+ * servers offer the same name, made one a model provider takes (modelToolName). Tools whose names
+ * still meet (`a.b` made `a_b` beside a tool `a_b`, or two servers of the same display name) get a
+ * suffix (a hash of their server and tool), except one offered under its own MCP name: no name is
+ * offered twice.
+ */
 function nameUniquely(loaded: { ref: ToolRef; tool: StructuredToolInterface }[]): { ref: ToolRef; name: string; tool: StructuredToolInterface }[] {
   // The same tool of the same server named twice (by the agent and a subagent, say) is no collision.
   const servers = new Map<string, Set<string>>();
-  for (const { ref } of loaded) servers.set(ref.name, (servers.get(ref.name) ?? new Set()).add(ref.mcpServerUrl.replace(/\/+$/, '')));
-  return loaded.map(({ ref, tool: t }) => ({
-    ref,
-    name: (servers.get(ref.name)?.size ?? 0) > 1 ? prefixedName(ref) : ref.name,
-    tool: t,
-  }));
+  for (const { ref } of loaded) servers.set(ref.name, (servers.get(ref.name) ?? new Set()).add(identity(ref)));
+  const named = loaded.map(({ ref, tool: t }) => ({ ref, name: modelToolName((servers.get(ref.name)?.size ?? 0) > 1 ? prefixedName(ref) : ref.name), tool: t }));
+  const owners = new Map<string, Set<string>>();
+  for (const { ref, name } of named) owners.set(name, (owners.get(name) ?? new Set()).add(identity(ref)));
+  // Of tools that meet, one offered under its own MCP name keeps it (`a_b` beside `a.b`).
+  const keeps = (ref: ToolRef, name: string) => ref.name === name && named.filter((n) => n.name === name && n.ref.name === name && identity(n.ref) !== identity(ref)).length === 0;
+  return named.map((n) => ((owners.get(n.name)?.size ?? 0) > 1 && !keeps(n.ref, n.name) ? { ...n, name: withSuffix(n.name, identity(n.ref)) } : n));
 }
 
 /**
  * Every name the tools of `refs` may have in an agent: plain, and with the server's name in front
- * (which one a tool gets depends on which servers answer, so both are possible).
+ * (which one a tool gets depends on which servers answer, so both are possible), each as a model
+ * provider takes it, with and without the suffix that parts two names that meet.
  */
 export function possibleToolNames(refs: ToolRef[]): string[] {
-  return refs.flatMap((ref) => [ref.name, prefixedName(ref)]);
+  return refs.flatMap((ref) =>
+    [ref.name, prefixedName(ref)].flatMap((name) => {
+      const safe = modelToolName(name);
+      return [safe, withSuffix(safe, identity(ref))];
+    }),
+  );
+}
+
+/** What OpenAI, Anthropic and most providers accept as a tool name; MCP allows more (dots, 128 characters). */
+const MODEL_TOOL_NAME = /^[A-Za-z0-9_-]{1,64}$/;
+const MAX_MODEL_TOOL_NAME = 64;
+
+/**
+ * `name` as a model provider takes it: unchanged when it already is one, else each character
+ * outside letters, digits, `_` and `-` made `_`, and a name still too long cut, with a short hash of
+ * the whole name so that two long names with the same beginning stay apart. The call still reaches
+ * the server under the tool's own MCP name.
+ */
+export function modelToolName(name: string): string {
+  if (MODEL_TOOL_NAME.test(name)) return name;
+  const safe = name.replace(/[^A-Za-z0-9_-]/g, '_') || 'tool';
+  return safe.length <= MAX_MODEL_TOOL_NAME ? safe : withSuffix(safe, name);
+}
+
+/** `name` cut to leave room for `_` and 8 hex digits of a hash of `seed`, then those. */
+function withSuffix(name: string, seed: string): string {
+  const hash = createHash('sha256').update(seed).digest('hex').slice(0, 8);
+  return `${name.slice(0, MAX_MODEL_TOOL_NAME - 9)}_${hash}`;
+}
+
+/** Which tool of which server a ref is. */
+function identity(ref: ToolRef): string {
+  return `${ref.mcpServerUrl.replace(/\/+$/, '')} ${ref.name}`;
 }
 
 function prefixedName(ref: ToolRef): string {
