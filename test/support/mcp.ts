@@ -215,3 +215,56 @@ export async function startNamedToolServer(names: string[]): Promise<ToolServerF
       }),
   };
 }
+
+/**
+ * A stateless Streamable HTTP MCP server whose tools answer with the other kinds of MCP content:
+ * `add` a text and a resource link, `read_note` an embedded text resource, `read_blob` an embedded
+ * binary resource, `weather` structured content alone (its output schema declared), `weather_text`
+ * structured content beside its text.
+ */
+export async function startResultKindsToolServer(): Promise<ToolServerFixture> {
+  const calls: { name: string; args: unknown }[] = [];
+  const weather = { temperature: 21, conditions: 'Sunny' };
+  const http: Server = createServer(async (req, res) => {
+    const mcp = new McpServer({ name: 'result-kinds', version: '1.0.0' });
+    mcp.registerTool('add', { description: 'Add two numbers; links the ledger', inputSchema: { a: z.number(), b: z.number() } }, async (args) => {
+      calls.push({ name: 'add', args });
+      return {
+        content: [
+          { type: 'text', text: `sum ${args.a + args.b}` },
+          { type: 'resource_link', uri: 'ledger://sums/latest', name: 'ledger', mimeType: 'text/csv' },
+        ],
+      };
+    });
+    mcp.registerTool('read_note', { description: 'Read the note', inputSchema: {} }, async () => ({
+      content: [{ type: 'resource', resource: { uri: 'notes://today', mimeType: 'text/markdown', text: '# Today\nShip the fix.' } }],
+    }));
+    mcp.registerTool('read_blob', { description: 'Read the blob', inputSchema: {} }, async () => ({
+      content: [{ type: 'resource', resource: { uri: 'files://logo.png', mimeType: 'image/png', blob: Buffer.from('0123456789').toString('base64') } }],
+    }));
+    const outputSchema = { temperature: z.number(), conditions: z.string() };
+    mcp.registerTool('weather', { description: 'Weather, structured only', inputSchema: {}, outputSchema }, async () => ({ content: [], structuredContent: weather }));
+    mcp.registerTool('weather_text', { description: 'Weather, structured and as text', inputSchema: {}, outputSchema }, async () => ({
+      content: [{ type: 'text', text: 'It is sunny, 21 degrees.' }],
+      structuredContent: weather,
+    }));
+    const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined });
+    res.on('close', () => {
+      void transport.close();
+      void mcp.close();
+    });
+    await mcp.connect(transport);
+    await transport.handleRequest(req as IncomingMessage, res, await readJson(req));
+  });
+  await new Promise<void>((resolve) => http.listen(0, '127.0.0.1', resolve));
+  return {
+    url: `http://127.0.0.1:${(http.address() as AddressInfo).port}/mcp`,
+    seenAuthorization: [],
+    calls,
+    close: () =>
+      new Promise<void>((resolve) => {
+        http.closeAllConnections();
+        http.close(() => resolve());
+      }),
+  };
+}

@@ -3,6 +3,7 @@
 // call that fails or times out, becomes an error message the model reads: the run goes on.
 import { createHash } from 'node:crypto';
 import type { RunnableConfig } from '@langchain/core/runnables';
+import { ToolMessage } from '@langchain/core/messages';
 import { DynamicStructuredTool, type StructuredToolInterface, tool } from '@langchain/core/tools';
 import { isGraphInterrupt } from '@langchain/langgraph';
 import { MultiServerMCPClient } from '@langchain/mcp-adapters';
@@ -140,6 +141,8 @@ export async function loadMcpTools(options: {
             onConnectionError: 'throw',
             prefixToolNameWithServerName: false,
             useStandardContentBlocks: false,
+            // Embedded resources in the result, not beside it as an artifact the model never reads.
+            outputHandling: 'content',
             // OAuth-backed servers: every call carries the run principal's fresh bearer token.
             ...(oauth && oauthServer ? { beforeToolCall: oauth.beforeToolCall(oauthServer) } : {}),
           }),
@@ -372,7 +375,12 @@ function errorsAsResults(inner: StructuredToolInterface, name: string, timeoutMs
       if (parent?.aborted) onParentAbort();
       else parent?.addEventListener('abort', onParentAbort, { once: true });
       try {
-        return (await withTimeout(inner.invoke(args as never, { ...config, signal: deadline.signal }), timeoutMs, `tool ${name} did not answer`, () => deadline.abort())) as never;
+        const result: unknown = await withTimeout(inner.invoke(args as never, { ...config, signal: deadline.signal }), timeoutMs, `tool ${name} did not answer`, () => deadline.abort());
+        if (ToolMessage.isInstance(result)) {
+          result.content = modelContent(result.content, result.artifact) as never;
+          return result as never;
+        }
+        return modelContent(result) as never;
       } catch (error) {
         // A pause for authorization (or approval) must reach LangGraph, not the model.
         if (isGraphInterrupt(error)) throw error;
@@ -385,6 +393,75 @@ function errorsAsResults(inner: StructuredToolInterface, name: string, timeoutMs
     },
     { name, description: inner.description, schema: inner.schema as never },
   );
+}
+
+/** A content block of a tool result as @langchain/mcp-adapters makes it from MCP content. */
+interface ResultBlock {
+  type?: string;
+  text?: string;
+  structuredContent?: unknown;
+  source_type?: string;
+  mime_type?: string;
+  url?: string;
+  data?: string;
+  metadata?: { uri?: string };
+}
+
+/**
+ * A tool's result as every model provider takes it in a tool message: text, and images (which the
+ * model adapters pass on, or describe, as their provider allows). Embedded resources become their
+ * text (with their URI), resource links and binary data a line saying what they are: a provider's
+ * adapter refuses a file block in a tool message (ChatOpenAI throws on a resource link's URL, which
+ * fails the run and every later run of the thread), and an artifact never reaches the model. A
+ * result of structured content alone is its JSON. All text: one string.
+ */
+export function modelContent(content: unknown, artifact?: unknown): unknown {
+  if (typeof content === 'string') return textOfBlock(content) ?? content;
+  const blocks = (Array.isArray(content) ? content : [content]) as ResultBlock[];
+  const out = blocks.flatMap((block): ResultBlock[] => {
+    if (typeof block !== 'object' || block === null) return [{ type: 'text', text: String(block) }];
+    const uri = block.metadata?.uri ?? block.url;
+    const what = [uri, block.mime_type].filter(Boolean).join(', ');
+    switch (block.type) {
+      case 'text':
+        return [{ type: 'text', text: block.text ?? '' }];
+      case 'image_url':
+        return [block];
+      case 'file':
+        if (block.source_type === 'text') return [{ type: 'text', text: `Resource${what ? ` (${what})` : ''}:\n${block.text ?? ''}` }];
+        if (block.source_type === 'url') return [{ type: 'text', text: `Resource link: ${what}` }];
+        return [{ type: 'text', text: `Resource${what ? ` (${what})` : ''}: ${binarySize(block.data)} of binary data, not shown` }];
+      case 'audio':
+        return [{ type: 'text', text: `Audio${block.mime_type ? ` (${block.mime_type})` : ''}: ${binarySize(block.data)}, not shown` }];
+      default:
+        return [{ type: 'text', text: JSON.stringify(block) }];
+    }
+  });
+  if (out.length === 0) {
+    const structured = (Array.isArray(artifact) ? (artifact as { type?: string; data?: unknown }[]) : []).find((a) => a?.type === 'mcp_structured_content')?.data;
+    return structured === undefined ? '' : JSON.stringify(structured);
+  }
+  if (out.every((b) => b.type === 'text')) return out.map((b) => b.text).join('\n\n');
+  return out;
+}
+
+/**
+ * A result of one text block with structured content (or `_meta`) beside it reaches the tool message
+ * as that block's JSON (LangChain stringifies a lone block): its text is what the tool said.
+ */
+function textOfBlock(content: string): string | undefined {
+  if (!content.startsWith('{"type":"text"')) return undefined;
+  try {
+    const block = JSON.parse(content) as ResultBlock & { meta?: unknown };
+    const extra = Object.keys(block).filter((k) => !['type', 'text', 'structuredContent', 'meta'].includes(k));
+    return block.type === 'text' && typeof block.text === 'string' && extra.length === 0 ? block.text : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+function binarySize(base64: string | undefined): string {
+  return `${Math.floor(((base64 ?? '').replace(/=+$/, '').length * 3) / 4)} bytes`;
 }
 
 function withTimeout<T>(promise: Promise<T>, ms: number, message: string, onTimeout?: () => void): Promise<T> {
