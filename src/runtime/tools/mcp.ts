@@ -124,14 +124,15 @@ export async function loadMcpTools(options: {
           return;
         }
       }
+      const callHeaders = oauth && oauthServer ? oauth.beforeToolCall(oauthServer) : undefined;
       const session = new ServerSession(
-        () =>
+        (callerHeaders) =>
           new MultiServerMCPClient({
             mcpServers: {
               server: {
                 transport: 'http',
                 url: server.url,
-                headers,
+                headers: callerHeaders ?? headers,
                 automaticSSEFallback: true,
                 reconnect: { enabled: false },
                 defaultToolTimeout: options.limits.callTimeoutMs,
@@ -143,11 +144,11 @@ export async function loadMcpTools(options: {
             useStandardContentBlocks: false,
             // Embedded resources in the result, not beside it as an artifact the model never reads.
             outputHandling: 'content',
-            // OAuth-backed servers: every call carries the run principal's fresh bearer token.
-            ...(oauth && oauthServer ? { beforeToolCall: oauth.beforeToolCall(oauthServer) } : {}),
           }),
         options.limits.connectTimeoutMs,
         shown,
+        // OAuth-backed servers: every call carries the run principal's fresh bearer token.
+        callHeaders ? async (config) => (await callHeaders({ serverName: 'server' }, undefined, config ?? {})).headers : undefined,
       );
       try {
         const offered = await session.open();
@@ -200,9 +201,12 @@ class ServerSession {
   private closed = false;
 
   constructor(
-    private readonly connect: () => MultiServerMCPClient,
+    /** A client sending the server's headers, or `callerHeaders` in their place. */
+    private readonly connect: (callerHeaders?: Record<string, string>) => MultiServerMCPClient,
     private readonly connectTimeoutMs: number,
     private readonly shown: string,
+    /** For an OAuth-backed server: the headers of the run's principal, for each call. */
+    private readonly headersFor?: (config: RunnableConfig | undefined) => Promise<Record<string, string>>,
   ) {}
 
   /** Connect (again) and list the tools, within the connect deadline; the previous client is closed. */
@@ -228,6 +232,7 @@ class ServerSession {
   }
 
   private async call(name: string, args: unknown, config: RunnableConfig | undefined): Promise<unknown> {
+    if (this.headersFor) return this.callAs(await this.headersFor(config), name, args, config);
     const used = this.current!;
     try {
       return await used.tools.get(name)!.invoke(args as never, config);
@@ -237,6 +242,23 @@ class ServerSession {
       const again = next.tools.get(name);
       if (!again) throw new Error(`tool server ${this.shown} started a new session and no longer offers a tool named "${name}"`);
       return again.invoke(args as never, config);
+    }
+  }
+
+  /**
+   * A call with the principal's own headers, on a client of its own closed after the call. (The MCP
+   * adapter's per-call headers open a client per call that stays open, with its session and event
+   * stream on the server, until the agent is dropped: one more for every call.)
+   */
+  private async callAs(headers: Record<string, string>, name: string, args: unknown, config: RunnableConfig | undefined): Promise<unknown> {
+    const client = this.connect(headers);
+    try {
+      const offered = await withTimeout(client.getTools(), this.connectTimeoutMs, `tool server ${this.shown} did not answer`);
+      const found = offered.find((t) => t.name === name);
+      if (!found) throw new Error(`tool server ${this.shown} no longer offers a tool named "${name}"`);
+      return await found.invoke(args as never, config);
+    } finally {
+      await client.close().catch(() => {});
     }
   }
 
