@@ -2,6 +2,7 @@
 // test (@modelcontextprotocol/sdk, Streamable HTTP with sessions): the built agent is reused across
 // runs, so what it learnt of a server at build time must not outlive the server's own state.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loadMcpTools } from '../../src/runtime/tools/mcp.js';
 import { freePort, startSessionToolServer, type SessionToolServerFixture } from '../support/mcp.js';
 import { startTestServer, type TestServer } from '../support/server.js';
 import { createAgent, createThread, lastAiText, lastValues, run } from './support.js';
@@ -62,5 +63,25 @@ describe('tool servers that come and go', () => {
     const tools = await toolServer(port);
     expect(await callAdd(agentId, 20, 3)).toBe('Done.\nadd: 23');
     expect(tools.calls).toEqual([{ name: 'add', args: { a: 20, b: 3 } }]);
+  });
+
+  it('a run still using an agent the cache has dropped (and closed) keeps calling its tools', async () => {
+    // The agent cache closes a dropped agent's clients a minute after a newer build replaces it
+    // (its server was changed, or it was built while a server was down); a longer run still holds it.
+    const tools = await toolServer();
+    const ref = { name: 'add', mcpServerUrl: tools.url };
+    const loaded = await loadMcpTools({
+      refs: [ref],
+      findServer: async (url) => (url === tools.url ? { url, name: 'session tools', headers: [] } : undefined),
+      limits: { connectTimeoutMs: 3000, callTimeoutMs: 3000 },
+    });
+    const add = loaded.tools.get(ref)!;
+    expect(await add.invoke({ a: 1, b: 2 })).toBe('3');
+    await loaded.close();
+    expect(await add.invoke({ a: 4, b: 5 })).toBe('9');
+    expect(tools.calls).toEqual([
+      { name: 'add', args: { a: 1, b: 2 } },
+      { name: 'add', args: { a: 4, b: 5 } },
+    ]);
   });
 });

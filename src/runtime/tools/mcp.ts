@@ -233,6 +233,9 @@ class ServerSession {
 
   private async call(name: string, args: unknown, config: RunnableConfig | undefined): Promise<unknown> {
     if (this.headersFor) return this.callAs(await this.headersFor(config), name, args, config);
+    // Closed once the cache dropped the agent (its server changed, or a newer build replaced it):
+    // a run still using it calls on a client of its own.
+    if (this.closed) return this.callAs(undefined, name, args, config);
     const used = this.current!;
     try {
       return await used.tools.get(name)!.invoke(args as never, config);
@@ -246,11 +249,11 @@ class ServerSession {
   }
 
   /**
-   * A call with the principal's own headers, on a client of its own closed after the call. (The MCP
+   * A call with the principal's own headers (or the stored ones), on a client of its own closed after the call. (The MCP
    * adapter's per-call headers open a client per call that stays open, with its session and event
    * stream on the server, until the agent is dropped: one more for every call.)
    */
-  private async callAs(headers: Record<string, string>, name: string, args: unknown, config: RunnableConfig | undefined): Promise<unknown> {
+  private async callAs(headers: Record<string, string> | undefined, name: string, args: unknown, config: RunnableConfig | undefined): Promise<unknown> {
     const client = this.connect(headers);
     try {
       const offered = await withTimeout(client.getTools(), this.connectTimeoutMs, `tool server ${this.shown} did not answer`);
