@@ -3,7 +3,7 @@
 // runs, so what it learnt of a server at build time must not outlive the server's own state.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadMcpTools } from '../../src/runtime/tools/mcp.js';
-import { freePort, startSessionToolServer, type SessionToolServerFixture } from '../support/mcp.js';
+import { freePort, startSessionToolServer, startSseToolServer, type SessionToolServerFixture } from '../support/mcp.js';
 import { startTestServer, type TestServer } from '../support/server.js';
 import { createAgent, createThread, lastAiText, lastValues, run } from './support.js';
 
@@ -16,6 +16,12 @@ beforeAll(async () => {
 afterAll(async () => {
   await Promise.all([server?.close(), ...started.map((s) => s.close())]);
 });
+
+async function sseServer(): Promise<SessionToolServerFixture> {
+  const s = await startSseToolServer();
+  started.push(s);
+  return s;
+}
 
 async function toolServer(port = 0): Promise<SessionToolServerFixture> {
   const s = await startSessionToolServer(port);
@@ -47,6 +53,21 @@ describe('tool servers that come and go', () => {
     expect(tools.unknownSessions).toBeGreaterThan(0);
     expect(tools.initializes).toBe(2);
     // The refused request was never executed: the call ran once, in the new session.
+    expect(tools.calls).toEqual([
+      { name: 'add', args: { a: 1, b: 2 } },
+      { name: 'add', args: { a: 2, b: 40 } },
+    ]);
+  });
+
+  it('an SSE server that forgot the session (it restarted) gets a new session and the call goes through', async () => {
+    const tools = await sseServer();
+    await register(tools.url);
+    const agentId = await createAgent(server, { tools: { tools: [{ name: 'add', mcp_server_url: tools.url }] } });
+    expect(await callAdd(agentId, 1, 2)).toBe('Done.\nadd: 3');
+
+    await tools.forgetSessions();
+    expect(await callAdd(agentId, 2, 40)).toBe('Done.\nadd: 42');
+    expect(tools.unknownSessions).toBe(1);
     expect(tools.calls).toEqual([
       { name: 'add', args: { a: 1, b: 2 } },
       { name: 'add', args: { a: 2, b: 40 } },

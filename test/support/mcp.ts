@@ -268,3 +268,60 @@ export async function startResultKindsToolServer(): Promise<ToolServerFixture> {
       }),
   };
 }
+
+/**
+ * A server on the older HTTP+SSE transport of MCP (GET `/sse` opens a session's event stream, the
+ * client POSTs to `/messages?sessionId=…`) with tool `add`. A message to a session it does not know
+ * gets 400, as the MCP SDK's own examples answer.
+ */
+export async function startSseToolServer(): Promise<SessionToolServerFixture> {
+  const { SSEServerTransport } = await import('@modelcontextprotocol/sdk/server/sse.js');
+  const sessions = new Map<string, { transport: InstanceType<typeof SSEServerTransport>; mcp: McpServer }>();
+  const fixture: SessionToolServerFixture = {
+    url: '',
+    calls: [],
+    initializes: 0,
+    unknownSessions: 0,
+    async forgetSessions() {
+      const open = [...sessions.values()];
+      sessions.clear();
+      await Promise.all(open.map((s) => s.mcp.close()));
+    },
+    close: async () => {
+      await fixture.forgetSessions();
+      await new Promise<void>((resolve) => {
+        http.closeAllConnections();
+        http.close(() => resolve());
+      });
+    },
+  };
+  const http: Server = createServer(async (req, res) => {
+    const url = new URL(req.url ?? '/', 'http://127.0.0.1');
+    if (req.method === 'GET' && url.pathname === '/sse') {
+      const transport = new SSEServerTransport('/messages', res);
+      const mcp = new McpServer({ name: 'sse-test-server', version: '1.0.0' });
+      mcp.registerTool('add', { description: 'Add two numbers', inputSchema: { a: z.number(), b: z.number() } }, async (args) => {
+        fixture.calls.push({ name: 'add', args });
+        return { content: [{ type: 'text', text: String(args.a + args.b) }] };
+      });
+      sessions.set(transport.sessionId, { transport, mcp });
+      fixture.initializes++;
+      await mcp.connect(transport);
+      return;
+    }
+    if (req.method === 'POST' && url.pathname === '/messages') {
+      const session = sessions.get(url.searchParams.get('sessionId') ?? '');
+      if (!session) {
+        fixture.unknownSessions++;
+        res.writeHead(400, { 'content-type': 'text/plain' }).end('No transport found for sessionId');
+        return;
+      }
+      await session.transport.handlePostMessage(req, res);
+      return;
+    }
+    res.writeHead(405).end();
+  });
+  await new Promise<void>((resolve) => http.listen(0, '127.0.0.1', resolve));
+  fixture.url = `http://127.0.0.1:${(http.address() as AddressInfo).port}/sse`;
+  return fixture;
+}

@@ -7,6 +7,7 @@ import { ToolMessage } from '@langchain/core/messages';
 import { DynamicStructuredTool, type StructuredToolInterface, tool } from '@langchain/core/tools';
 import { isGraphInterrupt } from '@langchain/langgraph';
 import { MultiServerMCPClient } from '@langchain/mcp-adapters';
+import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js';
 import { StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { z } from 'zod';
 import { scrubMessage } from '../../core/errors.js';
@@ -194,6 +195,7 @@ interface Generation {
  * to a request carrying its `Mcp-Session-Id` has forgotten the session (it restarted, or the session
  * expired): as the MCP specification asks, the client then opens a new session (a new `initialize`)
  * and sends the refused call again, once. The refused request was not executed, so nothing runs twice.
+ * So for an SSE server refusing a message to its session's endpoint (forgotSession).
  */
 class ServerSession {
   private current: Generation | undefined;
@@ -282,8 +284,7 @@ class ServerSession {
       const sdk = await client.getClient('server');
       if (sdk) {
         sdk.onerror = (error) => {
-          const sessionId = (sdk.transport as { sessionId?: string } | undefined)?.sessionId;
-          if (error instanceof StreamableHTTPError && error.code === 404 && sessionId) generation.expired = true;
+          if (forgotSession(error, sdk.transport)) generation.expired = true;
         };
       }
       if (this.closed) throw new Error(`the agent using tool server ${this.shown} is no longer in use`);
@@ -296,6 +297,17 @@ class ServerSession {
       throw error;
     }
   }
+}
+
+/**
+ * Whether `error` is the server refusing a message of a session it does not know (so the message
+ * was not run): over Streamable HTTP a 404 to a request carrying the session id, as the MCP
+ * specification says; over the older SSE transport a 404 or 400 to a message POSTed to the
+ * session's endpoint (a server that restarted lost its sessions; the SDK's examples answer 400).
+ */
+function forgotSession(error: Error, transport: unknown): boolean {
+  if (error instanceof StreamableHTTPError) return error.code === 404 && Boolean((transport as { sessionId?: string } | undefined)?.sessionId);
+  return transport instanceof SSEClientTransport && /^Error POSTing to endpoint \(HTTP 40[04]\)/.test(error.message);
 }
 
 /** The credentials of headers: each value, and the part after an auth scheme (`Bearer <token>`). */
