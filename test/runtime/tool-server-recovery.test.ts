@@ -74,6 +74,21 @@ describe('tool servers that come and go', () => {
     ]);
   });
 
+  it('a server that says its tools changed (notifications/tools/list_changed) is listed again by the next run', async () => {
+    const tools = await toolServer();
+    await register(tools.url);
+    const agentId = await createAgent(server, { tools: { tools: [{ name: 'add', mcp_server_url: tools.url }] } });
+    const described = async () => {
+      const { events } = await run(server, await createThread(server, agentId), { agent_id: agentId, messages: [{ role: 'user', content: 'hello' }] });
+      return (lastValues(events).tools as { name: string; description: string }[]).find((t) => t.name === 'add')?.description;
+    };
+    expect(await described()).toBe('Add two numbers');
+
+    tools.describeAdd!('Add two numbers; both must be integers');
+    await expect.poll(described).toBe('Add two numbers; both must be integers');
+    expect(tools.initializes).toBe(2);
+  });
+
   it('a server that was down when the agent was first run is used once it is back', async () => {
     const port = await freePort();
     const url = `http://127.0.0.1:${port}/mcp`;

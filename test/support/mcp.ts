@@ -119,6 +119,8 @@ export interface SessionToolServerFixture {
   unknownSessions: number;
   /** Forget every session, as a restarted server (or one whose sessions expired) does. */
   forgetSessions(): Promise<void>;
+  /** Change `add`'s description, telling open sessions (`notifications/tools/list_changed`); not on every server. */
+  describeAdd?(description: string): void;
   close(): Promise<void>;
 }
 
@@ -129,7 +131,8 @@ export interface SessionToolServerFixture {
  */
 export async function startSessionToolServer(port = 0): Promise<SessionToolServerFixture> {
   const { randomUUID } = await import('node:crypto');
-  const sessions = new Map<string, { transport: StreamableHTTPServerTransport; mcp: McpServer }>();
+  const sessions = new Map<string, { transport: StreamableHTTPServerTransport; mcp: McpServer; add: { update(u: { description: string }): void } }>();
+  let description = 'Add two numbers';
   const fixture = {
     url: '',
     calls: [] as { name: string; args: unknown }[],
@@ -139,6 +142,10 @@ export async function startSessionToolServer(port = 0): Promise<SessionToolServe
       const open = [...sessions.values()];
       sessions.clear();
       await Promise.all(open.map(async (s) => { await s.transport.close(); await s.mcp.close(); }));
+    },
+    describeAdd(text: string) {
+      description = text;
+      for (const s of sessions.values()) s.add.update({ description: text });
     },
     close: async () => {
       await fixture.forgetSessions();
@@ -162,7 +169,7 @@ export async function startSessionToolServer(port = 0): Promise<SessionToolServe
       return;
     }
     const mcp = new McpServer({ name: 'session-test-server', version: '1.0.0' });
-    mcp.registerTool('add', { description: 'Add two numbers', inputSchema: { a: z.number(), b: z.number() } }, async (args) => {
+    const add = mcp.registerTool('add', { description, inputSchema: { a: z.number(), b: z.number() } }, async (args) => {
       fixture.calls.push({ name: 'add', args });
       return { content: [{ type: 'text', text: String(args.a + args.b) }] };
     });
@@ -170,7 +177,7 @@ export async function startSessionToolServer(port = 0): Promise<SessionToolServe
       sessionIdGenerator: () => randomUUID(),
       onsessioninitialized: (sid) => {
         fixture.initializes++;
-        sessions.set(sid, { transport, mcp });
+        sessions.set(sid, { transport, mcp, add });
       },
     });
     await mcp.connect(transport);

@@ -9,6 +9,7 @@ import { isGraphInterrupt } from '@langchain/langgraph';
 import { MultiServerMCPClient } from '@langchain/mcp-adapters';
 import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js';
 import { StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
 import { scrubMessage } from '../../core/errors.js';
 import { normalizeServerUrl, redactServerUrl, urlScrubber } from '../../core/mcp-servers/url.js';
@@ -46,10 +47,11 @@ export interface LoadedTools {
   dropped: DroppedTool[];
   /**
    * Whether a tool server was unreachable, failing or could not be authorized, or lacked a tool the
-   * agent names: what was loaded reflects a passing state of the servers, so it is not worth keeping
-   * for later runs (they load again, and see the server once it is back or has the tool).
+   * agent names, or has since said its tools changed (`notifications/tools/list_changed`): what was
+   * loaded no longer reflects the servers, so it is not worth keeping for later runs (they load
+   * again, and see the server once it is back, has the tool, or with its tools as they are now).
    */
-  degraded: boolean;
+  readonly degraded: boolean;
   close(): Promise<void>;
 }
 
@@ -176,7 +178,9 @@ export async function loadMcpTools(options: {
   return {
     tools: new Map(nameUniquely(loaded).map(({ ref, name, tool: t }) => [ref, errorsAsResults(t, name, options.limits.callTimeoutMs, hide)])),
     dropped,
-    degraded: degraded || dropped.length > 0,
+    get degraded() {
+      return degraded || dropped.length > 0 || sessions.some((s) => s.toolsChanged);
+    },
     close: async () => {
       await Promise.all(sessions.map((s) => s.close()));
     },
@@ -188,6 +192,8 @@ interface Generation {
   client: MultiServerMCPClient;
   tools: Map<string, StructuredToolInterface>;
   expired: boolean;
+  /** The server said its tools changed (names, descriptions or schemas) since they were listed. */
+  toolsChanged: boolean;
 }
 
 /**
@@ -226,6 +232,11 @@ class ServerSession {
       responseFormat: 'content',
       func: async (args, _runManager, config) => this.call(found.name, args, config),
     });
+  }
+
+  /** Whether the server said its tools changed since the current client listed them. */
+  get toolsChanged(): boolean {
+    return this.current?.toolsChanged ?? false;
   }
 
   async close(): Promise<void> {
@@ -280,9 +291,12 @@ class ServerSession {
     const client = this.connect();
     try {
       const offered = await withTimeout(client.getTools(), this.connectTimeoutMs, `tool server ${this.shown} did not answer`);
-      const generation: Generation = { client, tools: new Map(offered.map((t) => [t.name, t])), expired: false };
+      const generation: Generation = { client, tools: new Map(offered.map((t) => [t.name, t])), expired: false, toolsChanged: false };
       const sdk = await client.getClient('server');
       if (sdk) {
+        sdk.setNotificationHandler(ToolListChangedNotificationSchema, () => {
+          generation.toolsChanged = true;
+        });
         sdk.onerror = (error) => {
           if (forgotSession(error, sdk.transport)) generation.expired = true;
         };
