@@ -2945,12 +2945,12 @@ export interface components {
         };
         McpServerHeader: {
             /**
-             * @description Header name, for example `Authorization`.
+             * @description Header name, for example `Authorization`; each name once, in any case. Headers the HTTP client or the MCP transport sets for each request (`Host`, `Connection`, `Content-Length`, `Transfer-Encoding`, `Keep-Alive`, `Upgrade`, `Expect`, `TE`, `Trailer`, `Proxy-Connection`, `Mcp-Session-Id`, `Mcp-Protocol-Version`, `Last-Event-ID`) cannot be stored (422).
              * @example Authorization
              */
             key: string;
             /**
-             * @description Header value; may be a secret such as a bearer token.
+             * @description Header value; may be a secret such as a bearer token. ISO-8859-1 characters only, without CR, LF or NUL.
              * @example Bearer sk-...
              */
             value: string;

@@ -154,6 +154,8 @@ export function oauthToolAccess(oauth: OAuthService, workspaceId: string): OAuth
             mcpServers: { server: { transport: 'http', url: server.url, headers, automaticSSEFallback: true, reconnect: { enabled: false } } },
             throwOnLoadError: true,
             onConnectionError: 'throw',
+            // As the runtime's own clients: embedded resources in the result the model reads.
+            outputHandling: 'content',
           });
           try {
             const found = (await client.getTools()).find((t) => t.name === ref.name);

@@ -113,6 +113,30 @@ describe('GET /v1/deepagents/mcp-servers/{id}/tools against hostile servers', ()
     ]);
   });
 
+  it('refuses, when registered, a header the HTTP client or the MCP transport sets itself, instead of failing every listing and call', async () => {
+    const tools = await startToolServer(() => ({ tools: [] }));
+    for (const key of ['Keep-Alive', 'Transfer-Encoding', 'Content-Length', 'Mcp-Session-Id']) {
+      const headers = [
+        { key: 'Authorization', value: 'Bearer t' },
+        { key, value: key === 'Content-Length' ? '5' : 'x' },
+      ];
+      const created = await server.client.POST('/v1/deepagents/mcp-servers', { body: { name: 'framing', url: tools.url, headers } });
+      expect(created.response.status).toBe(422);
+      expect(created.error).toMatchObject({ code: 'validation_failed', errors: [{ loc: ['body', 'headers', 1, 'key'], msg: expect.stringContaining(`"${key}" cannot be stored`) }] });
+    }
+    expect((await server.client.GET('/v1/deepagents/mcp-servers')).data!.some((s) => s.url === tools.url)).toBe(false);
+
+    const fine = await server.client.POST('/v1/deepagents/mcp-servers', { body: { name: 'framing', url: tools.url, headers: [{ key: 'X-Team', value: 'a' }] } });
+    expect(fine.response.status).toBe(201);
+    expect((await listTools(fine.data!.id)).response.status).toBe(200);
+    const patched = await server.client.PATCH('/v1/deepagents/mcp-servers/{mcp_server_id}', {
+      params: { path: { mcp_server_id: fine.data!.id } },
+      body: { headers: [{ key: 'keep-alive', value: 'timeout=5' }] },
+    });
+    expect(patched.response.status).toBe(422);
+    expect((await server.client.GET('/v1/deepagents/mcp-servers/{mcp_server_id}', { params: { path: { mcp_server_id: fine.data!.id } } })).data!.headers).toEqual([{ key: 'X-Team', value: 'a' }]);
+  });
+
   it('gives up on a server that accepts connections and never answers', async () => {
     const held: ServerResponse[] = [];
     const silent = createServer((req, res) => {

@@ -7,8 +7,12 @@ import { redactServerUrl } from '../../core/mcp-servers/url.js';
 
 export const McpHeaderSchema = z
   .object({
-    key: z.string().min(1).openapi({ description: 'Header name, for example `Authorization`.', example: 'Authorization' }),
-    value: z.string().openapi({ description: 'Header value; may be a secret such as a bearer token.', example: 'Bearer sk-...' }),
+    key: z.string().min(1).openapi({
+      description:
+        'Header name, for example `Authorization`; each name once, in any case. Headers the HTTP client or the MCP transport sets for each request (`Host`, `Connection`, `Content-Length`, `Transfer-Encoding`, `Keep-Alive`, `Upgrade`, `Expect`, `TE`, `Trailer`, `Proxy-Connection`, `Mcp-Session-Id`, `Mcp-Protocol-Version`, `Last-Event-ID`) cannot be stored (422).',
+      example: 'Authorization',
+    }),
+    value: z.string().openapi({ description: 'Header value; may be a secret such as a bearer token. ISO-8859-1 characters only, without CR, LF or NUL.', example: 'Bearer sk-...' }),
   })
   .openapi('McpServerHeader');
 

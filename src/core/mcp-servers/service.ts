@@ -281,10 +281,24 @@ function checkUrl(url: string, egress: EgressGuard): string {
 
 const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
 
+/**
+ * Headers a stored value would break every request with: framing and connection headers the HTTP
+ * client sets itself (fetch refuses some, and a stored `Content-Length` mis-frames every body), and
+ * the MCP transport's own (a stored `Mcp-Session-Id` names a session the server never opened).
+ */
+const RESERVED_HEADERS = new Map<string, string>([
+  ...['connection', 'content-length', 'expect', 'host', 'keep-alive', 'proxy-connection', 'te', 'trailer', 'transfer-encoding', 'upgrade'].map(
+    (h): [string, string] => [h, 'the HTTP client sets it for each request'],
+  ),
+  ...['mcp-session-id', 'mcp-protocol-version', 'last-event-id'].map((h): [string, string] => [h, 'the MCP transport sets it for each request']),
+]);
+
 function checkHeaders(headers: McpHeader[]): McpHeader[] {
   const seen = new Set<string>();
   headers.forEach((h, i) => {
     if (!HEADER_NAME.test(h.key)) throw invalidField(['headers', i, 'key'], `"${h.key}" is not a valid HTTP header name`);
+    const reserved = RESERVED_HEADERS.get(h.key.toLowerCase());
+    if (reserved) throw invalidField(['headers', i, 'key'], `"${h.key}" cannot be stored: ${reserved}`);
     if (/[\r\n\0]/.test(h.value)) throw invalidField(['headers', i, 'value'], 'must not contain CR, LF or NUL');
     // fetch sends header values as bytes (ISO-8859-1): anything beyond U+00FF would fail every call.
     // eslint-disable-next-line no-control-regex -- the range is the point

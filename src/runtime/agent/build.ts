@@ -86,6 +86,8 @@ export interface BuiltAgent {
   tools: ToolInfo[];
   /** Tools named in tools.json that their server does not offer. */
   dropped: DroppedTool[];
+  /** A tool server could not be used when it was built, or its tools changed since (LoadedTools.degraded): later runs build it again. */
+  readonly degraded: boolean;
   modelName: string;
   /** The agent's name (its id when the blueprint has none): the root run of each trace is named so. */
   agentName: string;
@@ -175,7 +177,18 @@ export async function buildAgent(blueprint: AgentBlueprint, deps: BuildDeps): Pr
     });
     boundTools.push(...toolNodeTools(graph, sandbox !== undefined));
     const modelName = (model as { model?: string }).model ?? blueprint.modelId;
-    return { graph, tools: boundTools, dropped: loaded.dropped, modelName, agentName: blueprint.agentName || blueprint.agentId, runTimeoutMs: blueprint.runTimeoutMs, close: loaded.close };
+    return {
+      graph,
+      tools: boundTools,
+      dropped: loaded.dropped,
+      get degraded() {
+        return loaded.degraded;
+      },
+      modelName,
+      agentName: blueprint.agentName || blueprint.agentId,
+      runTimeoutMs: blueprint.runTimeoutMs,
+      close: loaded.close,
+    };
   } catch (error) {
     await loaded.close();
     throw error;
