@@ -53,7 +53,7 @@ export const settings = withLimits({
     env: 'HANGAR_DATA_DIR',
     flag: 'data-dir',
     schema: z.string().min(1).default('.hangar'),
-    description: 'Data directory: embedded PostgreSQL files, the generated secret key file. Created at start-up (a path that cannot be created or written stops the start, exit 2, leaving no folder it created); as root, the postgres user must be able to enter every folder above it.',
+    description: "Data directory: embedded PostgreSQL files, the generated secret key file. Created at start-up; a path that cannot be created or written there (under `/proc`, a file in the way, no permission) stops the start, exit 2, naming the setting. As root, the embedded PostgreSQL runs as the `postgres` user, which must be able to enter every folder above it (a data directory inside a folder only root enters is refused the same way, naming the folder). A refused start removes the folders it created and changes no folder's permissions.",
   },
   databaseUrl: {
     env: 'DATABASE_URL',
@@ -205,7 +205,7 @@ export const settings = withLimits({
   drainTimeoutMs: {
     env: 'HANGAR_DRAIN_TIMEOUT_MS',
     schema: positiveInt.default(10_000),
-    description: 'On SIGINT/SIGTERM, how long to wait for requests and runs to finish before stopping (a second signal stops waiting: runs still going are handed back at once).',
+    description: 'On SIGINT/SIGTERM, how long to wait for requests and runs to finish before stopping; runs still going are then handed back to the queue for another worker (or the next start). A second signal stops waiting at once.',
   },
   tracing: {
     env: 'HANGAR_TRACING',
@@ -357,7 +357,7 @@ export const settings = withLimits({
   sandboxDriver: {
     env: 'HANGAR_SANDBOX_DRIVER',
     schema: z.enum(['local', 'kubernetes']).default('local'),
-    description: 'Where agents with a sandbox backend run commands: local (bubblewrap namespaces on this host) or kubernetes (one pod per sandbox in the cluster of HANGAR_KUBECONFIG).',
+    description: 'Where agents with a sandbox backend run commands: local (bubblewrap namespaces on this host) or kubernetes (one pod per sandbox in the cluster of `HANGAR_KUBECONFIG`). See [docs/sandboxes.md](docs/sandboxes.md).',
   },
   sandboxK8sNamespace: {
     env: 'HANGAR_SANDBOX_K8S_NAMESPACE',
@@ -367,7 +367,7 @@ export const settings = withLimits({
   sandboxK8sImage: {
     env: 'HANGAR_SANDBOX_K8S_IMAGE',
     schema: z.string().min(1).default('python:3.12-slim'),
-    description: 'Container image of sandbox pods (kubernetes driver); it needs /bin/sh, and coreutils’ timeout for the in-pod backstop of the command timeout.',
+    description: 'Container image of sandbox pods (kubernetes driver); it needs `/bin/sh`, and coreutils’ `timeout` for the in-pod backstop of the command timeout.',
   },
   sandboxK8sCpu: {
     env: 'HANGAR_SANDBOX_K8S_CPU',

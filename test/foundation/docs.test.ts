@@ -34,6 +34,16 @@ describe('README', () => {
     }
   });
 
+  it('describes every setting in the words `hangar serve --help` prints (scripts/update-readme-settings.py rewrites the table)', () => {
+    for (const line of readme.split('\n')) {
+      const env = /^\| `([A-Z0-9_]+)` \|/.exec(line)?.[1];
+      const setting = Object.values(settings).find((s) => s.env === env);
+      if (!setting) continue;
+      const meaning = line.split(' | ').slice(3).join(' | ').replace(/ \|$/, '');
+      expect(meaning, setting.env).toBe(setting.description.replace(/\|/g, '\\|'));
+    }
+  });
+
   it('names every metric family of /metrics with its labels', async () => {
     const { registry } = createMetrics();
     const families = (await registry.getMetricsAsJSON()).map((m) => m.name).filter((n) => n.startsWith('hangar_'));
