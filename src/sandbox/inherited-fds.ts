@@ -45,11 +45,11 @@ export function inheritableFds(): number[] {
  * The `stdio` option of a child: `first` (its descriptors 0, 1, 2…), then /dev/null in place of
  * every descriptor this process inherited (see above), so that the child gets none of them.
  */
-export function stdioWithoutInherited(first: ('pipe' | 'ignore')[]): ('pipe' | 'ignore' | number)[] {
+export function stdioWithoutInherited(first: ('pipe' | 'ignore' | 'ipc')[]): ('pipe' | 'ignore' | 'ipc' | number)[] {
   const fds = inheritableFds().filter((fd) => fd >= first.length);
   if (fds.length === 0) return first;
   devNull ??= openSync('/dev/null', 'r');
-  const stdio: ('pipe' | 'ignore' | number)[] = [...first];
+  const stdio: ('pipe' | 'ignore' | 'ipc' | number)[] = [...first];
   const last = Math.max(...fds);
   const inherited = new Set(fds);
   for (let fd = first.length; fd <= last; fd++) stdio.push(inherited.has(fd) ? devNull : 'ignore');

@@ -15,7 +15,7 @@ export interface AppRepo {
   /** file:// URL of the directory holding it (the base of a `git` integration). */
   directoryUrl: string;
   /** Commit the app (version `label`, or a broken one) on `branch` and push; returns the commit sha. */
-  push(branch: string, app: { label: string; broken?: 'import' | 'build'; dependency?: string }): Promise<string>;
+  push(branch: string, app: { label: string; broken?: 'import' | 'build'; dependency?: string; build?: string }): Promise<string>;
 }
 
 async function git(cwd: string, ...args: string[]): Promise<string> {
@@ -58,6 +58,7 @@ export async function makeAppRepo(): Promise<AppRepo> {
       await writeFile(path.join(work, 'langgraph.json'), JSON.stringify({ node_version: '20', graphs: { echo: './graph.mjs:graph' }, env: { GREETING: 'hello' } }, null, 2));
       const pkg: Record<string, unknown> = { name: 'tiny-app', private: true, type: 'module' };
       if (app.broken === 'build') pkg.scripts = { build: 'node -e "process.exit(3)"' };
+      else if (app.build) pkg.scripts = { build: app.build };
       await rm(path.join(work, 'vendor'), { recursive: true, force: true });
       await rm(path.join(work, 'package-lock.json'), { force: true });
       if (app.dependency) {

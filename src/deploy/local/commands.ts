@@ -3,6 +3,7 @@
 import { spawn } from 'node:child_process';
 import type { Wrap } from './confine.js';
 import { abortReason, DriverFailure } from '../driver.js';
+import { stdioWithoutInherited } from '../../sandbox/inherited-fds.js';
 
 /** How to run one command. */
 export interface CommandOptions {
@@ -28,7 +29,7 @@ export function run(file: string, args: string[], o: CommandOptions): Promise<st
     const remaining = o.deadline - Date.now();
     if (remaining <= 0) return reject(new DriverFailure('the build time limit was reached'));
     const command = o.wrap ? o.wrap(file, args) : { file, args };
-    const child = spawn(command.file, command.args, { cwd: o.cwd, env: o.env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(command.file, command.args, { cwd: o.cwd, env: o.env, detached: true, stdio: stdioWithoutInherited(['ignore', 'pipe', 'pipe']) });
     let stdout = '';
     let why: string | undefined;
     let killer: NodeJS.Timeout | undefined;
@@ -50,11 +51,11 @@ export function run(file: string, args: string[], o: CommandOptions): Promise<st
     const timer = setTimeout(() => stop('the build time limit was reached'), remaining);
     const onAbort = () => stop('stopped');
     o.signal.addEventListener('abort', onAbort, { once: true });
-    child.stdout.on('data', (b: Buffer) => {
+    child.stdout!.on('data', (b: Buffer) => {
       stdout += b.toString();
       o.onOutput(b.toString());
     });
-    child.stderr.on('data', (b: Buffer) => o.onOutput(b.toString()));
+    child.stderr!.on('data', (b: Buffer) => o.onOutput(b.toString()));
     child.on('error', (error) => {
       clearTimeout(timer);
       o.signal.removeEventListener('abort', onAbort);

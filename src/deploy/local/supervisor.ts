@@ -3,6 +3,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import type { Wrap } from './confine.js';
 import { DriverFailure } from '../driver.js';
+import { stdioWithoutInherited } from '../../sandbox/inherited-fds.js';
 
 /** How to start the application process. */
 export interface AppProcessSpec {
@@ -160,7 +161,7 @@ export class AppProcess {
   private spawn(): void {
     const started = Date.now();
     const command = this.spec.wrap ? this.spec.wrap(process.execPath, this.spec.args) : { file: process.execPath, args: this.spec.args };
-    const child = spawn(command.file, command.args, { cwd: this.spec.cwd, env: this.spec.env, detached: true, stdio: ['ignore', 'pipe', 'pipe', 'ipc'] });
+    const child = spawn(command.file, command.args, { cwd: this.spec.cwd, env: this.spec.env, detached: true, stdio: stdioWithoutInherited(['ignore', 'pipe', 'pipe', 'ipc']) });
     this.child = child;
     child.stdout!.on('data', (b: Buffer) => this.spec.onOutput(b.toString()));
     child.stderr!.on('data', (b: Buffer) => this.spec.onOutput(b.toString()));
