@@ -3,7 +3,8 @@
 // runner or a shell can start Hangar with descriptors open beyond 0-2 and not marked close-on-exec,
 // every child would inherit them, and bubblewrap passes them on by design. Here the worker that runs
 // the deployment is `hangar serve` started with a root-only file open on its descriptor 40. The
-// build step of the deployed repository tries to read it and lists its own descriptors.
+// build step of the deployed repository tries to read it and lists its own descriptors; the
+// application then starts and serves.
 import { closeSync, openSync, readlinkSync, writeFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
@@ -84,6 +85,12 @@ describe('a local deployment and the descriptors Hangar inherited', () => {
     expect(logs).toContain('$ npm run build');
     expect(logs).not.toContain(SECRET);
     expect(logs).not.toContain('supervisor-secret');
+    // The application is started with the same descriptors replaced (and its IPC channel kept).
+    const deployed = await waitFor('the revision to be final', async () => {
+      const { body } = await call('GET', `/v2/deployments/${id}/revisions/${rev}`);
+      return ['DEPLOYED', 'BUILD_FAILED', 'DEPLOY_FAILED'].includes(body?.status) ? (body.status as string) : undefined;
+    });
+    expect(deployed).toBe('DEPLOYED');
     expect((await call('DELETE', `/v2/deployments/${id}`)).status).toBe(204);
   });
 });
