@@ -85,6 +85,8 @@ export async function loadMcpTools(options: {
   // run's state and stream (which viewers read) never see a tool server's credentials.
   const urls: string[] = [];
   const headerSecrets: string[] = [];
+  // The bearer tokens of OAuth-backed servers' calls: each run principal's, known only at call time.
+  const callSecrets = new Set<string>();
   await Promise.all(
     [...byServer].map(async ([url, refs]) => {
       const server = await options.findServer(url);
@@ -151,7 +153,13 @@ export async function loadMcpTools(options: {
         options.limits.connectTimeoutMs,
         shown,
         // OAuth-backed servers: every call carries the run principal's fresh bearer token.
-        callHeaders ? async (config) => (await callHeaders({ serverName: 'server' }, undefined, config ?? {})).headers : undefined,
+        callHeaders
+          ? async (config) => {
+              const { headers: sent } = await callHeaders({ serverName: 'server' }, undefined, config ?? {});
+              for (const secret of credentialsOf(Object.entries(sent).map(([key, value]) => ({ key, value })))) callSecrets.add(secret);
+              return sent;
+            }
+          : undefined,
       );
       try {
         const offered = await session.open();
@@ -173,8 +181,16 @@ export async function loadMcpTools(options: {
     }),
   );
   const scrubUrls = urlScrubber(urls);
-  const headerRedactor = new Redactor(headerSecrets);
-  const hide = (text: string) => headerRedactor.string(scrubUrls(text));
+  let headerRedactor = new Redactor(headerSecrets);
+  let redacting = 0;
+  const hide = (text: string) => {
+    // A call's token joins the redacted values before its error is read (the headers come first).
+    if (callSecrets.size !== redacting) {
+      redacting = callSecrets.size;
+      headerRedactor = new Redactor([...headerSecrets, ...callSecrets]);
+    }
+    return headerRedactor.string(scrubUrls(text));
+  };
   return {
     tools: new Map(nameUniquely(loaded).map(({ ref, name, tool: t }) => [ref, errorsAsResults(t, name, options.limits.callTimeoutMs, hide)])),
     dropped,
