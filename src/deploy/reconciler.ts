@@ -158,16 +158,20 @@ export class Reconciler {
         if (keep.has(id) || this.held.get(id) !== h) continue;
         // Superseded, interrupted, deleted, or taken over after our lease lapsed: stop working on it.
         const why = await this.store.whyLost(id).catch(() => 'the revision changed under this reconciler');
+        // A deletion here took it meanwhile (and stops it itself).
+        if (this.held.get(id) !== h) continue;
         h.abort.abort(new LostRevision(why));
         this.held.delete(id);
-        const driver = await this.driverOf(h.row.deployment_id);
         // The claim is given up once the work has stopped (a request to the cluster in flight ends
         // first), without holding up the renewal of the others: a deletion, here or in another
-        // process, tears down only after that.
+        // process, tears down only after that. Registered in the same turn as the revision leaves
+        // `held` (no await between): a deletion that looks in between would find it in neither and
+        // tear down under an apply still in flight.
         this.whileStopping(
           h.row.deployment_id,
           (async () => {
             await h.done?.catch(() => {});
+            const driver = await this.driverOf(h.row.deployment_id);
             await driver?.stop(h.row.deployment_id, id);
             await this.store.release([id]);
           })(),
