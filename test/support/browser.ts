@@ -54,6 +54,14 @@ let axeSource: string | undefined;
 /** axe-core's serious and critical violations on the current page, as "rule: targets" lines. */
 export async function axeViolations(page: Page): Promise<string[]> {
   axeSource ??= await readFile(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
+  // Once what moves has settled: a dialog still fading in (Mantine's ~200 ms transition) shows its
+  // buttons half transparent, and axe, sampling then, reports their contrast (CI saw this once).
+  // (Two frames first: a transition begins on the frame after the element is shown. Endless
+  // animations, a loader's spinner, are not waited for; nor is anything for more than 2 s.)
+  await page.evaluate(`new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r))).then(() => Promise.race([
+    Promise.all(document.getAnimations().filter((a) => Number.isFinite(a.effect?.getComputedTiming().endTime ?? Infinity)).map((a) => a.finished.catch(() => {}))),
+    new Promise((r) => setTimeout(r, 2000)),
+  ]))`);
   // Evaluated by the test driver, not loaded by the page: the page's CSP forbids inline scripts.
   await page.evaluate(`${axeSource}\n;void 0`);
   const violations = await page.evaluate<{ id: string; impact: string; targets: string[] }[]>(`(async () => {
