@@ -20,27 +20,21 @@ export interface ToolServerFixture {
 }
 
 /**
- * A stateless Streamable HTTP MCP server with tools `add` and `whoami`; every request without
- * `Authorization: Bearer <token>` is refused with 401.
+ * A stateless Streamable HTTP MCP server on 127.0.0.1: each request gets a fresh server whose tools
+ * `register` adds (recording calls in `calls`); `refuse`, when given, may answer a request first.
  */
-export async function startBearerToolServer(token: string): Promise<ToolServerFixture> {
+async function startStatelessToolServer(
+  name: string,
+  register: (mcp: McpServer, calls: { name: string; args: unknown }[]) => void,
+  refuse?: (req: IncomingMessage, res: import('node:http').ServerResponse) => boolean,
+): Promise<ToolServerFixture> {
   const seenAuthorization: (string | undefined)[] = [];
   const calls: { name: string; args: unknown }[] = [];
   const http: Server = createServer(async (req, res) => {
     seenAuthorization.push(req.headers.authorization);
-    if (req.headers.authorization !== `Bearer ${token}`) {
-      res.writeHead(401, { 'content-type': 'application/json' }).end(JSON.stringify({ error: 'missing or wrong bearer token' }));
-      return;
-    }
-    const mcp = new McpServer({ name: 'bearer-test-server', version: '1.0.0' });
-    mcp.registerTool('add', { description: 'Add two numbers', inputSchema: { a: z.number(), b: z.number() } }, async (args) => {
-      calls.push({ name: 'add', args });
-      return { content: [{ type: 'text', text: String(args.a + args.b) }] };
-    });
-    mcp.registerTool('whoami', { description: 'Say who is calling', inputSchema: {} }, async () => {
-      calls.push({ name: 'whoami', args: {} });
-      return { content: [{ type: 'text', text: 'a caller with the right token' }] };
-    });
+    if (refuse?.(req, res)) return;
+    const mcp = new McpServer({ name, version: '1.0.0' });
+    register(mcp, calls);
     const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined });
     res.on('close', () => {
       void transport.close();
@@ -50,9 +44,8 @@ export async function startBearerToolServer(token: string): Promise<ToolServerFi
     await transport.handleRequest(req as IncomingMessage, res, await readJson(req));
   });
   await new Promise<void>((resolve) => http.listen(0, '127.0.0.1', resolve));
-  const port = (http.address() as AddressInfo).port;
   return {
-    url: `http://127.0.0.1:${port}/mcp`,
+    url: `http://127.0.0.1:${(http.address() as AddressInfo).port}/mcp`,
     seenAuthorization,
     calls,
     close: () =>
@@ -61,6 +54,31 @@ export async function startBearerToolServer(token: string): Promise<ToolServerFi
         http.close(() => resolve());
       }),
   };
+}
+
+/**
+ * A stateless Streamable HTTP MCP server with tools `add` and `whoami`; every request without
+ * `Authorization: Bearer <token>` is refused with 401.
+ */
+export async function startBearerToolServer(token: string): Promise<ToolServerFixture> {
+  return startStatelessToolServer(
+    'bearer-test-server',
+    (mcp, calls) => {
+      mcp.registerTool('add', { description: 'Add two numbers', inputSchema: { a: z.number(), b: z.number() } }, async (args) => {
+        calls.push({ name: 'add', args });
+        return { content: [{ type: 'text', text: String(args.a + args.b) }] };
+      });
+      mcp.registerTool('whoami', { description: 'Say who is calling', inputSchema: {} }, async () => {
+        calls.push({ name: 'whoami', args: {} });
+        return { content: [{ type: 'text', text: 'a caller with the right token' }] };
+      });
+    },
+    (req, res) => {
+      if (req.headers.authorization === `Bearer ${token}`) return false;
+      res.writeHead(401, { 'content-type': 'application/json' }).end(JSON.stringify({ error: 'missing or wrong bearer token' }));
+      return true;
+    },
+  );
 }
 
 /** The JSON body of a POST (undefined for other methods or an empty body). */
@@ -193,34 +211,14 @@ export async function startSessionToolServer(port = 0): Promise<SessionToolServe
  * to 128 characters); each answers `<name> <arguments as JSON>`. `calls` lists what ran.
  */
 export async function startNamedToolServer(names: string[]): Promise<ToolServerFixture> {
-  const calls: { name: string; args: unknown }[] = [];
-  const http: Server = createServer(async (req, res) => {
-    const mcp = new McpServer({ name: 'named-tools', version: '1.0.0' });
+  return startStatelessToolServer('named-tools', (mcp, calls) => {
     for (const name of names) {
       mcp.registerTool(name, { description: `The tool ${name}`, inputSchema: { a: z.number().optional(), b: z.number().optional() } }, async (args) => {
         calls.push({ name, args });
         return { content: [{ type: 'text', text: `${name} ${JSON.stringify(args)}` }] };
       });
     }
-    const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined });
-    res.on('close', () => {
-      void transport.close();
-      void mcp.close();
-    });
-    await mcp.connect(transport);
-    await transport.handleRequest(req as IncomingMessage, res, await readJson(req));
   });
-  await new Promise<void>((resolve) => http.listen(0, '127.0.0.1', resolve));
-  return {
-    url: `http://127.0.0.1:${(http.address() as AddressInfo).port}/mcp`,
-    seenAuthorization: [],
-    calls,
-    close: () =>
-      new Promise<void>((resolve) => {
-        http.closeAllConnections();
-        http.close(() => resolve());
-      }),
-  };
 }
 
 /**
@@ -230,10 +228,8 @@ export async function startNamedToolServer(names: string[]): Promise<ToolServerF
  * structured content beside its text.
  */
 export async function startResultKindsToolServer(): Promise<ToolServerFixture> {
-  const calls: { name: string; args: unknown }[] = [];
   const weather = { temperature: 21, conditions: 'Sunny' };
-  const http: Server = createServer(async (req, res) => {
-    const mcp = new McpServer({ name: 'result-kinds', version: '1.0.0' });
+  return startStatelessToolServer('result-kinds', (mcp, calls) => {
     mcp.registerTool('add', { description: 'Add two numbers; links the ledger', inputSchema: { a: z.number(), b: z.number() } }, async (args) => {
       calls.push({ name: 'add', args });
       return {
@@ -255,25 +251,7 @@ export async function startResultKindsToolServer(): Promise<ToolServerFixture> {
       content: [{ type: 'text', text: 'It is sunny, 21 degrees.' }],
       structuredContent: weather,
     }));
-    const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined });
-    res.on('close', () => {
-      void transport.close();
-      void mcp.close();
-    });
-    await mcp.connect(transport);
-    await transport.handleRequest(req as IncomingMessage, res, await readJson(req));
   });
-  await new Promise<void>((resolve) => http.listen(0, '127.0.0.1', resolve));
-  return {
-    url: `http://127.0.0.1:${(http.address() as AddressInfo).port}/mcp`,
-    seenAuthorization: [],
-    calls,
-    close: () =>
-      new Promise<void>((resolve) => {
-        http.closeAllConnections();
-        http.close(() => resolve());
-      }),
-  };
 }
 
 /**
