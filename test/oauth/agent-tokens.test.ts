@@ -7,6 +7,7 @@ import { collect } from '../../src/client/stream.js';
 import { startOidcServer, type OidcServer } from '../fixtures/oidc-server.js';
 import { startProtectedMcpServer, type ProtectedMcpServer } from '../fixtures/protected-mcp-server.js';
 import { createAgent, createThread, lastAiText, lastValues, start } from '../runtime/support.js';
+import { registerOAuthToolServer } from './support.js';
 import { startTestServer, type TestServer } from '../support/server.js';
 
 let server: TestServer;
@@ -20,20 +21,7 @@ beforeAll(async () => {
   server = await startTestServer();
   oidc = await startOidcServer({ redirectUri: `${server.url}/oauth/callback` });
   tools = await startProtectedMcpServer(oidc, { echoBearer: true });
-  const provider = await server.client.POST('/v2/auth/providers', {
-    body: {
-      provider_id: providerId,
-      name: 'Scoped tools',
-      client_id: oidc.clients.post.id,
-      client_secret: oidc.clients.post.secret,
-      auth_url: oidc.authUrl,
-      token_url: oidc.tokenUrl,
-      scopes: ['openid', 'offline_access'],
-    },
-  });
-  expect(provider.response.status).toBe(200);
-  const registered = await server.client.POST('/v1/deepagents/mcp-servers', { body: { name: 'Scoped tools', url: tools.url, auth_type: 'oauth', oauth_provider_id: provider.data!.id } });
-  expect(registered.response.status).toBe(201);
+  await registerOAuthToolServer(server, oidc, tools.url, { providerId, provider: 'Scoped tools', toolServer: 'Scoped tools' });
   member = await server.createKey({ role: 'member', principal });
 });
 afterAll(async () => {

@@ -7,6 +7,7 @@ import { startProtectedMcpServer, type ProtectedMcpServer } from '../fixtures/pr
 import { collect } from '../../src/client/stream.js';
 import { createAgent, createThread, lastAiText, lastValues, start } from '../runtime/support.js';
 import { startTestServer, type TestServer } from '../support/server.js';
+import { registerOAuthToolServer } from './support.js';
 
 let server: TestServer;
 let oidc: OidcServer;
@@ -23,22 +24,7 @@ afterAll(async () => {
 
 describe('tool calls to an OAuth-backed tool server that keeps sessions', () => {
   it('each call’s connection is closed after the call: calls do not pile up open sessions on the server', async () => {
-    const provider = await server.client.POST('/v2/auth/providers', {
-      body: {
-        provider_id: 'stateful-login',
-        name: 'Stateful tools login',
-        client_id: oidc.clients.post.id,
-        client_secret: oidc.clients.post.secret,
-        auth_url: oidc.authUrl,
-        token_url: oidc.tokenUrl,
-        scopes: ['openid', 'offline_access'],
-      },
-    });
-    expect(provider.response.status).toBe(200);
-    const registered = await server.client.POST('/v1/deepagents/mcp-servers', {
-      body: { name: 'Stateful protected tools', url: tools.url, auth_type: 'oauth', oauth_provider_id: provider.data!.id },
-    });
-    expect(registered.response.status).toBe(201);
+    await registerOAuthToolServer(server, oidc, tools.url, { providerId: 'stateful-login', provider: 'Stateful tools login', toolServer: 'Stateful protected tools' });
     const agentId = await createAgent(server, { tools: { tools: [{ name: 'whoami', mcp_server_url: tools.url }] } });
     const key = await server.createKey({ role: 'member', principal: 'hana@example.com' });
     const call = async () => {
