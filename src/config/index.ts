@@ -447,7 +447,7 @@ export const settings = withLimits({
   sandboxSeccomp: {
     env: 'HANGAR_SANDBOX_SECCOMP',
     schema: bool.default(true),
-    description: 'Run local sandbox commands under a seccomp filter refusing (EPERM) the system calls container runtimes refuse by default: mounts, namespaces, ptrace, kernel keyrings, bpf, perf_event_open, userfaultfd, io_uring, kernel modules, kexec, reboot… and any 32-bit call (x86_64, aarch64). Where the kernel refuses the filter, the log says so and commands run without it.',
+    description: 'Run local sandbox commands under a seccomp filter (x86_64, aarch64) that refuses, with EPERM, the system calls container runtimes refuse by default (mounts, namespaces, ptrace, kernel keyrings, bpf, perf_event_open, userfaultfd, io_uring, kernel modules, kexec, reboot…) and kills a process making a 32-bit call. Where the kernel refuses the filter, the log says so and commands run without it.',
   },
   sandboxSweepMs: {
     env: 'HANGAR_SANDBOX_SWEEP_MS',

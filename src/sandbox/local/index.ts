@@ -7,7 +7,8 @@
 // not other sandboxes, not any home directory. It has its own network namespace with only a loopback
 // device, so nothing outside is reachable (not even Hangar or PostgreSQL on the host's 127.0.0.1),
 // and its own PID, IPC and UTS namespaces. It inherits none of the descriptors Hangar inherited
-// (inherited-fds.ts), runs at nice 19 and is the first the OOM killer ends (score 1000).
+// (inherited-fds.ts), runs at nice 19 and is the first the OOM killer ends (score 1000, which it
+// cannot lower: its /proc is read-only), under a seccomp filter (seccomp.ts).
 //
 // Two ways to get there, by who runs Hangar:
 // - root: bwrap sets the namespaces up as root, then `setpriv` drops to a user of the sandbox's own
