@@ -186,7 +186,7 @@ export class LocalSandboxDriver implements SandboxDriver {
       // Neither runs: bubblewrap itself cannot, which `unavailable` reports; keep the filter.
       if (without.exitCode !== 0) return program;
       this.o.logger?.warn(
-        `the kernel refused the seccomp filter of local sandboxes (bubblewrap said: ${withFilter.output.toString('utf8').trim().slice(0, 300)}): commands in local sandboxes run without it, with every system call of the kernel open to them; set HANGAR_SANDBOX_SECCOMP=false to run without it on purpose`,
+        `the kernel refused the seccomp filter of local sandboxes (bubblewrap said: ${withFilter.output.toString('utf8').trim().slice(0, 300)}): commands in local sandboxes run without it, no system call refused; set HANGAR_SANDBOX_SECCOMP=false to run without it on purpose`,
       );
       return null;
     })();
