@@ -68,7 +68,6 @@ export interface LocalSandboxOptions {
   logger?: Pick<Logger, 'warn'> | undefined;
 }
 
-
 const ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
 /** Runs sandboxes as bubblewrap namespaces on this host. */
@@ -182,11 +181,15 @@ export class LocalSandboxDriver implements SandboxDriver {
       const ref = { id: '', slot: 0 };
       const withFilter = await this.spawnSandbox(null, probe, ref, program).catch((error: unknown) => ({ exitCode: -1, output: Buffer.from(String(error)) }));
       if (withFilter.exitCode === 0) return program;
+      // Only a refusal of the filter itself lets commands run without it (bubblewrap names
+      // PR_SET_SECCOMP then); any other failure (a busy host, bubblewrap unable to run at all, which
+      // `unavailable` reports) keeps it.
+      const said = withFilter.output.toString('utf8').trim();
+      if (!/seccomp/i.test(said)) return program;
       const without = await this.spawnSandbox(null, probe, ref, null).catch(() => ({ exitCode: -1 }));
-      // Neither runs: bubblewrap itself cannot, which `unavailable` reports; keep the filter.
       if (without.exitCode !== 0) return program;
       this.o.logger?.warn(
-        `the kernel refused the seccomp filter of local sandboxes (bubblewrap said: ${withFilter.output.toString('utf8').trim().slice(0, 300)}): commands in local sandboxes run without it, no system call refused; set HANGAR_SANDBOX_SECCOMP=false to run without it on purpose`,
+        `the kernel refused the seccomp filter of local sandboxes (bubblewrap said: ${said.slice(0, 300)}): commands in local sandboxes run without it, no system call refused; set HANGAR_SANDBOX_SECCOMP=false to run without it on purpose`,
       );
       return null;
     })();
