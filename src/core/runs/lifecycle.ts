@@ -482,12 +482,16 @@ export class RunLifecycle {
    * by a second statement of the same transaction, whose snapshot sees every event written before the
    * lock, so the `pending` event takes the next number. After it, the old attempt's writes are refused
    * (its lease is gone) and the next attempt appends after it.
+   * `wake`: a NOTIFY the same statement sends when a run may now be claimed (one was handed back, or a
+   * run waits on a thread a failed or abandoned run held), so that every process's idle workers claim
+   * it at once, not only the sweeping process's (it may have no free slot).
    */
   async sweepExpired(
     leaseMs: number,
     maxAttempts: number,
     exclude: readonly string[] = [],
     streamsChannel?: string,
+    wake?: { channel: string; payload: string },
   ): Promise<{ retried: number; failed: { id: string; threadId: string }[] }> {
     const sweep = (db: Db, expired: readonly string[]) => sql<{ retried: number; failed: { id: string; thread_id: string }[] | null }>`
       WITH expired AS (
@@ -503,9 +507,16 @@ export class RunLifecycle {
         -- once expired (\`stopping\`); cleared so that only live leases stay in their index.
         UPDATE runs SET lease_owner = NULL, lease_expires_at = NULL
         WHERE lease_owner IS NOT NULL AND status <> 'running' AND lease_expires_at < now()
+        RETURNING thread_id
       )
       SELECT (SELECT count(*) FROM retried)::int AS retried, (SELECT json_agg(json_build_object('id', id, 'thread_id', thread_id)) FROM failed) AS failed
-        ${streamsChannel ? sql`, (SELECT count(pg_notify(${streamsChannel}, id::text)) FROM retried) AS told` : sql``}`.execute(db);
+        ${streamsChannel ? sql`, (SELECT count(pg_notify(${streamsChannel}, id::text)) FROM retried) AS told` : sql``}
+        ${
+          wake
+            ? sql`, (SELECT pg_notify(${wake.channel}, ${wake.payload}) WHERE EXISTS (SELECT 1 FROM retried)
+                OR EXISTS (SELECT 1 FROM runs p WHERE p.status = 'pending' AND p.thread_id IN (SELECT thread_id FROM failed UNION ALL SELECT thread_id FROM abandoned))) IS NULL AS woke`
+            : sql``
+        }`.execute(db);
     const lock = (db: Db) => sql<{ id: string }>`
       SELECT id FROM runs WHERE status = 'running' AND lease_expires_at < now()
         ${exclude.length > 0 ? sql`AND id NOT IN (${sql.join(exclude)})` : sql``}
