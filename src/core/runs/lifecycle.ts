@@ -307,11 +307,14 @@ export class RunLifecycle {
   /**
    * The run a resume already started, when `resume` repeats the approval behind the thread's latest
    * run (a client retrying a resume whose answer it lost): the retry gets that run, not a second one.
+   * `namingPause`: only a resume keyed by the id of the pause it answered counts (the thread is paused
+   * again, and an unkeyed resume answers that new pause).
    */
-  async replayedApproval(threadId: string, resume: unknown): Promise<Selectable<RunsTable> | undefined> {
+  async replayedApproval(threadId: string, resume: unknown, namingPause = false): Promise<Selectable<RunsTable> | undefined> {
     const { rows } = await sql<Selectable<RunsTable>>`
       SELECT r.* FROM run_approvals a JOIN runs r ON r.id = a.run_id
       WHERE a.thread_id = ${threadId} AND a.resume = ${JSON.stringify(resume)}::jsonb
+        ${namingPause ? sql`AND a.resume ? a.interrupt_id` : sql``}
         AND r.id = (SELECT id FROM runs WHERE thread_id = ${threadId} ORDER BY created_at DESC, id DESC LIMIT 1)`.execute(this.db);
     return rows[0];
   }
