@@ -460,6 +460,9 @@ export class RunLifecycle {
    * be finishing a step) and gives the lease back when it has stopped (`release`). Until then no other
    * run of the thread starts (`stopping`), so two executions never write one thread's state; a worker
    * that died meanwhile holds the thread no longer than its lease.
+   *
+   * A resume cancelled before any worker took it (attempt 0) ran nothing: its thread goes back to
+   * `interrupted` instead, and its approval record is deleted, so the pause can be answered again.
    */
   async cancel(which: RawBuilder<unknown>): Promise<Selectable<RunsTable>[]> {
     const { rows } = await sql<Selectable<RunsTable>>`
@@ -467,7 +470,18 @@ export class RunLifecycle {
         UPDATE runs SET status = 'interrupted', ended_at = now(), updated_at = now()
         WHERE ${which} AND ${runFrom('interrupted')}
         RETURNING *
-      ), freed AS (${freeThreads('stopped', 'idle')})
+      ), unanswered AS (
+        DELETE FROM run_approvals a USING stopped s
+        WHERE a.run_id = s.id AND s.attempt = 0
+        RETURNING s.thread_id
+      ), repaused AS (
+        UPDATE threads t SET status = 'interrupted', updated_at = now()
+        WHERE t.id IN (SELECT thread_id FROM unanswered) AND ${threadFrom('interrupted', ['busy'])}
+          AND NOT EXISTS (SELECT 1 FROM runs r WHERE r.thread_id = t.id AND r.status IN ('pending', 'running')
+                          AND r.id NOT IN (SELECT id FROM stopped))
+      ), others AS (
+        SELECT * FROM stopped WHERE thread_id NOT IN (SELECT thread_id FROM unanswered)
+      ), freed AS (${freeThreads('others', 'idle')})
       SELECT * FROM stopped`.execute(this.db);
     return rows;
   }
