@@ -181,6 +181,7 @@ export async function startHangar(config: Config, options: StartOptions = {}): P
       settings: {
         workerConcurrency: config.workerConcurrency,
         leaseMs: config.runLeaseMs,
+        pollMs: config.runPollMs,
         maxAttempts: config.runMaxAttempts,
         modelLimits: { timeoutMs: config.modelTimeoutMs, maxRetries: config.modelMaxRetries },
         deadlines: { runTimeoutMs: config.runTimeoutMs, modelCallTimeoutMs: config.modelCallTimeoutMs, modelIdleTimeoutMs: config.modelIdleTimeoutMs },

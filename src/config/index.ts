@@ -135,6 +135,11 @@ export const settings = withLimits({
     schema: positiveInt.min(1000).default(30_000),
     description: 'Lease of a worker on a run; renewed every third of it while the run executes.',
   },
+  runPollMs: {
+    env: 'HANGAR_RUN_POLL_MS',
+    schema: positiveInt.default(2_000),
+    description: 'How often idle workers look for pending runs that no notification announced (a safety net: starts, hand-backs and sweeps announce their runs to every process at once).',
+  },
   runMaxAttempts: {
     env: 'HANGAR_RUN_MAX_ATTEMPTS',
     schema: positiveInt.max(100).default(3),

@@ -39,6 +39,8 @@ import { sandboxBackend, SANDBOX_WORKDIR, withToolWriter, type SandboxService } 
 export interface RuntimeSettings {
   workerConcurrency: number;
   leaseMs: number;
+  /** How often idle workers claim without being woken (default 2000): the safety net under notifications. */
+  pollMs?: number | undefined;
   /** Attempts of a run whose worker died before it is failed (default 3). */
   maxAttempts?: number | undefined;
   modelLimits: ModelLimits;

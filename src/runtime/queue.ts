@@ -77,7 +77,9 @@ export class RunQueue {
    * `streamsChannel`: where the streams of a run handed back are told to read on (its `pending` event).
    */
   sweepExpired(maxAttempts: number, executingHere: readonly string[] = [], streamsChannel?: string): Promise<{ retried: number; failed: { id: string; threadId: string }[] }> {
-    return this.lifecycle.sweepExpired(this.leaseMs, maxAttempts, executingHere, streamsChannel);
+    // The statement wakes every process's workers when a run may be claimed now: this process's may
+    // have no free slot, and the others would otherwise find the run only at their poll.
+    return this.lifecycle.sweepExpired(this.leaseMs, maxAttempts, executingHere, streamsChannel, { channel: QUEUE_CHANNEL, payload: '' });
   }
 
   /**

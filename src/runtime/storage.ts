@@ -1,7 +1,7 @@
 // LangGraph's own storage on Hangar's database: checkpoints (PostgresSaver) and the long-term store
 // (PostgresStore), both in the `langgraph` schema so they never mix with Hangar's tables.
 import type { RunnableConfig } from '@langchain/core/runnables';
-import type { ChannelVersions, Checkpoint, CheckpointMetadata, PendingWrite } from '@langchain/langgraph-checkpoint';
+import { WRITES_IDX_MAP, type ChannelVersions, type Checkpoint, type CheckpointMetadata, type PendingWrite } from '@langchain/langgraph-checkpoint';
 import { PostgresSaver } from '@langchain/langgraph-checkpoint-postgres';
 import { PostgresStore } from '@langchain/langgraph-checkpoint-postgres/store';
 import type pg from 'pg';
@@ -24,6 +24,8 @@ export class SingleStatementSaver extends PostgresSaver {
   private readonly sql: string;
   /** The same, written only while the run's lease is the writer's (`fence`). */
   private readonly fencedSql: string;
+  /** Pending writes in one statement: `[fenced][upsert]` (`putWrites`). */
+  private readonly writesSql: [[string, string], [string, string]];
   /** Runs executing in this process, and the lease each executes under (`fence`). */
   private readonly leases = new Map<string, CheckpointLease>();
 
@@ -59,10 +61,34 @@ export class SingleStatementSaver extends PostgresSaver {
       INSERT INTO ${checkpoints} (thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, checkpoint, metadata)
       SELECT $1, $2, $7, $8, $9, $10 WHERE EXISTS (SELECT 1 FROM held)
       ON CONFLICT (thread_id, checkpoint_ns, checkpoint_id) DO UPDATE SET checkpoint = EXCLUDED.checkpoint, metadata = EXCLUDED.metadata`;
+    // A task's pending writes (the library sends BEGIN, one INSERT per write and COMMIT) as arrays in
+    // one INSERT; fenced as the checkpoint is, so a stalled worker cannot leave writes (an interrupt, a
+    // task's output) under the checkpoint the next attempt resumes from. The conflict rules are the
+    // library's: writes to its special channels replace the task's earlier ones, others are kept.
+    const writes = `"${schema}".checkpoint_writes`;
+    const insert = (upsert: boolean, where: string) => `INSERT INTO ${writes} (thread_id, checkpoint_ns, checkpoint_id, task_id, idx, channel, type, blob)
+        SELECT $1, $2, $3, $4, i, c, t, b FROM unnest($5::int[], $6::text[], $7::text[], $8::bytea[]) AS x(i, c, t, b) ${where}
+        ON CONFLICT (thread_id, checkpoint_ns, checkpoint_id, task_id, idx) DO ${upsert ? 'UPDATE SET channel = EXCLUDED.channel, type = EXCLUDED.type, blob = EXCLUDED.blob' : 'NOTHING'}`;
+    // Fenced, it always returns one row: whether the lease was held (the writes may all have been there).
+    const writesSql = (fenced: boolean, upsert: boolean) =>
+      fenced
+        ? `WITH held AS MATERIALIZED (
+        SELECT id FROM runs WHERE id = $9::uuid AND lease_owner = $10 AND attempt = $11
+          AND (status = 'running' OR lease_expires_at > now())
+        FOR KEY SHARE
+      ), written AS (
+        ${insert(upsert, 'WHERE EXISTS (SELECT 1 FROM held)')}
+      )
+      SELECT EXISTS (SELECT 1 FROM held) AS held`
+        : insert(upsert, '');
+    this.writesSql = [
+      [writesSql(false, false), writesSql(false, true)],
+      [writesSql(true, false), writesSql(true, true)],
+    ];
   }
 
   /**
-   * Write the checkpoints of run `runId` (its graph's, subagents' included: they carry its id) only
+   * Write the checkpoints and pending writes of run `runId` (its graph's, subagents' included: they carry its id) only
    * while its lease is `lease`'s (for a cancelled run, until that lease expires: the thread's next run
    * may then start): a worker that stalled past its lease and was replaced by the next
    * attempt cannot fork the thread's state under it (its write fails, and so does its run there).
@@ -81,8 +107,24 @@ export class SingleStatementSaver extends PostgresSaver {
     return reconnecting(() => super.getTuple(config));
   }
 
-  override putWrites(config: RunnableConfig, writes: PendingWrite[], taskId: string): Promise<void> {
-    return reconnecting(() => super.putWrites(config, writes, taskId));
+  override async putWrites(config: RunnableConfig, writes: PendingWrite[], taskId: string): Promise<void> {
+    if (writes.length === 0) return;
+    const { thread_id, checkpoint_ns = '', checkpoint_id } = (config.configurable ?? {}) as { thread_id?: string; checkpoint_ns?: string; checkpoint_id?: string };
+    if (thread_id === undefined || checkpoint_id === undefined) throw new Error('pending writes need the thread_id and checkpoint_id of their checkpoint in "configurable"');
+    const upsert = writes.every(([channel]) => channel in WRITES_IDX_MAP);
+    let rows = await this._dumpWrites(thread_id, checkpoint_ns, checkpoint_id, taskId, writes);
+    // The library writes them one after the other: a later write to the same index replaces (upsert) or
+    // loses to (insert) an earlier one. One statement may not touch a row twice, so that is settled here.
+    if (upsert) rows = [...new Map(rows.map((r) => [r[4], r])).values()];
+    const values = [thread_id, checkpoint_ns, checkpoint_id, taskId, rows.map((r) => r[4]), rows.map((r) => r[5]), rows.map((r) => r[6]), rows.map((r) => r[7])];
+    const runId = (config.metadata as { run_id?: unknown } | undefined)?.run_id;
+    const lease = typeof runId === 'string' ? this.leases.get(runId) : undefined;
+    if (!lease) {
+      await reconnecting(() => this.db.query(this.writesSql[0][upsert ? 1 : 0], values));
+      return;
+    }
+    const { rows: held } = await reconnecting(() => this.db.query<{ held: boolean }>(this.writesSql[1][upsert ? 1 : 0], [...values, runId, lease.workerId, lease.attempt]));
+    if (held[0]?.held !== true) throw new CheckpointRefused(runId as string);
   }
 
   override async put(config: RunnableConfig, checkpoint: Checkpoint, metadata: CheckpointMetadata, newVersions: ChannelVersions): Promise<RunnableConfig> {

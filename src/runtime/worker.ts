@@ -14,6 +14,7 @@ import type { ClaimedRun } from './queue.js';
 import type { StartSlot } from '../core/runs/lifecycle.js';
 import { rollbackRunCheckpoints } from './storage.js';
 
+/** How often idle workers claim without being woken, unless set (RuntimeSettings.pollMs). */
 const POLL_MS = 2_000;
 
 /** Executes runs of the queue; a BackgroundTask of the server. */
@@ -251,7 +252,8 @@ export class WorkerPool implements BackgroundTask {
       if (claimed.length > 0 && claimed.length === free) continue;
       if (this.pendingWake || !this.running) continue;
       await new Promise<void>((resolve) => {
-        const timer = setTimeout(resolve, POLL_MS);
+        // Woken by announcements; the poll is the safety net, and the sweep keeps its own pace.
+        const timer = setTimeout(resolve, Math.max(0, Math.min(this.settings.pollMs ?? POLL_MS, nextSweep - Date.now())));
         this.wake = () => {
           clearTimeout(timer);
           this.wake = undefined;

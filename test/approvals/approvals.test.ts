@@ -75,6 +75,41 @@ describe('approval of tool calls', () => {
     expect(recorded.rows).toEqual([{ run_id: first.stream.runId }]);
   });
 
+  it('a retried resume keyed by interrupt id gets the run the first one started, even when that run paused again', async () => {
+    // The main agent's `add` pauses; once approved, the subagent its `task` call starts pauses on its own `add`.
+    const agent = await createAgent(server, {
+      tools: { tools: [{ name: 'add', mcp_server_url: tools.url }], interrupt_config: { [`${tools.url}::add`]: true } },
+      subagents: [{ name: 'careful', description: 'Adds with approval', instructions: 'Add.', tools: { tools: [{ name: 'add', mcp_server_url: tools.url }], interrupt_config: {} } }],
+    } as never);
+    const threadId = await createThread(server, agent);
+    const task = `/call task ${JSON.stringify({ description: '/call add {"a": 3, "b": 4}', subagent_type: 'careful' })}`;
+    await run(server, threadId, { agent_id: agent, messages: [{ role: 'user', content: `/call add {"a": 2, "b": 40}\n${task}` }] });
+    const pending = async () => {
+      const thread = await server.client.GET('/v1/deepagents/threads/{thread_id}', path(threadId));
+      expect(thread.data!.status).toBe('interrupted');
+      return Object.values(thread.data!.interrupts as Record<string, { id: string; value: { action_requests: { args: unknown }[] } }[]>).flat();
+    };
+    const [first] = await pending();
+    expect(first!.value.action_requests[0]!.args).toEqual({ a: 2, b: 40 });
+    const before = tools.calls.length;
+    const answer = { [first!.id]: { decisions: [{ type: 'approve' }] } };
+    const resumed = await run(server, threadId, { agent_id: agent, command: { resume: answer } } as never);
+    // The first resume's run went on and paused on the subagent's call: a new pause, not yet answered.
+    const [second] = await pending();
+    expect(second!.id).not.toBe(first!.id);
+    expect(second!.value.action_requests[0]!.args).toEqual({ a: 3, b: 4 });
+
+    // The client lost the first answer and sends the same resume again: the run it started, not a 422.
+    const retry = await run(server, threadId, { agent_id: agent, command: { resume: answer } } as never);
+    expect(retry.stream.status).toBe(200);
+    expect(retry.stream.runId).toBe(resumed.stream.runId);
+    expect(retry.events).toEqual(resumed.events);
+    expect(tools.calls.slice(before)).toEqual([{ name: 'add', args: { a: 2, b: 40 } }]);
+    expect((await pending()).map((i) => i.id)).toEqual([second!.id]);
+    const runs = await server.client.GET('/v1/deepagents/threads/{thread_id}/runs', path(threadId));
+    expect(runs.data!).toHaveLength(2);
+  });
+
   it('pauses before the tool: __interrupt__ in updates and values, run success, thread interrupted; approve runs it', async () => {
     const before = tools.calls.length;
     const { threadId, events, runId } = await pausedThread();

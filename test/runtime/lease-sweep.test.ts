@@ -10,12 +10,13 @@
 //   so its late events never land between the sweep's `pending` and the next attempt's events.
 // - Joining again with Last-Event-ID reads on exactly; a full replay is the live stream, event for event.
 // - A checkpoint the stalled worker writes late (its graph's next step) is refused too: the thread's
-//   state stays the one the next attempt left, not forked under it.
+//   state stays the one the next attempt left, not forked under it. So are its late pending writes (a
+//   task's interrupt or output under the checkpoint the next attempt left, which a resume would read).
 // - A run cancelled while its worker is stalled holds its thread only until its lease expires; the
 //   thread's next run may then execute, so the stalled worker's late checkpoint and events are
 //   refused from then on, before any sweep has cleared the expired lease.
 // - A thread deleted while the worker of its cancelled run is still stopping it: the worker's late
-//   checkpoint is refused, so nothing of the deleted thread is written back.
+//   checkpoint and pending writes are refused, so nothing of the deleted thread is written back.
 // Waits on events and statuses, never on time.
 import { uuid6 } from '@langchain/langgraph-checkpoint';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -114,6 +115,19 @@ describe('a run whose worker stalled past its lease', () => {
     );
     await expect(late).rejects.toThrow(/no longer held by this worker/);
     expect((await state()).checkpoint).toEqual(before.checkpoint);
+
+    // Its graph's pending writes too (a task's interrupt, here), under the checkpoint the next attempt
+    // left: refused, so a resume of the thread would not find them.
+    const lateWrites = saver.putWrites(
+      { configurable: { thread_id: threadId, checkpoint_ns: '', checkpoint_id: latest.checkpoint.id }, metadata: { run_id: runId } },
+      [['__interrupt__', [{ value: { from: 'attempt 1, late' }, id: 'late-interrupt' }]], ['messages', [{ type: 'ai', content: 'late' }]]],
+      'late-task',
+    );
+    await expect(lateWrites).rejects.toThrow(/no longer held by this worker/);
+    expect((await saver.getTuple({ configurable: { thread_id: threadId, checkpoint_ns: '' } }))!.pendingWrites).toEqual(latest.pendingWrites);
+    const after = await state();
+    expect(after).toEqual(before);
+    expect(JSON.stringify(after)).not.toContain('late');
   }, 60_000);
 
   it('a cancelled run whose worker stalled past its lease: the thread’s next run may execute, and the stalled worker’s late writes are refused', async () => {
@@ -192,7 +206,15 @@ describe('a run whose worker stalled past its lease', () => {
       {},
     );
     await expect(late).rejects.toThrow(/no longer held by this worker/);
+    const lateWrites = saver.putWrites(
+      { configurable: { thread_id: threadId, checkpoint_ns: '', checkpoint_id: latest.checkpoint.id }, metadata: { run_id: runId } },
+      [['messages', [{ type: 'ai', content: 'late' }]]],
+      'late-task',
+    );
+    await expect(lateWrites).rejects.toThrow(/no longer held by this worker/);
     const left = await stalled.pool.query(`SELECT 1 FROM ${LANGGRAPH_SCHEMA}.checkpoints WHERE thread_id = $1`, [threadId]);
     expect(left.rowCount).toBe(0);
+    const leftWrites = await stalled.pool.query(`SELECT 1 FROM ${LANGGRAPH_SCHEMA}.checkpoint_writes WHERE thread_id = $1`, [threadId]);
+    expect(leftWrites.rowCount).toBe(0);
   }, 60_000);
 });

@@ -307,11 +307,14 @@ export class RunLifecycle {
   /**
    * The run a resume already started, when `resume` repeats the approval behind the thread's latest
    * run (a client retrying a resume whose answer it lost): the retry gets that run, not a second one.
+   * `namingPause`: only a resume keyed by the id of the pause it answered counts (the thread is paused
+   * again, and an unkeyed resume answers that new pause).
    */
-  async replayedApproval(threadId: string, resume: unknown): Promise<Selectable<RunsTable> | undefined> {
+  async replayedApproval(threadId: string, resume: unknown, namingPause = false): Promise<Selectable<RunsTable> | undefined> {
     const { rows } = await sql<Selectable<RunsTable>>`
       SELECT r.* FROM run_approvals a JOIN runs r ON r.id = a.run_id
       WHERE a.thread_id = ${threadId} AND a.resume = ${JSON.stringify(resume)}::jsonb
+        ${namingPause ? sql`AND a.resume ? a.interrupt_id` : sql``}
         AND r.id = (SELECT id FROM runs WHERE thread_id = ${threadId} ORDER BY created_at DESC, id DESC LIMIT 1)`.execute(this.db);
     return rows[0];
   }
@@ -457,6 +460,9 @@ export class RunLifecycle {
    * be finishing a step) and gives the lease back when it has stopped (`release`). Until then no other
    * run of the thread starts (`stopping`), so two executions never write one thread's state; a worker
    * that died meanwhile holds the thread no longer than its lease.
+   *
+   * A resume cancelled before any worker took it (attempt 0) ran nothing: its thread goes back to
+   * `interrupted` instead, and its approval record is deleted, so the pause can be answered again.
    */
   async cancel(which: RawBuilder<unknown>): Promise<Selectable<RunsTable>[]> {
     const { rows } = await sql<Selectable<RunsTable>>`
@@ -464,7 +470,18 @@ export class RunLifecycle {
         UPDATE runs SET status = 'interrupted', ended_at = now(), updated_at = now()
         WHERE ${which} AND ${runFrom('interrupted')}
         RETURNING *
-      ), freed AS (${freeThreads('stopped', 'idle')})
+      ), unanswered AS (
+        DELETE FROM run_approvals a USING stopped s
+        WHERE a.run_id = s.id AND s.attempt = 0
+        RETURNING s.thread_id
+      ), repaused AS (
+        UPDATE threads t SET status = 'interrupted', updated_at = now()
+        WHERE t.id IN (SELECT thread_id FROM unanswered) AND ${threadFrom('interrupted', ['busy'])}
+          AND NOT EXISTS (SELECT 1 FROM runs r WHERE r.thread_id = t.id AND r.status IN ('pending', 'running')
+                          AND r.id NOT IN (SELECT id FROM stopped))
+      ), others AS (
+        SELECT * FROM stopped WHERE thread_id NOT IN (SELECT thread_id FROM unanswered)
+      ), freed AS (${freeThreads('others', 'idle')})
       SELECT * FROM stopped`.execute(this.db);
     return rows;
   }
@@ -482,12 +499,16 @@ export class RunLifecycle {
    * by a second statement of the same transaction, whose snapshot sees every event written before the
    * lock, so the `pending` event takes the next number. After it, the old attempt's writes are refused
    * (its lease is gone) and the next attempt appends after it.
+   * `wake`: a NOTIFY the same statement sends when a run may now be claimed (one was handed back, or a
+   * run waits on a thread a failed or abandoned run held), so that every process's idle workers claim
+   * it at once, not only the sweeping process's (it may have no free slot).
    */
   async sweepExpired(
     leaseMs: number,
     maxAttempts: number,
     exclude: readonly string[] = [],
     streamsChannel?: string,
+    wake?: { channel: string; payload: string },
   ): Promise<{ retried: number; failed: { id: string; threadId: string }[] }> {
     const sweep = (db: Db, expired: readonly string[]) => sql<{ retried: number; failed: { id: string; thread_id: string }[] | null }>`
       WITH expired AS (
@@ -503,9 +524,16 @@ export class RunLifecycle {
         -- once expired (\`stopping\`); cleared so that only live leases stay in their index.
         UPDATE runs SET lease_owner = NULL, lease_expires_at = NULL
         WHERE lease_owner IS NOT NULL AND status <> 'running' AND lease_expires_at < now()
+        RETURNING thread_id
       )
       SELECT (SELECT count(*) FROM retried)::int AS retried, (SELECT json_agg(json_build_object('id', id, 'thread_id', thread_id)) FROM failed) AS failed
-        ${streamsChannel ? sql`, (SELECT count(pg_notify(${streamsChannel}, id::text)) FROM retried) AS told` : sql``}`.execute(db);
+        ${streamsChannel ? sql`, (SELECT count(pg_notify(${streamsChannel}, id::text)) FROM retried) AS told` : sql``}
+        ${
+          wake
+            ? sql`, (SELECT pg_notify(${wake.channel}, ${wake.payload}) WHERE EXISTS (SELECT 1 FROM retried)
+                OR EXISTS (SELECT 1 FROM runs p WHERE p.status = 'pending' AND p.thread_id IN (SELECT thread_id FROM failed UNION ALL SELECT thread_id FROM abandoned))) IS NULL AS woke`
+            : sql``
+        }`.execute(db);
     const lock = (db: Db) => sql<{ id: string }>`
       SELECT id FROM runs WHERE status = 'running' AND lease_expires_at < now()
         ${exclude.length > 0 ? sql`AND id NOT IN (${sql.join(exclude)})` : sql``}

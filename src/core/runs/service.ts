@@ -140,9 +140,12 @@ export class RunService {
     let approval: { interruptId: string; resume: unknown } | undefined;
     if (command) {
       const { resume, ...steer } = command;
-      // A retried resume (its first answer lost on the way) gets the run the first one started.
-      if (resumes && thread.status !== 'interrupted') {
-        const replayed = await this.lifecycle.replayedApproval(threadId, resume);
+      // A retried resume (its first answer lost on the way) gets the run the first one started. On a
+      // thread paused again (that run went on and paused anew), only a resume keyed by interrupt id
+      // says which pause it answers: an unkeyed one answers the pause the thread has now.
+      const pausedAgain = thread.status === 'interrupted';
+      if (resumes && (!pausedAgain || isKeyedResume(resume))) {
+        const replayed = await this.lifecycle.replayedApproval(threadId, resume, pausedAgain);
         if (replayed) return toRun(replayed);
       }
       const toolNames = () => this.ports.toolNames?.({ workspaceId: caller.workspaceId, agentId, revision: head });
@@ -363,6 +366,11 @@ export class RunService {
     );
     return rows;
   }
+}
+
+/** A resume whose answers are keyed by interrupt id (not one `decisions` list). */
+function isKeyedResume(resume: unknown): boolean {
+  return resume !== null && typeof resume === 'object' && !Array.isArray(resume) && !('decisions' in resume) && Object.keys(resume).length > 0;
 }
 
 /** Thread statuses a start may take the thread from, by multitask strategy (enqueue joins a busy thread). */
