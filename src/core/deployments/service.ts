@@ -147,13 +147,13 @@ export class DeploymentService {
     if (q.deployment_ids) query = q.deployment_ids.length === 0 ? query.where(sql<boolean>`false`) : query.where('d.id', 'in', q.deployment_ids);
     if (q.tag_value_ids) query = query.where(sql<boolean>`d.tag_value_ids && ${sql.val(q.tag_value_ids)}::uuid[]`);
     const rows = await query.orderBy('d.created_at', 'desc').orderBy('d.id', 'desc').limit(q.limit).offset(q.offset).execute();
-    return { resources: rows.map((r) => toDeployment(r, this.deps.cipher)), offset: q.offset + rows.length };
+    return { resources: rows.map((r) => toDeployment(r, this.deps.cipher, this.deps.k8sPolicy)), offset: q.offset + rows.length };
   }
 
   async get(caller: Caller, id: string): Promise<Deployment> {
     const row = await selectDeployments(this.deps.db).where('d.workspace_id', '=', caller.workspaceId).where('d.id', '=', id).executeTakeFirst();
     if (!row) throw notFound(id);
-    return toDeployment(row, this.deps.cipher);
+    return toDeployment(row, this.deps.cipher, this.deps.k8sPolicy);
   }
 
   /** Change a deployment; returns it with its (possibly new) latest revision. */
@@ -207,6 +207,29 @@ export class DeploymentService {
         .returning('id')
         .executeTakeFirst();
       if (!locked) throw beingDeleted(id);
+      if (current.driver === 'kubernetes' && namespaceOf(sourceConfig) !== namespaceOf(current.sourceConfig)) {
+        // Before it has served, a move is allowed only while nothing of it can be in the old
+        // namespace: a revision that went on to deploy (even one that failed) may have applied the
+        // database, its volume and objects there, which would stay behind (the teardown removes
+        // what is in the namespace of the day); one on its way would still go there. Looked at with
+        // the deployment's row locked: a revision is added only under that lock.
+        const started = await trx
+          .selectFrom('deployment_revisions')
+          .select(['seq', 'status'])
+          .where('deployment_id', '=', id)
+          .where('status', 'not in', NEVER_DEPLOYED_STATUSES)
+          .orderBy('seq')
+          .executeTakeFirst();
+        if (started) {
+          throw invalid([
+            {
+              loc: ['body', 'source_config', 'listener_config', 'k8s_namespace'],
+              msg: `cannot change once a revision has gone on to deploy (revision ${started.seq}, ${started.status}): what it applies in namespace "${namespaceOf(current.sourceConfig)}" (the database, its volume, the objects) would stay behind; delete the deployment, which removes them, and create it in "${namespaceOf(sourceConfig)}" instead`,
+              type: 'immutable',
+            },
+          ]);
+        }
+      }
       if (newRevision) {
         await this.addRevision(trx, { deploymentId: id, workspaceId: caller.workspaceId, config: revConfig, secrets, resourceSpec: sourceConfig.resource_spec ?? null });
       }
@@ -528,3 +551,6 @@ async function kubernetesNameFree(trx: Transaction<Database>, workspaceId: strin
     }
   }
 }
+
+/** Revision statuses that never reach a cluster: nothing of a revision that ended so was applied anywhere. */
+const NEVER_DEPLOYED_STATUSES: ('CREATE_FAILED' | 'BUILD_FAILED' | 'SKIPPED')[] = ['CREATE_FAILED', 'BUILD_FAILED', 'SKIPPED'];
