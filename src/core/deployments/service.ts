@@ -75,6 +75,8 @@ export interface DeploymentServiceDeps {
   localRepos?: LocalRepoPolicy | undefined;
   /** The operator's bounds on kubernetes-driven deployments (namespaces, pod); open by default. */
   k8sPolicy?: K8sPolicy | undefined;
+  /** The templates `internal_template` can name on this install; unchecked when absent. */
+  templates?: (() => Promise<string[]>) | undefined;
 }
 
 const FROM_SOURCE: readonly Source[] = ['vcshost', 'internal_source', 'internal_template'];
@@ -383,6 +385,13 @@ export class DeploymentService {
 
   /** References to other resources: the upload of `internal_source`, the integration of `vcshost`. */
   private async checkReferences(workspaceId: string, source: Source, sc: SourceConfig, rc: SourceRevisionConfig): Promise<FieldIssue[]> {
+    if (source === 'internal_template' && rc.repo_ref && this.deps.templates) {
+      // Known here: an unknown name would only fail the build later.
+      const names = await this.deps.templates();
+      if (!names.includes(rc.repo_ref)) {
+        return [{ loc: ['body', 'source_revision_config', 'repo_ref'], msg: `names no template on this server (templates: ${names.join(', ') || 'none'})`, type: 'value_error' }];
+      }
+    }
     if (source === 'internal_source' && rc.source_tarball_path) {
       const upload = uploadIdOf(rc.source_tarball_path);
       const row = upload
