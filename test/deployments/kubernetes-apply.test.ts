@@ -495,7 +495,7 @@ describe('HANGAR_DEPLOY_K8S_POD_POLICY=restricted (stand-in API server)', () => 
       expect(text).toMatch(/\[hangar\] this deployment no longer satisfies the server's Kubernetes policy; it keeps running as it is, but a change or a redeploy must satisfy it: source_config\.resource_spec\.service_account_name is not allowed on this server/);
       expect(strict.logs()).toContain('a deployment no longer satisfies the Kubernetes policy of this server');
       // The API says so too, on the deployment and in the list: the serving revision 3's service
-      // account (the deployment's own resource_spec is tame since revision 2).
+      // account.
       const issues = [{ field: 'source_config.resource_spec.service_account_name', message: expect.stringMatching(/^is not allowed on this server/) }];
       expect((await strict.client.GET('/v2/deployments/{deployment_id}', { params: { path: { deployment_id: d.id } } })).data!.policy_issues).toEqual(issues);
       const listed = (await strict.client.GET('/v2/deployments', { params: { query: { deployment_ids: d.id } } })).data!.resources;

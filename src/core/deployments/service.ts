@@ -309,6 +309,15 @@ export class DeploymentService {
     }
     const newId = await this.deps.db.transaction().execute(async (trx) => {
       if (current.driver === 'kubernetes') await noOtherDeploymentsSecrets(trx, id, sourceConfig, current.secretReferences);
+      // The deployment takes the revision's resource_spec too, as it takes its code (its
+      // source_revision_config is its latest revision's): a later PATCH builds on what was rolled
+      // back to, and does not bring back the resources the rollback undid.
+      const { resource_spec: _spec, ...rest } = current.sourceConfig;
+      await trx
+        .updateTable('deployments')
+        .set({ source_config: JSON.stringify(cleanSourceConfig(resourceSpec ? { ...rest, resource_spec: resourceSpec } : rest)) })
+        .where('id', '=', id)
+        .execute();
       return this.addRevision(trx, {
         deploymentId: id,
         workspaceId: caller.workspaceId,
