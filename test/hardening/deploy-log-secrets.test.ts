@@ -16,24 +16,7 @@ const SECRET = 'deploy-value-5c2e8a1f7b';
 const PASSWORD = 'pässwort-7d1e9c40';
 let server: TestServer;
 
-beforeAll(async () => {
-  server = await startTestServer({ env: { HANGAR_DEPLOY_POLL_MS: '300', LOG_LEVEL: 'warn' } });
-});
-afterAll(async () => {
-  await server?.close();
-});
-
-const api = (method: string, p: string, body?: unknown, type?: string) => apiCall(server, method, p, body, type);
-
-async function upload(): Promise<string> {
-  const dir = await mkdtemp(path.join(os.tmpdir(), 'hangar-log-secrets-'));
-  const app = path.join(dir, 'app');
-  await mkdir(app);
-  await writeFile(path.join(app, 'package.json'), JSON.stringify({ name: 'chatty', type: 'module' }));
-  await writeFile(path.join(app, 'langgraph.json'), JSON.stringify({ graphs: { echo: './graph.mjs:graph' } }));
-  await writeFile(
-    path.join(app, 'graph.mjs'),
-    `import { Annotation, StateGraph, START, END } from '@langchain/langgraph';
+const CHATTY = `import { Annotation, StateGraph, START, END } from '@langchain/langgraph';
 console.log('starting with API_KEY=' + process.env.API_KEY);
 // The same value in two writes, apart (nothing else of this thread is written in between): two
 // pieces of output for Hangar.
@@ -64,8 +47,24 @@ pause();
 process.stdout.write(bytes.subarray(cut));
 const S = Annotation.Root({ text: Annotation() });
 export const graph = new StateGraph(S).addNode('n', (s) => ({ text: s.text })).addEdge(START, 'n').addEdge('n', END).compile();
-`,
-  );
+`;
+
+beforeAll(async () => {
+  server = await startTestServer({ env: { HANGAR_DEPLOY_POLL_MS: '300', LOG_LEVEL: 'warn' } });
+});
+afterAll(async () => {
+  await server?.close();
+});
+
+const api = (method: string, p: string, body?: unknown, type?: string) => apiCall(server, method, p, body, type);
+
+async function upload(graph = CHATTY): Promise<string> {
+  const dir = await mkdtemp(path.join(os.tmpdir(), 'hangar-log-secrets-'));
+  const app = path.join(dir, 'app');
+  await mkdir(app);
+  await writeFile(path.join(app, 'package.json'), JSON.stringify({ name: 'chatty', type: 'module' }));
+  await writeFile(path.join(app, 'langgraph.json'), JSON.stringify({ graphs: { echo: './graph.mjs:graph' } }));
+  await writeFile(path.join(app, 'graph.mjs'), graph);
   const file = path.join(dir, 'app.tar.gz');
   await tar.c({ gzip: true, file, cwd: dir }, ['app']);
   const u = await api('POST', '/v2/deployments/uploads');
@@ -110,5 +109,30 @@ describe('a deployment printing its secret', () => {
     expect.soft(text).not.toContain(SECRET.slice(9));
     expect.soft(text).not.toContain('sswort-7d1e9c40');
     expect.soft(text).not.toContain('\u001b');
+  });
+});
+
+describe('a deployment failing with its secret in the reason', () => {
+  it('has it redacted in the revision\'s status_message too', { timeout: 180_000 }, async () => {
+    // The application answers the take-over of its database with a failure that quotes its key.
+    const graph = `import { Annotation, StateGraph, START, END } from '@langchain/langgraph';
+process.on('message', (m) => { if (m && m.type === 'activate') process.send({ type: 'activate-failed', error: 'bad key ' + process.env.API_KEY }); });
+const S = Annotation.Root({ text: Annotation() });
+export const graph = new StateGraph(S).addNode('n', (s) => ({ text: s.text })).addEdge(START, 'n').addEdge('n', END).compile();
+`;
+    const created = await api('POST', '/v2/deployments', {
+      name: 'quoting',
+      source: 'internal_source',
+      source_config: {},
+      source_revision_config: { source_tarball_path: await upload(graph) },
+      secrets: [{ name: 'API_KEY', value: SECRET }],
+    });
+    expect(created.status).toBe(201);
+    const rev = await waitFor('the revision to fail', async () => {
+      const r = (await api('GET', `/v2/deployments/${created.body.id}/revisions/${created.body.latest_revision_id}`)).body;
+      return ['DEPLOYED', 'BUILD_FAILED', 'DEPLOY_FAILED'].includes(r.status) ? r : undefined;
+    });
+    expect(rev.status).toBe('DEPLOY_FAILED');
+    expect(rev.status_message).toBe('the application could not load its database: bad key [redacted]');
   });
 });
