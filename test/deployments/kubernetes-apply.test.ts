@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { KubernetesDriver } from '../../src/deploy/kubernetes/index.js';
 import { createLogger } from '../../src/logging.js';
+import { ensureConsoleBuilt, launchBrowser } from '../support/browser.js';
 import { startTestServer, type TestServer } from '../support/server.js';
 import { waitFor } from './git-fixture.js';
 import { startK8sApiStandIn, type K8sApiStandIn } from './k8s-api-standin.js';
@@ -463,7 +464,7 @@ describe('HANGAR_DEPLOY_K8S_POD_POLICY=restricted (stand-in API server)', () => 
     }
   });
 
-  it('a deployment made before the policy keeps running, is reported at start and in its policy_issues, and cannot be rolled back to what the policy forbids', async () => {
+  it('a deployment made before the policy keeps running, is reported at start and in its policy_issues, and cannot be rolled back to what the policy forbids', { timeout: 180_000 }, async () => {
     // Made on the open server: a service account, which `restricted` refuses.
     const d = (
       await server.client.POST('/v2/deployments', {
@@ -500,6 +501,20 @@ describe('HANGAR_DEPLOY_K8S_POD_POLICY=restricted (stand-in API server)', () => 
       expect((await strict.client.GET('/v2/deployments/{deployment_id}', { params: { path: { deployment_id: d.id } } })).data!.policy_issues).toEqual(issues);
       const listed = (await strict.client.GET('/v2/deployments', { params: { query: { deployment_ids: d.id } } })).data!.resources;
       expect(listed.map((x) => x.policy_issues)).toEqual([issues]);
+      // And the Console, on the deployment's page (a real Chromium).
+      ensureConsoleBuilt();
+      const browser = await launchBrowser();
+      try {
+        const page = await browser.newPage();
+        await page.goto(`${strict.url}/deployments/${d.id}`);
+        await page.getByLabel('API key').fill(strict.adminKey);
+        await page.getByRole('button', { name: 'Sign in' }).click();
+        const alert = page.getByRole('alert').filter({ hasText: "Outside this server's Kubernetes policy" });
+        await alert.getByText('source_config.resource_spec.service_account_name').waitFor({ timeout: 60_000 });
+        expect(await alert.textContent()).toMatch(/is not allowed on this server/);
+      } finally {
+        await browser.close();
+      }
       // Not stopped: still serving revision 3.
       expect((await strict.client.GET('/v2/deployments/{deployment_id}', { params: { path: { deployment_id: d.id } } })).data).toMatchObject({ status: 'READY', active_revision_id: back.data!.id });
       // A redeploy of revision 1 goes through today's policy, as a PATCH would, and makes nothing.
