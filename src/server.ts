@@ -28,7 +28,7 @@ import type { MirrorOp } from './runtime/events/hub.js';
 import type { WorkerPool } from './runtime/worker.js';
 import { captureConsole, createLogger, type Logger } from './logging.js';
 import { createMetrics, type Metrics } from './metrics.js';
-import { createReconciler } from './deploy/index.js';
+import { createReconciler, templateNames } from './deploy/index.js';
 import { parseRouting } from './deploy/routing.js';
 import { createSandboxService } from './sandbox/index.js';
 import { Scheduler } from './core/schedules/scheduler.js';
@@ -157,7 +157,7 @@ export async function startHangar(config: Config, options: StartOptions = {}): P
     // The services are built once; the runtime is built from them and bound to them afterwards, so
     // HTTP, workers and background tasks share every instance (and its caches).
     const runtimePorts = deferredRuntime();
-    const services = createServices({ db: database.db, controlDb: control.db, cipher, logger, publicUrl, keyCache, traceExporters, egress, localRepos, runtime: runtimePorts.ports, deploy: { routing, k8sPolicy: { namespaces: parseNamespaces(config.deployK8sNamespaces), pod: config.deployK8sPodPolicy } }, sandboxes });
+    const services = createServices({ db: database.db, controlDb: control.db, cipher, logger, publicUrl, keyCache, traceExporters, egress, localRepos, runtime: runtimePorts.ports, deploy: { routing, templates: templateNames, k8sPolicy: { namespaces: parseNamespaces(config.deployK8sNamespaces), pod: config.deployK8sPodPolicy } }, sandboxes });
     const base = services;
     // Trace redaction keeps each workspace's tool server secrets while the bus reports their changes.
     cleanup.push(await services.tracing.watchToolServers(bus));

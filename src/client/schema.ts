@@ -1916,7 +1916,7 @@ export interface paths {
         put?: never;
         /**
          * Redeploy a revision
-         * @description Makes a new revision with the code (`source_revision_config`) and `resource_spec` of this one, and the deployment's secrets as they are now (a value rotated since is not brought back; a `vcshost` ref is fetched again), for example to roll back. A kubernetes deployment's revision goes through the server's Kubernetes policy as a PATCH would.
+         * @description Makes a new revision with the code (`source_revision_config`) and `resource_spec` of this one (the deployment's `source_config.resource_spec` becomes it too, so a later PATCH builds on it), and the deployment's secrets as they are now (a value rotated since is not brought back; a `vcshost` ref is fetched again), for example to roll back. A kubernetes deployment's revision goes through the server's Kubernetes policy as a PATCH would.
          */
         post: operations["redeployRevision"];
         delete?: never;
@@ -2592,6 +2592,8 @@ export interface components {
             /** Format: uuid */
             latest_revision_id: string | null;
             name: string;
+            /** @description What of the deployment this server’s Kubernetes policy (HANGAR_DEPLOY_K8S_NAMESPACES, HANGAR_DEPLOY_K8S_POD_POLICY) forbids now: its namespace and the pod of the revision that serves it (the latest one until one serves). Non-empty only for a kubernetes-driven deployment made or last changed before the policy was set: it keeps running as it is, but a change or a redeploy must satisfy the policy. Always empty for other drivers. */
+            policy_issues: components["schemas"]["DeploymentPolicyIssue"][];
             /** @description The latest revision is the active one and serves. */
             remote_reconciled: boolean;
             secret_references: components["schemas"]["SecretReference"][] | null;
@@ -2630,6 +2632,11 @@ export interface components {
             revision_id: string;
             /** @enum {string} */
             status: "CREATING" | "QUEUED" | "AWAITING_BUILD" | "BUILDING" | "AWAITING_DEPLOY" | "DEPLOYING" | "DEPLOYED" | "CREATE_FAILED" | "BUILD_FAILED" | "DEPLOY_FAILED" | "SKIPPED" | "INTERRUPTED";
+        };
+        DeploymentPolicyIssue: {
+            /** @description The field, as a path: `source_config.listener_config.k8s_namespace`, `source_config.resource_spec.volumes.0.hostPath`… */
+            field: string;
+            message: string;
         };
         DeploymentRevision: {
             /** Format: date-time */

@@ -89,7 +89,7 @@ export interface ServiceDeps {
   /** The running agent runtime; without it (operator commands) threads and runs refuse to work. */
   runtime?: RuntimePorts | undefined;
   /** Deployments: which driver serves which source, and the other domains they use when present. */
-  deploy?: { routing: DriverRouting; codeHosts?: CodeHosts; tracing?: TracingProjects; k8sPolicy?: K8sPolicy };
+  deploy?: { routing: DriverRouting; codeHosts?: CodeHosts; tracing?: TracingProjects; k8sPolicy?: K8sPolicy; templates?: () => Promise<string[]> };
   /** Where traces go besides Hangar's own store (OTLP, LangSmith-compatible); none by default. */
   traceExporters?: TraceExporter[];
   /** The sandbox service (src/sandbox); without it the sandbox endpoints answer 503. */
@@ -147,6 +147,7 @@ export function createServices(deps: ServiceDeps): Services {
       egress,
       localRepos,
       k8sPolicy: deps.deploy?.k8sPolicy,
+      templates: deps.deploy?.templates,
     }),
     deploymentUploads: new UploadService(deps.db),
     tracing,

@@ -21,10 +21,23 @@ export interface DriverTarget {
   };
 }
 
+/**
+ * One stream of output into a revision's log (a process's stdout, or its stderr). Each is redacted on
+ * its own: the end of a piece that could begin a secret waits for that stream's next piece, so other
+ * output written between the two halves (the other stream, another process, Hangar's messages) does
+ * not separate them. `end()` once the stream is over (the process is gone) gives out what was held.
+ */
+export interface LogStream {
+  write(text: string): void;
+  end(): void;
+}
+
 /** A target plus where output goes and when to give up. */
 export interface DriverContext extends DriverTarget {
-  /** Append to the revision's build or deploy log. */
+  /** Append Hangar's own messages to the revision's build or deploy log. */
   log(kind: 'build' | 'deploy', text: string): void;
+  /** A new stream into the revision's build or deploy log, for one stream of a process's output. */
+  stream(kind: 'build' | 'deploy'): LogStream;
   /** Aborted when the work must stop (revision superseded or interrupted, lease lost, shutdown). */
   signal: AbortSignal;
 }

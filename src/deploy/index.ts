@@ -45,3 +45,6 @@ export function createReconciler(o: { config: Config; db: Db; cipher: Cipher; lo
   const onStart = o.drivers.has('kubernetes') && (policy.namespaces.length > 0 || policy.pod !== 'open') ? () => reportPolicyDrift({ db: o.db, policy, logger }) : undefined;
   return new Reconciler({ db: o.db, cipher: o.cipher, logger, drivers, leaseMs: o.config.deployLeaseMs, pollMs: o.config.deployPollMs, publicUrl: o.publicUrl, onStart });
 }
+
+/** The templates internal_template deployments can name (the directories of `templates/`). */
+export { templateNames } from './local/fetch.js';

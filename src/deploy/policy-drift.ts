@@ -2,9 +2,10 @@
 // create, PATCH and redeploy, so a deployment made before HANGAR_DEPLOY_K8S_NAMESPACES or
 // HANGAR_DEPLOY_K8S_POD_POLICY changed keeps running as it was. Stopping it would take a working
 // agent down on a restart; instead, at each start, the server says which ones are out of bounds (a
-// warning in its own log, a line in the serving revision's deploy log) and leaves them running.
+// warning in its own log, a line in the serving revision's deploy log) and leaves them running. The
+// API shows the same at every read (`policy_issues` of a deployment).
 import { sql } from 'kysely';
-import { checkK8sPolicy, type K8sPolicy } from '../core/deployments/k8s-policy.js';
+import { policyIssues, type K8sPolicy } from '../core/deployments/k8s-policy.js';
 import type { SourceConfig } from '../core/deployments/types.js';
 import type { Db } from '../db/index.js';
 import type { Logger } from '../logging.js';
@@ -32,8 +33,7 @@ export async function reportPolicyDrift(o: { db: Db; policy: K8sPolicy; logger: 
   for (const row of rows) {
     // What runs: the deployment's namespace and its serving revision's pod (a rollback may differ
     // from the deployment's current resource_spec).
-    const sc = { ...(row.source_config as SourceConfig), resource_spec: row.resource_spec as SourceConfig['resource_spec'] };
-    const issues = checkK8sPolicy(o.policy, sc).map((i) => `${i.loc.slice(1).join('.')} ${i.msg}`);
+    const issues = policyIssues(o.policy, row.source_config as SourceConfig, row.resource_spec as SourceConfig['resource_spec']).map((i) => `${i.field} ${i.message}`);
     if (issues.length === 0) continue;
     out.push({ deploymentId: row.id, revisionId: row.revision_id, issues });
     o.logger.warn({ deployment_id: row.id, revision_id: row.revision_id, issues }, 'a deployment no longer satisfies the Kubernetes policy of this server; it keeps running, and its next change must satisfy it');

@@ -8,9 +8,10 @@ import type { DeploymentSecret, ResourceSpec, SecretReference, Source, SourceCon
 import type { Cipher } from '../core/secrets/cipher.js';
 import type { Db } from '../db/index.js';
 import type { Logger } from '../logging.js';
-import { RedactingStream, Redactor } from '../tracing/redact.js';
 import type { RevisionStatus } from '../core/deployments/status.js';
 import { abortReason, NothingServes, type Driver, type DriverContext, type DriverTarget } from './driver.js';
+import { Redactor } from '../tracing/redact.js';
+import { CleanRedactingStream } from './log-stream.js';
 import { LostRevision, ReconcilerStore, type DeploymentRowT, type RevisionRow } from './store.js';
 
 /** Settings of a reconciler. */
@@ -289,17 +290,34 @@ export class Reconciler {
     // The logs are read by viewers, and the API masks secrets everywhere else: an application
     // printing its environment must not show them here either.
     // Output comes in pieces: a secret split across two of them is redacted too (the end of a piece
-    // that could begin one waits for the next piece, or for the phase to end).
+    // that could begin one waits for the next piece of the same stream, or for the stream to end).
+    // Each stream of output (a process's stdout, its stderr, Hangar's own messages) is redacted on
+    // its own, so what another stream writes between the two halves does not separate them.
     const values = target.revision.secrets.map((s) => s.value);
-    const hide = { build: new RedactingStream(new Redactor(values), values), deploy: new RedactingStream(new Redactor(values), values) };
+    const redactor = new Redactor(values);
+    const own = { build: new CleanRedactingStream(values), deploy: new CleanRedactingStream(values) };
     const append = (kind: 'build' | 'deploy', text: string) => {
       const out = lines[kind].format(text);
       if (out) chain = chain.then(() => this.store.appendLog(row.id, kind, out)).catch(() => {});
     };
     return {
       ...target,
-      log: (kind, text) => append(kind, hide[kind].write(text)),
-      flushLog: (kind) => append(kind, hide[kind].end()),
+      log: (kind, text) => append(kind, own[kind].write(text)),
+      stream: (kind) => {
+        const hide = new CleanRedactingStream(values);
+        let ended = false;
+        return {
+          write: (text) => {
+            if (!ended) append(kind, hide.write(text));
+          },
+          end: () => {
+            if (!ended) append(kind, hide.end());
+            ended = true;
+          },
+        };
+      },
+      flushLog: (kind) => append(kind, own[kind].end()),
+      redact: (text) => redactor.string(text),
       signal,
     };
   }
@@ -336,8 +354,11 @@ export class Reconciler {
   }
 }
 
-/** A driver's context, and the end of a phase's output (what the redaction held back is written). */
-type RunContext = DriverContext & { flushLog(kind: 'build' | 'deploy'): void };
+/**
+ * A driver's context, the end of a phase's own output (what the redaction held back is written), and
+ * the redaction of text kept elsewhere (a failure's status_message).
+ */
+type RunContext = DriverContext & { flushLog(kind: 'build' | 'deploy'): void; redact(text: string): string };
 
 /** One pass of a revision through the state machine, from whatever status it was claimed in. */
 class RevisionRun {
@@ -392,7 +413,7 @@ class RevisionRun {
         ctx.log('build', `\n[hangar] build stopped: ${abortReason(ctx.signal)}\n`);
         throw new LostRevision('aborted');
       }
-      const reason = message(error);
+      const reason = ctx.redact(message(error));
       ctx.log('build', `\n[hangar] build failed: ${reason}\n`);
       await store.fail(row.id, 'BUILDING', 'BUILD_FAILED', reason);
       throw new LostRevision('build failed');
@@ -424,7 +445,7 @@ class RevisionRun {
     } catch (error) {
       await driver.stop(row.deployment_id, row.id);
       if (ctx.signal.aborted) throw new LostRevision('aborted');
-      const reason = message(error);
+      const reason = ctx.redact(message(error));
       ctx.log('deploy', `\n[hangar] deploy failed: ${reason}\n`);
       await store.fail(row.id, 'DEPLOYING', 'DEPLOY_FAILED', reason, error instanceof NothingServes);
       throw new LostRevision('deploy failed');

@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { KubernetesDriver } from '../../src/deploy/kubernetes/index.js';
 import { createLogger } from '../../src/logging.js';
+import { ensureConsoleBuilt, launchBrowser } from '../support/browser.js';
 import { startTestServer, type TestServer } from '../support/server.js';
 import { waitFor } from './git-fixture.js';
 import { startK8sApiStandIn, type K8sApiStandIn } from './k8s-api-standin.js';
@@ -205,6 +206,32 @@ describe('kubernetes driver against a stand-in Kubernetes API server', () => {
     const after = (await deployment(d.id)).data!;
     expect(after.active_revision_id).toBeNull();
     expect(after.status).toBe('UNUSED');
+  });
+
+  it('a deployment that never served keeps its namespace once a revision went on to deploy; deleting it removes what that revision left there', async () => {
+    // Revision 1 fails after its database and first objects were applied in namespace "before".
+    k8s.rejectKinds.add('HorizontalPodAutoscaler');
+    let d;
+    try {
+      d = await create('mover', 'before');
+      await waitFor('revision 1 to fail', async () => ((await revision(d!.id, d!.latest_revision_id!)).data!.status === 'DEPLOY_FAILED' ? true : undefined));
+    } finally {
+      k8s.rejectKinds.clear();
+    }
+    const inBefore = () => [...k8s.objects.keys()].filter((k) => k.includes('/before/'));
+    expect(inBefore()).toEqual(expect.arrayContaining(['statefulsets/before/mover-postgres', 'persistentvolumeclaims/before/data-mover-postgres-0', 'deployments/before/mover-api']));
+    expect((await deployment(d.id)).data!.active_revision_id).toBeNull();
+    // A move would leave those behind for good: refused, nothing changed.
+    const move = await server.client.PATCH('/v2/deployments/{deployment_id}', { params: { path: { deployment_id: d.id } }, body: { source_config: { listener_config: { k8s_namespace: 'after' } } } });
+    expect(move.response.status).toBe(422);
+    expect((move.error as { detail: unknown[] }).detail).toEqual([
+      { loc: ['body', 'source_config', 'listener_config', 'k8s_namespace'], msg: expect.stringMatching(/^cannot change once a revision has gone on to deploy \(revision 1, DEPLOY_FAILED\): what it applies in namespace "before"/), type: 'immutable' },
+    ]);
+    expect((await deployment(d.id)).data!.source_config.listener_config).toEqual({ k8s_namespace: 'before' });
+    // Deleting it removes what revision 1 applied in "before".
+    expect((await server.client.DELETE('/v2/deployments/{deployment_id}', { params: { path: { deployment_id: d.id } } })).response.status).toBe(204);
+    await waitFor('the deployment to be gone', async () => ((await deployment(d!.id)).response.status === 404 ? true : undefined));
+    expect(inBefore()).toEqual([]);
   });
 
   it("refuses, at apply, a Secret Hangar manages for another deployment: here one of another Hangar server sharing the namespace", async () => {
@@ -437,7 +464,7 @@ describe('HANGAR_DEPLOY_K8S_POD_POLICY=restricted (stand-in API server)', () => 
     }
   });
 
-  it('a deployment made before the policy keeps running, is reported at start, and cannot be rolled back to what the policy forbids', async () => {
+  it('a deployment made before the policy keeps running, is reported at start and in its policy_issues, and cannot be rolled back to what the policy forbids', { timeout: 180_000 }, async () => {
     // Made on the open server: a service account, which `restricted` refuses.
     const d = (
       await server.client.POST('/v2/deployments', {
@@ -459,6 +486,8 @@ describe('HANGAR_DEPLOY_K8S_POD_POLICY=restricted (stand-in API server)', () => 
     const back = await server.client.POST('/v2/deployments/{deployment_id}/revisions/{revision_id}/redeploy', { params: { path: { deployment_id: d.id, revision_id: d.latest_revision_id! } } });
     expect(back.response.status).toBe(201);
     await waitFor('revision 3 to serve', async () => ((await deployment(d.id)).data!.active_revision_id === back.data!.id ? true : undefined));
+    // The open server forbids nothing of it.
+    expect((await deployment(d.id)).data!.policy_issues).toEqual([]);
 
     const strict = await startTestServer({ databaseUrl: server.databaseUrl, dataDir: server.dataDir, adminKey: server.adminKey, env: strictEnv() });
     try {
@@ -466,6 +495,26 @@ describe('HANGAR_DEPLOY_K8S_POD_POLICY=restricted (stand-in API server)', () => 
       const text = await waitFor('the report in the serving revision\'s deploy log', async () => ((await logs()).includes('no longer satisfies') ? logs() : undefined));
       expect(text).toMatch(/\[hangar\] this deployment no longer satisfies the server's Kubernetes policy; it keeps running as it is, but a change or a redeploy must satisfy it: source_config\.resource_spec\.service_account_name is not allowed on this server/);
       expect(strict.logs()).toContain('a deployment no longer satisfies the Kubernetes policy of this server');
+      // The API says so too, on the deployment and in the list: the serving revision 3's service
+      // account.
+      const issues = [{ field: 'source_config.resource_spec.service_account_name', message: expect.stringMatching(/^is not allowed on this server/) }];
+      expect((await strict.client.GET('/v2/deployments/{deployment_id}', { params: { path: { deployment_id: d.id } } })).data!.policy_issues).toEqual(issues);
+      const listed = (await strict.client.GET('/v2/deployments', { params: { query: { deployment_ids: d.id } } })).data!.resources;
+      expect(listed.map((x) => x.policy_issues)).toEqual([issues]);
+      // And the Console, on the deployment's page (a real Chromium).
+      ensureConsoleBuilt();
+      const browser = await launchBrowser();
+      try {
+        const page = await browser.newPage();
+        await page.goto(`${strict.url}/deployments/${d.id}`);
+        await page.getByLabel('API key').fill(strict.adminKey);
+        await page.getByRole('button', { name: 'Sign in' }).click();
+        const alert = page.getByRole('alert').filter({ hasText: "Outside this server's Kubernetes policy" });
+        await alert.getByText('source_config.resource_spec.service_account_name').waitFor({ timeout: 60_000 });
+        expect(await alert.textContent()).toMatch(/is not allowed on this server/);
+      } finally {
+        await browser.close();
+      }
       // Not stopped: still serving revision 3.
       expect((await strict.client.GET('/v2/deployments/{deployment_id}', { params: { path: { deployment_id: d.id } } })).data).toMatchObject({ status: 'READY', active_revision_id: back.data!.id });
       // A redeploy of revision 1 goes through today's policy, as a PATCH would, and makes nothing.
@@ -479,6 +528,12 @@ describe('HANGAR_DEPLOY_K8S_POD_POLICY=restricted (stand-in API server)', () => 
       // The tame revision 2 may be redeployed.
       const ok = await strict.client.POST('/v2/deployments/{deployment_id}/revisions/{revision_id}/redeploy', { params: { path: { deployment_id: d.id, revision_id: tame.data!.latest_revision_id! } } });
       expect(ok.response.status).toBe(201);
+      // Once it serves, nothing of the deployment is out of the policy any more.
+      const inside = await waitFor('revision 4 to serve', async () => {
+        const x = (await strict.client.GET('/v2/deployments/{deployment_id}', { params: { path: { deployment_id: d.id } } })).data!;
+        return x.active_revision_id === ok.data!.id ? x : undefined;
+      });
+      expect(inside.policy_issues).toEqual([]);
     } finally {
       await strict.close();
     }

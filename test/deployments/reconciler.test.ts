@@ -151,7 +151,7 @@ describe('reconciler', () => {
     const lock = new pg.Client({ connectionString: databaseUrl });
     await lock.connect();
     const waiting = async (like: string): Promise<boolean> =>
-      Number((await sql(databaseUrl, "SELECT count(*) AS n FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query ILIKE $1", [like]))[0].n) > 0;
+      Number((await sql(databaseUrl, "SELECT count(*) AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock' AND query ILIKE $1", [like]))[0].n) > 0;
     try {
       await lock.query('BEGIN');
       await lock.query('SELECT 1 FROM deployment_revisions WHERE id = $1 FOR NO KEY UPDATE', [rev1]);

@@ -148,13 +148,23 @@ describe('internal_template', () => {
     expect(nodes).toContain('model_request');
   });
 
-  it('an unknown template fails the build with the list of templates', async () => {
+  it('an unknown template is refused with the list of templates, on create and on PATCH, and nothing is made', async () => {
+    const refusal = { loc: ['body', 'source_revision_config', 'repo_ref'], msg: 'names no template on this server (templates: deep-agent)', type: 'value_error' };
     const created = await api('POST', '/v2/deployments', { name: 'nope', source: 'internal_template', source_config: {}, source_revision_config: { repo_ref: 'no-such' }, secrets: [] });
-    const rev = await waitFor('the build to fail', async () => {
-      const r = (await api('GET', `/v2/deployments/${created.body.id}/revisions/${created.body.latest_revision_id}`)).body;
-      return r.status === 'BUILD_FAILED' ? r : undefined;
-    });
-    expect(rev.status_message).toBe('no template "no-such" (templates: deep-agent)');
-    expect((await api('GET', `/v2/deployments/${created.body.id}`)).body.status).toBe('UNUSED');
+    expect(created.status).toBe(422);
+    expect(created.body.detail).toEqual([refusal]);
+    expect((await api('GET', '/v2/deployments?name_contains=nope')).body.resources).toEqual([]);
+    const ok = await api('POST', '/v2/deployments', { name: 'tmpl-patch', source: 'internal_template', source_config: {}, source_revision_config: {}, secrets: [] });
+    expect(ok.status).toBe(201);
+    try {
+      const patched = await api('PATCH', `/v2/deployments/${ok.body.id}`, { source_revision_config: { repo_ref: 'no-such' } });
+      expect(patched.status).toBe(422);
+      expect(patched.body.detail).toEqual([refusal]);
+      const after = (await api('GET', `/v2/deployments/${ok.body.id}`)).body;
+      expect(after.latest_revision_id).toBe(ok.body.latest_revision_id);
+      expect(after.source_revision_config.repo_ref).toBe('deep-agent');
+    } finally {
+      await api('DELETE', `/v2/deployments/${ok.body.id}`);
+    }
   });
 });

@@ -211,6 +211,23 @@ describe('update, redeploy and delete', () => {
     expect(late).toEqual({ status: 409, body: { detail: `deployment ${id} is being deleted` } });
   });
 
+  it('a rollback takes the deployment back to the revision\'s resource_spec, so a later PATCH does not undo it', async () => {
+    const d = (await raw('POST', '/v2/deployments', { ...base(), name: 'rollspec', source_config: { ...base().source_config, resource_spec: { min_scale: 1 } }, secrets: [{ name: 'TOKEN', value: 'first' }] })).body!;
+    const path = `/v2/deployments/${d.id as string}`;
+    // Revision 2 grows it; revision 3 rolls back to revision 1.
+    expect((await raw('PATCH', path, { source_config: { resource_spec: { min_scale: 3 } } })).status).toBe(200);
+    const back = await raw('POST', `${path}/revisions/${d.latest_revision_id as string}/redeploy`);
+    expect(back.status).toBe(201);
+    expect(back.body!.resource_spec).toEqual({ min_scale: 1 });
+    // The deployment shows what its latest revision runs with.
+    expect((await raw('GET', path)).body!.source_config).toMatchObject({ resource_spec: { min_scale: 1 } });
+    // Rotating a secret afterwards keeps the rolled-back resources.
+    const rotated = await raw('PATCH', path, { secrets: [{ name: 'TOKEN', value: 'second' }] });
+    expect(rotated.status).toBe(200);
+    const latest = await raw('GET', `${path}/revisions/${rotated.body!.latest_revision_id as string}`);
+    expect(latest.body!.resource_spec).toEqual({ min_scale: 1 });
+  });
+
   it('refuses the mask as a value when no stored secret of that name exists, and stores nothing', async () => {
     const created = await raw('POST', '/v2/deployments', { ...base(), name: 'maskless', secrets: [{ name: 'TOKEN', value: 'kept' }] });
     expect(created.status).toBe(201);

@@ -112,7 +112,7 @@ const redeploy = createRoute({
   path: `${BASE}/{deployment_id}/revisions/{revision_id}/redeploy`,
   tags,
   summary: 'Redeploy a revision',
-  description: "Makes a new revision with the code (`source_revision_config`) and `resource_spec` of this one, and the deployment's secrets as they are now (a value rotated since is not brought back; a `vcshost` ref is fetched again), for example to roll back. A kubernetes deployment's revision goes through the server's Kubernetes policy as a PATCH would.",
+  description: "Makes a new revision with the code (`source_revision_config`) and `resource_spec` of this one (the deployment's `source_config.resource_spec` becomes it too, so a later PATCH builds on it), and the deployment's secrets as they are now (a value rotated since is not brought back; a `vcshost` ref is fetched again), for example to roll back. A kubernetes deployment's revision goes through the server's Kubernetes policy as a PATCH would.",
   security: apiKeySecurity,
   request: { params: revParams },
   responses: { 201: jsonResponse(RevisionSchema, 'The new revision.'), ...cp([404, 409, 422]) },

@@ -105,6 +105,21 @@ export const DeploymentSchema = z
     image_version: z.string().nullable().openapi({ description: 'Version of what runs the active revision (local driver: the LangGraph API server version; Kubernetes: the image tag).' }),
     deployment_type: z.enum(DEPLOYMENT_TYPES),
     remote_reconciled: z.boolean().openapi({ description: 'The latest revision is the active one and serves.' }),
+    policy_issues: z
+      .array(
+        z
+          .object({
+            field: z.string().openapi({ description: 'The field, as a path: `source_config.listener_config.k8s_namespace`, `source_config.resource_spec.volumes.0.hostPath`…' }),
+            message: z.string(),
+          })
+          .openapi('DeploymentPolicyIssue'),
+      )
+      .openapi({
+        description:
+          'What of the deployment this server’s Kubernetes policy (HANGAR_DEPLOY_K8S_NAMESPACES, HANGAR_DEPLOY_K8S_POD_POLICY) forbids now: its namespace and the pod of ' +
+          'the revision that serves it (the latest one until one serves). Non-empty only for a kubernetes-driven deployment made or last changed before the policy was set: ' +
+          'it keeps running as it is, but a change or a redeploy must satisfy the policy. Always empty for other drivers.',
+      }),
   })
   .openapi('Deployment');
 
@@ -200,6 +215,7 @@ export function presentDeployment(d: Deployment): z.infer<typeof DeploymentSchem
     image_version: d.imageVersion,
     deployment_type: d.deploymentType,
     remote_reconciled: d.remoteReconciled,
+    policy_issues: d.policyIssues,
   };
 }
 

@@ -111,3 +111,18 @@ export function checkK8sPolicy(policy: K8sPolicy, sourceConfig: SourceConfig): F
   }
   return issues;
 }
+
+/** One thing of a deployment that the policy forbids: the field (`source_config.…`) and why. */
+export interface PolicyIssue {
+  field: string;
+  message: string;
+}
+
+/**
+ * What of a kubernetes-driven deployment the policy forbids now: its namespace, and the pod of the
+ * revision that serves it (`servingSpec`: a rollback may serve another resource_spec than the
+ * deployment's). A deployment made or last changed before the policy was set keeps running out of it.
+ */
+export function policyIssues(policy: K8sPolicy, sourceConfig: SourceConfig, servingSpec: SourceConfig['resource_spec']): PolicyIssue[] {
+  return checkK8sPolicy(policy, { ...sourceConfig, resource_spec: servingSpec ?? null }).map((i) => ({ field: i.loc.slice(1).join('.'), message: i.msg }));
+}

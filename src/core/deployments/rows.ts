@@ -1,8 +1,9 @@
 // Reading deployments and revisions out of their rows (secrets decrypted, statuses typed).
-import type { Selectable } from 'kysely';
+import { sql, type Selectable } from 'kysely';
 import type { Db } from '../../db/index.js';
 import type { DeploymentRevisionsTable, DeploymentsTable } from '../../db/tables/deployments.js';
 import type { Cipher } from '../secrets/cipher.js';
+import { OPEN_K8S_POLICY, policyIssues, type K8sPolicy } from './k8s-policy.js';
 import type { DeploymentStatus, RevisionStatus } from './status.js';
 import type { Deployment, DeploymentSecret, DeploymentType, ResourceSpec, Revision, SecretReference, Source, SourceConfig, SourceRevisionConfig } from './types.js';
 
@@ -11,6 +12,8 @@ export type DeploymentRow = Selectable<DeploymentsTable> & {
   rev_config: Record<string, unknown> | null;
   rev_secrets: string | null;
   rev_sha: string | null;
+  /** The resource_spec of the revision that serves (the active one, else the latest). */
+  serving_spec: unknown;
 };
 
 /** Select deployments with their latest revision's fields. */
@@ -19,11 +22,12 @@ export function selectDeployments(db: Db) {
     .selectFrom('deployments as d')
     .leftJoin('deployment_revisions as r', 'r.id', 'd.latest_revision_id')
     .selectAll('d')
-    .select(['r.source_revision_config as rev_config', 'r.secrets_encrypted as rev_secrets', 'r.repo_commit_sha as rev_sha']);
+    .select(['r.source_revision_config as rev_config', 'r.secrets_encrypted as rev_secrets', 'r.repo_commit_sha as rev_sha'])
+    .select(sql<unknown>`(SELECT s.resource_spec FROM deployment_revisions s WHERE s.id = coalesce(d.active_revision_id, d.latest_revision_id))`.as('serving_spec'));
 }
 
-/** The domain form of a deployment row. */
-export function toDeployment(row: DeploymentRow, cipher: Cipher): Deployment {
+/** The domain form of a deployment row; `policy`: this server's Kubernetes policy, for `policyIssues`. */
+export function toDeployment(row: DeploymentRow, cipher: Cipher, policy: K8sPolicy = OPEN_K8S_POLICY): Deployment {
   const revConfig = (row.rev_config ?? {}) as SourceRevisionConfig;
   return {
     id: row.id,
@@ -41,6 +45,7 @@ export function toDeployment(row: DeploymentRow, cipher: Cipher): Deployment {
     imageVersion: row.image_version,
     latestRevisionId: row.latest_revision_id,
     activeRevisionId: row.active_revision_id,
+    policyIssues: row.driver === 'kubernetes' ? policyIssues(policy, row.source_config as SourceConfig, row.serving_spec as SourceConfig['resource_spec']) : [],
     createdAt: row.created_at,
     updatedAt: row.updated_at,
   };

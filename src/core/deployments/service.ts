@@ -75,6 +75,8 @@ export interface DeploymentServiceDeps {
   localRepos?: LocalRepoPolicy | undefined;
   /** The operator's bounds on kubernetes-driven deployments (namespaces, pod); open by default. */
   k8sPolicy?: K8sPolicy | undefined;
+  /** The templates `internal_template` can name on this install; unchecked when absent. */
+  templates?: (() => Promise<string[]>) | undefined;
 }
 
 const FROM_SOURCE: readonly Source[] = ['vcshost', 'internal_source', 'internal_template'];
@@ -147,13 +149,13 @@ export class DeploymentService {
     if (q.deployment_ids) query = q.deployment_ids.length === 0 ? query.where(sql<boolean>`false`) : query.where('d.id', 'in', q.deployment_ids);
     if (q.tag_value_ids) query = query.where(sql<boolean>`d.tag_value_ids && ${sql.val(q.tag_value_ids)}::uuid[]`);
     const rows = await query.orderBy('d.created_at', 'desc').orderBy('d.id', 'desc').limit(q.limit).offset(q.offset).execute();
-    return { resources: rows.map((r) => toDeployment(r, this.deps.cipher)), offset: q.offset + rows.length };
+    return { resources: rows.map((r) => toDeployment(r, this.deps.cipher, this.deps.k8sPolicy)), offset: q.offset + rows.length };
   }
 
   async get(caller: Caller, id: string): Promise<Deployment> {
     const row = await selectDeployments(this.deps.db).where('d.workspace_id', '=', caller.workspaceId).where('d.id', '=', id).executeTakeFirst();
     if (!row) throw notFound(id);
-    return toDeployment(row, this.deps.cipher);
+    return toDeployment(row, this.deps.cipher, this.deps.k8sPolicy);
   }
 
   /** Change a deployment; returns it with its (possibly new) latest revision. */
@@ -207,6 +209,29 @@ export class DeploymentService {
         .returning('id')
         .executeTakeFirst();
       if (!locked) throw beingDeleted(id);
+      if (current.driver === 'kubernetes' && namespaceOf(sourceConfig) !== namespaceOf(current.sourceConfig)) {
+        // Before it has served, a move is allowed only while nothing of it can be in the old
+        // namespace: a revision that went on to deploy (even one that failed) may have applied the
+        // database, its volume and objects there, which would stay behind (the teardown removes
+        // what is in the namespace of the day); one on its way would still go there. Looked at with
+        // the deployment's row locked: a revision is added only under that lock.
+        const started = await trx
+          .selectFrom('deployment_revisions')
+          .select(['seq', 'status'])
+          .where('deployment_id', '=', id)
+          .where('status', 'not in', NEVER_DEPLOYED_STATUSES)
+          .orderBy('seq')
+          .executeTakeFirst();
+        if (started) {
+          throw invalid([
+            {
+              loc: ['body', 'source_config', 'listener_config', 'k8s_namespace'],
+              msg: `cannot change once a revision has gone on to deploy (revision ${started.seq}, ${started.status}): what it applies in namespace "${namespaceOf(current.sourceConfig)}" (the database, its volume, the objects) would stay behind; delete the deployment, which removes them, and create it in "${namespaceOf(sourceConfig)}" instead`,
+              type: 'immutable',
+            },
+          ]);
+        }
+      }
       if (newRevision) {
         await this.addRevision(trx, { deploymentId: id, workspaceId: caller.workspaceId, config: revConfig, secrets, resourceSpec: sourceConfig.resource_spec ?? null });
       }
@@ -284,6 +309,15 @@ export class DeploymentService {
     }
     const newId = await this.deps.db.transaction().execute(async (trx) => {
       if (current.driver === 'kubernetes') await noOtherDeploymentsSecrets(trx, id, sourceConfig, current.secretReferences);
+      // The deployment takes the revision's resource_spec too, as it takes its code (its
+      // source_revision_config is its latest revision's): a later PATCH builds on what was rolled
+      // back to, and does not bring back the resources the rollback undid.
+      const { resource_spec: _spec, ...rest } = current.sourceConfig;
+      await trx
+        .updateTable('deployments')
+        .set({ source_config: JSON.stringify(cleanSourceConfig(resourceSpec ? { ...rest, resource_spec: resourceSpec } : rest)) })
+        .where('id', '=', id)
+        .execute();
       return this.addRevision(trx, {
         deploymentId: id,
         workspaceId: caller.workspaceId,
@@ -360,6 +394,13 @@ export class DeploymentService {
 
   /** References to other resources: the upload of `internal_source`, the integration of `vcshost`. */
   private async checkReferences(workspaceId: string, source: Source, sc: SourceConfig, rc: SourceRevisionConfig): Promise<FieldIssue[]> {
+    if (source === 'internal_template' && rc.repo_ref && this.deps.templates) {
+      // Known here: an unknown name would only fail the build later.
+      const names = await this.deps.templates();
+      if (!names.includes(rc.repo_ref)) {
+        return [{ loc: ['body', 'source_revision_config', 'repo_ref'], msg: `names no template on this server (templates: ${names.join(', ') || 'none'})`, type: 'value_error' }];
+      }
+    }
     if (source === 'internal_source' && rc.source_tarball_path) {
       const upload = uploadIdOf(rc.source_tarball_path);
       const row = upload
@@ -528,3 +569,6 @@ async function kubernetesNameFree(trx: Transaction<Database>, workspaceId: strin
     }
   }
 }
+
+/** Revision statuses that never reach a cluster: nothing of a revision that ended so was applied anywhere. */
+const NEVER_DEPLOYED_STATUSES: ('CREATE_FAILED' | 'BUILD_FAILED' | 'SKIPPED')[] = ['CREATE_FAILED', 'BUILD_FAILED', 'SKIPPED'];

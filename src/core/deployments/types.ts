@@ -76,6 +76,8 @@ export interface Deployment {
   imageVersion: string | null;
   latestRevisionId: string | null;
   activeRevisionId: string | null;
+  /** What of it this server's Kubernetes policy forbids now (set after it was made); empty when nothing. */
+  policyIssues: { field: string; message: string }[];
   createdAt: Date;
   updatedAt: Date;
 }

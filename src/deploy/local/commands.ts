@@ -2,7 +2,7 @@
 // output captured and a time limit that kills the whole group.
 import { spawn } from 'node:child_process';
 import type { Wrap } from './confine.js';
-import { abortReason, DriverFailure } from '../driver.js';
+import { abortReason, DriverFailure, type LogStream } from '../driver.js';
 import { stdioWithoutInherited } from '../../sandbox/inherited-fds.js';
 
 /** How to run one command. */
@@ -12,7 +12,8 @@ export interface CommandOptions {
   /** Deadline (epoch ms) shared by every step of a build. */
   deadline: number;
   signal: AbortSignal;
-  onOutput(text: string): void;
+  /** A new stream into the log: one for a command's stdout and one for its stderr, each ended when it exits. */
+  output(): LogStream;
   /** Runs the command confined (src/deploy/local/confine.ts): `file args…` becomes what to spawn. */
   wrap?: Wrap | undefined;
 }
@@ -51,17 +52,26 @@ export function run(file: string, args: string[], o: CommandOptions): Promise<st
     const timer = setTimeout(() => stop('the build time limit was reached'), remaining);
     const onAbort = () => stop('stopped');
     o.signal.addEventListener('abort', onAbort, { once: true });
-    child.stdout!.on('data', (b: Buffer) => {
-      stdout += b.toString();
-      o.onOutput(b.toString());
+    // Decoded as streams: a character written across two pieces stays whole (a secret holding one
+    // must reach the redaction as written).
+    const out = o.output();
+    const err = o.output();
+    child.stdout!.setEncoding('utf8').on('data', (t: string) => {
+      stdout += t;
+      out.write(t);
     });
-    child.stderr!.on('data', (b: Buffer) => o.onOutput(b.toString()));
+    child.stderr!.setEncoding('utf8').on('data', (t: string) => err.write(t));
     child.on('error', (error) => {
+      out.end();
+      err.end();
       clearTimeout(timer);
       o.signal.removeEventListener('abort', onAbort);
       reject(new DriverFailure(`could not run ${file}: ${error.message}`));
     });
     child.on('close', (code, sig) => {
+      // Its output is over: what the redaction held back of it is written.
+      out.end();
+      err.end();
       clearTimeout(timer);
       o.signal.removeEventListener('abort', onAbort);
       if (why !== undefined) {
@@ -77,6 +87,11 @@ export function run(file: string, args: string[], o: CommandOptions): Promise<st
 
 /** Run a shell command line (install and build commands are given as one). */
 export function runShell(command: string, o: CommandOptions): Promise<string> {
-  o.onOutput(`$ ${command}\n`);
+  const line = o.output();
+  line.write(`$ ${command}\n`);
+  line.end();
   return run('/bin/sh', ['-c', command], o);
 }
+
+/** Output that goes nowhere (a command whose output is only its result). */
+export const DISCARD: () => LogStream = () => ({ write() {}, end() {} });

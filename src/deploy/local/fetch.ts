@@ -10,7 +10,7 @@ import { uploadIdOf } from '../../core/deployments/service.js';
 import { summarizeTarball, TarballRefused } from '../../core/deployments/tarball.js';
 import type { UploadService } from '../../core/deployments/uploads.js';
 import { DriverFailure, type DriverContext } from '../driver.js';
-import { run, type CommandOptions } from './commands.js';
+import { DISCARD, run, type CommandOptions } from './commands.js';
 import type { EgressGuard } from '../../net/egress.js';
 import { type LocalRepoPolicy, localRepoProblem } from '../../core/local-repos.js';
 
@@ -105,7 +105,7 @@ async function fetchGit(ctx: DriverContext, dir: string, deps: FetchDeps, cmd: O
   const uploadPack = local ? ['--upload-pack', `git -c safe.directory=${shellQuote(fileURLToPath(url).replace(/\/+$/, ''))} upload-pack`] : [];
   await run('git', [...pin, 'fetch', ...uploadPack, '--quiet', '--depth', '1', url, ref], o);
   await run('git', ['checkout', '--quiet', '--detach', 'FETCH_HEAD'], o);
-  const sha = (await run('git', ['rev-parse', 'HEAD'], { ...o, onOutput: () => {} })).trim();
+  const sha = (await run('git', ['rev-parse', 'HEAD'], { ...o, output: DISCARD })).trim();
   ctx.log('build', `[hangar] at commit ${sha}\n`);
   await rm(path.join(dir, '.git'), { recursive: true, force: true });
   return sha;

@@ -36,7 +36,7 @@ async function start(): Promise<{ front: Front; app: AppProcess; hits: () => Pro
       srv.close(() => resolve(p));
     });
   });
-  const app = new AppProcess({ args: ['-e', APP], cwd: dir, env: { ...process.env, PORT: String(port), HITS: file }, port, onOutput: () => {} });
+  const app = new AppProcess({ args: ['-e', APP], cwd: dir, env: { ...process.env, PORT: String(port), HITS: file }, port, output: () => ({ write() {}, end() {} }) });
   await app.startHealthy(20_000, new AbortController().signal);
   const front = await Front.start();
   await front.switchTo(app, async () => {});

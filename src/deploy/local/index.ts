@@ -11,7 +11,7 @@ import { pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
 import type { Logger } from '../../logging.js';
 import type { AppTraceEnv, AppTracing } from '../app-tracing.js';
-import { DriverFailure, NothingServes, type BuildResult, type DeployResult, type Driver, type DriverContext, type DriverTarget } from '../driver.js';
+import { DriverFailure, NothingServes, type BuildResult, type DeployResult, type Driver, type DriverContext, type DriverTarget, type LogStream } from '../driver.js';
 import { runShell, type CommandOptions } from './commands.js';
 import { detectConfinement, type Confinement, type Wrap } from './confine.js';
 import { Front } from './front.js';
@@ -188,7 +188,7 @@ export class LocalDriver implements Driver {
       env: { ...baseEnv(), npm_config_cache: npmCache, ...(root ? { HOME: dir } : {}) },
       deadline: Date.now() + this.o.buildTimeoutMs,
       signal: ctx.signal,
-      onOutput: (t: string) => ctx.log('build', t),
+      output: () => ctx.stream('build'),
       // A build writes its revision's directory and its deployment's install and npm caches.
       wrap: await this.wrapFor(ctx, 'build', [dir, cache, npmCache]),
     };
@@ -297,7 +297,7 @@ export class LocalDriver implements Driver {
     // The application writes its revision's directory and the deployment's database, nothing else;
     // it reads its installed dependencies from the deployment's install cache.
     const wrap = await this.wrapFor(ctx, 'deploy', [dir, this.databaseDir(ctx.deployment.id)], [this.caches(ctx.deployment.id).install]);
-    const app = new AppProcess({ args, cwd: config.root, env, port, wrap, onOutput: appOutput((t) => ctx.log('deploy', t)) });
+    const app = new AppProcess({ args, cwd: config.root, env, port, wrap, output: () => appOutput(ctx.stream('deploy')) });
     this.running.set(ctx.revision.id, { deploymentId: ctx.deployment.id, app });
     await app.startHealthy(this.o.healthTimeoutMs, ctx.signal);
     ctx.log('deploy', '[hangar] healthy: GET /ok answered 200\n');
@@ -426,17 +426,20 @@ function baseEnv(): NodeJS.ProcessEnv {
  * its dependencies are "not up to date" at version 0.0.0: it cannot read package versions on this
  * Node (a JSON import without its attribute fails), so the warning is always wrong here.
  */
-function appOutput(log: (text: string) => void): (text: string) => void {
+function appOutput(log: LogStream): LogStream {
   let dropping = false;
-  return (text) => {
-    const kept = text.split('\n').filter((line) => {
-      if (/dependencies are not up to date/i.test(line) && text.includes("'0.0.0'")) dropping = true;
-      if (!dropping) return true;
-      // The warning's object ends with the logger's closing mark (or a line without its frame).
-      if (line.includes('┗') || !line.includes('┃')) dropping = line.includes('┏');
-      return false;
-    });
-    if (kept.join('\n')) log(kept.join('\n'));
+  return {
+    write: (text) => {
+      const kept = text.split('\n').filter((line) => {
+        if (/dependencies are not up to date/i.test(line) && text.includes("'0.0.0'")) dropping = true;
+        if (!dropping) return true;
+        // The warning's object ends with the logger's closing mark (or a line without its frame).
+        if (line.includes('┗') || !line.includes('┃')) dropping = line.includes('┏');
+        return false;
+      });
+      if (kept.join('\n')) log.write(kept.join('\n'));
+    },
+    end: () => log.end(),
   };
 }
 

@@ -2,7 +2,7 @@
 // as a child process on a fixed loopback port, restarted with back-off when it crashes.
 import { spawn, type ChildProcess } from 'node:child_process';
 import type { Wrap } from './confine.js';
-import { DriverFailure } from '../driver.js';
+import { DriverFailure, type LogStream } from '../driver.js';
 import { stdioWithoutInherited } from '../../sandbox/inherited-fds.js';
 
 /** How to start the application process. */
@@ -12,7 +12,8 @@ export interface AppProcessSpec {
   cwd: string;
   env: NodeJS.ProcessEnv;
   port: number;
-  onOutput(text: string): void;
+  /** A new stream into the log: one for each process's stdout and one for its stderr, ended when it is gone. */
+  output(): LogStream;
   /** Runs the process confined (src/deploy/local/confine.ts): `file args…` becomes what to spawn. */
   wrap?: Wrap | undefined;
 }
@@ -163,8 +164,15 @@ export class AppProcess {
     const command = this.spec.wrap ? this.spec.wrap(process.execPath, this.spec.args) : { file: process.execPath, args: this.spec.args };
     const child = spawn(command.file, command.args, { cwd: this.spec.cwd, env: this.spec.env, detached: true, stdio: stdioWithoutInherited(['ignore', 'pipe', 'pipe', 'ipc']) });
     this.child = child;
-    child.stdout!.on('data', (b: Buffer) => this.spec.onOutput(b.toString()));
-    child.stderr!.on('data', (b: Buffer) => this.spec.onOutput(b.toString()));
+    // Each stream on its own, decoded as a stream (a character written in two pieces stays whole).
+    const out = this.spec.output();
+    const err = this.spec.output();
+    child.stdout!.setEncoding('utf8').on('data', (t: string) => out.write(t));
+    child.stderr!.setEncoding('utf8').on('data', (t: string) => err.write(t));
+    child.once('close', () => {
+      out.end();
+      err.end();
+    });
     this.exited = new Promise((resolve) => {
       child.once('error', () => resolve());
       child.once('exit', (code, sig) => {
@@ -172,7 +180,9 @@ export class AppProcess {
         if (this.stopped || !this.supervising) return;
         this.markUp(false);
         if (Date.now() - started > STABLE_MS) this.backoffMs = 1_000;
-        this.spec.onOutput(`\n[hangar] the application exited (${code ?? sig}); restarting in ${this.backoffMs} ms\n`);
+        const note = this.spec.output();
+        note.write(`\n[hangar] the application exited (${code ?? sig}); restarting in ${this.backoffMs} ms\n`);
+        note.end();
         this.restartTimer = setTimeout(() => {
           if (this.stopped) return;
           this.restarts++;

@@ -88,6 +88,16 @@ export default function Deployment() {
           </Anchor>
         )}
       </div>
+      {d.policy_issues.length > 0 && (
+        <Alert color="yellow" title="Outside this server's Kubernetes policy">
+          <Text size="sm">It keeps running as it is, but a change or a redeploy must satisfy the policy:</Text>
+          {d.policy_issues.map((i) => (
+            <Text size="sm" key={i.field} className="wrap-anywhere">
+              <Code>{i.field}</Code> {i.message}
+            </Text>
+          ))}
+        </Alert>
+      )}
       {canWrite(session) && (
         <Group gap="xs">
           <Button variant="default" onClick={() => redeploy.mutate()} loading={redeploy.isPending} disabled={!revision}>
