@@ -109,7 +109,8 @@ export async function chat(options: ChatOptions, io: ChatOutput): Promise<ChatRe
    */
   async function answer(requests: PendingRequest[]): Promise<ChatResult> {
     const actions = requests.flatMap((r) => r.actions);
-    actions.forEach((a, i) => io.err(`  [${i + 1}/${actions.length}] ${a.name}(${JSON.stringify(a.args)})${a.description ? ` — ${a.description}` : ''}\n`));
+    // A description of several lines ("…requires approval.\nArgs: {…}") stays under its action, indented.
+    actions.forEach((a, i) => io.err(`  [${i + 1}/${actions.length}] ${a.name}(${JSON.stringify(a.args)})${a.description ? ` — ${a.description.replace(/\n+/g, '\n      ')}` : ''}\n`));
     const decisions: Decision[] = [];
     for (const [i, action] of actions.entries()) {
       const decision = options.decide ? await options.decide(action, i, actions.length) : undefined;

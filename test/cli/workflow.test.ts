@@ -127,6 +127,10 @@ describe('hangar chat with approvals', () => {
     );
     expect(result.pending).toEqual([]);
     expect(asked.sort()).toEqual(['/one.txt', '/two.txt']);
+    // Each action's description stays under it: its further lines ("Args: …") are indented, so the
+    // list of pending actions reads as a list.
+    expect(out.err()).toMatch(/^ {2}\[1\/2\] write_file\(.*\) — Built-in tool write_file requires approval\.\n {6}Args: \{/m);
+    expect(out.err()).not.toMatch(/^Args:/m);
     const thread = await server.client.GET('/v1/deepagents/threads/{thread_id}', { params: { path: { thread_id: result.threadId } } });
     expect(thread.data!.status).toBe('idle');
     expect(Object.keys((thread.data!.values as { files?: Record<string, unknown> }).files ?? {})).toEqual(['/one.txt']);
