@@ -48,6 +48,11 @@ export interface ChatOptions {
   timezone?: string | undefined;
   /** Who answers approvals; without one, a pause ends the chat unanswered. */
   decide?: Decider | undefined;
+  /**
+   * After a turn, say how to continue the thread (`--thread ID`, the flag of `hangar chat`); false
+   * for a caller that keeps the thread itself (`hangar dev`), which only names it.
+   */
+  continueHint?: boolean | undefined;
 }
 
 /** How a chat turn ended. */
@@ -60,6 +65,13 @@ export interface ChatResult {
 /** A chat failure with a message meant for the terminal. */
 export class ChatError extends Error {
   override name = 'ChatError';
+  /** The thread the failed turn ran on, when it got that far (its next message may go there). */
+  constructor(
+    message: string,
+    readonly threadId?: string,
+  ) {
+    super(message);
+  }
 }
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -82,6 +94,7 @@ export async function chat(options: ChatOptions, io: ChatOutput): Promise<ChatRe
     if (thread.data.status === 'interrupted') pendingFirst = requestsOf(Object.values(thread.data.interrupts ?? {}).flat());
   }
   const id = threadId;
+  const continueHint = options.continueHint === false ? '' : ` (--thread ${id})`;
   if (pendingFirst.length > 0) {
     io.err(`thread ${id} is waiting for approval:\n`);
     const result = await answer(pendingFirst);
@@ -96,7 +109,8 @@ export async function chat(options: ChatOptions, io: ChatOutput): Promise<ChatRe
    */
   async function answer(requests: PendingRequest[]): Promise<ChatResult> {
     const actions = requests.flatMap((r) => r.actions);
-    actions.forEach((a, i) => io.err(`  [${i + 1}/${actions.length}] ${a.name}(${JSON.stringify(a.args)})${a.description ? ` — ${a.description}` : ''}\n`));
+    // A description of several lines ("…requires approval.\nArgs: {…}") stays under its action, indented.
+    actions.forEach((a, i) => io.err(`  [${i + 1}/${actions.length}] ${a.name}(${JSON.stringify(a.args)})${a.description ? ` — ${a.description.replace(/\n+/g, '\n      ')}` : ''}\n`));
     const decisions: Decision[] = [];
     for (const [i, action] of actions.entries()) {
       const decision = options.decide ? await options.decide(action, i, actions.length) : undefined;
@@ -148,7 +162,8 @@ export async function chat(options: ChatOptions, io: ChatOutput): Promise<ChatRe
         line(`error: ${e.code ?? e.error}: ${e.message}`);
         // Read on to the stream's end: the server ends it once the run is settled, so the thread
         // has been freed when this says that it takes the next message.
-        failure = new ChatError(`the run failed (${e.code ?? e.error}): ${e.message}; the thread ${id} takes the next message (--thread ${id})`);
+        // The message is on the line above: the failure names the code and what to do next, not the message again.
+        failure = new ChatError(`the run failed (${e.code ?? e.error}); the thread ${id} takes the next message${continueHint}`, id);
         continue;
       }
       if (event.event === 'updates') {
@@ -193,7 +208,8 @@ export async function chat(options: ChatOptions, io: ChatOutput): Promise<ChatRe
           if (midLine) io.out('\n');
           midLine = false;
           throw new ChatError(
-            `the stream ended before run ${runId} did (the server stopped${status === undefined ? ' and none answers' : ''}); the run goes on once a server takes it: continue with --thread ${id}`,
+            `the stream ended before run ${runId} did (the server stopped${status === undefined ? ' and none answers' : ''}); the run goes on once a server takes it${options.continueHint === false ? ` on thread ${id}` : `: continue with --thread ${id}`}`,
+            id,
           );
         }
         const joined = await joinRun({ baseUrl: options.baseUrl, apiKey: options.apiKey, fetch: reach, threadId: id, runId, ...(lastEventId ? { lastEventId } : {}) }).catch(() => undefined);
@@ -205,7 +221,7 @@ export async function chat(options: ChatOptions, io: ChatOutput): Promise<ChatRe
       io.err('paused for approval:\n');
       return answer(requests);
     }
-    io.err(`thread: ${id} (continue with --thread ${id})\n`);
+    io.err(`thread: ${id}${options.continueHint === false ? '' : ` (continue with --thread ${id})`}\n`);
     return { threadId: id, pending: [] };
   }
 }

@@ -154,8 +154,8 @@ withStorageFlags(keys.command('list'))
     const rows = await withServices(storageConfig(flags), (s) => s.workspaces.listKeys(flags.workspace ? { workspace: flags.workspace } : {}));
     process.stdout.write(
       table(
-        ['ID', 'WORKSPACE', 'ROLE', 'PREFIX', 'PRINCIPAL', 'CREATED', 'REVOKED'],
-        rows.map((k) => [k.id, k.workspaceName, k.role, `${k.prefix}…`, k.principal, k.createdAt.toISOString(), k.revokedAt?.toISOString() ?? '']),
+        ['ID', 'WORKSPACE', 'ROLE', 'PREFIX', 'PRINCIPAL', 'DESCRIPTION', 'CREATED', 'REVOKED'],
+        rows.map((k) => [k.id, k.workspaceName, k.role, `${k.prefix}…`, k.principal, k.description ?? '', k.createdAt.toISOString(), k.revokedAt?.toISOString() ?? '']),
       ),
     );
   });

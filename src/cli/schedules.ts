@@ -23,6 +23,22 @@ async function agentId(client: HangarClient, agent: string): Promise<string> {
   return UUID.test(agent) ? agent : agentIdByName(client, agent);
 }
 
+/**
+ * The name of each agent, as people created it (the AGENT column shows names, as the Console does);
+ * a deleted agent is shown as such, with its id. Read once per distinct agent.
+ */
+async function agentNames(client: HangarClient, ids: string[]): Promise<Map<string, string>> {
+  const unique = [...new Set(ids)];
+  const found = await Promise.all(
+    unique.map(async (id) => {
+      const res = await client.GET('/v1/deepagents/agents/{agent_id}', { params: { path: { agent_id: id } } });
+      if (res.data) return [id, res.data.name] as const;
+      return [id, res.response.status === 404 ? `(deleted agent ${id})` : id] as const;
+    }),
+  );
+  return new Map(found);
+}
+
 /** Add the `schedules` commands to the program. */
 export function registerScheduleCommands(program: Command, target: Target, io: Output = { out: (t) => process.stdout.write(t) }): void {
   const schedules = program.command('schedules').description('Agent runs on a cron schedule (5 fields, or 6 with seconds first).');
@@ -85,12 +101,13 @@ export function registerScheduleCommands(program: Command, target: Target, io: O
         cursor = res.data.next_cursor;
       }
       if (flags.json) return void io.out(`${JSON.stringify(items, null, 2)}\n`);
+      const names = await agentNames(client, items.map((s) => s.agent_id));
       io.out(
         table(
           ['ID', 'AGENT', 'SCHEDULE', 'TIMEZONE', 'ENABLED', 'NEXT RUN', 'LAST RUN'],
           items.map((s) => [
             s.id,
-            s.agent_id,
+            names.get(s.agent_id) ?? s.agent_id,
             s.schedule,
             s.timezone,
             s.enabled ? 'yes' : 'no',

@@ -9,7 +9,7 @@ import type { Command } from 'commander';
 import { createHangarClient, type HangarClient } from '../client/index.js';
 import { normalizeServerUrl } from '../core/mcp-servers/url.js';
 import { AGENT_ID_FILE, ApiError, clientFrom, folderOf, pullAgent, pushAgent, readAgentFolder, unknownTools } from './agents.js';
-import { chat, resolveAgentId, type ChatOutput } from './chat.js';
+import { chat, ChatError, resolveAgentId, type ChatOutput } from './chat.js';
 import { askingDecider } from './decide.js';
 import { authLogin } from './oauth.js';
 import { printable, table } from './table.js';
@@ -354,9 +354,11 @@ export async function dev(dir: string, options: DevOptions, io: ChatOutput): Pro
         continue;
       }
       try {
-        const r = await chat({ baseUrl: options.baseUrl, apiKey: options.apiKey, agent: agentId, thread, message, decide }, io);
+        const r = await chat({ baseUrl: options.baseUrl, apiKey: options.apiKey, agent: agentId, thread, message, decide, continueHint: false }, io);
         thread = r.threadId;
       } catch (error) {
+        // A failed run leaves its thread free for the next line (the first line's thread too).
+        if (error instanceof ChatError && error.threadId) thread = error.threadId;
         io.err(`[dev] ${error instanceof Error ? error.message : String(error)}\n`);
       }
     }

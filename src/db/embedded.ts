@@ -59,9 +59,10 @@ export async function startEmbeddedDatabase(options: {
 
   let cluster: ClusterFile;
   const initialised = existsSync(path.join(pgDir, 'PG_VERSION'));
+  const ownerFile = path.join(options.dir, OWNER_FILE);
   if (initialised) {
     cluster = JSON.parse(await fs.readFile(clusterFile, 'utf8')) as ClusterFile;
-    await stopOrphan(pgDir);
+    await stopOrphan(pgDir, ownerFile);
   } else {
     // A half-initialised directory (initdb interrupted) cannot be reused.
     await fs.rm(pgDir, { recursive: true, force: true });
@@ -93,10 +94,22 @@ export async function startEmbeddedDatabase(options: {
       `the embedded PostgreSQL in ${pgDir} did not start${error instanceof Error ? `: ${error.message}` : ''}`,
     );
   }
+  // Whose cluster this is: a later start finds this process alive and leaves the cluster alone.
+  await fs.writeFile(ownerFile, `${process.pid}\n`);
   const urlFor = (database: string) =>
     `postgres://${USER}:${encodeURIComponent(cluster.password)}@127.0.0.1:${port}/${database}`;
-  return { url: urlFor('postgres'), urlFor, stop: () => postmaster.stop() };
+  return {
+    url: urlFor('postgres'),
+    urlFor,
+    stop: async () => {
+      await postmaster.stop();
+      await fs.rm(ownerFile, { force: true });
+    },
+  };
 }
+
+/** The file in the data directory naming the process (its pid) that started the running cluster. */
+const OWNER_FILE = 'pg.owner';
 
 interface Postmaster {
   stop(): Promise<void>;
@@ -185,8 +198,13 @@ async function checkPostgresCanEnter(dir: string): Promise<void> {
   );
 }
 
-/** If a postmaster from an earlier, killed process still holds the directory, stop it and wait. */
-async function stopOrphan(pgDir: string): Promise<void> {
+/**
+ * If a postmaster from an earlier, killed process still holds the directory, stop it and wait. One
+ * whose owner (the process that started it, `pg.owner`) is still running is not an orphan: that is
+ * a Hangar serving from this data directory now, and stopping its database would leave it without
+ * one; the start is refused instead, naming the process.
+ */
+async function stopOrphan(pgDir: string, ownerFile: string): Promise<void> {
   const pidFile = path.join(pgDir, 'postmaster.pid');
   let pid: number;
   try {
@@ -195,11 +213,32 @@ async function stopOrphan(pgDir: string): Promise<void> {
     return;
   }
   if (!Number.isInteger(pid) || !alive(pid)) return;
+  const owner = await runningOwner(ownerFile, pid);
+  if (owner !== undefined) {
+    throw new ConfigError(
+      `HANGAR_DATA_DIR (--data-dir): ${path.dirname(ownerFile)} is in use: another Hangar (pid ${owner}) runs its embedded PostgreSQL; ` +
+        `stop that one first, or give this one another data directory (or DATABASE_URL). Operator commands (hangar keys, hangar workspaces) work beside it.`,
+    );
+  }
   process.kill(pid, 'SIGINT'); // PostgreSQL's "fast" shutdown: roll back open transactions, checkpoint, exit.
   for (let waited = 0; alive(pid) && waited < 30_000; waited += 50) {
     await new Promise((r) => setTimeout(r, 50));
   }
   if (alive(pid)) throw new Error(`an older PostgreSQL (pid ${pid}) still holds ${pgDir}`);
+}
+
+/**
+ * The pid of the live process that started the postmaster `postmasterPid`, if there is one: the pid
+ * in the owner file, alive, and (where /proc tells) the postmaster's parent, so a pid reused by an
+ * unrelated process after the owner was killed does not count.
+ */
+async function runningOwner(ownerFile: string, postmasterPid: number): Promise<number | undefined> {
+  const owner = Number.parseInt(await fs.readFile(ownerFile, 'utf8').catch(() => ''), 10);
+  if (!Number.isInteger(owner) || owner === process.pid || !alive(owner)) return undefined;
+  const stat = await fs.readFile(`/proc/${postmasterPid}/stat`, 'utf8').catch(() => undefined);
+  // Fields after the command name (which may hold spaces, in parentheses): state, then the parent's pid.
+  const parent = stat === undefined ? undefined : Number.parseInt(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1] ?? '', 10);
+  return parent === undefined || parent === owner ? owner : undefined;
 }
 
 function alive(pid: number): boolean {

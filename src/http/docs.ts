@@ -13,6 +13,7 @@ const ASSETS: Record<string, string> = {
 const PAGE = `<!doctype html>
 <html lang="en">
 <head><meta charset="utf-8"><title>Hangar API reference</title>
+<link rel="icon" href="/favicon.svg" type="image/svg+xml">
 <link rel="stylesheet" href="/docs/assets/swagger-ui.css"></head>
 <body><div id="api"></div>
 <script src="/docs/assets/swagger-ui-bundle.js"></script>

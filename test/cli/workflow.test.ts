@@ -127,6 +127,10 @@ describe('hangar chat with approvals', () => {
     );
     expect(result.pending).toEqual([]);
     expect(asked.sort()).toEqual(['/one.txt', '/two.txt']);
+    // Each action's description stays under it: its further lines ("Args: …") are indented, so the
+    // list of pending actions reads as a list.
+    expect(out.err()).toMatch(/^ {2}\[1\/2\] write_file\(.*\) — Built-in tool write_file requires approval\.\n {6}Args: \{/m);
+    expect(out.err()).not.toMatch(/^Args:/m);
     const thread = await server.client.GET('/v1/deepagents/threads/{thread_id}', { params: { path: { thread_id: result.threadId } } });
     expect(thread.data!.status).toBe('idle');
     expect(Object.keys((thread.data!.values as { files?: Record<string, unknown> }).files ?? {})).toEqual(['/one.txt']);
@@ -216,8 +220,38 @@ describe('hangar dev', () => {
     input.end();
     await running;
     expect(out.out()).toContain('You said: hello dev');
+    // dev keeps its thread itself and has no --thread flag: it names the thread, nothing more.
+    expect(out.err()).toMatch(/^thread: [0-9a-f-]{36}$/m);
+    expect(out.err()).not.toContain('--thread');
     const agent = await server.client.GET('/v1/deepagents/agents', { params: { query: { name: 'devving' } } });
     expect(agent.data!.items[0]!.revision).toBe(pushes[1]);
+  });
+
+  it('after a failed run, says so once and sends the next line to the same thread', async () => {
+    // A saved model configuration deleted after the push: every run of the agent fails at its start.
+    const config = await server.client.POST('/v1/deepagents/model-configs', { body: { name: 'dev-gone', model_id: 'scripted:demo' } });
+    expect(config.response.status).toBe(201);
+    const dir = path.join(work, 'dev-failing');
+    await initFolder(dir);
+    const agentJson = JSON.parse(await readFile(path.join(dir, 'agent.json'), 'utf8')) as { runtime: { model: { model_id: string } } };
+    agentJson.runtime.model.model_id = 'dev-gone';
+    await writeFile(path.join(dir, 'agent.json'), JSON.stringify(agentJson));
+    const input = new PassThrough();
+    let pushed: () => void = () => {};
+    const firstPush = new Promise<void>((resolve) => (pushed = resolve));
+    const out = capture();
+    const running = dev(dir, { client: server.client, baseUrl: server.url, apiKey: server.adminKey, input, onPush: () => pushed() }, out.io);
+    await firstPush;
+    await server.client.DELETE('/v1/deepagents/model-configs/{model_config_id}', { params: { path: { model_config_id: config.data!.id } } });
+    input.write('first\nsecond\n');
+    input.end();
+    await running;
+    const failures = [...out.err().matchAll(/^\[dev\] the run failed \((\w+)\); the thread ([0-9a-f-]{36}) takes the next message$/gm)];
+    expect(failures, out.err()).toHaveLength(2);
+    expect(failures[1]![2]).toBe(failures[0]![2]);
+    expect(out.err()).not.toContain('--thread');
+    // Each failure's reason is printed once, on its `error:` line.
+    expect(out.err().match(/^error: /gm)).toHaveLength(2);
   });
 });
 

@@ -83,6 +83,19 @@ describe('docs/', () => {
   });
 });
 
+describe('README.md and docs/', () => {
+  it('name no HANGAR_ variable that is not a setting (or one the CLI or the tests read)', async () => {
+    // Read by the client commands (src/cli/target.ts) and by test/hardening/fuzz.test.ts, not by the server.
+    const others = new Set(['HANGAR_URL', 'HANGAR_API_KEY', 'HANGAR_FUZZ_REQUESTS', 'HANGAR_FUZZ_SEED']);
+    const envs = new Set(Object.values(settings).map((s) => s.env));
+    const dir = new URL('../../docs/', import.meta.url);
+    const files: [string, string][] = [['README.md', readme]];
+    for (const name of (await readdir(dir)).filter((f) => f.endsWith('.md'))) files.push([`docs/${name}`, await readFile(new URL(name, dir), 'utf8')]);
+    const unknown = files.flatMap(([file, text]) => [...text.matchAll(/\bHANGAR_[A-Z0-9_]*[A-Z0-9]\b/g)].map((m) => m[0]).filter((env) => !envs.has(env) && !others.has(env)).map((env) => `${file}: ${env}`));
+    expect(unknown).toEqual([]);
+  });
+});
+
 describe('docs/runtime.md', () => {
   it('documents every run error code', async () => {
     const runtime = await readFile(new URL('../../docs/runtime.md', import.meta.url), 'utf8');

@@ -130,4 +130,31 @@ describe('hangar serve', () => {
     // PostgreSQL shut down cleanly (it removes its pid file last), after Hangar's own drain.
     expect(existsSync(path.join(dir, '.hangar/pg/postmaster.pid'))).toBe(false);
   }, 240_000); // a first start runs initdb, and each CLI command compiles the sources: slow on a busy machine
+
+  it('refuses a second server on the data directory of a running one, which keeps its database; a server killed outright leaves none in the way', async () => {
+    const dataDir = await mkdtemp(path.join(os.tmpdir(), 'hangar-twice-'));
+    await chmod(dataDir, 0o755); // as root, PostgreSQL runs as the postgres user, which must reach it
+    const first = serve(['--port', '0', '--data-dir', dataDir], ROOT, dataDir);
+    const url = await first.url;
+    expect((await fetch(`${url}/ready`)).status).toBe(200);
+
+    // `npm start` again in another terminal (another port): refused, naming the server that runs there.
+    const second = serve(['--port', '0', '--data-dir', dataDir], ROOT, dataDir);
+    const outcome = await Promise.race([second.exited.then((code) => `exited ${code}`), second.url.then(() => 'listening')]);
+    expect(outcome, second.output()).toBe('exited 2');
+    expect(second.output()).toContain(`HANGAR_DATA_DIR (--data-dir): ${dataDir} is in use: another Hangar (pid ${first.child.pid}) runs its embedded PostgreSQL`);
+    expect(second.output()).not.toMatch(/\n\s+at /); // no stack trace
+    // The first server still has its database.
+    expect((await fetch(`${url}/ready`)).status).toBe(200);
+
+    // Killed outright (no drain), it leaves its PostgreSQL running, in a process group of its own: the
+    // next start stops that one and starts.
+    process.kill(-first.child.pid!, 'SIGKILL');
+    await first.exited;
+    expect(existsSync(path.join(dataDir, 'pg/postmaster.pid'))).toBe(true);
+    const third = serve(['--port', '0', '--data-dir', dataDir], ROOT, dataDir);
+    expect((await fetch(`${await third.url}/ready`)).status).toBe(200);
+    third.interrupt();
+    expect(await third.exited).toBe(0);
+  }, 240_000);
 });

@@ -257,8 +257,10 @@ describe('hangar chat', () => {
     const io = { out: (t: string) => void out.push(t), err: (t: string) => void err.push(t) };
     const failed = await chat({ baseUrl: server.url, apiKey: server.adminKey, agent: agentId, message: 'hi' }, io).catch((e: Error) => e);
     expect(failed).toBeInstanceOf(Error);
-    expect((failed as Error).message).toMatch(/^the run failed \(model_timeout\): .*stalled.*--thread [0-9a-f-]{36}\)$/);
+    expect((failed as Error).message).toMatch(/^the run failed \(model_timeout\); the thread [0-9a-f-]{36} takes the next message \(--thread [0-9a-f-]{36}\)$/);
     expect(err.join('')).toMatch(/^error: model_timeout: the model provider's stream stalled/m);
+    // What went wrong is said once: the `error:` line has it, the closing failure only what to do next.
+    expect(`${err.join('')}hangar: ${(failed as Error).message}\n`.match(/stream stalled/g)).toHaveLength(1);
     const threadId = /--thread ([0-9a-f-]{36})/.exec((failed as Error).message)![1]!;
     await server.client.PATCH('/v1/deepagents/model-configs/{model_config_id}', { params: { path: { model_config_id: configId } }, body: { model_id: 'openai:ok' } });
     out.length = 0;

@@ -42,6 +42,20 @@ describe('hangar schedules', () => {
     expect(again.stderr).toContain('no schedule');
   }, 180_000);
 
+  it('list names each schedule\'s agent as it was created, and says when that agent was deleted', async () => {
+    const agentId = await createAgent(server, { name: 'weekly-digest' });
+    const res = await server.client.POST('/v1/deepagents/schedules', { body: { agent_id: agentId, schedule: '0 9 * * 1', messages: [{ role: 'user', content: 'digest' }], enabled: false } });
+    const id = res.data!.id;
+    const row = async () => {
+      const list = await runHangar(['schedules', 'list', '--agent', agentId], env);
+      expect(list.code, list.stderr).toBe(0);
+      return list.stdout.split('\n').find((l) => l.startsWith(id))!;
+    };
+    expect(await row()).toMatch(new RegExp(`^${id}\\s+weekly-digest\\s+0 9 \\* \\* 1\\s`));
+    await server.client.DELETE('/v1/deepagents/agents/{agent_id}', { params: { path: { agent_id: agentId } } });
+    expect(await row()).toContain(`(deleted agent ${agentId})`);
+  });
+
   it('list shows every schedule, not only the first page', async () => {
     const agentId = await createAgent(server, { name: 'many' });
     const ids = new Set<string>();
