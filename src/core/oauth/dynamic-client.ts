@@ -85,8 +85,9 @@ export async function registerDynamicClient(input: {
     try {
       return await discoverOAuthProtectedResourceMetadata(input.serverUrl, challenge.resourceMetadataUrl ? { resourceMetadataUrl: challenge.resourceMetadataUrl } : undefined, fetchFn);
     } catch (error) {
-      // The SDK's words for "not published" (404 at every well-known address).
-      if (error instanceof Error && /does not implement/.test(error.message)) return undefined;
+      // The SDK's words for "not published": a 404 at every well-known address, or another 4xx (a
+      // server that answers 401 to any path without a token publishes nothing either).
+      if (error instanceof Error && (/does not implement/.test(error.message) || /^HTTP 4\d\d /.test(error.message))) return undefined;
       throw error;
     }
   });
@@ -174,7 +175,10 @@ function guardedFetch(egress: EgressGuard): typeof fetch {
     const href = typeof url === 'string' ? url : url instanceof URL ? url.href : url.url;
     refuseUnlessAllowed(egress, href, 'the discovery would call');
     try {
-      return await egress.fetch(href, { ...init, signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS) });
+      const res = await egress.fetch(href, { ...init, signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS) });
+      // The guard's fetch answers undici's own Response class; the SDK tells an error answer from an
+      // error object with `instanceof Response` (the global class), so it gets one of those.
+      return new Response(res.body, { status: res.status, statusText: res.statusText, headers: res.headers });
     } catch (error) {
       const refused = refusalIn(error);
       if (refused) throw failed(`the discovery would call ${href}, which this installation may not call: ${refused.reason}`);
