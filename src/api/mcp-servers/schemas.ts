@@ -25,6 +25,7 @@ const OAuthMode = z.enum(['legacy_shared_provider', 'per_user_dynamic_client']).
   description:
     '`legacy_shared_provider` (the default): every user authorizes with the OAuth provider named by `oauth_provider_id`. ' +
     '`per_user_dynamic_client`: no `oauth_provider_id`; each user calls `POST /mcp-servers/{id}/oauth-provider`, which discovers the server’s authorization server (RFC 9728, RFC 8414) and registers an OAuth client for that user (RFC 7591). ' +
+    'On create the default is `legacy_shared_provider`, and `per_user_dynamic_client` implies `auth_type: "oauth"`. On update, switching to `per_user_dynamic_client` drops `oauth_provider_id`, and changing the mode, `auth_type` or `url` deletes the clients registered per user (and their tokens). ' +
     'A tool server without OAuth has no `oauth_mode` in its answers.',
 });
 
@@ -35,7 +36,7 @@ export const CreateMcpServerRequest = z
     headers: z.array(McpHeaderSchema).max(50).optional().openapi({ description: 'Credential headers attached to every call; stored encrypted.' }),
     auth_type: AuthType.optional(),
     oauth_provider_id: z.uuid().nullable().optional().openapi({ description: 'The shared OAuth provider (its `id`) of an `auth_type: "oauth"` server; required with `legacy_shared_provider`, absent with `per_user_dynamic_client`.' }),
-    oauth_mode: OAuthMode.optional().openapi({ description: 'Default `legacy_shared_provider`; `per_user_dynamic_client` implies `auth_type: "oauth"`.' }),
+    oauth_mode: OAuthMode.optional(),
     vendor_id: z.string().max(200).optional(),
     external_system_id: z.string().max(200).optional(),
   })
@@ -48,7 +49,7 @@ export const UpdateMcpServerRequest = z
     headers: z.array(McpHeaderSchema).max(50).optional().openapi({ description: 'Replaces the whole stored array.' }),
     auth_type: AuthType.optional(),
     oauth_provider_id: z.uuid().nullable().optional(),
-    oauth_mode: OAuthMode.optional().openapi({ description: 'Switching to `per_user_dynamic_client` drops `oauth_provider_id`. Changing the mode, `auth_type` or `url` deletes the clients registered per user (and their tokens).' }),
+    oauth_mode: OAuthMode.optional(),
   })
   .openapi('UpdateMcpServerRequest');
 

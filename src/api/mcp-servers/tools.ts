@@ -45,7 +45,7 @@ const attachProvider = createRoute({
   tags,
   summary: 'Get or register the caller’s OAuth provider of a tool server',
   description:
-    'The `provider_id` to start an authorization session (`POST /v2/auth/authenticate`) with for this tool server. ' +
+    'The `provider_id` to start an authorization session (`POST /v1/deepagents/auth-sessions`) with for this tool server. ' +
     'With `oauth_mode: "legacy_shared_provider"`: the provider `oauth_provider_id` names. ' +
     'With `per_user_dynamic_client`: the caller’s own provider; on the first call Hangar discovers the server’s authorization server (RFC 9728 protected-resource metadata, then RFC 8414 or OpenID Connect metadata) and registers a client there (RFC 7591) with its OAuth callback as redirect URI; later calls by the same principal answer the same provider, and each principal gets its own (needs write permission: admin or member). ' +
     'A server without OAuth is a 409 (`mcp_server_not_oauth`); one that publishes no metadata or no registration endpoint a 409 (`mcp_server_oauth_unsupported`); a failed discovery, an address the outbound policy refuses, or a registration the authorization server refuses a 502 (`oauth_registration_failed`), and nothing is stored. ' +
