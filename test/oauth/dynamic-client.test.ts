@@ -162,6 +162,37 @@ describe('per-user dynamic client registration', () => {
   });
 });
 
+describe('changing a per-user tool server', () => {
+  it('a shared provider is refused in this mode; a new URL drops the clients registered for the old one', async () => {
+    const serverId = await registerServer('Moving tools', `${tools.url}?moving=1`);
+    const isa = await server.createKey({ role: 'member', principal: 'isa@example.com' });
+    const registered = await askProvider(serverId, isa);
+    expect(registered.status).toBe(200);
+    const providerId = registered.body.oauth_provider_id as string;
+
+    const shared = await server.client.POST('/v2/auth/providers', {
+      body: { provider_id: 'moving-shared', name: 'Shared', client_id: oidc.clients.post.id, client_secret: oidc.clients.post.secret, auth_url: oidc.authUrl, token_url: oidc.tokenUrl },
+    });
+    const withShared = await server.client.PATCH('/v1/deepagents/mcp-servers/{mcp_server_id}', { params: { path: { mcp_server_id: serverId } }, body: { oauth_provider_id: shared.data!.id } });
+    expect(withShared.response.status).toBe(422);
+    expect(JSON.stringify(withShared.error)).toContain('per_user_dynamic_client');
+    const legacyWithout = await server.client.PATCH('/v1/deepagents/mcp-servers/{mcp_server_id}', { params: { path: { mcp_server_id: serverId } }, body: { oauth_mode: 'legacy_shared_provider' } });
+    expect(legacyWithout.response.status).toBe(422);
+    // Nothing of that changed Isa's client.
+    expect((await askProvider(serverId, isa)).body.oauth_provider_id).toBe(providerId);
+
+    const moved = await server.client.PATCH('/v1/deepagents/mcp-servers/{mcp_server_id}', { params: { path: { mcp_server_id: serverId } }, body: { url: `${tools.url}?moving=2` } });
+    expect(moved.response.status).toBe(200);
+    const gone = await server.clientFor(isa).GET('/v2/auth/providers/{provider_id}', { params: { path: { provider_id: providerId } } });
+    expect(gone.response.status).toBe(404);
+    // The next call registers a new client for the new URL.
+    const again = await askProvider(serverId, isa);
+    expect(again.status).toBe(200);
+    const renewed = await server.clientFor(isa).GET('/v2/auth/providers/{provider_id}', { params: { path: { provider_id: again.body.oauth_provider_id as string } } });
+    expect(renewed.data!.mcp_server_url).toBe(`${tools.url}?moving=2`);
+  });
+});
+
 describe('per-user dynamic client registration and the outbound policy', () => {
   it('metadata naming an address the installation may not call is refused, and nothing is stored', async () => {
     // This installation may call the host name `localhost` (the tool server's), but no other loopback address.
