@@ -8,6 +8,7 @@ import { collect } from '../../src/client/stream.js';
 import { startOidcServer, type OidcServer } from '../fixtures/oidc-server.js';
 import { startProtectedMcpServer, type ProtectedMcpServer } from '../fixtures/protected-mcp-server.js';
 import { createAgent, createThread, lastAiText, lastValues, start } from '../runtime/support.js';
+import { runHangar } from '../support/cli.js';
 import { allRowsAsText } from '../support/db-count.js';
 import { startTestServer, type TestServer } from '../support/server.js';
 
@@ -190,6 +191,24 @@ describe('changing a per-user tool server', () => {
     expect(again.status).toBe(200);
     const renewed = await server.clientFor(isa).GET('/v2/auth/providers/{provider_id}', { params: { path: { provider_id: again.body.oauth_provider_id as string } } });
     expect(renewed.data!.mcp_server_url).toBe(`${tools.url}?moving=2`);
+  });
+});
+
+describe('the CLI with a per-user tool server', () => {
+  it('`mcp-servers add --oauth-mode per_user_dynamic_client` registers it; `connect` uses the caller’s own client', async () => {
+    const env = { HANGAR_URL: server.url, HANGAR_API_KEY: server.adminKey };
+    const added = await runHangar(['mcp-servers', 'add', '--name', 'CLI tools', '--url', `${tools.url}?cli=1`, '--oauth-mode', 'per_user_dynamic_client', '--hangar-url', server.url], env);
+    expect(added.code, added.stderr).toBe(0);
+    const id = added.stdout.trim();
+    const read = await server.client.GET('/v1/deepagents/mcp-servers/{mcp_server_id}', { params: { path: { mcp_server_id: id } } });
+    expect(read.data).toMatchObject({ auth_type: 'oauth', oauth_mode: 'per_user_dynamic_client', oauth_provider_id: null });
+    // The admin authorizes through the API; `connect` then finds that authorization on the admin's own client.
+    const own = await askProvider(id, server.adminKey);
+    const started = await server.client.POST('/v1/deepagents/auth-sessions', { body: { provider_id: own.body.oauth_provider_id as string } });
+    expect((await oidc.authorizeInBrowser(started.data!.verification_url!, `${server.url}/oauth/callback`)).status).toBe(200);
+    const connected = await runHangar(['mcp-servers', 'connect', 'CLI tools'], env);
+    expect(connected.code, connected.stderr).toBe(0);
+    expect(connected.stdout).toBe('Already authorized with CLI tools (per-user client).\n');
   });
 });
 
