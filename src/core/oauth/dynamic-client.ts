@@ -181,7 +181,7 @@ function guardedFetch(egress: EgressGuard): typeof fetch {
       return new Response(res.body, { status: res.status, statusText: res.statusText, headers: res.headers });
     } catch (error) {
       const refused = refusalIn(error);
-      if (refused) throw failed(`the discovery would call ${href}, which this installation may not call: ${refused.reason}`);
+      if (refused) throw failed(`the discovery would call ${redactServerUrl(href)}, which this installation may not call: ${refused.reason}`);
       throw error;
     }
   };
@@ -194,7 +194,8 @@ function refusalIn(error: unknown): EgressRefused | undefined {
 
 function refuseUnlessAllowed(egress: EgressGuard, url: string, what: string): void {
   const problem = egress.urlProblem(url);
-  if (problem) throw failed(`${what} ${url}, which this installation may not call: ${problem}`);
+  // Shown without credentials a URL's query may carry (the tool server's own URL is one of these).
+  if (problem) throw failed(`${what} ${redactServerUrl(url)}, which this installation may not call: ${problem}`);
 }
 
 function unsupported(why: string): HangarError {
