@@ -3727,7 +3727,7 @@ export interface components {
             /** Format: date-time */
             created_at: string | null;
             delete_after_stop_seconds: number | null;
-            /** @description Bytes its work directory uses, measured after its last command. */
+            /** @description Bytes its work directory uses, measured after a command (at most every 10 s). Null before the first measure, or when the last one ran beyond `HANGAR_SANDBOX_DU_TIMEOUT_MS` and was stopped (the log says so). */
             disk_bytes: number | null;
             driver: string | null;
             idle_ttl_seconds: number | null;

@@ -439,6 +439,16 @@ export const settings = withLimits({
     schema: positiveInt.default(256),
     description: 'Size of the private /tmp of a sandbox command, in MiB (it is empty at every command).',
   },
+  sandboxDuTimeoutMs: {
+    env: 'HANGAR_SANDBOX_DU_TIMEOUT_MS',
+    schema: positiveInt.default(10_000),
+    description: 'How long measuring a sandbox’s disk use (`du`, after a command, at most every 10 s) may take; beyond it `du` is stopped, the log says so and the sandbox’s `disk_bytes` reads null until a measure ends in time.',
+  },
+  sandboxSeccomp: {
+    env: 'HANGAR_SANDBOX_SECCOMP',
+    schema: bool.default(true),
+    description: 'Run local sandbox commands under a seccomp filter (x86_64, aarch64) that refuses, with EPERM, the system calls container runtimes refuse by default (mounts, namespaces, ptrace, kernel keyrings, bpf, perf_event_open, userfaultfd, io_uring, kernel modules, kexec, reboot…) and kills a process making a 32-bit call. Where the kernel refuses the filter, the log says so and commands run without it.',
+  },
   sandboxSweepMs: {
     env: 'HANGAR_SANDBOX_SWEEP_MS',
     schema: positiveInt.default(30_000),

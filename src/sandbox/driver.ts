@@ -74,8 +74,11 @@ export interface SandboxDriver {
   stop(id: string): Promise<void>;
   /** Remove sandbox `id` and its files (idempotent). */
   remove(id: string): Promise<void>;
-  /** Bytes used by sandbox `id`'s files, or null when unknown. */
-  diskUsage(id: string): Promise<number | null>;
+  /** Bytes used by sandbox `id`'s files: null when unknown now, `timed_out` when measuring took too long. */
+  diskUsage(id: string): Promise<DiskUsage>;
   /** Ids of every sandbox this driver has (to find the ones orphaned by a crash). */
   list(): Promise<string[]>;
 }
+
+/** A measure of a sandbox's disk use: bytes; null when it cannot be measured now (kept as it was); `timed_out` when measuring ran beyond its time limit (shown as unknown). */
+export type DiskUsage = number | null | 'timed_out';

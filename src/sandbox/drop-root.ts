@@ -15,10 +15,11 @@ export function dropRoot(setpriv: string, uid: number): string[] {
  * Arguments (before the command) of a second, unprivileged bwrap run as that user over the same view,
  * only for a user namespace with no capabilities in which further ones are forbidden (`flags`:
  * `--disable-userns`, bwrap 0.8 and later): otherwise the command could make one (`unshare -Ur`)
- * and hold every capability in it.
+ * and hold every capability in it. `more`: further bwrap options (the local sandbox driver's read-only
+ * /proc and seccomp filter, which this bwrap applies as the last step before the command).
  */
-export function noUserNamespaces(bwrap: string, flags: string[], chdir?: string): string[] {
-  return [bwrap, '--unshare-user', ...flags, '--cap-drop', 'ALL', '--dev-bind', '/', '/', ...(chdir ? ['--chdir', chdir] : []), '--'];
+export function noUserNamespaces(bwrap: string, flags: string[], chdir?: string, more: string[] = []): string[] {
+  return [bwrap, '--unshare-user', ...flags, '--cap-drop', 'ALL', '--dev-bind', '/', '/', ...more, ...(chdir ? ['--chdir', chdir] : []), '--'];
 }
 
 /**

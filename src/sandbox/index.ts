@@ -41,12 +41,15 @@ export function createSandboxService(o: { config: Config; db: Db; logger: Logger
           storageClass: c.sandboxK8sStorageClass,
           runAsUser: c.sandboxK8sRunAsUser,
           startTimeoutMs: c.sandboxK8sStartTimeoutSeconds * 1000,
+          diskUsageTimeoutMs: c.sandboxDuTimeoutMs,
           limits: sandboxLimits(c),
         })
       : new LocalSandboxDriver({
           dir: c.sandboxDir ? path.resolve(c.sandboxDir) : path.join(c.dataDir, 'sandboxes'),
           limits: sandboxLimits(c),
           uidBase: c.sandboxUidBase,
+          seccomp: c.sandboxSeccomp,
+          diskUsageTimeoutMs: c.sandboxDuTimeoutMs,
           logger: o.logger,
         });
   return new SandboxService({ db: o.db, driver, logger: o.logger, sweepMs: c.sandboxSweepMs });

@@ -313,9 +313,11 @@ export class SandboxService {
     const disk = measured !== undefined && now - measured < 10_000 ? null : await this.o.driver.diskUsage(id);
     if (disk !== null) this.measuredAt.set(id, now);
     if (this.measuredAt.size > 10_000) this.measuredAt.clear();
+    // Measuring that ran out of time leaves the size unknown (null), not the last one measured.
+    if (disk === 'timed_out') this.o.logger.warn({ sandbox_id: id }, 'measuring a sandbox’s disk use (du) ran beyond HANGAR_SANDBOX_DU_TIMEOUT_MS and was stopped: its disk_bytes is null until a measure ends in time');
     await this.o.db
       .updateTable('sandboxes')
-      .set({ last_used_at: sql<Date>`now()`, commands: sql<number>`commands + 1`, ...(disk !== null ? { disk_bytes: disk } : {}) })
+      .set({ last_used_at: sql<Date>`now()`, commands: sql<number>`commands + 1`, ...(disk !== null ? { disk_bytes: disk === 'timed_out' ? null : disk } : {}) })
       .where('id', '=', id)
       .execute();
   }

@@ -175,6 +175,22 @@ describe('an agent in a sandbox', () => {
     expect(await say(agentId, threadId, call('execute', { command: 'ls -A' }))).not.toContain('late.txt');
   });
 
+  it('does ordinary work under the seccomp filter (on by default): git, node, python with threads and processes, shell pipelines', async () => {
+    const agentId = await createAgent(server, { backend: { type: 'sandbox' } });
+    const threadId = await createThread(server, agentId);
+    const command = [
+      'grep ^Seccomp: /proc/self/status',
+      'git init -q repo && cd repo && git config user.email a@b && git config user.name A',
+      'echo hello > f && git add f && git commit -qm first && echo "commits $(git log --oneline | wc -l)"',
+      'cd ..',
+      `node -e 'require("fs").readFile("/etc/hostname", () => require("child_process").exec("echo node-child", (e, o) => console.log("node", o.trim())))'`,
+      `python3 -c 'import threading, subprocess; t = threading.Thread(target=print, args=("py-thread",)); t.start(); t.join(); print(subprocess.run(["echo", "py-child"], capture_output=True, text=True).stdout.strip())'`,
+      'seq 1 100 | sort -rn | head -1 | tr 0 o',
+    ].join(' && ');
+    const answer = await say(agentId, threadId, call('execute', { command }));
+    expect(answer).toBe('Done.\nexecute: Seccomp:\t2\ncommits 1\nnode node-child\npy-thread\npy-child\n1oo\n\n[Command succeeded with exit code 0]');
+  });
+
   it('an agent on the state backend has no execute tool', async () => {
     const agentId = await createAgent(server);
     const threadId = await createThread(server, agentId);

@@ -139,6 +139,52 @@ describe('a sandboxed command cannot gain privileges', () => {
   });
 });
 
+describe('a sandboxed command is refused the system calls it has no use for (seccomp)', () => {
+  // Calls an unprivileged process may make on this host, each by number (perl's `syscall`), as a
+  // command written to get at the kernel would.
+  const x64 = os.arch() === 'x64';
+  const calls = {
+    ptrace: `syscall(${x64 ? 101 : 117}, 0, 0, 0, 0)`, // PTRACE_TRACEME
+    keyctl: `syscall(${x64 ? 250 : 219}, 0, -3, 0)`, // KEYCTL_GET_KEYRING_ID of the session keyring
+    io_uring_setup: 'syscall(425, 1, $params)', // one entry; its parameters are written back
+    personality: `syscall(${x64 ? 135 : 92}, 0x0040000)`, // ADDR_NO_RANDOMIZE
+  };
+  const script = '$params = "\\0" x 120; ' + Object.entries(calls)
+    .map(([name, call]) => `$r = ${call}; print "${name} ", ($r == -1 ? "refused: $!" : "allowed"), "\\n";`)
+    .join(' ');
+  const perl = (pre = '') => `${pre}perl -e '${script}'`;
+
+  it('each fails with EPERM, and the command goes on', async () => {
+    // Control: as an unprivileged user on the host, each of these calls is allowed.
+    const host = execFileSync('sh', ['-c', perl('setpriv --reuid=65534 --regid=65534 --clear-groups -- ')], { encoding: 'utf8' });
+    for (const name of Object.keys(calls)) expect(host).toContain(`${name} allowed`);
+
+    const threadId = await createThread(server, agentId);
+    const answer = await execute(threadId, `${perl()}; grep ^Seccomp: /proc/self/status; unshare -m true; setarch $(uname -m) -R true; echo end`);
+    for (const name of Object.keys(calls)) expect(answer).toContain(`${name} refused: Operation not permitted`);
+    expect(answer).toContain('Seccomp:\t2');
+    expect(answer).toMatch(/unshare: unshare failed: Operation not permitted/);
+    expect(answer).toMatch(/setarch: failed to set personality to \S+: Operation not permitted/);
+    expect(answer).toContain('end');
+  });
+
+  it.runIf(os.arch() === 'x64')('a 32-bit system call (int 0x80 from a 64-bit process) kills the process', async () => {
+    // i386 numbers differ from x86_64's: a filter checking only native numbers would let this through.
+    const i386 = [
+      'import ctypes, mmap',
+      'm = mmap.mmap(-1, 4096, prot=mmap.PROT_READ | mmap.PROT_WRITE | mmap.PROT_EXEC)',
+      'm.write(bytes([0xb8, 0x14, 0, 0, 0, 0xcd, 0x80, 0xc3]))  # mov eax, 20 (i386 getpid); int 0x80; ret',
+      'print("i386 getpid", ctypes.CFUNCTYPE(ctypes.c_int)(ctypes.addressof(ctypes.c_char.from_buffer(m)))(), flush=True)',
+    ].join('\n');
+    // Control: on the host the call returns a process id.
+    expect(execFileSync('/usr/bin/python3', ['-c', i386], { encoding: 'utf8' })).toMatch(/^i386 getpid \d+$/m);
+    const threadId = await createThread(server, agentId);
+    const answer = await execute(threadId, `cat > i386.py <<'EOF'\n${i386}\nEOF\npython3 i386.py; echo "exit $?"`);
+    expect(answer).not.toContain('i386 getpid');
+    expect(answer).toContain('exit 159'); // 128 + SIGSYS
+  });
+});
+
 describe('a sandboxed command cannot reach', () => {
   it('Hangar or PostgreSQL on 127.0.0.1, nor any other address', async () => {
     const pgPort = Number(new URL(server.databaseUrl).port || 5432);
@@ -194,10 +240,13 @@ describe('a runaway command is contained and the run goes on', () => {
     expect(await execute(threadId, 'echo next-run')).toContain('next-run');
   });
 
-  it('runs at the lowest CPU priority, which it cannot raise, and is the first the OOM killer ends', async () => {
+  it('runs at the lowest CPU priority, which it cannot raise, and is the first the OOM killer ends, which it cannot change', async () => {
     const threadId = await createThread(server, agentId);
-    const answer = await execute(threadId, 'nice; cat /proc/self/oom_score_adj; renice -n 0 $$ >/dev/null 2>&1 || echo renice-refused; nice');
-    expect(answer).toBe('Done.\nexecute: 19\n1000\nrenice-refused\n19\n\n[Command succeeded with exit code 0]');
+    const answer = await execute(
+      threadId,
+      'nice; cat /proc/self/oom_score_adj; renice -n 0 $$ >/dev/null 2>&1 || echo renice-refused; nice; (echo 0 > /proc/self/oom_score_adj) 2>/dev/null || echo oom-refused; choom -p $$ -n 0 >/dev/null 2>&1 || echo choom-refused; cat /proc/self/oom_score_adj',
+    );
+    expect(answer).toBe('Done.\nexecute: 19\n1000\nrenice-refused\n19\noom-refused\nchoom-refused\n1000\n\n[Command succeeded with exit code 0]');
   });
 
   it('a file beyond the size limit is cut off', async () => {

@@ -123,7 +123,7 @@ const SandboxSchema = z
     created_at: z.iso.datetime().nullable(),
     last_used_at: z.iso.datetime().nullable(),
     stopped_at: z.iso.datetime().nullable(),
-    disk_bytes: z.number().int().nullable().openapi({ description: 'Bytes its work directory uses, measured after its last command.' }),
+    disk_bytes: z.number().int().nullable().openapi({ description: 'Bytes its work directory uses, measured after a command (at most every 10 s). Null before the first measure, or when the last one ran beyond `HANGAR_SANDBOX_DU_TIMEOUT_MS` and was stopped (the log says so).' }),
     commands: z.number().int().openapi({ description: 'Commands run so far (the model’s and the file tools’).' }),
     idle_ttl_seconds: z.number().int().nullable(),
     delete_after_stop_seconds: z.number().int().nullable(),

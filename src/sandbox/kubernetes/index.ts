@@ -23,7 +23,7 @@ import { PassThrough, Writable } from 'node:stream';
 import type * as k8s from '@kubernetes/client-node';
 import { apiErrorMessage } from '../../deploy/kubernetes/index.js';
 import { loadKubeConnection, type KubeConnection } from '../../deploy/kubernetes/kubeconfig.js';
-import type { ExecRequest, ExecResult, SandboxDriver, SandboxLimits, SandboxRef } from '../driver.js';
+import type { DiskUsage, ExecRequest, ExecResult, SandboxDriver, SandboxLimits, SandboxRef } from '../driver.js';
 
 /** Where the work volume is mounted in the pod (and where commands start). */
 export const WORKSPACE = '/workspace';
@@ -54,6 +54,8 @@ export interface KubernetesSandboxOptions {
   runAsUser: number;
   /** How long a new pod has to be Running. */
   startTimeoutMs: number;
+  /** How long `du` may take in the pod to measure the work volume (default 10 s). */
+  diskUsageTimeoutMs?: number | undefined;
   limits: SandboxLimits;
   /** Time between two reads of a starting pod. */
   pollMs?: number | undefined;
@@ -489,11 +491,15 @@ export class KubernetesSandboxDriver implements SandboxDriver {
   }
 
   /** The work volume's use, measured in the pod (`du`); null while the pod is not running here. */
-  async diskUsage(id: string): Promise<number | null> {
+  async diskUsage(id: string): Promise<DiskUsage> {
     if (!this.started.has(id)) return null;
     try {
-      const r = await this.execOnce({ id, slot: 0 }, { command: `du -sk ${WORKSPACE} 2>/dev/null | cut -f1`, mergeStderr: false });
-      if (r === 'gone' || r.exitCode !== 0) return null;
+      // Bounded as on the local driver: `timeout` ends a du that takes too long (exit 137, KILL).
+      const seconds = Math.max(1, Math.ceil((this.o.diskUsageTimeoutMs ?? 10_000) / 1000));
+      const command = `v=$(timeout -s KILL ${seconds} du -sk ${WORKSPACE} 2>/dev/null); [ $? -eq 137 ] && exit 137; echo "$v" | cut -f1`;
+      const r = await this.execOnce({ id, slot: 0 }, { command, mergeStderr: false });
+      if (r === 'gone') return null;
+      if (r.exitCode === 137) return 'timed_out';
       const kib = Number.parseInt(r.output.toString('utf8'), 10);
       return Number.isFinite(kib) ? kib * 1024 : null;
     } catch {

@@ -7,7 +7,8 @@
 // not other sandboxes, not any home directory. It has its own network namespace with only a loopback
 // device, so nothing outside is reachable (not even Hangar or PostgreSQL on the host's 127.0.0.1),
 // and its own PID, IPC and UTS namespaces. It inherits none of the descriptors Hangar inherited
-// (inherited-fds.ts), runs at nice 19 and is the first the OOM killer ends (score 1000).
+// (inherited-fds.ts), runs at nice 19 and is the first the OOM killer ends (score 1000, which it
+// cannot lower: its /proc is read-only), under a seccomp filter (seccomp.ts).
 //
 // Two ways to get there, by who runs Hangar:
 // - root: bwrap sets the namespaces up as root, then `setpriv` drops to a user of the sandbox's own
@@ -32,6 +33,7 @@
 import { CappedOutput } from '../output.js';
 import { canForbidUserNamespaces, dropRoot, noUserNamespaces } from '../drop-root.js';
 import { stdioWithoutInherited } from '../inherited-fds.js';
+import { nativeSeccompArch, seccompProgram } from './seccomp.js';
 import { spawn, execFile, type ChildProcessByStdio } from 'node:child_process';
 import { constants as fsConstants } from 'node:fs';
 import { access, chown, lstat, mkdir, readdir, readlink, rm } from 'node:fs/promises';
@@ -39,7 +41,7 @@ import path from 'node:path';
 import type { Readable, Writable } from 'node:stream';
 import { promisify } from 'node:util';
 import type { Logger } from '../../logging.js';
-import type { ExecRequest, ExecResult, SandboxDriver, SandboxLimits, SandboxRef } from '../driver.js';
+import type { DiskUsage, ExecRequest, ExecResult, SandboxDriver, SandboxLimits, SandboxRef } from '../driver.js';
 
 const execFileAsync = promisify(execFile);
 
@@ -58,7 +60,11 @@ export interface LocalSandboxOptions {
   prlimit?: string | undefined;
   setpriv?: string | undefined;
   choom?: string | undefined;
-  /** Where to say that this bwrap cannot forbid nested user namespaces. */
+  /** How long `du` may take to measure a work directory (default 10 s); beyond it, it is killed. */
+  diskUsageTimeoutMs?: number | undefined;
+  /** Whether commands run under the seccomp filter (seccomp.ts); on unless turned off. */
+  seccomp?: boolean | undefined;
+  /** Where to say that this bwrap cannot forbid nested user namespaces, or apply the seccomp filter. */
   logger?: Pick<Logger, 'warn'> | undefined;
 }
 
@@ -71,6 +77,7 @@ export class LocalSandboxDriver implements SandboxDriver {
   private systemBinds?: Promise<string[]>;
   private userns?: Promise<{ flags: string[]; nested: boolean }>;
   private hasChoom?: Promise<boolean>;
+  private filter?: Promise<Buffer | null>;
 
   constructor(private readonly o: LocalSandboxOptions) {}
 
@@ -92,7 +99,7 @@ export class LocalSandboxDriver implements SandboxDriver {
       if (!(await onPath(bin))) return `the local sandbox driver needs ${name}; install it (Debian/Ubuntu: apt-get install -y ${name.startsWith('bubble') ? 'bubblewrap' : 'util-linux'})`;
     }
     // Namespaces may be refused (a container without user namespaces, say): try once.
-    const probe = await this.spawnSandbox(null, { command: 'true' }, { id: '', slot: 0 }).catch((error: unknown) => ({ error }));
+    const probe = await this.spawnSandbox(null, { command: 'true' }, { id: '', slot: 0 }, null).catch((error: unknown) => ({ error }));
     if ('error' in probe) return `bubblewrap cannot start here: ${String(probe.error)}`;
     if (probe.exitCode !== 0) return `bubblewrap cannot make namespaces here: ${probe.output.toString('utf8').trim()}`;
     return null;
@@ -109,8 +116,8 @@ export class LocalSandboxDriver implements SandboxDriver {
     if (this.asRoot) await chown(dir, this.uidOf(ref), this.uidOf(ref));
   }
 
-  exec(ref: SandboxRef, request: ExecRequest): Promise<ExecResult> {
-    return this.spawnSandbox(this.workDir(ref.id), request, ref);
+  async exec(ref: SandboxRef, request: ExecRequest): Promise<ExecResult> {
+    return this.spawnSandbox(this.workDir(ref.id), request, ref, await this.seccompFilter());
   }
 
   async stop(): Promise<void> {
@@ -131,13 +138,17 @@ export class LocalSandboxDriver implements SandboxDriver {
     }
   }
 
-  async diskUsage(id: string): Promise<number | null> {
+  async diskUsage(id: string): Promise<DiskUsage> {
     try {
-      // du counts blocks without following symbolic links.
-      const { stdout } = await execFileAsync('du', ['-s', '-B1', this.workDir(id)]);
+      // du counts blocks without following symbolic links. A work directory of millions of files
+      // (or a slow file system) would keep it busy for long, after every command: it is bounded.
+      const { stdout } = await execFileAsync('du', ['-s', '-B1', this.workDir(id)], {
+        timeout: this.o.diskUsageTimeoutMs ?? 10_000,
+        killSignal: 'SIGKILL',
+      });
       return Number.parseInt(stdout, 10);
-    } catch {
-      return null;
+    } catch (error) {
+      return (error as { killed?: boolean }).killed ? 'timed_out' : null;
     }
   }
 
@@ -150,6 +161,39 @@ export class LocalSandboxDriver implements SandboxDriver {
   private choom(): Promise<boolean> {
     this.hasChoom ??= onPath(this.o.choom ?? 'choom');
     return this.hasChoom;
+  }
+
+  /**
+   * The seccomp program commands run under (seccomp.ts), or null without one: turned off, another
+   * architecture than x86_64 or aarch64, or refused by the kernel (found out once, with a command
+   * that only runs `true`, and said in the log: commands then run without it).
+   */
+  private seccompFilter(): Promise<Buffer | null> {
+    this.filter ??= (async () => {
+      if (this.o.seccomp === false) return null;
+      const arch = nativeSeccompArch();
+      if (!arch) {
+        this.o.logger?.warn(`no seccomp filter for this architecture (${process.arch}; Hangar has one for x64 and arm64): commands in local sandboxes run without one`);
+        return null;
+      }
+      const program = seccompProgram(arch);
+      const probe = { command: 'true' };
+      const ref = { id: '', slot: 0 };
+      const withFilter = await this.spawnSandbox(null, probe, ref, program).catch((error: unknown) => ({ exitCode: -1, output: Buffer.from(String(error)) }));
+      if (withFilter.exitCode === 0) return program;
+      // Only a refusal of the filter itself lets commands run without it (bubblewrap names
+      // PR_SET_SECCOMP then); any other failure (a busy host, bubblewrap unable to run at all, which
+      // `unavailable` reports) keeps it.
+      const said = withFilter.output.toString('utf8').trim();
+      if (!/seccomp/i.test(said)) return program;
+      const without = await this.spawnSandbox(null, probe, ref, null).catch(() => ({ exitCode: -1 }));
+      if (without.exitCode !== 0) return program;
+      this.o.logger?.warn(
+        `the kernel refused the seccomp filter of local sandboxes (bubblewrap said: ${said.slice(0, 300)}): commands in local sandboxes run without it, no system call refused; set HANGAR_SANDBOX_SECCOMP=false to run without it on purpose`,
+      );
+      return null;
+    })();
+    return this.filter;
   }
 
   /** The bwrap arguments that show the host's system read-only (mirroring /bin → usr/bin links). */
@@ -197,7 +241,8 @@ export class LocalSandboxDriver implements SandboxDriver {
     return this.userns;
   }
 
-  private async spawnSandbox(dir: string | null, request: ExecRequest, ref: SandboxRef): Promise<ExecResult> {
+  /** Run `request` in a fresh sandbox over `dir` (none: an empty /workspace), under `filter` when given. */
+  private async spawnSandbox(dir: string | null, request: ExecRequest, ref: SandboxRef, filter: Buffer | null): Promise<ExecResult> {
     const limits = this.o.limits;
     const cap = request.maxOutputBytes ?? limits.maxOutputBytes;
     const started = Date.now();
@@ -205,6 +250,16 @@ export class LocalSandboxDriver implements SandboxDriver {
     const uid = this.uidOf(ref);
     const id = ref.id || undefined;
     const userns = await this.usernsPolicy();
+    const nested = root && userns.nested;
+    // The seccomp program goes to bwrap on descriptor 4 (read and closed by bwrap, so the command
+    // never holds it); the bwrap that starts the command applies it last, just before the command
+    // runs: the second bwrap when there is one (its own set-up makes a user namespace, which the
+    // filter refuses), else the first.
+    const seccomp = filter ? ['--seccomp', '4'] : [];
+    // /proc read-only: a command cannot write its processes' files there, so it cannot lower the
+    // OOM score set below (`/proc/self/oom_score_adj`; lowering it takes no privilege down to the
+    // floor last set by a holder of CAP_SYS_RESOURCE, which a container's root seldom has).
+    const readOnlyProc = ['--remount-ro', '/proc'];
     const args = [
         '--unshare-ipc',
         '--unshare-pid',
@@ -220,6 +275,8 @@ export class LocalSandboxDriver implements SandboxDriver {
         ...(await this.binds()),
         '--proc',
         '/proc',
+        // The second bwrap needs /proc writable to make its user namespace, and does this itself.
+        ...(nested ? [] : readOnlyProc),
         '--dev',
         '/dev',
         '--perms',
@@ -247,13 +304,15 @@ export class LocalSandboxDriver implements SandboxDriver {
         '--setenv',
         'USER',
         'sandbox',
+        ...(nested ? [] : seccomp),
     ];
+    // The host's own processes first: under memory pressure the kernel's OOM killer ends a sandbox's
+    // processes before Hangar or PostgreSQL (score 1000, the most likely, set on bwrap itself so that
+    // it holds from the start; the read-only /proc above keeps a command from lowering it), and they
+    // get CPU time only when the host's processes leave it (nice 19; RLIMIT_NICE 0 below keeps a
+    // command from raising its priority again).
+    const oom = (await this.choom()) ? [this.o.choom ?? 'choom', '-n', '1000', '--'] : [];
     const command = [
-        // The host's own processes first: under memory pressure the kernel's OOM killer ends a
-        // sandbox's processes before Hangar or PostgreSQL (score 1000, the most likely; set as root,
-        // a command cannot lower it), and they get CPU time only when the host's processes leave it
-        // (nice 19; RLIMIT_NICE 0 below keeps a command from raising its priority again).
-        ...((await this.choom()) ? [this.o.choom ?? 'choom', '-n', '1000', '--'] : []),
         'nice',
         '-n',
         '19',
@@ -262,7 +321,7 @@ export class LocalSandboxDriver implements SandboxDriver {
           ? [
               ...dropRoot(this.o.setpriv ?? 'setpriv', uid),
               // …then, as that user, a user namespace of its own with no capabilities and no nested ones.
-              ...(userns.nested ? noUserNamespaces(this.o.bwrap ?? 'bwrap', userns.flags, WORKSPACE) : []),
+              ...(nested ? noUserNamespaces(this.o.bwrap ?? 'bwrap', userns.flags, WORKSPACE, [...readOnlyProc, ...seccomp]) : []),
             ]
           : []),
         this.o.prlimit ?? 'prlimit',
@@ -282,13 +341,19 @@ export class LocalSandboxDriver implements SandboxDriver {
       // is what the sandbox reads in /proc/1/cmdline, and the set-up names host paths (the work
       // directory under Hangar's data directory) that are none of the sandbox's business.
       // None of the descriptors Hangar itself inherited reaches the sandbox (see inherited-fds.ts).
-      const child = spawn(this.o.bwrap ?? 'bwrap', ['--args', '3', '--', ...command], {
-        stdio: stdioWithoutInherited(['pipe', 'pipe', 'pipe', 'pipe']),
+      const [bin, ...binArgs] = [...oom, this.o.bwrap ?? 'bwrap', '--args', '3', '--', ...command];
+      const child = spawn(bin!, binArgs, {
+        stdio: stdioWithoutInherited(filter ? ['pipe', 'pipe', 'pipe', 'pipe', 'pipe'] : ['pipe', 'pipe', 'pipe', 'pipe']),
         env: {},
       }) as ChildProcessByStdio<Writable, Readable, Readable>;
       const setup = child.stdio[3] as Writable;
       setup.on('error', () => {}); // bwrap gone before reading it: its exit says why
       setup.end(`${args.join('\0')}\0`);
+      if (filter) {
+        const program = child.stdio[4] as Writable;
+        program.on('error', () => {});
+        program.end(filter);
+      }
       return await new Promise<ExecResult>((resolve, reject) => {
         let stoppedBy: ExecResult['stoppedBy'] = null;
         const kill = (why: NonNullable<ExecResult['stoppedBy']>) => {
