@@ -112,6 +112,10 @@ describe('per-user dynamic client registration', () => {
     expect(hugos.body.oauth_provider_id).not.toBe(providerId);
     const hugoProvider = await server.clientFor(hugo).GET('/v2/auth/providers/{provider_id}', { params: { path: { provider_id: hugos.body.oauth_provider_id as string } } });
     expect(hugoProvider.data!.client_id).toBe(hugoClientId);
+    // Gina's client is Gina's: Hugo cannot authorize with it.
+    const borrowed = await server.clientFor(hugo).POST('/v1/deepagents/auth-sessions', { body: { provider_id: providerId, strategy: 'CREATE' } });
+    expect(borrowed.response.status).toBe(403);
+    expect(JSON.stringify(borrowed.error)).toContain('registered for another user');
     expect(tools.refused).toBeGreaterThan(0); // the probes and Hugo's first run, without a token
   });
 

@@ -44,6 +44,8 @@ export interface OAuthProvider {
   tokenEndpointAuthMethod: TokenEndpointAuthMethod;
   /** Registered by Hangar (RFC 7591) for one principal of a `per_user_dynamic_client` tool server. */
   isDynamicClient: boolean;
+  /** With `isDynamicClient`: the principal it was registered for, the only one who may authorize with it. */
+  dynamicPrincipal: string | null;
   createdAt: Date;
   updatedAt: Date;
 }
@@ -309,6 +311,7 @@ export class OAuthProviderService {
       tokenEndpointAuthMethod: row.token_endpoint_auth_method,
       scopes: row.scopes,
       isDynamicClient: row.is_dynamic_client,
+      dynamicPrincipal: row.dynamic_principal,
       createdAt: row.created_at,
       updatedAt: row.updated_at,
     };

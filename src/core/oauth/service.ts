@@ -142,6 +142,10 @@ export class OAuthService {
   ): Promise<StartResult> {
     requireWrite(caller);
     const provider = await this.providers.find(caller.workspaceId, input.provider_id);
+    if (provider.dynamicPrincipal !== null && provider.dynamicPrincipal !== caller.principal) {
+      // A client registered for one user is that user's: others get their own from the tool server's oauth-provider route.
+      throw new HangarError('forbidden', `OAuth provider "${provider.providerId}" was registered for another user; POST /v1/deepagents/mcp-servers/{id}/oauth-provider gives you your own`);
+    }
     const agentId = await this.scopeOf(caller, provider.providerId, input);
     const owner = { workspaceId: caller.workspaceId, principal: caller.principal, provider, agentId };
     if ((input.strategy ?? 'REUSE') === 'REUSE' && (await this.tokens.has(owner))) {
