@@ -410,7 +410,6 @@ const KNOWN: [RegExp, string][] = [
   [/FAIL \w+ \[(X-User-Timezone|user_timezone) not a zone\] 422/, 'a time zone that is not an IANA name is a 422, where the reference falls back to UTC'],
   [/UNDECLARED .* 422 /, 'validation failures are 422 with the field named, where the reference declares only 400 on some operations'],
   [/UNDECLARED (createManagedDeepAgent|updateManagedDeepAgent) \[(no|wrong) key\] 401/, 'a missing or unknown key is 401 on every operation; the reference leaves 401 out of these two'],
-  [/FAIL createMcpServer \[example oauth\] 422/, 'per_user_dynamic_client (dynamic OAuth client registration) is not offered'],
   [/registerMcpOAuthProvider \[server without OAuth\] 409/, 'a server without OAuth is a 409 mcp_server_not_oauth'],
   [/FAIL createManagedDeepAgent \[(required only|plus \w+)\] 422 .*runtime\.model\.model_id/, 'a self-hosted server has no default model: runtime.model.model_id is required'],
   [/FAIL (updateMcpServer|updateManagedDeepAgent) \[invalid: no body\] 200/, 'an update with no body changes nothing (as {} would)'],
@@ -439,7 +438,6 @@ const KNOWN_DOC: [RegExp, string][] = [
   [/createManagedDeepAgentThread (request: the reference requires agent_id|201\.agent_id: ours may be null)/, 'threads without an agent (LangGraph form)'],
   [/createManagedDeepAgentThreadRun: success status 201/, 'a background run answers 200'],
   [/streamManagedDeepAgentThreadRun request(: the reference requires (agent_id|messages)|\.messages\[\]: ours requires content)/, 'assistant_id / input.messages / command forms; a message needs content'],
-  [/request\.oauth_mode: enum values of the reference ours refuses: per_user_dynamic_client/, 'no dynamic OAuth client registration'],
   [/startAuthSession request: the reference requires (scopes|strategy)/, 'scopes and strategy have defaults'],
 ];
 const docUnexplained = docDiffs.filter((d) => !KNOWN_DOC.some(([re]) => re.test(d)));

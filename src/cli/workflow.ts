@@ -131,8 +131,9 @@ export function registerWorkflowCommands(program: Command, io: ChatOutput): void
     .option('--header <key=value...>', 'a header sent to the server (stored encrypted), e.g. "Authorization=Bearer sk-…"')
     .option('--auth-type <type>', 'headers (default) or oauth', 'headers')
     .option('--oauth-provider <provider>', 'OAuth provider of an oauth server (its provider_id or id)')
+    .option('--oauth-mode <mode>', 'legacy_shared_provider (default: every user authorizes with --oauth-provider) or per_user_dynamic_client (each user gets a client registered at the server’s authorization server; implies --auth-type oauth)')
     .option('--connect', 'for an oauth server: authorize your principal right away')
-    .action(async (flags: { name: string; url: string; header?: string[]; authType: string; oauthProvider?: string; connect?: boolean; hangarUrl?: string; apiKey?: string }) => {
+    .action(async (flags: { name: string; url: string; header?: string[]; authType: string; oauthProvider?: string; oauthMode?: string; connect?: boolean; hangarUrl?: string; apiKey?: string }) => {
       const hangar = { ...(flags.apiKey ? { apiKey: flags.apiKey } : {}), ...(flags.hangarUrl ? { url: flags.hangarUrl } : {}) };
       // Its --url is the tool server's: messages about the Hangar server name --hangar-url.
       const client = createHangarClient(clientTarget(hangar, process.env, '--hangar-url'));
@@ -142,7 +143,15 @@ export function registerWorkflowCommands(program: Command, io: ChatOutput): void
         return { key: h.slice(0, i), value: h.slice(i + 1) };
       });
       if (flags.authType !== 'headers' && flags.authType !== 'oauth') throw new ApiError('--auth-type: headers or oauth');
-      if (flags.authType === 'oauth' && !flags.oauthProvider) throw new ApiError('--auth-type oauth needs --oauth-provider (the provider_id or id of an OAuth provider of the workspace)');
+      if (flags.oauthMode !== undefined && flags.oauthMode !== 'legacy_shared_provider' && flags.oauthMode !== 'per_user_dynamic_client') {
+        throw new ApiError('--oauth-mode: legacy_shared_provider or per_user_dynamic_client');
+      }
+      const perUser = flags.oauthMode === 'per_user_dynamic_client';
+      if (perUser && flags.oauthProvider) throw new ApiError('--oauth-mode per_user_dynamic_client registers a client per user: leave out --oauth-provider');
+      const authType = perUser ? 'oauth' : flags.authType;
+      if (authType === 'oauth' && !perUser && !flags.oauthProvider) {
+        throw new ApiError('--auth-type oauth needs --oauth-provider (the provider_id or id of an OAuth provider of the workspace), or --oauth-mode per_user_dynamic_client');
+      }
       // The provider by its provider_id (as `hangar auth login` takes it) or its id.
       let oauthProvider = flags.oauthProvider;
       if (oauthProvider && !UUID.test(oauthProvider)) {
@@ -156,14 +165,15 @@ export function registerWorkflowCommands(program: Command, io: ChatOutput): void
           name: flags.name,
           url: flags.url,
           ...(headers.length > 0 ? { headers } : {}),
-          auth_type: flags.authType,
+          auth_type: authType,
           ...(oauthProvider ? { oauth_provider_id: oauthProvider } : {}),
+          ...(flags.oauthMode ? { oauth_mode: flags.oauthMode } : {}),
         },
       });
       if (!res.data) fail(res.error, res.response);
       io.err(`Registered tool server ${res.data.name}\n`);
       io.out(`${res.data.id}\n`);
-      if (flags.connect && res.data.oauth_provider_id) await connectServer(client, hangar, res.data.id, '--hangar-url');
+      if (flags.connect && res.data.auth_type === 'oauth') await connectServer(client, hangar, res.data.id, '--hangar-url');
     });
 
   clientOptions(servers.command('list'))
@@ -191,12 +201,20 @@ export function registerWorkflowCommands(program: Command, io: ChatOutput): void
   async function connectServer(client: HangarClient, flags: ClientFlags, id: string, urlFlag = '--url'): Promise<void> {
     const res = await client.GET('/v1/deepagents/mcp-servers/{mcp_server_id}', { params: { path: { mcp_server_id: id } } });
     if (!res.data) fail(res.error, res.response);
-    if (res.data.auth_type !== 'oauth' || !res.data.oauth_provider_id) {
+    const perUser = res.data.auth_type === 'oauth' && res.data.oauth_mode === 'per_user_dynamic_client';
+    if (!perUser && (res.data.auth_type !== 'oauth' || !res.data.oauth_provider_id)) {
       io.out(`${printable(res.data.name)} uses its stored headers; there is nothing to connect.\n`);
       return;
     }
+    let providerRef = res.data.oauth_provider_id;
+    if (perUser) {
+      // The caller's own client, registered at the server's authorization server on first use.
+      const own = await client.POST('/v1/deepagents/mcp-servers/{mcp_server_id}/oauth-provider', { params: { path: { mcp_server_id: id } }, body: {} });
+      if (!own.data) fail(own.error, own.response);
+      providerRef = own.data.oauth_provider_id;
+    }
     // Named as the user knows it: the provider's name, not the registration's internal id.
-    const provider = await client.GET('/v2/auth/providers/{provider_id}', { params: { path: { provider_id: res.data.oauth_provider_id } } });
+    const provider = await client.GET('/v2/auth/providers/{provider_id}', { params: { path: { provider_id: providerRef! } } });
     if (!provider.data) fail(provider.error, provider.response);
     await authLogin({ ...clientTarget(flags, process.env, urlFlag), provider: provider.data.provider_id, label: printable(provider.data.name) }, io);
   }

@@ -692,8 +692,8 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Get the OAuth provider of a tool server
-         * @description For an OAuth-backed server (`auth_type: "oauth"` with `oauth_provider_id`): its provider’s `provider_id`, to start an authorization session with. Idempotent. Hangar does not register OAuth clients dynamically, so a server without a provider is a 409 (`mcp_server_not_oauth`). The optional body’s `ls_user_id` is ignored (the caller is the key’s principal).
+         * Get or register the caller’s OAuth provider of a tool server
+         * @description The `provider_id` to start an authorization session (`POST /v1/deepagents/auth-sessions`) with for this tool server. With `oauth_mode: "legacy_shared_provider"`: the provider `oauth_provider_id` names. With `per_user_dynamic_client`: the caller’s own provider; on the first call Hangar discovers the server’s authorization server (RFC 9728 protected-resource metadata, then RFC 8414 or OpenID Connect metadata) and registers a client there (RFC 7591) with its OAuth callback as redirect URI; later calls by the same principal answer the same provider, and each principal gets its own (needs write permission: admin or member). A server without OAuth is a 409 (`mcp_server_not_oauth`); one that publishes no metadata or no registration endpoint a 409 (`mcp_server_oauth_unsupported`); a failed discovery, an address the outbound policy refuses, or a registration the authorization server refuses a 502 (`oauth_registration_failed`), and nothing is stored. The optional body’s `ls_user_id` is ignored (the caller is the key’s principal).
          */
         post: operations["registerMcpOAuthProvider"];
         delete?: never;
@@ -2415,7 +2415,10 @@ export interface components {
             /** @example Internal tools */
             name: string;
             oauth_mode?: components["schemas"]["OAuthMode"];
-            /** Format: uuid */
+            /**
+             * Format: uuid
+             * @description The shared OAuth provider (its `id`) of an `auth_type: "oauth"` server; required with `legacy_shared_provider`, absent with `per_user_dynamic_client`.
+             */
             oauth_provider_id?: string | null;
             /**
              * @description http(s) URL of the server; trailing slashes are stripped.
@@ -3023,10 +3026,10 @@ export interface components {
             temperature?: number;
         };
         /**
-         * @description `legacy_shared_provider`: the OAuth provider named by `oauth_provider_id` (the only mode Hangar offers; `per_user_dynamic_client` is a 422). A tool server without OAuth has no `oauth_mode` in its answers.
+         * @description `legacy_shared_provider` (the default): every user authorizes with the OAuth provider named by `oauth_provider_id`. `per_user_dynamic_client`: no `oauth_provider_id`; each user calls `POST /mcp-servers/{id}/oauth-provider`, which discovers the server’s authorization server (RFC 9728, RFC 8414) and registers an OAuth client for that user (RFC 7591). On create the default is `legacy_shared_provider`, and `per_user_dynamic_client` implies `auth_type: "oauth"`. On update, switching to `per_user_dynamic_client` drops `oauth_provider_id`, and changing the mode, `auth_type` or `url` deletes the clients registered per user (and their tokens). A tool server without OAuth has no `oauth_mode` in its answers.
          * @enum {string}
          */
-        OAuthMode: "legacy_shared_provider";
+        OAuthMode: "legacy_shared_provider" | "per_user_dynamic_client";
         OAuthProvider: {
             auth_url: string;
             client_id: string;
@@ -3035,7 +3038,7 @@ export interface components {
             created_at: string;
             /** Format: uuid */
             id: string;
-            /** @description Always false: Hangar does not register clients dynamically. */
+            /** @description True for a provider Hangar registered for one user of a `per_user_dynamic_client` tool server (`POST /mcp-servers/{id}/oauth-provider`); false for providers made with `POST /v2/auth/providers`. */
             is_dynamic_client: boolean;
             /** @description URL of a tool server registered with this provider, if any; for callers without invoke permission (role viewer) its credentials (query values such as `?api_key=`; see docs/security.md) are shown as `[redacted]`. */
             mcp_server_url: string | null;
@@ -6898,6 +6901,15 @@ export interface operations {
             };
             /** @description A field is missing or invalid. */
             422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description An upstream dependency failed. */
+            502: {
                 headers: {
                     [name: string]: unknown;
                 };

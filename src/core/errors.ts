@@ -61,7 +61,19 @@ export const errorCatalogue = {
   mcp_server_not_oauth: {
     status: 409,
     type: 'conflict',
-    meaning: 'The tool server is not OAuth-backed with a registered OAuth provider (`auth_type: "oauth"` and `oauth_provider_id`); Hangar does not register OAuth clients dynamically.',
+    meaning: 'The tool server is not OAuth-backed (`auth_type: "oauth"` with an `oauth_provider_id`, or `oauth_mode: "per_user_dynamic_client"`).',
+  },
+  mcp_server_oauth_unsupported: {
+    status: 409,
+    type: 'conflict',
+    meaning:
+      'The `per_user_dynamic_client` tool server (or its authorization server) publishes no OAuth metadata or no client registration endpoint, so no client can be registered per user; register an OAuth provider and use `legacy_shared_provider`.',
+  },
+  oauth_registration_failed: {
+    status: 502,
+    type: 'upstream',
+    meaning:
+      'Registering an OAuth client for a `per_user_dynamic_client` tool server failed: a metadata request failed, the metadata named an address the outbound policy refuses (`HANGAR_EGRESS_ALLOW`), or the authorization server refused the registration (the detail carries its error).',
   },
   mcp_server_url_taken: {
     status: 409,

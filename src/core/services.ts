@@ -120,6 +120,7 @@ export function createServices(deps: ServiceDeps): Services {
     logger: deps.logger,
     publicUrl: deps.publicUrl ?? (() => 'http://127.0.0.1:8124'),
     fetch: egress.fetch,
+    egress,
   });
   return {
     workspaces,

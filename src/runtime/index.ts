@@ -9,7 +9,7 @@ import type { AgentService } from '../core/agents/service.js';
 import type { McpServerService } from '../core/mcp-servers/service.js';
 import { normalizeServerUrl } from '../core/mcp-servers/url.js';
 import type { ModelConfigService } from '../core/model-configs/service.js';
-import type { OAuthService } from '../core/oauth/service.js';
+import { isOAuthBacked, type OAuthService } from '../core/oauth/service.js';
 import type { RuntimePorts } from '../core/services.js';
 import type { Db } from '../db/index.js';
 import type { Logger } from '../logging.js';
@@ -163,7 +163,7 @@ export class Runtime {
         resolveModel: (modelId, ws) => this.resolveModel(modelId, ws),
         findServer: async (ws, url) => {
           const s = await this.deps.mcpServers.findByUrl(ws, url);
-          return s ? { url: s.url, name: s.name, headers: s.headers, authType: s.authType, oauthProviderId: s.oauthProviderId } : undefined;
+          return s ? { id: s.id, url: s.url, name: s.name, headers: s.headers, authType: s.authType, oauthProviderId: s.oauthProviderId, oauthMode: s.oauthMode } : undefined;
         },
         oauthTools: this.deps.oauth ? (ws) => oauthToolAccess(this.deps.oauth!, ws) : undefined,
         checkpointer: this.storage.checkpointer,
@@ -201,7 +201,7 @@ export class Runtime {
         const s = await this.deps.mcpServers.findByUrl(workspaceId, u);
         // An OAuth-backed server's tools are listed once someone has authorized it: rebuild then.
         const grant =
-          s?.authType === 'oauth' && s.oauthProviderId && this.deps.oauth ? `:${(await this.deps.oauth.hasGrant(workspaceId, s.oauthProviderId)) ? 'granted' : 'none'}` : '';
+          s && isOAuthBacked(s) && this.deps.oauth ? `:${(await this.deps.oauth.hasGrant(workspaceId, s)) ? 'granted' : 'none'}` : '';
         return `${u}@${s?.updatedAt.getTime() ?? '-'}${grant}`;
       }),
     );

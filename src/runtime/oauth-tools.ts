@@ -9,7 +9,7 @@ import { interrupt } from '@langchain/langgraph';
 import { MultiServerMCPClient } from '@langchain/mcp-adapters';
 import { z } from 'zod';
 import { OAuthAuthorizationRequired, oauthInterruptValue } from '../core/oauth/authorization-required.js';
-import type { OAuthService, OAuthToolServer } from '../core/oauth/service.js';
+import { isOAuthBacked, type OAuthService, type OAuthToolServer } from '../core/oauth/service.js';
 import { redactServerUrl } from '../core/mcp-servers/url.js';
 
 /**
@@ -68,7 +68,7 @@ export async function requireToolServerHeaders(context: OAuthToolContext, server
 export function oauthBeforeToolCall(context: OAuthToolContext, servers: ReadonlyMap<string, OAuthToolServer>) {
   return async ({ serverName }: { serverName: string }) => {
     const server = servers.get(serverName);
-    if (!server || server.authType === 'headers' || !server.oauthProviderId) return {};
+    if (!server || !isOAuthBacked(server)) return {};
     return { headers: await context.oauth.toolServerHeaders({ workspaceId: context.workspaceId, principal: context.principal, agentId: context.agentId, server }) };
   };
 }
@@ -79,7 +79,7 @@ export function oauthBeforeToolCall(context: OAuthToolContext, servers: Readonly
  * from oauthBeforeToolCall.
  */
 export function withOAuthAuthorization(tool: StructuredToolInterface, context: OAuthToolContext, server: OAuthToolServer): StructuredToolInterface {
-  if (server.authType === 'headers' || !server.oauthProviderId) return tool;
+  if (!isOAuthBacked(server)) return tool;
   return new DynamicStructuredTool({
     name: tool.name,
     description: tool.description,
@@ -123,7 +123,7 @@ export function oauthToolAccess(oauth: OAuthService, workspaceId: string): OAuth
   };
   return {
     async listingHeaders(server) {
-      const token = await oauth.listingBearer(workspaceId, server.oauthProviderId!);
+      const token = await oauth.listingBearer(workspaceId, server);
       if (token === undefined) return undefined;
       const headers = Object.fromEntries(server.headers.filter((h) => h.key.toLowerCase() !== 'authorization').map((h) => [h.key, h.value]));
       return { ...headers, Authorization: `Bearer ${token}` };

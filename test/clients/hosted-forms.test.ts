@@ -89,14 +89,15 @@ describe('tool servers, as the hosted SDK uses them', () => {
     expect(refused.status).toBe(403);
   });
 
-  it('oauth-provider answers 409 for a server without one; per_user_dynamic_client is refused; unknown servers are 404 (deleting one: 204)', async () => {
+  it('oauth-provider answers 409 for a server without OAuth; per_user_dynamic_client is accepted; unknown servers are 404 (deleting one: 204)', async () => {
     const calc = (await server.client.GET('/v1/deepagents/mcp-servers')).data!.find((s) => s.url === tools.url)!;
     const attach = await post(`/mcp-servers/${calc.id}/oauth-provider`, {});
     expect(attach.status).toBe(409);
     expect(((await attach.json()) as { code: string }).code).toBe('mcp_server_not_oauth');
     const dynamic = await post('/mcp-servers', { name: 'dyn', url: 'https://dyn.example.test/mcp', auth_type: 'oauth', oauth_mode: 'per_user_dynamic_client' });
-    expect(dynamic.status).toBe(422);
-    expect(((await dynamic.json()) as { detail: string }).detail).toContain('per_user_dynamic_client');
+    // Registered as the hosted product documents it (test/oauth/dynamic-client.test.ts registers clients for it).
+    expect(dynamic.status).toBe(201);
+    expect(await dynamic.json()).toMatchObject({ auth_type: 'oauth', oauth_mode: 'per_user_dynamic_client', oauth_provider_id: null });
     const unknown = '00000000-0000-4000-8000-000000000000';
     expect((await post(`/mcp-servers/${unknown}/oauth-provider`, {})).status).toBe(404);
     const del = await fetch(`${server.url}/v1/deepagents/mcp-servers/${unknown}`, { method: 'DELETE', headers: { 'x-api-key': server.adminKey } });

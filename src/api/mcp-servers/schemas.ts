@@ -20,9 +20,13 @@ const AuthType = z.enum(['headers', 'oauth']).openapi('AuthType', {
   description: '`headers`: the stored headers are sent. `oauth`: the run principal’s OAuth access token is sent.',
 });
 
-/** Only the shared-provider mode exists: Hangar does not register OAuth clients per user dynamically. */
-const OAuthMode = z.literal('legacy_shared_provider', { message: 'only legacy_shared_provider is supported: Hangar does not register OAuth clients dynamically (per_user_dynamic_client); register an OAuth provider and send its oauth_provider_id' }).openapi('OAuthMode', {
-  description: '`legacy_shared_provider`: the OAuth provider named by `oauth_provider_id` (the only mode Hangar offers; `per_user_dynamic_client` is a 422). A tool server without OAuth has no `oauth_mode` in its answers.',
+/** How an OAuth-backed server's provider is found. */
+const OAuthMode = z.enum(['legacy_shared_provider', 'per_user_dynamic_client']).openapi('OAuthMode', {
+  description:
+    '`legacy_shared_provider` (the default): every user authorizes with the OAuth provider named by `oauth_provider_id`. ' +
+    '`per_user_dynamic_client`: no `oauth_provider_id`; each user calls `POST /mcp-servers/{id}/oauth-provider`, which discovers the server’s authorization server (RFC 9728, RFC 8414) and registers an OAuth client for that user (RFC 7591). ' +
+    'On create the default is `legacy_shared_provider`, and `per_user_dynamic_client` implies `auth_type: "oauth"`. On update, switching to `per_user_dynamic_client` drops `oauth_provider_id`, and changing the mode, `auth_type` or `url` deletes the clients registered per user (and their tokens). ' +
+    'A tool server without OAuth has no `oauth_mode` in its answers.',
 });
 
 export const CreateMcpServerRequest = z
@@ -31,7 +35,7 @@ export const CreateMcpServerRequest = z
     url: z.string().min(1).openapi({ description: 'http(s) URL of the server; trailing slashes are stripped.', example: 'https://tools.example.com/mcp' }),
     headers: z.array(McpHeaderSchema).max(50).optional().openapi({ description: 'Credential headers attached to every call; stored encrypted.' }),
     auth_type: AuthType.optional(),
-    oauth_provider_id: z.uuid().nullable().optional(),
+    oauth_provider_id: z.uuid().nullable().optional().openapi({ description: 'The shared OAuth provider (its `id`) of an `auth_type: "oauth"` server; required with `legacy_shared_provider`, absent with `per_user_dynamic_client`.' }),
     oauth_mode: OAuthMode.optional(),
     vendor_id: z.string().max(200).optional(),
     external_system_id: z.string().max(200).optional(),
@@ -87,7 +91,7 @@ export function presentMcpServer(server: McpServer, caller: Caller): McpServerBo
     ...(invoke ? { headers: server.headers } : {}),
     auth_type: server.authType,
     oauth_provider_id: server.oauthProviderId,
-    ...(server.authType === 'oauth' ? { oauth_mode: 'legacy_shared_provider' as const } : {}),
+    ...(server.authType === 'oauth' ? { oauth_mode: server.oauthMode } : {}),
     mcp_vendor_id: null,
     vendor_id: server.vendorId,
     external_system_id: server.externalSystemId,

@@ -1,7 +1,7 @@
 // What the hosted SDK offers beside registration: list the tools a registered server exposes (with a
 // ready-to-paste tools.json entry for each), and the OAuth-provider attach endpoint of the reference.
 import { createRoute, z } from '@hono/zod-openapi';
-import { canInvoke } from '../../core/caller.js';
+import { canInvoke, requireWrite } from '../../core/caller.js';
 import { HangarError } from '../../core/errors.js';
 import type { AppDeps } from '../../http/deps.js';
 import { apiKeySecurity, errorResponses, jsonResponse, uuidParam } from '../../http/openapi.js';
@@ -43,9 +43,13 @@ const attachProvider = createRoute({
   method: 'post',
   path: `${BASE}/oauth-provider`,
   tags,
-  summary: 'Get the OAuth provider of a tool server',
+  summary: 'Get or register the caller’s OAuth provider of a tool server',
   description:
-    'For an OAuth-backed server (`auth_type: "oauth"` with `oauth_provider_id`): its provider’s `provider_id`, to start an authorization session with. Idempotent. Hangar does not register OAuth clients dynamically, so a server without a provider is a 409 (`mcp_server_not_oauth`). The optional body’s `ls_user_id` is ignored (the caller is the key’s principal).',
+    'The `provider_id` to start an authorization session (`POST /v1/deepagents/auth-sessions`) with for this tool server. ' +
+    'With `oauth_mode: "legacy_shared_provider"`: the provider `oauth_provider_id` names. ' +
+    'With `per_user_dynamic_client`: the caller’s own provider; on the first call Hangar discovers the server’s authorization server (RFC 9728 protected-resource metadata, then RFC 8414 or OpenID Connect metadata) and registers a client there (RFC 7591) with its OAuth callback as redirect URI; later calls by the same principal answer the same provider, and each principal gets its own (needs write permission: admin or member). ' +
+    'A server without OAuth is a 409 (`mcp_server_not_oauth`); one that publishes no metadata or no registration endpoint a 409 (`mcp_server_oauth_unsupported`); a failed discovery, an address the outbound policy refuses, or a registration the authorization server refuses a 502 (`oauth_registration_failed`), and nothing is stored. ' +
+    'The optional body’s `ls_user_id` is ignored (the caller is the key’s principal).',
   security: apiKeySecurity,
   request: {
     params,
@@ -53,7 +57,7 @@ const attachProvider = createRoute({
   },
   responses: {
     200: jsonResponse(z.object({ oauth_provider_id: z.string() }).openapi('RegisterMcpOAuthProviderResponse'), 'The provider to authorize with.'),
-    ...errorResponses('deepagents', [400, 404, 409, 415, 422]),
+    ...errorResponses('deepagents', [400, 404, 409, 415, 422, 502]),
   },
 });
 
@@ -82,8 +86,17 @@ export function mcpServerToolRoutes({ services }: AppDeps) {
     .openapi(attachProvider, async (c) => {
       const caller = c.get('caller');
       const server = await services.mcpServers.get(caller, c.req.valid('param').mcp_server_id);
+      if (server.authType === 'oauth' && server.oauthMode === 'per_user_dynamic_client') {
+        // Registering stores a provider for the caller: a key that may not write cannot.
+        requireWrite(caller);
+        const own = await services.oauth.dynamicProvider(caller.workspaceId, caller.principal, server);
+        return c.json({ oauth_provider_id: own.providerId }, 200);
+      }
       if (server.authType !== 'oauth' || !server.oauthProviderId) {
-        throw new HangarError('mcp_server_not_oauth', `tool server ${server.id} has no OAuth provider; register one and set auth_type "oauth" and oauth_provider_id`);
+        throw new HangarError(
+          'mcp_server_not_oauth',
+          `tool server ${server.id} is not OAuth-backed; set auth_type "oauth" with an oauth_provider_id, or oauth_mode "per_user_dynamic_client"`,
+        );
       }
       const provider = await services.oauthProviders.byId(caller.workspaceId, server.oauthProviderId);
       return c.json({ oauth_provider_id: provider.providerId }, 200);

@@ -88,7 +88,7 @@ export const OAuthProviderSchema = z
     provider_type: z.string().nullable(),
     mcp_server_url: z.string().nullable().openapi({ description: 'URL of a tool server registered with this provider, if any; for callers without invoke permission (role viewer) its credentials (query values such as `?api_key=`; see docs/security.md) are shown as `[redacted]`.' }),
     token_endpoint_auth_method: z.string(),
-    is_dynamic_client: z.boolean().openapi({ description: 'Always false: Hangar does not register clients dynamically.' }),
+    is_dynamic_client: z.boolean().openapi({ description: 'True for a provider Hangar registered for one user of a `per_user_dynamic_client` tool server (`POST /mcp-servers/{id}/oauth-provider`); false for providers made with `POST /v2/auth/providers`.' }),
     scopes: z.array(z.string()).openapi({ description: 'Hangar extension: default scopes of an authorization.' }),
   })
   .openapi('OAuthProvider');
@@ -117,7 +117,7 @@ export function presentProvider(p: OAuthProvider, caller: Caller): z.infer<typeo
     provider_type: p.providerType,
     mcp_server_url: p.mcpServerUrl !== null && !canInvoke(caller.role) ? redactServerUrl(p.mcpServerUrl) : p.mcpServerUrl,
     token_endpoint_auth_method: p.tokenEndpointAuthMethod,
-    is_dynamic_client: false,
+    is_dynamic_client: p.isDynamicClient,
     scopes: p.scopes,
   };
 }

@@ -18,6 +18,9 @@ import { listServerTools, type ListedTool } from './tools.js';
 import { Redactor } from '../../tracing/redact.js';
 import { isHttpUrl, normalizeServerUrl, redactServerUrl, urlScrubber, urlSecrets, viewerText } from './url.js';
 
+/** How an OAuth-backed tool server's provider is found (see {@link McpServer.oauthMode}). */
+export type OAuthMode = 'legacy_shared_provider' | 'per_user_dynamic_client';
+
 /** A credential header sent to the tool server on every call. */
 export interface McpHeader {
   key: string;
@@ -33,6 +36,11 @@ export interface McpServer {
   headers: McpHeader[];
   authType: 'headers' | 'oauth';
   oauthProviderId: string | null;
+  /**
+   * How an OAuth-backed server's provider is found: the shared one `oauthProviderId` names, or one
+   * registered dynamically per principal (`per_user_dynamic_client`, no `oauthProviderId`).
+   */
+  oauthMode: OAuthMode;
   vendorId: string | null;
   externalSystemId: string | null;
   createdAt: Date;
@@ -45,6 +53,7 @@ export interface CreateMcpServerInput {
   headers?: McpHeader[] | undefined;
   auth_type?: 'headers' | 'oauth' | undefined;
   oauth_provider_id?: string | null | undefined;
+  oauth_mode?: OAuthMode | undefined;
   vendor_id?: string | undefined;
   external_system_id?: string | undefined;
 }
@@ -55,6 +64,7 @@ export interface UpdateMcpServerInput {
   headers?: McpHeader[] | undefined;
   auth_type?: 'headers' | 'oauth' | undefined;
   oauth_provider_id?: string | null | undefined;
+  oauth_mode?: OAuthMode | undefined;
 }
 
 /** Create, read, update and delete tool servers of the caller's workspace. */
@@ -95,7 +105,9 @@ export class McpServerService {
   async create(caller: Caller, input: CreateMcpServerInput): Promise<McpServer> {
     requireWrite(caller);
     const url = checkUrl(input.url, this.egress);
-    checkAuth(input.auth_type, input.oauth_provider_id);
+    // `per_user_dynamic_client` is OAuth by definition: `auth_type` may be left out.
+    const authType = input.auth_type ?? (input.oauth_mode === 'per_user_dynamic_client' ? 'oauth' : 'headers');
+    checkAuth(authType, input.oauth_provider_id, input.oauth_mode ?? 'legacy_shared_provider');
     await this.checkProvider(caller.workspaceId, input.oauth_provider_id);
     const row = await this.db
       .insertInto('mcp_servers')
@@ -104,8 +116,9 @@ export class McpServerService {
         name: input.name,
         url,
         headers_encrypted: this.cipher.encryptJson(checkHeaders(input.headers ?? [])),
-        auth_type: input.auth_type ?? 'headers',
+        auth_type: authType,
         oauth_provider_id: input.oauth_provider_id ?? null,
+        oauth_mode: input.oauth_mode ?? 'legacy_shared_provider',
         vendor_id: input.vendor_id ?? null,
         external_system_id: input.external_system_id ?? null,
       })
@@ -154,7 +167,7 @@ export class McpServerService {
   async update(caller: Caller, id: string, input: UpdateMcpServerInput): Promise<McpServer> {
     requireWrite(caller);
     const url = input.url === undefined ? undefined : checkUrl(input.url, this.egress);
-    const authChanges = input.auth_type !== undefined || input.oauth_provider_id !== undefined;
+    const authChanges = input.auth_type !== undefined || input.oauth_provider_id !== undefined || input.oauth_mode !== undefined;
     if (authChanges) await this.checkProvider(caller.workspaceId, input.oauth_provider_id);
     const set: Updateable<McpServersTable> = { updated_at: new Date() };
     if (input.name !== undefined) set.name = input.name;
@@ -162,6 +175,9 @@ export class McpServerService {
     if (input.headers !== undefined) set.headers_encrypted = this.cipher.encryptJson(checkHeaders(input.headers));
     if (input.auth_type !== undefined) set.auth_type = input.auth_type;
     if (input.oauth_provider_id !== undefined) set.oauth_provider_id = input.oauth_provider_id;
+    if (input.oauth_mode !== undefined) set.oauth_mode = input.oauth_mode;
+    // Switching to per-user clients drops the shared provider unless the request names one (a 422 below).
+    if (input.oauth_mode === 'per_user_dynamic_client' && input.oauth_provider_id === undefined) set.oauth_provider_id = null;
     try {
       const updated = await this.db.transaction().execute(async (trx) => {
         if (authChanges) {
@@ -171,13 +187,23 @@ export class McpServerService {
           // changing the other half in between.
           const stored = await trx
             .selectFrom('mcp_servers')
-            .select(['auth_type', 'oauth_provider_id'])
+            .select(['auth_type', 'oauth_provider_id', 'oauth_mode'])
             .where('workspace_id', '=', caller.workspaceId)
             .where('id', '=', id)
             .forUpdate()
             .executeTakeFirst();
           if (!stored) throw notFound(id);
-          checkAuth(input.auth_type ?? stored.auth_type, input.oauth_provider_id === undefined ? stored.oauth_provider_id : input.oauth_provider_id);
+          const mode = input.oauth_mode ?? stored.oauth_mode;
+          const provider = input.oauth_provider_id !== undefined ? input.oauth_provider_id : input.oauth_mode === 'per_user_dynamic_client' ? null : stored.oauth_provider_id;
+          checkAuth(input.auth_type ?? stored.auth_type, provider, mode);
+        }
+        if (url !== undefined || input.oauth_mode !== undefined || input.auth_type !== undefined) {
+          // Clients registered per principal belong to the server's old URL or mode: drop them (and their
+          // tokens) unless nothing about where they were registered changed.
+          const before = await trx.selectFrom('mcp_servers').select(['url', 'oauth_mode', 'auth_type']).where('workspace_id', '=', caller.workspaceId).where('id', '=', id).executeTakeFirst();
+          if (before && ((url !== undefined && url !== before.url) || (input.oauth_mode ?? before.oauth_mode) !== before.oauth_mode || (input.auth_type ?? before.auth_type) !== before.auth_type)) {
+            await trx.deleteFrom('oauth_providers').where('workspace_id', '=', caller.workspaceId).where('dynamic_mcp_server_id', '=', id).execute();
+          }
         }
         const row = await trx
           .updateTable('mcp_servers')
@@ -265,6 +291,7 @@ export class McpServerService {
       headers: this.cipher.decryptJson<McpHeader[]>(row.headers_encrypted),
       authType: row.auth_type,
       oauthProviderId: row.oauth_provider_id,
+      oauthMode: row.oauth_mode,
       vendorId: row.vendor_id,
       externalSystemId: row.external_system_id,
       createdAt: row.created_at,
@@ -310,9 +337,16 @@ function checkHeaders(headers: McpHeader[]): McpHeader[] {
   return headers.map((h) => ({ key: h.key, value: h.value }));
 }
 
-function checkAuth(authType: 'headers' | 'oauth' | undefined, oauthProviderId: string | null | undefined): void {
+function checkAuth(authType: 'headers' | 'oauth' | undefined, oauthProviderId: string | null | undefined, mode: OAuthMode): void {
+  // A server that sends its stored headers keeps its oauth_mode for a later switch to OAuth; it has no effect.
+  if (mode === 'per_user_dynamic_client' && authType === 'oauth') {
+    if (oauthProviderId) {
+      throw invalidField(['oauth_provider_id'], 'must be absent or null with oauth_mode "per_user_dynamic_client": each user gets a provider of their own from POST /mcp-servers/{id}/oauth-provider');
+    }
+    return;
+  }
   if (authType === 'oauth' && !oauthProviderId) {
-    throw invalidField(['oauth_provider_id'], 'is required when auth_type is "oauth"', 'missing');
+    throw invalidField(['oauth_provider_id'], 'is required when auth_type is "oauth" (or send oauth_mode "per_user_dynamic_client" to register a client per user)', 'missing');
   }
 }
 

@@ -42,6 +42,10 @@ export interface OAuthProvider {
   /** Scopes requested when an authorization is started without explicit scopes (by a tool call). */
   scopes: string[];
   tokenEndpointAuthMethod: TokenEndpointAuthMethod;
+  /** Registered by Hangar (RFC 7591) for one principal of a `per_user_dynamic_client` tool server. */
+  isDynamicClient: boolean;
+  /** With `isDynamicClient`: the principal it was registered for, the only one who may authorize with it. */
+  dynamicPrincipal: string | null;
   createdAt: Date;
   updatedAt: Date;
 }
@@ -63,6 +67,20 @@ export interface CreateOAuthProviderInput {
 
 /** Fields of an update request: every field optional; `client_secret: null` removes the secret. */
 export type UpdateOAuthProviderInput = Partial<CreateOAuthProviderInput>;
+
+/** A client registered at an authorization server for one principal (what {@link OAuthProviderService.saveDynamic} stores). */
+export interface DynamicClient {
+  providerId: string;
+  name: string;
+  clientId: string;
+  clientSecret: string | null;
+  authUrl: string;
+  tokenUrl: string;
+  usesPkce: boolean;
+  tokenEndpointAuthMethod: TokenEndpointAuthMethod;
+  scopes: string[];
+  mcpServerUrl: string;
+}
 
 /** One page of providers. */
 export interface ProviderPage {
@@ -133,6 +151,53 @@ export class OAuthProviderService {
     const row = await this.select(workspaceId).where('p.id', '=', id).executeTakeFirst();
     if (!row) throw notFound(id);
     return this.toDomain(row);
+  }
+
+  /** The provider registered for `principal` at the `per_user_dynamic_client` tool server `serverId`, if any. */
+  async dynamicFor(workspaceId: string, serverId: string, principal: string): Promise<OAuthProvider | undefined> {
+    const row = await this.select(workspaceId).where('p.dynamic_mcp_server_id', '=', serverId).where('p.dynamic_principal', '=', principal).executeTakeFirst();
+    return row ? this.toDomain(row) : undefined;
+  }
+
+  /** Every provider registered per principal for the tool server `serverId`. */
+  async dynamicOf(workspaceId: string, serverId: string): Promise<OAuthProvider[]> {
+    const rows = await this.select(workspaceId).where('p.dynamic_mcp_server_id', '=', serverId).execute();
+    return rows.map((r) => this.toDomain(r));
+  }
+
+  /**
+   * Store a client registered dynamically for `principal` at tool server `serverId`. When a concurrent
+   * registration of the same principal was stored first, that one is kept and returned.
+   */
+  async saveDynamic(workspaceId: string, serverId: string, principal: string, client: DynamicClient): Promise<OAuthProvider> {
+    try {
+      await this.db
+        .insertInto('oauth_providers')
+        .values({
+          workspace_id: workspaceId,
+          provider_id: client.providerId,
+          name: client.name,
+          client_id: client.clientId,
+          client_secret_encrypted: this.seal(client.clientSecret),
+          auth_url: client.authUrl,
+          token_url: client.tokenUrl,
+          uses_pkce: client.usesPkce,
+          code_challenge_method: client.usesPkce ? 'S256' : null,
+          token_endpoint_auth_method: client.tokenEndpointAuthMethod,
+          scopes: client.scopes,
+          mcp_server_url: client.mcpServerUrl,
+          is_dynamic_client: true,
+          dynamic_mcp_server_id: serverId,
+          dynamic_principal: principal,
+        })
+        .execute();
+    } catch (error) {
+      if (!isUniqueViolation(error)) throw error;
+    }
+    const stored = await this.dynamicFor(workspaceId, serverId, principal);
+    // A user-made provider took the generated provider_id: nothing was stored for the principal.
+    if (!stored) throw taken(client.providerId);
+    return stored;
   }
 
   /** Whether a provider with this id (UUID) exists in the workspace (tool servers check this). */
@@ -245,6 +310,8 @@ export class OAuthProviderService {
       mcpServerUrl: row.linked_mcp_server_url ?? row.mcp_server_url,
       tokenEndpointAuthMethod: row.token_endpoint_auth_method,
       scopes: row.scopes,
+      isDynamicClient: row.is_dynamic_client,
+      dynamicPrincipal: row.dynamic_principal,
       createdAt: row.created_at,
       updatedAt: row.updated_at,
     };

@@ -8,7 +8,10 @@ import type { Db } from '../../db/index.js';
 import type { Logger } from '../../logging.js';
 import { type Caller, requireWrite } from '../caller.js';
 import { HangarError, invalidField } from '../errors.js';
-import type { McpHeader } from '../mcp-servers/service.js';
+import type { McpHeader, OAuthMode } from '../mcp-servers/service.js';
+import type { EgressGuard } from '../../net/egress.js';
+import { laptopEgress } from '../egress.js';
+import { registerDynamicClient } from './dynamic-client.js';
 import type { Cipher } from '../secrets/cipher.js';
 import { OAuthAuthorizationRequired } from './authorization-required.js';
 import { codeChallenge, newCodeVerifier } from './pkce.js';
@@ -22,6 +25,23 @@ export interface OAuthToolServer {
   /** `oauth` (or absent with an `oauthProviderId`) means the bearer token is added. */
   authType?: 'headers' | 'oauth' | undefined;
   oauthProviderId: string | null;
+  /** `per_user_dynamic_client`: each principal's provider is registered for it (needs `id`, `url`, `name`). */
+  oauthMode?: OAuthMode | undefined;
+  id?: string | undefined;
+  url?: string | undefined;
+  name?: string | undefined;
+}
+
+/** A `per_user_dynamic_client` tool server, with what registering a client for it needs. */
+type DynamicToolServer = OAuthToolServer & { id: string; url: string; name: string };
+
+/** Whether calls to `server` carry a principal's OAuth token (a shared provider's or a per-user client's). */
+export function isOAuthBacked(server: OAuthToolServer): boolean {
+  return isDynamic(server) || (server.authType !== 'headers' && !!server.oauthProviderId);
+}
+
+function isDynamic(server: OAuthToolServer): server is DynamicToolServer {
+  return server.authType === 'oauth' && server.oauthMode === 'per_user_dynamic_client' && server.id !== undefined && server.url !== undefined;
 }
 
 /** Where the provider sends the browser back, relative to Hangar's public URL. */
@@ -79,6 +99,8 @@ export interface OAuthServiceOptions {
   publicUrl: () => string;
   logger: Logger;
   fetch?: typeof fetch;
+  /** The outbound policy the discovery and registration of per-user clients go through. */
+  egress?: EgressGuard;
 }
 
 /** The authorization-code flow and token use, per (workspace, principal, provider). */
@@ -120,6 +142,10 @@ export class OAuthService {
   ): Promise<StartResult> {
     requireWrite(caller);
     const provider = await this.providers.find(caller.workspaceId, input.provider_id);
+    if (provider.dynamicPrincipal !== null && provider.dynamicPrincipal !== caller.principal) {
+      // A client registered for one user is that user's: others get their own from the tool server's oauth-provider route.
+      throw new HangarError('forbidden', `OAuth provider "${provider.providerId}" was registered for another user; POST /v1/deepagents/mcp-servers/{id}/oauth-provider gives you your own`);
+    }
     const agentId = await this.scopeOf(caller, provider.providerId, input);
     const owner = { workspaceId: caller.workspaceId, principal: caller.principal, provider, agentId };
     if ((input.strategy ?? 'REUSE') === 'REUSE' && (await this.tokens.has(owner))) {
@@ -290,8 +316,10 @@ export class OAuthService {
    */
   async toolServerHeaders(input: { workspaceId: string; principal: string; agentId?: string | undefined; server: OAuthToolServer }): Promise<Record<string, string>> {
     const headers = Object.fromEntries(input.server.headers.map((h) => [h.key, h.value]));
-    if (input.server.authType === 'headers' || !input.server.oauthProviderId) return headers;
-    const token = await this.bearerFor({ workspaceId: input.workspaceId, principal: input.principal, agentId: input.agentId, providerId: input.server.oauthProviderId });
+    if (!isOAuthBacked(input.server)) return headers;
+    // A per-user client is registered on first use, so a run pauses for authorization as with a shared provider.
+    const providerId = isDynamic(input.server) ? (await this.dynamicProvider(input.workspaceId, input.principal, input.server)).id : input.server.oauthProviderId!;
+    const token = await this.bearerFor({ workspaceId: input.workspaceId, principal: input.principal, agentId: input.agentId, providerId });
     // The OAuth token wins over any stored Authorization header, whatever its case.
     for (const key of Object.keys(headers)) if (key.toLowerCase() === 'authorization') delete headers[key];
     return { ...headers, Authorization: `Bearer ${token}` };
@@ -303,8 +331,11 @@ export class OAuthService {
    */
   async toolServerHeadersIfAuthorized(input: { workspaceId: string; principal: string; agentId?: string | undefined; server: OAuthToolServer }): Promise<Record<string, string> | undefined> {
     const headers = Object.fromEntries(input.server.headers.map((h) => [h.key, h.value]));
-    if (input.server.authType === 'headers' || !input.server.oauthProviderId) return headers;
-    const provider = await this.providers.find(input.workspaceId, input.server.oauthProviderId);
+    if (!isOAuthBacked(input.server)) return headers;
+    const provider = isDynamic(input.server)
+      ? await this.providers.dynamicFor(input.workspaceId, input.server.id, input.principal)
+      : await this.providers.find(input.workspaceId, input.server.oauthProviderId!);
+    if (!provider) return undefined;
     const result = await this.usableToken(input.workspaceId, input.principal, provider, input.agentId);
     if (result.kind !== 'ok') return undefined;
     for (const key of Object.keys(headers)) if (key.toLowerCase() === 'authorization') delete headers[key];
@@ -318,33 +349,65 @@ export class OAuthService {
    * A token scoped to an agent counts too (a run's pause makes its agent's token, so a workspace may
    * hold no default token at all).
    */
-  async listingBearer(workspaceId: string, providerId: string): Promise<string | undefined> {
-    const provider = await this.providers.find(workspaceId, providerId);
+  async listingBearer(workspaceId: string, server: OAuthToolServer): Promise<string | undefined> {
+    // A per-user server: any principal's token from the client registered for that principal.
+    const providers = isDynamic(server)
+      ? await this.providers.dynamicOf(workspaceId, server.id)
+      : server.oauthProviderId
+        ? [await this.providers.find(workspaceId, server.oauthProviderId)]
+        : [];
+    if (providers.length === 0) return undefined;
+    const byRef = new Map(providers.map((p) => [p.id, p]));
     const holders = await this.db
       .selectFrom('oauth_tokens')
-      .select(['principal', 'agent_id'])
+      .select(['principal', 'agent_id', 'provider_ref'])
       .where('workspace_id', '=', workspaceId)
-      .where('provider_ref', '=', provider.id)
+      .where('provider_ref', 'in', [...byRef.keys()])
       .orderBy('updated_at', 'desc')
       .limit(5)
       .execute();
-    for (const { principal, agent_id: agentId } of holders) {
-      const result = await this.tokens.accessToken({ workspaceId, principal, provider, agentId });
+    for (const { principal, agent_id: agentId, provider_ref: ref } of holders) {
+      const result = await this.tokens.accessToken({ workspaceId, principal, provider: byRef.get(ref)!, agentId });
       if (result.kind === 'ok') return result.accessToken;
     }
     return undefined;
   }
 
-  /** Whether any principal of the workspace holds tokens for the provider (`id`); one indexed read. */
-  async hasGrant(workspaceId: string, providerRef: string): Promise<boolean> {
-    const row = await this.db
-      .selectFrom('oauth_tokens')
-      .select('principal')
-      .where('workspace_id', '=', workspaceId)
-      .where('provider_ref', '=', providerRef)
-      .limit(1)
-      .executeTakeFirst();
-    return row !== undefined;
+  /** Whether any principal of the workspace holds tokens for the server's provider (or its per-user clients). */
+  async hasGrant(workspaceId: string, server: OAuthToolServer): Promise<boolean> {
+    let query = this.db.selectFrom('oauth_tokens as t').select('t.principal').where('t.workspace_id', '=', workspaceId);
+    if (isDynamic(server)) {
+      query = query.innerJoin('oauth_providers as p', 'p.id', 't.provider_ref').where('p.dynamic_mcp_server_id', '=', server.id);
+    } else if (server.oauthProviderId) {
+      query = query.where('t.provider_ref', '=', server.oauthProviderId);
+    } else {
+      return false;
+    }
+    return (await query.limit(1).executeTakeFirst()) !== undefined;
+  }
+
+  /**
+   * The OAuth provider of `principal` for the `per_user_dynamic_client` tool server: the one registered
+   * for it before, or one registered now at the server's authorization server (with Hangar's callback
+   * as redirect URI). Idempotent per principal.
+   */
+  async dynamicProvider(workspaceId: string, principal: string, server: OAuthToolServer & { id: string; url: string; name: string }): Promise<OAuthProvider> {
+    const found = await this.providers.dynamicFor(workspaceId, server.id, principal);
+    if (found) return found;
+    const client = await registerDynamicClient({
+      serverUrl: server.url,
+      headers: Object.fromEntries(server.headers.filter((h) => h.key.toLowerCase() !== 'authorization').map((h) => [h.key, h.value])),
+      redirectUri: this.redirectUri(),
+      clientName: `Hangar: ${server.name}`,
+      egress: this.options.egress ?? laptopEgress(),
+    });
+    const principalHash = createHash('sha256').update(principal, 'utf8').digest('hex').slice(0, 16);
+    return this.providers.saveDynamic(workspaceId, server.id, principal, {
+      ...client,
+      providerId: `mcp-${server.id}-${principalHash}`,
+      name: `${server.name} (per-user client)`,
+      mcpServerUrl: server.url,
+    });
   }
 
   /**

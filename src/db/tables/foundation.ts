@@ -32,6 +32,8 @@ export interface McpServersTable {
   headers_encrypted: string;
   auth_type: Generated<'headers' | 'oauth'>;
   oauth_provider_id: string | null;
+  /** migrations/2100_oauth_dynamic_clients.sql. */
+  oauth_mode: Generated<'legacy_shared_provider' | 'per_user_dynamic_client'>;
   vendor_id: string | null;
   external_system_id: string | null;
   created_at: Generated<Date>;

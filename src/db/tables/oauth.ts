@@ -19,6 +19,10 @@ export interface OAuthProvidersTable {
   mcp_server_url: string | null;
   scopes: Generated<string[]>;
   token_endpoint_auth_method: Generated<TokenEndpointAuthMethod>;
+  /** Registered by Hangar (RFC 7591) for one principal of a tool server (migrations/2100_oauth_dynamic_clients.sql). */
+  is_dynamic_client: Generated<boolean>;
+  dynamic_mcp_server_id: string | null;
+  dynamic_principal: string | null;
   created_at: Generated<Date>;
   updated_at: Generated<Date>;
 }

@@ -15,6 +15,7 @@ import { scrubMessage } from '../../core/errors.js';
 import { normalizeServerUrl, redactServerUrl, urlScrubber } from '../../core/mcp-servers/url.js';
 import { Redactor } from '../../tracing/redact.js';
 import type { OAuthToolAccess, RuntimeToolServer } from '../oauth-tools.js';
+import { isOAuthBacked } from '../../core/oauth/service.js';
 
 /** One `tools.tools[]` entry of an agent. */
 export interface ToolRef {
@@ -31,6 +32,9 @@ export interface ToolServerCredentials {
   /** `oauth`: calls carry the run principal's bearer token of provider `oauthProviderId` (issue 7). */
   authType?: 'headers' | 'oauth' | undefined;
   oauthProviderId?: string | null | undefined;
+  /** `per_user_dynamic_client`: each principal's token comes from a client registered for it. */
+  oauthMode?: 'legacy_shared_provider' | 'per_user_dynamic_client' | undefined;
+  id?: string | undefined;
 }
 
 /** A tool named in tools.json that could not be offered as asked. */
@@ -104,7 +108,7 @@ export async function loadMcpTools(options: {
       }
       let headers = Object.fromEntries(server.headers.map((h) => [h.key, h.value]));
       const oauthServer: RuntimeToolServer | undefined =
-        server.authType === 'oauth' && server.oauthProviderId ? { ...server, oauthProviderId: server.oauthProviderId } : undefined;
+        isOAuthBacked({ ...server, oauthProviderId: server.oauthProviderId ?? null }) ? { ...server, oauthProviderId: server.oauthProviderId ?? null } : undefined;
       const oauth = oauthServer ? options.oauth : undefined;
       if (oauthServer) {
         if (!oauth) {
