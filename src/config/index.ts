@@ -263,6 +263,11 @@ export const settings = withLimits({
     schema: positiveInt.default(600_000),
     description: 'Time limit of fetching, installing and building one revision (local driver).',
   },
+  deploySeccomp: {
+    env: 'HANGAR_DEPLOY_SECCOMP',
+    schema: bool.default(true),
+    description: 'Run confined builds and applications of local deployments under the seccomp filter of local sandboxes (see HANGAR_SANDBOX_SECCOMP). Where the kernel refuses it, the log says so and they run without it.',
+  },
   deployUploadRetentionHours: {
     env: 'HANGAR_DEPLOY_UPLOAD_RETENTION_HOURS',
     schema: positiveInt.default(24),

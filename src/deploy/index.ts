@@ -35,6 +35,7 @@ export function createReconciler(o: { config: Config; db: Db; cipher: Cipher; lo
         tracing: hangarAppTracing({ db: o.db, workspaces: o.services.workspaces, publicUrl: o.publicUrl }),
         localRepos: { allow: o.config.deployAllowLocalRepos, roots: parseRoots(o.config.localRepoRoots) },
         egress: o.egress,
+        seccomp: o.config.deploySeccomp,
         logger,
       }),
     );

@@ -5,6 +5,11 @@
 // the deployment is `hangar serve` started with a root-only file open on its descriptor 40. The
 // build step of the deployed repository tries to read it and lists its own descriptors; the
 // application then starts and serves.
+//
+// The same build step also shows the seccomp filter it runs under (HANGAR_DEPLOY_SECCOMP, on by
+// default; the sandboxes' filter, src/sandbox/local/seccomp.ts): a call the kernel allows an
+// unprivileged process, refused with EPERM.
+import { execFileSync } from 'node:child_process';
 import { closeSync, openSync, readlinkSync, writeFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
@@ -15,6 +20,8 @@ import { startTestServer, type TestServer } from '../support/server.js';
 import { makeAppRepo, waitFor, type AppRepo } from './git-fixture.js';
 
 const FD = 40;
+/** KEYCTL_GET_KEYRING_ID of the session keyring, by number (perl's `syscall`): x86_64 250, aarch64 219. */
+const KEYCTL = `perl -e 'print syscall(${os.arch() === 'x64' ? 250 : 219}, 0, -3, 0) == -1 ? "keyctl refused: $!\\n" : "keyctl allowed\\n"'`;
 const SECRET = `host-secret-${Math.random().toString(36).slice(2)}`;
 let api: TestServer;
 let worker: RunningHangar | undefined;
@@ -59,13 +66,16 @@ async function call(method: string, p: string, body?: unknown): Promise<{ status
   return { status: res.status, body: text ? JSON.parse(text) : null };
 }
 
-describe('a local deployment and the descriptors Hangar inherited', () => {
+describe('a local deployment, the descriptors Hangar inherited and the seccomp filter', () => {
   it('builds without them: its build step cannot read a file Hangar’s own parent left open', { timeout: 180_000 }, async () => {
     // Control: the worker process really holds the file on that descriptor, to be inherited.
     expect(readlinkSync(`/proc/${worker!.child.pid}/fd/${FD}`)).toBe(path.join(dir, 'supervisor-secret.txt'));
 
+    // Control: as an unprivileged user on the host, the call the build step makes is allowed.
+    expect(execFileSync('sh', ['-c', `setpriv --reuid=65534 --regid=65534 --clear-groups -- ${KEYCTL}`], { encoding: 'utf8' })).toContain('keyctl allowed');
+
     // (bash: dash takes one-digit descriptors only.)
-    await repo.push('main', { label: 'v1', build: `bash -c 'cat <&${FD}; ls -l /proc/self/fd/; echo build-end'` });
+    await repo.push('main', { label: 'v1', build: `bash -c 'cat <&${FD}; ls -l /proc/self/fd/'; grep ^Seccomp: /proc/self/status; ${KEYCTL}; echo build-end` });
     const integration = await call('POST', '/v1/integrations/forge/vcshost', { kind: 'git', name: 'local', base_url: repo.directoryUrl });
     expect(integration.status).toBe(201);
     const created = await call('POST', '/v2/deployments', {
@@ -85,6 +95,8 @@ describe('a local deployment and the descriptors Hangar inherited', () => {
     expect(logs).toContain('$ npm run build');
     expect(logs).not.toContain(SECRET);
     expect(logs).not.toContain('supervisor-secret');
+    expect(logs).toContain('Seccomp:\t2');
+    expect(logs).toContain('keyctl refused: Operation not permitted');
     // The application is started with the same descriptors replaced (and its IPC channel kept).
     const deployed = await waitFor('the revision to be final', async () => {
       const { body } = await call('GET', `/v2/deployments/${id}/revisions/${rev}`);

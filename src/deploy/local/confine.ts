@@ -18,12 +18,19 @@
 // namespace in which further ones are forbidden (where bwrap can make one as that user; checked
 // once). The driver makes the directories a command writes that user's (src/deploy/local/index.ts).
 //
+// They run under the seccomp filter of local sandboxes (src/sandbox/local/seccomp.ts: mounts,
+// namespaces, ptrace, keyrings, bpf, io_uring… refused with EPERM; a 32-bit call kills), applied by
+// the bwrap that starts the command, last, as for sandboxes (HANGAR_DEPLOY_SECCOMP).
+//
 // Without bubblewrap (not installed, or user namespaces disabled) builds and applications run
 // unconfined, and every build log says so (docs/security.md).
 import { spawn } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { rename, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { Logger } from '../../logging.js';
 import { canForbidUserNamespaces, dropRoot, noUserNamespaces } from '../../sandbox/drop-root.js';
+import { nativeSeccompArch, seccompProgram } from '../../sandbox/local/seccomp.js';
 
 /** A command `file args…` as what to spawn instead (it then runs confined). */
 export type Wrap = (file: string, args: string[]) => { file: string; args: string[] };
@@ -47,6 +54,34 @@ export interface ConfinementOptions {
   setpriv?: string | undefined;
   /** Where to say what cannot be forbidden here. */
   logger?: Pick<Logger, 'warn'> | undefined;
+  /** The seccomp filter commands run under (none: without one). */
+  seccomp?: SeccompFilter | undefined;
+}
+
+/** A seccomp program, and the file the shell that starts bwrap reads it from (bwrap loads it from descriptor 4). */
+export interface SeccompFilter {
+  program: Buffer;
+  file: string;
+}
+
+/** The sandboxes' seccomp filter for this machine, kept in `file`; none (and the log says so) on an architecture Hangar has none for. */
+export function seccompFor(file: string, logger?: Pick<Logger, 'warn'>): SeccompFilter | undefined {
+  const arch = nativeSeccompArch();
+  if (arch) return { program: seccompProgram(arch), file };
+  logger?.warn(`no seccomp filter for this architecture (${process.arch}; Hangar has one for x64 and arm64): deployment builds and applications run without one`);
+  return undefined;
+}
+
+// bwrap does not pass signals on, and its processes dying on SIGTERM would take the command down
+// with SIGKILL (--die-with-parent, the PID namespace's end): an application would lose its graceful
+// stop (it flushes the deployment's database). So bwrap ignores SIGTERM and SIGINT (inherited through
+// exec); the command, a Node process, resets them and stops as it would unconfined. SIGKILL still
+// ends everything. With a seccomp filter the shell opens its program on descriptor 4 for bwrap
+// (which reads and closes it: the command never holds it).
+function viaShell(bwrap: string, args: string[], filter: string | undefined): { file: string; args: string[] } {
+  return filter === undefined
+    ? { file: '/bin/sh', args: ['-c', 'trap "" TERM INT; exec "$0" "$@"', bwrap, ...args] }
+    : { file: '/bin/sh', args: ['-c', 'trap "" TERM INT; f=$1; shift; exec "$0" "$@" 4<"$f"', bwrap, filter, ...args] };
 }
 
 function baseArgs(root: boolean): string[] {
@@ -76,16 +111,25 @@ function baseArgs(root: boolean): string[] {
  * set-uid programs powerless); then, when `nested`, an unprivileged bwrap makes a user namespace in
  * which further ones are forbidden.
  */
-function dropTo(o: ConfinementOptions, nested: boolean): string[] {
-  return [...dropRoot(o.setpriv ?? 'setpriv', o.uid), ...(nested ? noUserNamespaces(o.bwrap ?? 'bwrap', ['--disable-userns']) : [])];
+function dropTo(o: ConfinementOptions, nested: boolean, more: string[] = []): string[] {
+  return [...dropRoot(o.setpriv ?? 'setpriv', o.uid), ...(nested ? noUserNamespaces(o.bwrap ?? 'bwrap', ['--disable-userns'], undefined, more) : [])];
 }
 
 /** Whether a command runs under bwrap here (installed, and namespaces allowed). */
-function runs(bwrap: string, args: string[]): Promise<boolean> {
+async function runs(bwrap: string, args: string[]): Promise<boolean> {
+  return (await run({ file: bwrap, args })).ok;
+}
+
+/** Runs a command; whether it succeeded, and what it wrote to standard error (its first 4 KiB). */
+function run(command: { file: string; args: string[] }): Promise<{ ok: boolean; said: string }> {
   return new Promise((resolve) => {
-    const child = spawn(bwrap, args, { stdio: 'ignore' });
-    child.on('error', () => resolve(false));
-    child.on('close', (code) => resolve(code === 0));
+    const child = spawn(command.file, command.args, { stdio: ['ignore', 'ignore', 'pipe'] });
+    let said = '';
+    child.stderr.on('data', (chunk: Buffer) => {
+      if (said.length < 4096) said += chunk.toString('utf8');
+    });
+    child.on('error', (error) => resolve({ ok: false, said: error.message }));
+    child.on('close', (code) => resolve({ ok: code === 0, said }));
   });
 }
 
@@ -94,14 +138,20 @@ export async function detectConfinement(o: ConfinementOptions): Promise<Confinem
   const bwrap = o.bwrap ?? 'bwrap';
   const root = process.getuid?.() === 0;
   let drop: string[] = [];
+  let nested = false;
   if (root) {
     // Confined and dropped to the deployments' user; then the second bwrap where it can run.
     const asUser = (command: string[]) => runs(bwrap, [...baseArgs(root), '--', ...dropTo(o, false), ...command]);
     if (!(await asUser(['/bin/true']))) return undefined;
     const warn = o.logger && ((message: string) => o.logger!.warn(message));
-    const nested = await canForbidUserNamespaces({ asUser, bwrap, flags: ['--disable-userns'], warn, who: 'deployment builds and applications', whose: "the deployments'" });
-    drop = dropTo(o, nested);
+    nested = await canForbidUserNamespaces({ asUser, bwrap, flags: ['--disable-userns'], warn, who: 'deployment builds and applications', whose: "the deployments'" });
   } else if (!(await runs(bwrap, [...baseArgs(root), '--', '/bin/true']))) return undefined;
+  // The seccomp filter goes on the bwrap that starts the command: the second one as root where it
+  // runs (its own set-up makes a user namespace, which the filter refuses), else the only one.
+  const flags = ['--seccomp', '4'];
+  const filter = o.seccomp && (await seccompWorks(o, bwrap, root ? dropTo(o, nested, nested ? flags : []) : [], root && nested ? [] : flags));
+  const outer = filter && !(root && nested) ? flags : [];
+  if (root) drop = dropTo(o, nested, filter && nested ? flags : []);
   const hidden = o.hidden.map((d) => path.resolve(d));
   return {
     wrap(file, args, w) {
@@ -118,12 +168,7 @@ export async function detectConfinement(o: ConfinementOptions): Promise<Confinem
         ...(w.readable ?? []).flatMap((d) => ['--ro-bind-try', d, d]),
         ...w.writable.flatMap((d) => ['--bind', d, d]),
       ];
-      // bwrap does not pass signals on, and its processes dying on SIGTERM would take the command
-      // down with SIGKILL (--die-with-parent, the PID namespace's end): an application would lose its
-      // graceful stop (it flushes the deployment's database). So bwrap ignores SIGTERM and SIGINT
-      // (inherited through exec); the command, a Node process, resets them and stops as it would
-      // unconfined. SIGKILL still ends everything.
-      return { file: '/bin/sh', args: ['-c', 'trap "" TERM INT; exec "$0" "$@"', bwrap, ...baseArgs(root), ...binds, '--', ...drop, file, ...args] };
+      return viaShell(bwrap, [...baseArgs(root), ...outer, ...binds, '--', ...drop, file, ...args], filter ? filter.file : undefined);
     },
   };
 }
@@ -139,4 +184,22 @@ function ancestors(dirs: string[], hidden: string[]): string[] {
     }
   }
   return [...new Set(out)];
+}
+
+/**
+ * `o.seccomp` written to its file (through a rename, so a command starting meanwhile reads the whole
+ * program) when a command runs under it here; undefined, and the log says why, when the kernel
+ * refuses it. Any other failure keeps it: commands then fail and say so, rather than run unfiltered.
+ */
+async function seccompWorks(o: ConfinementOptions, bwrap: string, drop: string[], outer: string[]): Promise<SeccompFilter | undefined> {
+  const filter = o.seccomp!;
+  const written = `${filter.file}.${randomUUID()}`;
+  await writeFile(written, filter.program, { mode: 0o600 });
+  await rename(written, filter.file);
+  const probe = await run(viaShell(bwrap, [...baseArgs(process.getuid?.() === 0), ...outer, '--', ...drop, '/bin/true'], filter.file));
+  if (probe.ok || !/seccomp/i.test(probe.said)) return filter;
+  o.logger?.warn(
+    `the kernel refused the seccomp filter of deployment builds and applications (bubblewrap said: ${probe.said.trim().slice(0, 300)}): they run without it, no system call refused; set HANGAR_DEPLOY_SECCOMP=false to run without it on purpose`,
+  );
+  return undefined;
 }

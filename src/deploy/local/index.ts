@@ -13,7 +13,7 @@ import type { Logger } from '../../logging.js';
 import type { AppTraceEnv, AppTracing } from '../app-tracing.js';
 import { DriverFailure, NothingServes, type BuildResult, type DeployResult, type Driver, type DriverContext, type DriverTarget, type LogStream } from '../driver.js';
 import { runShell, type CommandOptions } from './commands.js';
-import { detectConfinement, type Confinement, type Wrap } from './confine.js';
+import { detectConfinement, seccompFor, type Confinement, type Wrap } from './confine.js';
 import { Front } from './front.js';
 import { readAppConfig } from './app-config.js';
 import { fetchSource, type FetchDeps } from './fetch.js';
@@ -32,6 +32,8 @@ export interface LocalDriverOptions extends FetchDeps {
   dataDir: string;
   /** When Hangar runs as root: the user (and group) builds and applications run as (`HANGAR_SANDBOX_UID_BASE` + DEPLOYMENT_UID_OFFSET). */
   uid: number;
+  /** Whether confined commands run under the sandboxes' seccomp filter (`HANGAR_DEPLOY_SECCOMP`); on unless false. */
+  seccomp?: boolean | undefined;
 }
 
 /**
@@ -77,6 +79,9 @@ export class LocalDriver implements Driver {
         hidden: [this.o.dataDir],
         uid: this.o.uid,
         logger: this.o.logger,
+        // The program is read from a file in the data directory (hidden from the commands) by the
+        // shell that starts bwrap, on the descriptor bwrap loads it from.
+        seccomp: this.o.seccomp === false ? undefined : seccompFor(path.join(this.o.dataDir, 'deploy-seccomp.bpf'), this.o.logger),
         // Hangar's packages (applications load the LangGraph server from them) and Node, wherever installed.
         readable: [path.dirname(HANGAR_NODE_MODULES), path.dirname(path.dirname(process.execPath)), ...(this.o.localRepos?.allow ? this.o.localRepos.roots : [])],
       });
