@@ -1,6 +1,8 @@
 // Stateless runs (LangGraph's `client.runs.stream / wait / create(null, assistantId, …)`): a run on a
 // thread made for it, deleted once the run has ended unless `onCompletion: "keep"`. Driven through
 // the official `@langchain/langgraph-sdk` against a real server and database.
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { Client } from '@langchain/langgraph-sdk';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer } from '../support/server.js';
@@ -9,16 +11,31 @@ import { createAgent } from '../runtime/support.js';
 let server: TestServer;
 let client: Client;
 let agentId: string;
+let receiver: Server;
+let receiverUrl: string;
+/** Webhook bodies received, by path. */
+const received = new Map<string, Record<string, unknown>>();
 
 const sdk = (apiKey: string) => new Client({ apiUrl: `${server.url}/v1/deepagents`, defaultHeaders: { 'X-Api-Key': apiKey }, callerOptions: { maxRetries: 0 } });
 
 beforeAll(async () => {
-  server = await startTestServer();
+  server = await startTestServer({ env: { HANGAR_WEBHOOK_POLL_MS: '100' } });
   agentId = await createAgent(server);
   client = sdk(server.adminKey);
+  receiver = createServer((req, res) => {
+    let body = '';
+    req.on('data', (c) => (body += String(c)));
+    req.on('end', () => {
+      received.set(req.url!, JSON.parse(body) as Record<string, unknown>);
+      res.writeHead(200).end();
+    });
+  });
+  await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
+  receiverUrl = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}`;
 });
 afterAll(async () => {
   await server?.close();
+  await new Promise((resolve) => receiver?.close(resolve));
 });
 
 const human = (content: string) => ({ input: { messages: [{ type: 'human', content }] } });
@@ -67,6 +84,12 @@ describe('LangGraph SDK: stateless runs', () => {
     expect((await client.runs.list(run.thread_id)).map((r) => r.run_id)).toEqual([run.run_id]);
     const trace = await server.client.GET('/v1/deepagents/threads/{thread_id}/runs/{run_id}/trace', { params: { path: { thread_id: run.thread_id, run_id: run.run_id } } });
     expect(trace.response.status).toBe(200);
+  });
+
+  it('a webhook of a stateless run is sent with the run’s answer: its thread waits for it', async () => {
+    await client.runs.wait(null, agentId, { ...human('hooked'), webhook: `${receiverUrl}/stateless` });
+    await expect.poll(() => received.get('/stateless'), { timeout: 20_000, interval: 100 }).toBeDefined();
+    expect(received.get('/stateless')).toMatchObject({ status: 'success', message: { type: 'ai', content: 'You said: hooked' } });
   });
 
   it('refuses what needs a thread, a viewer, and another workspace’s agent, and makes no thread', async () => {

@@ -315,8 +315,8 @@ export class ThreadService {
 
   /**
    * Delete the temporary thread of a stateless run once its run has ended (its follower saw the end).
-   * A thread that is not temporary, is gone, or has an active run again is left alone (the sweeper
-   * deletes the last kind once it is idle).
+   * A thread that is not temporary, is gone, has an active run again or a webhook still to send is
+   * left alone (the sweeper deletes the last two kinds later).
    */
   async deleteTemporary(caller: Caller, threadId: string): Promise<void> {
     const deleted = await this.db
@@ -325,6 +325,7 @@ export class ThreadService {
       .where('id', '=', threadId)
       .where('temporary', '=', true)
       .where('status', '<>', 'busy')
+      .where(noPendingWebhook)
       .executeTakeFirst();
     if (Number(deleted.numDeletedRows) > 0) await this.state.forget(threadId);
   }
@@ -344,9 +345,11 @@ export class ThreadService {
           .where('temporary', '=', true)
           .where('status', '<>', 'busy')
           .where('updated_at', '<', sql<Date>`now() - make_interval(secs => ${graceSeconds})`)
+          .where(noPendingWebhook)
           .limit(100),
       )
       .where('status', '<>', 'busy')
+      .where(noPendingWebhook)
       .returning('id')
       .execute();
     for (const row of rows) await this.state.forget(row.id);
@@ -403,6 +406,12 @@ export class ThreadService {
     return q;
   }
 }
+
+/**
+ * A temporary thread waits for the webhooks of its runs: their payload is read from its run and state
+ * when they are sent (the sweeper deletes it once they are delivered or given up).
+ */
+const noPendingWebhook = sql<boolean>`NOT EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.thread_id = threads.id AND d.state = 'pending')`;
 
 /** The domain form of a thread row. */
 export function toThread(row: Selectable<ThreadsTable>): Thread {
