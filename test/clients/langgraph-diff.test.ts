@@ -429,4 +429,60 @@ describe('the LangGraph SDK against the LangGraph server and Hangar', () => {
     expect(r.hangar.zero).toBe(422);
     expect({ ...r.hangar, zero: null }).toEqual({ ...r.peer, zero: null });
   });
+
+  it('runs from a past checkpoint: edit an earlier message and the first one, as useStream does (firstSeenState.parent_checkpoint)', async () => {
+    type Msgs = { messages?: { type: string; content: unknown }[] };
+    const humans = (values: unknown) => ((values as Msgs).messages ?? []).filter((m) => m.type === 'human').map((m) => m.content);
+    const r = await both(async (t) => {
+      const thread = await t.client.threads.create();
+      await t.client.runs.wait(thread.thread_id, t.agent, human('one'));
+      await t.client.runs.wait(thread.thread_id, t.agent, human('two'));
+      const firstSeen = async (content: string) => (await t.client.threads.getHistory(thread.thread_id, { limit: 100 })).findLast((s) => humans(s.values).includes(content))!;
+      const fork = (await firstSeen('two')).parent_checkpoint!;
+      const result = await t.client.runs.wait(thread.thread_id, t.agent, { ...human('two, edited'), checkpoint: fork });
+        const root = (await firstSeen('one')).parent_checkpoint;
+      const streamed = root ? await eventNames(t.client.runs.stream(thread.thread_id, t.agent, { ...human('one, edited'), checkpointId: root.checkpoint_id!, streamMode: ['values'] })) : [];
+      const history = await t.client.threads.getHistory(thread.thread_id, { limit: 100 });
+      return {
+        result,
+        humans: humans(result),
+        // The fork point has two children now: the old branch's and the new one's.
+        forkedFrom: history.filter((s) => s.parent_checkpoint?.checkpoint_id === fork.checkpoint_id).length >= 2,
+        rootHasParent: root !== null,
+        streamed,
+        firstEdited: humans((await t.client.threads.getState(thread.thread_id)).values),
+        // Both branches of the first edit stay in the history.
+        branches: [...new Set(history.map((s) => humans(s.values)[0]).filter((h) => h !== undefined))].sort(),
+        missing: await status(t.client.runs.wait(thread.thread_id, t.agent, { ...human('x'), checkpointId: '1f000000-0000-6000-8000-000000000000' })),
+      };
+    });
+    expectSameShape('fork result', { peer: r.peer.result, hangar: r.hangar.result });
+    const pick = (x: typeof r.peer) => ({ humans: x.humans, forkedFrom: x.forkedFrom, rootHasParent: x.rootHasParent, streamed: x.streamed, firstEdited: x.firstEdited, branches: x.branches });
+    expect(pick(r.hangar)).toEqual(pick(r.peer));
+    // A checkpoint the thread does not have: Hangar's 404 `checkpoint_not_found` (the JS server's answer differs).
+    expect(r.hangar.missing).toBe(404);
+  });
+
+  it('stateless runs: runs.wait, runs.stream and runs.create without a thread; the thread is deleted, or kept', async () => {
+    const r = await both(async (t) => {
+      // The JS server's Content-Location of a stateless run names no thread; Hangar's does.
+      let made: { thread_id?: string | undefined } = {};
+      const gone = async () => (made.thread_id ? await status(t.client.threads.get(made.thread_id)) : 'unnamed');
+      const waited = await t.client.runs.wait(null, t.agent, { ...human('hi'), onRunCreated: (m) => (made = m) });
+      const waitedThread = await gone();
+      made = {};
+      const streamed = await eventNames(t.client.runs.stream(null, t.agent, { ...human(TOOL_CALL), streamMode: ['values', 'updates'], onRunCreated: (m) => (made = m) }));
+      const streamedThread = await gone();
+      const kept = await t.client.runs.create(null, t.agent, { ...human('keep'), onCompletion: 'keep' as never });
+      const joined = await t.client.runs.join(kept.thread_id, kept.run_id);
+      return { waited, waitedThread, streamed, streamedThread, kept, joined, keptThread: await status(t.client.threads.get(kept.thread_id)) };
+    });
+    const answers = (x: typeof r.peer) => ({ waited: x.waited, kept: x.kept, joined: x.joined });
+    expectSameShape('stateless', { peer: answers(r.peer), hangar: answers(r.hangar) });
+    const pick = (x: typeof r.peer) => ({ streamed: x.streamed, keptThread: x.keptThread });
+    expect(pick(r.hangar)).toEqual(pick(r.peer));
+    // Hangar names the temporary thread (so `onRunCreated` gets its id), and it is gone once the run has ended.
+    expect([r.peer.waitedThread, r.peer.streamedThread]).toEqual(['unnamed', 'unnamed']);
+    expect([r.hangar.waitedThread, r.hangar.streamedThread]).toEqual([404, 404]);
+  });
 });
