@@ -98,7 +98,6 @@ const ALLOWED: [RegExp, string][] = [
   [/\.kwargs: missing on Hangar$/, 'a run’s kwargs are the LangGraph server’s internal record of the request (not in the SDK’s Run type)'],
   [/\.config: missing on Hangar$/, 'a thread’s `config` is optional in the SDK’s Thread type; Hangar threads have none'],
   [/\.files: missing on Hangar$/, 'a state channel nothing wrote yet: LangGraph JS shows its default, LangGraph Python (and Hangar) omit it'],
-  [/\.parent_checkpoint: .* on Hangar$/, 'Hangar keeps one checkpoint per run (docs/runtime.md), so a thread’s first state has no parent'],
   [/\.FilesystemMiddleware\.before_agent: \{\} on LangGraph, "null" on Hangar$/, 'a node that returned nothing: `null` as LangGraph Python sends it'],
 ];
 
