@@ -3717,7 +3717,7 @@ export interface components {
              * @enum {string}
              */
             on_disconnect?: "cancel" | "continue";
-            /** @description Any of `values`, `updates`, `messages-tuple` (event name `messages`), `custom` (what tools write as they work: a sandbox command’s output as it comes, `{sandbox_output: {command, text}}`). Default `["values"]`. LangGraph’s `messages`, `events`, `debug`, `tasks`, `checkpoints` and `tools` are refused with a 422 that says what to use instead. */
+            /** @description Any of `values`, `updates`, `messages-tuple` (event name `messages`), `custom` (what tools write as they work: a sandbox command’s output as it comes, `{sandbox_output: {command, text}}`), `tasks` (LangGraph’s task events: each task as it starts, `{id, name, input, triggers}`, and its result, `{id, name, result, error, interrupts}`). Default `["values"]`. LangGraph’s `messages`, `events`, `debug`, `checkpoints` and `tools` are refused with a 422 that says what to use instead. */
             stream_mode?: string | string[];
             /** @description Also stream subagents’ events, named `<mode>|<namespace>`. Default false. */
             stream_subgraphs?: boolean;

@@ -484,4 +484,23 @@ describe('the LangGraph SDK against the LangGraph server and Hangar', () => {
     expect([r.peer.waitedThread, r.peer.streamedThread]).toEqual(['unnamed', 'unnamed']);
     expect([r.hangar.waitedThread, r.hangar.streamedThread]).toEqual([404, 404]);
   });
+
+  it('streamMode tasks: event names and order, and the shapes of a task start and its result', async () => {
+    const r = await both(async (t) => {
+      const thread = await t.client.threads.create();
+      const chunks: { event: string; data: unknown }[] = [];
+      for await (const chunk of t.client.runs.stream(thread.thread_id, t.agent, { ...human(TOOL_CALL), streamMode: ['tasks' as never] })) chunks.push(chunk);
+      const tasks = chunks.filter((c) => c.event === 'tasks').map((c) => c.data as Record<string, unknown>);
+      return {
+        names: chunks.map((c) => c.event).filter((e, i, all) => all[i - 1] !== e),
+        started: tasks.find((d) => 'input' in d),
+        ended: tasks.find((d) => 'result' in d),
+        order: tasks.map((d) => `${String(d.name)}:${'result' in d ? 'result' : 'start'}`),
+      };
+    });
+    expect(r.hangar.names).toEqual(r.peer.names);
+    expect(r.hangar.order).toEqual(r.peer.order);
+    expectSameShape('task start', { peer: r.peer.started, hangar: r.hangar.started });
+    expectSameShape('task result', { peer: { ...(r.peer.ended as object), result: null }, hangar: { ...(r.hangar.ended as object), result: null } });
+  });
 });

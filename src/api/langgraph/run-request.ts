@@ -17,9 +17,8 @@ import { resolveAssistant } from './assistants.js';
 const REFUSED_MODES: Record<string, string> = {
   messages: 'use messages-tuple (token chunks as [message, metadata])',
   events: 'LangChain callback events are not streamed; use messages-tuple and updates',
-  debug: 'debug events are not streamed; use updates and values',
-  tasks: 'task events are not streamed; use updates',
-  checkpoints: 'checkpoint events are not streamed; read POST /threads/{thread_id}/history',
+  debug: 'debug events (tasks and checkpoints, wrapped) are not streamed; use tasks, updates and values (useStream asks for it when given onDebugEvent)',
+  checkpoints: 'checkpoint events are not streamed: with the default durability a run keeps one checkpoint, at its end; read it (and the history) with POST /threads/{thread_id}/history once the run ends (useStream asks for this mode when given onCheckpointEvent)',
   tools: 'tool progress events are not streamed; tool calls and results arrive in messages-tuple and updates',
 };
 
@@ -94,7 +93,7 @@ export const RunRequest = z
       .optional()
       .openapi({
         description:
-          'Any of `values`, `updates`, `messages-tuple` (event name `messages`), `custom` (what tools write as they work: a sandbox command’s output as it comes, `{sandbox_output: {command, text}}`). Default `["values"]`. LangGraph’s `messages`, `events`, `debug`, `tasks`, `checkpoints` and `tools` are refused with a 422 that says what to use instead.',
+          'Any of `values`, `updates`, `messages-tuple` (event name `messages`), `custom` (what tools write as they work: a sandbox command’s output as it comes, `{sandbox_output: {command, text}}`), `tasks` (LangGraph’s task events: each task as it starts, `{id, name, input, triggers}`, and its result, `{id, name, result, error, interrupts}`). Default `["values"]`. LangGraph’s `messages`, `events`, `debug`, `checkpoints` and `tools` are refused with a 422 that says what to use instead.',
       }),
     stream_subgraphs: z.boolean().optional().openapi({ description: 'Also stream subagents’ events, named `<mode>|<namespace>`. Default false.' }),
     user_timezone: z.string().optional().openapi({
