@@ -11,6 +11,7 @@ import { NotificationBus } from './db/bus.js';
 import { agentRunTracing } from './core/tracing/agent-runs.js';
 import { traceSweeper } from './core/tracing/sweeper.js';
 import { runEventSweeper } from './core/runs/sweeper.js';
+import { temporaryThreadSweeper } from './core/threads/sweeper.js';
 import { createTraceExporters } from './tracing/export/index.js';
 import { createCipher, loadSecretKey } from './core/secrets/cipher.js';
 import { checkSecretKey } from './core/secrets/check.js';
@@ -213,6 +214,7 @@ export async function startHangar(config: Config, options: StartOptions = {}): P
       background.push(sandboxes);
       background.push(traceSweeper({ tracing: services.tracing, retentionDays: config.traceRetentionDays, logger }));
       background.push(runEventSweeper({ lifecycle: services.runLifecycle, retentionDays: config.runEventRetentionDays, logger }));
+      background.push(temporaryThreadSweeper({ threads: services.threads, graceSeconds: config.temporaryThreadGraceSeconds, logger }));
       background.push(scheduleTickSweeper({ db: database.db, retentionDays: config.scheduleTickRetentionDays, logger }));
       background.push(uploadSweeper({ uploads: services.deploymentUploads, retentionHours: config.deployUploadRetentionHours, logger }));
       const scheduler = new Scheduler({

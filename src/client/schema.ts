@@ -771,6 +771,26 @@ export interface paths {
         patch: operations["updateModelConfiguration"];
         trace?: never;
     };
+    "/v1/deepagents/runs": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Start a run without a thread, in the background
+         * @description Runs the agent on a new thread made for this run (LangGraph’s stateless run: `client.runs.…(null, assistantId, …)`), with the same body, checks and roles as a run on a thread. With `on_completion: "delete"` (the default) the thread is deleted once the run has ended: when this request has seen the end, else (a client gone, a process stopped) by a sweeper within a minute or so of `HANGAR_TEMPORARY_THREAD_GRACE_SECONDS`. Until then it is an ordinary thread, named by `Content-Location`. Answers at once with the run (`pending`); nobody follows it here, so a temporary thread is deleted by the sweeper after the run ends (follow or join it on its thread meanwhile).
+         */
+        post: operations["createStatelessRun"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/deepagents/runs/crons": {
         parameters: {
             query?: never;
@@ -837,6 +857,46 @@ export interface paths {
         put?: never;
         /** Search crons (LangGraph) */
         post: operations["searchCrons"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/deepagents/runs/stream": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Start a run without a thread and stream its events
+         * @description Runs the agent on a new thread made for this run (LangGraph’s stateless run: `client.runs.…(null, assistantId, …)`), with the same body, checks and roles as a run on a thread. With `on_completion: "delete"` (the default) the thread is deleted once the run has ended: when this request has seen the end, else (a client gone, a process stopped) by a sweeper within a minute or so of `HANGAR_TEMPORARY_THREAD_GRACE_SECONDS`. Until then it is an ordinary thread, named by `Content-Location`. Events as on `POST /threads/{thread_id}/runs/stream`.
+         */
+        post: operations["streamStatelessRun"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/deepagents/runs/wait": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Start a run without a thread and wait for its result
+         * @description Runs the agent on a new thread made for this run (LangGraph’s stateless run: `client.runs.…(null, assistantId, …)`), with the same body, checks and roles as a run on a thread. With `on_completion: "delete"` (the default) the thread is deleted once the run has ended: when this request has seen the end, else (a client gone, a process stopped) by a sweeper within a minute or so of `HANGAR_TEMPORARY_THREAD_GRACE_SECONDS`. Until then it is an ordinary thread, named by `Content-Location`. Answers once the run has ended, with its thread’s state values (as `POST /threads/{thread_id}/runs/wait`).
+         */
+        post: operations["waitStatelessRun"];
         delete?: never;
         options?: never;
         head?: never;
@@ -3485,6 +3545,14 @@ export interface components {
         } & {
             [key: string]: unknown;
         };
+        /** @description As a run on a thread, without what needs one: no `command`, `checkpoint`, `checkpoint_id` or `input: null` (422); `if_not_exists` and `multitask_strategy` do not apply. */
+        StatelessRunRequest: components["schemas"]["StreamRunRequest"] & {
+            /**
+             * @description `delete` (default): the run’s thread is deleted once the run has ended. `keep`: it stays, an ordinary thread (its id is in the run and in `Content-Location`).
+             * @enum {string}
+             */
+            on_completion?: "delete" | "keep";
+        };
         StoreDeleteItemRequest: {
             key: string;
             /**
@@ -3597,10 +3665,15 @@ export interface components {
             agent_id?: string;
             /** @description LangGraph: the agent, by id or by name (an agent is an assistant). */
             assistant_id?: string;
-            /** @description LangGraph: running from a past checkpoint is not supported (422). */
-            checkpoint?: unknown;
-            /** @description LangGraph: not supported (422). */
-            checkpoint_id?: string;
+            /** @description LangGraph: run from this past checkpoint of the thread (`{checkpoint_id}`, as a history state’s `checkpoint` or `parent_checkpoint`): the thread forks there (edit a message, regenerate an answer). Its `checkpoint_ns` must be `""`; a checkpoint the thread does not have is a 404 (`checkpoint_not_found`). */
+            checkpoint?: {
+                checkpoint_id?: string | null;
+                checkpoint_map?: unknown;
+                checkpoint_ns?: string | null;
+                thread_id?: string | null;
+            } | null;
+            /** @description LangGraph: as `checkpoint.checkpoint_id`. */
+            checkpoint_id?: string | null;
             /** @description Resume the thread’s pending interrupt (the thread must be `interrupted`), or steer it with `goto` / `update`. */
             command?: {
                 /** @description LangGraph: node(s) to run next. */
@@ -3654,7 +3727,7 @@ export interface components {
              * @enum {string}
              */
             on_disconnect?: "cancel" | "continue";
-            /** @description Any of `values`, `updates`, `messages-tuple` (event name `messages`), `custom` (what tools write as they work: a sandbox command’s output as it comes, `{sandbox_output: {command, text}}`). Default `["values"]`. LangGraph’s `messages`, `events`, `debug`, `tasks`, `checkpoints` and `tools` are refused with a 422 that says what to use instead. */
+            /** @description Any of `values`, `updates`, `messages-tuple` (event name `messages`), `custom` (what tools write as they work: a sandbox command’s output as it comes, `{sandbox_output: {command, text}}`), `tasks` (LangGraph’s task events: each task as it starts, `{id, name, input, triggers}`, and its result, `{id, name, result, error, interrupts}`). Default `["values"]`. LangGraph’s `messages`, `events`, `debug`, `checkpoints` and `tools` are refused with a 422 that says what to use instead. */
             stream_mode?: string | string[];
             /** @description Also stream subagents’ events, named `<mode>|<namespace>`. Default false. */
             stream_subgraphs?: boolean;
@@ -7330,6 +7403,102 @@ export interface operations {
             };
         };
     };
+    createStatelessRun: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["StatelessRunRequest"];
+            };
+        };
+        responses: {
+            /** @description The run, accepted. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Run"];
+                };
+            };
+            /** @description Malformed request (for example, invalid JSON). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Missing, unknown or revoked API key. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description The key may not do this. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description Not found in the caller’s workspace. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Body larger than the configured limit. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Body is not JSON. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description A field is missing or invalid. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description An upstream dependency failed. */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
     createCron: {
         parameters: {
             query?: never;
@@ -7701,6 +7870,218 @@ export interface operations {
             };
             /** @description A field is missing or invalid. */
             422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    streamStatelessRun: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["StatelessRunRequest"];
+            };
+        };
+        responses: {
+            /** @description Server-sent events, as on `POST /threads/{thread_id}/runs/stream`. */
+            200: {
+                headers: {
+                    /** @description Path of the run: `/v1/deepagents/threads/{thread_id}/runs/{run_id}`. */
+                    "Content-Location"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/event-stream": string;
+                };
+            };
+            /** @description Malformed request (for example, invalid JSON). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Missing, unknown or revoked API key. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description The key may not do this. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description Not found in the caller’s workspace. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Body larger than the configured limit. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Body is not JSON. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description A field is missing or invalid. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description An upstream dependency failed. */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Error. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    waitStatelessRun: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["StatelessRunRequest"];
+            };
+        };
+        responses: {
+            /** @description The result. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RunResult"];
+                };
+            };
+            /** @description Malformed request (for example, invalid JSON). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Missing, unknown or revoked API key. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description The key may not do this. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description Not found in the caller’s workspace. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Body larger than the configured limit. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Body is not JSON. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description A field is missing or invalid. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description An upstream dependency failed. */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Error. */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };

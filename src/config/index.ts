@@ -125,6 +125,12 @@ export const settings = withLimits({
     description:
       'Run streams (SSE) this process serves at once, independent of the worker concurrency: a run beyond the workers waits in the queue with its stream open. A stream beyond this is refused with 503 `stream_capacity_reached` (before any run starts).',
   },
+  temporaryThreadGraceSeconds: {
+    env: 'HANGAR_TEMPORARY_THREAD_GRACE_SECONDS',
+    schema: z.coerce.number().int().min(0).default(60),
+    description:
+      'A thread made for a stateless run (LangGraph `POST /runs/stream`, `/runs/wait`, `/runs` without a thread; `on_completion: "delete"`, the default) is deleted when the request that followed its run has seen it end; one nobody followed (a background run, a client gone, a process that crashed) is deleted by a sweeper (at start and every minute) once its run has been over this many seconds.',
+  },
   runEventRetentionDays: {
     env: 'HANGAR_RUN_EVENT_RETENTION_DAYS',
     schema: positiveInt.default(30),

@@ -22,6 +22,11 @@ export interface RunInput {
   command?: { resume?: unknown; goto?: string | string[] | undefined; update?: Record<string, unknown> | undefined } | undefined;
   /** No input: continue from the thread's checkpoint (a LangGraph client's `input: null`). */
   continue?: boolean | undefined;
+  /**
+   * LangGraph's `checkpoint` / `checkpoint_id`: the run starts from this past checkpoint of the thread
+   * (a fork: its checkpoint's parent is this one), not from the latest.
+   */
+  checkpoint_id?: string | undefined;
   /** Nodes to pause before / after (`"*"`: every node), LangGraph's breakpoints. */
   interrupt_before?: string[] | '*' | undefined;
   interrupt_after?: string[] | '*' | undefined;

@@ -101,6 +101,19 @@ export class SingleStatementSaver extends PostgresSaver {
     };
   }
 
+  /**
+   * The next version of a channel: one more than `current`, plus a random fraction. The library counts
+   * 1, 2, 3…, so two runs from the same checkpoint (a fork: a run from a past checkpoint) would write
+   * their values under the same versions, and a blob being kept on conflict, the second would read
+   * the first's values. As LangGraph's Python savers do (`"<n+1>.<random>"`), each write gets its own
+   * version; it stays a number, so versions already stored (integers) compare with it as before.
+   */
+  override getNextVersion(current: number | undefined): number {
+    const base = typeof current === 'number' ? Math.floor(current) : 0;
+    // In (0, 1): never the integer itself, and never the next one.
+    return base + 1 + (Math.floor(Math.random() * 999_999) + 1) / 1_000_000;
+  }
+
   // Every statement of the saver is safe to repeat (reads and upserts): a connection lost under one
   // (a restarted database) costs the run a retry, not its life.
   override getTuple(config: RunnableConfig): ReturnType<PostgresSaver['getTuple']> {

@@ -98,7 +98,6 @@ const ALLOWED: [RegExp, string][] = [
   [/\.kwargs: missing on Hangar$/, 'a run’s kwargs are the LangGraph server’s internal record of the request (not in the SDK’s Run type)'],
   [/\.config: missing on Hangar$/, 'a thread’s `config` is optional in the SDK’s Thread type; Hangar threads have none'],
   [/\.files: missing on Hangar$/, 'a state channel nothing wrote yet: LangGraph JS shows its default, LangGraph Python (and Hangar) omit it'],
-  [/\.parent_checkpoint: .* on Hangar$/, 'Hangar keeps one checkpoint per run (docs/runtime.md), so a thread’s first state has no parent'],
   [/\.FilesystemMiddleware\.before_agent: \{\} on LangGraph, "null" on Hangar$/, 'a node that returned nothing: `null` as LangGraph Python sends it'],
 ];
 
@@ -428,5 +427,80 @@ describe('the LangGraph SDK against the LangGraph server and Hangar', () => {
     // A limit of 0 is refused by Hangar (422 naming config.recursion_limit), where the LangGraph JS server starts a run that fails at once.
     expect(r.hangar.zero).toBe(422);
     expect({ ...r.hangar, zero: null }).toEqual({ ...r.peer, zero: null });
+  });
+
+  it('runs from a past checkpoint: edit an earlier message and the first one, as useStream does (firstSeenState.parent_checkpoint)', async () => {
+    type Msgs = { messages?: { type: string; content: unknown }[] };
+    const humans = (values: unknown) => ((values as Msgs).messages ?? []).filter((m) => m.type === 'human').map((m) => m.content);
+    const r = await both(async (t) => {
+      const thread = await t.client.threads.create();
+      await t.client.runs.wait(thread.thread_id, t.agent, human('one'));
+      await t.client.runs.wait(thread.thread_id, t.agent, human('two'));
+      const firstSeen = async (content: string) => (await t.client.threads.getHistory(thread.thread_id, { limit: 100 })).findLast((s) => humans(s.values).includes(content))!;
+      const fork = (await firstSeen('two')).parent_checkpoint!;
+      const result = await t.client.runs.wait(thread.thread_id, t.agent, { ...human('two, edited'), checkpoint: fork });
+        const root = (await firstSeen('one')).parent_checkpoint;
+      const streamed = root ? await eventNames(t.client.runs.stream(thread.thread_id, t.agent, { ...human('one, edited'), checkpointId: root.checkpoint_id!, streamMode: ['values'] })) : [];
+      const history = await t.client.threads.getHistory(thread.thread_id, { limit: 100 });
+      return {
+        result,
+        humans: humans(result),
+        // The fork point has two children now: the old branch's and the new one's.
+        forkedFrom: history.filter((s) => s.parent_checkpoint?.checkpoint_id === fork.checkpoint_id).length >= 2,
+        rootHasParent: root !== null,
+        streamed,
+        firstEdited: humans((await t.client.threads.getState(thread.thread_id)).values),
+        // Both branches of the first edit stay in the history.
+        branches: [...new Set(history.map((s) => humans(s.values)[0]).filter((h) => h !== undefined))].sort(),
+        missing: await status(t.client.runs.wait(thread.thread_id, t.agent, { ...human('x'), checkpointId: '1f000000-0000-6000-8000-000000000000' })),
+      };
+    });
+    expectSameShape('fork result', { peer: r.peer.result, hangar: r.hangar.result });
+    const pick = (x: typeof r.peer) => ({ humans: x.humans, forkedFrom: x.forkedFrom, rootHasParent: x.rootHasParent, streamed: x.streamed, firstEdited: x.firstEdited, branches: x.branches });
+    expect(pick(r.hangar)).toEqual(pick(r.peer));
+    // A checkpoint the thread does not have: Hangar's 404 `checkpoint_not_found` (the JS server's answer differs).
+    expect(r.hangar.missing).toBe(404);
+  });
+
+  it('stateless runs: runs.wait, runs.stream and runs.create without a thread; the thread is deleted, or kept', async () => {
+    const r = await both(async (t) => {
+      // The JS server's Content-Location of a stateless run names no thread; Hangar's does.
+      let made: { thread_id?: string | undefined } = {};
+      const gone = async () => (made.thread_id ? await status(t.client.threads.get(made.thread_id)) : 'unnamed');
+      const waited = await t.client.runs.wait(null, t.agent, { ...human('hi'), onRunCreated: (m) => (made = m) });
+      const waitedThread = await gone();
+      made = {};
+      const streamed = await eventNames(t.client.runs.stream(null, t.agent, { ...human(TOOL_CALL), streamMode: ['values', 'updates'], onRunCreated: (m) => (made = m) }));
+      const streamedThread = await gone();
+      const kept = await t.client.runs.create(null, t.agent, { ...human('keep'), onCompletion: 'keep' as never });
+      const joined = await t.client.runs.join(kept.thread_id, kept.run_id);
+      return { waited, waitedThread, streamed, streamedThread, kept, joined, keptThread: await status(t.client.threads.get(kept.thread_id)) };
+    });
+    const answers = (x: typeof r.peer) => ({ waited: x.waited, kept: x.kept, joined: x.joined });
+    expectSameShape('stateless', { peer: answers(r.peer), hangar: answers(r.hangar) });
+    const pick = (x: typeof r.peer) => ({ streamed: x.streamed, keptThread: x.keptThread });
+    expect(pick(r.hangar)).toEqual(pick(r.peer));
+    // Hangar names the temporary thread (so `onRunCreated` gets its id), and it is gone once the run has ended.
+    expect([r.peer.waitedThread, r.peer.streamedThread]).toEqual(['unnamed', 'unnamed']);
+    expect([r.hangar.waitedThread, r.hangar.streamedThread]).toEqual([404, 404]);
+  });
+
+  it('streamMode tasks: event names and order, and the shapes of a task start and its result', async () => {
+    const r = await both(async (t) => {
+      const thread = await t.client.threads.create();
+      const chunks: { event: string; data: unknown }[] = [];
+      for await (const chunk of t.client.runs.stream(thread.thread_id, t.agent, { ...human(TOOL_CALL), streamMode: ['tasks' as never] })) chunks.push(chunk);
+      const tasks = chunks.filter((c) => c.event === 'tasks').map((c) => c.data as Record<string, unknown>);
+      return {
+        names: chunks.map((c) => c.event).filter((e, i, all) => all[i - 1] !== e),
+        started: tasks.find((d) => 'input' in d),
+        ended: tasks.find((d) => 'result' in d),
+        order: tasks.map((d) => `${String(d.name)}:${'result' in d ? 'result' : 'start'}`),
+      };
+    });
+    expect(r.hangar.names).toEqual(r.peer.names);
+    expect(r.hangar.order).toEqual(r.peer.order);
+    expectSameShape('task start', { peer: r.peer.started, hangar: r.hangar.started });
+    expectSameShape('task result', { peer: { ...(r.peer.ended as object), result: null }, hangar: { ...(r.hangar.ended as object), result: null } });
   });
 });

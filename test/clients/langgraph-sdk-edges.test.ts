@@ -323,7 +323,8 @@ describe('LangGraph SDK edges', () => {
     expect(byId.map((s) => s.checkpoint.checkpoint_id)).toEqual(ids.slice(1, 2));
     expect((await client.threads.getHistory(thread.thread_id, { checkpoint: { checkpoint_id: ids[1] } })).map((s) => s.checkpoint.checkpoint_id)).toEqual([ids[1]]);
     const firstRun = (all[1]!.metadata as { run_id: string }).run_id;
-    expect((await client.threads.getHistory(thread.thread_id, { limit: 100, metadata: { run_id: firstRun } })).map((s) => s.checkpoint.checkpoint_id)).toEqual([ids[1]]);
+    // The first run wrote two: its state at the end, and the empty root before it (so its input can be edited).
+    expect((await client.threads.getHistory(thread.thread_id, { limit: 100, metadata: { run_id: firstRun } })).map((s) => s.checkpoint.checkpoint_id)).toEqual([ids[1], ids[2]]);
     // The state at the older checkpoint: the first exchange only.
     const past = await client.threads.getState(thread.thread_id, ids[1]);
     const humans = (s: { values: unknown }) => (s.values as { messages: { type: string; content: string }[] }).messages.filter((m) => m.type === 'human').map((m) => m.content);

@@ -1,7 +1,8 @@
 // `useStream` from @langchain/langgraph-sdk/react in a real Chromium (Debian's `chromium`, driven
 // by playwright-core) against a real Hangar, the page served from another origin: submit, tokens
 // arriving one by one, a tool call paused for approval and approved with `command.resume`, reload
-// with the history read back, and a switch between threads.
+// with the history read back, a switch between threads, and an earlier message edited (a run from a
+// past checkpoint) with its versions switched.
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { execFileSync } from 'node:child_process';
@@ -116,6 +117,39 @@ describe('useStream in Chromium against Hangar, from another origin', () => {
     await ai().filter({ hasText: 'add: 42' }).waitFor();
     expect(await page.locator('li.msg').allTextContents()).toEqual(before);
     await page.screenshot({ path: `${server.dataDir}/use-stream.png` });
+    expect(pageErrors).toEqual([]);
+  });
+
+  it('edits an earlier message (a fork from the checkpoint before it) and switches between its versions', async () => {
+    await page.click('#new-thread');
+    await page.locator('li.msg').first().waitFor({ state: 'detached' });
+    await send('alpha');
+    await ai().filter({ hasText: 'You said: alpha' }).waitFor();
+    await send('beta');
+    await ai().filter({ hasText: 'You said: beta' }).waitFor();
+    await page.locator('#state').filter({ hasText: 'idle' }).waitFor();
+    const texts = () => page.locator('li.msg .text, li.msg.ai').allTextContents();
+
+    // Edit "beta": the answer to the edited message replaces it, and the message shows version 2 of 2.
+    await page.fill('#draft', 'beta, edited');
+    await page.locator('li.msg.human').nth(1).locator('button.edit').click();
+    await ai().filter({ hasText: 'You said: beta, edited' }).waitFor();
+    await page.locator('#state').filter({ hasText: 'idle' }).waitFor();
+    await page.locator('li.msg.human').nth(1).locator('.of').filter({ hasText: '2/2' }).waitFor();
+    expect(await texts()).toEqual(['alpha', 'You said: alpha', 'beta, edited', 'You said: beta, edited']);
+    // Back to the first version: the thread's history still holds it.
+    await page.locator('li.msg.human').nth(1).locator('button.prev').click();
+    await page.locator('li.msg.human').nth(1).locator('.of').filter({ hasText: '1/2' }).waitFor();
+    expect(await texts()).toEqual(['alpha', 'You said: alpha', 'beta', 'You said: beta']);
+
+    // The first message of the thread can be edited too.
+    await page.locator('li.msg.human').nth(1).locator('button.next').click();
+    await page.fill('#draft', 'alpha, edited');
+    await page.locator('li.msg.human').first().locator('button.edit').click();
+    await ai().filter({ hasText: 'You said: alpha, edited' }).waitFor();
+    await page.locator('#state').filter({ hasText: 'idle' }).waitFor();
+    await page.locator('li.msg.human').first().locator('.of').filter({ hasText: '2/2' }).waitFor();
+    expect(await texts()).toEqual(['alpha, edited', 'You said: alpha, edited']);
     expect(pageErrors).toEqual([]);
   });
 });

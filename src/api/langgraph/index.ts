@@ -4,10 +4,11 @@ import type { AppDeps } from '../../http/deps.js';
 import { newRouter } from '../../http/router.js';
 import { assistantRoutes } from './assistants.js';
 import { langGraphRunRoutes } from './runs.js';
+import { statelessRunRoutes } from './stateless.js';
 import { storeRoutes } from './store.js';
 import { langGraphThreadRoutes } from './threads.js';
 
 /** Routes of the LangGraph protocol that the hosted API does not have. */
 export function langGraphRoutes(deps: AppDeps) {
-  return newRouter().route('/', assistantRoutes(deps)).route('/', langGraphThreadRoutes(deps)).route('/', langGraphRunRoutes(deps)).route('/', storeRoutes(deps));
+  return newRouter().route('/', assistantRoutes(deps)).route('/', langGraphThreadRoutes(deps)).route('/', langGraphRunRoutes(deps)).route('/', statelessRunRoutes(deps)).route('/', storeRoutes(deps));
 }

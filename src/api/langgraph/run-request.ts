@@ -17,9 +17,8 @@ import { resolveAssistant } from './assistants.js';
 const REFUSED_MODES: Record<string, string> = {
   messages: 'use messages-tuple (token chunks as [message, metadata])',
   events: 'LangChain callback events are not streamed; use messages-tuple and updates',
-  debug: 'debug events are not streamed; use updates and values',
-  tasks: 'task events are not streamed; use updates',
-  checkpoints: 'checkpoint events are not streamed; read POST /threads/{thread_id}/history',
+  debug: 'debug events (tasks and checkpoints, wrapped) are not streamed; use tasks, updates and values (useStream asks for it when given onDebugEvent)',
+  checkpoints: 'checkpoint events are not streamed: with the default durability a run keeps one checkpoint, at its end; read it (and the history) with POST /threads/{thread_id}/history once the run ends (useStream asks for this mode when given onCheckpointEvent)',
   tools: 'tool progress events are not streamed; tool calls and results arrive in messages-tuple and updates',
 };
 
@@ -94,7 +93,7 @@ export const RunRequest = z
       .optional()
       .openapi({
         description:
-          'Any of `values`, `updates`, `messages-tuple` (event name `messages`), `custom` (what tools write as they work: a sandbox command’s output as it comes, `{sandbox_output: {command, text}}`). Default `["values"]`. LangGraph’s `messages`, `events`, `debug`, `tasks`, `checkpoints` and `tools` are refused with a 422 that says what to use instead.',
+          'Any of `values`, `updates`, `messages-tuple` (event name `messages`), `custom` (what tools write as they work: a sandbox command’s output as it comes, `{sandbox_output: {command, text}}`), `tasks` (LangGraph’s task events: each task as it starts, `{id, name, input, triggers}`, and its result, `{id, name, result, error, interrupts}`). Default `["values"]`. LangGraph’s `messages`, `events`, `debug`, `checkpoints` and `tools` are refused with a 422 that says what to use instead.',
       }),
     stream_subgraphs: z.boolean().optional().openapi({ description: 'Also stream subagents’ events, named `<mode>|<namespace>`. Default false.' }),
     user_timezone: z.string().optional().openapi({
@@ -119,8 +118,20 @@ export const RunRequest = z
       }),
     context: z.unknown().optional().openapi({ description: 'LangGraph: accepted and ignored (the agent is configured by its files).' }),
     if_not_exists: z.enum(['create', 'reject']).optional().openapi({ description: 'LangGraph: `create` makes the thread (with this id) when it does not exist. Default `reject` (404).' }),
-    checkpoint: z.unknown().optional().openapi({ description: 'LangGraph: running from a past checkpoint is not supported (422).' }),
-    checkpoint_id: z.string().optional().openapi({ description: 'LangGraph: not supported (422).' }),
+    checkpoint: z
+      .object({
+        checkpoint_id: z.string().min(1).max(100).nullish(),
+        checkpoint_ns: z.string().nullish(),
+        checkpoint_map: z.unknown().optional(),
+        thread_id: z.string().nullish(),
+      })
+      .nullable()
+      .optional()
+      .openapi({
+        description:
+          'LangGraph: run from this past checkpoint of the thread (`{checkpoint_id}`, as a history state’s `checkpoint` or `parent_checkpoint`): the thread forks there (edit a message, regenerate an answer). Its `checkpoint_ns` must be `""`; a checkpoint the thread does not have is a 404 (`checkpoint_not_found`).',
+      }),
+    checkpoint_id: z.string().min(1).max(100).nullish().openapi({ description: 'LangGraph: as `checkpoint.checkpoint_id`.' }),
     webhook: z
       .url({ protocol: /^https?$/, message: 'must be an absolute http:// or https:// URL' })
       .max(2048)
@@ -139,9 +150,13 @@ export type RunRequestBody = z.infer<typeof RunRequest>;
 export async function startRunInput(services: Services, caller: Caller, threadId: string, body: RunRequestBody): Promise<StartRunInput> {
   const issues: FieldIssue[] = [];
   const issue = (loc: (string | number)[], msg: string) => issues.push({ loc: ['body', ...loc], msg, type: 'value_error' });
-  for (const field of ['checkpoint', 'checkpoint_id'] as const) {
-    if (body[field] !== undefined && body[field] !== null) issue([field], 'running from a past checkpoint is not supported; start from the thread’s latest state');
+  const checkpointId = body.checkpoint?.checkpoint_id ?? body.checkpoint_id ?? undefined;
+  if (body.checkpoint?.checkpoint_ns) issue(['checkpoint', 'checkpoint_ns'], 'Hangar keeps no checkpoints of subgraphs (subagents run inside the `task` tool); only "" is served');
+  if (body.checkpoint?.thread_id && body.checkpoint.thread_id !== threadId) issue(['checkpoint', 'thread_id'], `names another thread than ${threadId}; a run forks its own thread`);
+  if (body.checkpoint?.checkpoint_id && body.checkpoint_id && body.checkpoint.checkpoint_id !== body.checkpoint_id) {
+    issue(['checkpoint_id'], 'differs from checkpoint.checkpoint_id; send one of them');
   }
+  if (checkpointId !== undefined && body.command) issue(['command'], 'a command cannot be sent with `checkpoint`: a pending interrupt is answered at the thread’s latest state');
 
   const topLevel = body.messages === undefined ? undefined : toRunMessages(body.messages, ['messages'], issue);
   const { messages: inputMessages, ...otherInput } = body.input ?? {};
@@ -191,7 +206,17 @@ export async function startRunInput(services: Services, caller: Caller, threadId
     const named = await resolveAssistant(services, caller, body.assistant_id, ['assistant_id']);
     if (named !== body.agent_id) throw invalidField(['assistant_id'], `names another agent (${named}) than agent_id (${body.agent_id}); send one of them`);
   }
-  if (continues) {
+  if (checkpointId !== undefined) {
+    // A fork starts from a checkpoint the thread has (404 otherwise); `input: null` there runs what
+    // that checkpoint had next, so one at rest would do nothing.
+    const state = await services.threads.stateAt(caller, threadId, checkpointId);
+    if (continues && state.next.length === 0) {
+      throw invalidField(
+        ['input'],
+        `null runs what checkpoint ${checkpointId} had next, and it has nothing next (Hangar keeps one checkpoint per run, at its end): to regenerate an answer, send its question again as input from the checkpoint before it`,
+      );
+    }
+  } else if (continues) {
     // `input: null` goes on from the thread's latest checkpoint: a thread with none would start a
     // run that fails at once ("no input"), and bind the thread to this agent on the way.
     const state = await services.threads.currentState(caller, threadId).catch((error: unknown) => {
@@ -212,6 +237,7 @@ export async function startRunInput(services: Services, caller: Caller, threadId
     command: command ? { ...command, resume: command.resume === undefined ? undefined : normaliseResume(command.resume) } : undefined,
     multitask_strategy: body.multitask_strategy,
     ...(continues ? { continue: true } : {}),
+    ...(checkpointId !== undefined ? { checkpoint_id: checkpointId } : {}),
     ...(body.interrupt_before ? { interrupt_before: body.interrupt_before } : {}),
     ...(body.interrupt_after ? { interrupt_after: body.interrupt_after } : {}),
     ...(body.metadata ? { metadata: body.metadata } : {}),

@@ -18,7 +18,7 @@ const threadParam = uuidParam('thread_id', 'Thread id.');
 const params = z.object({ thread_id: threadParam });
 const runParams = z.object({ thread_id: threadParam, run_id: uuidParam('run_id', 'Run id.') });
 const location = (threadId: string, runId: string) => ({ 'content-location': `/v1/deepagents/threads/${threadId}/runs/${runId}` });
-const RunResult = z
+export const RunResult = z
   .record(z.string(), z.unknown())
   .openapi('RunResult', { description: 'The thread’s state values when the run ended; `__interrupt__` when it paused (`[]` at a breakpoint of `interrupt_before` / `interrupt_after`); `__error__` `{error, message}` when it failed.' });
 
@@ -72,7 +72,7 @@ const remove = createRoute({
 });
 
 /** Follow `runId`'s events to its end; then the result LangGraph's `wait` and `join` answer. */
-async function resultOf(services: Services, caller: Caller, threadId: string, runId: string, signal: AbortSignal, started?: Run): Promise<Record<string, unknown>> {
+export async function resultOf(services: Services, caller: Caller, threadId: string, runId: string, signal: AbortSignal, started?: Run): Promise<Record<string, unknown>> {
   let failure: unknown;
   for await (const event of services.runs.events(runId, 0, signal, started)) if (event.event === 'error') failure = event.data;
   if (failure) return { __error__: failure };

@@ -55,6 +55,8 @@ export interface CreateThreadInput {
   if_exists?: 'raise' | 'do_nothing' | undefined;
   options?: { test_run?: boolean | undefined; skip_memory_write_protection?: boolean | undefined } | undefined;
   metadata?: Record<string, unknown> | undefined;
+  /** Made for a stateless run: deleted once its run has ended (`deleteTemporary`, `sweepTemporary`). */
+  temporary?: boolean | undefined;
 }
 
 /**
@@ -102,6 +104,7 @@ export class ThreadService {
         agent_id: input.agent_id ?? null,
         metadata: JSON.stringify(metadata),
         principal: caller.principal,
+        ...(input.temporary ? { temporary: true } : {}),
       })
       .onConflict((oc) => oc.column('id').doNothing())
       .returningAll()
@@ -310,6 +313,49 @@ export class ThreadService {
     await this.state.forget(threadId);
   }
 
+  /**
+   * Delete the temporary thread of a stateless run once its run has ended (its follower saw the end).
+   * A thread that is not temporary, is gone, has an active run again or a webhook still to send is
+   * left alone (the sweeper deletes the last two kinds later).
+   */
+  async deleteTemporary(caller: Caller, threadId: string): Promise<void> {
+    const deleted = await this.db
+      .deleteFrom('threads')
+      .where('workspace_id', '=', caller.workspaceId)
+      .where('id', '=', threadId)
+      .where('temporary', '=', true)
+      .where('status', '<>', 'busy')
+      .where(noPendingWebhook)
+      .executeTakeFirst();
+    if (Number(deleted.numDeletedRows) > 0) await this.state.forget(threadId);
+  }
+
+  /**
+   * Delete temporary threads (of any workspace) whose run has been over for `graceSeconds`: those of
+   * background stateless runs, of clients that went away, of processes that crashed before deleting
+   * theirs. Up to 100 a call; returns how many went.
+   */
+  async sweepTemporary(graceSeconds: number): Promise<number> {
+    const rows = await this.db
+      .deleteFrom('threads')
+      .where('id', 'in', (eb) =>
+        eb
+          .selectFrom('threads')
+          .select('id')
+          .where('temporary', '=', true)
+          .where('status', '<>', 'busy')
+          .where('updated_at', '<', sql<Date>`now() - make_interval(secs => ${graceSeconds})`)
+          .where(noPendingWebhook)
+          .limit(100),
+      )
+      .where('status', '<>', 'busy')
+      .where(noPendingWebhook)
+      .returning('id')
+      .execute();
+    for (const row of rows) await this.state.forget(row.id);
+    return rows.length;
+  }
+
   /** The thread's current state from its latest checkpoint. */
   async currentState(caller: Caller, threadId: string): Promise<ThreadState> {
     await this.row(caller, threadId);
@@ -360,6 +406,12 @@ export class ThreadService {
     return q;
   }
 }
+
+/**
+ * A temporary thread waits for the webhooks of its runs: their payload is read from its run and state
+ * when they are sent (the sweeper deletes it once they are delivered or given up).
+ */
+const noPendingWebhook = sql<boolean>`NOT EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.thread_id = threads.id AND d.state = 'pending')`;
 
 /** The domain form of a thread row. */
 export function toThread(row: Selectable<ThreadsTable>): Thread {

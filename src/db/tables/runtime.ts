@@ -17,6 +17,8 @@ export interface ThreadsTable {
   status: Generated<ThreadStatus>;
   metadata: ColumnType<Record<string, unknown>, string | undefined, string>;
   principal: string;
+  /** Made for a stateless run: deleted once its run has ended. */
+  temporary: Generated<boolean>;
   created_at: Generated<Date>;
   updated_at: Generated<Date>;
 }

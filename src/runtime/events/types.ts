@@ -1,7 +1,7 @@
 // Run events: one definition from which events are produced, stored, framed as SSE and parsed.
 
 /** The stream modes a run request may ask for. */
-export const STREAM_MODES = ['values', 'updates', 'messages-tuple', 'custom'] as const;
+export const STREAM_MODES = ['values', 'updates', 'messages-tuple', 'custom', 'tasks'] as const;
 
 /** A stream mode of a run request. */
 export type StreamMode = (typeof STREAM_MODES)[number];
@@ -14,6 +14,8 @@ export type RunEvent =
   | { kind: 'messages'; ns: string[]; data: [Record<string, unknown>, Record<string, unknown>] }
   /** What the graph's tools write as they work (a sandbox command's output as it comes). */
   | { kind: 'custom'; ns: string[]; data: unknown }
+  /** LangGraph's `tasks` mode: each task as it starts (`{id, name, input, triggers}`) and its result (`{id, name, result, error, interrupts}`). */
+  | { kind: 'tasks'; ns: string[]; data: unknown }
   | { kind: 'error'; data: { error: string; message: string; code?: string | undefined } };
 
 /** An event as stored in the run's event log and sent on the wire. */
@@ -37,6 +39,7 @@ export function eventName(event: RunEvent): string {
     case 'updates':
     case 'messages':
     case 'custom':
+    case 'tasks':
       return event.ns.length > 0 ? `${event.kind}|${event.ns.join('|')}` : event.kind;
     default: {
       const never: never = event;

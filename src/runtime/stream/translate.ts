@@ -6,8 +6,8 @@ import { approvalToWire } from '../agent/approvals.js';
 import { messageToDict, toWire } from './serialize.js';
 
 /** The graph stream modes behind the request's modes (`messages-tuple` is LangGraph's `messages`). */
-export function graphModes(modes: StreamMode[]): ('values' | 'updates' | 'messages' | 'custom')[] {
-  const out = new Set<'values' | 'updates' | 'messages' | 'custom'>(['updates']); // updates reveal interrupts
+export function graphModes(modes: StreamMode[]): ('values' | 'updates' | 'messages' | 'custom' | 'tasks')[] {
+  const out = new Set<'values' | 'updates' | 'messages' | 'custom' | 'tasks'>(['updates']); // updates reveal interrupts
   for (const m of modes) out.add(m === 'messages-tuple' ? 'messages' : m);
   return [...out];
 }
@@ -64,6 +64,9 @@ export function translate(chunk: unknown, ctx: TranslateContext): RunEvent | und
     case 'custom':
       // What a tool or node wrote with LangGraph's `config.writer` (LangGraph's `custom` mode).
       return ctx.modes.has('custom') ? { kind: 'custom', ns, data: toWire(payload) } : undefined;
+    case 'tasks':
+      // LangGraph's task events: a task starting (its input, what triggered it) and its result.
+      return ctx.modes.has('tasks') ? { kind: 'tasks', ns, data: toWire(payload) } : undefined;
     default:
       return undefined;
   }

@@ -46,9 +46,34 @@ function App() {
     h(
       'ol',
       { id: 'messages' },
-      messages.map((m, i) =>
-        h('li', { key: m.id ?? i, className: `msg ${m.type}` }, m.tool_calls && m.tool_calls.length > 0 ? `[calls ${m.tool_calls.map((c) => c.name).join(',')}]` : text(m.content)),
-      ),
+      messages.map((m, i) => {
+        const body = m.tool_calls && m.tool_calls.length > 0 ? `[calls ${m.tool_calls.map((c) => c.name).join(',')}]` : text(m.content);
+        if (m.type !== 'human') return h('li', { key: m.id ?? i, className: `msg ${m.type}` }, body);
+        // Edit a message (send the draft in its place, from the state before it) and switch between
+        // its versions, as the SDK's documentation shows branching.
+        const meta = stream.getMessagesMetadata(m as never, i);
+        const options = meta?.branchOptions ?? [];
+        const at = options.indexOf(meta?.branch ?? '');
+        const edit = () => {
+          void stream.submit({ messages: [{ type: 'human', content: draft }] }, { checkpoint: meta?.firstSeenState?.parent_checkpoint ?? null });
+          setDraft('');
+        };
+        return h(
+          'li',
+          { key: m.id ?? i, className: `msg ${m.type}` },
+          h('span', { className: 'text' }, body),
+          h('button', { className: 'edit', onClick: edit }, 'Edit'),
+          options.length > 1
+            ? h(
+                'span',
+                { className: 'branch' },
+                h('button', { className: 'prev', onClick: () => stream.setBranch(options[at - 1]!) }, '<'),
+                h('span', { className: 'of' }, `${at + 1}/${options.length}`),
+                h('button', { className: 'next', onClick: () => stream.setBranch(options[at + 1]!) }, '>'),
+              )
+            : null,
+        );
+      }),
     ),
     interrupt?.value?.action_requests
       ? h(
