@@ -10,6 +10,7 @@ import { isHttpUrl, redactServerUrl } from '../mcp-servers/url.js';
 import type { EgressGuard } from '../../net/egress.js';
 import { checkOutboundUrl, laptopEgress } from '../egress.js';
 import type { Cipher } from '../secrets/cipher.js';
+import type { RegisteredClient } from './dynamic-client.js';
 
 /**
  * The three predefined provider kinds. The hosted product names vendors here; Hangar uses neutral
@@ -69,16 +70,9 @@ export interface CreateOAuthProviderInput {
 export type UpdateOAuthProviderInput = Partial<CreateOAuthProviderInput>;
 
 /** A client registered at an authorization server for one principal (what {@link OAuthProviderService.saveDynamic} stores). */
-export interface DynamicClient {
+export interface DynamicClient extends RegisteredClient {
   providerId: string;
   name: string;
-  clientId: string;
-  clientSecret: string | null;
-  authUrl: string;
-  tokenUrl: string;
-  usesPkce: boolean;
-  tokenEndpointAuthMethod: TokenEndpointAuthMethod;
-  scopes: string[];
   mcpServerUrl: string;
 }
 
