@@ -3,7 +3,7 @@
 import type { BaseCallbackHandler } from '@langchain/core/callbacks/base';
 import { CallbackManager } from '@langchain/core/callbacks/manager';
 import { Command } from '@langchain/langgraph';
-import { emptyCheckpoint } from '@langchain/langgraph-checkpoint';
+import { uuid6 } from '@langchain/langgraph-checkpoint';
 import { SKIP_MEMORY_PROTECTION_KEY } from './agent/approvals.js';
 import type { BuiltAgent } from './agent/build.js';
 import type { RunEventWriter } from './events/hub.js';
@@ -13,6 +13,7 @@ import { classifyFailure } from './models/failures.js';
 import type { ClaimedRun, RunOutcome } from './queue.js';
 import { toGraphMessages } from './run-input.js';
 import { graphModes, hasInterrupt, translate } from './stream/translate.js';
+import { ROOT_CHECKPOINT_KEY } from './storage.js';
 
 /** Everything one execution needs. */
 export interface ExecuteOptions {
@@ -57,7 +58,9 @@ export async function executeRun(options: ExecuteOptions): Promise<RunOutcome> {
     // A fork starts from the past checkpoint it names; a retry that checkpointed goes on from its own.
     const forkFrom = retried ? undefined : run.input.checkpoint_id;
     const fresh = !retried && !run.input.command && !run.input.continue && forkFrom === undefined;
-    if (fresh && options.durability === 'exit') await rootCheckpoint(agent, run);
+    // A fresh run on a thread with no checkpoint yet writes an empty root before its own, in the same
+    // statement (ROOT_CHECKPOINT_KEY; the saver knows the thread had none: the checkpoint has no parent).
+    const root = fresh && options.durability === 'exit' ? { [ROOT_CHECKPOINT_KEY]: uuid6(-1) } : {};
     const input = retried
       ? null
       : run.input.command
@@ -69,6 +72,7 @@ export async function executeRun(options: ExecuteOptions): Promise<RunOutcome> {
       configurable: {
         thread_id: run.threadId,
         ...(forkFrom !== undefined ? { checkpoint_id: forkFrom } : {}),
+        ...root,
         user_timezone: run.input.user_timezone,
         principal: run.principal,
         // OAuth-backed tool calls use the principal's token scoped to this agent first (oauth-tools.ts).
@@ -138,28 +142,12 @@ async function traceFailure(options: ExecuteOptions, failure: { error: string; m
 
 /**
  * Whether the thread's latest checkpoint was written by `run` (an earlier attempt of it) and holds
- * something to go on from (not only the empty root checkpoint `rootCheckpoint` wrote).
+ * something to go on from (not only the empty root checkpoint written before it: ROOT_CHECKPOINT_KEY).
  */
 async function checkpointedBy(agent: BuiltAgent, run: ClaimedRun): Promise<boolean> {
   const state = await agent.graph.getState({ configurable: { thread_id: run.threadId } } as never);
   if ((state.metadata as Record<string, unknown> | undefined)?.run_id !== run.id) return false;
   return Object.keys(state.values as Record<string, unknown>).length > 0 || state.next.length > 0;
-}
-
-/**
- * With `exit` durability a run writes one checkpoint, when it ends, whose parent is the checkpoint it
- * started from; a thread's first run started from none. So that its input can still be edited (a
- * fork from before it: `useStream`'s `firstSeenState.parent_checkpoint`), the first run of a thread
- * first writes an empty checkpoint, as LangGraph's own input checkpoint of step -1 (`source: input`).
- * It carries the run's id, so a rollback of the run deletes it too.
- */
-async function rootCheckpoint(agent: BuiltAgent, run: ClaimedRun): Promise<void> {
-  const checkpointer = agent.graph.checkpointer;
-  if (!checkpointer || typeof checkpointer === 'boolean') return;
-  const config = { configurable: { thread_id: run.threadId, checkpoint_ns: '' } };
-  if (await checkpointer.getTuple(config)) return;
-  // The saver records the run's id from the config's metadata (and writes only under the run's lease).
-  await checkpointer.put({ ...config, metadata: { run_id: run.id } }, emptyCheckpoint(), { source: 'input', step: -1, parents: {} }, {});
 }
 
 /**

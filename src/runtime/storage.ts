@@ -1,7 +1,7 @@
 // LangGraph's own storage on Hangar's database: checkpoints (PostgresSaver) and the long-term store
 // (PostgresStore), both in the `langgraph` schema so they never mix with Hangar's tables.
 import type { RunnableConfig } from '@langchain/core/runnables';
-import { WRITES_IDX_MAP, type ChannelVersions, type Checkpoint, type CheckpointMetadata, type PendingWrite } from '@langchain/langgraph-checkpoint';
+import { emptyCheckpoint, WRITES_IDX_MAP, type ChannelVersions, type Checkpoint, type CheckpointMetadata, type PendingWrite } from '@langchain/langgraph-checkpoint';
 import { PostgresSaver } from '@langchain/langgraph-checkpoint-postgres';
 import { PostgresStore } from '@langchain/langgraph-checkpoint-postgres/store';
 import type pg from 'pg';
@@ -20,6 +20,17 @@ const SETUP_LOCK = 7_246_004; // arbitrary, constant: "hangar langgraph setup"
  * crash leaves the checkpoint and its blobs written together or not at all, as before. The tables,
  * conflict rules and values are the library's own; reads are unchanged.
  */
+/**
+ * A `configurable` key of a run's config: the id (a uuid6 made when the run started) of an empty root
+ * checkpoint to write before the run's first checkpoint when the thread has none yet, in the same
+ * statement. With `exit` durability a run writes one checkpoint, when it ends, whose parent is the
+ * checkpoint it started from; a thread's first run started from none. With this root (LangGraph's own
+ * input checkpoint of step -1, `source: input`) its input can still be edited: a fork from before it,
+ * `useStream`'s `firstSeenState.parent_checkpoint`. It carries the run's id, so a rollback of the run
+ * deletes it too. (Two underscores: LangChain copies other configurable keys into traces' metadata.)
+ */
+export const ROOT_CHECKPOINT_KEY = '__hangar_root_checkpoint_id';
+
 export class SingleStatementSaver extends PostgresSaver {
   private readonly sql: string;
   /** The same, written only while the run's lease is the writer's (`fence`). */
@@ -36,19 +47,23 @@ export class SingleStatementSaver extends PostgresSaver {
     super(db, undefined, { schema });
     const blobs = `"${schema}".checkpoint_blobs`;
     const checkpoints = `"${schema}".checkpoints`;
+    // The checkpoint ($7, parent $8), after the thread's root checkpoint ($11, $12, $13) when there is
+    // one to write (`rootCheckpoint`: the first checkpoint of a run that started the thread; else $11
+    // is null and only the checkpoint is written).
+    const rows = `(VALUES ($11::text, NULL::text, $12::jsonb, $13::jsonb), ($7::text, COALESCE($8::text, $11::text), $9::jsonb, $10::jsonb)) AS r(id, parent, c, m)`;
     this.sql = `WITH blobs AS (
         INSERT INTO ${blobs} (thread_id, checkpoint_ns, channel, version, type, blob)
         SELECT $1, $2, c, v, t, b FROM unnest($3::text[], $4::text[], $5::text[], $6::bytea[]) AS x(c, v, t, b)
         ON CONFLICT (thread_id, checkpoint_ns, channel, version) DO NOTHING
       )
       INSERT INTO ${checkpoints} (thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, checkpoint, metadata)
-      VALUES ($1, $2, $7, $8, $9, $10)
+      SELECT $1, $2, id, parent, c, m FROM ${rows} WHERE id IS NOT NULL
       ON CONFLICT (thread_id, checkpoint_ns, checkpoint_id) DO UPDATE SET checkpoint = EXCLUDED.checkpoint, metadata = EXCLUDED.metadata`;
     // As RunEventHub.write fences a run's events: the run's row is locked (FOR KEY SHARE) and checked
     // before anything is written, so a sweep handing the run on either waits for this statement or
     // has handed it on first, and then nothing is written.
     this.fencedSql = `WITH held AS MATERIALIZED (
-        SELECT id FROM runs WHERE id = $11::uuid AND lease_owner = $12 AND attempt = $13
+        SELECT id FROM runs WHERE id = $14::uuid AND lease_owner = $15 AND attempt = $16
           -- A cancelled run's lease holds its thread only until it expires: then the next run may execute.
           AND (status = 'running' OR lease_expires_at > now())
         FOR KEY SHARE
@@ -59,7 +74,7 @@ export class SingleStatementSaver extends PostgresSaver {
         ON CONFLICT (thread_id, checkpoint_ns, channel, version) DO NOTHING
       )
       INSERT INTO ${checkpoints} (thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, checkpoint, metadata)
-      SELECT $1, $2, $7, $8, $9, $10 WHERE EXISTS (SELECT 1 FROM held)
+      SELECT $1, $2, id, parent, c, m FROM ${rows} WHERE id IS NOT NULL AND EXISTS (SELECT 1 FROM held)
       ON CONFLICT (thread_id, checkpoint_ns, checkpoint_id) DO UPDATE SET checkpoint = EXCLUDED.checkpoint, metadata = EXCLUDED.metadata`;
     // A task's pending writes (the library sends BEGIN, one INSERT per write and COMMIT) as arrays in
     // one INSERT; fenced as the checkpoint is, so a stalled worker cannot leave writes (an interrupt, a
@@ -146,9 +161,15 @@ export class SingleStatementSaver extends PostgresSaver {
     // The run that wrote the checkpoint, as LangGraph's Python runtime records it (LangGraph JS keeps
     // only step, source and parents): what a rollback deletes, and how a retried run knows its own.
     const runId = (config.metadata as { run_id?: unknown } | undefined)?.run_id;
-    const [blobs, serializedMetadata] = await Promise.all([
+    const withRun = (m: CheckpointMetadata) => (typeof runId === 'string' ? ({ ...m, run_id: runId } as CheckpointMetadata) : m);
+    // The thread's first checkpoint, of a run that asked for a root before it (`ROOT_CHECKPOINT_KEY`),
+    // whose id sorts before this one's (it was made when the run started).
+    const rootId = (config.configurable as Record<string, unknown>)[ROOT_CHECKPOINT_KEY];
+    const root = checkpoint_id === undefined && checkpoint_ns === '' && metadata.source !== 'input' && typeof rootId === 'string' && rootId < checkpoint.id ? rootId : null;
+    const [blobs, serializedMetadata, rootMetadata] = await Promise.all([
       this._dumpBlobs(thread_id, checkpoint_ns, checkpoint.channel_values, newVersions),
-      this._dumpMetadata(typeof runId === 'string' ? ({ ...metadata, run_id: runId } as CheckpointMetadata) : metadata),
+      this._dumpMetadata(withRun(metadata)),
+      root === null ? null : this._dumpMetadata(withRun({ source: 'input', step: -1, parents: {} })),
     ]);
     const values = [
       thread_id,
@@ -161,6 +182,9 @@ export class SingleStatementSaver extends PostgresSaver {
       checkpoint_id,
       this._dumpCheckpoint(checkpoint),
       serializedMetadata,
+      root,
+      root === null ? null : { ...this._dumpCheckpoint(emptyCheckpoint()), id: root },
+      rootMetadata,
     ];
     const lease = typeof runId === 'string' ? this.leases.get(runId) : undefined;
     if (!lease) await reconnecting(() => this.db.query(this.sql, values));
