@@ -66,12 +66,16 @@ function RegisterServer({ onDone }: { onDone: () => void }) {
   const [url, setUrl] = useState('');
   const [auth, setAuth] = useState<'headers' | 'oauth'>('headers');
   const [provider, setProvider] = useState<string | null>(null);
+  // Who the OAuth client is: one provider every user authorizes with, or a client Hangar registers for
+  // each user at the server's authorization server (`per_user_dynamic_client`).
+  const [clientMode, setClientMode] = useState<'shared' | 'per_user'>('shared');
   const [headers, setHeaders] = useState<Header[]>([]);
+  const oauth = auth !== 'oauth' ? {} : clientMode === 'per_user' ? { oauth_mode: 'per_user_dynamic_client' as const } : { oauth_provider_id: provider };
   const create = useMutation({
     mutationFn: async () =>
       ok(
         await api.POST('/v1/deepagents/mcp-servers', {
-          body: { name, url, auth_type: auth, headers: headers.filter((h) => h.key), ...(auth === 'oauth' ? { oauth_provider_id: provider } : {}) },
+          body: { name, url, auth_type: auth, headers: headers.filter((h) => h.key), ...oauth },
         }),
       ),
     onSuccess: () => {
@@ -103,6 +107,22 @@ function RegisterServer({ onDone }: { onDone: () => void }) {
           ]}
         />
         {auth === 'oauth' && (
+          <SegmentedControl
+            aria-label="OAuth client"
+            value={clientMode}
+            onChange={(v) => setClientMode(v as 'shared' | 'per_user')}
+            data={[
+              { value: 'shared', label: 'Shared provider' },
+              { value: 'per_user', label: 'A client per user' },
+            ]}
+          />
+        )}
+        {auth === 'oauth' && clientMode === 'per_user' && (
+          <Text size="sm" c="dimmed">
+            Each user connects with a client Hangar registers for them at the server’s authorization server (dynamic client registration). No provider to register first.
+          </Text>
+        )}
+        {auth === 'oauth' && clientMode === 'shared' && (
           <Select
             label="OAuth provider"
             data={providerList.map((p) => ({ value: p.id, label: `${p.name} (${p.provider_id})` }))}
@@ -158,6 +178,18 @@ function ServerCard({ server: s, writable }: { server: Schemas['McpServer']; wri
     remove.reset();
   };
   const authUrl = tools.error?.message.match(/open (https?:\/\/\S+)/)?.[1];
+  const perUser = s.auth_type === 'oauth' && s.oauth_mode === 'per_user_dynamic_client';
+  // Connect: the caller's provider (per user: registered for them on first use), then an authorization
+  // session; its page is opened from a link (a pop-up from an async step would be blocked).
+  const connect = useMutation({
+    mutationFn: async () => {
+      const ref = perUser
+        ? ok(await api.POST('/v1/deepagents/mcp-servers/{mcp_server_id}/oauth-provider', { params: { path: { mcp_server_id: s.id } }, body: {} })).oauth_provider_id
+        : s.oauth_provider_id!;
+      const provider = ok(await api.GET('/v2/auth/providers/{provider_id}', { params: { path: { provider_id: ref } } }));
+      return ok(await api.POST('/v1/deepagents/auth-sessions', { body: { provider_id: provider.provider_id, strategy: 'REUSE' } }));
+    },
+  });
   return (
     <Card withBorder>
       <Stack gap="xs">
@@ -179,6 +211,11 @@ function ServerCard({ server: s, writable }: { server: Schemas['McpServer']; wri
           {s.can_invoke && (
             <Button size="compact-sm" variant="default" onClick={() => (testing ? void tools.refetch() : setTesting(true))} loading={tools.isFetching}>
               Test connection
+            </Button>
+          )}
+          {s.auth_type === 'oauth' && (perUser ? writable : Boolean(s.oauth_provider_id)) && (
+            <Button size="compact-sm" variant="default" onClick={() => connect.mutate()} loading={connect.isPending} aria-label={`Connect to ${s.name}`}>
+              Connect
             </Button>
           )}
           {writable && (
@@ -217,6 +254,25 @@ function ServerCard({ server: s, writable }: { server: Schemas['McpServer']; wri
             {replace.error && <Alert color="red">{replace.error.message}</Alert>}
           </Stack>
         )}
+        {connect.error && (
+          <Alert color="red" title="Could not connect">
+            <Text className="wrap-anywhere">{connect.error.message}</Text>
+          </Alert>
+        )}
+        {connect.data &&
+          (connect.data.status === 'COMPLETED' ? (
+            <Alert color="green" title="Connected">
+              You have authorized this server; runs use your token.
+            </Alert>
+          ) : (
+            connect.data.verification_url && (
+              <Alert color="yellow" title="Authorize to connect">
+                <Anchor href={connect.data.verification_url} target="_blank" rel="noopener noreferrer">
+                  Open the authorization page
+                </Anchor>
+              </Alert>
+            )
+          ))}
         {tools.error && (
           <Alert color={authUrl ? 'yellow' : 'red'} title={authUrl ? 'Not connected' : 'Connection failed'}>
             {authUrl ? (
@@ -231,7 +287,7 @@ function ServerCard({ server: s, writable }: { server: Schemas['McpServer']; wri
         {tools.data && (
           <div aria-label={`Tools of ${s.name}`}>
             <Text size="sm" fw={600}>
-              {tools.data.tools.length} tools
+              {tools.data.tools.length} {tools.data.tools.length === 1 ? 'tool' : 'tools'}
             </Text>
             {tools.data.tools.map((t) => (
               <Text size="sm" key={t.name} className="wrap-anywhere">
