@@ -10,6 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer } from '../support/server.js';
 import { createAgent } from '../runtime/support.js';
 import { INSTRUCTIONS } from '../../bench/peer/agent.js';
+import { human } from './sdk-support.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 
@@ -140,7 +141,6 @@ function expectSameShape(label: string, r: { peer: unknown; hangar: unknown }): 
   expect({ label, differences: unexplained(r.peer, r.hangar) }).toEqual({ label, differences: [] });
 }
 
-const human = (content: string) => ({ input: { messages: [{ type: 'human', content }] } });
 const TOOL_CALL = '/call ls {"path": "/"}';
 const LONG = Array.from({ length: 60 }, (_, i) => `word${i}`).join(' ');
 

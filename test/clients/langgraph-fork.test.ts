@@ -5,6 +5,7 @@ import { Client, type ThreadState } from '@langchain/langgraph-sdk';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer } from '../support/server.js';
 import { createAgent } from '../runtime/support.js';
+import { failure, human } from './sdk-support.js';
 
 let server: TestServer;
 let client: Client;
@@ -19,19 +20,8 @@ afterAll(async () => {
   await server?.close();
 });
 
-const human = (content: string) => ({ input: { messages: [{ type: 'human', content }] } });
 type Values = { messages?: { type: string; content: unknown }[] };
 const humans = (state: { values: unknown }) => ((state.values as Values).messages ?? []).filter((m) => m.type === 'human').map((m) => m.content);
-
-/** The status and message of what `promise` rejects with (the SDK's HTTPError), 200 when it resolves. */
-async function failure(promise: Promise<unknown>): Promise<{ status: number; message: string }> {
-  try {
-    await promise;
-  } catch (error) {
-    return { status: (error as { status?: number }).status ?? -1, message: String((error as Error).message) };
-  }
-  return { status: 200, message: '' };
-}
 
 /** The oldest state of `history` (newest first) holding a human message `content`: useStream's `firstSeenState`. */
 function firstSeen(history: ThreadState[], content: string): ThreadState {

@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer } from '../support/server.js';
 import { createAgent } from '../runtime/support.js';
 import { startProviderStandIn } from '../fixtures/model-providers.js';
+import { failure, human } from './sdk-support.js';
 
 let server: TestServer;
 let client: Client;
@@ -26,16 +27,6 @@ afterAll(async () => {
   await server?.close();
 });
 
-/** The status and body of what `promise` rejects with (the SDK's HTTPError), 200 when it resolves. */
-async function failure(promise: Promise<unknown>): Promise<{ status: number; message: string }> {
-  try {
-    await promise;
-  } catch (error) {
-    return { status: (error as { status?: number }).status ?? -1, message: String((error as Error).message) };
-  }
-  return { status: 200, message: '' };
-}
-
 /** Raw HTTP against the LangGraph surface, for what the SDK cannot send. */
 async function api(method: string, path: string, body?: unknown): Promise<{ status: number; body: any }> {
   const res = await fetch(`${server.url}/v1/deepagents${path}`, {
@@ -53,7 +44,6 @@ async function drainStream(stream: AsyncIterable<{ event: string; data: unknown 
   return out;
 }
 
-const human = (content: string) => ({ input: { messages: [{ type: 'human', content }] } });
 
 describe('LangGraph SDK edges', () => {
   it('updateState refuses bad input with a 422 naming it, and writes nothing', async () => {

@@ -7,6 +7,7 @@ import { Client } from '@langchain/langgraph-sdk';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer } from '../support/server.js';
 import { createAgent } from '../runtime/support.js';
+import { failure, human } from './sdk-support.js';
 
 let server: TestServer;
 let client: Client;
@@ -38,18 +39,7 @@ afterAll(async () => {
   await new Promise((resolve) => receiver?.close(resolve));
 });
 
-const human = (content: string) => ({ input: { messages: [{ type: 'human', content }] } });
 type Values = { messages?: { type: string; content: unknown }[] };
-
-/** The status and message of what `promise` rejects with (the SDK's HTTPError), 200 when it resolves. */
-async function failure(promise: Promise<unknown>): Promise<{ status: number; message: string }> {
-  try {
-    await promise;
-  } catch (error) {
-    return { status: (error as { status?: number }).status ?? -1, message: String((error as Error).message) };
-  }
-  return { status: 200, message: '' };
-}
 
 describe('LangGraph SDK: stateless runs', () => {
   it('runs.wait(null, …) answers the result; the thread it made is gone afterwards', async () => {
