@@ -1,6 +1,6 @@
 // Executing one claimed run: build (or reuse) its agent, stream the graph, append every event to the
 // run's log, and report how the run ended.
-import type { BaseCallbackHandler } from '@langchain/core/callbacks/base';
+import { BaseCallbackHandler } from '@langchain/core/callbacks/base';
 import { CallbackManager } from '@langchain/core/callbacks/manager';
 import { Command } from '@langchain/langgraph';
 import { uuid6 } from '@langchain/langgraph-checkpoint';
@@ -42,6 +42,7 @@ export async function executeRun(options: ExecuteOptions): Promise<RunOutcome> {
   let modelName = 'unknown';
   let limits: RunLimits | undefined;
   let built = false;
+  const loop = new GraphLoopEnd();
   try {
     const agent = await options.agent();
     built = true;
@@ -88,7 +89,7 @@ export async function executeRun(options: ExecuteOptions): Promise<RunOutcome> {
       ...(run.input.interrupt_after ? { interruptAfter: run.input.interrupt_after } : {}),
       subgraphs: true,
       signal,
-      callbacks: [...(await options.callbacks(agent)), ...(limits ? [limits.handler] : [])],
+      callbacks: [...(await options.callbacks(agent)), ...(limits ? [limits.handler] : []), loop.handler],
       recursionLimit: Math.min(run.input.recursion_limit ?? options.recursionLimit, options.recursionLimit),
       durability: options.durability,
     } as never);
@@ -102,6 +103,10 @@ export async function executeRun(options: ExecuteOptions): Promise<RunOutcome> {
     const droppedTools = agent.dropped.map((d) => ({ name: d.name, mcp_server_url: d.mcpServerUrl, reason: d.reason }));
     return { status: 'success', thread: interrupted ? 'interrupted' : 'idle', droppedTools, usage: usage.total(agent.modelName) };
   } catch (error) {
+    // A stop (cancel, hand-back, deadline) rejects the stream at once, while the graph is still
+    // saving what the run did so far (with `exit` durability, its only checkpoint): wait for that, so
+    // the thread's next run or attempt, free once this returns, starts from it.
+    if (signalOf(options, limits).aborted) await loop.over(GRAPH_STOP_WAIT_MS);
     // No agent, so no model of its own: the usage counts under the model its agent names.
     if (!built && options.usageModel) modelName = (await options.usageModel().catch(() => undefined)) ?? modelName;
     // Cancelled (POST …/cancel, on_disconnect, another run's multitask strategy): not a failure.
@@ -119,6 +124,43 @@ export async function executeRun(options: ExecuteOptions): Promise<RunOutcome> {
     return { status: failure.code === 'run_timeout' ? 'timeout' : 'error', thread: 'error', error: failure, usage: usage.total(modelName), cause: error };
   } finally {
     limits?.dispose();
+  }
+}
+
+/** How long a stopped run waits for its graph to save what it did (it is stopped whatever then). */
+const GRAPH_STOP_WAIT_MS = 10_000;
+
+function signalOf(options: ExecuteOptions, limits: RunLimits | undefined): AbortSignal {
+  return limits?.signal ?? options.signal;
+}
+
+/**
+ * When the graph's loop is over. Aborted, LangChain's stream rejects at once (it races every read with
+ * the signal), while LangGraph's loop goes on to write the run's last checkpoint and only then fails
+ * its root chain: this handler hears that failure (or the end).
+ */
+class GraphLoopEnd {
+  private started = false;
+  private resolve!: () => void;
+  private readonly ended = new Promise<void>((resolve) => (this.resolve = resolve));
+  readonly handler = BaseCallbackHandler.fromMethods({
+    handleChainStart: (_chain, _inputs, _runId, parentRunId) => {
+      if (parentRunId === undefined) this.started = true;
+    },
+    handleChainEnd: (_outputs, _runId, parentRunId) => {
+      if (parentRunId === undefined) this.resolve();
+    },
+    handleChainError: (_error, _runId, parentRunId) => {
+      if (parentRunId === undefined) this.resolve();
+    },
+  });
+
+  /** Resolves once the loop is over, at once if it never started, or after `ms` at the latest. */
+  async over(ms: number): Promise<void> {
+    if (!this.started) return;
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([this.ended, new Promise<void>((resolve) => (timer = setTimeout(resolve, ms)))]);
+    clearTimeout(timer);
   }
 }
 
