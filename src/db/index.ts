@@ -63,7 +63,8 @@ class ReconnectingDialect extends PostgresDialect {
  * transaction, which died with its connection.
  */
 class ReconnectingDriver implements Driver {
-  private readonly inner = new WeakMap<DatabaseConnection, DatabaseConnection>();
+  /** The pool connection under each connection handed to Kysely: swapped when a read is sent again. */
+  private readonly inner = new WeakMap<DatabaseConnection, { connection: DatabaseConnection | undefined }>();
   private readonly inTransaction = new WeakSet<DatabaseConnection>();
 
   constructor(private readonly driver: Driver) {}
@@ -74,27 +75,40 @@ class ReconnectingDriver implements Driver {
 
   async acquireConnection(): Promise<DatabaseConnection> {
     // A statement that could not get a connection has not run: any statement may wait for one.
-    const connection = await reconnecting(() => this.driver.acquireConnection());
+    const acquire = () => reconnecting(() => this.driver.acquireConnection());
+    const held: { connection: DatabaseConnection | undefined } = { connection: await acquire() };
     const wrapped: DatabaseConnection = {
       executeQuery: async <R>(query: CompiledQuery): Promise<QueryResult<R>> => {
+        const connection = (held.connection ??= await acquire());
         try {
           return await connection.executeQuery<R>(query);
         } catch (error) {
           if (query.query.kind !== 'SelectQueryNode' || this.inTransaction.has(connection) || !isConnectionLost(error)) throw error;
+          // The broken connection goes back first (the pool discards it): a read that held it while
+          // waiting for a fresh one deadlocked a pool whose every connection was cut at once.
+          await this.giveBack(held);
           return reconnecting(async () => {
-            const fresh = await this.driver.acquireConnection();
+            const fresh = (held.connection = await this.driver.acquireConnection());
             try {
               return await fresh.executeQuery<R>(query);
-            } finally {
-              await this.driver.releaseConnection(fresh);
+            } catch (retryError) {
+              await this.giveBack(held);
+              throw retryError;
             }
           });
         }
       },
-      streamQuery: (query, chunkSize) => connection.streamQuery(query, chunkSize),
+      streamQuery: (query, chunkSize) => held.connection!.streamQuery(query, chunkSize),
     };
-    this.inner.set(wrapped, connection);
+    this.inner.set(wrapped, held);
     return wrapped;
+  }
+
+  /** Release the connection `held` has now to the pool, once. */
+  private async giveBack(held: { connection: DatabaseConnection | undefined }): Promise<void> {
+    const connection = held.connection;
+    held.connection = undefined;
+    if (connection) await this.driver.releaseConnection(connection);
   }
 
   async beginTransaction(connection: DatabaseConnection, settings: TransactionSettings): Promise<void> {
@@ -115,10 +129,10 @@ class ReconnectingDriver implements Driver {
     await this.driver.rollbackTransaction(inner);
   }
 
-  releaseConnection(connection: DatabaseConnection): Promise<void> {
-    const inner = this.unwrap(connection);
-    this.inTransaction.delete(inner);
-    return this.driver.releaseConnection(inner);
+  async releaseConnection(connection: DatabaseConnection): Promise<void> {
+    const held = this.inner.get(connection);
+    if (held?.connection) this.inTransaction.delete(held.connection);
+    await (held ? this.giveBack(held) : this.driver.releaseConnection(connection));
   }
 
   async savepoint(connection: DatabaseConnection, name: string, compile: QueryCompiler['compileQuery']): Promise<void> {
@@ -138,7 +152,8 @@ class ReconnectingDriver implements Driver {
   }
 
   private unwrap(connection: DatabaseConnection): DatabaseConnection {
-    return this.inner.get(connection) ?? connection;
+    const held = this.inner.get(connection);
+    return held ? (held.connection ?? connection) : connection;
   }
 }
 

@@ -83,6 +83,28 @@ describe('the query layer over a connection cut under a statement', () => {
     expect(rows).toEqual([{ marker: 'cut-me-2', slept: 1 }]);
   });
 
+  it('reads cut on every connection of a full pool at once are all sent again (none waits for a connection the others hold)', async () => {
+    const url = await freshDatabaseUrl();
+    const by = await admin(url);
+    const database = openDatabase(url, { max: 2 });
+    closers.push(() => database.close());
+    // As many reads as the pool has connections, each cut under its statement.
+    const reads = ['cut-me-4a', 'cut-me-4b'].map((marker) =>
+      database.db.selectNoFrom([sql<string>`${sql.lit(marker)}`.as('marker'), sql<number>`(SELECT 1 FROM pg_sleep(0.5))`.as('slept')]).execute(),
+    );
+    await Promise.all([cutWhenRunning(by, 'cut-me-4a'), cutWhenRunning(by, 'cut-me-4b')]);
+    // A read that kept its broken connection while it waited for a fresh one never got one: bounded
+    // here so that the failure says so instead of running into the test's timeout.
+    let timer: NodeJS.Timeout | undefined;
+    const stuck = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error('the reads are still waiting for a connection after 15 s')), 15_000)));
+    try {
+      expect(await Promise.race([Promise.all(reads), stuck])).toEqual([[{ marker: 'cut-me-4a', slept: 1 }], [{ marker: 'cut-me-4b', slept: 1 }]]);
+    } finally {
+      clearTimeout(timer);
+    }
+    expect(database.pool.totalCount).toBeLessThanOrEqual(2);
+  });
+
   it('passes transactions and savepoints through', async () => {
     const url = await freshDatabaseUrl();
     const database = openDatabase(url, { max: 2 });
