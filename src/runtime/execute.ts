@@ -89,7 +89,7 @@ export async function executeRun(options: ExecuteOptions): Promise<RunOutcome> {
       ...(run.input.interrupt_after ? { interruptAfter: run.input.interrupt_after } : {}),
       subgraphs: true,
       signal,
-      callbacks: [...(await options.callbacks(agent)), ...(limits ? [limits.handler] : []), loop.handler],
+      callbacks: loop.watching([...(await options.callbacks(agent)), ...(limits ? [limits.handler] : [])]),
       recursionLimit: Math.min(run.input.recursion_limit ?? options.recursionLimit, options.recursionLimit),
       durability: options.durability,
     } as never);
@@ -137,23 +137,41 @@ function signalOf(options: ExecuteOptions, limits: RunLimits | undefined): Abort
 /**
  * When the graph's loop is over. Aborted, LangChain's stream rejects at once (it races every read with
  * the signal), while LangGraph's loop goes on to write the run's last checkpoint and only then fails
- * its root chain: this handler hears that failure (or the end).
+ * its root chain: this hears that failure (or the end), on the root chain only.
  */
-class GraphLoopEnd {
+class GraphLoopEnd extends BaseCallbackHandler {
+  name = 'hangar_graph_loop_end';
   private started = false;
   private resolve!: () => void;
   private readonly ended = new Promise<void>((resolve) => (this.resolve = resolve));
-  readonly handler = BaseCallbackHandler.fromMethods({
-    handleChainStart: (_chain, _inputs, _runId, parentRunId) => {
-      if (parentRunId === undefined) this.started = true;
-    },
-    handleChainEnd: (_outputs, _runId, parentRunId) => {
-      if (parentRunId === undefined) this.resolve();
-    },
-    handleChainError: (_error, _runId, parentRunId) => {
-      if (parentRunId === undefined) this.resolve();
-    },
-  });
+
+  constructor() {
+    // Inline: it only flips a flag.
+    super({ _awaitHandler: true });
+  }
+
+  /**
+   * The run's callbacks with this one added to the root chain alone (not inherited): the graph's
+   * steps do not call it, so it costs nothing per step.
+   */
+  watching(handlers: BaseCallbackHandler[]): CallbackManager {
+    const manager = new CallbackManager();
+    manager.setHandlers(handlers, true);
+    manager.addHandler(this, false);
+    return manager;
+  }
+
+  override handleChainStart(_chain: unknown, _inputs: unknown, _runId: string, parentRunId?: string): void {
+    if (parentRunId === undefined) this.started = true;
+  }
+
+  override handleChainEnd(_outputs: unknown, _runId: string, parentRunId?: string): void {
+    if (parentRunId === undefined) this.resolve();
+  }
+
+  override handleChainError(_error: unknown, _runId: string, parentRunId?: string): void {
+    if (parentRunId === undefined) this.resolve();
+  }
 
   /** Resolves once the loop is over, at once if it never started, or after `ms` at the latest. */
   async over(ms: number): Promise<void> {
