@@ -182,5 +182,5 @@ function offlineRuntime(): RuntimePorts {
   const refuse = (): never => {
     throw new Error('the agent runtime is not running in this process');
   };
-  return { state: { current: refuse, at: refuse, history: refuse, forget: refuse, rollback: refuse, copy: refuse, update: refuse, graph: refuse }, runs: { announce: refuse, admit: () => () => {}, admitted: async () => {}, subscribe: refuse, cancel: refuse, resolveInterrupt: refuse }, store: { get: refuse, put: refuse, delete: refuse, search: refuse, listNamespaces: refuse } };
+  return { state: { current: refuse, at: refuse, history: refuse, rollback: refuse, copy: refuse, update: refuse, graph: refuse }, runs: { announce: refuse, admit: () => () => {}, admitted: async () => {}, subscribe: refuse, cancel: refuse, resolveInterrupt: refuse }, store: { get: refuse, put: refuse, delete: refuse, search: refuse, listNamespaces: refuse } };
 }

@@ -105,7 +105,6 @@ export function checkpointStateReader(checkpointer: BaseCheckpointSaver): Omit<T
       for await (const tuple of checkpointer.list(config, options)) out.push(stateOf(tuple));
       return out;
     },
-    forget: (threadId) => checkpointer.deleteThread(threadId),
     async copy(from, to) {
       const tuples: CheckpointTuple[] = [];
       for await (const tuple of checkpointer.list({ configurable: { thread_id: from } })) tuples.push(tuple);

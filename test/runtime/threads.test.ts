@@ -1,5 +1,6 @@
 // Threads and run lifecycle end to end: CRUD, search and count, state and history, one active run
 // per thread (409), a deleted agent (502), client disconnects, and bad run bodies that start nothing.
+import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { collect, joinRun } from '../../src/client/stream.js';
 import { startTestServer, type TestServer } from '../support/server.js';
@@ -71,6 +72,34 @@ describe('threads', () => {
     expect(gone.error).toMatchObject({ code: 'thread_not_found' });
     const again = await server.client.DELETE('/v1/deepagents/threads/{thread_id}', { params: { path: { thread_id: t.id } } });
     expect(again.response.status).toBe(404);
+  });
+
+  it("a thread's checkpoints go in the statement that deletes it, whoever deletes it", async () => {
+    const admin = new pg.Client({ connectionString: server.databaseUrl });
+    await admin.connect();
+    try {
+      const stored = async (threadId: string) => {
+        const { rows } = await admin.query<{ n: number }>(
+          `SELECT (SELECT count(*) FROM langgraph.checkpoints WHERE thread_id = $1) + (SELECT count(*) FROM langgraph.checkpoint_blobs WHERE thread_id = $1)
+             + (SELECT count(*) FROM langgraph.checkpoint_writes WHERE thread_id = $1) AS n`,
+          [threadId],
+        );
+        return Number(rows[0]!.n);
+      };
+      const [byApi, bySql] = [await createThread(server, agentId), await createThread(server, agentId)];
+      for (const threadId of [byApi, bySql]) {
+        await run(server, threadId, { agent_id: agentId, messages: [{ role: 'user', content: 'remember me' }] });
+        expect(await stored(threadId)).toBeGreaterThan(0);
+      }
+      expect((await server.client.DELETE('/v1/deepagents/threads/{thread_id}', { params: { path: { thread_id: byApi } } })).response.status).toBe(204);
+      expect(await stored(byApi)).toBe(0);
+      // A statement of its own (an operator's, or a process that stopped right after it): nothing of
+      // the thread's state is left behind, for a thread made again with its id to read.
+      await admin.query('DELETE FROM threads WHERE id = $1', [bySql]);
+      expect(await stored(bySql)).toBe(0);
+    } finally {
+      await admin.end();
+    }
   });
 
   it('search and count work without a body', async () => {

@@ -310,7 +310,6 @@ export class ThreadService {
       await this.row(caller, threadId); // 404 when it does not exist
       throw new HangarError('thread_busy', `thread ${threadId} has an active run; delete it when the run has finished`);
     }
-    await this.state.forget(threadId);
   }
 
   /**
@@ -319,15 +318,14 @@ export class ThreadService {
    * left alone (the sweeper deletes the last two kinds later).
    */
   async deleteTemporary(caller: Caller, threadId: string): Promise<void> {
-    const deleted = await this.db
+    await this.db
       .deleteFrom('threads')
       .where('workspace_id', '=', caller.workspaceId)
       .where('id', '=', threadId)
       .where('temporary', '=', true)
       .where('status', '<>', 'busy')
       .where(noPendingWebhook)
-      .executeTakeFirst();
-    if (Number(deleted.numDeletedRows) > 0) await this.state.forget(threadId);
+      .execute();
   }
 
   /**
@@ -352,7 +350,6 @@ export class ThreadService {
       .where(noPendingWebhook)
       .returning('id')
       .execute();
-    for (const row of rows) await this.state.forget(row.id);
     return rows.length;
   }
 

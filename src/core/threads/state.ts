@@ -37,13 +37,12 @@ export interface HistoryFilter {
   metadata?: Record<string, unknown> | undefined;
 }
 
-/** Reads (and forgets) the checkpoints of threads. */
+/** Reads the checkpoints of threads (a thread's go with it: migration 2300). */
 export interface ThreadStateReader {
   current(threadId: string): Promise<ThreadState>;
   /** The state at one checkpoint of the thread; undefined when the thread has no such checkpoint. */
   at(threadId: string, checkpointId: string): Promise<ThreadState | undefined>;
   history(threadId: string, limit: number, filter?: HistoryFilter): Promise<ThreadState[]>;
-  forget(threadId: string): Promise<void>;
   /** Delete the checkpoints run `runId` wrote into the thread (a rollback: as if it never started). */
   rollback(threadId: string, runId: string): Promise<void>;
   /** Copy every checkpoint of `from` to the new thread `to`. */
