@@ -5,13 +5,18 @@
 -- LangGraph's tables are made by its saver when the runtime first opens them (src/runtime/storage.ts),
 -- after this migration on a new database: until they exist there is nothing to delete.
 CREATE FUNCTION hangar_delete_thread_checkpoints() RETURNS trigger LANGUAGE plpgsql AS $$
+DECLARE
+  ids text[];
 BEGIN
   IF to_regclass('langgraph.checkpoints') IS NULL THEN
     RETURN NULL;
   END IF;
-  DELETE FROM langgraph.checkpoint_writes w USING gone g WHERE w.thread_id = g.id::text;
-  DELETE FROM langgraph.checkpoint_blobs b USING gone g WHERE b.thread_id = g.id::text;
-  DELETE FROM langgraph.checkpoints c USING gone g WHERE c.thread_id = g.id::text;
+  -- An array, not a join: each table is looked up by its primary key's first column whatever the
+  -- planner would guess of the transition table.
+  ids := ARRAY(SELECT id::text FROM gone);
+  DELETE FROM langgraph.checkpoint_writes WHERE thread_id = ANY (ids);
+  DELETE FROM langgraph.checkpoint_blobs WHERE thread_id = ANY (ids);
+  DELETE FROM langgraph.checkpoints WHERE thread_id = ANY (ids);
   RETURN NULL;
 END
 $$;
