@@ -18,19 +18,6 @@ let server: TestServer;
 let admin: pg.Client;
 let agentId: string;
 
-beforeAll(async () => {
-  server = await startTestServer();
-  admin = new pg.Client({ connectionString: server.databaseUrl });
-  await admin.connect();
-  const config = await server.client.POST('/v1/deepagents/model-configs', { body: { name: 'slow', model_id: 'scripted:slow', parameters: { delay_ms: 20 } } });
-  expect(config.response.status).toBe(201);
-  agentId = await createAgent(server, { runtime: { model: { model_id: 'slow' } } });
-});
-afterAll(async () => {
-  await admin?.end();
-  await server?.close();
-});
-
 /** Read a stream up to its first token and leave it open. */
 async function untilToken(stream: RunStream): Promise<void> {
   for (;;) {
@@ -84,7 +71,21 @@ async function runUnderWay(): Promise<{ threadId: string; first: RunStream }> {
   return { threadId, first };
 }
 
-describe('a run stopped while its last checkpoint is slow to write', () => {
+// Inline, and on the executor thread (the graph runs there, the worker's slot and lease here).
+describe.each(['inline', 'thread'])('a run stopped while its last checkpoint is slow to write (executor %s)', (executor) => {
+  beforeAll(async () => {
+    server = await startTestServer({ env: { HANGAR_EXECUTOR: executor } });
+    admin = new pg.Client({ connectionString: server.databaseUrl });
+    await admin.connect();
+    const config = await server.client.POST('/v1/deepagents/model-configs', { body: { name: 'slow', model_id: 'scripted:slow', parameters: { delay_ms: 20 } } });
+    expect(config.response.status).toBe(201);
+    agentId = await createAgent(server, { runtime: { model: { model_id: 'slow' } } });
+  });
+  afterAll(async () => {
+    await admin?.end();
+    await server?.close();
+  });
+
   it('multitask interrupt: the next run waits for that checkpoint and starts from it', async () => {
     const { threadId, first } = await runUnderWay();
     const { next, during } = await checkpointsLocked(async () => {
