@@ -14,13 +14,6 @@ export const LANGGRAPH_SCHEMA = 'langgraph';
 const SETUP_LOCK = 7_246_004; // arbitrary, constant: "hangar langgraph setup"
 
 /**
- * PostgresSaver writing a checkpoint in one statement: the library sends BEGIN, one INSERT per changed
- * channel, the checkpoint's INSERT and COMMIT (about eleven round trips for a model turn); here the
- * blobs go as arrays in a CTE of the checkpoint's INSERT. One statement is one transaction, so a
- * crash leaves the checkpoint and its blobs written together or not at all, as before. The tables,
- * conflict rules and values are the library's own; reads are unchanged.
- */
-/**
  * A `configurable` key of a run's config: the id (a uuid6 made when the run started) of an empty root
  * checkpoint to write before the run's first checkpoint when the thread has none yet, in the same
  * statement. With `exit` durability a run writes one checkpoint, when it ends, whose parent is the
@@ -31,6 +24,13 @@ const SETUP_LOCK = 7_246_004; // arbitrary, constant: "hangar langgraph setup"
  */
 export const ROOT_CHECKPOINT_KEY = '__hangar_root_checkpoint_id';
 
+/**
+ * PostgresSaver writing a checkpoint in one statement: the library sends BEGIN, one INSERT per changed
+ * channel, the checkpoint's INSERT and COMMIT (about eleven round trips for a model turn); here the
+ * blobs go as arrays in a CTE of the checkpoint's INSERT. One statement is one transaction, so a
+ * crash leaves the checkpoint and its blobs written together or not at all, as before. The tables,
+ * conflict rules and values are the library's own; reads are unchanged.
+ */
 export class SingleStatementSaver extends PostgresSaver {
   private readonly sql: string;
   /** The same, written only while the run's lease is the writer's (`fence`). */
@@ -48,54 +48,40 @@ export class SingleStatementSaver extends PostgresSaver {
     const blobs = `"${schema}".checkpoint_blobs`;
     const checkpoints = `"${schema}".checkpoints`;
     // The checkpoint ($7, parent $8), after the thread's root checkpoint ($11, $12, $13) when there is
-    // one to write (`rootCheckpoint`: the first checkpoint of a run that started the thread; else $11
+    // one to write (ROOT_CHECKPOINT_KEY: the first checkpoint of a run that started the thread; else $11
     // is null and only the checkpoint is written).
     const rows = `(VALUES ($11::text, NULL::text, $12::jsonb, $13::jsonb), ($7::text, COALESCE($8::text, $11::text), $9::jsonb, $10::jsonb)) AS r(id, parent, c, m)`;
-    this.sql = `WITH blobs AS (
-        INSERT INTO ${blobs} (thread_id, checkpoint_ns, channel, version, type, blob)
-        SELECT $1, $2, c, v, t, b FROM unnest($3::text[], $4::text[], $5::text[], $6::bytea[]) AS x(c, v, t, b)
-        ON CONFLICT (thread_id, checkpoint_ns, channel, version) DO NOTHING
-      )
-      INSERT INTO ${checkpoints} (thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, checkpoint, metadata)
-      SELECT $1, $2, id, parent, c, m FROM ${rows} WHERE id IS NOT NULL
-      ON CONFLICT (thread_id, checkpoint_ns, checkpoint_id) DO UPDATE SET checkpoint = EXCLUDED.checkpoint, metadata = EXCLUDED.metadata`;
     // As RunEventHub.write fences a run's events: the run's row is locked (FOR KEY SHARE) and checked
     // before anything is written, so a sweep handing the run on either waits for this statement or
-    // has handed it on first, and then nothing is written.
-    this.fencedSql = `WITH held AS MATERIALIZED (
-        SELECT id FROM runs WHERE id = $14::uuid AND lease_owner = $15 AND attempt = $16
+    // has handed it on first, and then nothing is written. The run, worker and attempt are $n…$n+2.
+    const held = (n: number) => `held AS MATERIALIZED (
+        SELECT id FROM runs WHERE id = $${n}::uuid AND lease_owner = $${n + 1} AND attempt = $${n + 2}
           -- A cancelled run's lease holds its thread only until it expires: then the next run may execute.
           AND (status = 'running' OR lease_expires_at > now())
         FOR KEY SHARE
-      ), blobs AS (
+      )`;
+    const ifHeld = (fenced: boolean) => (fenced ? 'AND EXISTS (SELECT 1 FROM held)' : '');
+    const checkpointSql = (fenced: boolean) => `WITH ${fenced ? `${held(14)}, ` : ''}blobs AS (
         INSERT INTO ${blobs} (thread_id, checkpoint_ns, channel, version, type, blob)
         SELECT $1, $2, c, v, t, b FROM unnest($3::text[], $4::text[], $5::text[], $6::bytea[]) AS x(c, v, t, b)
-        WHERE EXISTS (SELECT 1 FROM held)
+        WHERE true ${ifHeld(fenced)}
         ON CONFLICT (thread_id, checkpoint_ns, channel, version) DO NOTHING
       )
       INSERT INTO ${checkpoints} (thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, checkpoint, metadata)
-      SELECT $1, $2, id, parent, c, m FROM ${rows} WHERE id IS NOT NULL AND EXISTS (SELECT 1 FROM held)
+      SELECT $1, $2, id, parent, c, m FROM ${rows} WHERE id IS NOT NULL ${ifHeld(fenced)}
       ON CONFLICT (thread_id, checkpoint_ns, checkpoint_id) DO UPDATE SET checkpoint = EXCLUDED.checkpoint, metadata = EXCLUDED.metadata`;
+    this.sql = checkpointSql(false);
+    this.fencedSql = checkpointSql(true);
     // A task's pending writes (the library sends BEGIN, one INSERT per write and COMMIT) as arrays in
     // one INSERT; fenced as the checkpoint is, so a stalled worker cannot leave writes (an interrupt, a
     // task's output) under the checkpoint the next attempt resumes from. The conflict rules are the
     // library's: writes to its special channels replace the task's earlier ones, others are kept.
     const writes = `"${schema}".checkpoint_writes`;
-    const insert = (upsert: boolean, where: string) => `INSERT INTO ${writes} (thread_id, checkpoint_ns, checkpoint_id, task_id, idx, channel, type, blob)
-        SELECT $1, $2, $3, $4, i, c, t, b FROM unnest($5::int[], $6::text[], $7::text[], $8::bytea[]) AS x(i, c, t, b) ${where}
+    const insert = (upsert: boolean, fenced: boolean) => `INSERT INTO ${writes} (thread_id, checkpoint_ns, checkpoint_id, task_id, idx, channel, type, blob)
+        SELECT $1, $2, $3, $4, i, c, t, b FROM unnest($5::int[], $6::text[], $7::text[], $8::bytea[]) AS x(i, c, t, b) WHERE true ${ifHeld(fenced)}
         ON CONFLICT (thread_id, checkpoint_ns, checkpoint_id, task_id, idx) DO ${upsert ? 'UPDATE SET channel = EXCLUDED.channel, type = EXCLUDED.type, blob = EXCLUDED.blob' : 'NOTHING'}`;
     // Fenced, it always returns one row: whether the lease was held (the writes may all have been there).
-    const writesSql = (fenced: boolean, upsert: boolean) =>
-      fenced
-        ? `WITH held AS MATERIALIZED (
-        SELECT id FROM runs WHERE id = $9::uuid AND lease_owner = $10 AND attempt = $11
-          AND (status = 'running' OR lease_expires_at > now())
-        FOR KEY SHARE
-      ), written AS (
-        ${insert(upsert, 'WHERE EXISTS (SELECT 1 FROM held)')}
-      )
-      SELECT EXISTS (SELECT 1 FROM held) AS held`
-        : insert(upsert, '');
+    const writesSql = (fenced: boolean, upsert: boolean) => (fenced ? `WITH ${held(9)}, written AS (${insert(upsert, true)}) SELECT EXISTS (SELECT 1 FROM held) AS held` : insert(upsert, false));
     this.writesSql = [
       [writesSql(false, false), writesSql(false, true)],
       [writesSql(true, false), writesSql(true, true)],
@@ -114,6 +100,12 @@ export class SingleStatementSaver extends PostgresSaver {
     return () => {
       if (this.leases.get(runId) === lease) this.leases.delete(runId);
     };
+  }
+
+  /** The run a write comes from (LangGraph puts its id in every config's metadata), and the lease it is fenced by here. */
+  private writer(config: RunnableConfig): { runId: string | undefined; lease: CheckpointLease | undefined } {
+    const runId = (config.metadata as { run_id?: unknown } | undefined)?.run_id;
+    return typeof runId === 'string' ? { runId, lease: this.leases.get(runId) } : { runId: undefined, lease: undefined };
   }
 
   /**
@@ -145,14 +137,13 @@ export class SingleStatementSaver extends PostgresSaver {
     // loses to (insert) an earlier one. One statement may not touch a row twice, so that is settled here.
     if (upsert) rows = [...new Map(rows.map((r) => [r[4], r])).values()];
     const values = [thread_id, checkpoint_ns, checkpoint_id, taskId, rows.map((r) => r[4]), rows.map((r) => r[5]), rows.map((r) => r[6]), rows.map((r) => r[7])];
-    const runId = (config.metadata as { run_id?: unknown } | undefined)?.run_id;
-    const lease = typeof runId === 'string' ? this.leases.get(runId) : undefined;
+    const { runId, lease } = this.writer(config);
     if (!lease) {
       await reconnecting(() => this.db.query(this.writesSql[0][upsert ? 1 : 0], values));
       return;
     }
     const { rows: held } = await reconnecting(() => this.db.query<{ held: boolean }>(this.writesSql[1][upsert ? 1 : 0], [...values, runId, lease.workerId, lease.attempt]));
-    if (held[0]?.held !== true) throw new CheckpointRefused(runId as string);
+    if (held[0]?.held !== true) throw new CheckpointRefused(runId!);
   }
 
   override async put(config: RunnableConfig, checkpoint: Checkpoint, metadata: CheckpointMetadata, newVersions: ChannelVersions): Promise<RunnableConfig> {
@@ -160,8 +151,8 @@ export class SingleStatementSaver extends PostgresSaver {
     const { thread_id, checkpoint_ns = '', checkpoint_id } = config.configurable as { thread_id: string; checkpoint_ns?: string; checkpoint_id?: string };
     // The run that wrote the checkpoint, as LangGraph's Python runtime records it (LangGraph JS keeps
     // only step, source and parents): what a rollback deletes, and how a retried run knows its own.
-    const runId = (config.metadata as { run_id?: unknown } | undefined)?.run_id;
-    const withRun = (m: CheckpointMetadata) => (typeof runId === 'string' ? ({ ...m, run_id: runId } as CheckpointMetadata) : m);
+    const { runId, lease } = this.writer(config);
+    const withRun = (m: CheckpointMetadata) => (runId !== undefined ? ({ ...m, run_id: runId } as CheckpointMetadata) : m);
     // The thread's first checkpoint, of a run that asked for a root before it (`ROOT_CHECKPOINT_KEY`),
     // whose id sorts before this one's (it was made when the run started).
     const rootId = (config.configurable as Record<string, unknown>)[ROOT_CHECKPOINT_KEY];
@@ -186,11 +177,10 @@ export class SingleStatementSaver extends PostgresSaver {
       root === null ? null : { ...this._dumpCheckpoint(emptyCheckpoint()), id: root },
       rootMetadata,
     ];
-    const lease = typeof runId === 'string' ? this.leases.get(runId) : undefined;
     if (!lease) await reconnecting(() => this.db.query(this.sql, values));
     else {
       const { rowCount } = await reconnecting(() => this.db.query(this.fencedSql, [...values, runId, lease.workerId, lease.attempt]));
-      if (rowCount === 0) throw new CheckpointRefused(runId as string);
+      if (rowCount === 0) throw new CheckpointRefused(runId!);
     }
     return { configurable: { thread_id, checkpoint_ns, checkpoint_id: checkpoint.id } };
   }
