@@ -106,7 +106,7 @@ export async function executeRun(options: ExecuteOptions): Promise<RunOutcome> {
     // A stop (cancel, hand-back, deadline) rejects the stream at once, while the graph is still
     // saving what the run did so far (with `exit` durability, its only checkpoint): wait for that, so
     // the thread's next run or attempt, free once this returns, starts from it.
-    if (signalOf(options, limits).aborted) await loop.over(GRAPH_STOP_WAIT_MS);
+    if ((limits?.signal ?? options.signal).aborted) await loop.over(GRAPH_STOP_WAIT_MS);
     // No agent, so no model of its own: the usage counts under the model its agent names.
     if (!built && options.usageModel) modelName = (await options.usageModel().catch(() => undefined)) ?? modelName;
     // Cancelled (POST …/cancel, on_disconnect, another run's multitask strategy): not a failure.
@@ -129,10 +129,6 @@ export async function executeRun(options: ExecuteOptions): Promise<RunOutcome> {
 
 /** How long a stopped run waits for its graph to save what it did (it is stopped whatever then). */
 const GRAPH_STOP_WAIT_MS = 10_000;
-
-function signalOf(options: ExecuteOptions, limits: RunLimits | undefined): AbortSignal {
-  return limits?.signal ?? options.signal;
-}
 
 /**
  * When the graph's loop is over. Aborted, LangChain's stream rejects at once (it races every read with
