@@ -30,7 +30,7 @@ import { rename, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { Logger } from '../../logging.js';
 import { canForbidUserNamespaces, dropRoot, noUserNamespaces } from '../../sandbox/drop-root.js';
-import { nativeSeccompArch, seccompProgram } from '../../sandbox/local/seccomp.js';
+import { nativeSeccompProgram, seccompRefusal } from '../../sandbox/local/seccomp.js';
 
 /** A command `file args…` as what to spawn instead (it then runs confined). */
 export type Wrap = (file: string, args: string[]) => { file: string; args: string[] };
@@ -66,11 +66,11 @@ export interface SeccompFilter {
 
 /** The sandboxes' seccomp filter for this machine, kept in `file`; none (and the log says so) on an architecture Hangar has none for. */
 export function seccompFor(file: string, logger?: Pick<Logger, 'warn'>): SeccompFilter | undefined {
-  const arch = nativeSeccompArch();
-  if (arch) return { program: seccompProgram(arch), file };
-  logger?.warn(`no seccomp filter for this architecture (${process.arch}; Hangar has one for x64 and arm64): deployment builds and applications run without one`);
-  return undefined;
+  const program = nativeSeccompProgram(WHO, logger && ((m) => logger.warn(m)));
+  return program ? { program, file } : undefined;
 }
+
+const WHO = 'deployment builds and applications';
 
 // bwrap does not pass signals on, and its processes dying on SIGTERM would take the command down
 // with SIGKILL (--die-with-parent, the PID namespace's end): an application would lose its graceful
@@ -197,9 +197,8 @@ async function seccompWorks(o: ConfinementOptions, bwrap: string, drop: string[]
   await writeFile(written, filter.program, { mode: 0o600 });
   await rename(written, filter.file);
   const probe = await run(viaShell(bwrap, [...baseArgs(process.getuid?.() === 0), ...outer, '--', ...drop, '/bin/true'], filter.file));
-  if (probe.ok || !/seccomp/i.test(probe.said)) return filter;
-  o.logger?.warn(
-    `the kernel refused the seccomp filter of deployment builds and applications (bubblewrap said: ${probe.said.trim().slice(0, 300)}): they run without it, no system call refused; set HANGAR_DEPLOY_SECCOMP=false to run without it on purpose`,
-  );
+  const refusal = probe.ok ? undefined : seccompRefusal(probe.said, WHO, 'HANGAR_DEPLOY_SECCOMP');
+  if (!refusal) return filter;
+  o.logger?.warn(refusal);
   return undefined;
 }

@@ -33,7 +33,7 @@
 import { CappedOutput } from '../output.js';
 import { canForbidUserNamespaces, dropRoot, noUserNamespaces } from '../drop-root.js';
 import { stdioWithoutInherited } from '../inherited-fds.js';
-import { nativeSeccompArch, seccompProgram } from './seccomp.js';
+import { nativeSeccompProgram, seccompRefusal } from './seccomp.js';
 import { spawn, execFile, type ChildProcessByStdio } from 'node:child_process';
 import { constants as fsConstants } from 'node:fs';
 import { access, chown, lstat, mkdir, readdir, readlink, rm } from 'node:fs/promises';
@@ -171,26 +171,20 @@ export class LocalSandboxDriver implements SandboxDriver {
   private seccompFilter(): Promise<Buffer | null> {
     this.filter ??= (async () => {
       if (this.o.seccomp === false) return null;
-      const arch = nativeSeccompArch();
-      if (!arch) {
-        this.o.logger?.warn(`no seccomp filter for this architecture (${process.arch}; Hangar has one for x64 and arm64): commands in local sandboxes run without one`);
-        return null;
-      }
-      const program = seccompProgram(arch);
+      const who = 'commands in local sandboxes';
+      const program = nativeSeccompProgram(who, this.o.logger && ((m) => this.o.logger!.warn(m)));
+      if (!program) return null;
       const probe = { command: 'true' };
       const ref = { id: '', slot: 0 };
       const withFilter = await this.spawnSandbox(null, probe, ref, program).catch((error: unknown) => ({ exitCode: -1, output: Buffer.from(String(error)) }));
       if (withFilter.exitCode === 0) return program;
-      // Only a refusal of the filter itself lets commands run without it (bubblewrap names
-      // PR_SET_SECCOMP then); any other failure (a busy host, bubblewrap unable to run at all, which
-      // `unavailable` reports) keeps it.
-      const said = withFilter.output.toString('utf8').trim();
-      if (!/seccomp/i.test(said)) return program;
+      // Only a refusal of the filter itself lets commands run without it; any other failure (which
+      // `unavailable` reports when bubblewrap cannot run at all) keeps it.
+      const refusal = seccompRefusal(withFilter.output.toString('utf8'), who, 'HANGAR_SANDBOX_SECCOMP');
+      if (!refusal) return program;
       const without = await this.spawnSandbox(null, probe, ref, null).catch(() => ({ exitCode: -1 }));
       if (without.exitCode !== 0) return program;
-      this.o.logger?.warn(
-        `the kernel refused the seccomp filter of local sandboxes (bubblewrap said: ${said.slice(0, 300)}): commands in local sandboxes run without it, no system call refused; set HANGAR_SANDBOX_SECCOMP=false to run without it on purpose`,
-      );
+      this.o.logger?.warn(refusal);
       return null;
     })();
     return this.filter;

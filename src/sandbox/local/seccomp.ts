@@ -135,6 +135,28 @@ export function nativeSeccompArch(arch: string = process.arch): SeccompArch | nu
 }
 
 /**
+ * This machine's filter, or null where Hangar has none for its architecture: `warn` then says that
+ * `who` (what would run under it) runs without one.
+ */
+export function nativeSeccompProgram(who: string, warn?: (message: string) => void): Buffer | null {
+  const arch = nativeSeccompArch();
+  if (arch) return seccompProgram(arch);
+  warn?.(`no seccomp filter for this architecture (${process.arch}; Hangar has one for x64 and arm64): ${who} run without one`);
+  return null;
+}
+
+/**
+ * What to log when a command that only runs `true` failed under the filter, given what bubblewrap
+ * `said`: a warning when the kernel refused the filter itself (bubblewrap names PR_SET_SECCOMP then),
+ * so that `who` runs without it (`setting` turns it off on purpose); undefined for any other failure
+ * (a busy host, bubblewrap unable to run at all), which keeps the filter.
+ */
+export function seccompRefusal(said: string, who: string, setting: string): string | undefined {
+  if (!/seccomp/i.test(said)) return undefined;
+  return `the kernel refused the seccomp filter of ${who} (bubblewrap said: ${said.trim().slice(0, 300)}): they run without it, no system call refused; set ${setting}=false to run without it on purpose`;
+}
+
+/**
  * The filter for `arch`, as bubblewrap reads it: an array of `struct sock_filter` (8 bytes each:
  * u16 code, u8 jt, u8 jf, u32 k), in the machine's byte order (little-endian on both).
  */
