@@ -5,7 +5,7 @@
 // the noise. `npm run bench:compare -- REV [REV…]` (default `HEAD~1 HEAD`); COMPARE_RUNS (default 150
 // per commit), COMPARE_EXECUTOR (inline or thread, default inline). Each commit is checked out in a
 // temporary worktree sharing this checkout's node_modules.
-import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { execFileSync, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtemp, rm, symlink } from 'node:fs/promises';
 import os from 'node:os';
@@ -14,6 +14,7 @@ import { fileURLToPath } from 'node:url';
 import { createHangarClient } from '../src/client/index.js';
 import { collect, streamRun } from '../src/client/stream.js';
 import { INSTRUCTIONS, PROMPT } from './peer/agent.js';
+import { startChild, stopChild } from './support/child.js';
 import { removeDataDir } from './support/data-dir.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
@@ -40,11 +41,7 @@ async function serve(rev: string): Promise<Server> {
   const dataDir = await mkdtemp(path.join(os.tmpdir(), 'hangar-compare-data-'));
   let child: ChildProcess | undefined;
   const stop = async () => {
-    if (child && child.exitCode === null) {
-      const exited = new Promise<void>((resolve) => child!.once('exit', () => resolve()));
-      child.kill('SIGTERM');
-      await exited;
-    }
+    if (child) await stopChild(child);
     await removeDataDir(dataDir);
     git('worktree', 'remove', '--force', tree);
     await rm(tree, { recursive: true, force: true });
@@ -60,24 +57,15 @@ async function serve(rev: string): Promise<Server> {
     const apiKey = `bench_${randomBytes(16).toString('hex')}`;
     // `node --import tsx`, not the tsx CLI: the CLI exits on SIGTERM before its child (and the child's
     // embedded PostgreSQL) has.
-    const server = (child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'serve', '--port', '0'], {
-      cwd: tree,
-      env: { ...process.env, HANGAR_DATA_DIR: dataDir, HANGAR_BOOTSTRAP_API_KEY: apiKey, LOG_LEVEL: 'warn', HANGAR_WORKER_CONCURRENCY: '32', HANGAR_EXECUTOR: EXECUTOR },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    }));
-    const baseUrl = await new Promise<string>((resolve, reject) => {
-      let output = '';
-      const onData = (chunk: Buffer) => {
-        output += chunk.toString();
-        const m = /listening on (http:\/\/\S+) /.exec(output);
-        if (m) resolve(m[1]!);
-      };
-      server.stdout!.on('data', onData);
-      server.stderr!.on('data', onData);
-      server.once('exit', (code) => reject(new Error(`the server of ${rev} exited with ${code}:\n${output.slice(-2000)}`)));
-    });
-    server.stdout!.resume();
-    server.stderr!.resume();
+    const started = await startChild(
+      process.execPath,
+      ['--import', 'tsx', 'src/cli/main.ts', 'serve', '--port', '0'],
+      { HANGAR_DATA_DIR: dataDir, HANGAR_BOOTSTRAP_API_KEY: apiKey, LOG_LEVEL: 'warn', HANGAR_WORKER_CONCURRENCY: '32', HANGAR_EXECUTOR: EXECUTOR },
+      /listening on (http:\/\/\S+) /,
+      tree,
+    );
+    child = started.child;
+    const baseUrl = started.match[1]!;
     const client = createHangarClient({ baseUrl, apiKey });
     const agent = await client.POST('/v1/deepagents/agents', { body: { name: 'bench', instructions: INSTRUCTIONS, runtime: { model: { model_id: 'scripted:bench' } } } });
     const agentId = agent.data!.id;

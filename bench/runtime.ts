@@ -5,21 +5,19 @@
 // (@langchain/langgraph-api 1.5.1, bench/peer/) serving the same deep agent. `npm run bench:runtime`.
 // Options (environment): BENCH_RUNS_C1 (default 40), BENCH_RUNS_C32 (default 160),
 // HANGAR_CHECKPOINT_DURABILITY for Hangar (default exit, as the server's default).
-import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { createHangarClient } from '../src/client/index.js';
 import { ensureDatabase, startEmbeddedDatabase } from '../src/db/embedded.js';
 import { openDatabase } from '../src/db/index.js';
 import { openLangGraphStorage } from '../src/runtime/storage.js';
 import { collect, parseSse, streamRun } from '../src/client/stream.js';
 import { benchAgent, INSTRUCTIONS, PROMPT } from './peer/agent.js';
+import { startChild, stopChild } from './support/child.js';
 import { removeDataDir } from './support/data-dir.js';
 
-const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 // Children run as `node --import tsx …`, not through the tsx CLI: the CLI exits on SIGTERM before its
 // child has (so a server's embedded PostgreSQL could be left running after the benchmark).
 const TSX_ARGS = ['--import', 'tsx'];
@@ -51,32 +49,6 @@ async function measure(concurrency: number, total: number, once: (i: number) => 
   latencies.sort((a, b) => a - b);
   const pick = (q: number) => latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))]!;
   return { p50: pick(0.5), p95: pick(0.95), rps: total / elapsed };
-}
-
-/** Start a child process and wait for a line matching `ready`; returns the match. */
-async function startChild(command: string, args: string[], env: Record<string, string>, ready: RegExp): Promise<{ child: ChildProcess; match: RegExpMatchArray }> {
-  const child = spawn(command, args, { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
-  const match = await new Promise<RegExpMatchArray>((resolve, reject) => {
-    let output = '';
-    const onData = (chunk: Buffer) => {
-      output += chunk.toString();
-      const m = ready.exec(output);
-      if (m) resolve(m);
-    };
-    child.stdout!.on('data', onData);
-    child.stderr!.on('data', onData);
-    child.once('exit', (code) => reject(new Error(`${args.join(' ')} exited with ${code}:\n${output.slice(-2000)}`)));
-  });
-  child.stdout!.resume();
-  child.stderr!.resume();
-  return { child, match };
-}
-
-async function stopChild(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null) return;
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  child.kill('SIGTERM');
-  await exited;
 }
 
 const DURABILITY = process.env.HANGAR_CHECKPOINT_DURABILITY ?? 'exit';
